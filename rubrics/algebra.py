@@ -1,0 +1,279 @@
+"""Rubric algebra: combine, cut and evolve rubrics as values, and say what changed.
+
+Every operation returns a new rubric; the inputs are immutable and untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Mapping, Union
+
+import semver
+from pydantic import Field
+
+from .model import Criterion, Disqualifier, Pattern, Rubric, Strict
+
+
+class AlgebraError(ValueError):
+    pass
+
+
+def _merge(kind: str, a: tuple, b: tuple, key: str) -> tuple:
+    """Concatenate by id; the same id with different content is a conflict, identical is kept once."""
+    seen = {getattr(x, key): x for x in a}
+    out = list(a)
+    for item in b:
+        ident = getattr(item, key)
+        if ident in seen:
+            if seen[ident] != item:
+                raise AlgebraError(f"{kind} id conflict: {ident!r} differs between the rubrics")
+            continue
+        seen[ident] = item
+        out.append(item)
+    return tuple(out)
+
+
+def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -> Rubric:
+    """One rubric with the criteria, patterns, disqualifiers, definitions and advice of both."""
+    meta = a.metadata.model_copy(update={
+        "id": id or f"{a.metadata.id}-and-{b.metadata.id}"[:128],
+        "version": version,
+        "title": f"{a.metadata.title or a.metadata.id} + {b.metadata.title or b.metadata.id}",
+        "tags": tuple(dict.fromkeys(a.metadata.tags + b.metadata.tags)),
+    })
+    return a.model_copy(update={
+        "metadata": meta,
+        "goal": "\n".join(x for x in (a.goal, b.goal) if x),
+        "criteria": _merge("criterion", a.criteria, b.criteria, "id"),
+        "groups": _merge("group", a.groups, b.groups, "id"),
+        "patterns": _merge("pattern", a.patterns, b.patterns, "id"),
+        "disqualifiers": _merge("disqualifier", a.disqualifiers, b.disqualifiers, "id"),
+        "definitions": _merge("definition", a.definitions, b.definitions, "term"),
+        "advice": tuple(dict.fromkeys(a.advice + b.advice)),
+        "instructions": tuple(dict.fromkeys(a.instructions + b.instructions)),
+        "validation": tuple(dict.fromkeys(a.validation + b.validation)),
+        "goldens": _merge("golden", a.goldens, b.goldens, "name"),
+    })
+
+
+@dataclass(frozen=True)
+class Product:
+    """Several rubrics applied to the same text, each scored on its own."""
+
+    rubrics: tuple[Rubric, ...]
+
+    def __post_init__(self) -> None:
+        ids = [r.metadata.id for r in self.rubrics]
+        if len(set(ids)) != len(ids):
+            raise AlgebraError(f"a product needs distinct rubric ids, got {ids}")
+
+
+def product(*rubrics: Rubric) -> Product:
+    return Product(tuple(rubrics))
+
+
+@dataclass(frozen=True)
+class Coproduct:
+    """Choose one rubric per text by a field of the record (genre by default)."""
+
+    choices: Mapping[str, Rubric]
+    field: str = "genre"
+    default: Rubric | None = None
+
+    def select(self, record: Mapping[str, Any]) -> Rubric:
+        key = record.get(self.field)
+        if key in self.choices:
+            return self.choices[key]
+        if self.default is not None:
+            return self.default
+        raise AlgebraError(f"no rubric for {self.field}={key!r}; choices are {sorted(self.choices)}")
+
+
+def coproduct(choices: Mapping[str, Rubric], field: str = "genre", default: Rubric | None = None) -> Coproduct:
+    return Coproduct(dict(choices), field, default)
+
+
+def project(rubric: Rubric, keep: list[str] | tuple[str, ...]) -> Rubric:
+    """Only the named criteria; groups, disqualifiers, goldens' expected scores follow."""
+    known = {c.id for c in rubric.criteria}
+    unknown = [k for k in keep if k not in known]
+    if unknown:
+        raise AlgebraError(f"cannot project onto unknown criteria {unknown}")
+    kept = set(keep)
+    groups = []
+    alive = set(kept)
+    for g in reversed(_topological(rubric)):  # children before parents
+        children = tuple(c for c in g.children if c in alive)
+        if children:
+            groups.append(g.model_copy(update={"children": children}))
+            alive.add(g.id)
+    groups.reverse()
+    root = rubric.scoring.root if rubric.scoring.root in alive else None
+    return rubric.model_copy(update={
+        "criteria": tuple(c for c in rubric.criteria if c.id in kept),
+        "groups": tuple(groups),
+        "disqualifiers": tuple(d for d in rubric.disqualifiers if d.kind != "criterion" or d.criterion in kept),
+        "scoring": rubric.scoring.model_copy(update={"root": root}),
+        "goldens": tuple(
+            g.model_copy(update={"expected_scores": {k: v for k, v in g.expected_scores.items() if k in kept}})
+            for g in rubric.goldens
+        ),
+    })
+
+
+def _topological(rubric: Rubric) -> list:
+    """Groups ordered parents first."""
+    by_id = {g.id: g for g in rubric.groups}
+    order, seen = [], set()
+
+    def visit(gid: str) -> None:
+        if gid in seen:
+            return
+        seen.add(gid)
+        order.append(by_id[gid])
+        for child in by_id[gid].children:
+            if child in by_id:
+                visit(child)
+
+    children = {c for g in rubric.groups for c in g.children}
+    for g in rubric.groups:
+        if g.id not in children:
+            visit(g.id)
+    return order
+
+
+def reweight(rubric: Rubric, weights: Mapping[str, float]) -> Rubric:
+    unknown = [k for k in weights if k not in {c.id for c in rubric.criteria}]
+    if unknown:
+        raise AlgebraError(f"cannot reweight unknown criteria {unknown}")
+    return rubric.model_copy(update={
+        "criteria": tuple(c.model_copy(update={"weight": float(weights.get(c.id, c.weight))}) for c in rubric.criteria)
+    })
+
+
+# --------------------------------------------------------------------------- mutations as data
+
+
+class AddCriterion(Strict):
+    op: Literal["add_criterion"] = "add_criterion"
+    criterion: Criterion
+
+
+class RemoveCriterion(Strict):
+    op: Literal["remove_criterion"] = "remove_criterion"
+    id: str
+
+
+class AdjustWeight(Strict):
+    op: Literal["adjust_weight"] = "adjust_weight"
+    id: str
+    weight: float = Field(ge=0)
+
+
+class AddPattern(Strict):
+    op: Literal["add_pattern"] = "add_pattern"
+    pattern: Pattern
+
+
+class AddDisqualifier(Strict):
+    op: Literal["add_disqualifier"] = "add_disqualifier"
+    disqualifier: Disqualifier
+
+
+Mutation = Annotated[
+    Union[AddCriterion, RemoveCriterion, AdjustWeight, AddPattern, AddDisqualifier], Field(discriminator="op")
+]
+_BUMP = {"remove_criterion": "major", "add_criterion": "minor", "add_disqualifier": "minor",
+         "add_pattern": "minor", "adjust_weight": "patch"}
+
+
+def _apply(r: Rubric, m) -> Rubric:
+    if isinstance(m, AddCriterion):
+        return r.model_copy(update={"criteria": _merge("criterion", r.criteria, (m.criterion,), "id")})
+    if isinstance(m, RemoveCriterion):
+        remaining = [c.id for c in r.criteria if c.id != m.id]
+        if len(remaining) == len(r.criteria):
+            raise AlgebraError(f"remove_criterion: no criterion {m.id!r}")
+        return project(r, remaining)
+    if isinstance(m, AdjustWeight):
+        return reweight(r, {m.id: m.weight})
+    if isinstance(m, AddPattern):
+        return r.model_copy(update={"patterns": _merge("pattern", r.patterns, (m.pattern,), "id")})
+    if isinstance(m, AddDisqualifier):
+        return r.model_copy(update={"disqualifiers": _merge("disqualifier", r.disqualifiers, (m.disqualifier,), "id")})
+    raise AlgebraError(f"unknown mutation {m!r}")
+
+
+def evolve(rubric: Rubric, mutations: list, bump: Literal["auto", "major", "minor", "patch"] = "auto") -> Rubric:
+    """Apply mutations in order and bump the semver: by default the largest bump any mutation implies."""
+    from pydantic import TypeAdapter
+
+    parsed = [TypeAdapter(Mutation).validate_python(m) if isinstance(m, dict) else m for m in mutations]
+    if not parsed:
+        raise AlgebraError("evolve needs at least one mutation")
+    result = rubric
+    for m in parsed:
+        result = _apply(result, m)
+    if bump == "auto":
+        ranks = ["patch", "minor", "major"]
+        bump = max((_BUMP[m.op] for m in parsed), key=ranks.index)  # type: ignore[assignment]
+    version = semver.Version.parse(rubric.metadata.version)
+    new_version = {"major": version.bump_major, "minor": version.bump_minor, "patch": version.bump_patch}[bump]()
+    return result.model_copy(update={"metadata": result.metadata.model_copy(update={"version": str(new_version)})})
+
+
+# --------------------------------------------------------------------------- diff
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: Literal["added", "removed", "changed"]
+    path: str
+    before: Any = None
+    after: Any = None
+
+    def __str__(self) -> str:
+        if self.kind == "changed":
+            return f"changed {self.path}: {self.before!r} -> {self.after!r}"
+        return f"{self.kind} {self.path}"
+
+
+def diff(a: Rubric, b: Rubric) -> list[Change]:
+    """What changed from a to b. Criteria, patterns, disqualifiers, groups match by id, so a
+    criterion whose wording changed shows as `changed criteria.ID.description`."""
+    changes: list[Change] = []
+    da, db = a.model_dump(mode="json"), b.model_dump(mode="json")
+    keyed = {"criteria": "id", "groups": "id", "patterns": "id", "disqualifiers": "id", "goldens": "name", "definitions": "term"}
+    for field in da:
+        if field in keyed:
+            key = keyed[field]
+            ia = {x[key]: x for x in da[field]}
+            ib = {x[key]: x for x in db[field]}
+            changes += [Change("removed", f"{field}.{k}", before=ia[k]) for k in ia if k not in ib]
+            changes += [Change("added", f"{field}.{k}", after=ib[k]) for k in ib if k not in ia]
+            for k in ia.keys() & ib.keys():
+                changes += _deep(f"{field}.{k}", ia[k], ib[k])
+        else:
+            changes += _deep(field, da[field], db[field])
+    return sorted(changes, key=lambda c: c.path)
+
+
+def _deep(path: str, x: Any, y: Any) -> list[Change]:
+    if x == y:
+        return []
+    if isinstance(x, dict) and isinstance(y, dict):
+        out = []
+        for k in sorted(x.keys() | y.keys()):
+            if k not in x:
+                out.append(Change("added", f"{path}.{k}", after=y[k]))
+            elif k not in y:
+                out.append(Change("removed", f"{path}.{k}", before=x[k]))
+            else:
+                out += _deep(f"{path}.{k}", x[k], y[k])
+        return out
+    return [Change("changed", path, x, y)]
+
+
+def changed_criteria(a: Rubric, b: Rubric) -> set[str]:
+    """Criterion ids present in both versions whose definition differs (the A/B 'changed' mark)."""
+    return {c.path.split(".")[1] for c in diff(a, b) if c.path.startswith("criteria.") and c.kind == "changed"}

@@ -1,0 +1,340 @@
+"""Compile a rubric: check it (hard errors, soft warnings), place it on the seed framework's
+lattice, and lock it into an immutable bundle named by its content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
+from .regex import re2_error
+
+Severity = Literal["error", "warning"]
+
+LATTICE = {
+    "N1": "mission/goal stated",
+    "N2": "structure: criteria, decision rules or examples",
+    "N3": "output contract",
+    "S1": "anchored scales (>= 2 anchors)",
+    "S2": "output schema aligned with criteria",
+    "S3": "mechanically checkable (patterns or mechanical rules)",
+    "S4": "disqualifiers",
+    "S5": "a ritual output constraint (e.g. a BECAUSE: prefix)",
+    "S6": "a constraint stated in two places",
+}
+
+
+@dataclass(frozen=True)
+class CompileIssue:
+    severity: Severity
+    code: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity} {self.code} at {self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A compiled rubric: immutable, named by the sha256 of its canonical JSON."""
+
+    rubric: Rubric
+    hash: str
+    profile: str
+    lattice: tuple[tuple[str, bool], ...]
+    warnings: tuple[CompileIssue, ...] = field(default=())
+
+    @property
+    def short_hash(self) -> str:
+        return self.hash[:12]
+
+    @property
+    def id(self) -> str:
+        return self.rubric.metadata.id
+
+    @property
+    def version(self) -> str:
+        return self.rubric.metadata.version
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        payload = {"format": "rubricflow-bundle/1", "hash": self.hash, "rubric": rubric_document(self.rubric)}
+        path.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+        return path
+
+
+class RubricCompileError(ValueError):
+    def __init__(self, source: str, issues: list[CompileIssue]):
+        self.source = source
+        self.issues = issues
+        lines = "\n".join(f"  {i}" for i in issues if i.severity == "error")
+        super().__init__(f"{source}: rubric does not compile:\n{lines}")
+
+
+def rubric_document(rubric: Rubric) -> dict:
+    """The rubric as plain JSON data (every field, defaults included)."""
+    return rubric.model_dump(mode="json")
+
+
+def canonical_json(data: object) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(rubric: Rubric) -> str:
+    return hashlib.sha256(canonical_json(rubric_document(rubric)).encode("utf-8")).hexdigest()
+
+
+def load_bundle(path: str | Path) -> Bundle:
+    """Reload a saved bundle; the stored hash must match the content."""
+    path = Path(path)
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    if payload.get("format") != "rubricflow-bundle/1":
+        raise ValueError(f"{path}: not a rubricflow bundle (format={payload.get('format')!r})")
+    try:
+        rubric = Rubric.model_validate(payload["rubric"])
+    except ValidationError as exc:
+        raise ValueError(f"{path}: bundle rubric is invalid: {exc}") from None
+    bundle = compile_or_raise(rubric, source=str(path))
+    if bundle.hash != payload.get("hash"):
+        raise ValueError(f"{path}: content hash {bundle.hash} does not match the stored {payload.get('hash')}")
+    return bundle
+
+
+def compile_or_raise(rubric: Rubric, source: str = "<rubric>") -> Bundle:
+    bundle, issues = compile_rubric(rubric)
+    if bundle is None:
+        raise RubricCompileError(source, issues)
+    return bundle
+
+
+def compile_rubric(rubric: Rubric) -> tuple[Bundle | None, list[CompileIssue]]:
+    """Check `rubric`; return (bundle, issues). The bundle is None when any issue is an error."""
+    checks = _Checks(rubric)
+    issues = checks.run()
+    if any(i.severity == "error" for i in issues):
+        return None, issues
+    bundle = Bundle(
+        rubric=rubric,
+        hash=content_hash(rubric),
+        profile=profile_of(rubric),
+        lattice=tuple(checks.lattice.items()),
+        warnings=tuple(issues),
+    )
+    return bundle, issues
+
+
+def profile_of(rubric: Rubric) -> str:
+    """The seed framework's profile the rubric fits best: scoring, detection, compliance or constraint."""
+    criteria = rubric.criteria
+    if not criteria:
+        return "constraint" if rubric.output.constraints or rubric.validation else "compliance"
+    pattern_backed = sum(1 for c in criteria if c.patterns)
+    if rubric.scoring.invert or (rubric.patterns and pattern_backed * 2 > len(criteria)):
+        return "detection"
+    if all(isinstance(c.scale, BinaryScale) for c in criteria):
+        return "compliance"
+    return "scoring"
+
+
+class _Checks:
+    def __init__(self, rubric: Rubric):
+        self.r = rubric
+        self.issues: list[CompileIssue] = []
+        self.lattice: dict[str, bool] = {}
+
+    def add(self, severity: Severity, code: str, path: str, message: str) -> None:
+        self.issues.append(CompileIssue(severity, code, path, message))
+
+    def run(self) -> list[CompileIssue]:
+        self.unique_ids()
+        self.patterns()
+        self.references()
+        self.tree()
+        self.examples_and_goldens()
+        self.scoring()
+        self.necessary()
+        self.sufficient()
+        return self.issues
+
+    # -- hard checks -------------------------------------------------------------------------
+
+    def unique_ids(self) -> None:
+        def dupes(kind: str, ids: list[str]) -> None:
+            seen: set[str] = set()
+            for i, node_id in enumerate(ids):
+                if node_id in seen:
+                    self.add("error", "E_DUPLICATE_ID", f"{kind}[{i}].id", f"id {node_id!r} is used twice")
+                seen.add(node_id)
+
+        dupes("criteria/groups", [c.id for c in self.r.criteria] + [g.id for g in self.r.groups])
+        dupes("patterns", [p.id for p in self.r.patterns])
+        dupes("disqualifiers", [d.id for d in self.r.disqualifiers])
+        dupes("goldens", [g.name for g in self.r.goldens])
+        dupes("output.constraints", [c.id for c in self.r.output.constraints])
+
+    def patterns(self) -> None:
+        for i, p in enumerate(self.r.patterns):
+            reason = re2_error(p.effective_regex())
+            if reason:
+                self.add("error", "E_REGEX", f"patterns[{i}].regex", f"pattern {p.id!r} is not valid RE2: {reason}")
+
+    def references(self) -> None:
+        pattern_ids = {p.id for p in self.r.patterns}
+        criterion_ids = {c.id for c in self.r.criteria}
+        for i, c in enumerate(self.r.criteria):
+            for pid in c.patterns:
+                if pid not in pattern_ids:
+                    self.add("error", "E_UNKNOWN_PATTERN", f"criteria[{i}].patterns", f"{c.id} uses unknown pattern {pid!r}")
+        for i, d in enumerate(self.r.disqualifiers):
+            for pid in d.patterns:
+                if pid not in pattern_ids:
+                    self.add("error", "E_UNKNOWN_PATTERN", f"disqualifiers[{i}].patterns", f"{d.id} uses unknown pattern {pid!r}")
+            if d.criterion is not None and d.criterion not in criterion_ids:
+                self.add("error", "E_UNKNOWN_CRITERION", f"disqualifiers[{i}].criterion", f"{d.id} names unknown criterion {d.criterion!r}")
+        for i, a in enumerate(self.r.advice):
+            for pid in a.when:
+                if pid not in pattern_ids:
+                    self.add("error", "E_UNKNOWN_PATTERN", f"advice[{i}].when", f"advice rule names unknown pattern {pid!r}")
+        used = {pid for c in self.r.criteria for pid in c.patterns}
+        used |= {pid for d in self.r.disqualifiers for pid in d.patterns}
+        used |= {pid for a in self.r.advice for pid in a.when}
+        for i, p in enumerate(self.r.patterns):
+            if p.id not in used:
+                self.add("warning", "W_UNUSED_PATTERN", f"patterns[{i}]", f"pattern {p.id!r} is not used by any criterion, disqualifier or advice rule")
+
+    def tree(self) -> None:
+        criteria = {c.id for c in self.r.criteria}
+        groups = {g.id: g for g in self.r.groups}
+        parent: dict[str, str] = {}
+        for i, g in enumerate(self.r.groups):
+            for child in g.children:
+                if child not in criteria and child not in groups:
+                    self.add("error", "E_UNKNOWN_CHILD", f"groups[{i}].children", f"group {g.id!r} names unknown node {child!r}")
+                elif child in parent:
+                    self.add("error", "E_TREE", f"groups[{i}].children", f"{child!r} has two parents: {parent[child]!r} and {g.id!r}")
+                else:
+                    parent[child] = g.id
+        for start in groups:  # a cycle shows up as a walk up the parents that returns to its start
+            node, steps = parent.get(start), 0
+            while node is not None and steps <= len(groups):
+                if node == start:
+                    self.add("error", "E_TREE", "groups", f"group {start!r} is its own ancestor")
+                    break
+                node, steps = parent.get(node), steps + 1
+        root = self.r.scoring.root
+        if root is not None and root not in groups:
+            self.add("error", "E_UNKNOWN_ROOT", "scoring.root", f"root {root!r} is not a group")
+        if self.r.criteria and sum(c.weight for c in self.r.criteria) == 0:
+            self.add("error", "E_ZERO_WEIGHTS", "criteria", "every criterion has weight 0")
+
+    def examples_and_goldens(self) -> None:
+        by_id = {c.id: c for c in self.r.criteria}
+        for i, c in enumerate(self.r.criteria):
+            for j, ex in enumerate(c.examples):
+                try:
+                    c.scale.normalize(ex.score)
+                except ScaleError as exc:
+                    self.add("error", "E_EXAMPLE_SCORE", f"criteria[{i}].examples[{j}].score", f"{c.id}: {exc}")
+            if isinstance(c.scale, NominalScale) and any(cat.score is None for cat in c.scale.categories):
+                self.add("warning", "W_NOMINAL_UNSCORED", f"criteria[{i}].scale", f"{c.id}: some categories have no score; they classify but do not score")
+            if not (c.title or c.description or _anchor_count(c) >= 2):
+                self.add("warning", "W_UNDESCRIBED", f"criteria[{i}]", f"{c.id} has no title, description or anchors for the judge")
+        for i, g in enumerate(self.r.goldens):
+            for cid, value in g.expected_scores.items():
+                if cid not in by_id:
+                    self.add("error", "E_GOLDEN_SCORE", f"goldens[{i}].expected_scores.{cid}", f"golden {g.name!r} names unknown criterion {cid!r}")
+                    continue
+                try:
+                    by_id[cid].scale.normalize(value)
+                except ScaleError as exc:
+                    self.add("error", "E_GOLDEN_SCORE", f"goldens[{i}].expected_scores.{cid}", f"golden {g.name!r}: {exc}")
+
+    def scoring(self) -> None:
+        mins = [lab.min for lab in self.r.scoring.labels]
+        if len(set(mins)) != len(mins):
+            self.add("error", "E_LABELS", "scoring.labels", f"two decision labels share a lower bound: {mins}")
+        has_points = any(c.points is not None for c in self.r.criteria)
+        if has_points and self.r.scoring.method != "points" and not self.r.groups:
+            self.add("warning", "W_POINTS_IGNORED", "scoring.method", "criteria carry signed points but scoring.method is not 'points'")
+        if self.r.scoring.method == "points" and not any((c.points or 0) > 0 for c in self.r.criteria):
+            self.add("error", "E_POINTS", "scoring.method", "method 'points' needs at least one criterion with positive points")
+
+    # -- the lattice -------------------------------------------------------------------------
+
+    def necessary(self) -> None:
+        r = self.r
+        self.lattice["N1"] = bool(r.goal.strip() or r.metadata.description.strip())
+        self.lattice["N2"] = bool(r.criteria or r.decision_rules or r.goldens)
+        self.lattice["N3"] = bool(r.criteria or r.output.template.strip() or r.output.constraints)
+        messages = {
+            "N1": ("N1_NO_GOAL", "goal", "state the rubric's mission in `goal` (or metadata.description)"),
+            "N2": ("N2_NO_STRUCTURE", "criteria", "give criteria, decision rules or examples"),
+            "N3": ("N3_NO_OUTPUT_CONTRACT", "output", "give criteria (the output schema follows from them) or an output template"),
+        }
+        for key, (code, path, message) in messages.items():
+            if not self.lattice[key]:
+                self.add("error", code, path, message)
+
+    def sufficient(self) -> None:
+        r = self.r
+        unanchored = [c.id for c in r.criteria if not isinstance(c.scale, BinaryScale) and _anchor_count(c) < 2]
+        for cid in unanchored:
+            index = next(i for i, c in enumerate(r.criteria) if c.id == cid)
+            self.add("warning", "S1_UNANCHORED", f"criteria[{index}].scale", f"{cid} has fewer than 2 described anchors")
+        self.lattice["S1"] = bool(r.criteria) and not unanchored
+        self.lattice["S2"] = self._schema_aligned()
+        self.lattice["S3"] = bool(r.patterns) or any(c.mechanical_rules for c in r.criteria)
+        self.lattice["S4"] = bool(r.disqualifiers)
+        self.lattice["S5"] = any(c.prefix for c in r.output.constraints)
+        restated_text = " ".join(r.validation + r.instructions + r.role.constraints)
+        self.lattice["S6"] = any(
+            (c.prefix and c.prefix in restated_text) or c.id in restated_text for c in r.output.constraints
+        )
+        hints = {
+            "S2": ("S2_SCHEMA_MISALIGNED", "output.template", "the output template's per-criterion scores do not match the criteria ids"),
+            "S3": ("S3_NOT_MECHANICAL", "patterns", "nothing is mechanically checkable: add patterns or mechanical rules"),
+            "S4": ("S4_NO_DISQUALIFIERS", "disqualifiers", "no disqualifiers"),
+            "S5": ("S5_NO_RITUAL", "output.constraints", "no ritual output constraint (e.g. rationale starts with 'BECAUSE:')"),
+            "S6": ("S6_NOT_RESTATED", "validation", "no output constraint is restated in validation or instructions"),
+        }
+        for key, (code, path, message) in hints.items():
+            if not self.lattice[key]:
+                self.add("warning", code, path, message)
+
+    def _schema_aligned(self) -> bool:
+        """The generated schema always matches the criteria; an imported template may not."""
+        template = self.r.output.template.strip()
+        if not template:
+            return bool(self.r.criteria)
+        try:
+            data = json.loads(template)
+        except ValueError:
+            return False
+        ids = {c.id for c in self.r.criteria}
+        stack = [data]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if ids and set(node) == ids:
+                    return True
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        return False
+
+
+def _anchor_count(criterion) -> int:
+    scale = criterion.scale
+    if isinstance(scale, OrdinalScale):
+        return sum(1 for a in scale.anchors if a.description or a.label)
+    if isinstance(scale, NominalScale):
+        return len(scale.categories)
+    if isinstance(scale, BinaryScale):
+        return 2
+    return 0

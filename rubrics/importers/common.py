@@ -1,0 +1,28 @@
+"""Small helpers the importers share."""
+
+from __future__ import annotations
+
+import re
+
+
+def kebab(name: str, fallback: str = "rubric") -> str:
+    """`AntiLLMY` -> `anti-llmy`, `planning_travel_plan_0` -> `planning-travel-plan-0`."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", name.strip())
+    slug = re.sub(r"[^a-z0-9]+", "-", spaced.lower()).strip("-")
+    return slug[:128].strip("-") or fallback
+
+
+def semver(version: object) -> str:
+    """Pad `1` or `1.0` to `1.0.0`; keep a full semver as is."""
+    text = str(version or "1.0.0").strip().lstrip("vV")
+    parts = text.split(".")
+    if all(p.isdigit() for p in parts) and 1 <= len(parts) < 3:
+        parts += ["0"] * (3 - len(parts))
+        return ".".join(parts)
+    return text
+
+
+def safe_id(raw: object, fallback: str) -> str:
+    """A criterion/pattern id the model accepts."""
+    text = re.sub(r"[^A-Za-z0-9_.:-]+", "_", str(raw or "").strip()).strip("_.:-")
+    return text[:128] or fallback

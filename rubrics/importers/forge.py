@@ -1,0 +1,95 @@
+"""Forge-style YAML rubrics: anchors 1-5 as a map, examples score_1/score_5, per-criterion
+threshold, weight `essential`/`important`, negative_criteria with fail_patterns,
+pass_threshold and essential_minimum on the 1-5 scale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..formats import RubricImportError, rubric_from_data
+from ..model import Rubric
+from .common import kebab, safe_id, semver
+
+WEIGHTS = {"essential": 2.0, "important": 1.0}
+
+
+def looks_like_forge(data: dict) -> bool:
+    criteria = data.get("criteria")
+    if "negative_criteria" in data or "essential_minimum" in data:
+        return True
+    return isinstance(criteria, list) and any(isinstance(c, dict) and isinstance(c.get("anchors"), dict) for c in criteria)
+
+
+def _unit(value: Any, low: int, high: int, field: str, source: Path) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise RubricImportError(source, f"field {field}: {value!r} is not a number") from None
+    if not low <= number <= high:
+        raise RubricImportError(source, f"field {field}: {number} is outside {low}..{high}")
+    return (number - low) / (high - low)
+
+
+def import_forge(data: dict, source: Path) -> Rubric:
+    criteria, patterns, disqualifiers = [], [], []
+    for i, c in enumerate(data.get("criteria") or []):
+        where = f"criteria[{i}]"
+        if not isinstance(c, dict) or not isinstance(c.get("anchors"), dict):
+            raise RubricImportError(source, f"field {where}.anchors: a map of level -> description is required")
+        anchors = [{"value": int(k), "description": str(v)} for k, v in sorted(c["anchors"].items(), key=lambda kv: int(kv[0]))]
+        low, high = anchors[0]["value"], anchors[-1]["value"]
+        weight = c.get("weight", "important")
+        importance = weight if weight in WEIGHTS else "important"
+        examples = [
+            {"score": int(str(k).split("_")[-1]), "text": str(v)}
+            for k, v in (c.get("examples") or {}).items() if str(k).startswith("score_")
+        ]
+        crit: dict[str, Any] = {
+            "id": safe_id(c.get("id") or c.get("name"), f"C{i + 1}"),
+            "title": str(c.get("name", "")),
+            "description": str(c.get("description", "")),
+            "scale": {"kind": "ordinal", "anchors": anchors},
+            "weight": WEIGHTS.get(weight, weight) if isinstance(weight, str) else float(weight),
+            "importance": importance,
+            "examples": examples,
+        }
+        if c.get("threshold") is not None:
+            crit["pass_threshold"] = _unit(c["threshold"], low, high, f"{where}.threshold", source)
+        criteria.append(crit)
+    scale_low, scale_high = 1, 5
+    if criteria:
+        scale_low = criteria[0]["scale"]["anchors"][0]["value"]
+        scale_high = criteria[0]["scale"]["anchors"][-1]["value"]
+    for i, n in enumerate(data.get("negative_criteria") or []):
+        nid = safe_id(n.get("id") or n.get("name"), f"N{i + 1}")
+        ids = []
+        for j, regex in enumerate(n.get("fail_patterns") or []):
+            pid = f"{nid}_p{j + 1}"
+            patterns.append({"id": pid, "regex": str(regex)})
+            ids.append(pid)
+        dq: dict[str, Any] = {"id": nid, "description": str(n.get("description", n.get("name", "")))}
+        dq.update({"kind": "pattern", "patterns": ids} if ids else {"kind": "judge"})
+        disqualifiers.append(dq)
+    scoring: dict[str, Any] = {}
+    if data.get("pass_threshold") is not None:
+        scoring["pass_threshold"] = _unit(data["pass_threshold"], scale_low, scale_high, "pass_threshold", source)
+    if data.get("essential_minimum") is not None:
+        scoring["essential_minimum"] = _unit(data["essential_minimum"], scale_low, scale_high, "essential_minimum", source)
+    name = str(data.get("name") or data.get("id") or source.stem)
+    doc = {
+        "metadata": {
+            "id": kebab(name),
+            "version": semver(data.get("version")),
+            "title": str(data.get("title", name)),
+            "description": str(data.get("description", "")),
+            "tags": [str(t) for t in data.get("tags", [])],
+            "provenance": {"format": "forge-yaml", "source": source.name},
+        },
+        "goal": str(data.get("goal") or data.get("description", "")),
+        "criteria": criteria,
+        "patterns": patterns,
+        "disqualifiers": disqualifiers,
+        "scoring": scoring,
+    }
+    return rubric_from_data(doc, source)

@@ -1,0 +1,65 @@
+"""Markdown with YAML frontmatter (waza style): the frontmatter names the rubric and carries goldens;
+the body is the judge prompt, kept whole as the rubric's instructions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+
+from ..formats import RubricImportError, rubric_from_data
+from ..model import Rubric
+from .common import kebab, semver
+
+PASS_FAIL = {"pass-fail", "pass/fail", "binary", "passfail"}
+
+
+def import_markdown(text: str, source: Path) -> Rubric:
+    if not text.lstrip("\ufeff").startswith("---"):
+        raise RubricImportError(
+            source,
+            "not a rubric: Markdown without YAML frontmatter (no name, scale or criteria). "
+            "A prompt that only dictates an answer format is not a scoring rubric.",
+        )
+    try:
+        post = frontmatter.loads(text)
+    except Exception as exc:  # the library raises YAML errors of several kinds
+        raise RubricImportError(source, f"invalid frontmatter: {exc}") from None
+    meta: dict[str, Any] = dict(post.metadata)
+    name = str(meta.get("name") or source.stem)
+    scale = str(meta.get("scale", "pass-fail")).lower()
+    if scale not in PASS_FAIL:
+        raise RubricImportError(source, f"field scale: unsupported scale {scale!r} (expected pass-fail)")
+    description = str(meta.get("description", ""))
+    goldens = []
+    for i, g in enumerate(meta.get("goldens") or []):
+        if not isinstance(g, dict) or "output" not in g:
+            raise RubricImportError(source, f"field goldens[{i}]: a golden needs an `output`")
+        goldens.append({
+            "name": str(g.get("name") or f"golden-{i + 1}"),
+            "input": str(g.get("input", "")),
+            "output": str(g["output"]),
+            "context": str(g.get("context", "")),
+            "expected": str(g["expected"]).lower() if g.get("expected") is not None else None,
+        })
+    body = post.content.strip()
+    data = {
+        "metadata": {
+            "id": kebab(name),
+            "version": semver(meta.get("version")),
+            "title": name,
+            "description": description,
+            "provenance": {"format": "markdown-frontmatter", "source": source.name},
+        },
+        "goal": description,
+        "criteria": [{
+            "id": "verdict",
+            "title": name,
+            "description": description,
+            "scale": {"kind": "binary", "labels": ["fail", "pass"]},
+        }],
+        "instructions": [body] if body else [],
+        "goldens": goldens,
+    }
+    return rubric_from_data(data, source)

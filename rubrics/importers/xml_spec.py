@@ -1,0 +1,359 @@
+"""`<LLM_JUDGE_SPEC>` XML rubrics, read leniently and safely, and written back.
+
+Real files are not well-formed: raw `&` in attributes, raw `<` inside regexes and notes
+(`When <context> provided`), trailing text after the root. We repair only what is unambiguous:
+the text of every leaf element (one with no child end-tag inside) is escaped before parsing, so a
+regex such as `<ref name=.*?>` stays a regex. DOCTYPE and entity declarations are refused outright
+and the parser is defusedxml: no entity expansion, no external entities.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import defusedxml.ElementTree as DET
+from defusedxml import DefusedXmlException
+
+from ..formats import RubricImportError, rubric_from_data, rubric_to_data
+from ..model import Rubric
+from .common import kebab, safe_id, semver
+
+ROOT = "LLM_JUDGE_SPEC"
+RAW_TEXT_TAGS = {"pattern"}  # a regex: kept byte for byte, entities included (`(&lt;|<)` means both)
+_ENTITY = r"&(?!(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);)"
+_LEAF = re.compile(r"<([A-Za-z_][\w.-]*)(\s[^<>]*?)?>((?:(?!</|<\1[\s>]).)*?)</\1\s*>", re.S)
+
+
+def _escape_all(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _escape_loose(text: str) -> str:
+    return re.sub(_ENTITY, "&amp;", text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def repair(text: str, source: Path) -> str:
+    """Turn a not-quite-XML spec into well-formed XML without changing what it says."""
+    end = text.find(f"</{ROOT}>")
+    start = text.find(f"<{ROOT}")
+    if start < 0 or end < 0:
+        raise RubricImportError(source, f"no <{ROOT}> ... </{ROOT}> element found")
+    text = text[start : end + len(ROOT) + 3]
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+    def leaf(m: re.Match) -> str:
+        tag, attrs, body = m.group(1), m.group(2) or "", m.group(3)
+        escape = _escape_all if tag in RAW_TEXT_TAGS else _escape_loose
+        if body.startswith("<![CDATA[") and body.rstrip().endswith("]]>"):
+            return m.group(0)
+        return f"<{tag}{attrs}>{escape(body)}</{tag}>"
+
+    text = _LEAF.sub(leaf, text)
+    return re.sub(_ENTITY, "&amp;", text)  # raw & left in attribute values
+
+
+def parse(text: str, source: Path) -> ET.Element:
+    """Well-formed XML is read as it is; only a file that fails to parse is repaired."""
+    if re.search(r"<!(DOCTYPE|ENTITY)", text, re.I):
+        raise RubricImportError(source, "XML with DOCTYPE or ENTITY declarations is refused (no entity expansion)")
+    try:
+        return DET.fromstring(text.strip(), forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as exc:
+        raise RubricImportError(source, f"unsafe XML refused: {exc}") from None
+    except ET.ParseError:
+        pass
+    repaired = repair(text, source)
+    try:
+        return DET.fromstring(repaired, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as exc:
+        raise RubricImportError(source, f"unsafe XML refused: {exc}") from None
+    except ET.ParseError as exc:
+        line, col = exc.position
+        raise RubricImportError(source, f"XML cannot be read even leniently (line {line}, column {col}): {exc}") from None
+
+
+def import_xml(text: str, source: Path) -> Rubric:
+    root = parse(text, source)
+    if root.tag != ROOT:
+        raise RubricImportError(source, f"root element is <{root.tag}>, expected <{ROOT}>")
+    lossless = root.find("rubricflow_document")
+    if lossless is not None:
+        return rubric_from_data(_decode(lossless), source)
+    return rubric_from_data(_SpecReader(root, source).document(), source)
+
+
+# --------------------------------------------------------------------------- reading the spec dialect
+
+
+def _text(el: ET.Element | None) -> str:
+    return " ".join("".join(el.itertext()).split()) if el is not None else ""
+
+
+def _find(el: ET.Element, *names: str) -> ET.Element | None:
+    for name in names:
+        found = el.find(name)
+        if found is not None:
+            return found
+    return None
+
+
+def translate_regex(regex: str) -> tuple[str, bool]:
+    r"""JavaScript/Python escapes RE2 lacks: `\uXXXX` (and the 5-digit `\u1F300` authors mean) -> `\x{...}`."""
+    def sub(m: re.Match) -> str:
+        digits = m.group(1)
+        return "\\x{" + digits + "}"
+
+    translated = re.sub(r"\\u(1[0-9A-Fa-f]{4}|[0-9A-Fa-f]{4})", sub, regex)
+    return translated, translated != regex
+
+
+class _SpecReader:
+    def __init__(self, root: ET.Element, source: Path):
+        self.root = root
+        self.source = source
+        self.notes: list[str] = []
+
+    def document(self) -> dict[str, Any]:
+        root = self.root
+        name = root.get("name") or self.source.stem
+        patterns = self.patterns()
+        pattern_ids = [p["id"] for p in patterns]
+        rubric_el = _find(root, "rubric", "criteria") or root
+        criteria = [self.criterion(el, i) for i, el in enumerate(rubric_el.findall("criterion"))]
+        doc: dict[str, Any] = {
+            "metadata": {
+                "id": kebab(name),
+                "version": semver(root.get("version")),
+                "title": name,
+                "provenance": {"format": "LLM_JUDGE_SPEC", "source": self.source.name},
+            },
+            "goal": _text(_find(root, "mission", "goal", "purpose")),
+            "inputs": [
+                {"name": f.get("name", f"input{i}"), "required": f.get("required") == "true", "description": _text(f)}
+                for i, f in enumerate(root.findall("inputs/field"))
+            ],
+            "criteria": criteria,
+            "patterns": patterns,
+            "disqualifiers": self.disqualifiers(rubric_el, pattern_ids),
+            "advice": [
+                {"when": [w.strip() for w in rule.get("when", "").split("|") if w.strip()], "advice": _text(rule)}
+                for rule in root.findall("advice_rules/rule")
+            ],
+            "validation": [_text(m) for m in root.findall("validation/*")],
+            "output": self.output(),
+            "scoring": self.scoring(),
+        }
+        if self.notes:
+            doc["metadata"]["provenance"]["import_notes"] = "; ".join(self.notes)
+        return doc
+
+    def patterns(self) -> list[dict]:
+        library = _find(self.root, "regex_library", "pattern_library", "patterns")
+        if library is None:
+            return []
+        flags = library.get("flags", "")
+        out = []
+        for i, el in enumerate(list(library)):
+            raw = "".join(el.itertext()).strip()
+            regex, changed = translate_regex(raw)
+            pid = safe_id(el.get("id") or el.get("name"), f"P{i + 1}")
+            if changed:
+                self.notes.append(f"pattern {pid}: \\u escapes rewritten as RE2 \\x{{...}}")
+            out.append({"id": pid, "regex": regex, "flags": "".join(sorted(set(el.get("flags", flags)) & set("imsU")))})
+        return out
+
+    def criterion(self, el: ET.Element, index: int) -> dict:
+        cid = safe_id(el.get("id"), f"C{index + 1}")
+        anchors = []
+        for child in el:
+            m = re.fullmatch(r"anchor_?(\d+)", child.tag)
+            if m:
+                anchors.append({"value": int(m.group(1)), "description": _text(child)})
+            elif child.tag == "anchor" and child.get("value", "").lstrip("-").isdigit():
+                anchors.append({"value": int(child.get("value")), "label": child.get("label", ""), "description": _text(child)})
+        scale: dict = {"kind": "binary"}
+        if len(anchors) >= 2:
+            scale = {"kind": "ordinal", "anchors": anchors}
+        uses = _text(_find(el, "uses_patterns", "patterns"))
+        doc: dict[str, Any] = {
+            "id": cid,
+            "title": el.get("name") or el.get("title") or "",
+            "description": _text(el.find("description")),
+            "scale": scale,
+            "weight": float(el.get("weight", 1)),
+            "mechanical_rules": [_text(r) for r in el.findall("mechanical_rules/rule")],
+            "patterns": [p.strip() for p in re.split(r"[,|\s]+", uses) if p.strip()],
+            "notes": _text(el.find("notes")),
+        }
+        if el.get("genre"):
+            doc["genre"] = [g.strip() for g in el.get("genre").split(",")]
+        if el.get("importance") in ("essential", "important"):
+            doc["importance"] = el.get("importance")
+        return doc
+
+    def disqualifiers(self, rubric_el: ET.Element, pattern_ids: list[str]) -> list[dict]:
+        out = []
+        for i, el in enumerate(rubric_el.findall("disqualifiers/*") or self.root.findall("disqualifiers/*")):
+            text = _text(el)
+            named = [pid for pid in pattern_ids if re.search(rf"(?<![\w]){re.escape(pid)}(?![\w])", text)]
+            dq: dict[str, Any] = {"id": safe_id(el.get("id"), f"DQ{i + 1}"), "description": text}
+            if named:
+                dq.update(kind="pattern", patterns=named)
+            else:
+                dq["kind"] = "judge"
+            out.append(dq)
+        return out
+
+    def output(self) -> dict:
+        schema = _find(self.root, "output_schema", "output")
+        if schema is None:
+            return {}
+        constraints, notes = [], []
+        for el in schema.findall("constraints/*"):
+            text = _text(el)
+            parsed = _style_constraint(el.tag, text)
+            if parsed:
+                constraints.append(parsed)
+            else:
+                notes.append(f"{el.tag}: {text}")
+        return {"template": _text(schema.find("json_template")), "constraints": constraints, "notes": notes}
+
+    def scoring(self) -> dict:
+        scoring = self.root.find("scoring")
+        if scoring is None:
+            return {}
+        labels = []
+        for el in scoring.findall("labels/label"):
+            low = float(el.get("min", 0))
+            labels.append({"label": _text(el), "min": low / 100 if low > 1 or float(el.get("max", 0)) > 1 else low})
+        return {"formula": _text(scoring.find("formula")), "labels": labels}
+
+
+def _style_constraint(tag: str, text: str) -> dict | None:
+    """Read constraints such as "Begin with 'BECAUSE:' and use exactly 35 words, end with a period."."""
+    field = tag.split("_")[0]
+    field = {"violations": "disqualifiers"}.get(field, field)
+    found: dict[str, Any] = {}
+    if m := re.search(r"[Bb]egins? with '([^']+)'", text):
+        found["prefix"] = m.group(1)
+    if re.search(r"end(?:s|ing)? with (?:a period|'\.')", text):
+        found["suffix"] = "."
+    if m := re.search(r"exactly (\d+) words", text):
+        found["min_words"] = found["max_words"] = int(m.group(1))
+    if m := re.search(r"(?:≤|<=|at most |up to )\s*(\d+) characters", text):
+        found["max_chars"] = int(m.group(1))
+    if m := re.search(r"exactly (\d+) (?:semicolon-separated )?(?!words)\w+", text):
+        found["min_items"] = found["max_items"] = int(m.group(1))
+        if "semicolon" in text:
+            found["separator"] = ";"
+    elif m := re.search(r"up to (\d+) (?!characters)", text):
+        found["max_items"] = int(m.group(1))
+    if not found:
+        return None
+    return {"id": safe_id(tag, "constraint"), "field": field, "description": text, **found}
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def dump_xml(rubric: Rubric) -> str:
+    """The spec dialect for people and other tools, plus a lossless copy for re-import."""
+    m = rubric.metadata
+
+    def sub(parent: ET.Element, tag: str, text: str = "", **attrs: str) -> ET.Element:
+        el = ET.SubElement(parent, tag, {k: _clean(v) for k, v in attrs.items()})
+        el.text = _clean(text) or None
+        return el
+
+    root = ET.Element(ROOT, {"version": m.version, "name": _clean(m.title or m.id), "schema": "rubricflow/1"})
+    sub(root, "mission", rubric.goal)
+    if rubric.patterns:
+        lib = sub(root, "regex_library")
+        for p in rubric.patterns:
+            sub(lib, "pattern", p.effective_regex(), id=p.id)
+    rub = sub(root, "rubric")
+    for c in rubric.criteria:
+        el = sub(rub, "criterion", id=c.id, name=c.title, weight=f"{c.weight:g}")
+        for anchor in getattr(c.scale, "anchors", ()):
+            sub(el, f"anchor_{anchor.value}".replace("-", "minus"), anchor.description)
+        if c.patterns:
+            sub(el, "uses_patterns", ",".join(c.patterns))
+    if rubric.disqualifiers:
+        dqs = sub(rub, "disqualifiers")
+        for d in rubric.disqualifiers:
+            sub(dqs, "dq", d.description, id=d.id)
+    if rubric.validation:
+        val = sub(root, "validation")
+        for v in rubric.validation:
+            sub(val, "must", v)
+    root.append(_encode("rubricflow_document", rubric_to_data(rubric)))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _clean(text: str) -> str:
+    return _XML_UNSAFE.sub("", text)
+
+
+_NAME = re.compile(r"^[A-Za-z_][\w.-]*$")
+_XML_UNSAFE = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _encode(tag: str, value: Any) -> ET.Element:
+    """Typed generic XML: `t` says d(ict), l(ist), s(tr), j(son-quoted str), i(nt), f(loat), b(ool), n(ull)."""
+    if _NAME.match(tag) and not tag.lower().startswith("xml"):
+        attrs = {}
+    elif _XML_UNSAFE.search(tag) or any(ch in tag for ch in "\t\n\r"):  # attribute values lose these
+        attrs = {"jkey": json.dumps(tag)}
+    else:
+        attrs = {"key": tag}
+    el = ET.Element(tag if not attrs else "entry", attrs)
+    if isinstance(value, dict):
+        el.set("t", "d")
+        for key, item in value.items():
+            el.append(_encode(str(key), item))
+    elif isinstance(value, list):
+        el.set("t", "l")
+        for item in value:
+            el.append(_encode("item", item))
+    elif isinstance(value, bool):
+        el.set("t", "b")
+        el.text = "true" if value else "false"
+    elif isinstance(value, int):
+        el.set("t", "i")
+        el.text = str(value)
+    elif isinstance(value, float):
+        el.set("t", "f")
+        el.text = repr(value)
+    elif value is None:
+        el.set("t", "n")
+    elif _XML_UNSAFE.search(str(value)):  # XML 1.0 cannot hold control characters (or keep a bare \r)
+        el.set("t", "j")
+        el.text = json.dumps(str(value))
+    else:
+        el.set("t", "s")
+        el.text = str(value)
+    return el
+
+
+def _key(el: ET.Element) -> str:
+    if "jkey" in el.attrib:
+        return json.loads(el.get("jkey"))
+    return el.get("key", el.tag)
+
+
+def _decode(el: ET.Element) -> Any:
+    kind = el.get("t", "s")
+    if kind == "d":
+        return {_key(child): _decode(child) for child in el}
+    if kind == "l":
+        return [_decode(child) for child in el]
+    text = el.text or ""
+    return {"b": lambda: text == "true", "i": lambda: int(text), "f": lambda: float(text), "n": lambda: None,
+            "j": lambda: json.loads(text)}.get(
+        kind, lambda: text
+    )()

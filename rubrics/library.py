@@ -1,0 +1,143 @@
+"""The rubric library: folders of rubric files, indexed once, looked up by name, path, artifact
+type or tag. Ids are unique per version; asking for a name gives its newest version."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import semver
+
+from .compiler import Bundle, compile_or_raise
+from .formats import RubricImportError, load_rubrics
+from .model import Rubric
+
+BUILTIN = Path(__file__).parent / "library"
+RUBRIC_SUFFIXES = {".yaml", ".yml", ".json", ".xml", ".md", ".jsonl"}
+
+
+class LibraryError(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Entry:
+    rubric: Rubric
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return self.rubric.metadata.id
+
+    @property
+    def version(self) -> str:
+        return self.rubric.metadata.version
+
+
+def default_roots(extra: list[Path] | None = None) -> list[Path]:
+    """The built-in library, then RUBRICFLOW_LIBRARY (os.pathsep-separated), then `extra`."""
+    roots = [BUILTIN]
+    env = os.environ.get("RUBRICFLOW_LIBRARY", "")
+    roots += [Path(p) for p in env.split(os.pathsep) if p]
+    return roots + list(extra or [])
+
+
+class Library:
+    def __init__(self, roots: list[Path] | None = None):
+        self.roots = [Path(r) for r in (roots if roots is not None else default_roots())]
+        self._by_key: dict[tuple[str, str], Entry] = {}
+        self._latest: dict[str, Entry] = {}
+        self._by_path: dict[Path, Entry] = {}
+        self._bundles: dict[tuple[str, str], Bundle] = {}
+        self._sorted: list[Entry] | None = None
+        self._by_tag: dict[str, set[tuple[str, str]]] = {}
+        for root in self.roots:
+            if not root.exists():
+                raise LibraryError(f"library folder {root} does not exist")
+            files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix.lower() in RUBRIC_SUFFIXES)
+            for path in files:
+                if path.name.upper().startswith(("README", "LICENSE")):
+                    continue
+                for rubric in load_rubrics(path):
+                    self._add(Entry(rubric, path))
+
+    def _add(self, entry: Entry) -> None:
+        key = (entry.id, entry.version)
+        if key in self._by_key:
+            raise LibraryError(
+                f"duplicate rubric {entry.id} v{entry.version}: {self._by_key[key].path} and {entry.path}"
+            )
+        self._by_key[key] = entry
+        self._sorted = None
+        for tag in entry.rubric.metadata.tags:
+            self._by_tag.setdefault(tag, set()).add(key)
+        self._by_path.setdefault(entry.path.resolve(), entry)
+        current = self._latest.get(entry.id)
+        if current is None or semver.Version.parse(entry.version) > semver.Version.parse(current.version):
+            self._latest[entry.id] = entry
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def entries(self) -> list[Entry]:
+        if self._sorted is None:
+            self._sorted = sorted(self._by_key.values(), key=lambda e: (e.id, semver.Version.parse(e.version)))
+        return list(self._sorted)
+
+    def get(self, ref: str) -> Entry:
+        """`name`, `name@version` or a path to a file in the library."""
+        name, _, version = ref.partition("@")
+        entry = self._by_key.get((name, version)) if version else self._latest.get(name)
+        if entry is None:
+            entry = self._by_path.get(Path(ref).resolve()) if os.sep in ref or "." in ref else None
+        if entry is None:
+            close = [i for i in self._latest if name in i or i in name][:5]
+            hint = f"; did you mean {', '.join(close)}?" if close else "; `rubricflow rubric list` shows them all"
+            raise LibraryError(f"no rubric named {ref!r} in the library{hint}")
+        return entry
+
+    def bundle(self, ref: str) -> Bundle:
+        entry = self.get(ref)
+        key = (entry.id, entry.version)
+        if key not in self._bundles:
+            self._bundles[key] = compile_or_raise(entry.rubric, source=str(entry.path))
+        return self._bundles[key]
+
+    def find(self, text: str = "", artifact_type: str | None = None, tags: tuple[str, ...] = ()) -> list[Entry]:
+        needle = text.lower()
+        candidates = self.entries()
+        if tags:  # narrow by the tag index first
+            keys = set.intersection(*(self._by_tag.get(t, set()) for t in tags))
+            candidates = [e for e in candidates if (e.id, e.version) in keys]
+        found = []
+        for e in candidates:
+            m = e.rubric.metadata
+            if artifact_type and m.artifact_type != artifact_type:
+                continue
+            if tags and not set(tags) <= set(m.tags):
+                continue
+            if needle and needle not in " ".join((m.id, m.title, m.description, *m.tags)).lower():
+                continue
+            found.append(e)
+        return found
+
+
+def resolve(ref: str, library: Library | None = None) -> Rubric:
+    """A rubric from a file path or a library name: the one way every command names a rubric."""
+    path = Path(ref)
+    if path.is_file():
+        return _single(path)
+    try:
+        return (library or Library()).get(ref).rubric
+    except LibraryError:
+        if path.suffix.lower() in RUBRIC_SUFFIXES:
+            raise RubricImportError(path, "no such file (and no library rubric by that name)") from None
+        raise
+
+
+def _single(path: Path) -> Rubric:
+    rubrics = load_rubrics(path)
+    if len(rubrics) > 1:
+        raise RubricImportError(path, f"holds {len(rubrics)} rubrics; convert it to one file per rubric first")
+    return rubrics[0]

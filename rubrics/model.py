@@ -1,0 +1,429 @@
+"""The typed rubric: pydantic v2 models, frozen, unknown fields rejected.
+
+Every container is a tuple (or a read-only mapping) so that a compiled rubric is deeply
+immutable: the content hash that names it in the warehouse can never drift from its content.
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, Mapping, Union
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, StringConstraints, model_validator
+
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=128)]
+KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", max_length=128)]
+SemVer = Annotated[
+    str, StringConstraints(pattern=r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+]
+Scalar = Union[str, int, float, bool, None]
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def _freeze(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+FrozenMap = Annotated[Mapping[str, Scalar], AfterValidator(_freeze), PlainSerializer(dict)]
+
+
+class Strict(BaseModel):
+    """Base: frozen, no unknown fields, so a typo in a rubric file is an error, not a no-op."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScaleError(ValueError):
+    """A judge value outside the scale's domain."""
+
+
+# --------------------------------------------------------------------------- scales
+
+
+class BinaryScale(Strict):
+    """Two outcomes, judged as 0 or 1; `labels[i]` names value i and `scores[i]` is its unit score."""
+
+    kind: Literal["binary"] = "binary"
+    labels: tuple[str, str] = ("fail", "pass")
+    scores: tuple[Unit, Unit] = (0.0, 1.0)
+
+    def domain(self) -> list[int]:
+        return [0, 1]
+
+    def normalize(self, value: Any) -> int:
+        """Accept 0/1, booleans, or a label; return 0 or 1."""
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return int(value)
+        if isinstance(value, str):
+            low = value.strip().lower()
+            for i, label in enumerate(self.labels):
+                if low == label.lower():
+                    return i
+            if low in ("true", "yes", "y"):
+                return 1
+            if low in ("false", "no", "n"):
+                return 0
+        raise ScaleError(f"{value!r} is not one of 0, 1, {self.labels[0]!r}, {self.labels[1]!r}")
+
+    def unit(self, value: Any) -> float:
+        return self.scores[self.normalize(value)]
+
+    def json_schema(self) -> dict:
+        return {"type": "integer", "enum": [0, 1], "description": f"0 = {self.labels[0]}, 1 = {self.labels[1]}"}
+
+
+class Anchor(Strict):
+    value: int
+    label: str = ""
+    description: str = ""
+    examples: tuple[str, ...] = ()
+
+
+class OrdinalScale(Strict):
+    """Ordered integer levels from `min` to `max` (default: the anchors' range); anchors describe levels."""
+
+    kind: Literal["ordinal"] = "ordinal"
+    anchors: tuple[Anchor, ...] = Field(min_length=1)
+    min: int | None = None
+    max: int | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "OrdinalScale":
+        values = [a.value for a in self.anchors]
+        if len(set(values)) != len(values):
+            raise ValueError(f"duplicate anchor values: {sorted(values)}")
+        lo, hi = self.low, self.high
+        if lo >= hi:
+            raise ValueError(f"ordinal scale needs min < max, got min={lo} max={hi}")
+        outside = [v for v in values if not lo <= v <= hi]
+        if outside:
+            raise ValueError(f"anchor values {outside} lie outside [{lo}, {hi}]")
+        return self
+
+    @property
+    def low(self) -> int:
+        return self.min if self.min is not None else min(a.value for a in self.anchors)
+
+    @property
+    def high(self) -> int:
+        return self.max if self.max is not None else max(a.value for a in self.anchors)
+
+    def domain(self) -> list[int]:
+        return list(range(self.low, self.high + 1))
+
+    def normalize(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ScaleError(f"{value!r} is not an integer level")
+        try:
+            number = float(value)
+        except ValueError:
+            for anchor in self.anchors:
+                if anchor.label and anchor.label.lower() == str(value).strip().lower():
+                    return anchor.value
+            raise ScaleError(f"{value!r} is not a level of {self.low}..{self.high}") from None
+        if not number.is_integer() or not self.low <= number <= self.high:
+            raise ScaleError(f"{value!r} is outside the levels {self.low}..{self.high}")
+        return int(number)
+
+    def unit(self, value: Any) -> float:
+        return (self.normalize(value) - self.low) / (self.high - self.low)
+
+    def json_schema(self) -> dict:
+        return {"type": "integer", "minimum": self.low, "maximum": self.high, "enum": self.domain()}
+
+
+class Category(Strict):
+    value: str = Field(min_length=1)
+    description: str = ""
+    score: Unit | None = None  # None: a classification with no score (e.g. OpenAI Evals without choice_scores)
+
+
+class NominalScale(Strict):
+    """Unordered categories, each with its own unit score."""
+
+    kind: Literal["nominal"] = "nominal"
+    categories: tuple[Category, ...] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _check(self) -> "NominalScale":
+        values = [c.value for c in self.categories]
+        if len(set(values)) != len(values):
+            raise ValueError(f"duplicate categories: {values}")
+        return self
+
+    def domain(self) -> list[str]:
+        return [c.value for c in self.categories]
+
+    def normalize(self, value: Any) -> str:
+        for c in self.categories:
+            if isinstance(value, str) and value.strip() == c.value:
+                return c.value
+        raise ScaleError(f"{value!r} is not one of {self.domain()}")
+
+    def unit(self, value: Any) -> float | None:
+        chosen = self.normalize(value)
+        return next(c.score for c in self.categories if c.value == chosen)
+
+    def json_schema(self) -> dict:
+        return {"type": "string", "enum": self.domain()}
+
+
+class NumericScale(Strict):
+    """A number in [min, max], optionally on a grid of `step`."""
+
+    kind: Literal["numeric"] = "numeric"
+    min: float
+    max: float
+    step: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> "NumericScale":
+        if not (math.isfinite(self.min) and math.isfinite(self.max)) or self.min >= self.max:
+            raise ValueError(f"numeric scale needs finite min < max, got min={self.min} max={self.max}")
+        return self
+
+    def domain(self) -> tuple[float, float]:
+        return (self.min, self.max)
+
+    def normalize(self, value: Any) -> float:
+        if isinstance(value, bool):
+            raise ScaleError(f"{value!r} is not a number")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ScaleError(f"{value!r} is not a number") from None
+        if not math.isfinite(number) or not self.min <= number <= self.max:
+            raise ScaleError(f"{value!r} is outside [{self.min}, {self.max}]")
+        if self.step is not None:
+            steps = (number - self.min) / self.step
+            if abs(steps - round(steps)) > 1e-9:
+                raise ScaleError(f"{value!r} is not on the grid {self.min} + k*{self.step}")
+        return number
+
+    def unit(self, value: Any) -> float:
+        return (self.normalize(value) - self.min) / (self.max - self.min)
+
+    def json_schema(self) -> dict:
+        schema: dict = {"type": "number", "minimum": self.min, "maximum": self.max}
+        if self.step is not None:
+            schema["multipleOf"] = self.step
+        return schema
+
+
+Scale = Annotated[Union[BinaryScale, OrdinalScale, NominalScale, NumericScale], Field(discriminator="kind")]
+
+# --------------------------------------------------------------------------- criteria and structure
+
+
+class Evidence(Strict):
+    required: bool = False
+    exact_quote: bool = True
+    min_items: int = Field(default=0, ge=0)
+    max_items: int | None = Field(default=None, ge=0)
+
+
+class ScoredExample(Strict):
+    score: int | float | str
+    text: str
+    explanation: str = ""
+
+
+class Criterion(Strict):
+    id: Id
+    title: str = ""
+    description: str = ""
+    scale: Scale = BinaryScale()
+    weight: float = Field(default=1.0, ge=0)
+    importance: Literal["essential", "important"] = "important"
+    pass_threshold: Unit | None = None
+    evidence: Evidence = Evidence()
+    genre: tuple[str, ...] = ()  # active only for texts of these genres; empty = always active
+    mechanical_rules: tuple[str, ...] = ()
+    patterns: tuple[Id, ...] = ()
+    examples: tuple[ScoredExample, ...] = ()
+    points: float | None = None  # signed points (HealthBench): negative marks undesirable behaviour
+    notes: str = ""
+    tags: tuple[str, ...] = ()
+
+
+Aggregation = Literal["weighted_mean", "weighted_sum", "min", "max", "all", "any", "points"]
+
+
+class Group(Strict):
+    """A node of the criteria tree; `children` name criteria or other groups."""
+
+    id: Id
+    title: str = ""
+    description: str = ""
+    aggregation: Aggregation = "weighted_mean"
+    weight: float = Field(default=1.0, ge=0)
+    children: tuple[Id, ...] = Field(min_length=1)
+
+
+class Disqualifier(Strict):
+    """`pattern`: a regex hit in the text under test; `criterion`: a criterion at or below
+    `threshold` (its floor by default); `judge`: an id the judge may declare."""
+
+    id: Id
+    description: str = ""
+    kind: Literal["pattern", "criterion", "judge"] = "judge"
+    patterns: tuple[Id, ...] = ()
+    criterion: Id | None = None
+    threshold: Unit = 0.0
+
+    @model_validator(mode="after")
+    def _check(self) -> "Disqualifier":
+        if self.kind == "pattern" and not self.patterns:
+            raise ValueError(f"pattern disqualifier {self.id!r} names no patterns")
+        if self.kind == "criterion" and not self.criterion:
+            raise ValueError(f"criterion disqualifier {self.id!r} names no criterion")
+        return self
+
+
+class Pattern(Strict):
+    """A named regex (RE2 syntax) or word list; `flags` from i, m, s, U."""
+
+    id: Id
+    regex: str | None = None
+    words: tuple[str, ...] = ()
+    flags: str = Field(default="", pattern=r"^[imsU]*$")
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> "Pattern":
+        if (self.regex is None) == (not self.words):
+            raise ValueError(f"pattern {self.id!r} needs exactly one of regex or words")
+        return self
+
+    def effective_regex(self) -> str:
+        """The RE2 expression the warehouse runs: flags inlined, word lists as a word-bounded alternation."""
+        if self.regex is not None:
+            body = self.regex
+        else:
+            body = r"\b(?:" + "|".join(_re2_escape(w) for w in self.words) + r")\b"
+        return f"(?{self.flags}){body}" if self.flags else body
+
+
+def _re2_escape(word: str) -> str:
+    return "".join("\\" + ch if not (ch.isalnum() or ch in " _") else ch for ch in word)
+
+
+class Definition(Strict):
+    term: str = Field(min_length=1)
+    meaning: str
+
+
+class AdviceRule(Strict):
+    when: tuple[Id, ...] = Field(min_length=1)  # pattern ids
+    advice: str
+
+
+class Role(Strict):
+    persona: str = ""
+    obligations: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+
+
+class InputField(Strict):
+    name: str
+    required: bool = False
+    description: str = ""
+
+
+class OutputConstraint(Strict):
+    """A rule on one field of the judge's output: a ritual prefix, word/char limits, item counts."""
+
+    id: Id
+    field: str = "rationale"
+    description: str = ""
+    prefix: str | None = None
+    suffix: str | None = None
+    min_words: int | None = Field(default=None, ge=0)
+    max_words: int | None = Field(default=None, ge=0)
+    max_chars: int | None = Field(default=None, ge=0)
+    min_items: int | None = Field(default=None, ge=0)
+    max_items: int | None = Field(default=None, ge=0)
+    separator: str | None = None  # items inside a string field, e.g. ";"
+    severity: Literal["hard", "soft"] = "soft"
+
+
+class OutputContract(Strict):
+    format: Literal["json"] = "json"
+    constraints: tuple[OutputConstraint, ...] = ()
+    template: str = ""  # an example of the expected output shape, shown to the judge
+    notes: tuple[str, ...] = ()
+
+
+class DecisionLabel(Strict):
+    label: str
+    min: float  # inclusive lower bound on the final score
+
+
+class Scoring(Strict):
+    method: Aggregation = "weighted_mean"  # how the root combines its children
+    root: Id | None = None  # a group id; default: all criteria under the method above
+    invert: bool = False  # risk scoring: the reported score is 1 - aggregate
+    labels: tuple[DecisionLabel, ...] = ()
+    pass_threshold: float | None = None  # on the final score
+    essential_minimum: Unit | None = None  # every essential criterion must reach this unit score
+    disqualified_label: str = "disqualified"
+    formula: str = ""  # the rubric author's own statement of the scoring, shown to the judge
+
+
+class Golden(Strict):
+    name: str = Field(min_length=1)
+    input: str = ""
+    output: str
+    context: str = ""
+    genre: str | None = None
+    expected: Literal["pass", "fail"] | None = None
+    expected_scores: FrozenMap = Field(default_factory=lambda: MappingProxyType({}))
+
+
+class Metadata(Strict):
+    id: KebabId
+    version: SemVer = "1.0.0"
+    title: str = ""
+    artifact_type: str = "text"
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    calibration_dataset: str | None = None
+    provenance: FrozenMap = Field(default_factory=lambda: MappingProxyType({}))
+
+
+class Rubric(Strict):
+    metadata: Metadata
+    goal: str = ""
+    role: Role = Role()
+    inputs: tuple[InputField, ...] = ()
+    criteria: tuple[Criterion, ...] = ()
+    groups: tuple[Group, ...] = ()
+    disqualifiers: tuple[Disqualifier, ...] = ()
+    patterns: tuple[Pattern, ...] = ()
+    definitions: tuple[Definition, ...] = ()
+    advice: tuple[AdviceRule, ...] = ()
+    instructions: tuple[str, ...] = ()
+    decision_rules: tuple[str, ...] = ()
+    validation: tuple[str, ...] = ()  # critical constraints restated ("triple validation")
+    output: OutputContract = OutputContract()
+    scoring: Scoring = Scoring()
+    goldens: tuple[Golden, ...] = ()
+
+    def criterion(self, criterion_id: str) -> Criterion:
+        for c in self.criteria:
+            if c.id == criterion_id:
+                return c
+        raise KeyError(criterion_id)
+
+    def pattern(self, pattern_id: str) -> Pattern:
+        for p in self.patterns:
+            if p.id == pattern_id:
+                return p
+        raise KeyError(pattern_id)
+
+    def active_criteria(self, genre: str | None = None) -> tuple[Criterion, ...]:
+        """Criteria that apply to a text of this genre (genre-less criteria always apply)."""
+        return tuple(c for c in self.criteria if not c.genre or (genre is not None and genre in c.genre))

@@ -1,0 +1,129 @@
+"""Reference scoring in Python: from per-criterion judge values to the rubric's verdict.
+
+The warehouse computes the same numbers in SQL over millions of judgments; this module scores
+goldens and is the specification the SQL views are tested against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .model import Criterion, Rubric
+
+DEFAULT_PASS = 0.5  # a criterion "meets" when its unit score reaches this (binary: value 1)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float | None  # None when nothing was scored
+    label: str | None
+    passed: bool | None
+    disqualified: tuple[str, ...]
+    coverage: float  # scored leaves / planned leaves
+
+
+def unit_scores(rubric: Rubric, values: Mapping[str, Any]) -> dict[str, float | None]:
+    """Map raw judge values to unit scores; a missing criterion stays None (unscored, never 0)."""
+    out: dict[str, float | None] = {}
+    for c in rubric.criteria:
+        out[c.id] = c.scale.unit(values[c.id]) if values.get(c.id) is not None else None
+    return out
+
+
+def meets(c: Criterion, unit: float) -> bool:
+    return unit >= (c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS)
+
+
+@dataclass(frozen=True)
+class _Child:
+    weight: float
+    value: float
+    met: bool  # criterion: its pass threshold reached; group: value >= 0.5
+    points: float | None
+
+
+def _combine(method: str, items: list[_Child]) -> float | None:
+    """Combine the scored children of one node; unscored children are left out, never counted as 0."""
+    if not items:
+        return None
+    if method == "weighted_mean":
+        total = sum(i.weight for i in items)
+        return sum(i.weight * i.value for i in items) / total if total else None
+    if method == "weighted_sum":
+        return sum(i.weight * i.value for i in items)
+    if method == "min":
+        return min(i.value for i in items)
+    if method == "max":
+        return max(i.value for i in items)
+    if method == "all":
+        return float(all(i.met for i in items))
+    if method == "any":
+        return float(any(i.met for i in items))
+    if method == "points":
+        possible = sum(i.points for i in items if i.points is not None and i.points > 0)
+        earned = sum(i.points for i in items if i.points is not None and i.met)
+        return min(1.0, max(0.0, earned / possible)) if possible else None
+    raise ValueError(f"unknown aggregation {method!r}")
+
+
+def aggregate(rubric: Rubric, units: Mapping[str, float | None], genre: str | None = None) -> float | None:
+    """The root's value: groups nest to any depth, each combining its scored children."""
+    active = {c.id for c in rubric.active_criteria(genre)}
+    groups = {g.id: g for g in rubric.groups}
+    criteria = {c.id: c for c in rubric.criteria}
+
+    def child(node_id: str) -> _Child | None:
+        if node_id in groups:
+            g = groups[node_id]
+            v = _combine(g.aggregation, [x for x in map(child, g.children) if x is not None])
+            return None if v is None else _Child(g.weight, v, v >= DEFAULT_PASS, None)
+        unit = units.get(node_id) if node_id in active else None
+        if unit is None:
+            return None
+        c = criteria[node_id]
+        return _Child(c.weight, unit, meets(c, unit), c.points)
+
+    if rubric.scoring.root:
+        root = child(rubric.scoring.root)
+        return None if root is None else root.value
+    children = {x for g in rubric.groups for x in g.children}
+    top = [c.id for c in rubric.criteria if c.id not in children] + [g.id for g in rubric.groups if g.id not in children]
+    return _combine(rubric.scoring.method, [x for x in map(child, top) if x is not None])
+
+
+def verdict(
+    rubric: Rubric,
+    values: Mapping[str, Any],
+    genre: str | None = None,
+    matched_patterns: set[str] = frozenset(),
+    judge_disqualifiers: set[str] = frozenset(),
+) -> Verdict:
+    units = unit_scores(rubric, values)
+    active = rubric.active_criteria(genre)
+    coverage = sum(1 for c in active if units.get(c.id) is not None) / len(active) if active else 0.0
+    fired = []
+    for d in rubric.disqualifiers:
+        if d.kind == "pattern" and matched_patterns & set(d.patterns):
+            fired.append(d.id)
+        elif d.kind == "criterion" and units.get(d.criterion) is not None and units[d.criterion] <= d.threshold:
+            fired.append(d.id)
+        elif d.kind == "judge" and d.id in judge_disqualifiers:
+            fired.append(d.id)
+    s = rubric.scoring
+    raw = aggregate(rubric, units, genre)
+    if raw is None:
+        return Verdict(None, None, None, tuple(fired), coverage)
+    score = 1.0 - raw if s.invert else raw
+    if fired:
+        return Verdict(0.0, s.disqualified_label, False, tuple(fired), coverage)
+    label = next((lab.label for lab in sorted(s.labels, key=lambda lab: -lab.min) if score >= lab.min), None)
+    passed = None
+    if s.pass_threshold is not None:
+        passed = score >= s.pass_threshold
+    if s.essential_minimum is not None:
+        essentials_ok = all(
+            units.get(c.id) is not None and units[c.id] >= s.essential_minimum for c in active if c.importance == "essential"
+        )
+        passed = essentials_ok if passed is None else passed and essentials_ok
+    return Verdict(score, label, passed, (), coverage)

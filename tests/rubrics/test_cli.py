@@ -1,0 +1,67 @@
+"""The `rubricflow rubric` commands, run as a user runs them: the installed console script."""
+
+import shutil
+import subprocess
+
+import pytest
+
+from ..conftest import SHARED_RUBRICS
+
+EXE = shutil.which("rubricflow")
+
+
+def run(*args, cwd=None):
+    assert EXE, "the rubricflow console script is not installed (pip install -e .)"
+    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, env={"COLUMNS": "200", "PATH": ""})
+
+
+def test_list_and_search():
+    listed = run("rubric", "list")
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "8 rubrics" in listed.stdout
+    found = run("rubric", "search", "story")
+    assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
+    assert run("rubric", "search", "no-such-thing").returncode == 1
+
+
+def test_validate_library_and_refusals():
+    ok = run("rubric", "validate")
+    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 8
+    bad = run("rubric", "validate", str(SHARED_RUBRICS / "secemp9/completeness_rubric.md"),
+              str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"))
+    assert bad.returncode == 1
+    assert "completeness_rubric.md: not a rubric" in " ".join(bad.stderr.split())
+
+
+def test_validate_names_file_and_field_of_a_bad_regex(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("metadata: {id: bad}\ngoal: g\npatterns: [{id: lookbehind, regex: '(?<=x)y'}]\n"
+                 "criteria: [{id: a, patterns: [lookbehind]}]\n")
+    res = run("rubric", "validate", str(f))
+    assert res.returncode == 1
+    assert "E_REGEX" in res.stdout and "patterns[0].regex" in res.stdout and "lookbehind" in res.stdout
+
+
+def test_show_render_convert_and_diff(tmp_path):
+    shown = run("rubric", "show", "groundedness")
+    assert shown.returncode == 0 and "hash: " in shown.stdout and "profile: scoring" in shown.stdout
+    rendered = run("rubric", "render", "writing-quality", "--strategy", "per_criterion", "--unit", "economy")
+    assert rendered.returncode == 0 and "due to the fact that" in rendered.stdout and '"maximum": 4' in rendered.stdout
+    out = tmp_path / "anti.yaml"
+    conv = run("rubric", "convert", str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"), "--to", "yaml", "--out", str(out))
+    assert conv.returncode == 0 and out.read_text().startswith("metadata:")
+    changed = tmp_path / "anti2.yaml"
+    changed.write_text(out.read_text().replace("weight: 3.0", "weight: 4.0", 1))
+    d = run("rubric", "diff", str(out), str(changed))
+    assert d.returncode == 0 and "criteria.C1.weight" in d.stdout
+    many = run("rubric", "convert", str(SHARED_RUBRICS / "prometheus/score_rubrics_sample.jsonl"), "--out-dir", str(tmp_path / "p"))
+    assert many.returncode == 0 and len(list((tmp_path / "p").glob("*.yaml"))) == 40
+
+
+@pytest.mark.parametrize("args, message", [
+    (("rubric", "show", "no-such-rubric"), "no rubric named 'no-such-rubric'"),
+    (("rubric", "show", "missing/file.yaml"), "missing/file.yaml: no such file"),
+    (("rubric", "render", "llm-slop", "--strategy", "bogus"), "unknown strategy 'bogus'"),
+])
+def test_errors_exit_non_zero_with_a_reason(args, message):
+    res = run(*args)
+    assert res.returncode == 2 and message in " ".join(res.stderr.split())

@@ -1,0 +1,143 @@
+import dataclasses
+import json
+
+import duckdb
+import pytest
+from pydantic import ValidationError
+
+from rubrics.compiler import RubricCompileError, compile_or_raise, compile_rubric, load_bundle
+from rubrics.model import Rubric
+
+from .factories import rubric
+
+
+def codes(r: Rubric) -> dict[str, str]:
+    _, issues = compile_rubric(r)
+    return {i.code: i.severity for i in issues}
+
+
+def test_minimal_rubric_compiles_with_sufficiency_warnings():
+    bundle, issues = compile_rubric(rubric())
+    assert bundle is not None and len(bundle.hash) == 64
+    assert {i.code for i in issues} == {"S3_NOT_MECHANICAL", "S4_NO_DISQUALIFIERS", "S5_NO_RITUAL", "S6_NOT_RESTATED"}
+    assert dict(bundle.lattice) == {"N1": True, "N2": True, "N3": True, "S1": True, "S2": True,
+                                    "S3": False, "S4": False, "S5": False, "S6": False}
+
+
+@pytest.mark.parametrize("overrides, code", [
+    ({"goal": ""}, "N1_NO_GOAL"),
+    ({"criteria": []}, "N2_NO_STRUCTURE"),
+    ({"criteria": [], "decision_rules": ["pass if polite"]}, "N3_NO_OUTPUT_CONTRACT"),
+])
+def test_necessary_conditions_are_errors(overrides, code):
+    assert codes(rubric(**overrides))[code] == "error"
+    assert compile_rubric(rubric(**overrides))[0] is None
+
+
+def test_sufficient_conditions_clear_when_present():
+    r = rubric(
+        patterns=[{"id": "p", "regex": "foo"}],
+        criteria=[{"id": "a", "description": "x", "patterns": ["p"]}],
+        disqualifiers=[{"id": "d", "kind": "pattern", "patterns": ["p"]}],
+        output={"constraints": [{"id": "because", "prefix": "BECAUSE:"}]},
+        validation=["Start with 'BECAUSE:'."],
+    )
+    bundle, issues = compile_rubric(r)
+    assert issues == [] and all(ok for _, ok in bundle.lattice)
+
+
+def test_s1_unanchored_and_s2_misaligned_template():
+    r = rubric(criteria=[{"id": "n", "description": "x", "scale": {"kind": "numeric", "min": 0, "max": 1}}],
+               output={"template": '{"scores": {"other": 0}}'})
+    got = codes(r)
+    assert got["S1_UNANCHORED"] == "warning" and got["S2_SCHEMA_MISALIGNED"] == "warning"
+    aligned = rubric(output={"template": '{"score": 0, "criterion_scores": {"a": 0, "b": 0}}'})
+    assert "S2_SCHEMA_MISALIGNED" not in codes(aligned)
+
+
+@pytest.mark.parametrize("regex, why", [
+    (r"(?<=a)b", "invalid perl operator"),
+    (r"(a)\1", "invalid escape sequence"),
+    (r"(unclosed", "missing )"),
+])
+def test_non_re2_regex_is_refused_naming_the_pattern(regex, why):
+    r = rubric(patterns=[{"id": "bad_one", "regex": regex}], criteria=[{"id": "a", "patterns": ["bad_one"]}])
+    with pytest.raises(RubricCompileError) as exc:
+        compile_or_raise(r, source="x.yaml")
+    assert "bad_one" in str(exc.value) and why in str(exc.value) and "patterns[0].regex" in str(exc.value)
+
+
+def test_catastrophic_backtracking_pattern_is_safe_under_re2():
+    r = rubric(patterns=[{"id": "evil", "regex": "(a+)+$"}], criteria=[{"id": "a", "patterns": ["evil"]}])
+    bundle = compile_or_raise(r)
+    regex = bundle.rubric.pattern("evil").effective_regex()
+    hit = duckdb.connect().execute("SELECT regexp_matches(repeat('a', 50000) || 'b', $1)", [regex]).fetchone()[0]
+    assert hit is False
+
+
+@pytest.mark.parametrize("overrides, code, path", [
+    ({"criteria": [{"id": "a"}, {"id": "a"}]}, "E_DUPLICATE_ID", "criteria/groups[1].id"),
+    ({"criteria": [{"id": "a", "patterns": ["nope"]}]}, "E_UNKNOWN_PATTERN", "criteria[0].patterns"),
+    ({"groups": [{"id": "g", "children": ["a", "zzz"]}]}, "E_UNKNOWN_CHILD", "groups[0].children"),
+    ({"groups": [{"id": "g", "children": ["a"]}, {"id": "h", "children": ["a"]}]}, "E_TREE", "groups[1].children"),
+    ({"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["g"]}]}, "E_TREE", "groups"),
+    ({"scoring": {"root": "nope"}}, "E_UNKNOWN_ROOT", "scoring.root"),
+    ({"disqualifiers": [{"id": "d", "kind": "criterion", "criterion": "zz"}]}, "E_UNKNOWN_CRITERION", "disqualifiers[0].criterion"),
+    ({"goldens": [{"name": "g", "output": "x", "expected_scores": {"b": 9}}]}, "E_GOLDEN_SCORE", "goldens[0].expected_scores.b"),
+    ({"criteria": [{"id": "a", "examples": [{"score": 3, "text": "x"}]}]}, "E_EXAMPLE_SCORE", "criteria[0].examples[0].score"),
+    ({"scoring": {"labels": [{"label": "x", "min": 0.5}, {"label": "y", "min": 0.5}]}}, "E_LABELS", "scoring.labels"),
+    ({"scoring": {"method": "points"}}, "E_POINTS", "scoring.method"),
+    ({"criteria": [{"id": "a", "weight": 0}]}, "E_ZERO_WEIGHTS", "criteria"),
+])
+def test_hard_errors_name_code_and_path(overrides, code, path):
+    bundle, issues = compile_rubric(rubric(**overrides))
+    assert bundle is None
+    assert (code, path) in {(i.code, i.path) for i in issues if i.severity == "error"}
+
+
+def test_unknown_fields_are_rejected():
+    with pytest.raises(ValidationError, match="weigth"):
+        rubric(criteria=[{"id": "a", "weigth": 2}])
+
+
+def test_bundle_is_deeply_immutable():
+    bundle = compile_or_raise(rubric(metadata={"id": "t", "provenance": {"k": "v"}},
+                                     goldens=[{"name": "g", "output": "x", "expected_scores": {"a": 1}}]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        bundle.hash = "x"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        bundle.rubric.goal = "changed"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        bundle.rubric.criteria[0].weight = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        bundle.rubric.metadata.provenance["k"] = "w"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        bundle.rubric.goldens[0].expected_scores["a"] = 0  # type: ignore[index]
+    assert isinstance(bundle.rubric.criteria, tuple)
+
+
+def test_hash_is_content_addressed():
+    a, b = compile_or_raise(rubric()), compile_or_raise(rubric())
+    assert a.hash == b.hash
+    assert compile_or_raise(rubric(goal="Another goal.")).hash != a.hash
+
+
+def test_bundle_save_and_reload(tmp_path):
+    bundle = compile_or_raise(rubric(patterns=[{"id": "p", "words": ["ok"]}], criteria=[{"id": "a", "patterns": ["p"]}]))
+    path = bundle.save(tmp_path / "b.json")
+    again = load_bundle(path)
+    assert again.hash == bundle.hash and again.rubric == bundle.rubric and again.profile == bundle.profile
+    payload = json.loads(path.read_text())
+    payload["rubric"]["goal"] = "tampered"
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match="does not match"):
+        load_bundle(path)
+
+
+def test_profiles():
+    from rubrics.compiler import profile_of
+    assert profile_of(rubric()) == "scoring"
+    assert profile_of(rubric(criteria=[{"id": "a"}, {"id": "b"}])) == "compliance"
+    assert profile_of(rubric(criteria=[], output={"constraints": [{"id": "c", "prefix": "X"}]})) == "constraint"
+    detect = rubric(patterns=[{"id": "p", "regex": "x"}], criteria=[{"id": "a", "patterns": ["p"]}])
+    assert profile_of(detect) == "detection"

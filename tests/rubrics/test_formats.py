@@ -1,0 +1,76 @@
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from rubrics.compiler import compile_or_raise, content_hash
+from rubrics.formats import RubricImportError, dump, load_rubric, load_rubrics, loads_rubrics
+
+from ..conftest import shared_rubric_files
+from .strategies import rubrics
+
+NOT_A_RUBRIC = {"completeness_rubric.md"}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rubrics())
+def test_native_round_trip_yaml_json_xml(r):
+    for fmt in ("yaml", "json", "xml"):
+        again = loads_rubrics(dump(r, fmt), f"r.{fmt}")
+        assert again == [r], fmt
+        assert content_hash(again[0]) == content_hash(r)
+
+
+@pytest.mark.parametrize("path", shared_rubric_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_shared_file_imports_validates_exports_and_reimports(path, tmp_path):
+    if path.name in NOT_A_RUBRIC:
+        with pytest.raises(RubricImportError, match="not a rubric"):
+            load_rubrics(path)
+        return
+    imported = load_rubrics(path)
+    assert imported
+    for r in imported:
+        bundle = compile_or_raise(r, source=str(path))
+        assert r.criteria, "an imported rubric is never empty"
+        for fmt in ("yaml", "xml", "json"):
+            target = tmp_path / f"{r.metadata.id}.{fmt}"
+            target.write_text(dump(r, fmt), encoding="utf-8")
+            assert compile_or_raise(load_rubric(target)).hash == bundle.hash, fmt
+
+
+def test_yaml_custom_tags_are_refused(tmp_path):
+    bad = tmp_path / "evil.yaml"
+    bad.write_text("metadata: !!python/object/apply:os.system ['echo hi']\n")
+    with pytest.raises(RubricImportError, match="evil.yaml.*tag refused"):
+        load_rubric(bad)
+
+
+def test_unknown_field_error_names_file_and_field(tmp_path):
+    bad = tmp_path / "typo.yaml"
+    bad.write_text("metadata: {id: x}\ngoal: g\ncriteria:\n  - {id: a, wieght: 2}\n")
+    with pytest.raises(RubricImportError, match=r"typo.yaml: field criteria\.0\.wieght: Extra inputs"):
+        load_rubric(bad)
+
+
+def test_unrecognised_shape_is_refused_not_empty(tmp_path):
+    bad = tmp_path / "other.yaml"
+    bad.write_text("just: data\n")
+    with pytest.raises(RubricImportError, match="not a rubric in any known format"):
+        load_rubric(bad)
+
+
+@pytest.mark.parametrize("payload, why", [
+    ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><LLM_JUDGE_SPEC><mission>&a;</mission></LLM_JUDGE_SPEC>', "DOCTYPE or ENTITY"),
+    ('<!DOCTYPE x [<!ENTITY ext SYSTEM "file:///etc/passwd">]><LLM_JUDGE_SPEC><mission>&ext;</mission></LLM_JUDGE_SPEC>', "DOCTYPE or ENTITY"),
+    ('<LLM_JUDGE_SPEC><mission>unclosed', "no <LLM_JUDGE_SPEC>"),
+])
+def test_unsafe_or_broken_xml_is_refused(tmp_path, payload, why):
+    bad = tmp_path / "bad.xml"
+    bad.write_text(payload)
+    with pytest.raises(RubricImportError, match=why):
+        load_rubric(bad)
+
+
+def test_non_utf8_file_is_refused(tmp_path):
+    bad = tmp_path / "latin.yaml"
+    bad.write_bytes("metadata: {id: caf\xe9}\n".encode("latin-1"))
+    with pytest.raises(RubricImportError, match="not UTF-8"):
+        load_rubric(bad)

@@ -1,0 +1,60 @@
+import shutil
+
+import pytest
+
+from rubrics.compiler import compile_rubric
+from rubrics.library import BUILTIN, Library, LibraryError, resolve
+from rubrics.scoring import verdict
+
+REQUIRED = {"writing-quality", "llm-slop", "request-compliance", "completeness", "groundedness",
+            "helpfulness", "instruction-following", "user-story-quality"}
+
+
+def test_builtin_library_compiles_cleanly_with_goldens():
+    lib = Library([BUILTIN])
+    assert {e.id for e in lib.entries()} >= REQUIRED
+    for e in lib.entries():
+        bundle, issues = compile_rubric(e.rubric)
+        assert bundle is not None, [str(i) for i in issues]
+        assert not [i for i in issues if i.severity == "error"]
+        assert len(e.rubric.goldens) >= 2
+        assert {g.expected for g in e.rubric.goldens} == {"pass", "fail"}
+
+
+def test_builtin_goldens_are_consistent_with_their_own_scoring():
+    """A golden scored perfectly passes and one scored at the floor fails: thresholds are reachable."""
+    for e in Library([BUILTIN]).entries():
+        r = e.rubric
+        top = {c.id: c.scale.domain()[-1] if c.scale.kind != "numeric" else c.scale.max for c in r.criteria}
+        low = {c.id: c.scale.domain()[0] if c.scale.kind != "numeric" else c.scale.min for c in r.criteria}
+        top = {k: (1 if r.criterion(k).scale.kind == "binary" else v) for k, v in top.items()}
+        assert verdict(r, top).passed is True, e.id
+        assert verdict(r, low).passed is False, e.id
+
+
+def test_lookup_by_name_version_path_type_and_tag(tmp_path):
+    src = BUILTIN / "helpfulness.yaml"
+    newer = tmp_path / "helpfulness-2.yaml"
+    newer.write_text(src.read_text().replace("version: 1.0.0", "version: 2.0.0"))
+    lib = Library([BUILTIN, tmp_path])
+    assert lib.get("helpfulness").version == "2.0.0"
+    assert lib.get("helpfulness@1.0.0").path == src
+    assert lib.get(str(newer)).version == "2.0.0"
+    assert {e.id for e in lib.find(artifact_type="user-story")} == {"user-story-quality"}
+    assert {e.id for e in lib.find(tags=("rag",))} == {"groundedness"}
+    assert {e.id for e in lib.find("slop")} == {"llm-slop"}
+    with pytest.raises(LibraryError, match="no rubric named 'helpfullness'"):
+        lib.get("helpfullness")
+
+
+def test_duplicate_ids_are_refused(tmp_path):
+    shutil.copy(BUILTIN / "groundedness.yaml", tmp_path / "copy.yaml")
+    with pytest.raises(LibraryError, match="duplicate rubric groundedness v1.0.0: .*groundedness.yaml and .*copy.yaml"):
+        Library([BUILTIN, tmp_path])
+
+
+def test_resolve_prefers_files_then_names(tmp_path):
+    assert resolve("llm-slop").metadata.id == "llm-slop"
+    assert resolve(str(BUILTIN / "completeness.yaml")).metadata.id == "completeness"
+    with pytest.raises(Exception, match="missing.yaml: no such file"):
+        resolve(str(tmp_path / "missing.yaml"))

@@ -1,0 +1,117 @@
+"""The DuckDB warehouse: open it (one writer process at a time), apply the schema, register rubrics.
+
+DuckDB allows a single writer per file. Only the flow's own process writes, in short steps
+(register, plan, load); shard workers write Parquet and never open the warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from rubrics.compiler import Bundle, rubric_document
+from rubrics.scoring import DEFAULT_PASS
+
+SQL_DIR = Path(__file__).parent / "sql"
+DEFAULT_PATH = Path("warehouse") / "rubricflow.duckdb"
+ROOT_NODE = "__root__"
+
+
+class WarehouseError(RuntimeError):
+    pass
+
+
+def default_path() -> Path:
+    return Path(os.environ.get("RUBRICFLOW_WAREHOUSE", DEFAULT_PATH))
+
+
+def sql(name: str) -> str:
+    """The text of one `.sql` file of the warehouse."""
+    return (SQL_DIR / name).read_text(encoding="utf-8")
+
+
+@contextmanager
+def writer(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection, schema applied; fails at once, clearly, if another process writes."""
+    path = Path(path or default_path())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(path))
+    except duckdb.IOException as exc:
+        raise WarehouseError(
+            f"warehouse {path} is locked by another process (DuckDB allows one writer); "
+            f"wait for it to finish or use another --warehouse. ({exc})"
+        ) from None
+    try:
+        con.execute(sql("001_schema.sql"))
+        con.execute(sql("views.sql"))
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection: any statement that writes is refused by DuckDB itself."""
+    path = Path(path or default_path())
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}; run `rubricflow ingest` / `rubricflow score` first")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.IOException as exc:
+        raise WarehouseError(f"cannot open {path} read-only while another process writes to it ({exc})") from None
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str = "") -> None:
+    """Store a compiled rubric and its tree once; a hash already present is left as it is."""
+    h = bundle.hash
+    if con.execute("SELECT 1 FROM rubrics WHERE rubric_hash = ?", [h]).fetchone():
+        return
+    r = bundle.rubric
+    s = r.scoring
+    con.execute("BEGIN")
+    try:
+        con.execute(
+            "INSERT INTO rubrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+            [h, r.metadata.id, r.metadata.version, r.metadata.title, bundle.profile, s.method, s.invert,
+             s.pass_threshold, s.essential_minimum, s.disqualified_label, source,
+             json.dumps(rubric_document(r), ensure_ascii=False)],
+        )
+        parent = {child: g.id for g in r.groups for child in g.children}
+        root = s.root
+        top_parent = None if root else ROOT_NODE
+        nodes = [(h, c.id, parent.get(c.id, top_parent), True, None, c.weight) for c in r.criteria]
+        nodes += [(h, g.id, parent.get(g.id, None if g.id == root else top_parent), False, g.aggregation, g.weight)
+                  for g in r.groups]
+        if not root:
+            nodes.append((h, ROOT_NODE, None, False, s.method, 1.0))
+        con.executemany("INSERT INTO rubric_nodes VALUES (?, ?, ?, ?, ?, ?)", nodes)
+        con.executemany(
+            "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(h, c.id, c.title, c.description, c.scale.kind, c.weight, c.importance,
+              c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS, c.points, list(c.genre))
+             for c in r.criteria],
+        )
+        if r.patterns:
+            con.executemany("INSERT INTO rubric_patterns VALUES (?, ?, ?)",
+                            [(h, p.id, p.effective_regex()) for p in r.patterns])
+        if r.disqualifiers:
+            con.executemany(
+                "INSERT INTO rubric_disqualifiers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(h, d.id, d.kind, list(d.patterns), d.criterion, d.threshold, d.description) for d in r.disqualifiers],
+            )
+        if s.labels:
+            con.executemany("INSERT INTO rubric_labels VALUES (?, ?, ?)", [(h, lab.label, lab.min) for lab in s.labels])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise

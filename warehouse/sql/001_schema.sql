@@ -1,0 +1,165 @@
+-- rubricflow warehouse, schema version 1.
+-- Keys: a text is (corpus_id, text_id); a rubric version is its content hash; a judge setup is
+-- its config hash; a work cell is cell_key = sha256 of (text_id, text sha, unit, rubric hash,
+-- judge hash, sample). Every landing is idempotent by cell_key.
+
+CREATE TABLE IF NOT EXISTS corpora (
+    corpus_id      VARCHAR PRIMARY KEY,
+    source         VARCHAR NOT NULL,
+    parquet_path   VARCHAR NOT NULL,
+    rows_ok        BIGINT NOT NULL,
+    rows_quarantined BIGINT NOT NULL,
+    ingested_at    TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+
+CREATE TABLE IF NOT EXISTS texts (
+    corpus_id  VARCHAR NOT NULL,
+    text_id    VARCHAR NOT NULL,
+    sha256     VARCHAR NOT NULL,
+    text       VARCHAR NOT NULL,
+    input      VARCHAR,
+    context    VARCHAR,
+    genre      VARCHAR,
+    metadata   JSON,
+    PRIMARY KEY (corpus_id, text_id)
+);
+
+CREATE TABLE IF NOT EXISTS rubrics (
+    rubric_hash  VARCHAR PRIMARY KEY,
+    rubric_id    VARCHAR NOT NULL,
+    version      VARCHAR NOT NULL,
+    title        VARCHAR,
+    profile      VARCHAR,
+    method       VARCHAR NOT NULL,   -- root aggregation
+    invert       BOOLEAN NOT NULL,
+    pass_threshold DOUBLE,
+    essential_minimum DOUBLE,
+    disqualified_label VARCHAR NOT NULL,
+    source       VARCHAR,
+    document     JSON NOT NULL,
+    registered_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+
+-- Every node of a rubric's tree: criteria are leaves, groups are inner nodes, and `__root__`
+-- stands for the scoring root when the rubric names none.
+CREATE TABLE IF NOT EXISTS rubric_nodes (
+    rubric_hash  VARCHAR NOT NULL,
+    node_id      VARCHAR NOT NULL,
+    parent_id    VARCHAR,
+    is_leaf      BOOLEAN NOT NULL,
+    aggregation  VARCHAR,            -- groups only
+    weight       DOUBLE NOT NULL,
+    PRIMARY KEY (rubric_hash, node_id)
+);
+
+CREATE TABLE IF NOT EXISTS criteria (
+    rubric_hash    VARCHAR NOT NULL,
+    criterion_id   VARCHAR NOT NULL,
+    title          VARCHAR,
+    description    VARCHAR,
+    scale_kind     VARCHAR NOT NULL,
+    weight         DOUBLE NOT NULL,
+    importance     VARCHAR NOT NULL,
+    pass_threshold DOUBLE NOT NULL,  -- unit score at which it "meets" (default 0.5)
+    points         DOUBLE,
+    genre          VARCHAR[],
+    PRIMARY KEY (rubric_hash, criterion_id)
+);
+
+CREATE TABLE IF NOT EXISTS rubric_patterns (
+    rubric_hash VARCHAR NOT NULL,
+    pattern_id  VARCHAR NOT NULL,
+    regex       VARCHAR NOT NULL,    -- RE2, flags inlined
+    PRIMARY KEY (rubric_hash, pattern_id)
+);
+
+CREATE TABLE IF NOT EXISTS rubric_disqualifiers (
+    rubric_hash    VARCHAR NOT NULL,
+    disqualifier_id VARCHAR NOT NULL,
+    kind           VARCHAR NOT NULL, -- pattern | criterion | judge
+    patterns       VARCHAR[],
+    criterion_id   VARCHAR,
+    threshold      DOUBLE,
+    description    VARCHAR,
+    PRIMARY KEY (rubric_hash, disqualifier_id)
+);
+
+CREATE TABLE IF NOT EXISTS rubric_labels (
+    rubric_hash VARCHAR NOT NULL,
+    label       VARCHAR NOT NULL,
+    min_score   DOUBLE NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id         VARCHAR PRIMARY KEY,
+    corpus_id      VARCHAR NOT NULL,
+    rubric_hash    VARCHAR NOT NULL,
+    judge_hash     VARCHAR NOT NULL,
+    model          VARCHAR NOT NULL,
+    strategy       VARCHAR NOT NULL,
+    samples        INTEGER NOT NULL,
+    parameters     JSON NOT NULL,    -- never holds secrets
+    status         VARCHAR NOT NULL, -- running | completed | failed
+    planned_cells  BIGINT,
+    skipped_cells  BIGINT,           -- already landed by an earlier run (cache / resume)
+    started_at     TIMESTAMP NOT NULL,
+    finished_at    TIMESTAMP,
+    message        VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS completions (
+    cell_key          VARCHAR PRIMARY KEY,
+    run_id            VARCHAR NOT NULL,
+    corpus_id         VARCHAR NOT NULL,
+    text_id           VARCHAR NOT NULL,
+    text_sha256       VARCHAR NOT NULL,
+    unit_id           VARCHAR NOT NULL,
+    rubric_hash       VARCHAR NOT NULL,
+    judge_hash        VARCHAR NOT NULL,
+    sample            INTEGER NOT NULL,
+    model             VARCHAR,
+    system_fingerprint VARCHAR,
+    response_id       VARCHAR,
+    output_mode       VARCHAR,       -- json_schema | tools | text
+    raw_response      VARCHAR,       -- the completion's content or tool arguments, verbatim
+    finish_reason     VARCHAR,
+    prompt_tokens     BIGINT,
+    completion_tokens BIGINT,
+    latency_ms        DOUBLE,
+    attempts          INTEGER NOT NULL,
+    status            VARCHAR NOT NULL, -- ok | failed
+    error_kind        VARCHAR,       -- transient | deterministic | parse | refusal | truncated
+    error             VARCHAR,
+    declared_disqualifiers VARCHAR[],
+    created_at        TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS judgments (
+    cell_key      VARCHAR NOT NULL,
+    criterion_id  VARCHAR NOT NULL,
+    run_id        VARCHAR NOT NULL,
+    corpus_id     VARCHAR NOT NULL,
+    text_id       VARCHAR NOT NULL,
+    rubric_hash   VARCHAR NOT NULL,
+    judge_hash    VARCHAR NOT NULL,
+    sample        INTEGER NOT NULL,
+    value         JSON,              -- as the judge gave it
+    unit_score    DOUBLE,            -- NULL unless status = 'scored'
+    rationale     VARCHAR,
+    evidence      VARCHAR[],
+    evidence_verified BOOLEAN,
+    warnings      VARCHAR[],         -- soft constraint violations and other notes
+    status        VARCHAR NOT NULL,  -- scored | unscored
+    reason        VARCHAR,           -- why unscored
+    PRIMARY KEY (cell_key, criterion_id)
+);
+
+CREATE TABLE IF NOT EXISTS pattern_hits (
+    corpus_id   VARCHAR NOT NULL,
+    text_id     VARCHAR NOT NULL,
+    text_sha256 VARCHAR NOT NULL,
+    rubric_hash VARCHAR NOT NULL,
+    pattern_id  VARCHAR NOT NULL,
+    hits        INTEGER NOT NULL,
+    PRIMARY KEY (corpus_id, text_id, rubric_hash, pattern_id)
+);

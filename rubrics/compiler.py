@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
-from .regex import re2_error
+from .regex import re2_errors
 
 Severity = Literal["error", "warning"]
 
@@ -179,8 +179,9 @@ class _Checks:
         dupes("output.constraints", [c.id for c in self.r.output.constraints])
 
     def patterns(self) -> None:
+        reasons = re2_errors([p.effective_regex() for p in self.r.patterns])
         for i, p in enumerate(self.r.patterns):
-            reason = re2_error(p.effective_regex())
+            reason = reasons[p.effective_regex()]
             if reason:
                 self.add("error", "E_REGEX", f"patterns[{i}].regex", f"pattern {p.id!r} is not valid RE2: {reason}")
 

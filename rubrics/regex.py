@@ -4,26 +4,23 @@ must be refused here, not fail later inside a nightly SQL query."""
 
 from __future__ import annotations
 
-import functools
-import threading
-
 import duckdb
 
-_lock = threading.Lock()
+_known: dict[str, str | None] = {}
 
 
-@functools.lru_cache(maxsize=1)
-def _connection() -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(":memory:")
-
-
-@functools.lru_cache(maxsize=4096)
-def re2_error(pattern: str) -> str | None:
-    """Return RE2's reason for refusing `pattern`, or None when it compiles."""
-    with _lock:
+def re2_errors(patterns: list[str]) -> dict[str, str | None]:
+    """RE2's reason for refusing each pattern, or None when it compiles."""
+    todo = [p for p in dict.fromkeys(patterns) if p not in _known]
+    if todo:
+        con = duckdb.connect(":memory:")  # short-lived: no DuckDB object outlives the call
         try:
-            _connection().execute("SELECT regexp_matches('', $1)", [pattern]).fetchall()
-        except duckdb.Error as exc:
-            message = str(exc)
-            return message.split("Error: ", 1)[-1].strip()
-    return None
+            for pattern in todo:
+                try:
+                    con.execute("SELECT regexp_matches('', $1)", [pattern]).fetchall()
+                    _known[pattern] = None
+                except duckdb.Error as exc:
+                    _known[pattern] = str(exc).split("Error: ", 1)[-1].strip()
+        finally:
+            con.close()
+    return {p: _known[p] for p in patterns}

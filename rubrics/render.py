@@ -174,8 +174,7 @@ def _scale_summary(c: Criterion) -> str:
 
 def _pattern_text(r: Rubric, pid: str) -> str:
     p = r.pattern(pid)
-    body = p.effective_regex()
-    return f"{body}" + (f" ({p.description})" if p.description else "")
+    return f"`{p.effective_regex()}`" + (f" — {p.description}" if p.description else "")
 
 
 def _render_disqualifier(d) -> str:

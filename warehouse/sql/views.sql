@@ -173,5 +173,5 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        c.latency_p50_ms, c.latency_p95_ms,
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
-       coalesce(c.landed_cells, 0) / nullif(r.planned_cells, 0) AS coverage
+       (r.skipped_cells + coalesce(c.landed_cells, 0)) / nullif(r.planned_cells, 0) AS coverage
 FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);

@@ -1,0 +1,140 @@
+"""The scoring flow: plan the cells a run still needs, judge them shard by shard, land and load.
+
+Only this flow's process writes the warehouse, in short steps (prepare, load each shard,
+finish). Shards write Parquet. Killing the flow at any moment and running it again finishes the
+work: landed shards are loaded first, then the anti-join plans only the cells still missing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from rubrics.compiler import Bundle, compile_or_raise
+from rubrics.library import resolve
+from tasks.config import JudgeConfig
+from tasks.judge import Outcome
+from tasks.shard import ShardResult, run_shard
+from warehouse import db, steps
+
+# The CLI sets this to drive its progress bar; it is called from the judge loop for every cell.
+progress_hook: Callable[[str, Any], None] | None = None
+
+
+def _notify(event: str, payload: Any) -> None:
+    if progress_hook is not None:
+        progress_hook(event, payload)
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    corpus_id: str
+    rubric_id: str
+    rubric_hash: str
+    judge_hash: str
+    planned_cells: int
+    skipped_cells: int
+    judged_cells: int
+    ok_cells: int
+    failed_cells: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    recovered_cells: int
+    wall_s: float
+
+
+def run_dir(warehouse_path: Path, run_id: str) -> Path:
+    return warehouse_path.parent / "runs" / run_id
+
+
+@task(name="prepare-run", cache_policy=NO_CACHE)
+def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str, config: JudgeConfig,
+                run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int]:
+    path = Path(warehouse_path)
+    with db.writer(path) as con:
+        if not con.execute("SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]).fetchone():
+            raise ValueError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
+        recovered = steps.load_pending(con, path.parent / "runs")
+        db.register_rubric(con, bundle, source)
+        steps.count_pattern_hits(con, corpus_id, bundle)
+        plan = steps.plan_cells(con, corpus_id, bundle, config.judge_hash(), config.strategy, config.samples,
+                                run_dir(path, run_id) / "plan", shard_size, skip_disqualified)
+        params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
+        con.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, current_timestamp, NULL, NULL)",
+            [run_id, corpus_id, bundle.hash, config.judge_hash(), config.model, config.strategy, config.samples,
+             json.dumps(params), plan.total, plan.total - plan.cells],
+        )
+    return plan, recovered
+
+
+@task(name="judge-shard", cache_policy=NO_CACHE)
+def judge_shard(plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig,
+                run_id: str, corpus_id: str) -> ShardResult:
+    def done(outcome: Outcome) -> None:
+        _notify("cell", outcome.completion)
+    return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, done)
+
+
+@task(name="load-shard", cache_policy=NO_CACHE)
+def load_shard(warehouse_path: str, completions_file: str) -> int:
+    with db.writer(warehouse_path) as con:
+        return steps.load_landed(con, Path(completions_file))
+
+
+@task(name="finish-run", cache_policy=NO_CACHE)
+def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
+    with db.writer(warehouse_path) as con:
+        con.execute("UPDATE runs SET status = ?, finished_at = current_timestamp, message = ? WHERE run_id = ?",
+                    [status, message, run_id])
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+@flow(name="score-corpus", log_prints=True)
+def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict | None = None,
+                 shard_size: int = 2000, skip_disqualified: bool = False, run_id: str | None = None) -> dict:
+    """Score one corpus with one rubric (a file or a library name). `judge` holds JudgeConfig
+    fields; the API key is never a parameter (it comes from OPENAI_API_KEY)."""
+    logger = get_run_logger()
+    config = JudgeConfig(**(judge or {}))
+    bundle = compile_or_raise(resolve(rubric), source=rubric)
+    run_id = run_id or new_run_id()
+    started = dt.datetime.now()
+    plan, recovered = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified)
+    logger.info("run %s: %s cells to judge, %s already landed%s", run_id, plan.cells, plan.total - plan.cells,
+                f", {recovered} recovered from an interrupted run" if recovered else "")
+    _notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total})
+    landing = run_dir(Path(warehouse_path), run_id) / "landing"
+    results: list[ShardResult] = []
+    try:
+        for plan_file in plan.files:
+            result = judge_shard(plan_file, landing, bundle, config, run_id, corpus_id)
+            load_shard(warehouse_path, result.completions_file)
+            plan_file.unlink()
+            results.append(result)
+    except BaseException as exc:
+        finish_run(warehouse_path, run_id, "failed", f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    finish_run(warehouse_path, run_id, "completed", None)
+    summary = RunSummary(
+        run_id=run_id, corpus_id=corpus_id, rubric_id=bundle.id, rubric_hash=bundle.hash, judge_hash=config.judge_hash(),
+        planned_cells=plan.total, skipped_cells=plan.total - plan.cells, judged_cells=sum(r.cells for r in results),
+        ok_cells=sum(r.ok for r in results), failed_cells=sum(r.failed for r in results),
+        calls=sum(r.calls for r in results), prompt_tokens=sum(r.prompt_tokens for r in results),
+        completion_tokens=sum(r.completion_tokens for r in results), recovered_cells=recovered,
+        wall_s=(dt.datetime.now() - started).total_seconds(),
+    )
+    logger.info("run %s finished: %s", run_id, summary)
+    return asdict(summary)

@@ -1,0 +1,50 @@
+"""The judge setup of a run. Its hash (with the rubric's) names the work cells, so changing the
+model or sampling settings re-judges, while changing the endpoint URL or limits does not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rubrics.render import Strategy
+
+PROMPT_FORMAT = 1  # bump when rendering changes what the judge sees
+OFFLINE_MODEL = "rubricflow-offline-judge"
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = OFFLINE_MODEL
+    base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    strategy: Strategy = "holistic"
+    samples: int = Field(default=1, ge=1, le=100)
+    temperature: float = 0.0
+    seed: int | None = None
+    max_tokens: int = Field(default=1024, ge=16)
+    output_mode: Literal["auto", "json_schema", "tools", "text"] = "auto"
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
+    answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
+    retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
+    rpm: float | None = None
+    tpm: float | None = None
+    max_in_flight: int = Field(default=64, ge=1)
+
+    def judge_hash(self) -> str:
+        """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""
+        identity = {"model": self.model, "strategy": self.strategy, "temperature": self.temperature,
+                    "seed": self.seed, "max_tokens": self.max_tokens, "prompt_format": PROMPT_FORMAT}
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
+def api_key() -> str:
+    """The key comes from the environment only, so it never appears in parameters or logs."""
+    return os.environ.get("OPENAI_API_KEY") or "not-needed-for-local-servers"

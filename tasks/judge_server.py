@@ -1,0 +1,245 @@
+"""`rubricflow judge-server`: a local OpenAI-compatible endpoint backed by the offline judge.
+
+Deterministic and model-free (see `offline_judge`), with switches for latency, an enforced rate
+limit (429 + Retry-After) and fault injection. Faults are chosen by a hash of the request and
+hit only its first attempt(s), so a client that retries correctly ends with the same judgments
+as against a clean server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+from . import offline_judge
+
+FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
+          "wrong_keys", "out_of_range", "truncated", "refusal")
+TRANSIENT_FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
+                    "wrong_keys", "out_of_range", "truncated")
+
+
+@dataclass
+class ServerConfig:
+    model: str = "rubricflow-offline-judge"
+    latency_ms: float = 0.0
+    rpm: float | None = None  # enforced: over the limit answers 429
+    retry_after: bool = True  # send Retry-After with 429s
+    fault_rate: float = 0.0  # share of requests that get a fault
+    faults: tuple[str, ...] = TRANSIENT_FAULTS
+    fault_attempts: int = 1  # how many attempts of a faulty request fail
+    stall_s: float = 3.0  # how long a `timeout` fault stalls before answering
+    supports: str = "json_schema"  # json_schema | tools | text: the richest output mode it accepts
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    answered: int = 0
+    rate_limited: int = 0
+    faults: Counter = field(default_factory=Counter)
+
+
+class JudgeServer:
+    """A raw ASGI app: small and fast, and free to misbehave (reset, drip) on purpose."""
+
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.stats = Stats()
+        self.attempts: Counter = Counter()
+        self.level = 1.0
+        self.stamp = time.monotonic()
+        self.rate = (config.rpm or 0) / 60.0
+        self.capacity = max(1.0, self.rate)  # one second of burst
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                pass
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        path, method = scope["path"], scope["method"]
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if method == "GET" and path.rstrip("/") in ("/v1/models", "/models"):
+            return await _json(send, 200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]})
+        if method == "GET" and path == "/stats":
+            s = self.stats
+            return await _json(send, 200, {"requests": s.requests, "answered": s.answered,
+                                           "rate_limited": s.rate_limited, "faults": dict(s.faults)})
+        if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
+            return await self.chat(body, send)
+        return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
+
+    def _admit(self) -> float:
+        """0 when the request may pass, else seconds until it could."""
+        if not self.rate:
+            return 0.0
+        now = time.monotonic()
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.level >= 1:
+            self.level -= 1
+            return 0.0
+        return (1 - self.level) / self.rate
+
+    async def chat(self, raw: bytes, send) -> None:
+        self.stats.requests += 1
+        try:
+            body = json.loads(raw)
+            messages = body["messages"]
+        except (ValueError, KeyError, TypeError):
+            return await _json(send, 400, _error("request body is not a chat completion request"))
+        wait = self._admit()
+        if wait:
+            self.stats.rate_limited += 1
+            headers = [(b"retry-after", str(math.ceil(wait)).encode()), (b"retry-after-ms", str(int(wait * 1000) + 1).encode())]
+            return await _json(send, 429, _error("rate limit exceeded", "rate_limit_exceeded"),
+                               headers if self.config.retry_after else [])
+        schema, mode = offline_judge.request_schema(body)
+        refused = self._unsupported(body)
+        if refused:
+            return await _json(send, 400, _error(refused))
+        if self.config.latency_ms:
+            await asyncio.sleep(self.config.latency_ms / 1000)
+        key = offline_judge.request_key(body)
+        self.attempts[key] += 1
+        fault = self._fault(key)
+        if fault:
+            self.stats.faults[fault] += 1
+        if fault in ("500", "502", "503", "429"):
+            return await _json(send, int(fault), _error(f"injected fault {fault}", "server_error"),
+                               [(b"retry-after", b"0")] if fault == "429" and self.config.retry_after else [])
+        if fault == "reset":
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
+        if fault == "timeout":
+            await asyncio.sleep(self.config.stall_s)
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
+        user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
+        answer = offline_judge.judge(system, user, schema)
+        response = self._completion(body, key, answer, mode, fault, len(system) + len(user))
+        self.stats.answered += 1
+        if fault == "drip":
+            return await _drip(send, response)
+        return await _json(send, 200, response)
+
+    def _unsupported(self, body: dict) -> str | None:
+        supports = self.config.supports
+        fmt = (body.get("response_format") or {}).get("type")
+        if fmt == "json_schema" and supports != "json_schema":
+            return "response_format json_schema is not supported by this endpoint"
+        if body.get("tools") and supports == "text":
+            return "tools are not supported by this endpoint"
+        return None
+
+    def _fault(self, key: str) -> str | None:
+        c = self.config
+        if not c.fault_rate or not c.faults or self.attempts[key] > c.fault_attempts:
+            return None
+        if int(key[8:16], 16) / 0xFFFFFFFF >= c.fault_rate:
+            return None
+        return c.faults[int(key[:8], 16) % len(c.faults)]
+
+    def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_chars: int) -> dict:
+        content = json.dumps(answer, ensure_ascii=False)
+        finish = "stop"
+        refusal = None
+        if fault == "malformed":
+            content = content[: len(content) // 2] + "}{"
+        elif fault == "wrong_keys":
+            content = json.dumps({"scores": answer.get("criteria", {})})
+        elif fault == "out_of_range":
+            broken = {cid: {**v, "value": "off-the-scale"} for cid, v in answer.get("criteria", {}).items()}
+            content = json.dumps({**answer, "criteria": broken})
+        elif fault == "truncated":
+            content, finish = content[: len(content) // 2], "length"
+        elif fault == "refusal":
+            content, refusal = None, "I can't help with that."
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+        if mode == "tools" and content is not None and fault != "empty":
+            name = body["tools"][0]["function"]["name"]
+            message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+                {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}]}
+        elif mode == "text" and content is not None:
+            message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
+        choices = [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
+        return {
+            "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}", "object": "chat.completion", "created": int(time.time()),
+            "model": self.config.model, "system_fingerprint": "fp_rubricflow_offline", "choices": choices,
+            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content or "") // 4,
+                      "total_tokens": prompt_chars // 4 + len(content or "") // 4},
+        }
+
+
+def _error(message: str, kind: str = "invalid_request_error") -> dict:
+    return {"error": {"message": message, "type": kind, "code": kind}}
+
+
+async def _json(send, status: int, payload: dict, headers: list | None = None) -> None:
+    data = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _drip(send, payload: dict) -> None:
+    """A complete, valid answer sent a few bytes at a time."""
+    data = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    step = max(1, len(data) // 8)
+    for i in range(0, len(data), step):
+        await send({"type": "http.response.body", "body": data[i:i + step], "more_body": i + step < len(data)})
+        await asyncio.sleep(0.05)
+
+
+def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def make_server(app: JudgeServer) -> uvicorn.Server:
+    return uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan="off",
+                                         timeout_keep_alive=30, backlog=4096))
+
+
+class RunningServer:
+    """A judge server on a background thread of this process (demo and tests)."""
+
+    def __init__(self, config: ServerConfig | None = None, port: int = 0):
+        self.app = JudgeServer(config or ServerConfig())
+        self.sock = bind(port=port)
+        self.port = self.sock.getsockname()[1]
+        self.server = make_server(self.app)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "RunningServer":
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

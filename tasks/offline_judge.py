@@ -1,0 +1,149 @@
+"""The offline judge: answers any rubricflow judge request WITHOUT a model.
+
+It is a deterministic stand-in for tests, benchmarks and the demo, not an evaluator: it reads the
+rendered prompt (criteria, their patterns, the fenced text) and the answer schema, and scores each
+criterion from pattern hits and simple text statistics. Patterns the rubric ties to advice or to
+a pattern disqualifier count against a criterion; other patterns count for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+_SECTION = re.compile(r"^## (.+)$", re.M)
+_CRITERION = re.compile(r"^### ([^\s:]+)", re.M)
+_PATTERN_LINE = re.compile(r"^- ([\w.:-]+): `(.*)`(?: — .*)?$")
+_FENCE = re.compile(r"<<<BEGIN (TEXT|CONTEXT|INPUT) ([0-9a-f]+)>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
+_NUMBER = re.compile(r"\b\d[\d,.]*\b")
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+MARK = "offline stand-in judge"
+
+
+def _sections(prompt: str) -> dict[str, str]:
+    parts = _SECTION.split(prompt)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _compile(regex: str) -> re.Pattern | None:
+    """RE2 syntax mostly matches Python's; `\\x{...}` is translated, anything else unreadable is skipped."""
+    translated = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", regex)
+    flags = 0
+    m = re.match(r"^\(\?([imsU]+)\)", translated)
+    if m:
+        translated = translated[m.end():]
+        flags = (re.I if "i" in m.group(1) else 0) | (re.M if "m" in m.group(1) else 0) | (re.S if "s" in m.group(1) else 0)
+    try:
+        return re.compile(translated, flags)
+    except re.error:
+        return None
+
+
+class PromptReading:
+    """What the offline judge understands of one rendered system prompt."""
+
+    def __init__(self, system: str):
+        sections = _sections(system)
+        self.patterns: dict[str, re.Pattern] = {}
+        for line in sections.get("Patterns (regular expressions, RE2 syntax, matched against the text)", "").splitlines():
+            m = _PATTERN_LINE.match(line.strip())
+            if m and (compiled := _compile(m.group(2))):
+                self.patterns[m.group(1)] = compiled
+        flagged = sections.get("Advice rules", "") + sections.get("Disqualifiers", "")
+        self.bad = {pid for pid in self.patterns if re.search(rf"\b{re.escape(pid)}\b", flagged)}
+        self.criterion_patterns: dict[str, list[str]] = {}
+        criteria = sections.get("Criteria", "")
+        blocks = _CRITERION.split(criteria)
+        for i in range(1, len(blocks) - 1, 2):
+            m = re.search(r"^- Patterns to check: (.+)$", blocks[i + 1], re.M)
+            self.criterion_patterns[blocks[i]] = [p.strip() for p in m.group(1).split(",")] if m else []
+        self.because = "'BECAUSE:'" in system
+
+
+def _quality(reading: PromptReading, criterion: str, text: str, context: str) -> tuple[float, list[str]]:
+    """A number in [0, 1] and the matched snippets used as evidence."""
+    words = len(text.split())
+    q = 0.75 if words >= 8 else 0.35
+    evidence: list[str] = []
+    for pid in reading.criterion_patterns.get(criterion, []):
+        pattern = reading.patterns.get(pid)
+        if pattern is None:
+            continue
+        hits = [m.group(0) for m in pattern.finditer(text) if m.group(0).strip()]
+        evidence += hits[:2]
+        if pid in reading.bad:
+            q -= 0.3 * len(hits)
+        else:
+            q += 0.25 if hits else -0.4
+    if context:
+        novel = [n for n in _NUMBER.findall(text) if n.strip(".,") not in context]
+        q -= 0.35 * len(novel)
+    return max(0.0, min(1.0, q)), evidence
+
+
+def _value(schema: dict, q: float) -> Any:
+    if "enum" in schema and schema.get("type") == "string":
+        options = schema["enum"]
+        return options[0] if q >= 0.5 else options[-1]
+    if schema.get("enum") == [0, 1]:
+        return 1 if q >= 0.5 else 0
+    low, high = schema.get("minimum", 0), schema.get("maximum", 1)
+    if schema.get("type") == "integer":
+        return int(round(low + q * (high - low)))
+    value = low + q * (high - low)
+    step = schema.get("multipleOf")
+    if step:
+        value = low + round((value - low) / step) * step
+    return round(value, 6)
+
+
+def judge(system: str, user: str, schema: dict) -> dict:
+    """The answer object for one request."""
+    reading = PromptReading(system)
+    blocks = {m.group(1): m.group(3) for m in _FENCE.finditer(user)}
+    text, context = blocks.get("TEXT", ""), blocks.get("CONTEXT", "")
+    props = schema.get("properties", {})
+    answer: dict[str, Any] = {}
+    criteria_schema = props.get("criteria", {}).get("properties", {})
+    scores = {}
+    for cid, cschema in criteria_schema.items():
+        q, evidence = _quality(reading, cid, text, context)
+        ev_schema = cschema["properties"]["evidence"]
+        if not evidence and ev_schema.get("minItems"):
+            first = _SENTENCE.search(text)
+            evidence = [first.group(0).strip()] if first else [text[:40]]
+        evidence = evidence[: ev_schema.get("maxItems", 3)]
+        prefix = "BECAUSE: " if reading.because else ""
+        scores[cid] = {
+            "value": _value(cschema["properties"]["value"], q),
+            "rationale": f"{prefix}{MARK}: quality estimate {q:.2f} from {len(text.split())} words and pattern hits.",
+            "evidence": evidence,
+        }
+    if criteria_schema:
+        answer["criteria"] = scores
+    if "verdict" in props:
+        answer["verdict"] = "pass" if _quality(reading, "", text, context)[0] >= 0.5 else "fail"
+        answer["rationale"] = f"{MARK}."
+    answer["disqualifiers"] = []
+    for field, fschema in props.items():
+        if field not in answer and fschema.get("type") == "string":
+            answer[field] = f"{MARK}."
+    return answer
+
+
+def request_schema(body: dict) -> tuple[dict, str]:
+    """The answer schema and how it was asked for: json_schema, tools, or text (schema in the prompt)."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return fmt["json_schema"]["schema"], "json_schema"
+    for tool in body.get("tools") or []:
+        return tool["function"]["parameters"], "tools"
+    system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
+    m = re.search(r"JSON Schema of the answer:\n(\{.*\})\s*$", system, re.S)
+    return (json.loads(m.group(1)) if m else {}), "text"
+
+
+def request_key(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body.get("messages", []), sort_keys=True).encode()).hexdigest()

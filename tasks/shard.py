@@ -1,0 +1,161 @@
+"""Judge one shard of planned cells and land its results as Parquet, atomically.
+
+Shards never touch the warehouse: they read a plan file and write two landing files, the
+judgments first and the completions last, each through a temp file and a rename. A completions
+file on disk means its shard is complete; the loader takes only those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from openai import AsyncOpenAI
+
+from rubrics.compiler import Bundle
+
+from .config import JudgeConfig, api_key
+from .judge import Cell, Judge, Outcome, RetryBudget, judge_all
+from .ratelimit import RateLimiter
+
+COMPLETION_SCHEMA = pa.schema([
+    ("cell_key", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()), ("text_id", pa.string()),
+    ("text_sha256", pa.string()), ("unit_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()),
+    ("sample", pa.int32()), ("model", pa.string()), ("system_fingerprint", pa.string()), ("response_id", pa.string()),
+    ("output_mode", pa.string()), ("raw_response", pa.string()), ("finish_reason", pa.string()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
+    ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
+    ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
+])
+JUDGMENT_SCHEMA = pa.schema([
+    ("cell_key", pa.string()), ("criterion_id", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()),
+    ("text_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()), ("sample", pa.int32()),
+    ("value", pa.string()), ("unit_score", pa.float64()), ("rationale", pa.string()),
+    ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
+    ("status", pa.string()), ("reason", pa.string()),
+])
+
+
+@dataclass
+class ShardResult:
+    shard: str
+    cells: int
+    ok: int
+    failed: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    completions_file: str
+
+
+class Worker:
+    """One per process: a background event loop with one HTTP client per endpoint, reused by every
+    shard, and the rate limiter and retry budget of each run."""
+
+    _instance: "Worker | None" = None
+    _guard = threading.Lock()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
+        self.thread.start()
+        self.clients: dict[tuple[str | None, float], AsyncOpenAI] = {}
+        self.limiters: dict[str, RateLimiter] = {}
+        self.budgets: dict[str, RetryBudget] = {}
+
+    @classmethod
+    def get(cls) -> "Worker":
+        with cls._guard:
+            if cls._instance is None:
+                cls._instance = Worker()
+            return cls._instance
+
+    def submit(self, coro) -> Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def client(self, config: JudgeConfig) -> AsyncOpenAI:
+        key = (config.resolved_base_url(), config.timeout_s)
+        if key not in self.clients:
+            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=api_key(), max_retries=0, timeout=config.timeout_s)
+        return self.clients[key]
+
+    def limiter(self, run_id: str, config: JudgeConfig) -> RateLimiter:
+        if run_id not in self.limiters:
+            self.limiters[run_id] = RateLimiter(config.rpm, config.tpm, config.max_in_flight)
+        return self.limiters[run_id]
+
+    def budget(self, run_id: str, config: JudgeConfig) -> RetryBudget:
+        return self.budgets.setdefault(run_id, RetryBudget(config.retry_budget))
+
+
+def read_cells(plan_file: str | Path) -> list[Cell]:
+    table = pq.read_table(plan_file)
+    return [Cell(**row) for row in table.to_pylist()]
+
+
+def _write_atomic(table: pa.Table, target: Path) -> None:
+    tmp = target.with_name(target.name + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
+def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
+    """Write judgments, then completions (the shard's commit marker)."""
+    judgments = []
+    for o in outcomes:
+        c = o.completion
+        for r in o.judgments:
+            judgments.append({
+                "cell_key": c["cell_key"], "criterion_id": r.criterion_id, "run_id": c["run_id"],
+                "corpus_id": c["corpus_id"], "text_id": c["text_id"], "rubric_hash": c["rubric_hash"],
+                "judge_hash": c["judge_hash"], "sample": c["sample"],
+                "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
+                "unit_score": r.unit_score, "rationale": r.rationale, "evidence": r.evidence,
+                "evidence_verified": r.evidence_verified, "warnings": r.warnings, "status": r.status, "reason": r.reason,
+            })
+    completions = [{**o.completion, "created_at": _ts(o.completion["created_at"])} for o in outcomes]
+    landing_dir.mkdir(parents=True, exist_ok=True)
+    _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT_SCHEMA), landing_dir / f"{shard}.judgments.parquet")
+    target = landing_dir / f"{shard}.completions.parquet"
+    _write_atomic(pa.Table.from_pylist(completions, schema=COMPLETION_SCHEMA), target)
+    return target
+
+
+def _ts(epoch: float):
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).replace(tzinfo=None)
+
+
+def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
+              run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:
+    """Judge every cell of one plan file on this process's worker loop, then land the results."""
+    worker = Worker.get()
+    cells = read_cells(plan_file)
+    shard = Path(plan_file).stem
+
+    async def go() -> list[Outcome]:
+        judge = Judge(bundle, config, worker.client(config), worker.limiter(run_id, config),
+                      worker.budget(run_id, config), run_id, corpus_id)
+        return await judge_all(judge, cells, on_done)
+
+    outcomes = worker.submit(go()).result()
+    target = land(outcomes, Path(landing_dir), shard)
+    ok = sum(1 for o in outcomes if o.completion["status"] == "ok")
+    return ShardResult(
+        shard=shard, cells=len(outcomes), ok=ok, failed=len(outcomes) - ok,
+        calls=sum(o.completion["attempts"] for o in outcomes),
+        prompt_tokens=sum(o.completion["prompt_tokens"] or 0 for o in outcomes),
+        completion_tokens=sum(o.completion["completion_tokens"] or 0 for o in outcomes),
+        completions_file=str(target),
+    )

@@ -1,0 +1,169 @@
+"""Read the judge's answer and check it against the rubric: scale domains, evidence quotes really
+in the text, output constraints. A value outside its scale is flagged, never clamped; anything
+that cannot be scored is UNSCORED with a reason, never a 0."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rubrics.model import Criterion, OutputConstraint, Rubric, ScaleError
+from rubrics.render import CRITERION_FIELDS, CallUnit
+
+
+class AnswerError(ValueError):
+    """The answer as a whole is unusable (not JSON, wrong shape)."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+@dataclass
+class CriterionResult:
+    criterion_id: str
+    value: Any = None
+    unit_score: float | None = None
+    rationale: str | None = None
+    evidence: list[str] = field(default_factory=list)
+    evidence_verified: bool | None = None
+    warnings: list[str] = field(default_factory=list)
+    status: str = "unscored"
+    reason: str | None = None
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def parse_json_answer(content: str | None) -> dict:
+    """Tolerant: code fences, prose around the object, trailing commas."""
+    if content is None or not content.strip():
+        raise AnswerError("parse", "empty answer")
+    candidates = [m.group(1) for m in _FENCE.finditer(content)] + [content]
+    decoder = json.JSONDecoder()
+    for text in candidates:
+        for attempt in (text, _TRAILING_COMMA.sub(r"\1", text)):
+            start = attempt.find("{")
+            while start != -1:
+                try:
+                    obj, _ = decoder.raw_decode(attempt, start)
+                except json.JSONDecodeError:
+                    start = attempt.find("{", start + 1)
+                    continue
+                if isinstance(obj, dict):
+                    return obj
+                start = attempt.find("{", start + 1)
+    raise AnswerError("parse", f"no JSON object in the answer: {content[:120]!r}")
+
+
+def _normalise_space(text: str) -> str:
+    return " ".join(text.split())
+
+
+def quotes_in_text(quotes: list[str], text: str) -> bool:
+    haystack = _normalise_space(text)
+    return all(_normalise_space(q) in haystack for q in quotes)
+
+
+def check_constraint(c: OutputConstraint, value: Any) -> str | None:
+    """Why `value` breaks constraint `c`, or None."""
+    if isinstance(value, list):
+        items = value
+        text = " ".join(map(str, value))
+    else:
+        text = "" if value is None else str(value)
+        items = [p for p in text.split(c.separator)] if c.separator else None
+    words = len(text.split())
+    problems = []
+    if c.prefix and not text.startswith(c.prefix):
+        problems.append(f"does not start with {c.prefix!r}")
+    if c.suffix and not text.rstrip().endswith(c.suffix):
+        problems.append(f"does not end with {c.suffix!r}")
+    if c.min_words is not None and words < c.min_words:
+        problems.append(f"{words} words < {c.min_words}")
+    if c.max_words is not None and words > c.max_words:
+        problems.append(f"{words} words > {c.max_words}")
+    if c.max_chars is not None and len(text) > c.max_chars:
+        problems.append(f"{len(text)} chars > {c.max_chars}")
+    if items is not None:
+        if c.min_items is not None and len(items) < c.min_items:
+            problems.append(f"{len(items)} items < {c.min_items}")
+        if c.max_items is not None and len(items) > c.max_items:
+            problems.append(f"{len(items)} items > {c.max_items}")
+    return "; ".join(problems) or None
+
+
+def verify_answer(rubric: Rubric, unit: CallUnit, answer: dict, text: str) -> tuple[list[CriterionResult], list[str], list[str]]:
+    """Return (per-criterion results, declared disqualifier ids, cell-level warnings)."""
+    scores = answer.get("criteria")
+    if not isinstance(scores, dict):
+        raise AnswerError("parse", f"answer has no `criteria` object (keys: {sorted(answer)[:8]})")
+    cell_warnings: list[str] = []
+    hard_cell_violation = None
+    for c in rubric.output.constraints:
+        if c.field in CRITERION_FIELDS or c.field == "disqualifiers":
+            continue
+        problem = check_constraint(c, answer.get(c.field))
+        if problem and c.severity == "hard":
+            hard_cell_violation = f"constraint {c.id} on {c.field}: {problem}"
+        elif problem:
+            cell_warnings.append(f"{c.id}: {problem}")
+    results = [_verify_criterion(rubric, rubric.criterion(cid), scores.get(cid), text) for cid in unit.criteria]
+    if hard_cell_violation:
+        for r in results:
+            r.status, r.unit_score, r.reason = "unscored", None, hard_cell_violation
+    judge_ids = {d.id for d in rubric.disqualifiers if d.kind == "judge"}
+    declared = answer.get("disqualifiers") or []
+    if not isinstance(declared, list):
+        declared = [declared]
+    unknown = [str(d) for d in declared if str(d) not in judge_ids]
+    if unknown:
+        cell_warnings.append(f"unknown disqualifiers declared: {unknown}")
+    extra = sorted(set(scores) - set(unit.criteria))
+    if extra:
+        cell_warnings.append(f"answer scores criteria not asked for: {extra}")
+    return results, [str(d) for d in declared if str(d) in judge_ids], cell_warnings
+
+
+def _verify_criterion(rubric: Rubric, c: Criterion, entry: Any, text: str) -> CriterionResult:
+    result = CriterionResult(c.id)
+    if entry is None:
+        result.reason = "missing from the answer"
+        return result
+    if not isinstance(entry, dict):  # a bare value instead of {value, rationale, evidence}
+        entry = {"value": entry}
+    result.value = entry.get("value")
+    rationale = entry.get("rationale")
+    result.rationale = rationale if isinstance(rationale, str) else None
+    evidence = entry.get("evidence") or []
+    result.evidence = [str(e) for e in evidence] if isinstance(evidence, list) else [str(evidence)]
+    try:
+        unit = c.scale.unit(result.value)
+    except ScaleError as exc:
+        result.reason = f"out of scale: {exc}"
+        return result
+    if unit is None:
+        result.reason = "category has no score"
+        return result
+    if result.evidence:
+        result.evidence_verified = quotes_in_text(result.evidence, text) if c.evidence.exact_quote else None
+        if result.evidence_verified is False:
+            result.warnings.append("evidence quote not found in the text")
+    if c.evidence.required and len(result.evidence) < max(1, c.evidence.min_items):
+        result.reason = "required evidence missing"
+        return result
+    for oc in rubric.output.constraints:
+        if oc.field not in CRITERION_FIELDS:
+            continue
+        problem = check_constraint(oc, result.rationale if oc.field == "rationale" else result.evidence)
+        if problem and oc.severity == "hard":
+            result.reason = f"constraint {oc.id} on {oc.field}: {problem}"
+            return result
+        if problem:
+            result.warnings.append(f"{oc.id}: {problem}")
+    result.unit_score = unit
+    result.status = "scored"
+    return result

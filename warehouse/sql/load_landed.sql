@@ -1,0 +1,6 @@
+-- Load one landed shard, idempotent by cell_key: a cell landed again replaces its earlier rows.
+-- Run inside one transaction. Params: $completions, $judgments (the shard's two Parquet files).
+DELETE FROM judgments WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
+DELETE FROM completions WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
+INSERT INTO completions BY NAME SELECT * FROM read_parquet($completions);
+INSERT INTO judgments BY NAME SELECT * FROM read_parquet($judgments);

@@ -1,0 +1,26 @@
+-- The work cells of a run that are not landed for good yet: resume and cache are this one anti-join.
+-- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
+-- failures (retries exhausted) are planned again. Needs the registered table plan_units(genre_key,
+-- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
+-- $skip_disqualified (leave out texts a pattern disqualifier already fails).
+CREATE OR REPLACE TEMP TABLE plan AS
+WITH cells AS (
+    SELECT sha256(concat_ws('|', t.text_id, t.sha256, u.unit_id, $rubric, $judge, s.sample)) AS cell_key,
+           t.text_id, t.sha256 AS text_sha256, u.unit_id, s.sample::INTEGER AS sample,
+           t.text, t.input, t.context, t.genre
+    FROM texts t
+    JOIN plan_units u ON u.genre_key = CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END
+    CROSS JOIN range($samples) s(sample)
+    WHERE t.corpus_id = $corpus
+      AND NOT ($skip_disqualified AND EXISTS (
+          SELECT 1 FROM pattern_hits h
+          JOIN rubric_disqualifiers d ON d.rubric_hash = h.rubric_hash AND d.kind = 'pattern'
+           AND list_contains(d.patterns, h.pattern_id)
+          WHERE h.corpus_id = t.corpus_id AND h.text_id = t.text_id AND h.text_sha256 = t.sha256
+            AND h.rubric_hash = $rubric AND h.hits > 0))
+)
+SELECT c.* FROM cells c
+WHERE NOT EXISTS (
+    SELECT 1 FROM completions p
+    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind <> 'transient'))
+ORDER BY c.text_id, c.unit_id, c.sample;

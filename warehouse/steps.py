@@ -1,0 +1,106 @@
+"""The writer's steps of a scoring run: load a corpus, count pattern hits, plan cells, load landed
+shards. Each is one `.sql` file run on the single writer connection."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rubrics.compiler import Bundle
+from rubrics.render import call_units
+
+from .db import sql
+
+_PARAM = re.compile(r"\$(\w+)")
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
+    """Run every statement of a `.sql` file, giving each the named parameters it uses."""
+    text = re.sub(r"^\s*--.*$", "", sql(name), flags=re.M)
+    for statement in (s.strip() for s in text.split(";\n")):
+        if statement:
+            used = {p: params[p] for p in set(_PARAM.findall(statement))}
+            con.execute(statement, used)
+
+
+def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path,
+                rows_ok: int, rows_quarantined: int) -> None:
+    con.execute("BEGIN")
+    try:
+        run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
+        con.execute("INSERT OR REPLACE INTO corpora VALUES (?, ?, ?, ?, ?, current_timestamp)",
+                    [corpus_id, source, str(parquet), rows_ok, rows_quarantined])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
+    for p in bundle.rubric.patterns:
+        run_sql(con, "pattern_hits.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id, regex=p.effective_regex())
+
+
+@dataclass
+class Plan:
+    files: list[Path]
+    cells: int  # cells to judge now
+    total: int  # cells the run covers, landed or not
+
+
+def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, judge_hash: str, strategy: str,
+               samples: int, out_dir: Path, shard_size: int, skip_disqualified: bool = False) -> Plan:
+    """Write the cells still to judge as Parquet plan files of at most `shard_size` cells."""
+    rubric = bundle.rubric
+    genres = sorted({g for c in rubric.criteria for g in c.genre})
+    units = [(genre or "", u.id) for genre in [None, *genres] for u in call_units(rubric, strategy, genre)]  # type: ignore[arg-type]
+    con.register("plan_units", pa.table({"genre_key": [g for g, _ in units], "unit_id": [u for _, u in units]}))
+    try:
+        run_sql(con, "plan_cells.sql", corpus=corpus_id, rubric=bundle.hash, judge=judge_hash, samples=samples,
+                genres=genres, skip_disqualified=skip_disqualified)
+        total = con.execute(
+            "SELECT count(*) * $samples FROM texts t JOIN plan_units u ON u.genre_key = "
+            "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END WHERE t.corpus_id = $corpus",
+            {"samples": samples, "genres": genres, "corpus": corpus_id}).fetchone()[0]
+        table = con.sql("SELECT * FROM plan").to_arrow_table()
+    finally:
+        con.unregister("plan_units")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("*.parquet"):
+        old.unlink()
+    files = []
+    for index, start in enumerate(range(0, table.num_rows, shard_size)):
+        path = out_dir / f"shard-{index:05d}.parquet"
+        pq.write_table(table.slice(start, shard_size), path)
+        files.append(path)
+    return Plan(files, table.num_rows, total)
+
+
+def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
+    """Load one landed shard in one transaction, then remove its files. Returns the cells loaded."""
+    judgments_file = completions_file.with_name(completions_file.name.replace(".completions.", ".judgments."))
+    con.execute("BEGIN")
+    try:
+        run_sql(con, "load_landed.sql", completions=str(completions_file), judgments=str(judgments_file))
+        cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchone()[0]
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    completions_file.unlink()  # after the commit: a crash before this only reloads the same rows
+    judgments_file.unlink(missing_ok=True)
+    return cells
+
+
+def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
+    """Load shards an interrupted run landed but never loaded (crash recovery)."""
+    loaded = 0
+    if landing_root.exists():
+        for f in sorted(landing_root.rglob("*.completions.parquet")):
+            loaded += load_landed(con, f)
+    return loaded

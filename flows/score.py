@@ -61,7 +61,7 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
                 run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int]:
     path = Path(warehouse_path)
     with db.writer(path) as con:
-        if not con.execute("SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]).fetchone():
+        if not con.execute("SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]).fetchall():
             raise ValueError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
         recovered = steps.load_pending(con, path.parent / "runs")
         db.register_rubric(con, bundle, source)

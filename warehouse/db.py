@@ -74,7 +74,7 @@ def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
 def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str = "") -> None:
     """Store a compiled rubric and its tree once; a hash already present is left as it is."""
     h = bundle.hash
-    if con.execute("SELECT 1 FROM rubrics WHERE rubric_hash = ?", [h]).fetchone():
+    if con.execute("SELECT 1 FROM rubrics WHERE rubric_hash = ?", [h]).fetchall():
         return
     r = bundle.rubric
     s = r.scoring

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from rubrics.compiler import Bundle
 from rubrics.render import call_units
@@ -62,23 +61,28 @@ def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, j
     con.register("plan_units", pa.table({"genre_key": [g for g, _ in units], "unit_id": [u for _, u in units]}))
     try:
         run_sql(con, "plan_cells.sql", corpus=corpus_id, rubric=bundle.hash, judge=judge_hash, samples=samples,
-                genres=genres, skip_disqualified=skip_disqualified)
+                genres=genres, skip_disqualified=skip_disqualified, shard_size=shard_size)
         total = con.execute(
             "SELECT count(*) * $samples FROM texts t JOIN plan_units u ON u.genre_key = "
             "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END WHERE t.corpus_id = $corpus",
-            {"samples": samples, "genres": genres, "corpus": corpus_id}).fetchone()[0]
-        table = con.sql("SELECT * FROM plan").to_arrow_table()
+            {"samples": samples, "genres": genres, "corpus": corpus_id}).fetchall()[0][0]
     finally:
         con.unregister("plan_units")
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.parquet"):
         old.unlink()
+    shards, cells = con.execute("SELECT count(DISTINCT shard), count(*) FROM plan").fetchall()[0]
     files = []
-    for index, start in enumerate(range(0, table.num_rows, shard_size)):
+    for index in range(shards):  # DuckDB writes the files itself: the plan never passes through Python
         path = out_dir / f"shard-{index:05d}.parquet"
-        pq.write_table(table.slice(start, shard_size), path)
+        con.execute(f"COPY (SELECT * EXCLUDE (shard) FROM plan WHERE shard = {index}) TO {_literal(path)} (FORMAT parquet)")
         files.append(path)
-    return Plan(files, table.num_rows, total)
+    con.execute("DROP TABLE plan")
+    return Plan(files, cells, total)
+
+
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
@@ -87,7 +91,7 @@ def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
     con.execute("BEGIN")
     try:
         run_sql(con, "load_landed.sql", completions=str(completions_file), judgments=str(judgments_file))
-        cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchone()[0]
+        cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchall()[0][0]
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

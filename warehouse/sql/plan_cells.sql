@@ -2,7 +2,7 @@
 -- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
 -- failures (retries exhausted) are planned again. Needs the registered table plan_units(genre_key,
 -- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
--- $skip_disqualified (leave out texts a pattern disqualifier already fails).
+-- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size.
 CREATE OR REPLACE TEMP TABLE plan AS
 WITH cells AS (
     SELECT sha256(concat_ws('|', t.text_id, t.sha256, u.unit_id, $rubric, $judge, s.sample)) AS cell_key,
@@ -19,8 +19,8 @@ WITH cells AS (
           WHERE h.corpus_id = t.corpus_id AND h.text_id = t.text_id AND h.text_sha256 = t.sha256
             AND h.rubric_hash = $rubric AND h.hits > 0))
 )
-SELECT c.* FROM cells c
+SELECT c.*, (row_number() OVER (ORDER BY c.text_id, c.unit_id, c.sample) - 1) // $shard_size AS shard
+FROM cells c
 WHERE NOT EXISTS (
     SELECT 1 FROM completions p
-    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind <> 'transient'))
-ORDER BY c.text_id, c.unit_id, c.sample;
+    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind <> 'transient'));

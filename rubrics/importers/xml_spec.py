@@ -299,7 +299,7 @@ def _clean(text: str) -> str:
     return _XML_UNSAFE.sub("", text)
 
 
-_NAME = re.compile(r"^[A-Za-z_][\w.-]*$")
+_NAME = re.compile(r"^[A-Za-z_][\w.-]*$", re.ASCII)
 _XML_UNSAFE = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 

@@ -91,7 +91,7 @@ class _Wait:
     """Retry-After when the server gives one, else exponential backoff with jitter."""
 
     def __init__(self) -> None:
-        self.backoff = wait_exponential_jitter(initial=0.25, max=30, jitter=0.5)
+        self.backoff = wait_exponential_jitter(multiplier=0.25, max=30, jitter=0.5)
 
     def __call__(self, state) -> float:
         hinted = retry_after_s(state.outcome.exception() if state.outcome else None)

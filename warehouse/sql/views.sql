@@ -38,9 +38,9 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
                WHEN 'max'           THEN max(c.v)
                WHEN 'all'           THEN bool_and(c.met)::DOUBLE
                WHEN 'any'           THEN bool_or(c.met)::DOUBLE
-               WHEN 'points'        THEN greatest(0, least(1,
-                    sum(CASE WHEN c.met THEN coalesce(cr.points, 0) ELSE 0 END)
-                    / nullif(sum(greatest(coalesce(cr.points, 0), 0)), 0)))
+               WHEN 'points'        THEN CASE WHEN sum(greatest(coalesce(cr.points, 0), 0)) > 0 THEN
+                    greatest(0, least(1, sum(CASE WHEN c.met THEN coalesce(cr.points, 0) ELSE 0 END)
+                                         / sum(greatest(coalesce(cr.points, 0), 0)))) END
            END AS v,
            NULL::BOOLEAN AS met
     FROM (SELECT DISTINCT w.corpus_id, w.rubric_hash, w.judge_hash, w.text_id, n.parent_id

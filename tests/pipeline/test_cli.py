@@ -1,0 +1,83 @@
+"""The pipeline commands as a user runs them."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+EXE = shutil.which("rubricflow")
+
+
+def run(*args, cwd=None, env=None):
+    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    """`rubricflow demo` from an empty folder, as the README's first command runs it."""
+    cwd = tmp_path_factory.mktemp("demo")
+    result = run("demo", cwd=cwd)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return cwd, result
+
+
+def test_demo_runs_offline_and_prints_summaries(demo_dir):
+    cwd, result = demo_dir
+    assert "OFFLINE judge" in result.stdout and "deterministic stand-in" in result.stdout
+    assert "22 texts loaded, 2 rows quarantined" in result.stdout
+    assert result.stdout.count("status completed") == 2 and "coverage 100%" in result.stdout
+    for table in ("labels", "criteria", "top pattern hits"):
+        assert table in result.stdout
+    assert (cwd / "warehouse" / "demo.duckdb").is_file()
+
+
+def test_query_formats_and_read_only(demo_dir):
+    cwd, _ = demo_dir
+    w = ["-w", "warehouse/demo.duckdb"]
+    table = run("query", "SELECT count(*) AS n FROM texts", *w, cwd=cwd)
+    assert table.returncode == 0 and "22" in table.stdout
+    as_json = run("query", "SELECT text_id, label FROM text_scores ORDER BY text_id LIMIT 3", "-f", "json", *w, cwd=cwd)
+    assert [json.loads(line)["text_id"] for line in as_json.stdout.splitlines()] == ["doc-001", "doc-001", "doc-002"]
+    as_csv = run("query", "SELECT 1 AS one", "-f", "csv", *w, cwd=cwd)
+    assert as_csv.stdout.splitlines() == ["one", "1"]
+    out = cwd / "scores.parquet"
+    assert run("query", "SELECT * FROM text_scores", "-f", "parquet", "-o", str(out), *w, cwd=cwd).returncode == 0
+    assert out.stat().st_size > 0
+    for statement in ("DELETE FROM texts", "DROP TABLE judgments", "CREATE TABLE x AS SELECT 1"):
+        refused = run("query", statement, *w, cwd=cwd)
+        assert refused.returncode == 1 and "read-only" in refused.stderr.replace("\n", " ")
+    assert "22" in run("query", "SELECT count(*) FROM texts", *w, cwd=cwd).stdout
+
+
+def test_runs_and_show(demo_dir):
+    cwd, _ = demo_dir
+    runs = run("runs", "-w", "warehouse/demo.duckdb", cwd=cwd)
+    assert runs.returncode == 0 and "llm-slop v1.0.0" in runs.stdout and "writing-quality v1.0.0" in runs.stdout
+    shown = run("show", "doc-013", "-w", "warehouse/demo.duckdb", cwd=cwd)
+    assert shown.returncode == 0 and "Nestled in the heart" in shown.stdout and "offline stand-in judge" in shown.stdout
+    missing = run("show", "nope", "-w", "warehouse/demo.duckdb", cwd=cwd)
+    assert missing.returncode == 1 and "no text 'nope'" in missing.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("score", "-c", "x", "-r", "llm-slop"), "no judge endpoint"),
+    (("ingest", "missing.jsonl"), "missing.jsonl: no such file"),
+    (("query", "SELECT 1", "-w", "nowhere.duckdb"), "no warehouse at nowhere.duckdb"),
+    (("judge-server", "--faults", "gremlins"), "unknown faults ['gremlins']"),
+])
+def test_errors_name_the_problem(tmp_path, args, message):
+    result = run(*args, cwd=tmp_path, env={"OPENAI_BASE_URL": ""})
+    assert result.returncode != 0 and message in result.stderr.replace("\n", " ")
+
+
+def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
+    cwd, _ = demo_dir
+    bad_rubric = run("score", "-c", "demo", "-r", "no-such-rubric", "--base-url", "http://127.0.0.1:9/v1",
+                     "-w", "warehouse/demo.duckdb", cwd=cwd)
+    assert bad_rubric.returncode == 2 and "no rubric named 'no-such-rubric'" in bad_rubric.stderr
+    bad_corpus = run("score", "-c", "nope", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1",
+                     "-w", "warehouse/demo.duckdb", cwd=cwd)
+    assert bad_corpus.returncode == 2 and "no corpus 'nope'" in bad_corpus.stderr

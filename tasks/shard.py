@@ -18,7 +18,7 @@ from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from rubrics.compiler import Bundle
 
@@ -84,7 +84,8 @@ class Worker:
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
         key = (config.resolved_base_url(), config.timeout_s)
         if key not in self.clients:
-            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=api_key(), max_retries=0, timeout=config.timeout_s)
+            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=api_key(), max_retries=0, timeout=config.timeout_s,
+                                            http_client=DefaultAioHttpClient(timeout=config.timeout_s))
         return self.clients[key]
 
     def limiter(self, run_id: str, config: JudgeConfig) -> RateLimiter:

@@ -1,0 +1,117 @@
+"""Bench 4: each analytics view over 10M synthetic judgment rows, against a hand-written DuckDB
+query computing the same result for this one rubric shape (target: view <= 1.5x the hand query).
+
+The data: 1M texts x 10 criteria (weighted mean, labels, pass threshold, one criterion
+disqualifier and one pattern disqualifier), one sample each.
+
+    python bench/views.py [--texts 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from rubrics.compiler import compile_or_raise
+from rubrics.model import Rubric
+from warehouse import db
+
+CRITERIA = 10
+
+
+def rubric() -> Rubric:
+    return Rubric.model_validate({
+        "metadata": {"id": "bench-views"}, "goal": "bench",
+        "criteria": [{"id": f"c{i}", "weight": i + 1, "scale": {"kind": "ordinal", "anchors": [{"value": 0}, {"value": 4}]}}
+                     for i in range(CRITERIA)],
+        "patterns": [{"id": "p0", "regex": "x"}, {"id": "p1", "regex": "y"}],
+        "disqualifiers": [{"id": "floor", "kind": "criterion", "criterion": "c0"},
+                          {"id": "pat", "kind": "pattern", "patterns": ["p0"]}],
+        "scoring": {"pass_threshold": 0.5, "labels": [{"label": "high", "min": 0.7}, {"label": "low", "min": 0.0}]},
+    })
+
+
+def fill(con, bundle, texts: int) -> None:
+    h = bundle.hash
+    db.register_rubric(con, bundle)
+    con.execute("INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), NULL)", [h, texts])
+    con.execute("INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)", [texts])
+    con.execute("""
+        INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, judge_hash, sample,
+                                 attempts, status, created_at, prompt_tokens, completion_tokens, latency_ms, declared_disqualifiers)
+        SELECT 'k' || i, 'run', 'c', 't' || i, 's' || i, '_all', ?, 'j', 0, 1, 'ok', now(), 500, 80, 10 + i % 50, []
+        FROM range(?) r(i)""", [h, texts])
+    con.execute("""
+        INSERT INTO judgments
+        SELECT 'k' || i, 'c' || c, 'run', 'c', 't' || i, ?, 'j', 0, ((i * 7 + c * 3) % 5)::VARCHAR::JSON,
+               CASE WHEN (i + c) % 97 = 0 THEN NULL ELSE ((i * 7 + c * 3) % 5) / 4.0 END,
+               NULL, [], NULL, [], CASE WHEN (i + c) % 97 = 0 THEN 'unscored' ELSE 'scored' END, NULL
+        FROM range(?) r(i), range(?) k(c)""", [h, texts, CRITERIA])
+    con.execute("""INSERT INTO pattern_hits SELECT 'c', 't' || i, 's' || i, ?, 'p' || p, (i + p) % 13 = 0
+                   FROM range(?) r(i), range(2) q(p)""", [h, texts])
+    con.execute("CHECKPOINT")
+
+
+HAND = {
+    "criterion_scores": """
+        SELECT j.text_id, j.criterion_id, count(*) AS judgments, count(j.unit_score) AS scored, avg(j.unit_score) AS unit_score,
+               stddev_samp(j.unit_score) AS sd, avg(j.unit_score) >= 0.5 AS passed
+        FROM judgments j GROUP BY j.text_id, j.criterion_id""",
+    "text_scores": """
+        WITH cs AS (SELECT text_id, criterion_id, avg(unit_score) AS u FROM judgments GROUP BY ALL),
+        w AS (SELECT criterion_id, weight FROM criteria),
+        agg AS (SELECT text_id, sum(w.weight * u) / sum(w.weight) FILTER (WHERE u IS NOT NULL) AS s,
+                       count(u) AS scored, count(*) AS planned, min(u) FILTER (WHERE cs.criterion_id = 'c0') AS c0
+                FROM cs JOIN w USING (criterion_id) GROUP BY text_id),
+        dq AS (SELECT text_id FROM pattern_hits WHERE pattern_id = 'p0' AND hits > 0)
+        SELECT a.text_id,
+               CASE WHEN a.c0 <= 0 OR d.text_id IS NOT NULL THEN 0.0 ELSE a.s END AS score,
+               CASE WHEN a.c0 <= 0 OR d.text_id IS NOT NULL THEN 'disqualified' WHEN a.s >= 0.7 THEN 'high' ELSE 'low' END AS label,
+               CASE WHEN a.c0 <= 0 OR d.text_id IS NOT NULL THEN FALSE ELSE a.s >= 0.5 END AS passed,
+               a.scored / a.planned AS coverage
+        FROM agg a LEFT JOIN dq d USING (text_id)""",
+    "disqualifier_hits": """
+        SELECT text_id, 'pat' AS dq FROM pattern_hits WHERE pattern_id = 'p0' AND hits > 0
+        UNION ALL
+        SELECT text_id, 'floor' FROM judgments WHERE criterion_id = 'c0' GROUP BY text_id HAVING avg(unit_score) <= 0""",
+    "pattern_summary": """
+        SELECT pattern_id, count(*) FILTER (WHERE hits > 0), count(*), sum(hits) FROM pattern_hits GROUP BY pattern_id""",
+    "run_summary": """
+        SELECT run_id, count(*), sum(attempts), sum(prompt_tokens), quantile_cont(latency_ms, 0.5),
+               quantile_cont(latency_ms, 0.95) FROM completions GROUP BY run_id""",
+}
+
+
+def timed(con, query: str, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        con.execute(f"CREATE OR REPLACE TEMP TABLE bench_out AS {query}")
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--texts", type=int, default=1_000_000)
+    args = parser.parse_args()
+    bundle = compile_or_raise(rubric())
+    with tempfile.TemporaryDirectory() as tmp, db.writer(Path(tmp) / "w.duckdb") as con:
+        t = time.perf_counter()
+        fill(con, bundle, args.texts)
+        rows = con.execute("SELECT count(*) FROM judgments").fetchall()[0][0]
+        print(f"{rows:,} judgment rows ({args.texts:,} texts x {CRITERIA} criteria) generated in {time.perf_counter() - t:.1f} s")
+        check = con.execute(f"""SELECT count(*) FROM text_scores v JOIN ({HAND['text_scores']}) h USING (text_id)
+                                WHERE v.score IS DISTINCT FROM h.score AND abs(v.score - h.score) > 1e-9
+                                   OR v.label IS DISTINCT FROM h.label OR v.passed IS DISTINCT FROM h.passed""").fetchall()[0][0]
+        print(f"text_scores rows that differ from the hand query: {check}")
+        print(f"{'view':<20}{'view s':>9}{'hand s':>9}{'ratio':>8}")
+        for view, hand in HAND.items():
+            v, h = timed(con, f"SELECT * FROM {view}"), timed(con, hand)
+            print(f"{view:<20}{v:>9.2f}{h:>9.2f}{v / h:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

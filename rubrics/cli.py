@@ -13,7 +13,6 @@ from . import algebra
 from .compiler import LATTICE, compile_rubric
 from .formats import RubricImportError, dump, load_rubrics
 from .library import Library, LibraryError, default_roots, resolve
-from .model import BinaryScale, NominalScale, NumericScale, OrdinalScale
 from .render import STRATEGIES, call_units, render_system_prompt, schema_json
 
 app = typer.Typer(help="Work with rubrics: files or names from the library.", no_args_is_help=True)
@@ -41,18 +40,6 @@ def _resolve(ref: str, extra: Optional[list[Path]]):
         return resolve(ref, _library(extra) if not Path(ref).is_file() else None)
     except (LibraryError, RubricImportError) as exc:
         fail(str(exc))
-
-
-def _scale(c) -> str:
-    s = c.scale
-    if isinstance(s, BinaryScale):
-        return f"binary {s.labels[0]}/{s.labels[1]}"
-    if isinstance(s, OrdinalScale):
-        return f"ordinal {s.low}..{s.high}"
-    if isinstance(s, NominalScale):
-        return "nominal " + "/".join(s.domain())
-    assert isinstance(s, NumericScale)
-    return f"numeric {s.min:g}..{s.max:g}"
 
 
 @app.command("list")
@@ -99,7 +86,7 @@ def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     for col in ("id", "title", "scale", "weight", "importance", "patterns", "genre"):
         table.add_column(col, overflow="fold")
     for c in rubric.criteria:
-        table.add_row(c.id, c.title or c.description[:60], _scale(c), f"{c.weight:g}", c.importance,
+        table.add_row(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
                       ", ".join(c.patterns), ", ".join(c.genre))
     out.print(table)
     if rubric.disqualifiers:

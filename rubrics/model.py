@@ -74,6 +74,9 @@ class BinaryScale(Strict):
     def json_schema(self) -> dict:
         return {"type": "integer", "enum": [0, 1], "description": f"0 = {self.labels[0]}, 1 = {self.labels[1]}"}
 
+    def describe(self) -> str:
+        return f"binary: 0 = {self.labels[0]}, 1 = {self.labels[1]}"
+
 
 class Anchor(Strict):
     value: int
@@ -134,6 +137,9 @@ class OrdinalScale(Strict):
     def json_schema(self) -> dict:
         return {"type": "integer", "minimum": self.low, "maximum": self.high, "enum": self.domain()}
 
+    def describe(self) -> str:
+        return f"integer {self.low} to {self.high} (higher is better)"
+
 
 class Category(Strict):
     value: str = Field(min_length=1)
@@ -169,6 +175,9 @@ class NominalScale(Strict):
 
     def json_schema(self) -> dict:
         return {"type": "string", "enum": self.domain()}
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.domain())
 
 
 class NumericScale(Strict):
@@ -211,6 +220,10 @@ class NumericScale(Strict):
         if self.step is not None:
             schema["multipleOf"] = self.step
         return schema
+
+    def describe(self) -> str:
+        step = f" in steps of {self.step:g}" if self.step else ""
+        return f"number from {self.min:g} to {self.max:g}{step}"
 
 
 Scale = Annotated[Union[BinaryScale, OrdinalScale, NominalScale, NumericScale], Field(discriminator="kind")]

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from .model import BinaryScale, Criterion, NominalScale, NumericScale, OrdinalScale, Rubric
+from .model import Criterion, NominalScale, OrdinalScale, Rubric
 
 Strategy = Literal["per_criterion", "grouped", "holistic"]
 STRATEGIES: tuple[str, ...] = ("per_criterion", "grouped", "holistic")
@@ -117,7 +117,7 @@ def _render_criterion(r: Rubric, c: Criterion) -> list[str]:
     lines = [f"\n### {c.id}: {c.title}".rstrip(": ")]
     if c.description:
         lines.append(c.description)
-    lines.append(f"- Scale: {_scale_summary(c)}")
+    lines.append(f"- Scale: {c.scale.describe()}")
     scale = c.scale
     if isinstance(scale, OrdinalScale):
         for a in sorted(scale.anchors, key=lambda a: a.value):
@@ -157,19 +157,6 @@ def _render_criterion(r: Rubric, c: Criterion) -> list[str]:
     if c.tags:
         lines.append(f"- Tags: {', '.join(c.tags)}")
     return lines
-
-
-def _scale_summary(c: Criterion) -> str:
-    s = c.scale
-    if isinstance(s, BinaryScale):
-        return f"binary: 0 = {s.labels[0]}, 1 = {s.labels[1]}"
-    if isinstance(s, OrdinalScale):
-        return f"integer {s.low} to {s.high} (higher is better)"
-    if isinstance(s, NominalScale):
-        return "one of " + ", ".join(cat.value for cat in s.categories)
-    assert isinstance(s, NumericScale)
-    step = f" in steps of {s.step:g}" if s.step else ""
-    return f"number from {s.min:g} to {s.max:g}{step}"
 
 
 def _pattern_text(r: Rubric, pid: str) -> str:

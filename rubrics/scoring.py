@@ -111,12 +111,12 @@ def verdict(
         elif d.kind == "judge" and d.id in judge_disqualifiers:
             fired.append(d.id)
     s = rubric.scoring
+    if fired:  # a disqualifier decides even when nothing was scored (e.g. a skipped, pattern-failed text)
+        return Verdict(0.0, s.disqualified_label, False, tuple(fired), coverage)
     raw = aggregate(rubric, units, genre)
     if raw is None:
-        return Verdict(None, None, None, tuple(fired), coverage)
+        return Verdict(None, None, None, (), coverage)
     score = 1.0 - raw if s.invert else raw
-    if fired:
-        return Verdict(0.0, s.disqualified_label, False, tuple(fired), coverage)
     label = next((lab.label for lab in sorted(s.labels, key=lambda lab: -lab.min) if score >= lab.min), None)
     passed = None
     if s.pass_threshold is not None:

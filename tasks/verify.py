@@ -44,18 +44,15 @@ def parse_json_answer(content: str | None) -> dict:
         raise AnswerError("parse", "empty answer")
     candidates = [m.group(1) for m in _FENCE.finditer(content)] + [content]
     decoder = json.JSONDecoder()
-    for text in candidates:
+    for text in candidates:  # the outermost object first, as written, then without trailing commas
         for attempt in (text, _TRAILING_COMMA.sub(r"\1", text)):
             start = attempt.find("{")
-            while start != -1:
-                try:
-                    obj, _ = decoder.raw_decode(attempt, start)
-                except json.JSONDecodeError:
-                    start = attempt.find("{", start + 1)
-                    continue
-                if isinstance(obj, dict):
-                    return obj
-                start = attempt.find("{", start + 1)
+            try:
+                obj, _ = decoder.raw_decode(attempt, start) if start >= 0 else (None, 0)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                return obj
     raise AnswerError("parse", f"no JSON object in the answer: {content[:120]!r}")
 
 

@@ -48,6 +48,7 @@ def writer(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
             f"wait for it to finish or use another --warehouse. ({exc})"
         ) from None
     try:
+        con.execute("SET enable_progress_bar = false")
         con.execute(sql("001_schema.sql"))
         con.execute(sql("views.sql"))
         yield con
@@ -66,6 +67,7 @@ def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
     except duckdb.IOException as exc:
         raise WarehouseError(f"cannot open {path} read-only while another process writes to it ({exc})") from None
     try:
+        con.execute("SET enable_progress_bar = false")
         yield con
     finally:
         con.close()
@@ -81,8 +83,8 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
     con.execute("BEGIN")
     try:
         con.execute(
-            "INSERT INTO rubrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-            [h, r.metadata.id, r.metadata.version, r.metadata.title, bundle.profile, s.method, s.invert,
+            "INSERT INTO rubrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+            [h, r.metadata.id, r.metadata.version, r.metadata.title, bundle.profile, s.method, not r.groups, s.invert,
              s.pass_threshold, s.essential_minimum, s.disqualified_label, source,
              json.dumps(rubric_document(r), ensure_ascii=False)],
         )

@@ -107,3 +107,43 @@ def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, judge
     modes = rows(warehouse, "SELECT r.rubric_id, c.output_mode, count(*) FROM completions c JOIN rubrics r USING (rubric_hash) "
                             "GROUP BY ALL ORDER BY 1")
     assert modes == [("llm-slop", "tools", 6), ("writing-quality", "text", 6)]
+
+
+def test_run_summary_matches_the_flow_and_records_the_model(tmp_path, corpus, judge_server):
+    server = judge_server("--fault-rate", "0.5", "--faults", "500")
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(20)), str(warehouse), "c")
+    s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "seed": 7, "max_tokens": 300})
+    summary = rows(warehouse, "SELECT planned_cells, landed_cells, ok_cells, calls, retries, prompt_tokens, coverage "
+                              "FROM run_summary WHERE run_id = ?", [s["run_id"]])
+    assert summary == [(20, 20, 20, s["calls"], s["calls"] - 20, s["prompt_tokens"], 1.0)]
+    assert s["calls"] > 20
+    assert rows(warehouse, "SELECT DISTINCT model, system_fingerprint FROM completions") == [
+        ("rubricflow-offline-judge", "fp_rubricflow_offline")]
+    params = rows(warehouse, "SELECT parameters->>'seed', parameters->>'max_tokens' FROM runs")
+    assert params == [("7", "300")]
+
+
+def test_retry_budget_bounds_retries_across_the_run(tmp_path, corpus, judge_server):
+    server = judge_server("--fault-rate", "1", "--faults", "503")
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(10)), str(warehouse), "c")
+    s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "retry_budget": 4})
+    assert s["calls"] == 14 and s["ok_cells"] == 4 and s["failed_cells"] == 6
+    assert rows(warehouse, "SELECT count(*) FROM completions WHERE error_kind = 'transient'") == [(6,)]
+
+
+def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, corpus, judge_server):
+    server = judge_server()
+    warehouse = tmp_path / "w.duckdb"
+    path = corpus(9)
+    with path.open("a") as fh:
+        fh.write('{"id": "ai", "text": "As an AI language model I cannot browse the web."}\n')
+    ingest_flow(str(path), str(warehouse), "c")
+    s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, skip_disqualified=True)
+    assert s["judged_cells"] == 9 and s["planned_cells"] == 10
+    assert rows(warehouse, "SELECT count(*) FROM completions WHERE text_id = 'ai'") == [(0,)]
+    assert rows(warehouse, "SELECT disqualifier_id, kind FROM disqualifier_hits WHERE text_id = 'ai'") == [
+        ("ai-self-disclosure", "pattern")]
+    assert rows(warehouse, "SELECT score, label, passed, coverage FROM text_scores WHERE text_id = 'ai'") == [
+        (0.0, "disqualified", False, 0.0)]

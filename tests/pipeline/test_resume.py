@@ -31,12 +31,13 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(80)), str(warehouse), "c")
     proc = subprocess.Popen([EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(warehouse), "--base-url", server.base_url,
-                             "--shard-size", "10", "--max-in-flight", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--shard-size", "10", "--max-in-flight", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     deadline = time.monotonic() + 120
     while server.stats()["answered"] < 35 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)  # the flow and everything it started (its Prefect server too)
     proc.wait()
     landed_before = count(warehouse, "SELECT count(*) FROM completions")[0]
     assert 0 < landed_before < 80
@@ -49,16 +50,21 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert server.stats()["answered"] <= 80 + 4 + 10
 
 
+def land_one_shard(tmp_path, server, warehouse, landing):
+    """What a run that crashed before loading leaves behind: a plan and one landed shard."""
+    bundle = Library().bundle("llm-slop")
+    config = JudgeConfig(base_url=server.base_url)
+    with db.writer(warehouse) as con:
+        db.register_rubric(con, bundle)
+        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
+    return run_shard(plan.files[0], landing, bundle, config, "crashed", "c")
+
+
 def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, judge_server):
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
-    bundle = Library().bundle("llm-slop")
-    config = JudgeConfig(base_url=server.base_url)
-    with db.writer(warehouse) as con:  # what a crashed run leaves behind: a plan and a landed shard
-        db.register_rubric(con, bundle)
-        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
-    run_shard(plan.files[0], run_dir(warehouse, "crashed") / "landing", bundle, config, "crashed", "c")
+    land_one_shard(tmp_path, server, warehouse, run_dir(warehouse, "crashed") / "landing")
     assert server.stats()["requests"] == 10
     summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
     assert summary["recovered_cells"] == 10 and summary["judged_cells"] == 0
@@ -71,12 +77,7 @@ def test_loading_the_same_shard_twice_changes_nothing(tmp_path, corpus, judge_se
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(6)), str(warehouse), "c")
-    bundle = Library().bundle("llm-slop")
-    config = JudgeConfig(base_url=server.base_url)
-    with db.writer(warehouse) as con:
-        db.register_rubric(con, bundle)
-        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
-    landed = run_shard(plan.files[0], tmp_path / "landing", bundle, config, "r1", "c")
+    landed = land_one_shard(tmp_path, server, warehouse, tmp_path / "landing")
     copy = tmp_path / "again"
     copy.mkdir()
     for f in (tmp_path / "landing").iterdir():

@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS rubrics (
     title        VARCHAR,
     profile      VARCHAR,
     method       VARCHAR NOT NULL,   -- root aggregation
+    is_flat      BOOLEAN NOT NULL,   -- no groups: the root combines the criteria directly
     invert       BOOLEAN NOT NULL,
     pass_threshold DOUBLE,
     essential_minimum DOUBLE,

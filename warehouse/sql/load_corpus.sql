@@ -3,3 +3,7 @@
 INSERT OR REPLACE INTO texts
 SELECT $corpus, text_id, sha256, text, input, context, genre, metadata::JSON
 FROM read_parquet($parquet);
+
+-- Pattern counts of a text's earlier version no longer apply.
+DELETE FROM pattern_hits h USING texts t
+WHERE h.corpus_id = $corpus AND t.corpus_id = h.corpus_id AND t.text_id = h.text_id AND t.sha256 <> h.text_sha256;

@@ -4,31 +4,34 @@
 CREATE OR REPLACE VIEW judgment_sets AS
 SELECT DISTINCT corpus_id, rubric_hash, judge_hash FROM runs;
 
--- One row per text and active criterion: the mean unit score over the scored samples.
+-- One row per text and judged criterion: the mean unit score over the scored samples.
+-- (Joining the small criteria table before aggregating is faster than after, at 10M rows.)
 CREATE OR REPLACE VIEW criterion_scores AS
-SELECT s.corpus_id, s.rubric_hash, s.judge_hash, t.text_id, c.criterion_id,
+SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
        c.weight, c.importance, c.pass_threshold, c.points,
-       count(j.cell_key)                      AS judgments,
-       count(j.unit_score)                    AS scored,
-       avg(j.unit_score)                      AS unit_score,
-       stddev_samp(j.unit_score)              AS unit_stddev,
-       avg(j.unit_score) >= any_value(c.pass_threshold) AS passed
-FROM judgment_sets s
-JOIN texts t USING (corpus_id)
-JOIN criteria c ON c.rubric_hash = s.rubric_hash
- AND (len(c.genre) = 0 OR list_contains(c.genre, t.genre))
-LEFT JOIN judgments j ON j.corpus_id = s.corpus_id AND j.rubric_hash = s.rubric_hash
- AND j.judge_hash = s.judge_hash AND j.text_id = t.text_id AND j.criterion_id = c.criterion_id
-GROUP BY s.corpus_id, s.rubric_hash, s.judge_hash, t.text_id, c.criterion_id,
+       count(*) AS judgments, count(j.unit_score) AS scored,
+       avg(j.unit_score) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
+       avg(j.unit_score) >= c.pass_threshold AS passed
+FROM judgments j
+JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
+GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
          c.weight, c.importance, c.pass_threshold, c.points;
 
--- Tree aggregation, bottom up: leaves are the scored criteria; each round recomputes the parents
--- of the nodes that changed in the round before, from all of their scored children.
+-- Tree aggregation for rubrics with groups, bottom up: leaves are the scored criteria; each round
+-- recomputes the parents of the nodes that changed in the round before, from all of their scored
+-- children. (A rubric without groups is scored in one pass by text_scores.)
 CREATE OR REPLACE VIEW node_scores AS
 WITH RECURSIVE vals(corpus_id, rubric_hash, judge_hash, text_id, node_id, v, met)
 USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
-    SELECT corpus_id, rubric_hash, judge_hash, text_id, criterion_id, unit_score, passed
-    FROM criterion_scores WHERE unit_score IS NOT NULL
+    -- the leaves: criterion_scores, restricted to rubrics with groups before aggregating (so a
+    -- warehouse of flat rubrics costs nothing here)
+    SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
+           avg(j.unit_score), avg(j.unit_score) >= c.pass_threshold
+    FROM judgments j
+    JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND NOT r.is_flat
+    JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
+    GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id, c.pass_threshold
+    HAVING avg(j.unit_score) IS NOT NULL
     UNION
     SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id,
            CASE g.aggregation
@@ -57,82 +60,121 @@ SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id,
        v AS value, coalesce(met, v >= 0.5) AS met
 FROM vals;
 
--- Disqualifier hits of all three kinds. Pattern disqualifiers look at the text under test only.
+-- Disqualifier hits of all three kinds, one row per text, disqualifier and cause (detail: the
+-- pattern that matched, the criterion's score, or the call units that declared it). Pattern
+-- disqualifiers look at the text under test only.
 CREATE OR REPLACE VIEW disqualifier_hits AS
+WITH pattern_dq AS (
+    SELECT rubric_hash, disqualifier_id, unnest(patterns) AS pattern_id
+    FROM rubric_disqualifiers WHERE kind = 'pattern'
+),
+criterion_dq AS (
+    SELECT rubric_hash, disqualifier_id, criterion_id, threshold
+    FROM rubric_disqualifiers WHERE kind = 'criterion'
+)
 SELECT s.corpus_id, s.rubric_hash, s.judge_hash, h.text_id, d.disqualifier_id, 'pattern' AS kind,
-       string_agg(h.pattern_id, ',' ORDER BY h.pattern_id) AS detail
-FROM judgment_sets s
-JOIN rubric_disqualifiers d ON d.rubric_hash = s.rubric_hash AND d.kind = 'pattern'
-JOIN pattern_hits h ON h.corpus_id = s.corpus_id AND h.rubric_hash = s.rubric_hash
- AND h.hits > 0 AND list_contains(d.patterns, h.pattern_id)
-JOIN texts t ON t.corpus_id = h.corpus_id AND t.text_id = h.text_id AND t.sha256 = h.text_sha256
-GROUP BY ALL
+       h.pattern_id AS detail
+FROM pattern_hits h
+JOIN pattern_dq d ON d.rubric_hash = h.rubric_hash AND d.pattern_id = h.pattern_id
+JOIN judgment_sets s ON s.corpus_id = h.corpus_id AND s.rubric_hash = h.rubric_hash
+WHERE h.hits > 0
 UNION ALL
-SELECT cs.corpus_id, cs.rubric_hash, cs.judge_hash, cs.text_id, d.disqualifier_id, 'criterion',
-       d.criterion_id || '=' || round(cs.unit_score, 4)
-FROM criterion_scores cs
-JOIN rubric_disqualifiers d ON d.rubric_hash = cs.rubric_hash AND d.kind = 'criterion'
- AND d.criterion_id = cs.criterion_id AND cs.unit_score <= d.threshold
+SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, 'criterion',
+       d.criterion_id || '=' || round(avg(j.unit_score), 4)
+FROM judgments j
+JOIN criterion_dq d ON d.rubric_hash = j.rubric_hash AND d.criterion_id = j.criterion_id
+GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, d.criterion_id, d.threshold
+HAVING avg(j.unit_score) <= d.threshold
 UNION ALL
 SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, d.disqualifier_id, 'judge',
        string_agg(DISTINCT c.unit_id, ',')
-FROM completions c
-JOIN rubric_disqualifiers d ON d.rubric_hash = c.rubric_hash AND d.kind = 'judge'
- AND list_contains(c.declared_disqualifiers, d.disqualifier_id)
+FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(declared_disqualifiers) AS disqualifier_id
+      FROM completions WHERE len(declared_disqualifiers) > 0) c
+JOIN rubric_disqualifiers d ON d.rubric_hash = c.rubric_hash AND d.kind = 'judge' AND d.disqualifier_id = c.disqualifier_id
 GROUP BY ALL;
 
--- Per text: the rubric's score, label and pass/fail, with coverage.
+-- Per text: the rubric's score, label and pass/fail, with coverage (scored / planned criteria).
 CREATE OR REPLACE VIEW text_scores AS
-WITH coverage AS (
+WITH per_text AS (  -- one pass over the criterion scores: coverage, essentials, and the root of a flat rubric
     SELECT corpus_id, rubric_hash, judge_hash, text_id,
-           count(*) AS planned_criteria, count(unit_score) AS scored_criteria,
-           bool_and(importance <> 'essential' OR unit_score IS NOT NULL) AS essentials_scored,
-           min(CASE WHEN importance = 'essential' THEN unit_score END) AS essential_min_score
+           count(unit_score) AS scored_criteria,
+           count(unit_score) FILTER (WHERE importance = 'essential') AS essentials_scored,
+           min(unit_score) FILTER (WHERE importance = 'essential') AS essential_min_score,
+           sum(weight * unit_score) / nullif(sum(weight) FILTER (WHERE unit_score IS NOT NULL), 0) AS weighted_mean,
+           sum(weight * unit_score) AS weighted_sum,
+           min(unit_score) AS min_score, max(unit_score) AS max_score,
+           bool_and(passed)::DOUBLE AS all_met, bool_or(passed)::DOUBLE AS any_met,
+           sum(CASE WHEN passed THEN coalesce(points, 0) ELSE 0 END) AS points_earned,
+           sum(greatest(coalesce(points, 0), 0)) FILTER (WHERE unit_score IS NOT NULL) AS points_possible
     FROM criterion_scores GROUP BY ALL
 ),
-root AS (
+planned AS (  -- active criteria per genre (genre-less criteria apply to every text)
+    SELECT g.corpus_id, g.rubric_hash, g.judge_hash, g.genre_key, count(*) AS planned_criteria,
+           count(*) FILTER (WHERE c.importance = 'essential') AS essentials
+    FROM (SELECT DISTINCT s.corpus_id, s.rubric_hash, s.judge_hash, coalesce(t.genre, '') AS genre_key
+          FROM judgment_sets s JOIN texts t ON t.corpus_id = s.corpus_id) g
+    JOIN criteria c ON c.rubric_hash = g.rubric_hash AND (len(c.genre) = 0 OR list_contains(c.genre, g.genre_key))
+    GROUP BY ALL
+),
+deep_root AS (
     SELECT n.corpus_id, n.rubric_hash, n.judge_hash, n.text_id, n.value
     FROM node_scores n JOIN rubric_nodes r ON r.rubric_hash = n.rubric_hash AND r.node_id = n.node_id
     WHERE r.parent_id IS NULL AND NOT r.is_leaf
 ),
 dq AS (
-    SELECT corpus_id, rubric_hash, judge_hash, text_id, list(DISTINCT disqualifier_id ORDER BY disqualifier_id) AS disqualifiers
+    SELECT corpus_id, rubric_hash, judge_hash, text_id,
+           list(DISTINCT disqualifier_id ORDER BY disqualifier_id) AS disqualifiers
     FROM disqualifier_hits GROUP BY ALL
 ),
 scored AS (
-    SELECT c.*, rb.rubric_id, rb.version, rb.pass_threshold AS rubric_pass, rb.essential_minimum,
-           rb.disqualified_label, d.disqualifiers,
-           CASE WHEN rb.invert THEN 1 - r.value ELSE r.value END AS raw_score
-    FROM coverage c
-    JOIN rubrics rb ON rb.rubric_hash = c.rubric_hash
-    LEFT JOIN root r ON r.corpus_id = c.corpus_id AND r.rubric_hash = c.rubric_hash
-     AND r.judge_hash = c.judge_hash AND r.text_id = c.text_id
-    LEFT JOIN dq d ON d.corpus_id = c.corpus_id AND d.rubric_hash = c.rubric_hash
-     AND d.judge_hash = c.judge_hash AND d.text_id = c.text_id
+    SELECT s.corpus_id, s.rubric_hash, s.judge_hash, t.text_id, rb.rubric_id, rb.version, rb.disqualified_label,
+           rb.pass_threshold AS rubric_pass, rb.essential_minimum, d.disqualifiers,
+           p.planned_criteria, coalesce(x.scored_criteria, 0) AS scored_criteria,
+           coalesce(x.essentials_scored, 0) = p.essentials AS essentials_scored, x.essential_min_score,
+           CASE WHEN rb.is_flat THEN CASE rb.method
+                    WHEN 'weighted_mean' THEN x.weighted_mean WHEN 'weighted_sum' THEN x.weighted_sum
+                    WHEN 'min' THEN x.min_score WHEN 'max' THEN x.max_score
+                    WHEN 'all' THEN x.all_met WHEN 'any' THEN x.any_met
+                    WHEN 'points' THEN CASE WHEN x.points_possible > 0
+                         THEN greatest(0, least(1, x.points_earned / x.points_possible)) END END
+                ELSE r.value END AS root_value,
+           rb.invert
+    FROM judgment_sets s
+    JOIN texts t ON t.corpus_id = s.corpus_id
+    JOIN rubrics rb ON rb.rubric_hash = s.rubric_hash
+    JOIN planned p ON p.corpus_id = s.corpus_id AND p.rubric_hash = s.rubric_hash AND p.judge_hash = s.judge_hash
+     AND p.genre_key = coalesce(t.genre, '')
+    LEFT JOIN per_text x ON x.corpus_id = s.corpus_id AND x.rubric_hash = s.rubric_hash
+     AND x.judge_hash = s.judge_hash AND x.text_id = t.text_id
+    LEFT JOIN deep_root r ON r.corpus_id = s.corpus_id AND r.rubric_hash = s.rubric_hash
+     AND r.judge_hash = s.judge_hash AND r.text_id = t.text_id
+    LEFT JOIN dq d ON d.corpus_id = s.corpus_id AND d.rubric_hash = s.rubric_hash
+     AND d.judge_hash = s.judge_hash AND d.text_id = t.text_id
+),
+final AS (
+    SELECT *, CASE WHEN invert THEN 1 - root_value ELSE root_value END AS raw_score FROM scored
 )
-SELECT s.corpus_id, s.rubric_id, s.version, s.rubric_hash, s.judge_hash, s.text_id,
-       CASE WHEN s.disqualifiers IS NOT NULL AND s.raw_score IS NOT NULL THEN 0.0 ELSE s.raw_score END AS score,
-       CASE WHEN s.raw_score IS NULL THEN NULL
-            WHEN s.disqualifiers IS NOT NULL THEN s.disqualified_label
-            ELSE (SELECT arg_max(l.label, l.min_score) FROM rubric_labels l
-                  WHERE l.rubric_hash = s.rubric_hash AND l.min_score <= s.raw_score) END AS label,
-       CASE WHEN s.raw_score IS NULL THEN NULL
-            WHEN s.disqualifiers IS NOT NULL THEN FALSE
-            WHEN s.rubric_pass IS NULL AND s.essential_minimum IS NULL THEN NULL
-            ELSE coalesce(s.raw_score >= s.rubric_pass, TRUE)
-                 AND (s.essential_minimum IS NULL
-                      OR (s.essentials_scored AND coalesce(s.essential_min_score >= s.essential_minimum, TRUE)))
+SELECT f.corpus_id, f.rubric_id, f.version, f.rubric_hash, f.judge_hash, f.text_id,
+       CASE WHEN f.disqualifiers IS NOT NULL THEN 0.0 ELSE f.raw_score END AS score,
+       CASE WHEN f.disqualifiers IS NOT NULL THEN f.disqualified_label
+            WHEN f.raw_score IS NULL THEN NULL
+            ELSE l.label END AS label,
+       CASE WHEN f.disqualifiers IS NOT NULL THEN FALSE
+            WHEN f.raw_score IS NULL THEN NULL
+            WHEN f.rubric_pass IS NULL AND f.essential_minimum IS NULL THEN NULL
+            ELSE coalesce(f.raw_score >= f.rubric_pass, TRUE)
+                 AND (f.essential_minimum IS NULL
+                      OR (f.essentials_scored AND coalesce(f.essential_min_score >= f.essential_minimum, TRUE)))
        END AS passed,
-       coalesce(s.disqualifiers, []) AS disqualifiers,
-       s.scored_criteria, s.planned_criteria,
-       s.scored_criteria / s.planned_criteria AS coverage
-FROM scored s;
+       coalesce(f.disqualifiers, []) AS disqualifiers,
+       f.scored_criteria, f.planned_criteria,
+       f.scored_criteria / f.planned_criteria AS coverage
+FROM final f
+ASOF LEFT JOIN rubric_labels l ON l.rubric_hash = f.rubric_hash AND f.raw_score >= l.min_score;
 
--- Pattern hits per text and per pattern.
+-- Pattern hits per text and per pattern (counts for a text's earlier version are deleted when it changes).
 CREATE OR REPLACE VIEW pattern_hit_counts AS
-SELECT h.corpus_id, h.rubric_hash, h.text_id, h.pattern_id, h.hits
-FROM pattern_hits h
-JOIN texts t ON t.corpus_id = h.corpus_id AND t.text_id = h.text_id AND t.sha256 = h.text_sha256;
+SELECT corpus_id, rubric_hash, text_id, pattern_id, hits FROM pattern_hits;
 
 CREATE OR REPLACE VIEW pattern_summary AS
 SELECT corpus_id, rubric_hash, pattern_id,
@@ -140,7 +182,7 @@ SELECT corpus_id, rubric_hash, pattern_id,
        count(*) AS texts_checked,
        sum(hits) AS total_hits,
        count(*) FILTER (WHERE hits > 0) / count(*) AS hit_rate
-FROM pattern_hit_counts GROUP BY ALL;
+FROM pattern_hits GROUP BY ALL;
 
 -- One row per run: work done, failures by kind, tokens, latency, coverage.
 CREATE OR REPLACE VIEW run_summary AS

@@ -10,6 +10,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
+import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -51,8 +52,10 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
            corpus: Optional[str] = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
            text_field: Optional[str] = typer.Option(None, help="Column holding the text (default: text/output/completion/response/content)."),
            max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
+           allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
            warehouse: Optional[Path] = WarehouseOpt) -> None:
-    """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file."""
+    """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
+    Exits 1 when any row was quarantined (the good rows are loaded all the same)."""
     from flows.ingest import ingest_flow
     from tasks.ingest import CorpusError
 
@@ -63,6 +66,9 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
     except (CorpusError, db.WarehouseError) as exc:
         fail(str(exc))
     _print_ingest(report)
+    if report["rows_quarantined"] and not allow_quarantine:
+        fail(f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "
+             "fix them or pass --allow-quarantine", code=1)
 
 
 def _print_ingest(report: dict) -> None:
@@ -71,6 +77,10 @@ def _print_ingest(report: dict) -> None:
     if report["rows_quarantined"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in report["reasons"].items())
         out.print(f"  quarantine: {report['quarantine']} ({reasons})")
+        with open(report["quarantine"], encoding="utf-8") as fh:
+            for line in list(fh)[:5]:
+                row = json.loads(line)
+                err.print(f"  {row['source']}: row {row['row']}: {row['reason']}", highlight=False, markup=False)
 
 
 # --------------------------------------------------------------------------- score

@@ -150,6 +150,9 @@ def validate(refs: list[str] = typer.Argument(None, help="Rubric files or librar
                       bundle.profile if bundle else "-", bundle.short_hash if bundle else "-")
         if errors or (strict and warnings):
             _print_issues(source, issues)
+            for i in issues:  # one plain line per problem on stderr: file, field, code, message
+                if i.severity == "error" or strict:
+                    err.print(f"{source}: {i.path}: {i.code}: {i.message}", highlight=False, markup=False, soft_wrap=True)
     out.print(table)
     if failed:
         err.print(f"[red]{failed} of {len(targets)} rubrics failed[/]")

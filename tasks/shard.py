@@ -103,11 +103,16 @@ def read_cells(plan_file: str | Path) -> list[Cell]:
 
 
 def _write_atomic(table: pa.Table, target: Path) -> None:
+    """All or nothing: a failed write (a full disk) leaves no partial file behind."""
     tmp = target.with_name(target.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:

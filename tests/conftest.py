@@ -1,5 +1,10 @@
+import json
 import os
+import shutil
+import signal
+import subprocess
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,3 +27,61 @@ def shared_rubric_files() -> list[Path]:
     if not SHARED_RUBRICS.is_dir():
         raise RuntimeError(f"shared data not found at {SHARED_RUBRICS}; set RUBRICFLOW_SHARED")
     return sorted(p for p in SHARED_RUBRICS.rglob("*") if p.is_file() and not p.name.upper().startswith("LICENSE"))
+
+
+EXE = shutil.which("rubricflow")
+
+
+class ServerProcess:
+    """`rubricflow judge-server` in its own process, on a free port of 127.0.0.1."""
+
+    def __init__(self, *options: str):
+        assert EXE, "the rubricflow console script is not installed"
+        self.proc = subprocess.Popen([EXE, "judge-server", "--port", "0", *options], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        assert "listening on" in line, line + self.proc.stdout.read() if self.proc.poll() is not None else line
+        self.base_url = line.strip().rsplit(" ", 1)[-1]
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats") as response:
+            return json.load(response)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+@pytest.fixture
+def judge_server():
+    started: list[ServerProcess] = []
+
+    def start(*options: str) -> ServerProcess:
+        server = ServerProcess(*options)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def write_corpus(path: Path, n: int, slop_every: int = 3) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            if i % slop_every == 0:
+                text = f"Certainly! Nestled in the heart of town {i}, this vibrant place plays a vital role. Moreover, I hope this helps."
+            else:
+                text = f"The council met on day {i} and approved the road budget by seven votes to two."
+            fh.write(json.dumps({"id": f"t{i:04d}", "text": text}) + "\n")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return lambda n=20, **kw: write_corpus(tmp_path / "corpus.jsonl", n, **kw)

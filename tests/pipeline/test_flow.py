@@ -43,7 +43,7 @@ def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, jud
 @pytest.fixture(scope="module")
 def clean_judgments(tmp_path_factory):
     """Judgments of a clean run, the reference every fault run must reproduce."""
-    from tests.pipeline.conftest import ServerProcess, write_corpus
+    from tests.conftest import ServerProcess, write_corpus
 
     tmp = tmp_path_factory.mktemp("clean")
     server = ServerProcess()
@@ -60,7 +60,7 @@ def clean_judgments(tmp_path_factory):
 def test_each_transient_fault_ends_with_the_same_judgments(fault, tmp_path, judge_server, clean_judgments):
     server = judge_server("--fault-rate", "1", "--faults", fault, "--stall-s", "2")
     warehouse = tmp_path / "w.duckdb"
-    from tests.pipeline.conftest import write_corpus
+    from tests.conftest import write_corpus
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 12)), str(warehouse), "c")
     summary = score_corpus("c", "writing-quality", str(warehouse), {"base_url": server.base_url, "timeout_s": 1.0})
     assert server.stats()["faults"].get(fault) == 12

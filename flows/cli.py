@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table  # noqa: E402
 
 from rubrics.cli import app as rubric_app  # noqa: E402
+from tasks.judge_server import TRANSIENT_FAULTS  # noqa: E402
 from warehouse import db  # noqa: E402
 
 app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
@@ -299,8 +300,7 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
                  rpm: Optional[float] = typer.Option(None, help="Enforce this requests/min limit with 429s."),
                  no_retry_after: bool = typer.Option(False, help="Send 429s without a Retry-After header."),
                  fault_rate: float = typer.Option(0.0, help="Share of requests that get an injected fault."),
-                 faults: str = typer.Option(",".join(__import__("tasks.judge_server", fromlist=["x"]).TRANSIENT_FAULTS),
-                                            help="Which faults to inject (comma-separated)."),
+                 faults: str = typer.Option(",".join(TRANSIENT_FAULTS), help="Which faults to inject (comma-separated)."),
                  fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
                  stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
                  supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, tools or text.")) -> None:

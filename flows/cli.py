@@ -291,6 +291,58 @@ def _reading(warehouse: Optional[Path]):
         raise
 
 
+# --------------------------------------------------------------------------- labels and calibration
+
+
+@app.command("labels")
+def labels_import(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater."),
+                  corpus: str = typer.Option(..., "--corpus", "-c"),
+                  warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Import human (or another judge's) labels into the warehouse."""
+    from tasks.labels import LabelError, read_labels
+    from warehouse import steps
+
+    try:
+        frame = read_labels(path)
+        with db.writer(_warehouse(warehouse)) as con:
+            n = steps.load_labels(con, corpus, frame, str(path))
+    except (LabelError, db.WarehouseError) as exc:
+        fail(str(exc))
+    raters = ", ".join(sorted(set(frame["rater"].to_list())))
+    out.print(f"{n} labels for corpus {corpus} from {path} (raters: {raters})")
+
+
+@app.command()
+def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
+              judge: str = typer.Option("unieval", help="Rater whose scores are checked."),
+              human: str = typer.Option("human", help="Reference rater."),
+              topical_chat: Optional[Path] = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
+              warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Sample-level agreement between a judge's and humans' scores: Pearson, Spearman, Kendall tau-b."""
+    from tasks.agreement import correlations
+    from tasks.labels import topical_chat as read_topical_chat
+    from warehouse import steps
+
+    path = _warehouse(warehouse)
+    if topical_chat is not None:
+        if not (topical_chat / "judge_predictions.json").is_file():
+            fail(f"{topical_chat}: no judge_predictions.json (expected the Topical-Chat release)")
+        texts, labels = read_topical_chat(topical_chat)
+        with db.writer(path) as con:
+            steps.load_texts(con, corpus, texts, str(topical_chat))
+            steps.load_labels(con, corpus, labels, str(topical_chat))
+    with _reading(path) as con:
+        pairs = con.execute(db.sql("label_pairs.sql"), {"corpus": corpus, "a": judge, "b": human}).fetchall()
+    if not pairs:
+        fail(f"no texts of corpus {corpus!r} scored by both {judge!r} and {human!r}", code=1)
+    table = Table(title=f"{judge} vs {human} on {corpus} (sample level, pooled)", title_justify="left")
+    for col in ("criterion", "n", "Pearson", "Spearman", "Kendall tau-b"):
+        table.add_column(col, justify="right" if col != "criterion" else "left")
+    for c in correlations(pairs):
+        table.add_row(c.criterion_id, str(c.n), f"{c.pearson:.6f}", f"{c.spearman:.6f}", f"{c.kendall_tau_b:.6f}")
+    out.print(table)
+
+
 # --------------------------------------------------------------------------- the offline judge and the demo
 
 

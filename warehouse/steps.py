@@ -108,3 +108,31 @@ def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
         for f in sorted(landing_root.rglob("*.completions.parquet")):
             loaded += load_landed(con, f)
     return loaded
+
+
+def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: str) -> int:
+    """Insert or replace labels (a frame of text_id, criterion_id, rater, score) in one transaction."""
+    con.register("incoming_labels", labels)
+    con.execute("BEGIN")
+    try:
+        con.execute("INSERT OR REPLACE INTO labels SELECT $corpus, text_id, criterion_id, rater, score, $source "
+                    "FROM incoming_labels", {"corpus": corpus_id, "source": source})
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("incoming_labels")
+    return len(labels)
+
+
+def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: str) -> None:
+    """Texts that arrive with a label set (not through ingest): id, text, input, context."""
+    con.register("incoming_texts", texts)
+    try:
+        con.execute("INSERT OR REPLACE INTO texts SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL "
+                    "FROM incoming_texts", {"corpus": corpus_id})
+        con.execute("INSERT OR REPLACE INTO corpora VALUES ($corpus, $source, '', (SELECT count(*) FROM incoming_texts), 0, "
+                    "current_timestamp)", {"corpus": corpus_id, "source": source})
+    finally:
+        con.unregister("incoming_texts")

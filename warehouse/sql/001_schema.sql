@@ -164,3 +164,15 @@ CREATE TABLE IF NOT EXISTS pattern_hits (
     hits        INTEGER NOT NULL,
     PRIMARY KEY (corpus_id, text_id, rubric_hash, pattern_id)
 );
+
+-- Scores given outside this warehouse's judge runs: human raters, or another judge's published
+-- scores. One row per text, criterion and rater.
+CREATE TABLE IF NOT EXISTS labels (
+    corpus_id    VARCHAR NOT NULL,
+    text_id      VARCHAR NOT NULL,
+    criterion_id VARCHAR NOT NULL,
+    rater        VARCHAR NOT NULL,
+    score        DOUBLE NOT NULL,
+    source       VARCHAR,
+    PRIMARY KEY (corpus_id, text_id, criterion_id, rater)
+);

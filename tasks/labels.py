@@ -1,0 +1,56 @@
+"""Human (or external judge) labels into the warehouse: CSV, JSONL or Parquet with text_id,
+criterion, score and rater columns, and the Topical-Chat release with its published judge scores."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import polars as pl
+
+REQUIRED = ("text_id", "criterion", "score", "rater")
+
+
+class LabelError(ValueError):
+    pass
+
+
+def read_labels(path: str | Path) -> pl.DataFrame:
+    """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row."""
+    path = Path(path)
+    if not path.is_file():
+        raise LabelError(f"{path}: no such file")
+    readers = {".csv": pl.read_csv, ".jsonl": pl.read_ndjson, ".ndjson": pl.read_ndjson, ".parquet": pl.read_parquet}
+    if path.suffix.lower() not in readers:
+        raise LabelError(f"{path}: unsupported label format {path.suffix!r} (use .csv, .jsonl or .parquet)")
+    try:
+        frame = readers[path.suffix.lower()](path)
+    except Exception as exc:  # polars raises several error types for unreadable files
+        raise LabelError(f"{path}: cannot be read: {exc}") from None
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise LabelError(f"{path}: missing columns {missing}; found {frame.columns}")
+    frame = frame.select(pl.col("text_id").cast(pl.Utf8), pl.col("criterion").cast(pl.Utf8).alias("criterion_id"),
+                         pl.col("rater").cast(pl.Utf8), pl.col("score").cast(pl.Float64, strict=False).alias("score"),
+                         pl.col("score").alias("raw"))
+    bad = frame.with_row_index("row", offset=1).filter(pl.col("score").is_null())
+    if bad.height:
+        first = bad.row(0, named=True)
+        raise LabelError(f"{path}: row {first['row']}: score {first['raw']!r} is not a number ({bad.height} such rows)")
+    return frame.drop("raw")
+
+
+def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(texts, labels) of the Topical-Chat release: averaged human scores (rater `human`) and the
+    UniEval judge's published scores (rater `unieval`) for the same 360 responses."""
+    folder = Path(folder)
+    rows = json.loads((folder / "judge_predictions.json").read_text(encoding="utf-8"))
+    texts, labels = [], []
+    for i, r in enumerate(rows):
+        text_id = f"tc-{i:03d}"
+        texts.append({"text_id": text_id, "text": r["system_output"], "input": r["source"], "context": r["context"]})
+        for rater, field in (("human", "scores"), ("unieval", "predict_scores")):
+            scores = r[field] if isinstance(r[field], dict) else ast.literal_eval(r[field])
+            labels += [{"text_id": text_id, "criterion_id": c, "rater": rater, "score": float(v)} for c, v in scores.items()]
+    return pl.DataFrame(texts), pl.DataFrame(labels)

@@ -40,8 +40,22 @@ class CompileIssue:
         return f"{self.severity} {self.code} at {self.path}: {self.message}"
 
 
+class RubricNamed:
+    """`id` and `version` of whatever holds a `rubric`."""
+
+    rubric: Rubric
+
+    @property
+    def id(self) -> str:
+        return self.rubric.metadata.id
+
+    @property
+    def version(self) -> str:
+        return self.rubric.metadata.version
+
+
 @dataclass(frozen=True)
-class Bundle:
+class Bundle(RubricNamed):
     """A compiled rubric: immutable, named by the sha256 of its canonical JSON."""
 
     rubric: Rubric
@@ -53,14 +67,6 @@ class Bundle:
     @property
     def short_hash(self) -> str:
         return self.hash[:12]
-
-    @property
-    def id(self) -> str:
-        return self.rubric.metadata.id
-
-    @property
-    def version(self) -> str:
-        return self.rubric.metadata.version
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)

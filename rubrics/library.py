@@ -9,7 +9,7 @@ from pathlib import Path
 
 import semver
 
-from .compiler import Bundle, compile_or_raise
+from .compiler import Bundle, RubricNamed, compile_or_raise
 from .formats import RubricImportError, load_rubrics
 from .model import Rubric
 
@@ -22,17 +22,9 @@ class LibraryError(LookupError):
 
 
 @dataclass(frozen=True)
-class Entry:
+class Entry(RubricNamed):
     rubric: Rubric
     path: Path
-
-    @property
-    def id(self) -> str:
-        return self.rubric.metadata.id
-
-    @property
-    def version(self) -> str:
-        return self.rubric.metadata.version
 
 
 def default_roots(extra: list[Path] | None = None) -> list[Path]:

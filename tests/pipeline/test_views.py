@@ -51,7 +51,7 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
     rubric = Rubric.model_validate({**BASE, **VARIANTS[variant]})
     bundle = compile_or_raise(rubric)
     rng = random.Random(variant)
-    texts, judgment_rows, completions, expected = [], [], [], {}
+    texts, judgment_rows, completions, hits, expected = [], [], [], [], {}
     for i in range(150):
         text_id, genre = f"t{i}", rng.choice([None, "news", "sport"])
         texts.append(("c", text_id, f"sha{i}", "text", None, None, genre, None))
@@ -72,8 +72,7 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
                                   None, [], None, [], "scored" if cid in values else "unscored", None))
         completions.append((f"k{i}", "run", "c", text_id, f"sha{i}", "_all", bundle.hash, "j", 0, declared))
         if matched:
-            texts_hits = ("c", text_id, f"sha{i}", bundle.hash, "p", 2)
-            expected.setdefault("_hits", []).append(texts_hits)
+            hits.append(("c", text_id, f"sha{i}", bundle.hash, "p", 2))
         expected[text_id] = verdict(rubric, values, genre, matched_patterns=matched, judge_disqualifiers=set(declared))
     with db.writer(tmp_path / "w.duckdb") as con:
         db.register_rubric(con, bundle)
@@ -83,7 +82,8 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
         con.executemany("INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
                         "judge_hash, sample, declared_disqualifiers, attempts, status, created_at) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok', now())", completions)
-        con.executemany("INSERT INTO pattern_hits VALUES (?, ?, ?, ?, ?, ?)", expected.pop("_hits", []))
+        if hits:
+            con.executemany("INSERT INTO pattern_hits VALUES (?, ?, ?, ?, ?, ?)", hits)
         got = {r[0]: r[1:] for r in con.execute(
             "SELECT text_id, score, label, passed, disqualifiers, coverage FROM text_scores").fetchall()}
     assert set(got) == set(expected)

@@ -111,7 +111,7 @@ class Judge:
         rubric = bundle.rubric
         self.genres = {g for c in rubric.criteria for g in c.genre}
         self._units: dict[tuple[str, str | None], tuple[CallUnit, str, dict]] = {}
-        for genre in {None} | self.genres:  # rendered once per worker, reused for every cell
+        for genre in {None} | self.genres:  # rendered once per run, reused for every cell
             for unit in call_units(rubric, config.strategy, genre):  # type: ignore[arg-type]
                 self._units[(unit.id, genre)] = (unit, render_system_prompt(rubric, unit), output_schema(rubric, unit))
 
@@ -192,6 +192,7 @@ class Judge:
                 results, declared, warnings = self._read(response, unit, cell.text, row)
             except AnswerError as exc:
                 row.update(error_kind=exc.kind, error=str(exc))
+                results = []  # an earlier attempt's answer does not stand for this one
                 if exc.kind in ("parse", "truncated", "empty") and answer_tries < self.config.answer_retries and self.budget.take():
                     answer_tries += 1
                     continue

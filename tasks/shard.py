@@ -8,6 +8,7 @@ file on disk means its shard is complete; the loader takes only those.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import threading
@@ -57,8 +58,9 @@ class ShardResult:
 
 
 class Worker:
-    """One per process: a background event loop with one HTTP client per endpoint, reused by every
-    shard, and the rate limiter and retry budget of each run."""
+    """One per process: a background event loop with one HTTP client per endpoint, and one Judge per
+    run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused by every
+    shard of that run."""
 
     _instance: "Worker | None" = None
     _guard = threading.Lock()
@@ -68,8 +70,7 @@ class Worker:
         self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
         self.thread.start()
         self.clients: dict[tuple[str | None, float], AsyncOpenAI] = {}
-        self.limiters: dict[str, RateLimiter] = {}
-        self.budgets: dict[str, RetryBudget] = {}
+        self.judges: dict[str, Judge] = {}
 
     @classmethod
     def get(cls) -> "Worker":
@@ -88,13 +89,12 @@ class Worker:
                                             http_client=DefaultAioHttpClient(timeout=config.timeout_s))
         return self.clients[key]
 
-    def limiter(self, run_id: str, config: JudgeConfig) -> RateLimiter:
-        if run_id not in self.limiters:
-            self.limiters[run_id] = RateLimiter(config.rpm, config.tpm, config.max_in_flight)
-        return self.limiters[run_id]
-
-    def budget(self, run_id: str, config: JudgeConfig) -> RetryBudget:
-        return self.budgets.setdefault(run_id, RetryBudget(config.retry_budget))
+    def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str) -> Judge:
+        if run_id not in self.judges:
+            self.judges[run_id] = Judge(bundle, config, self.client(config),
+                                        RateLimiter(config.rpm, config.tpm, config.max_in_flight),
+                                        RetryBudget(config.retry_budget), run_id, corpus_id)
+        return self.judges[run_id]
 
 
 def read_cells(plan_file: str | Path) -> list[Cell]:
@@ -137,9 +137,7 @@ def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
     return target
 
 
-def _ts(epoch: float):
-    import datetime as dt
-
+def _ts(epoch: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).replace(tzinfo=None)
 
 
@@ -151,9 +149,7 @@ def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, co
     shard = Path(plan_file).stem
 
     async def go() -> list[Outcome]:
-        judge = Judge(bundle, config, worker.client(config), worker.limiter(run_id, config),
-                      worker.budget(run_id, config), run_id, corpus_id)
-        return await judge_all(judge, cells, on_done)
+        return await judge_all(worker.judge(bundle, config, run_id, corpus_id), cells, on_done)
 
     outcomes = worker.submit(go()).result()
     target = land(outcomes, Path(landing_dir), shard)

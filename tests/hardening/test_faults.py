@@ -2,13 +2,11 @@
 a locked warehouse and a full disk. After each: every planned cell is scored or unscored with a
 reason, no cell twice, every raw completion kept, and the run summary counts them."""
 
-import json
 import os
 import subprocess
 import sys
 
 import duckdb
-import pyarrow as pa
 import pytest
 
 from flows.ingest import ingest_flow

@@ -3,7 +3,6 @@
 import json
 import random
 
-import duckdb
 import pytest
 
 from rubrics.compiler import compile_or_raise

@@ -54,7 +54,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _records(path: Path, text_field: str | None) -> Iterator[tuple[int, Any, str | None]]:
+def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
     suffix = path.suffix.lower()
     if path.is_dir():
@@ -171,7 +171,7 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
             report.reasons[key] = report.reasons.get(key, 0) + 1
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
-        for number, record, error in _records(source, text_field):
+        for number, record, error in _records(source):
             if error:
                 reject(number, error, (record or {}).get("text_id"))
                 continue

@@ -73,6 +73,18 @@ def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
         con.close()
 
 
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All the statements inside commit together or not at all."""
+    con.execute("BEGIN")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
 def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str = "") -> None:
     """Store a compiled rubric and its tree once; a hash already present is left as it is."""
     h = bundle.hash
@@ -80,8 +92,7 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
         return
     r = bundle.rubric
     s = r.scoring
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         con.execute(
             "INSERT INTO rubrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
             [h, r.metadata.id, r.metadata.version, r.metadata.title, bundle.profile, s.method, not r.groups, s.invert,
@@ -113,7 +124,3 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
             )
         if s.labels:
             con.executemany("INSERT INTO rubric_labels VALUES (?, ?, ?)", [(h, lab.label, lab.min) for lab in s.labels])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise

@@ -13,7 +13,7 @@ import pyarrow as pa
 from rubrics.compiler import Bundle
 from rubrics.render import call_units
 
-from .db import sql
+from .db import sql, transaction
 
 _PARAM = re.compile(r"\$(\w+)")
 
@@ -29,15 +29,10 @@ def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
 
 def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path,
                 rows_ok: int, rows_quarantined: int) -> None:
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
         con.execute("INSERT OR REPLACE INTO corpora VALUES (?, ?, ?, ?, ?, current_timestamp)",
                     [corpus_id, source, str(parquet), rows_ok, rows_quarantined])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
@@ -88,14 +83,9 @@ def _literal(path: Path) -> str:
 def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
     """Load one landed shard in one transaction, then remove its files. Returns the cells loaded."""
     judgments_file = completions_file.with_name(completions_file.name.replace(".completions.", ".judgments."))
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         run_sql(con, "load_landed.sql", completions=str(completions_file), judgments=str(judgments_file))
         cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchall()[0][0]
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
     completions_file.unlink()  # after the commit: a crash before this only reloads the same rows
     judgments_file.unlink(missing_ok=True)
     return cells
@@ -113,14 +103,10 @@ def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
 def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: str) -> int:
     """Insert or replace labels (a frame of text_id, criterion_id, rater, score) in one transaction."""
     con.register("incoming_labels", labels)
-    con.execute("BEGIN")
     try:
-        con.execute("INSERT OR REPLACE INTO labels SELECT $corpus, text_id, criterion_id, rater, score, $source "
-                    "FROM incoming_labels", {"corpus": corpus_id, "source": source})
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            con.execute("INSERT OR REPLACE INTO labels SELECT $corpus, text_id, criterion_id, rater, score, $source "
+                        "FROM incoming_labels", {"corpus": corpus_id, "source": source})
     finally:
         con.unregister("incoming_labels")
     return len(labels)

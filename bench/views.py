@@ -33,22 +33,26 @@ def rubric() -> Rubric:
     })
 
 
-def fill(con, bundle, texts: int) -> None:
+def fill(con, bundle, texts: int, run: str = "run", shift: int = 0, with_texts: bool = True) -> None:
+    """One judgment set: `texts` x CRITERIA judgments; `shift` moves some levels (another version)."""
     h = bundle.hash
     db.register_rubric(con, bundle)
-    con.execute("INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), NULL)", [h, texts])
-    con.execute("INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)", [texts])
+    con.execute("INSERT INTO runs VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), NULL)",
+                [run, h, texts])
+    if with_texts:
+        con.execute("INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)", [texts])
     con.execute("""
         INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, judge_hash, sample,
                                  attempts, status, created_at, prompt_tokens, completion_tokens, latency_ms, declared_disqualifiers)
-        SELECT 'k' || i, 'run', 'c', 't' || i, 's' || i, '_all', ?, 'j', 0, 1, 'ok', now(), 500, 80, 10 + i % 50, []
-        FROM range(?) r(i)""", [h, texts])
+        SELECT $run || 'k' || i, $run, 'c', 't' || i, 's' || i, '_all', $h, 'j', 0, 1, 'ok', now(), 500, 80, 10 + i % 50, []
+        FROM range($n) r(i)""", {"run": run, "h": h, "n": texts})
     con.execute("""
         INSERT INTO judgments
-        SELECT 'k' || i, 'c' || c, 'run', 'c', 't' || i, ?, 'j', 0, ((i * 7 + c * 3) % 5)::VARCHAR::JSON,
-               CASE WHEN (i + c) % 97 = 0 THEN NULL ELSE ((i * 7 + c * 3) % 5) / 4.0 END,
-               NULL, [], NULL, [], CASE WHEN (i + c) % 97 = 0 THEN 'unscored' ELSE 'scored' END, NULL
-        FROM range(?) r(i), range(?) k(c)""", [h, texts, CRITERIA])
+        SELECT $run || 'k' || i, 'c' || c, $run, 'c', 't' || i, $h, 'j', 0, v::VARCHAR::JSON,
+               CASE WHEN (i + c) % 97 = 0 THEN NULL ELSE v / 4.0 END,
+               'rationale ' || i, [], NULL, [], CASE WHEN (i + c) % 97 = 0 THEN 'unscored' ELSE 'scored' END, NULL
+        FROM (SELECT i, c, least(4, (i * 7 + c * 3) % 5 + CASE WHEN (i + c) % 11 < $shift THEN 1 ELSE 0 END) AS v
+              FROM range($n) r(i), range($k) k(c))""", {"run": run, "h": h, "n": texts, "k": CRITERIA, "shift": shift})
     con.execute("""INSERT INTO pattern_hits SELECT 'c', 't' || i, 's' || i, ?, 'p' || p, (i + p) % 13 = 0
                    FROM range(?) r(i), range(2) q(p)""", [h, texts])
     con.execute("CHECKPOINT")

@@ -11,6 +11,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 import json  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -119,13 +120,96 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
         print_run(_warehouse(warehouse), summary["run_id"])
 
 
+@app.command()
+def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
+            a: str = typer.Option(..., "--a", help="Side A: rubric file or library name, or (with --no-score) id, id@version or hash prefix."),
+            b: Optional[str] = typer.Option(None, "--b", help="Side B (default: the same rubric as A, e.g. with another --model-b)."),
+            model: Optional[str] = typer.Option(None, help="Judge model for both sides."),
+            model_a: Optional[str] = typer.Option(None, help="Judge model for side A."),
+            model_b: Optional[str] = typer.Option(None, help="Judge model for side B."),
+            base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+            strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+            samples: int = typer.Option(1, help="Judgments per cell."),
+            no_score: bool = typer.Option(False, "--no-score", help="Compare landed judgments only; judge nothing."),
+            allow_mixed: bool = typer.Option(False, help="Allow a side to span several rubric versions or judges."),
+            top: int = typer.Option(10, help="How many of the texts that moved most to list."),
+            json_out: Optional[Path] = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
+            report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
+            warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
+    prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
+    McNemar, disqualifier/pattern rate changes and the texts that moved most."""
+    from flows.compare import compare_flow
+
+    judges = []
+    for side_model in (model_a or model, model_b or model):
+        judge = {"strategy": strategy, "samples": samples}
+        if side_model:
+            judge["model"] = side_model
+        if base_url:
+            judge["base_url"] = base_url
+        judges.append(judge)
+    if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
+        fail("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments")
+    with scoring_progress():
+        result = compare_flow(corpus, a, b or a, str(_warehouse(warehouse)), judges[0], judges[1],
+                              score=not no_score, allow_mixed=allow_mixed, top=top)
+    print_comparison(result)
+    if json_out:
+        json_out.write_text(result.to_json(), encoding="utf-8")
+        err.print(f"wrote {json_out}")
+    if report:
+        from flows.report import comparison_report
+        _write_report(report, comparison_report(result))
+
+
+def print_comparison(c) -> None:
+    s = c.summary
+    ci = s["mean_delta_ci"]
+    out.print(f"\n[bold]A/B on {c.corpus}[/]: A = {c.rubric_a} ({c.a[0][0][:12]}, judge {c.a[0][1][:8]})  "
+              f"B = {c.rubric_b} ({c.b[0][0][:12]}, judge {c.b[0][1][:8]})")
+    out.print(f"texts paired {s['texts_paired']} of {s['texts_both_sides']}; mean A {_show(s['mean_a'])}, "
+              f"B {_show(s['mean_b'])}; delta B-A {_show(s['mean_delta'])} "
+              f"(95% paired bootstrap {_show(ci) if ci else 'n/a'})")
+    out.print(f"Pearson {_show(s['pearson'])}  Spearman {_show(s['spearman'])}  Kendall tau-b {_show(s['kendall_tau_b'])}; "
+              f"pass->fail {s['pass_to_fail']}, fail->pass {s['fail_to_pass']}, label changes {s['label_changes']}; "
+              f"disqualified A {_show(s['dq_rate_a'])} -> B {_show(s['dq_rate_b'])}")
+    if c.added_criteria or c.removed_criteria:
+        out.print(f"criteria only in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}")
+    print_rows("criteria (matched by id; * = wording changed between versions)", [
+        {"criterion": r["criterion_id"] + (" *" if r["changed"] else ""), "n": r["n"], "delta": r["mean_delta"],
+         "95% CI": r["mean_delta_ci"], "exact": r["exact_agreement"], "within one": r["within_one"], "QWK": r["qwk"],
+         "pass->fail": r["pass_to_fail"], "fail->pass": r["fail_to_pass"], "McNemar p": r["mcnemar_p"]}
+        for r in c.criteria])
+    print_rows("label flips (A -> B)", c.flips)
+    print_rows("disqualifier and pattern rates", c.rates)
+    print_rows("texts that moved most", [
+        {**{k: r[k] for k in ("text_id", "score_a", "score_b", "delta")},
+         "why A": _clip(r["rationale_a"]), "why B": _clip(r["rationale_b"])} for r in c.movers])
+
+
+def _clip(text: str | None, n: int = 160) -> str:
+    return "" if text is None else text if len(text) <= n else text[: n - 3] + "..."
+
+
 def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size: int = 2000,
               skip_disqualified: bool = False) -> dict:
     """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
+    from flows.score import score_corpus
+
+    with scoring_progress():
+        return score_corpus(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified)
+
+
+@contextmanager
+def scoring_progress():
+    """A progress bar per scoring run started inside (calls/s, tokens, errors, ETA); the errors a
+    user can fix (a bad rubric, a locked warehouse, a missing corpus) end the command cleanly."""
     from flows import score as score_module
     from rubrics.compiler import RubricCompileError
     from rubrics.formats import RubricImportError
     from rubrics.library import LibraryError
+    from tasks.compare import CompareError
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]:>6.1f} calls/s  {task.fields[tokens]:>9,} tokens  "
@@ -135,8 +219,8 @@ def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size
 
     def hook(event: str, payload) -> None:
         if event == "plan":
-            state["task"] = progress.add_task(f"{rubric}", total=payload["cells"], rate=0.0, tokens=0, errors=0)
-            state["t0"] = time.monotonic()
+            state.update(tokens=0, errors=0, calls=0, t0=time.monotonic())
+            state["task"] = progress.add_task(payload["rubric"], total=payload["cells"], rate=0.0, tokens=0, errors=0)
         elif event == "cell" and state["task"] is not None:
             state["calls"] += payload["attempts"]
             state["tokens"] += (payload["prompt_tokens"] or 0) + (payload["completion_tokens"] or 0)
@@ -147,57 +231,56 @@ def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size
     score_module.progress_hook = hook
     try:
         with progress:
-            return score_module.score_corpus(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified)
-    except (RubricImportError, LibraryError, RubricCompileError, db.WarehouseError, ValueError) as exc:
+            yield
+    except (RubricImportError, LibraryError, RubricCompileError, db.WarehouseError, CompareError, ValueError) as exc:
         fail(str(exc))
-        raise
     finally:
         score_module.progress_hook = None
 
 
 def print_run(warehouse: Path, run_id: str) -> None:
     with db.reader(warehouse) as con:
-        r = con.execute("SELECT * FROM run_summary WHERE run_id = ?", [run_id]).fetchall()[0]
-        cols = [d[0] for d in con.description]
-        run = dict(zip(cols, r))
-        rubric_id = con.execute("SELECT rubric_id, version FROM rubrics WHERE rubric_hash = ?", [run["rubric_hash"]]).fetchall()[0]
-        out.print(f"\n[bold]run {run_id}[/]  rubric {rubric_id[0]} v{rubric_id[1]} ({run['rubric_hash'][:12]})  "
+        run = db.fetch(con, "run_report.sql", run=run_id)[0]
+        out.print(f"\n[bold]run {run_id}[/]  rubric {run['rubric']} ({run['rubric_hash'][:12]})  "
                   f"model {run['model']}  status {run['status']}")
         out.print(f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs, "
                   f"{run['landed_cells']} judged now ({run['ok_cells']} ok, {run['failed_cells']} failed"
                   f"{'; ' + run['errors'] if run['errors'] else ''}); calls {run['calls']} (retries {run['retries']}); "
                   f"tokens {run['prompt_tokens'] + run['completion_tokens']:,}; coverage {run['coverage'] or 0:.0%}")
-        key = [run["corpus_id"], run["rubric_hash"], run["judge_hash"]]
-        _table(con, "labels", """
-            SELECT coalesce(label, '(no label)') AS label, count(*) AS texts, round(avg(score), 3) AS mean_score,
-                   count(*) FILTER (WHERE passed) AS passed, round(avg(coverage), 3) AS coverage
-            FROM text_scores WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ?
-            GROUP BY ALL ORDER BY mean_score DESC NULLS LAST""", key)
-        _table(con, "criteria", """
-            SELECT criterion_id, round(avg(unit_score), 3) AS mean_unit_score, sum(scored) AS scored,
-                   sum(judgments) - sum(scored) AS unscored, count(*) FILTER (WHERE passed) AS texts_passing
-            FROM criterion_scores WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ?
-            GROUP BY ALL ORDER BY criterion_id""", key)
-        _table(con, "disqualifiers", """
-            SELECT disqualifier_id, kind, count(DISTINCT text_id) AS texts
-            FROM disqualifier_hits WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ?
-            GROUP BY ALL ORDER BY texts DESC""", key)
-        _table(con, "top pattern hits", """
-            SELECT pattern_id, texts_hit, total_hits, round(hit_rate, 3) AS hit_rate
-            FROM pattern_summary WHERE corpus_id = ? AND rubric_hash = ? AND texts_hit > 0
-            ORDER BY texts_hit DESC LIMIT 8""", key[:2])
+        print_rows("labels", db.fetch(con, "run_labels.sql", run=run_id))
+        criteria = db.fetch(con, "run_criteria.sql", run=run_id)
+        if all(r["flip_rate"] is None for r in criteria):  # one sample per cell: no consistency to show
+            criteria = [{k: v for k, v in r.items() if k not in ("sample_stddev", "flip_rate")} for r in criteria]
+        print_rows("criteria", criteria)
+        print_rows("disqualifiers", db.fetch(con, "run_disqualifiers.sql", run=run_id))
+        print_rows("top pattern hits", db.fetch(con, "run_patterns.sql", run=run_id))
 
 
-def _table(con: duckdb.DuckDBPyConnection, title: str, query: str, params: list) -> None:
-    rows = con.execute(query, params).fetchall()
+def print_rows(title: str, rows: list[dict]) -> None:
     if not rows:
         return
     table = Table(title=title, title_justify="left")
-    for d in con.description:
-        table.add_column(d[0])
+    for name in rows[0]:
+        table.add_column(name)
     for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
+        table.add_row(*[_show(v) for v in row.values()])
     out.print(table)
+
+
+def _show(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, float) for v in value):
+        return f"[{value[0]:.3f}, {value[1]:.3f}]"
+    return str(value)
+
+
+def _table(con: duckdb.DuckDBPyConnection, title: str, query: str, params: list) -> None:
+    cursor = con.execute(query, params)
+    columns = [d[0] for d in cursor.description]
+    print_rows(title, [dict(zip(columns, row)) for row in cursor.fetchall()])
 
 
 # --------------------------------------------------------------------------- reading the warehouse
@@ -314,12 +397,19 @@ def labels_import(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet w
 
 @app.command()
 def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
-              judge: str = typer.Option("unieval", help="Rater whose scores are checked."),
-              human: str = typer.Option("human", help="Reference rater."),
+              judge: str = typer.Option("unieval", help="Label rater whose scores are checked (ignored with --rubric)."),
+              human: Optional[list[str]] = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
+              rubric: Optional[str] = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
+              model: Optional[str] = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),
+              step: float = typer.Option(1.0, help="Category width for kappas and confusion matrices."),
+              confusion: bool = typer.Option(False, help="Print the confusion matrices."),
               topical_chat: Optional[Path] = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
+              report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
               warehouse: Optional[Path] = WarehouseOpt) -> None:
-    """Sample-level agreement between a judge's and humans' scores: Pearson, Spearman, Kendall tau-b."""
-    from tasks.agreement import correlations
+    """Agreement of a judge with human labels, per criterion: Pearson, Spearman, Kendall tau-b
+    (sample level, pooled), Cohen's and quadratic weighted kappa, Fleiss' kappa and Krippendorff's
+    alpha among the humans, and the human-vs-human baseline the judge should be held to."""
+    from tasks.calibration import CalibrationError, calibration
     from tasks.labels import topical_chat as read_topical_chat
     from warehouse import steps
 
@@ -332,15 +422,136 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
             steps.load_texts(con, corpus, texts, str(topical_chat))
             steps.load_labels(con, corpus, labels, str(topical_chat))
     with _reading(path) as con:
-        pairs = con.execute(db.sql("label_pairs.sql"), {"corpus": corpus, "a": judge, "b": human}).fetchall()
-    if not pairs:
-        fail(f"no texts of corpus {corpus!r} scored by both {judge!r} and {human!r}", code=1)
-    table = Table(title=f"{judge} vs {human} on {corpus} (sample level, pooled)", title_justify="left")
-    for col in ("criterion", "n", "Pearson", "Spearman", "Kendall tau-b"):
-        table.add_column(col, justify="right" if col != "criterion" else "left")
-    for c in correlations(pairs):
-        table.add_row(c.criterion_id, str(c.n), f"{c.pearson:.6f}", f"{c.spearman:.6f}", f"{c.kendall_tau_b:.6f}")
-    out.print(table)
+        try:
+            result = calibration(con, corpus, judge, human, rubric, model, step)
+        except CalibrationError as exc:
+            fail(str(exc), code=1)
+    print_rows(f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)", [
+        {"criterion": r.criterion_id, "n": r.n, "Pearson": f"{r.pearson:.6f}", "Spearman": f"{r.spearman:.6f}",
+         "Kendall tau-b": f"{r.kendall_tau_b:.6f}"} for r in result.rows])
+    print_rows(f"kappas (categories of width {step:g}) and the human baseline", [
+        {"criterion ": r.criterion_id, "Cohen kappa": r.cohen_kappa, "QWK": r.qwk, "humans": r.humans,
+         "Fleiss kappa": r.fleiss_kappa, "alpha humans": r.alpha_humans, "alpha +judge": r.alpha_with_judge,
+         "human r": r.human_pearson, "human QWK": r.human_qwk} for r in result.rows])
+    if confusion:
+        for r in result.rows:
+            print_rows(f"{r.criterion_id}: judge (rows) x humans (columns)",
+                       [{"judge": lv, **{str(c): n for c, n in zip(r.levels, row)}} for lv, row in zip(r.levels, r.confusion)])
+    if report:
+        from flows.report import calibration_report
+        _write_report(report, calibration_report(result))
+
+
+# --------------------------------------------------------------------------- goldens
+
+
+@rubric_app.command("test")
+def rubric_test(refs: Optional[list[str]] = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
+                base_url: Optional[str] = typer.Option(None, help="Judge endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
+                model: Optional[str] = typer.Option(None, help="Judge model."),
+                strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic.")) -> None:
+    """Run each rubric's goldens through the judge; exits 1 if any golden fails."""
+    from contextlib import nullcontext
+
+    from rubrics.compiler import RubricCompileError, compile_or_raise
+    from rubrics.formats import RubricImportError
+    from rubrics.library import Library, LibraryError, resolve
+    from tasks.config import JudgeConfig
+    from tasks.goldens import run_goldens
+    from tasks.judge_server import RunningServer
+
+    try:
+        bundles = [compile_or_raise(resolve(r), source=r) for r in refs] if refs else \
+            [compile_or_raise(e.rubric, source=str(e.path)) for e in Library().entries()]
+    except (RubricImportError, LibraryError, RubricCompileError) as exc:
+        fail(str(exc))
+    offline = not base_url and not os.environ.get("OPENAI_BASE_URL")
+    failures = total = 0
+    with RunningServer() if offline else nullcontext() as server:
+        judge = {"strategy": strategy, "base_url": server.base_url if offline else base_url}
+        if model:
+            judge["model"] = model
+        config = JudgeConfig(**judge)
+        if offline:
+            out.print(f"judging goldens with the OFFLINE judge (a deterministic stand-in) on {server.base_url}")
+        for bundle in bundles:
+            if not bundle.rubric.goldens:
+                out.print(f"{bundle.id}@{bundle.version}: no goldens")
+                continue
+            results = run_goldens(bundle, config)
+            total += len(results)
+            failures += sum(not r.ok for r in results)
+            print_rows(f"{bundle.id}@{bundle.version}: {sum(r.ok for r in results)}/{len(results)} goldens pass", [
+                {"golden": r.name, "expected": r.expected or "", "got": r.got or "", "score": r.score, "label": r.label,
+                 "result": "PASS" if r.ok else "FAIL", "why": r.error or "; ".join(r.mismatches)} for r in results])
+    out.print(f"{total - failures}/{total} goldens pass")
+    if failures:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- reports
+
+report_app = typer.Typer(help="Self-contained HTML reports with plots (no network needed to view them).", no_args_is_help=True)
+app.add_typer(report_app, name="report")
+ReportOut = typer.Option(..., "--out", "-o", help="HTML file to write.")
+
+
+@report_app.command("run")
+def report_run(run_id: str, output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """One run: its counts, score distribution, labels and per-criterion scores and consistency."""
+    from flows.report import run_report
+
+    with _reading(warehouse) as con:
+        try:
+            page = run_report(con, run_id)
+        except db.WarehouseError as exc:
+            fail(str(exc), code=1)
+    _write_report(output, page)
+
+
+@report_app.command("compare")
+def report_compare(corpus: str = typer.Option(..., "--corpus", "-c"), a: str = typer.Option(..., "--a"),
+                   b: Optional[str] = typer.Option(None, "--b"), model_a: Optional[str] = typer.Option(None),
+                   model_b: Optional[str] = typer.Option(None), allow_mixed: bool = typer.Option(False),
+                   top: int = typer.Option(10), output: Path = ReportOut,
+                   warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """An A/B of landed judgments (see `rubricflow compare`): distributions, deltas with intervals,
+    flip matrix, score scatter, rates and the texts that moved most."""
+    from flows.report import comparison_report
+    from tasks.compare import CompareError, compare as compare_sets, judgment_sets
+    from tasks.config import JudgeConfig
+
+    with _reading(warehouse) as con:
+        try:
+            sides = [judgment_sets(con, corpus, ref, JudgeConfig(model=m).judge_hash() if m else None, allow_mixed, name)
+                     for ref, m, name in ((a, model_a, "A"), (b or a, model_b, "B"))]
+            result = compare_sets(con, corpus, *sides, top=top)
+        except CompareError as exc:
+            fail(str(exc), code=1)
+    _write_report(output, comparison_report(result))
+
+
+@report_app.command("calibration")
+def report_calibration(corpus: str = typer.Option(..., "--corpus", "-c"), judge: str = typer.Option("unieval"),
+                       human: Optional[list[str]] = typer.Option(None), rubric: Optional[str] = typer.Option(None),
+                       model: Optional[str] = typer.Option(None), step: float = typer.Option(1.0),
+                       output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Judge vs human agreement (see `rubricflow calibrate`): table, scatter plots, confusion matrices."""
+    from flows.report import calibration_report
+    from tasks.calibration import CalibrationError, calibration
+
+    with _reading(warehouse) as con:
+        try:
+            result = calibration(con, corpus, judge, human, rubric, model, step)
+        except CalibrationError as exc:
+            fail(str(exc), code=1)
+    _write_report(output, calibration_report(result))
+
+
+def _write_report(path: Path, page: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    out.print(f"wrote {path} ({len(page) / 1024:.0f} KiB, self-contained)")
 
 
 # --------------------------------------------------------------------------- the offline judge and the demo

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import artifact_key, publish, run_markdown
 from rubrics.compiler import Bundle, compile_or_raise
 from rubrics.library import resolve
 from tasks.config import JudgeConfig
@@ -115,7 +116,7 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
     plan, recovered = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified)
     logger.info("run %s: %s cells to judge, %s already landed%s", run_id, plan.cells, plan.total - plan.cells,
                 f", {recovered} recovered from an interrupted run" if recovered else "")
-    _notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total})
+    _notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
     landing = run_dir(Path(warehouse_path), run_id) / "landing"
     results: list[ShardResult] = []
     try:
@@ -128,6 +129,9 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
         finish_run(warehouse_path, run_id, "failed", f"{type(exc).__name__}: {exc}"[:500])
         raise
     finish_run(warehouse_path, run_id, "completed", None)
+    with db.reader(warehouse_path) as con:
+        publish(run_markdown(con, run_id), artifact_key("score", corpus_id, bundle.id),
+                f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}")
     summary = RunSummary(
         run_id=run_id, corpus_id=corpus_id, rubric_id=bundle.id, rubric_hash=bundle.hash, judge_hash=config.judge_hash(),
         planned_cells=plan.total, skipped_cells=plan.total - plan.cells, judged_cells=sum(r.cells for r in results),

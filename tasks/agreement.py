@@ -1,34 +1,138 @@
-"""Agreement statistics between two raters' scores, per criterion, with scipy (not hand-rolled)."""
+"""Agreement statistics between raters, per criterion: scipy, statsmodels and the krippendorff
+package do the statistics; this module only arranges the data for them."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
+import krippendorff
+import numpy as np
 from scipy import stats
+from statsmodels.stats import inter_rater
+
+
+def bootstrap_mean_ci(values, counts, resamples: int = 2000, level: float = 0.95,
+                      seed: int = 0) -> tuple[float, float] | None:
+    """Percentile interval of the mean of a sample given as distinct values and their counts.
+
+    Drawing n rows with replacement is the same as drawing multinomial counts over the distinct
+    values, so the paired bootstrap over millions of deltas costs resamples x distinct values."""
+    values = np.asarray(values, dtype=float)
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    if n < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    chunk = max(1, 20_000_000 // max(1, len(values)))  # bound memory: chunk x distinct values counts
+    for start in range(0, resamples, chunk):
+        draws = rng.multinomial(n, counts / n, size=min(chunk, resamples - start))
+        means[start:start + len(draws)] = draws @ values / n
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(means, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def categories(scores, step: float = 1.0) -> np.ndarray:
+    """Scores as integer category codes (averaged ratings round to the nearest category)."""
+    return np.rint(np.asarray(scores, dtype=float) / step).astype(int)
+
+
+def confusion(a_codes, b_codes) -> tuple[list[int], np.ndarray]:
+    """The contingency table of two raters over the full range of codes (kappa weights need it)."""
+    a_codes, b_codes = np.asarray(a_codes), np.asarray(b_codes)
+    levels = list(range(int(min(a_codes.min(), b_codes.min())), int(max(a_codes.max(), b_codes.max())) + 1))
+    table = np.zeros((len(levels), len(levels)), dtype=int)
+    np.add.at(table, (a_codes - levels[0], b_codes - levels[0]), 1)
+    return levels, table
+
+
+def kappas(a_codes, b_codes) -> tuple[float, float]:
+    """(Cohen's kappa, quadratic weighted kappa) of two raters' category codes (statsmodels)."""
+    _, table = confusion(a_codes, b_codes)
+    if len(table) < 2:
+        return float("nan"), float("nan")
+    return (float(inter_rater.cohens_kappa(table).kappa),
+            float(inter_rater.cohens_kappa(table, wt="quadratic").kappa))
+
+
+def fleiss(codes_by_rater: np.ndarray) -> float:
+    """Fleiss' kappa over texts x raters codes (every rater rated every text)."""
+    table, _ = inter_rater.aggregate_raters(codes_by_rater)
+    return float(inter_rater.fleiss_kappa(table))
+
+
+def alpha(data_by_rater, level: str = "ordinal") -> float:
+    """Krippendorff's alpha over raters x texts (NaN = not rated)."""
+    return float(krippendorff.alpha(reliability_data=np.asarray(data_by_rater, dtype=float), level_of_measurement=level))
 
 
 @dataclass(frozen=True)
-class Correlation:
+class RaterAgreement:
+    """One criterion: a judge against the human consensus, and the humans among themselves."""
     criterion_id: str
     n: int
     pearson: float
     spearman: float
     kendall_tau_b: float
+    cohen_kappa: float
+    qwk: float
+    levels: list[int]
+    confusion: list[list[int]]  # rows: judge's category, columns: the humans' consensus category
+    humans: int
+    fleiss_kappa: float | None  # humans among themselves (needs >= 2 humans rating every text)
+    alpha_humans: float | None  # Krippendorff's alpha (ordinal), humans only
+    alpha_with_judge: float | None  # ... with the judge as one more rater
+    human_pearson: float | None  # baseline: each human vs the mean of the others, averaged
+    human_qwk: float | None
+    judge_scores: tuple[float, ...] = ()  # the paired scores themselves, for the report's scatter
+    human_scores: tuple[float, ...] = ()
 
 
-def correlations(pairs: list[tuple[str, str, float, float]]) -> list[Correlation]:
-    """pairs: (criterion_id, text_id, a_score, b_score), pooled over texts (sample level)."""
-    by_criterion: dict[str, tuple[list[float], list[float]]] = {}
-    for criterion, _, a, b in pairs:
-        xs, ys = by_criterion.setdefault(criterion, ([], []))
-        xs.append(a)
-        ys.append(b)
+@np.errstate(all="ignore")
+def rater_agreement(scores: dict[str, dict[str, dict[str, float]]], judge: str, humans: list[str],
+                    step: float = 1.0) -> list[RaterAgreement]:
+    """scores[criterion][rater][text_id]. The consensus is the mean of the humans who rated a text;
+    kappas and confusion matrices use categories of width `step`."""
     out = []
-    for criterion, (xs, ys) in sorted(by_criterion.items()):
-        out.append(Correlation(
-            criterion, len(xs),
-            float(stats.pearsonr(xs, ys).statistic),
-            float(stats.spearmanr(xs, ys).statistic),
-            float(stats.kendalltau(xs, ys, variant="b").statistic),
+    warnings.simplefilter("ignore", stats.ConstantInputWarning)  # constant scores: the statistic is nan, said as such
+    for criterion, by_rater in sorted(scores.items()):
+        people = [h for h in humans if h in by_rater]
+        if judge not in by_rater or not people:
+            continue
+        texts = sorted(t for t in by_rater[judge] if any(t in by_rater[h] for h in people))
+        if len(texts) < 2:
+            continue
+        grid = np.array([[by_rater[h].get(t, np.nan) for t in texts] for h in people])  # humans x texts
+        consensus = np.nanmean(grid, axis=0)
+        j = np.array([by_rater[judge][t] for t in texts])
+        jc, hc = categories(j, step), categories(consensus, step)
+        cohen, qwk = kappas(jc, hc)
+        levels, table = confusion(jc, hc)
+        full = ~np.isnan(grid).any(axis=0)
+        many = len(people) >= 2
+        out.append(RaterAgreement(
+            criterion, len(texts),
+            float(stats.pearsonr(j, consensus).statistic), float(stats.spearmanr(j, consensus).statistic),
+            float(stats.kendalltau(j, consensus, variant="b").statistic), cohen, qwk, levels, table.tolist(),
+            len(people),
+            fleiss(categories(grid[:, full].T, step)) if many and full.sum() > 1 else None,
+            alpha(grid) if many else None,
+            alpha(np.vstack([grid, j])) if many else None,
+            *(_human_baseline(grid, step) if many else (None, None)),
+            tuple(j.tolist()), tuple(consensus.tolist()),
         ))
     return out
+
+
+def _human_baseline(grid: np.ndarray, step: float) -> tuple[float, float]:
+    """Each human against the mean of the other humans (what the judge is held to), averaged."""
+    pearsons, qwks = [], []
+    for i in range(len(grid)):
+        others = np.nanmean(np.delete(grid, i, axis=0), axis=0)
+        ok = ~np.isnan(grid[i]) & ~np.isnan(others)
+        if ok.sum() > 1:
+            pearsons.append(stats.pearsonr(grid[i][ok], others[ok]).statistic)
+            qwks.append(kappas(categories(grid[i][ok], step), categories(others[ok], step))[1])
+    return float(np.mean(pearsons)), float(np.mean(qwks))

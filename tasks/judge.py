@@ -119,11 +119,12 @@ class Judge:
         """A genre no criterion names activates the same criteria as no genre."""
         return self._units[(unit_id, genre if genre in self.genres else None)]
 
-    def _request(self, system: str, schema: dict, user: str, mode: str) -> dict[str, Any]:
+    def _request(self, system: str, schema: dict, user: str, mode: str, sample: int) -> dict[str, Any]:
         c = self.config
         kwargs: dict[str, Any] = {"model": c.model, "temperature": c.temperature, "max_tokens": c.max_tokens}
-        if c.seed is not None:
-            kwargs["seed"] = c.seed
+        # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
+        if c.seed is not None or c.samples > 1:
+            kwargs["seed"] = (c.seed or 0) + sample
         # The schema goes in extra_body: sent as is, it skips the client's per-request walk over
         # typed parameters, which costs more CPU than the rest of a call for a large schema.
         if mode == "json_schema":
@@ -170,7 +171,7 @@ class Judge:
         results: list[CriterionResult] = []
         while True:
             mode = self.mode
-            kwargs = self._request(system, schema, user, mode)
+            kwargs = self._request(system, schema, user, mode, cell.sample)
             estimate = (len(system) + len(user)) // 4 + self.config.max_tokens
             try:
                 response = await self._call(kwargs, estimate, counter)

@@ -130,7 +130,7 @@ class JudgeServer:
             await asyncio.sleep(self.config.stall_s)
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
         user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
-        answer = offline_judge.judge(system, user, schema)
+        answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"))
         response = self._completion(body, key, answer, mode, fault, len(system) + len(user))
         self.stats.answered += 1
         if fault == "drip":

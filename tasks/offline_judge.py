@@ -99,8 +99,9 @@ def _value(schema: dict, q: float) -> Any:
     return round(value, 6)
 
 
-def judge(system: str, user: str, schema: dict) -> dict:
-    """The answer object for one request."""
+def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: int | None = None) -> dict:
+    """The answer object for one request. At temperature > 0 each quality estimate is jittered,
+    reproducibly for the same (request, seed), so repeat sampling has something to measure."""
     reading = PromptReading(system)
     blocks = {m.group(1): m.group(3) for m in _FENCE.finditer(user)}
     text, context = blocks.get("TEXT", ""), blocks.get("CONTEXT", "")
@@ -110,8 +111,10 @@ def judge(system: str, user: str, schema: dict) -> dict:
     scores = {}
     for cid, cschema in criteria_schema.items():
         q, evidence = _quality(reading, cid, text, context)
+        if temperature > 0:
+            q = max(0.0, min(1.0, q + temperature * 0.3 * _jitter(user, cid, seed)))
         ev_schema = cschema["properties"]["evidence"]
-        if not evidence and ev_schema.get("minItems"):
+        if not evidence:  # a judge quotes something: the text's first sentence
             first = _SENTENCE.search(text)
             evidence = [first.group(0).strip()] if first else [text[:40]]
         evidence = evidence[: ev_schema.get("maxItems", 3)]
@@ -131,6 +134,12 @@ def judge(system: str, user: str, schema: dict) -> dict:
         if field not in answer and fschema.get("type") == "string":
             answer[field] = f"{MARK}."
     return answer
+
+
+def _jitter(user: str, criterion: str, seed: int | None) -> float:
+    """A reproducible number in [-1, 1) for one text, criterion and seed."""
+    digest = hashlib.sha256(f"{seed}|{criterion}|{user}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**63 - 1
 
 
 def request_schema(body: dict) -> tuple[dict, str]:

@@ -8,6 +8,7 @@ file on disk means its shard is complete; the loader takes only those.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import datetime as dt
 import json
 import os
@@ -77,7 +78,17 @@ class Worker:
         with cls._guard:
             if cls._instance is None:
                 cls._instance = Worker()
+                atexit.register(cls._instance.close)
             return cls._instance
+
+    def close(self) -> None:
+        """Close the HTTP clients on their own loop (aiohttp warns about sessions left open)."""
+        for client in self.clients.values():
+            try:
+                self.submit(client.close()).result(timeout=5)
+            except Exception:  # closing at exit is best effort
+                pass
+        self.clients.clear()
 
     def submit(self, coro) -> Future:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -33,6 +34,22 @@ def default_path() -> Path:
 def sql(name: str) -> str:
     """The text of one `.sql` file of the warehouse."""
     return (SQL_DIR / name).read_text(encoding="utf-8")
+
+
+_PARAM = re.compile(r"\$(\w+)")
+
+
+def used_params(statement: str, params: dict) -> dict:
+    """The named parameters a statement uses (DuckDB refuses unused ones)."""
+    return {p: params[p] for p in set(_PARAM.findall(statement))}
+
+
+def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
+    """The rows of a one-query `.sql` file, as dicts."""
+    statement = sql(name)
+    cursor = con.execute(statement, used_params(statement, params))
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
 @contextmanager
@@ -85,6 +102,17 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("COMMIT")
 
 
+def scale_geometry(scale) -> tuple[float | None, float | None, float | None]:
+    """(native min, native max, one step in unit terms) of a scale, for agreement statistics."""
+    if scale.kind == "binary":
+        return 0.0, 1.0, 1.0
+    if scale.kind == "ordinal":
+        return float(scale.low), float(scale.high), 1.0 / (scale.high - scale.low)
+    if scale.kind == "numeric":
+        return scale.min, scale.max, (scale.step or 1.0) / (scale.max - scale.min)
+    return None, None, None
+
+
 def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str = "") -> None:
     """Store a compiled rubric and its tree once; a hash already present is left as it is."""
     h = bundle.hash
@@ -109,9 +137,10 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
             nodes.append((h, ROOT_NODE, None, False, s.method, 1.0))
         con.executemany("INSERT INTO rubric_nodes VALUES (?, ?, ?, ?, ?, ?)", nodes)
         con.executemany(
-            "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(h, c.id, c.title, c.description, c.scale.kind, c.weight, c.importance,
-              c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS, c.points, list(c.genre))
+              c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS, c.points, list(c.genre),
+              *scale_geometry(c.scale))
              for c in r.criteria],
         )
         if r.patterns:

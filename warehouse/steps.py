@@ -13,9 +13,7 @@ import pyarrow as pa
 from rubrics.compiler import Bundle
 from rubrics.render import call_units
 
-from .db import sql, transaction
-
-_PARAM = re.compile(r"\$(\w+)")
+from .db import sql, transaction, used_params
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
@@ -23,8 +21,7 @@ def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
     text = re.sub(r"^\s*--.*$", "", sql(name), flags=re.M)
     for statement in (s.strip() for s in text.split(";\n")):
         if statement:
-            used = {p: params[p] for p in set(_PARAM.findall(statement))}
-            con.execute(statement, used)
+            con.execute(statement, used_params(statement, params))
 
 
 def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path,

@@ -64,8 +64,15 @@ CREATE TABLE IF NOT EXISTS criteria (
     pass_threshold DOUBLE NOT NULL,  -- unit score at which it "meets" (default 0.5)
     points         DOUBLE,
     genre          VARCHAR[],
+    scale_min      DOUBLE,           -- native range of ordinal/numeric/binary scales (labels are native)
+    scale_max      DOUBLE,
+    unit_step      DOUBLE,           -- one scale step in unit terms ("within one"); NULL for nominal
     PRIMARY KEY (rubric_hash, criterion_id)
 );
+-- Warehouses made before the scale columns existed gain them (empty for rubrics registered then).
+ALTER TABLE criteria ADD COLUMN IF NOT EXISTS scale_min DOUBLE;
+ALTER TABLE criteria ADD COLUMN IF NOT EXISTS scale_max DOUBLE;
+ALTER TABLE criteria ADD COLUMN IF NOT EXISTS unit_step DOUBLE;
 
 CREATE TABLE IF NOT EXISTS rubric_patterns (
     rubric_hash VARCHAR NOT NULL,

@@ -11,6 +11,7 @@ SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
        c.weight, c.importance, c.pass_threshold, c.points,
        count(*) AS judgments, count(j.unit_score) AS scored,
        avg(j.unit_score) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
+       min(j.unit_score) AS unit_min, max(j.unit_score) AS unit_max,
        avg(j.unit_score) >= c.pass_threshold AS passed
 FROM judgments j
 JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id

@@ -1,0 +1,70 @@
+"""Bench: the A/B statistics over millions of judgments, against the bare pairing query an
+analyst would write by hand (per-text weighted score under A and B, joined, mean delta).
+
+The data: `--texts` texts x 10 criteria under version A and again under version B (B moves about
+a fifth of the levels up by one), so 2 x texts x 10 judgment rows.
+
+    python bench/compare.py [--texts 500000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from views import fill, rubric
+from rubrics.compiler import compile_or_raise
+from tasks.compare import compare
+from warehouse import db
+
+BARE = """
+WITH s AS (
+    SELECT j.rubric_hash, j.text_id, sum(c.weight * j.unit_score) / sum(c.weight) FILTER (WHERE j.unit_score IS NOT NULL) AS score
+    FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id)
+    GROUP BY ALL
+)
+SELECT count(*), avg(b.score - a.score), corr(a.score, b.score)
+FROM s a JOIN s b ON a.text_id = b.text_id AND a.rubric_hash = $a AND b.rubric_hash = $b
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--texts", type=int, default=500_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    a = compile_or_raise(rubric())
+    b = compile_or_raise(rubric().model_copy(update={"metadata": rubric().metadata.model_copy(update={"version": "2.0.0"})}))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "w.duckdb"
+        t0 = time.perf_counter()
+        with db.writer(path) as con:
+            fill(con, a, args.texts, run="ra")
+            fill(con, b, args.texts, run="rb", shift=2, with_texts=False)
+            con.execute("CHECKPOINT")
+        rows = 2 * args.texts * 10
+        print(f"{rows:,} judgment rows ({args.texts:,} texts x 10 criteria x 2 versions) built in {time.perf_counter() - t0:.1f} s")
+        best_full = best_bare = float("inf")
+        with db.reader(path) as con:
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                con.execute(BARE, {"a": a.hash, "b": b.hash}).fetchall()
+                best_bare = min(best_bare, time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                result = compare(con, "c", [(a.hash, "j")], [(b.hash, "j")], top=10, resamples=2000)
+                best_full = min(best_full, time.perf_counter() - t0)
+        s = result.summary
+        print(f"texts paired {s['texts_paired']:,}; mean delta {s['mean_delta']:.4f} "
+              f"CI [{s['mean_delta_ci'][0]:.4f}, {s['mean_delta_ci'][1]:.4f}]; Pearson {s['pearson']:.4f}, "
+              f"Spearman {s['spearman']:.4f}, Kendall {s['kendall_tau_b']:.4f}; {len(result.criteria)} criteria, "
+              f"{len(result.movers)} movers")
+        print(f"bare pairing query (count, mean delta, Pearson): {best_bare:.2f} s (best of {args.repeat})")
+        print(f"full A/B (every statistic, 2000 bootstrap resamples per interval, 11 intervals): {best_full:.2f} s "
+              f"(best of {args.repeat})")
+        print(f"ratio full / bare: {best_full / best_bare:.2f}")
+
+
+if __name__ == "__main__":
+    main()

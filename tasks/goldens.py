@@ -1,0 +1,74 @@
+"""Goldens: a rubric's own worked examples, run through the judge and scored with the reference
+scorer (`rubrics.scoring`). A golden passes when the verdict matches its `expected` pass/fail and
+each of its `expected_scores`."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import duckdb
+
+from rubrics.compiler import Bundle
+from rubrics.render import call_units
+from rubrics.scoring import verdict
+from tasks.config import JudgeConfig
+from tasks.judge import Cell
+from tasks.shard import Worker
+
+
+@dataclass(frozen=True)
+class GoldenResult:
+    name: str
+    expected: str | None
+    got: str | None  # pass | fail | None (unscored)
+    score: float | None
+    label: str | None
+    mismatches: tuple[str, ...]  # why it failed: verdict and/or per-criterion scores
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches and self.error is None
+
+
+def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
+    rubric = bundle.rubric
+    judge = Worker.get().judge(bundle, config, f"goldens-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "goldens")
+    regexes = {p.id: p.effective_regex() for p in rubric.patterns}
+    results = []
+    for golden in rubric.goldens:
+        sha = hashlib.sha256(golden.output.encode()).hexdigest()
+        cells = [Cell(f"golden-{golden.name}-{u.id}", golden.name, sha, u.id, 0, golden.output, golden.input,
+                      golden.context, golden.genre) for u in call_units(rubric, config.strategy, golden.genre)]  # type: ignore[arg-type]
+        outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
+        failed = [o.completion["error"] for o in outcomes if o.completion["status"] != "ok"]
+        values = {j.criterion_id: j.value for o in outcomes for j in o.judgments if j.status == "scored"}
+        declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"]}
+        v = verdict(rubric, values, golden.genre, matched_patterns(golden.output, regexes), declared)
+        got = None if v.passed is None else "pass" if v.passed else "fail"
+        mismatches = []
+        if golden.expected and got != golden.expected:
+            mismatches.append(f"expected {golden.expected}, got {got or 'no verdict'} (score {_fmt(v.score)})")
+        for cid, want in golden.expected_scores.items():
+            if values.get(cid) != want:
+                mismatches.append(f"{cid}: expected {want!r}, got {values.get(cid)!r}")
+        results.append(GoldenResult(golden.name, golden.expected, got, v.score, v.label, tuple(mismatches),
+                                    "; ".join(failed) if failed else None))
+    return results
+
+
+def matched_patterns(text: str, regexes: dict[str, str]) -> set[str]:
+    """Pattern ids that match, by DuckDB's RE2 as in the warehouse (not Python's re)."""
+    if not regexes:
+        return set()
+    con = duckdb.connect()
+    try:
+        return {pid for pid, regex in regexes.items()
+                if con.execute("SELECT regexp_matches($t, $r)", {"t": text, "r": regex}).fetchall()[0][0]}
+    finally:
+        con.close()
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"

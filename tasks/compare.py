@@ -97,6 +97,8 @@ def compare(con: duckdb.DuckDBPyConnection, corpus: str, a: list[JudgmentSet], b
     for side, sets in (("a", a), ("b", b)):
         for rubric_hash, judge_hash in sets:
             steps.run_sql(con, "compare_side.sql", side=side, corpus=corpus, rubric=rubric_hash, judge=judge_hash)
+    if len(a) > 1 or len(b) > 1:
+        steps.run_sql(con, "compare_latest.sql")
     steps.run_sql(con, "compare_pair.sql")
     summary = db.fetch(con, "compare_summary.sql")[0]
     paired = con.execute("SELECT score_a, score_b FROM cmp_texts WHERE delta IS NOT NULL").fetchnumpy()

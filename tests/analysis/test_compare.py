@@ -15,7 +15,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from flows.compare import compare_flow
 from flows.ingest import ingest_flow
 from rubrics.library import Library
-from tasks.compare import MixedHashesError, judgment_sets
+from tasks.compare import MixedHashesError, compare, judgment_sets
 from tests.conftest import ServerProcess, write_corpus
 
 
@@ -137,7 +137,11 @@ def test_mixed_hashes_are_refused_unless_asked_for(ab):
     try:
         with pytest.raises(MixedHashesError, match="matches 2 judgment sets.*--allow-mixed"):
             judgment_sets(con, "c", "slop-ab", None, False, "A")
-        assert len(judgment_sets(con, "c", "slop-ab", None, True, "A")) == 2
+        both = judgment_sets(con, "c", "slop-ab", None, True, "A")
+        assert len(both) == 2
+        # allowed explicitly: each text takes its latest set, here v2 (scored second), so A equals B
+        mixed = compare(con, "c", both, ab["result"].b, top=3)
+        assert mixed.summary["texts_paired"] == 30 and mixed.summary["mean_delta"] == 0 and not mixed.movers
         (one,) = judgment_sets(con, "c", "slop-ab@2.0.0", None, False, "B")
         assert one[0] == ab["result"].b[0][0]
         assert judgment_sets(con, "c", str(ab["a"]), None, False, "A") == ab["result"].a

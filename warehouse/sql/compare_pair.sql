@@ -1,12 +1,8 @@
--- Pair the two sides of an A/B comparison (loaded by compare_side.sql), text by text and
--- criterion by criterion. When a side spans several judgment sets (allowed only when asked for),
--- each text takes its latest scored set.
+-- Pair the two sides of an A/B comparison (loaded by compare_side.sql, one row per text and side),
+-- text by text and criterion by criterion.
 
 CREATE OR REPLACE TEMP TABLE cmp_texts AS
-WITH side AS (
-    SELECT * FROM cmp_side_texts
-    QUALIFY row_number() OVER (PARTITION BY side, text_id ORDER BY score IS NOT NULL DESC, latest DESC) = 1
-)
+WITH side AS (SELECT * FROM cmp_side_texts)
 SELECT a.text_id, a.score AS score_a, b.score AS score_b, b.score - a.score AS delta,
        a.label AS label_a, b.label AS label_b, a.passed AS passed_a, b.passed AS passed_b,
        a.disqualified AS dq_a, b.disqualified AS dq_b,
@@ -15,10 +11,7 @@ FROM side a JOIN side b ON a.text_id = b.text_id AND a.side = 'a' AND b.side = '
 
 -- Criteria are matched by id; only criteria both versions scored for a text are paired.
 CREATE OR REPLACE TEMP TABLE cmp_criteria AS
-WITH side AS (
-    SELECT * FROM cmp_side_criteria
-    QUALIFY row_number() OVER (PARTITION BY side, text_id, criterion_id ORDER BY latest DESC) = 1
-)
+WITH side AS (SELECT * FROM cmp_side_criteria)
 SELECT a.criterion_id, a.text_id, a.unit_score AS unit_a, b.unit_score AS unit_b,
        a.passed AS passed_a, b.passed AS passed_b,
        a.scale_kind = 'binary' AND b.scale_kind = 'binary' AS is_binary,

@@ -37,7 +37,8 @@ def fill(con, bundle, texts: int, run: str = "run", shift: int = 0, with_texts: 
     """One judgment set: `texts` x CRITERIA judgments; `shift` moves some levels (another version)."""
     h = bundle.hash
     db.register_rubric(con, bundle)
-    con.execute("INSERT INTO runs VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), NULL)",
+    con.execute("INSERT INTO runs VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), "
+                "NULL, NULL, NULL)",
                 [run, h, texts])
     if with_texts:
         con.execute("INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)", [texts])

@@ -104,10 +104,17 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
           timeout: float = typer.Option(60.0, help="Seconds per call before it counts as timed out."),
           shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
           skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
+          budget: Optional[float] = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
+          prices: Optional[Path] = typer.Option(None, help="Price table YAML (default: built-in, or $RUBRICFLOW_PRICES)."),
+          workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
+          batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
+          batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
           warehouse: Optional[Path] = WarehouseOpt) -> None:
-    """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing)."""
+    """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
+    The cost estimate is printed before any call."""
     judge = {"strategy": strategy, "samples": samples, "temperature": temperature, "seed": seed,
-             "max_tokens": max_tokens, "rpm": rpm, "tpm": tpm, "max_in_flight": max_in_flight, "timeout_s": timeout}
+             "max_tokens": max_tokens, "rpm": rpm, "tpm": tpm, "max_in_flight": max_in_flight, "timeout_s": timeout,
+             "budget_usd": budget, "prices": str(prices) if prices else None, "batch": batch, "batch_poll_s": batch_poll}
     if model:
         judge["model"] = model
     if base_url:
@@ -116,7 +123,7 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
         fail("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
              "and point --base-url at it, or try `rubricflow demo`")
     for ref in rubric:
-        summary = run_score(corpus, ref, _warehouse(warehouse), judge, shard_size, skip_disqualified)
+        summary = run_score(corpus, ref, _warehouse(warehouse), judge, shard_size, skip_disqualified, workers)
         print_run(_warehouse(warehouse), summary["run_id"])
 
 
@@ -193,12 +200,13 @@ def _clip(text: str | None, n: int = 160) -> str:
 
 
 def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size: int = 2000,
-              skip_disqualified: bool = False) -> dict:
+              skip_disqualified: bool = False, workers: int = 0) -> dict:
     """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
-    from flows.score import score_corpus
+    from flows.score import scoring_flow
 
     with scoring_progress():
-        return score_corpus(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified)
+        return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified,
+                                     workers=workers)
 
 
 @contextmanager
@@ -210,6 +218,7 @@ def scoring_progress():
     from rubrics.formats import RubricImportError
     from rubrics.library import LibraryError
     from tasks.compare import CompareError
+    from tasks.costs import PriceError
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]:>6.1f} calls/s  {task.fields[tokens]:>9,} tokens  "
@@ -218,7 +227,16 @@ def scoring_progress():
     state = {"task": None, "tokens": 0, "errors": 0, "calls": 0, "t0": time.monotonic()}
 
     def hook(event: str, payload) -> None:
-        if event == "plan":
+        if event == "estimate":
+            line = payload["estimate"].describe(payload["model"])
+            if payload["budget"] is not None:
+                line += f"; budget ${payload['budget']:,.4f}"
+                if payload["estimate"].usd is not None and payload["estimate"].usd > payload["budget"]:
+                    line += " (the estimate exceeds it: the run stops when the budget is spent)"
+            err.print(line, highlight=False, markup=False)
+        elif event == "shard" and state["task"] is not None:  # shards judged in other processes
+            progress.update(state["task"], advance=payload.cells)
+        elif event == "plan":
             state.update(tokens=0, errors=0, calls=0, t0=time.monotonic())
             state["task"] = progress.add_task(payload["rubric"], total=payload["cells"], rate=0.0, tokens=0, errors=0)
         elif event == "cell" and state["task"] is not None:
@@ -232,7 +250,8 @@ def scoring_progress():
     try:
         with progress:
             yield
-    except (RubricImportError, LibraryError, RubricCompileError, db.WarehouseError, CompareError, ValueError) as exc:
+    except (RubricImportError, LibraryError, RubricCompileError, db.WarehouseError, CompareError, PriceError,
+            ValueError) as exc:
         fail(str(exc))
     finally:
         score_module.progress_hook = None
@@ -489,6 +508,68 @@ def rubric_test(refs: Optional[list[str]] = typer.Argument(None, help="Rubric fi
         raise typer.Exit(1)
 
 
+# --------------------------------------------------------------------------- nightly
+
+
+def _nightly_parameters(source: Path, corpus: str, rubric: list[str], model: Optional[str], base_url: Optional[str],
+                        rpm: Optional[float], budget: Optional[float], min_coverage: float, canary: int,
+                        warehouse: Optional[Path]) -> dict:
+    judge: dict = {"rpm": rpm, "budget_usd": budget}
+    if model:
+        judge["model"] = model
+    if base_url:
+        judge["base_url"] = base_url
+    return {"source": str(source.resolve()), "corpus_id": corpus, "rubrics": list(rubric),
+            "warehouse_path": str(_warehouse(warehouse).resolve()), "judge": judge,
+            "min_coverage": min_coverage, "canary_size": canary}
+
+
+SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")
+NightCorpusOpt = typer.Option(..., "--corpus", "-c", help="Corpus id.")
+NightRubricOpt = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable).")
+MinCoverageOpt = typer.Option(0.95, help="Fail the night when a rubric's coverage is under this.")
+CanaryOpt = typer.Option(20, help="Corpus texts re-judged every night with the goldens (0: no canary).")
+
+
+@app.command()
+def nightly(source: Path = SourceOpt, corpus: str = NightCorpusOpt, rubric: list[str] = NightRubricOpt,
+            model: Optional[str] = typer.Option(None), base_url: Optional[str] = typer.Option(None),
+            rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
+            min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
+            night: Optional[str] = typer.Option(None, help="Night label (default: today, UTC)."),
+            warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """One night now: ingest if the source changed, score new or changed work, re-judge the canary,
+    compare with the previous night; exit 1 when coverage is under --min-coverage."""
+    from flows.nightly import CoverageError, nightly_scoring
+
+    params = _nightly_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    try:
+        with scoring_progress():
+            result = nightly_scoring(**params, night=night)
+    except CoverageError as exc:
+        fail(f"coverage dropped: {exc}", code=1)
+    print_rows("night", result)
+
+
+@app.command()
+def serve(source: Path = SourceOpt, corpus: str = NightCorpusOpt, rubric: list[str] = NightRubricOpt,
+          cron: str = typer.Option("0 2 * * *", help="When to run (cron, UTC)."),
+          model: Optional[str] = typer.Option(None), base_url: Optional[str] = typer.Option(None),
+          rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
+          min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
+          warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Run the nightly job on this machine on a cron schedule (Prefect `flow.serve`; Ctrl-C stops)."""
+    from flows.nightly import nightly_scoring
+
+    if not os.environ.get("PREFECT_API_URL"):
+        fail("serve needs a Prefect server for its scheduler (the ephemeral one cannot schedule): run "
+             "`prefect server start` in another shell, then `export PREFECT_API_URL=http://127.0.0.1:4200/api`; "
+             "or run one night now with `rubricflow nightly`")
+    params = _nightly_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    out.print(f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops", highlight=False)
+    nightly_scoring.serve(name=f"nightly-{corpus}", cron=cron, parameters=params)
+
+
 # --------------------------------------------------------------------------- reports
 
 report_app = typer.Typer(help="Self-contained HTML reports with plots (no network needed to view them).", no_args_is_help=True)
@@ -566,8 +647,12 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
                  faults: str = typer.Option(",".join(TRANSIENT_FAULTS), help="Which faults to inject (comma-separated)."),
                  fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
                  stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
-                 supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, tools or text.")) -> None:
+                 supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, tools or text."),
+                 batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
+                 batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
+                 batch_expire: bool = typer.Option(False, help="Batches end expired, with no output.")) -> None:
     """Serve the OFFLINE judge: a deterministic, model-free stand-in (pattern hits and text statistics)."""
+    from tasks.batch_api import BatchConfig
     from tasks.judge_server import FAULTS, JudgeServer, ServerConfig, bind, make_server
 
     chosen = tuple(f.strip() for f in faults.split(",") if f.strip())
@@ -575,7 +660,8 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
     if unknown:
         fail(f"unknown faults {unknown}; choose from {', '.join(FAULTS)}")
     config = ServerConfig(latency_ms=latency_ms, rpm=rpm, retry_after=not no_retry_after, fault_rate=fault_rate,
-                          faults=chosen, fault_attempts=fault_attempts, stall_s=stall_s, supports=supports)
+                          faults=chosen, fault_attempts=fault_attempts, stall_s=stall_s, supports=supports,
+                          batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire))
     try:
         sock = bind(port=port)
     except OSError as exc:

@@ -18,9 +18,11 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.artifacts import artifact_key, publish, run_markdown
+from flows.batch import collect_batch, submit_batches
 from rubrics.compiler import Bundle, compile_or_raise
 from rubrics.library import resolve
 from tasks.config import JudgeConfig
+from tasks.costs import Estimate, estimate_cost, price_of, price_table
 from tasks.judge import Outcome
 from tasks.shard import ShardResult, run_shard
 from warehouse import db, steps
@@ -51,6 +53,8 @@ class RunSummary:
     completion_tokens: int
     recovered_cells: int
     wall_s: float
+    unjudged_cells: int = 0  # left for a later run: the budget was spent
+    estimated_usd: float | None = None
 
 
 def run_dir(warehouse_path: Path, run_id: str) -> Path:
@@ -59,7 +63,7 @@ def run_dir(warehouse_path: Path, run_id: str) -> Path:
 
 @task(name="prepare-run", cache_policy=NO_CACHE)
 def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str, config: JudgeConfig,
-                run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int]:
+                run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int, Estimate]:
     path = Path(warehouse_path)
     with db.writer(path) as con:
         if not con.execute("SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]).fetchall():
@@ -69,13 +73,21 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
         steps.count_pattern_hits(con, corpus_id, bundle)
         plan = steps.plan_cells(con, corpus_id, bundle, config.judge_hash(), config.strategy, config.samples,
                                 run_dir(path, run_id) / "plan", shard_size, skip_disqualified)
+        price = price_of(config.model, price_table(config.prices))
+        seen = con.execute("SELECT avg(completion_tokens) FROM completions WHERE rubric_hash = ? AND judge_hash = ? "
+                           "AND status = 'ok'", [bundle.hash, config.judge_hash()]).fetchall()[0][0]
+        estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
         params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
-        con.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, current_timestamp, NULL, NULL)",
-            [run_id, corpus_id, bundle.hash, config.judge_hash(), config.model, config.strategy, config.samples,
-             json.dumps(params), plan.total, plan.total - plan.cells],
-        )
-    return plan, recovered
+        with db.transaction(con):
+            con.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, current_timestamp, NULL, NULL, ?, ?)",
+                [run_id, corpus_id, bundle.hash, config.judge_hash(), config.model, config.strategy, config.samples,
+                 json.dumps(params), plan.total, plan.total - plan.cells, estimate.usd, config.budget_usd],
+            )
+            if price is not None:
+                con.execute("INSERT OR REPLACE INTO model_prices VALUES (?, ?, ?)",
+                            [config.model, price.input_per_mtok, price.output_per_mtok])
+    return plan, recovered, estimate
 
 
 @task(name="judge-shard", cache_policy=NO_CACHE)
@@ -103,32 +115,71 @@ def new_run_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
+def scoring_flow(workers: int = 0):
+    """The scoring flow, with shards spread over a local Dask cluster of `workers` processes when
+    workers >= 2 (the flow's own process still does every warehouse write)."""
+    if workers < 2:
+        return score_corpus
+    from prefect_dask import DaskTaskRunner
+
+    return score_corpus.with_options(task_runner=DaskTaskRunner(
+        cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}))
+
+
 @flow(name="score-corpus", log_prints=True)
 def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict | None = None,
-                 shard_size: int = 2000, skip_disqualified: bool = False, run_id: str | None = None) -> dict:
+                 shard_size: int = 2000, skip_disqualified: bool = False, run_id: str | None = None,
+                 workers: int = 0) -> dict:
     """Score one corpus with one rubric (a file or a library name). `judge` holds JudgeConfig
-    fields; the API key is never a parameter (it comes from OPENAI_API_KEY)."""
+    fields; the API key is never a parameter (it comes from OPENAI_API_KEY). With workers >= 2
+    (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget."""
     logger = get_run_logger()
     config = JudgeConfig(**(judge or {}))
+    if workers >= 2:
+        config = config.model_copy(update={"shared_limits": True})
     bundle = compile_or_raise(resolve(rubric), source=rubric)
     run_id = run_id or new_run_id()
     started = dt.datetime.now()
-    plan, recovered = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified)
+    plan, recovered, estimate = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size,
+                                            skip_disqualified)
     logger.info("run %s: %s cells to judge, %s already landed%s", run_id, plan.cells, plan.total - plan.cells,
                 f", {recovered} recovered from an interrupted run" if recovered else "")
+    logger.info("%s%s", estimate.describe(config.model),
+                f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "")
+    _notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
     _notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
     landing = run_dir(Path(warehouse_path), run_id) / "landing"
     results: list[ShardResult] = []
     try:
-        for plan_file in plan.files:
-            result = judge_shard(plan_file, landing, bundle, config, run_id, corpus_id)
-            load_shard(warehouse_path, result.completions_file)
-            plan_file.unlink()
-            results.append(result)
+        if config.batch:
+            results = _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
+        elif workers >= 2:
+            futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
+            for future, plan_file in zip(futures, plan.files):  # loaded here, in order: one writer
+                results.append(_load(warehouse_path, future.result(), plan_file))
+                _notify("shard", results[-1])
+        else:
+            for plan_file in plan.files:
+                results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
+                                     plan_file))
+                if results[-1].unjudged:
+                    break  # the budget is spent: later shards would judge nothing
     except BaseException as exc:
         finish_run(warehouse_path, run_id, "failed", f"{type(exc).__name__}: {exc}"[:500])
         raise
-    finish_run(warehouse_path, run_id, "completed", None)
+    waiting = sum(r.waiting for r in results)
+    unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
+    if waiting:
+        message = f"{waiting} cells wait in unfinished batches: run again to collect them"
+        logger.warning(message)
+        finish_run(warehouse_path, run_id, "waiting", message)
+    elif unjudged:
+        message = (f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
+                   "(run again with a larger budget to judge them)")
+        logger.warning(message)
+        finish_run(warehouse_path, run_id, "stopped", message)
+    else:
+        finish_run(warehouse_path, run_id, "completed", None)
     with db.reader(warehouse_path) as con:
         publish(run_markdown(con, run_id), artifact_key("score", corpus_id, bundle.id),
                 f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}")
@@ -138,7 +189,30 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
         ok_cells=sum(r.ok for r in results), failed_cells=sum(r.failed for r in results),
         calls=sum(r.calls for r in results), prompt_tokens=sum(r.prompt_tokens for r in results),
         completion_tokens=sum(r.completion_tokens for r in results), recovered_cells=recovered,
-        wall_s=(dt.datetime.now() - started).total_seconds(),
+        wall_s=(dt.datetime.now() - started).total_seconds(), unjudged_cells=unjudged,
+        estimated_usd=estimate.usd,
     )
     logger.info("run %s finished: %s", run_id, summary)
     return asdict(summary)
+
+
+def _judge_in_batches(warehouse_path: str, plan: steps.Plan, bundle: Bundle, config: JudgeConfig, run_id: str,
+                      corpus_id: str, landing: Path) -> list[ShardResult]:
+    """Collect the batches earlier runs left unfinished, submit this plan's shards, collect them."""
+    with db.reader(warehouse_path) as con:
+        pending = steps.pending_batches(con, corpus_id, bundle.hash, config.judge_hash())
+    submitted = submit_batches(warehouse_path, plan.files, bundle, config, run_id, corpus_id, landing.parent)
+    results = []
+    for batch_id in pending + submitted:
+        result = collect_batch(warehouse_path, batch_id, bundle, config, run_id, corpus_id, landing)
+        if batch_id in pending:
+            result.resumed = result.cells + result.waiting + result.unjudged
+        results.append(result)
+        _notify("shard", result)
+    return results
+
+
+def _load(warehouse_path: str, result: ShardResult, plan_file: Path) -> ShardResult:
+    load_shard(warehouse_path, result.completions_file)
+    plan_file.unlink()
+    return result

@@ -34,6 +34,12 @@ class JudgeConfig(BaseModel):
     rpm: float | None = None
     tpm: float | None = None
     max_in_flight: int = Field(default=64, ge=1)
+    budget_usd: float | None = Field(default=None, ge=0)  # stop the run before spending more than this
+    prices: str | None = None
+    batch: bool = False  # judge through the Batch API (half price; answers within the batch window)
+    batch_poll_s: float = Field(default=30.0, gt=0)
+    batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
+    shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)  # a price table YAML (default: the built-in table, or $RUBRICFLOW_PRICES)
 
     def judge_hash(self) -> str:
         """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""

@@ -22,6 +22,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from rubrics.compiler import Bundle
 from rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
 
+from .costs import CHARS_PER_TOKEN, Budget
 from .config import JudgeConfig
 from .ratelimit import RateLimiter
 from .verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
@@ -102,9 +103,10 @@ class Judge:
     """Judges cells of one rubric with one judge setup; one per worker, reusing one client."""
 
     def __init__(self, bundle: Bundle, config: JudgeConfig, client: AsyncOpenAI, limiter: RateLimiter,
-                 budget: RetryBudget, run_id: str, corpus_id: str):
+                 budget: RetryBudget, run_id: str, corpus_id: str, spend: Budget | None = None):
         self.bundle, self.config, self.client = bundle, config, client
         self.limiter, self.budget = limiter, budget
+        self.spend = spend
         self.run_id, self.corpus_id = run_id, corpus_id
         self.judge_hash = config.judge_hash()
         self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
@@ -153,18 +155,15 @@ class Judge:
                     return await self.client.chat.completions.create(timeout=self.config.timeout_s, **kwargs)
         raise AssertionError("unreachable")
 
-    async def judge(self, cell: Cell) -> Outcome:
+    async def judge(self, cell: Cell) -> Outcome | None:
+        """The cell's outcome; None when the run's budget cannot cover the call (nothing is sent)."""
         unit, system, schema = self.unit(cell.unit_id, cell.genre)
         user = render_user_message(cell.text, cell.input or "", cell.context or "")
-        row: dict[str, Any] = {
-            "cell_key": cell.cell_key, "run_id": self.run_id, "corpus_id": self.corpus_id,
-            "text_id": cell.text_id, "text_sha256": cell.text_sha256, "unit_id": cell.unit_id,
-            "rubric_hash": self.bundle.hash, "judge_hash": self.judge_hash, "sample": cell.sample,
-            "model": None, "system_fingerprint": None, "response_id": None, "output_mode": None,
-            "raw_response": None, "finish_reason": None, "prompt_tokens": None, "completion_tokens": None,
-            "latency_ms": None, "attempts": 0, "status": "failed", "error_kind": None, "error": None,
-            "declared_disqualifiers": [], "created_at": None,
-        }
+        reserved = self.spend.reserve((len(system) + len(user)) // CHARS_PER_TOKEN, self.config.max_tokens) \
+            if self.spend else 0.0
+        if reserved is None:
+            return None
+        row = self.new_row(cell)
         counter = [0]
         started = time.perf_counter()
         answer_tries = 0
@@ -212,7 +211,21 @@ class Judge:
         if not results:  # the whole cell failed: every criterion is unscored with the reason
             reason = f"{row['error_kind']}: {row['error']}"
             results = [CriterionResult(cid, reason=reason) for cid in unit.criteria]
+        if self.spend:
+            self.spend.settle(reserved, row["prompt_tokens"] or 0, row["completion_tokens"] or 0)
         return Outcome(row, results)
+
+    def new_row(self, cell: Cell) -> dict[str, Any]:
+        """A cell's completion row before any answer: failed until an answer is read."""
+        return {
+            "cell_key": cell.cell_key, "run_id": self.run_id, "corpus_id": self.corpus_id,
+            "text_id": cell.text_id, "text_sha256": cell.text_sha256, "unit_id": cell.unit_id,
+            "rubric_hash": self.bundle.hash, "judge_hash": self.judge_hash, "sample": cell.sample,
+            "model": None, "system_fingerprint": None, "response_id": None, "output_mode": None,
+            "raw_response": None, "finish_reason": None, "prompt_tokens": None, "completion_tokens": None,
+            "latency_ms": None, "attempts": 0, "status": "failed", "error_kind": None, "error": None,
+            "declared_disqualifiers": [], "created_at": None,
+        }
 
     def _fall_back(self, exc: openai.BadRequestError, used: str) -> bool:
         """An endpoint without structured output: json_schema -> forced tool call -> plain text.
@@ -259,9 +272,9 @@ def _describe(exc: BaseException) -> str:
 
 async def judge_all(judge: Judge, cells: list[Cell], on_done=None) -> list[Outcome]:
     """Judge cells concurrently (the limiter caps calls in flight)."""
-    async def one(cell: Cell) -> Outcome:
+    async def one(cell: Cell) -> Outcome | None:
         outcome = await judge.judge(cell)
-        if on_done:
+        if on_done and outcome is not None:
             on_done(outcome)
         return outcome
-    return list(await asyncio.gather(*(one(c) for c in cells)))
+    return [o for o in await asyncio.gather(*(one(c) for c in cells)) if o is not None]

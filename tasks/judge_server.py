@@ -21,6 +21,7 @@ from typing import Any
 import uvicorn
 
 from . import offline_judge
+from .batch_api import BatchConfig, BatchStore
 
 FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
           "wrong_keys", "out_of_range", "truncated", "refusal")
@@ -39,6 +40,7 @@ class ServerConfig:
     fault_attempts: int = 1  # how many attempts of a faulty request fail
     stall_s: float = 3.0  # how long a `timeout` fault stalls before answering
     supports: str = "json_schema"  # json_schema | tools | text: the richest output mode it accepts
+    batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
 
 
 @dataclass
@@ -60,6 +62,7 @@ class JudgeServer:
         self.stamp = time.monotonic()
         self.rate = (config.rpm or 0) / 60.0
         self.capacity = max(1.0, self.rate)  # one second of burst
+        self.batches = BatchStore(config.batch, self.answer)
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -79,9 +82,12 @@ class JudgeServer:
         if method == "GET" and path == "/stats":
             s = self.stats
             return await _json(send, 200, {"requests": s.requests, "answered": s.answered,
-                                           "rate_limited": s.rate_limited, "faults": dict(s.faults)})
+                                           "rate_limited": s.rate_limited, "faults": dict(s.faults),
+                                           "batches_created": self.batches.created})
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send)
+        if path.startswith("/v1/files") or path.startswith("/v1/batches"):
+            return await self.batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
         return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
 
     def _admit(self) -> float:
@@ -128,14 +134,36 @@ class JudgeServer:
             raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
         if fault == "timeout":
             await asyncio.sleep(self.config.stall_s)
-        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
-        user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
-        answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"))
-        response = self._completion(body, key, answer, mode, fault, len(system) + len(user))
+        response = self.answer(body, key, fault)
         self.stats.answered += 1
         if fault == "drip":
             return await _drip(send, response)
         return await _json(send, 200, response)
+
+    def answer(self, body: dict, key: str | None = None, fault: str | None = None) -> dict:
+        """The completion for one chat request body (online, or one line of a batch)."""
+        messages = body.get("messages", [])
+        schema, mode = offline_judge.request_schema(body)
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
+        user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
+        answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"))
+        return self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, len(system) + len(user))
+
+    async def batch_route(self, method: str, path: str, headers: dict, body: bytes, send) -> None:
+        parts = path.split("/")  # ['', 'v1', 'files' | 'batches', id?, 'content'?]
+        if method == "POST" and path == "/v1/files":
+            status, payload = self.batches.upload(headers.get(b"content-type", b"").decode(), body)
+        elif method == "GET" and len(parts) == 5 and parts[2] == "files" and parts[4] == "content":
+            status, payload = self.batches.content(parts[3])
+            if status == 200:
+                return await _raw(send, payload)
+        elif method == "POST" and path == "/v1/batches":
+            status, payload = self.batches.create(json.loads(body or b"{}"))
+        elif method == "GET" and len(parts) == 4 and parts[2] == "batches":
+            status, payload = self.batches.retrieve(parts[3])
+        else:
+            status, payload = 404, _error(f"no route {method} {path}")
+        return await _json(send, status, payload)
 
     def _unsupported(self, body: dict) -> str | None:
         supports = self.config.supports
@@ -196,6 +224,12 @@ async def _json(send, status: int, payload: dict, headers: list | None = None) -
     await send({"type": "http.response.body", "body": data})
 
 
+async def _raw(send, data: bytes) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"application/octet-stream"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
 async def _drip(send, payload: dict) -> None:
     """A complete, valid answer sent a few bytes at a time."""
     data = json.dumps(payload).encode()
@@ -211,6 +245,7 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # listening before "listening on" is printed: early clients queue, not fail
     return sock
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
+
+from .lease import LeasedBucket, SharedQuota
 
 
 class TokenBucket:
@@ -35,9 +38,15 @@ class TokenBucket:
 class RateLimiter:
     """All three limits together; `None` means unlimited."""
 
-    def __init__(self, rpm: float | None = None, tpm: float | None = None, max_in_flight: int = 64):
-        self.requests = TokenBucket(rpm) if rpm else None
-        self.tokens = TokenBucket(tpm) if tpm else None
+    def __init__(self, rpm: float | None = None, tpm: float | None = None, max_in_flight: int = 64,
+                 shared: Path | None = None):
+        """With `shared` (a folder), rpm and tpm hold across every process that uses the folder."""
+        def bucket(per_minute: float | None, name: str):
+            if not per_minute:
+                return None
+            return LeasedBucket(SharedQuota(shared / f"{name}.json", per_minute)) if shared else TokenBucket(per_minute)
+        self.requests = bucket(rpm, "requests")
+        self.tokens = bucket(tpm, "tokens")
         self.in_flight = asyncio.Semaphore(max_in_flight)
 
     async def __aenter__(self) -> "RateLimiter":

@@ -24,6 +24,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from rubrics.compiler import Bundle
 
+from .costs import Budget, price_of, price_table
 from .config import JudgeConfig, api_key
 from .judge import Cell, Judge, Outcome, RetryBudget, judge_all
 from .ratelimit import RateLimiter
@@ -56,6 +57,9 @@ class ShardResult:
     prompt_tokens: int
     completion_tokens: int
     completions_file: str
+    unjudged: int = 0  # cells left out because the run's budget was spent
+    waiting: int = 0  # cells in a batch not final yet (a later run collects it)
+    resumed: int = 0  # cells of an earlier run's batch this run collected
 
 
 class Worker:
@@ -100,11 +104,19 @@ class Worker:
                                             http_client=DefaultAioHttpClient(timeout=config.timeout_s))
         return self.clients[key]
 
-    def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str) -> Judge:
+    def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str,
+              run_folder: Path | None = None) -> Judge:
+        """`run_folder` holds what the run's processes share: the budget ledger and, with
+        several processes, the rate-limit quota files."""
         if run_id not in self.judges:
+            spend = None
+            if config.budget_usd is not None and run_folder is not None:
+                spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)),
+                               run_folder / "budget.json")
+            quota = run_folder / "quota" if run_folder is not None and config.shared_limits else None
             self.judges[run_id] = Judge(bundle, config, self.client(config),
-                                        RateLimiter(config.rpm, config.tpm, config.max_in_flight),
-                                        RetryBudget(config.retry_budget), run_id, corpus_id)
+                                        RateLimiter(config.rpm, config.tpm, config.max_in_flight, quota),
+                                        RetryBudget(config.retry_budget), run_id, corpus_id, spend)
         return self.judges[run_id]
 
 
@@ -160,15 +172,19 @@ def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, co
     shard = Path(plan_file).stem
 
     async def go() -> list[Outcome]:
-        return await judge_all(worker.judge(bundle, config, run_id, corpus_id), cells, on_done)
+        return await judge_all(worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent), cells, on_done)
 
     outcomes = worker.submit(go()).result()
     target = land(outcomes, Path(landing_dir), shard)
+    return shard_result(shard, outcomes, target, len(cells) - len(outcomes))
+
+
+def shard_result(shard: str, outcomes: list[Outcome], target: Path, unjudged: int) -> ShardResult:
     ok = sum(1 for o in outcomes if o.completion["status"] == "ok")
     return ShardResult(
         shard=shard, cells=len(outcomes), ok=ok, failed=len(outcomes) - ok,
         calls=sum(o.completion["attempts"] for o in outcomes),
         prompt_tokens=sum(o.completion["prompt_tokens"] or 0 for o in outcomes),
         completion_tokens=sum(o.completion["completion_tokens"] or 0 for o in outcomes),
-        completions_file=str(target),
+        completions_file=str(target), unjudged=unjudged,
     )

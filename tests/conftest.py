@@ -32,6 +32,17 @@ def shared_rubric_files() -> list[Path]:
 EXE = shutil.which("rubricflow")
 
 
+def rows(warehouse, sql: str, params=()) -> list[tuple]:
+    """The rows of a query on a warehouse file, opened read-only for just this query."""
+    import duckdb
+
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
 class ServerProcess:
     """`rubricflow judge-server` in its own process, on a free port of 127.0.0.1."""
 

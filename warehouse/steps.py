@@ -28,7 +28,8 @@ def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, par
                 rows_ok: int, rows_quarantined: int) -> None:
     with transaction(con):
         run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
-        con.execute("INSERT OR REPLACE INTO corpora VALUES (?, ?, ?, ?, ?, current_timestamp)",
+        con.execute("INSERT OR REPLACE INTO corpora (corpus_id, source, parquet_path, rows_ok, rows_quarantined, "
+                    "ingested_at) VALUES (?, ?, ?, ?, ?, current_timestamp)",
                     [corpus_id, source, str(parquet), rows_ok, rows_quarantined])
 
 
@@ -42,6 +43,7 @@ class Plan:
     files: list[Path]
     cells: int  # cells to judge now
     total: int  # cells the run covers, landed or not
+    text_chars: int = 0  # characters of text, input and context the cells to judge carry (for the estimate)
 
 
 def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, judge_hash: str, strategy: str,
@@ -63,14 +65,16 @@ def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, j
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.parquet"):
         old.unlink()
-    shards, cells = con.execute("SELECT count(DISTINCT shard), count(*) FROM plan").fetchall()[0]
+    shards, cells, chars = con.execute(
+        "SELECT count(DISTINCT shard), count(*), coalesce(sum(length(text) + length(coalesce(input, '')) "
+        "+ length(coalesce(context, ''))), 0) FROM plan").fetchall()[0]
     files = []
     for index in range(shards):  # DuckDB writes the files itself: the plan never passes through Python
         path = out_dir / f"shard-{index:05d}.parquet"
         con.execute(f"COPY (SELECT * EXCLUDE (shard) FROM plan WHERE shard = {index}) TO {_literal(path)} (FORMAT parquet)")
         files.append(path)
     con.execute("DROP TABLE plan")
-    return Plan(files, cells, total)
+    return Plan(files, cells, total, int(chars))
 
 
 def _literal(path: Path) -> str:
@@ -115,7 +119,31 @@ def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: st
     try:
         con.execute("INSERT OR REPLACE INTO texts SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL "
                     "FROM incoming_texts", {"corpus": corpus_id})
-        con.execute("INSERT OR REPLACE INTO corpora VALUES ($corpus, $source, '', (SELECT count(*) FROM incoming_texts), 0, "
+        con.execute("INSERT OR REPLACE INTO corpora (corpus_id, source, parquet_path, rows_ok, rows_quarantined, "
+                    "ingested_at) VALUES ($corpus, $source, '', (SELECT count(*) FROM incoming_texts), 0, "
                     "current_timestamp)", {"corpus": corpus_id, "source": source})
     finally:
         con.unregister("incoming_texts")
+
+
+def record_batch(con: duckdb.DuckDBPyConnection, batch_id: str, input_file_id: str, run_id: str, corpus_id: str,
+                 rubric_hash: str, judge_hash: str, cells) -> None:
+    """A submitted batch and its requests, in one transaction."""
+    requests = pa.table({"cell_key": [c.cell_key for c in cells], "text_id": [c.text_id for c in cells],
+                         "text_sha256": [c.text_sha256 for c in cells], "unit_id": [c.unit_id for c in cells],
+                         "sample": pa.array([c.sample for c in cells], pa.int32())})
+    con.register("incoming_requests", requests)
+    try:
+        with transaction(con):
+            con.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, current_timestamp, NULL)",
+                        [batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, len(cells)])
+            con.execute("INSERT INTO batch_requests SELECT ?, * FROM incoming_requests", [batch_id])
+    finally:
+        con.unregister("incoming_requests")
+
+
+def pending_batches(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, judge_hash: str) -> list[str]:
+    """Batches of this corpus, rubric and judge that were submitted and never landed."""
+    return [r[0] for r in con.execute(
+        "SELECT batch_id FROM batches WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ? "
+        "AND status = 'submitted' ORDER BY submitted_at", [corpus_id, rubric_hash, judge_hash]).fetchall()]

@@ -16,7 +16,7 @@ from flows.compare import compare_flow
 from flows.ingest import ingest_flow
 from rubrics.library import Library
 from tasks.compare import MixedHashesError, compare, judgment_sets
-from tests.conftest import ServerProcess, write_corpus
+from tests.conftest import ServerProcess, rows, write_corpus
 
 
 def versions(folder: Path) -> tuple[Path, Path]:
@@ -54,14 +54,6 @@ def ab(tmp_path_factory):
         server.stop()
 
 
-def query(warehouse, sql, params=()):
-    con = duckdb.connect(warehouse, read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
-
-
 def test_landed_work_is_reused(ab):
     assert ab["first_requests"] == 60  # 30 texts x 2 versions, holistic
     assert ab["server"].stats()["requests"] == 60  # the second comparison judged nothing
@@ -74,7 +66,7 @@ def test_landed_work_is_reused(ab):
 def test_text_level_statistics_match_scipy(ab):
     r, w = ab["result"], ab["warehouse"]
     ha, hb = r.a[0][0], r.b[0][0]
-    pairs = query(w, """SELECT a.score, b.score, a.label, b.label, a.passed, b.passed FROM text_scores a
+    pairs = rows(w, """SELECT a.score, b.score, a.label, b.label, a.passed, b.passed FROM text_scores a
                         JOIN text_scores b USING (corpus_id, text_id)
                         WHERE a.rubric_hash = ? AND b.rubric_hash = ? ORDER BY text_id""", [ha, hb])
     xa = np.round([p[0] for p in pairs], 12)  # as compare_prepare.sql: float noise is no rank difference
@@ -102,7 +94,7 @@ def test_criterion_statistics_match_statsmodels(ab):
     assert r.added_criteria == ["brevity"] and r.removed_criteria == []
     assert rows["puffery"]["changed"] and rows["meta-talk"]["changed"] and not rows["scaffolding"]["changed"]
     for cid, row in rows.items():
-        pairs = query(w, """SELECT a.unit_score, b.unit_score, a.passed, b.passed FROM criterion_scores a
+        pairs = rows(w, """SELECT a.unit_score, b.unit_score, a.passed, b.passed FROM criterion_scores a
                             JOIN criterion_scores b USING (corpus_id, text_id, criterion_id)
                             WHERE a.rubric_hash = ? AND b.rubric_hash = ? AND criterion_id = ?""",
                       [r.a[0][0], r.b[0][0], cid])

@@ -1,19 +1,11 @@
 """The whole flow against the offline judge server: real HTTP, real DuckDB, Prefect ephemeral mode."""
 
-import duckdb
 import pytest
 
 from flows.ingest import ingest_flow
 from flows.score import score_corpus
 from tasks.judge_server import TRANSIENT_FAULTS
-
-
-def rows(warehouse, query, params=()):
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(query, list(params)).fetchall()
-    finally:
-        con.close()
+from tests.conftest import rows
 
 
 def judgments(warehouse, run_filter=""):

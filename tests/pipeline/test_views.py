@@ -75,7 +75,8 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
         expected[text_id] = verdict(rubric, values, genre, matched_patterns=matched, judge_disqualifiers=set(declared))
     with db.writer(tmp_path / "w.duckdb") as con:
         db.register_rubric(con, bundle)
-        con.execute("INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, now(), now(), NULL)", [bundle.hash])
+        con.execute("INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, "
+                    "now(), now(), NULL, NULL, NULL)", [bundle.hash])
         con.executemany("INSERT INTO texts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", texts)
         con.executemany("INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", judgment_rows)
         con.executemany("INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "

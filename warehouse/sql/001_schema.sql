@@ -183,3 +183,62 @@ CREATE TABLE IF NOT EXISTS labels (
     source       VARCHAR,
     PRIMARY KEY (corpus_id, text_id, criterion_id, rater)
 );
+
+-- Columns added after schema version 1 (new warehouses get them here too: one code path).
+ALTER TABLE corpora ADD COLUMN IF NOT EXISTS source_sha256 VARCHAR;  -- what the nightly ingest last loaded
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS estimated_usd DOUBLE;       -- the pre-run estimate
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_usd DOUBLE;
+
+-- The prices a run was costed with (USD per million tokens); one row per model, last one wins.
+CREATE TABLE IF NOT EXISTS model_prices (
+    model           VARCHAR PRIMARY KEY,
+    input_per_mtok  DOUBLE NOT NULL,
+    output_per_mtok DOUBLE NOT NULL
+);
+
+-- One row per night, corpus and rubric version: what the nightly job saw (see record_night.sql).
+CREATE TABLE IF NOT EXISTS nights (
+    night         VARCHAR NOT NULL,
+    corpus_id     VARCHAR NOT NULL,
+    rubric_id     VARCHAR NOT NULL,
+    rubric_hash   VARCHAR NOT NULL,
+    judge_hash    VARCHAR NOT NULL,
+    run_id        VARCHAR NOT NULL,
+    texts         BIGINT,
+    scored_texts  BIGINT,
+    mean_score    DOUBLE,
+    coverage      DOUBLE,
+    judged_cells  BIGINT,
+    failed_cells  BIGINT,
+    calls         BIGINT,
+    canary_corpus VARCHAR,
+    canary_mean   DOUBLE,
+    recorded_at   TIMESTAMP NOT NULL,
+    PRIMARY KEY (night, corpus_id, rubric_hash)
+);
+
+-- Batch API submissions: recorded before anything waits on them, so a later run collects a
+-- batch an earlier run submitted instead of submitting its cells again.
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id      VARCHAR PRIMARY KEY,
+    input_file_id VARCHAR NOT NULL,
+    run_id        VARCHAR NOT NULL,     -- the run that submitted it
+    corpus_id     VARCHAR NOT NULL,
+    rubric_hash   VARCHAR NOT NULL,
+    judge_hash    VARCHAR NOT NULL,
+    cells         BIGINT NOT NULL,
+    status        VARCHAR NOT NULL,     -- submitted | landed (<the provider's final status>)
+    online_cells  BIGINT,               -- cells judged online instead (failed lines, expired batch)
+    submitted_at  TIMESTAMP NOT NULL,
+    finished_at   TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS batch_requests (
+    batch_id    VARCHAR NOT NULL,
+    cell_key    VARCHAR NOT NULL,       -- the request's custom_id
+    text_id     VARCHAR NOT NULL,
+    text_sha256 VARCHAR NOT NULL,
+    unit_id     VARCHAR NOT NULL,
+    sample      INTEGER NOT NULL,
+    PRIMARY KEY (batch_id, cell_key)
+);

@@ -1,6 +1,6 @@
 -- The work cells of a run that are not landed for good yet: resume and cache are this one anti-join.
 -- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
--- failures (retries exhausted) are planned again. Needs the registered table plan_units(genre_key,
+-- failures (retries exhausted) are planned again; cells waiting in a submitted batch are not. Needs the registered table plan_units(genre_key,
 -- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
 -- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size.
 CREATE OR REPLACE TEMP TABLE plan AS
@@ -23,4 +23,7 @@ SELECT c.*, (row_number() OVER (ORDER BY c.text_id, c.unit_id, c.sample) - 1) //
 FROM cells c
 WHERE NOT EXISTS (
     SELECT 1 FROM completions p
-    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind <> 'transient'));
+    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind <> 'transient'))
+  AND NOT EXISTS (  -- waiting in a batch an earlier run submitted: that run's batch is collected instead
+    SELECT 1 FROM batch_requests r JOIN batches b USING (batch_id)
+    WHERE r.cell_key = c.cell_key AND b.status = 'submitted');

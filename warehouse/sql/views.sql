@@ -218,3 +218,27 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        epoch(r.finished_at - r.started_at) AS wall_s,
        (r.skipped_cells + coalesce(c.landed_cells, 0)) / nullif(r.planned_cells, 0) AS coverage
 FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);
+
+-- Cost per run at the prices in model_prices (NULL for a model without a price).
+CREATE OR REPLACE VIEW run_costs AS
+SELECT c.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
+       sum(c.prompt_tokens) AS prompt_tokens, sum(c.completion_tokens) AS completion_tokens,
+       sum((c.prompt_tokens * p.input_per_mtok + c.completion_tokens * p.output_per_mtok) / 1e6
+           * CASE WHEN c.output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END) AS usd,  -- Batch API: half price
+       any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd
+FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
+GROUP BY ALL;
+
+-- Cost per rubric version and criterion: a call's cost is shared evenly by the criteria it judged.
+CREATE OR REPLACE VIEW criterion_costs AS
+WITH cell AS (
+    SELECT c.cell_key, c.rubric_hash,
+           (c.prompt_tokens * p.input_per_mtok + c.completion_tokens * p.output_per_mtok) / 1e6
+           * CASE WHEN c.output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END AS usd
+    FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
+),
+share AS (SELECT cell_key, count(*) AS criteria FROM judgments GROUP BY cell_key)
+SELECT j.rubric_hash, rb.rubric_id, rb.version, j.criterion_id, count(*) AS judgments,
+       sum(cell.usd / share.criteria) AS usd
+FROM judgments j JOIN cell USING (cell_key) JOIN share USING (cell_key) JOIN rubrics rb ON rb.rubric_hash = j.rubric_hash
+GROUP BY ALL;

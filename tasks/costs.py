@@ -1,0 +1,142 @@
+"""What judging costs: a price table per model, the pre-run estimate, and the run's budget.
+
+Prices are USD per million tokens (input, output). The built-in table can be extended or
+overridden with a YAML file (`--prices FILE` or $RUBRICFLOW_PRICES) of the form
+`{model: {input: 0.40, output: 1.60}}`; the Batch API is billed at `batch_discount` of that.
+The warehouse keeps the table it used (`model_prices`) so costs stay queryable in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from tasks.config import OFFLINE_MODEL
+from tasks.lease import update_locked
+
+BATCH_DISCOUNT = 0.5
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {  # USD per 1M tokens: (input, output)
+    OFFLINE_MODEL: (0.0, 0.0),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+}
+CHARS_PER_TOKEN = 4  # the estimate's rule of thumb for English text
+OUTPUT_TOKENS_PER_CRITERION = 80  # expected answer size before any completion of the rubric landed
+USER_WRAPPER_CHARS = 120  # the user message's fence and labels around the text
+
+
+class PriceError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Price:
+    model: str
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
+        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+
+
+def price_table(path: str | Path | None = None) -> dict[str, Price]:
+    table = {m: Price(m, i, o) for m, (i, o) in DEFAULT_PRICES.items()}
+    path = path or os.environ.get("RUBRICFLOW_PRICES")
+    if path:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise PriceError(f"{path}: cannot read the price table: {exc}") from None
+        if not isinstance(data, dict):
+            raise PriceError(f"{path}: expected a mapping of model -> {{input, output}}")
+        for model, entry in data.items():
+            try:
+                table[str(model)] = Price(str(model), float(entry["input"]), float(entry["output"]))
+            except (TypeError, KeyError, ValueError):
+                raise PriceError(f"{path}: model {model!r}: needs numeric `input` and `output` (USD per 1M tokens)") from None
+    return table
+
+
+def price_of(model: str, table: dict[str, Price]) -> Price | None:
+    """A model's price; dated snapshots (gpt-4.1-mini-2025-04-14) fall back to their base name."""
+    if model in table:
+        return table[model]
+    base = max((m for m in table if model.startswith(m + "-")), key=len, default=None)
+    return table[base] if base else None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    cells: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None  # None: no price known for the model
+
+    def describe(self, model: str) -> str:
+        money = f"${self.usd:,.4f}" if self.usd is not None else "unknown (no price for this model; see --prices)"
+        return (f"estimate for {self.cells:,} cells with {model}: ~{self.prompt_tokens:,} prompt + "
+                f"~{self.completion_tokens:,} completion tokens, cost {money}")
+
+
+class Budget:
+    """A run's spending cap, shared by every process that judges for the run through a small
+    ledger file (flock): a call reserves its worst-case cost (estimated prompt + max_tokens) before
+    it is sent and settles to its real cost after, so concurrent calls cannot overshoot."""
+
+    def __init__(self, usd: float | None, price: Price | None, ledger: str | Path):
+        self.usd, self.price, self.ledger = usd, price, Path(ledger)
+        self.exhausted = False
+        self.active = usd is not None and price is not None
+
+    def reserve(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The amount reserved, or None when this call could exceed the budget (then stop)."""
+        if not self.active:
+            return 0.0
+        amount = self.price.cost(prompt_tokens, completion_tokens)
+
+        def take(state: dict) -> bool:
+            if state["spent"] + state["reserved"] + amount > self.usd:
+                return False
+            state["reserved"] += amount
+            return True
+        if not update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, take):
+            self.exhausted = True
+            return None
+        return amount
+
+    def settle(self, reserved: float, prompt_tokens: int, completion_tokens: int) -> None:
+        if not self.active:
+            return
+        cost = self.price.cost(prompt_tokens, completion_tokens)
+
+        def pay(state: dict) -> None:
+            state["reserved"] -= reserved
+            state["spent"] += cost
+        update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, pay)
+
+    def spent(self) -> float:
+        if not self.active or not self.ledger.exists():
+            return 0.0
+        return json.loads(self.ledger.read_text() or '{"spent": 0}')["spent"]
+
+
+def estimate_cost(rubric, strategy: str, cells: int, text_chars: int, seen_completion_tokens: float | None,
+                  price: Price | None) -> Estimate:
+    """Tokens and cost of judging `cells` cells: the rendered system prompt of each call unit and
+    the cells' text, at CHARS_PER_TOKEN; the output at the mean of earlier completions of the same
+    rubric and judge, or OUTPUT_TOKENS_PER_CRITERION per criterion before there are any."""
+    from rubrics.render import call_units, render_system_prompt
+
+    units = call_units(rubric, strategy)  # type: ignore[arg-type]
+    system_chars = sum(len(render_system_prompt(rubric, u)) for u in units) / len(units)
+    prompt = int((text_chars + cells * (system_chars + USER_WRAPPER_CHARS)) / CHARS_PER_TOKEN)
+    per_cell = seen_completion_tokens or OUTPUT_TOKENS_PER_CRITERION * sum(len(u.criteria) for u in units) / len(units)
+    completion = int(cells * per_cell)
+    return Estimate(cells, prompt, completion, price.cost(prompt, completion) if price else None)

@@ -128,8 +128,8 @@ def comparison_report(c: Comparison) -> str:
 def calibration_report(cal: Calibration) -> str:
     rows = cal.rows
     cols = min(3, len(rows))
-    fig, axes = plt.subplots((len(rows) + cols - 1) // cols, cols, figsize=(4 * cols, 3.6 * ((len(rows) + cols - 1) // cols)),
-                             squeeze=False)
+    grid_rows = (len(rows) + cols - 1) // cols
+    fig, axes = plt.subplots(grid_rows, cols, figsize=(4 * cols, 3.6 * grid_rows), squeeze=False, layout="constrained")
     for ax, r in zip(axes.flat, rows):
         ax.scatter(r.human_scores, r.judge_scores, s=8, alpha=0.4)
         ax.set(title=f"{r.criterion_id} (r={r.pearson:.3f})", xlabel="human consensus", ylabel=cal.judge)
@@ -145,7 +145,8 @@ def calibration_report(cal: Calibration) -> str:
     return _page(f"Calibration: {cal.judge} vs {', '.join(cal.humans)} on {cal.corpus}",
                  "<h2>Agreement per criterion</h2>", _table(table),
                  f"<p>Kappas and confusion matrices use categories of width {cal.step:g}. "
-                 "Human r / QWK: each human against the mean of the other humans (the baseline).</p>",
+                 "Human r / QWK: each human against the mean of the other humans (the baseline). Fleiss, alpha and the "
+                 "baseline need at least two human raters (blank otherwise).</p>",
                  "<h2>Judge vs humans</h2>", scatter, "<h2>Confusion matrices</h2>", f'<div class="grid">{matrices}</div>')
 
 

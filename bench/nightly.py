@@ -30,28 +30,24 @@ def main() -> None:
     def empty() -> None:
         return None
 
-    server = Server()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            source = write_corpus(Path(tmp) / "corpus.jsonl", args.texts)
-            warehouse = str(Path(tmp) / "w.duckdb")
-            judge = {"base_url": server.base_url, "max_in_flight": 64}
-            t0 = time.perf_counter()
-            nightly_scoring(str(source), "bench", ["llm-slop"], warehouse, judge, canary_size=0, night="night-1")
-            first = time.perf_counter() - t0
-            calls = server.stats()["requests"]
-            t0 = time.perf_counter()
-            (night,) = nightly_scoring(str(source), "bench", ["llm-slop"], warehouse, judge, canary_size=0, night="night-2")
-            second = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            empty()
-            floor = time.perf_counter() - t0
-            print(f"night 1: {args.texts:,} texts ingested and judged in {first:.1f} s ({calls:,} calls)")
-            print(f"night 2 (no change): {second:.2f} s, {server.stats()['requests'] - calls} calls, "
-                  f"{night['judged_cells']} cells judged, coverage {night['coverage']:.3f}")
-            print(f"baseline empty Prefect flow run: {floor:.2f} s; no-change night / empty flow: {second / floor:.1f}")
-    finally:
-        server.stop()
+    with Server() as server, tempfile.TemporaryDirectory() as tmp:
+        source = write_corpus(Path(tmp) / "corpus.jsonl", args.texts)
+        warehouse = str(Path(tmp) / "w.duckdb")
+        judge = {"base_url": server.base_url, "max_in_flight": 64}
+        t0 = time.perf_counter()
+        nightly_scoring(str(source), "bench", ["llm-slop"], warehouse, judge, canary_size=0, night="night-1")
+        first = time.perf_counter() - t0
+        calls = server.stats()["requests"]
+        t0 = time.perf_counter()
+        (night,) = nightly_scoring(str(source), "bench", ["llm-slop"], warehouse, judge, canary_size=0, night="night-2")
+        second = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        empty()
+        floor = time.perf_counter() - t0
+        print(f"night 1: {args.texts:,} texts ingested and judged in {first:.1f} s ({calls:,} calls)")
+        print(f"night 2 (no change): {second:.2f} s, {server.stats()['requests'] - calls} calls, "
+              f"{night['judged_cells']} cells judged, coverage {night['coverage']:.3f}")
+        print(f"baseline empty Prefect flow run: {floor:.2f} s; no-change night / empty flow: {second / floor:.1f}")
 
 
 if __name__ == "__main__":

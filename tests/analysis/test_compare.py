@@ -89,11 +89,11 @@ def test_text_level_statistics_match_scipy(ab):
 
 def test_criterion_statistics_match_statsmodels(ab):
     r, w = ab["result"], ab["warehouse"]
-    rows = {c["criterion_id"]: c for c in r.criteria}
-    assert set(rows) == {"puffery", "scaffolding", "meta-talk"}  # matched by id; brevity exists in B only
+    by_id = {c["criterion_id"]: c for c in r.criteria}
+    assert set(by_id) == {"puffery", "scaffolding", "meta-talk"}  # matched by id; brevity exists in B only
     assert r.added_criteria == ["brevity"] and r.removed_criteria == []
-    assert rows["puffery"]["changed"] and rows["meta-talk"]["changed"] and not rows["scaffolding"]["changed"]
-    for cid, row in rows.items():
+    assert by_id["puffery"]["changed"] and by_id["meta-talk"]["changed"] and not by_id["scaffolding"]["changed"]
+    for cid, row in by_id.items():
         pairs = rows(w, """SELECT a.unit_score, b.unit_score, a.passed, b.passed FROM criterion_scores a
                             JOIN criterion_scores b USING (corpus_id, text_id, criterion_id)
                             WHERE a.rubric_hash = ? AND b.rubric_hash = ? AND criterion_id = ?""",
@@ -107,10 +107,10 @@ def test_criterion_statistics_match_statsmodels(ab):
         np.add.at(table, (ca, cb), 1)
         if (ca != cb).any():
             assert row["qwk"] == pytest.approx(inter_rater.cohens_kappa(table, wt="quadratic").kappa)
-    meta = rows["meta-talk"]
+    meta = by_id["meta-talk"]
     assert (meta["pass_to_fail"], meta["fail_to_pass"]) == (0, 10)  # the 10 chatty texts now pass
     assert meta["mcnemar_p"] == pytest.approx(mcnemar([[0, 0], [10, 0]], exact=True).pvalue)
-    assert rows["puffery"]["mcnemar_p"] is None  # ordinal: no McNemar
+    assert by_id["puffery"]["mcnemar_p"] is None  # ordinal: no McNemar
 
 
 def test_movers_carry_both_rationales_and_rates_both_sides(ab):
@@ -198,10 +198,10 @@ def test_each_flow_run_leaves_a_markdown_artifact(ab):
     con = sqlite3.connect(Path(os.environ["PREFECT_HOME"]) / "prefect.db")
     try:
         def latest(key):
-            rows = con.execute("SELECT data FROM artifact WHERE key = ? AND type = 'markdown' ORDER BY created DESC",
-                               [key]).fetchall()
-            assert rows, f"no artifact {key}"
-            return json.loads(rows[0][0]) if rows[0][0].startswith('"') else rows[0][0]
+            found = con.execute("SELECT data FROM artifact WHERE key = ? AND type = 'markdown' ORDER BY created DESC",
+                                [key]).fetchall()
+            assert found, f"no artifact {key}"
+            return json.loads(found[0][0]) if found[0][0].startswith('"') else found[0][0]
         assert "| meta-talk (changed) |" in latest("compare-c-slop-ab-1-0-0-slop-ab-2-0-0")
         score = latest("score-c-slop-ab")
         assert "## Criteria" in score and "| puffery |" in score

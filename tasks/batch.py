@@ -6,6 +6,7 @@ Lines that failed, and every line of a failed or expired batch, are judged onlin
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import time
@@ -33,7 +34,7 @@ def request_body(judge: Judge, cell: Cell) -> dict:
     """The chat request of one cell, as the online path would send it (extra_body merged in)."""
     unit, system, schema = judge.unit(cell.unit_id, cell.genre)
     user = render_user_message(cell.text, cell.input or "", cell.context or "")
-    kwargs = judge._request(system, schema, user, judge.mode, cell.sample)
+    kwargs = judge.request_kwargs(system, schema, user, judge.mode, cell.sample)
     return {k: v for k, v in kwargs.items() if k != "extra_body"} | kwargs.get("extra_body", {})
 
 
@@ -53,12 +54,7 @@ async def wait(client: AsyncOpenAI, batch_id: str, poll_s: float, timeout_s: flo
         batch = await client.batches.retrieve(batch_id)
         if batch.status in FINAL or time.monotonic() >= deadline:
             return batch
-        await _sleep(poll_s)
-
-
-async def _sleep(seconds: float) -> None:
-    import asyncio
-    await asyncio.sleep(seconds)
+        await asyncio.sleep(poll_s)
 
 
 async def collect(client: AsyncOpenAI, judge: Judge, batch, cells: list[Cell]) -> tuple[list[Outcome], list[Cell]]:
@@ -89,7 +85,7 @@ def outcome_from_body(judge: Judge, cell: Cell, body: dict, batch_id: str) -> Ou
     row = judge.new_row(cell)
     try:
         response = ChatCompletion.model_validate(body)
-        results, declared, warnings = judge._read(response, unit, cell.text, row)
+        results, declared, warnings = judge.read_answer(response, unit, cell.text, row)
     except (AnswerError, ValueError):
         return None
     for r in results:

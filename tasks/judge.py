@@ -121,7 +121,8 @@ class Judge:
         """A genre no criterion names activates the same criteria as no genre."""
         return self._units[(unit_id, genre if genre in self.genres else None)]
 
-    def _request(self, system: str, schema: dict, user: str, mode: str, sample: int) -> dict[str, Any]:
+    def request_kwargs(self, system: str, schema: dict, user: str, mode: str, sample: int) -> dict[str, Any]:
+        """The chat request of one call: online, or one line of a batch."""
         c = self.config
         kwargs: dict[str, Any] = {"model": c.model, "temperature": c.temperature, "max_tokens": c.max_tokens}
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
@@ -170,7 +171,7 @@ class Judge:
         results: list[CriterionResult] = []
         while True:
             mode = self.mode
-            kwargs = self._request(system, schema, user, mode, cell.sample)
+            kwargs = self.request_kwargs(system, schema, user, mode, cell.sample)
             estimate = (len(system) + len(user)) // 4 + self.config.max_tokens
             try:
                 response = await self._call(kwargs, estimate, counter)
@@ -189,7 +190,7 @@ class Judge:
                 row["prompt_tokens"] = (row["prompt_tokens"] or 0) + response.usage.prompt_tokens
                 row["completion_tokens"] = (row["completion_tokens"] or 0) + response.usage.completion_tokens
             try:
-                results, declared, warnings = self._read(response, unit, cell.text, row)
+                results, declared, warnings = self.read_answer(response, unit, cell.text, row)
             except AnswerError as exc:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
@@ -244,7 +245,9 @@ class Judge:
             self.mode = nxt
         return True
 
-    def _read(self, response, unit: CallUnit, text: str, row: dict) -> tuple[list[CriterionResult], list[str], list[str]]:
+    def read_answer(self, response, unit: CallUnit, text: str, row: dict) -> tuple[list[CriterionResult], list[str], list[str]]:
+        """Verified results, declared disqualifiers and warnings of a completion; records the raw answer
+        in `row`. Raises AnswerError for an answer that cannot be used (refused, cut off, not JSON)."""
         if not response.choices:
             raise AnswerError("empty", "the response has no choices")
         choice = response.choices[0]

@@ -20,14 +20,19 @@ def md_table(rows: list[dict], columns: list[str] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(value) -> str:
+def show(value, spec: str = ".3f") -> str:
+    """One value as a table cell: numbers rounded by `spec`, (low, high) intervals as [low, high]."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return "nan" if value != value else format(value, spec if abs(value) < 1e6 else ".4g")
     if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, float) for v in value):
-        return f"[{value[0]:.4g}, {value[1]:.4g}]"
-    return str(value).replace("|", "\\|").replace("\n", " ")[:200]
+        return f"[{format(value[0], spec)}, {format(value[1], spec)}]"
+    return str(value)
+
+
+def _cell(value) -> str:
+    return show(value, ".4g").replace("|", "\\|").replace("\n", " ")[:200]
 
 
 def artifact_key(*parts: str) -> str:

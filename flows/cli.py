@@ -23,6 +23,7 @@ from rich.console import Console  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from flows.artifacts import show as show_value  # noqa: E402
 from rubrics.cli import app as rubric_app  # noqa: E402
 from tasks.judge_server import TRANSIENT_FAULTS  # noqa: E402
 from warehouse import db  # noqa: E402
@@ -175,12 +176,13 @@ def print_comparison(c) -> None:
     ci = s["mean_delta_ci"]
     out.print(f"\n[bold]A/B on {c.corpus}[/]: A = {c.rubric_a} ({c.a[0][0][:12]}, judge {c.a[0][1][:8]})  "
               f"B = {c.rubric_b} ({c.b[0][0][:12]}, judge {c.b[0][1][:8]})")
-    out.print(f"texts paired {s['texts_paired']} of {s['texts_both_sides']}; mean A {_show(s['mean_a'])}, "
-              f"B {_show(s['mean_b'])}; delta B-A {_show(s['mean_delta'])} "
-              f"(95% paired bootstrap {_show(ci) if ci else 'n/a'})")
-    out.print(f"Pearson {_show(s['pearson'])}  Spearman {_show(s['spearman'])}  Kendall tau-b {_show(s['kendall_tau_b'])}; "
+    out.print(f"texts paired {s['texts_paired']} of {s['texts_both_sides']}; mean A {show_value(s['mean_a'])}, "
+              f"B {show_value(s['mean_b'])}; delta B-A {show_value(s['mean_delta'])} "
+              f"(95% paired bootstrap {show_value(ci) if ci else 'n/a'})")
+    out.print(f"Pearson {show_value(s['pearson'])}  Spearman {show_value(s['spearman'])}  "
+              f"Kendall tau-b {show_value(s['kendall_tau_b'])}; "
               f"pass->fail {s['pass_to_fail']}, fail->pass {s['fail_to_pass']}, label changes {s['label_changes']}; "
-              f"disqualified A {_show(s['dq_rate_a'])} -> B {_show(s['dq_rate_b'])}")
+              f"disqualified A {show_value(s['dq_rate_a'])} -> B {show_value(s['dq_rate_b'])}")
     if c.added_criteria or c.removed_criteria:
         out.print(f"criteria only in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}")
     print_rows("criteria (matched by id; * = wording changed between versions)", [
@@ -282,18 +284,8 @@ def print_rows(title: str, rows: list[dict]) -> None:
     for name in rows[0]:
         table.add_column(name)
     for row in rows:
-        table.add_row(*[_show(v) for v in row.values()])
+        table.add_row(*[show_value(v) for v in row.values()])
     out.print(table)
-
-
-def _show(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, float) for v in value):
-        return f"[{value[0]:.3f}, {value[1]:.3f}]"
-    return str(value)
 
 
 def _table(con: duckdb.DuckDBPyConnection, title: str, query: str, params: list) -> None:

@@ -15,7 +15,7 @@ matplotlib.use("Agg")  # no display here; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from flows.artifacts import run_rows  # noqa: E402
+from flows.artifacts import run_rows, show  # noqa: E402
 from tasks.calibration import Calibration  # noqa: E402
 from tasks.compare import Comparison  # noqa: E402
 
@@ -33,22 +33,12 @@ def _figure(fig) -> str:
     return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
 
 
-def _value(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "nan" if v != v else f"{v:.3f}"
-    if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(x, float) for x in v):
-        return f"[{v[0]:.3f}, {v[1]:.3f}]"
-    return str(v)
-
-
 def _table(rows: list[dict]) -> str:
     if not rows:
         return "<p><i>none</i></p>"
     head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
     body = "".join("<tr>" + "".join(
-        f'<td class="{"t" if isinstance(v, str) else ""}">{html.escape(_value(v))}</td>' for v in r.values()) + "</tr>"
+        f'<td class="{"t" if isinstance(v, str) else ""}">{html.escape(show(v))}</td>' for v in r.values()) + "</tr>"
         for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
@@ -103,7 +93,7 @@ def comparison_report(c: Comparison) -> str:
         xa, xb = zip(*c.scatter)
         ax.scatter(xa, xb, s=8, alpha=0.4)
     ax.plot([0, 1], [0, 1], color="#999", lw=1)
-    ax.set(title=f"Text scores (Pearson {_value(s['pearson'])})", xlabel="A", ylabel="B")
+    ax.set(title=f"Text scores (Pearson {show(s['pearson'])})", xlabel="A", ylabel="B")
     scatter = _figure(fig)
 
     summary = {k: s[k] for k in ("texts_paired", "mean_a", "mean_b", "mean_delta", "mean_delta_ci", "pearson",

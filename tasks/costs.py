@@ -92,7 +92,6 @@ class Budget:
 
     def __init__(self, usd: float | None, price: Price | None, ledger: str | Path):
         self.usd, self.price, self.ledger = usd, price, Path(ledger)
-        self.exhausted = False
         self.active = usd is not None and price is not None
 
     def reserve(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -107,7 +106,6 @@ class Budget:
             state["reserved"] += amount
             return True
         if not update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, take):
-            self.exhausted = True
             return None
         return amount
 
@@ -120,11 +118,6 @@ class Budget:
             state["reserved"] -= reserved
             state["spent"] += cost
         update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, pay)
-
-    def spent(self) -> float:
-        if not self.active or not self.ledger.exists():
-            return 0.0
-        return json.loads(self.ledger.read_text() or '{"spent": 0}')["spent"]
 
 
 def estimate_cost(rubric, strategy: str, cells: int, text_chars: int, seen_completion_tokens: float | None,

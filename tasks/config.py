@@ -8,7 +8,7 @@ import json
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rubrics.render import Strategy
 
@@ -40,6 +40,15 @@ class JudgeConfig(BaseModel):
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
     shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)  # a price table YAML (default: the built-in table, or $RUBRICFLOW_PRICES)
+
+    @model_validator(mode="after")
+    def _budget_needs_online_calls(self) -> "JudgeConfig":
+        # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
+        # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
+        if self.batch and self.budget_usd is not None:
+            raise ValueError("--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "
+                             "check the estimate printed before the run instead")
+        return self
 
     def judge_hash(self) -> str:
         """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""

@@ -82,3 +82,10 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         assert rows(warehouse, "SELECT status FROM batches") == [("landed (completed)",)]
     finally:
         server.stop()
+
+
+def test_budget_and_batch_are_refused_together():
+    from tasks.config import JudgeConfig
+
+    with pytest.raises(ValueError, match="--budget cannot be combined with --batch"):
+        JudgeConfig(batch=True, budget_usd=5)

@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 
 from views import fill, rubric
-from rubrics.compiler import compile_or_raise
-from tasks.compare import compare
-from warehouse import db
+
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.tasks.compare import compare
+from rubricflow.warehouse import db
 
 BARE = """
 WITH s AS (

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rubrics.formats import dump_yaml, load_rubric
-from rubrics.library import BUILTIN, Library
+from rubricflow.rubrics.formats import dump_yaml, load_rubric
+from rubricflow.rubrics.library import BUILTIN, Library
 
 
 def percentile(samples: list[float], q: float) -> float:

@@ -24,7 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     from prefect import flow
 
-    from flows.nightly import nightly_scoring
+    from rubricflow.flows.nightly import nightly_scoring
 
     @flow(name="empty-baseline")
     def empty() -> None:

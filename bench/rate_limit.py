@@ -14,8 +14,8 @@ from pathlib import Path
 import duckdb
 from common import Server, write_corpus
 
-from flows.ingest import ingest_flow
-from flows.score import score_corpus
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
 
 
 def main() -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from common import Server, peak_rss_mib, write_corpus
 
-from flows.ingest import ingest_flow
-from flows.score import score_corpus
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
 
 
 def main() -> None:

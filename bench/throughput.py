@@ -14,10 +14,10 @@ from pathlib import Path
 
 from common import Server, write_corpus
 
-from flows.ingest import ingest_flow
-from flows.score import score_corpus
-from rubrics.library import Library
-from rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.rubrics.library import Library
+from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
 
 
 async def bare_loop(base_url: str, prompts: list[list[dict]], schema: dict, concurrency: int, tuned: bool = False) -> float:

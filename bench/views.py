@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rubrics.compiler import compile_or_raise
-from rubrics.model import Rubric
-from warehouse import db
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.model import Rubric
+from rubricflow.warehouse import db
 
 CRITERIA = 10
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from flows.artifacts import artifact_key, md_table, publish
-from flows.score import score_corpus
-from tasks.compare import Comparison, compare, judgment_sets
-from tasks.config import JudgeConfig
-from warehouse import db
+from rubricflow.flows.artifacts import artifact_key, publish
+from rubricflow.flows.score import score_corpus
+from rubricflow.tasks.compare import Comparison, compare, judgment_sets
+from rubricflow.tasks.config import JudgeConfig
+from rubricflow.tasks.tables import md_table
+from rubricflow.warehouse import db
 
 
 @flow(name="compare-rubrics", log_prints=True)

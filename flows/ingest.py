@@ -5,27 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow, get_run_logger
 
-from rubrics.importers.common import kebab
-from tasks.ingest import IngestReport, ingest_corpus
-from warehouse import db, steps
-
-
-def corpus_dir(warehouse_path: Path, corpus_id: str) -> Path:
-    return warehouse_path.parent / "corpora" / corpus_id
-
-
-@task(name="normalise-corpus", cache_policy=NO_CACHE)
-def normalise(source: str, out_dir: str, text_field: str | None, max_chars: int) -> IngestReport:
-    return ingest_corpus(source, out_dir, text_field=text_field, max_chars=max_chars)
-
-
-@task(name="load-corpus", cache_policy=NO_CACHE)
-def load(warehouse_path: str, corpus_id: str, report: IngestReport) -> None:
-    with db.writer(warehouse_path) as con:
-        steps.load_corpus(con, corpus_id, report.source, report.parquet, report.rows_ok, report.rows_quarantined)
+from rubricflow.rubrics.importers.common import kebab
+from rubricflow.tasks.ingest_tasks import corpus_dir, load, normalise
 
 
 @flow(name="ingest-corpus")

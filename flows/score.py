@@ -8,32 +8,21 @@ work: landed shards are loaded first, then the anti-join plans only the cells st
 from __future__ import annotations
 
 import datetime as dt
-import json
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow, get_run_logger
 
-from flows.artifacts import artifact_key, publish, run_markdown
-from flows.batch import collect_batch, submit_batches
-from rubrics.compiler import Bundle, compile_or_raise
-from rubrics.library import resolve
-from tasks.config import JudgeConfig
-from tasks.costs import Estimate, estimate_cost, price_of, price_table
-from tasks.judge import Outcome
-from tasks.shard import ShardResult, run_shard
-from warehouse import db, steps
-
-# The CLI sets this to drive its progress bar; it is called from the judge loop for every cell.
-progress_hook: Callable[[str, Any], None] | None = None
-
-
-def _notify(event: str, payload: Any) -> None:
-    if progress_hook is not None:
-        progress_hook(event, payload)
+from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
+from rubricflow.rubrics.compiler import Bundle, compile_or_raise
+from rubricflow.rubrics.library import resolve
+from rubricflow.tasks.batch_tasks import collect_batch, submit_batches
+from rubricflow.tasks.config import JudgeConfig
+from rubricflow.tasks.progress import notify
+from rubricflow.tasks.score_tasks import finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.shard import ShardResult
+from rubricflow.warehouse import db, steps
 
 
 @dataclass
@@ -55,60 +44,6 @@ class RunSummary:
     wall_s: float
     unjudged_cells: int = 0  # left for a later run: the budget was spent
     estimated_usd: float | None = None
-
-
-def run_dir(warehouse_path: Path, run_id: str) -> Path:
-    return warehouse_path.parent / "runs" / run_id
-
-
-@task(name="prepare-run", cache_policy=NO_CACHE)
-def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str, config: JudgeConfig,
-                run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int, Estimate]:
-    path = Path(warehouse_path)
-    with db.writer(path) as con:
-        if not con.execute("SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]).fetchall():
-            raise ValueError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
-        recovered = steps.load_pending(con, path.parent / "runs")
-        db.register_rubric(con, bundle, source)
-        steps.count_pattern_hits(con, corpus_id, bundle)
-        plan = steps.plan_cells(con, corpus_id, bundle, config.judge_hash(), config.strategy, config.samples,
-                                run_dir(path, run_id) / "plan", shard_size, skip_disqualified)
-        price = price_of(config.model, price_table(config.prices))
-        seen = con.execute("SELECT avg(completion_tokens) FROM completions WHERE rubric_hash = ? AND judge_hash = ? "
-                           "AND status = 'ok'", [bundle.hash, config.judge_hash()]).fetchall()[0][0]
-        estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
-        params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
-        with db.transaction(con):
-            con.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, current_timestamp, NULL, NULL, ?, ?)",
-                [run_id, corpus_id, bundle.hash, config.judge_hash(), config.model, config.strategy, config.samples,
-                 json.dumps(params), plan.total, plan.total - plan.cells, estimate.usd, config.budget_usd],
-            )
-            if price is not None:
-                con.execute("INSERT OR REPLACE INTO model_prices VALUES (?, ?, ?)",
-                            [config.model, price.input_per_mtok, price.output_per_mtok])
-    return plan, recovered, estimate
-
-
-@task(name="judge-shard", cache_policy=NO_CACHE)
-def judge_shard(plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig,
-                run_id: str, corpus_id: str) -> ShardResult:
-    def done(outcome: Outcome) -> None:
-        _notify("cell", outcome.completion)
-    return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, done)
-
-
-@task(name="load-shard", cache_policy=NO_CACHE)
-def load_shard(warehouse_path: str, completions_file: str) -> int:
-    with db.writer(warehouse_path) as con:
-        return steps.load_landed(con, Path(completions_file))
-
-
-@task(name="finish-run", cache_policy=NO_CACHE)
-def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
-    with db.writer(warehouse_path) as con:
-        con.execute("UPDATE runs SET status = ?, finished_at = current_timestamp, message = ? WHERE run_id = ?",
-                    [status, message, run_id])
 
 
 def new_run_id() -> str:
@@ -146,8 +81,8 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
                 f", {recovered} recovered from an interrupted run" if recovered else "")
     logger.info("%s%s", estimate.describe(config.model),
                 f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "")
-    _notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
-    _notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
+    notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
+    notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
     landing = run_dir(Path(warehouse_path), run_id) / "landing"
     results: list[ShardResult] = []
     try:
@@ -157,7 +92,7 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
             futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
             for future, plan_file in zip(futures, plan.files):  # loaded here, in order: one writer
                 results.append(_load(warehouse_path, future.result(), plan_file))
-                _notify("shard", results[-1])
+                notify("shard", results[-1])
         else:
             for plan_file in plan.files:
                 results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
@@ -208,7 +143,7 @@ def _judge_in_batches(warehouse_path: str, plan: steps.Plan, bundle: Bundle, con
         if batch_id in pending:
             result.resumed = result.cells + result.waiting + result.unjudged
         results.append(result)
-        _notify("shard", result)
+        notify("shard", result)
     return results
 
 

@@ -11,11 +11,13 @@ from typing import Annotated, Any, Literal, Mapping, Union
 import semver
 from pydantic import Field
 
+from rubricflow.errors import InputError
+
 from .model import Criterion, Disqualifier, Pattern, Rubric, Strict
 
 
-class AlgebraError(ValueError):
-    pass
+class AlgebraError(InputError):
+    """Rubrics that cannot be combined or mutated as asked (conflicting ids, unknown targets)."""
 
 
 def _merge(kind: str, a: tuple, b: tuple, key: str) -> tuple:

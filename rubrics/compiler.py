@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from rubricflow.errors import InputError
+
 from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
 from .regex import re2_errors
 
@@ -75,7 +77,7 @@ class Bundle(RubricNamed):
         return path
 
 
-class RubricCompileError(ValueError):
+class RubricCompileError(InputError):
     def __init__(self, source: str, issues: list[CompileIssue]):
         self.source = source
         self.issues = issues
@@ -101,14 +103,14 @@ def load_bundle(path: str | Path) -> Bundle:
     path = Path(path)
     payload = json.loads(path.read_text(encoding="utf-8"))
     if payload.get("format") != "rubricflow-bundle/1":
-        raise ValueError(f"{path}: not a rubricflow bundle (format={payload.get('format')!r})")
+        raise InputError(f"{path}: not a rubricflow bundle (format={payload.get('format')!r})")
     try:
         rubric = Rubric.model_validate(payload["rubric"])
     except ValidationError as exc:
-        raise ValueError(f"{path}: bundle rubric is invalid: {exc}") from None
+        raise InputError(f"{path}: bundle rubric is invalid: {exc}") from None
     bundle = compile_or_raise(rubric, source=str(path))
     if bundle.hash != payload.get("hash"):
-        raise ValueError(f"{path}: content hash {bundle.hash} does not match the stored {payload.get('hash')}")
+        raise InputError(f"{path}: content hash {bundle.hash} does not match the stored {payload.get('hash')}")
     return bundle
 
 

@@ -8,69 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import yaml
-from pydantic import ValidationError
 
+from rubricflow.errors import InputError
+
+# RubricImportError, parse_yaml and rubric_from_data are re-exported: callers read files through here.
+from .documents import SAFE_DUMPER, RubricImportError, parse_yaml, rubric_from_data, rubric_to_data  # noqa: F401
+from .importers import detect_and_import
+from .importers.xml_spec import dump_xml
 from .model import Rubric
-
-try:  # the C loader is ~10x faster; both are safe loaders (no custom tags)
-    _SafeLoader: Any = yaml.CSafeLoader
-    _SafeDumper: Any = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _SafeLoader, _SafeDumper = yaml.SafeLoader, yaml.SafeDumper
-
-NATIVE_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class RubricImportError(ValueError):
-    """A file that cannot be read as a rubric; the message names the file and the field."""
-
-    def __init__(self, source: str | Path, message: str):
-        self.source = str(source)
-        super().__init__(f"{source}: {message}")
-
-
-def parse_yaml(text: str, source: str | Path) -> Any:
-    try:
-        return yaml.load(text, Loader=_SafeLoader)
-    except yaml.constructor.ConstructorError as exc:
-        raise RubricImportError(source, f"YAML tag refused (only plain YAML is read): {exc.problem} {exc.problem_mark}") from None
-    except yaml.YAMLError as exc:
-        raise RubricImportError(source, f"invalid YAML: {exc}") from None
-
-
-def validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        parts.append(f"field {loc}: {err['msg']}")
-    return "; ".join(parts)
-
-
-def rubric_from_data(data: Any, source: str | Path) -> Rubric:
-    try:
-        return Rubric.model_validate(data)
-    except ValidationError as exc:
-        raise RubricImportError(source, validation_message(exc)) from None
-
-
-# --------------------------------------------------------------------------- export
-
-
-def rubric_to_data(rubric: Rubric) -> dict:
-    """The rubric as the smallest document that loads back to an equal rubric (defaults left out)."""
-    data = rubric.model_dump(mode="json", exclude_defaults=True)
-    for i, criterion in enumerate(rubric.criteria):  # keep the scale's discriminator
-        entry = data["criteria"][i] if "criteria" in data else {}
-        if "scale" in entry:
-            entry["scale"] = {"kind": criterion.scale.kind, **entry["scale"]}
-    return data
 
 
 def dump_yaml(rubric: Rubric) -> str:
-    return yaml.dump(rubric_to_data(rubric), Dumper=_SafeDumper, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(rubric_to_data(rubric), Dumper=SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=100)
 
 
 def dump_json(rubric: Rubric) -> str:
@@ -78,11 +30,9 @@ def dump_json(rubric: Rubric) -> str:
 
 
 def dump(rubric: Rubric, fmt: str) -> str:
-    from .importers.xml_spec import dump_xml
-
     writers: dict[str, Callable[[Rubric], str]] = {"yaml": dump_yaml, "json": dump_json, "xml": dump_xml}
     if fmt not in writers:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(writers)}")
+        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(writers)}")
     return writers[fmt](rubric)
 
 
@@ -109,6 +59,4 @@ def load_rubrics(path: str | Path) -> list[Rubric]:
 
 def loads_rubrics(text: str, source: str | Path) -> list[Rubric]:
     """Detect the format of `text` and import it."""
-    from .importers import detect_and_import
-
     return detect_and_import(text, Path(str(source)))

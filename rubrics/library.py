@@ -9,6 +9,8 @@ from pathlib import Path
 
 import semver
 
+from rubricflow.errors import InputError
+
 from .compiler import Bundle, RubricNamed, compile_or_raise
 from .formats import RubricImportError, load_rubrics
 from .model import Rubric
@@ -17,8 +19,8 @@ BUILTIN = Path(__file__).parent / "library"
 RUBRIC_SUFFIXES = {".yaml", ".yml", ".json", ".xml", ".md", ".jsonl"}
 
 
-class LibraryError(LookupError):
-    pass
+class LibraryError(InputError):
+    """A rubric name or library folder that cannot be resolved."""
 
 
 @dataclass(frozen=True)

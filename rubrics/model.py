@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, StringConstraints, model_validator
 
+from rubricflow.errors import InputError
+
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=128)]
 KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", max_length=128)]
 SemVer = Annotated[
@@ -34,7 +36,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ScaleError(ValueError):
+class ScaleError(InputError, ValueError):
     """A judge value outside the scale's domain."""
 
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from rubricflow.errors import InputError
+
 from .model import Criterion, NominalScale, OrdinalScale, Rubric
 
 Strategy = Literal["per_criterion", "grouped", "holistic"]
@@ -39,7 +41,7 @@ def call_units(rubric: Rubric, strategy: Strategy, genre: str | None = None) -> 
         for cid in active:
             units.setdefault(parent.get(cid, "_ungrouped"), []).append(cid)
         return [CallUnit(uid, tuple(ids)) for uid, ids in units.items()] or [CallUnit("_all", ())]
-    raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
 
 
 # --------------------------------------------------------------------------- system prompt

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from rubrics.render import render_user_message
+from rubricflow.rubrics.render import render_user_message
 
 from .judge import Cell, Judge, Outcome
 from .verify import AnswerError

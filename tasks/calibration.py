@@ -8,14 +8,15 @@ from dataclasses import dataclass
 
 import duckdb
 
-from tasks.agreement import RaterAgreement, rater_agreement
-from tasks.compare import CompareError, judgment_sets
-from tasks.config import JudgeConfig
-from warehouse import db
+from rubricflow.errors import CheckFailed
+from rubricflow.tasks.agreement import RaterAgreement, rater_agreement
+from rubricflow.tasks.compare import CompareError, judgment_sets
+from rubricflow.tasks.config import JudgeConfig
+from rubricflow.warehouse import db
 
 
-class CalibrationError(ValueError):
-    pass
+class CalibrationError(CheckFailed):
+    """No judgments or labels to compare for the corpus and raters asked for."""
 
 
 @dataclass

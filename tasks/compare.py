@@ -13,19 +13,20 @@ import duckdb
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from rubrics.algebra import changed_criteria
-from rubrics.compiler import compile_or_raise
-from rubrics.formats import rubric_from_data
-from rubrics.library import Library, LibraryError, resolve
-from warehouse import db, steps
+from rubricflow.errors import CheckFailed
+from rubricflow.rubrics.algebra import changed_criteria
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.formats import rubric_from_data
+from rubricflow.rubrics.library import Library, LibraryError, resolve
+from rubricflow.warehouse import db, steps
 
 from .agreement import bootstrap_mean_ci
 
 JudgmentSet = tuple[str, str]  # (rubric_hash, judge_hash)
 
 
-class CompareError(ValueError):
-    pass
+class CompareError(CheckFailed):
+    """The two sides cannot be paired: no judgments, no match, or several judgment sets on one side."""
 
 
 class MixedHashesError(CompareError):

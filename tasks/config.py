@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rubrics.render import Strategy
+from rubricflow.rubrics.render import Strategy
 
 PROMPT_FORMAT = 1  # bump when rendering changes what the judge sees
 OFFLINE_MODEL = "rubricflow-offline-judge"

@@ -8,15 +8,15 @@ The warehouse keeps the table it used (`model_prices`) so costs stay queryable i
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from tasks.config import OFFLINE_MODEL
-from tasks.lease import update_locked
+from rubricflow.errors import InputError
+from rubricflow.tasks.config import OFFLINE_MODEL
+from rubricflow.tasks.lease import update_locked
 
 BATCH_DISCOUNT = 0.5
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {  # USD per 1M tokens: (input, output)
@@ -32,8 +32,8 @@ OUTPUT_TOKENS_PER_CRITERION = 80  # expected answer size before any completion o
 USER_WRAPPER_CHARS = 120  # the user message's fence and labels around the text
 
 
-class PriceError(ValueError):
-    pass
+class PriceError(InputError):
+    """A price table that cannot be read, or a model with no price where one is needed."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def estimate_cost(rubric, strategy: str, cells: int, text_chars: int, seen_compl
     """Tokens and cost of judging `cells` cells: the rendered system prompt of each call unit and
     the cells' text, at CHARS_PER_TOKEN; the output at the mean of earlier completions of the same
     rubric and judge, or OUTPUT_TOKENS_PER_CRITERION per criterion before there are any."""
-    from rubrics.render import call_units, render_system_prompt
+    from rubricflow.rubrics.render import call_units, render_system_prompt
 
     units = call_units(rubric, strategy)  # type: ignore[arg-type]
     system_chars = sum(len(render_system_prompt(rubric, u)) for u in units) / len(units)

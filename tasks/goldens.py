@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import duckdb
 
-from rubrics.compiler import Bundle
-from rubrics.render import call_units
-from rubrics.scoring import verdict
-from tasks.config import JudgeConfig
-from tasks.judge import Cell
-from tasks.shard import Worker
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.rubrics.render import call_units
+from rubricflow.rubrics.scoring import verdict
+from rubricflow.tasks.config import JudgeConfig
+from rubricflow.tasks.judge import Cell
+from rubricflow.tasks.shard import Worker
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,22 @@ def matched_patterns(text: str, regexes: dict[str, str]) -> set[str]:
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
+
+
+def check_goldens(bundles: list[Bundle], judge: dict, on_offline=None):
+    """Yield (bundle, results) for every rubric's goldens. With no endpoint in `judge` (nor
+    OPENAI_BASE_URL) the offline judge is started for the duration; `on_offline(url)` is told."""
+    import os
+    from contextlib import nullcontext
+
+    from rubricflow.tasks.judge_server import RunningServer
+
+    offline = not judge.get("base_url") and not os.environ.get("OPENAI_BASE_URL")
+    with RunningServer() if offline else nullcontext() as server:
+        if offline:
+            judge = {**judge, "base_url": server.base_url}
+            if on_offline:
+                on_offline(server.base_url)
+        config = JudgeConfig(**judge)
+        for bundle in bundles:
+            yield bundle, run_goldens(bundle, config) if bundle.rubric.goldens else []

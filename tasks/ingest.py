@@ -18,6 +18,8 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rubricflow.errors import InputError
+
 SCHEMA = pa.schema([
     ("text_id", pa.string()),
     ("text", pa.string()),
@@ -35,7 +37,7 @@ DEFAULT_MAX_CHARS = 1_000_000
 BATCH_ROWS = 20_000
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """The corpus as a whole cannot be read (missing file, no text column, unknown format)."""
 
 

@@ -19,16 +19,18 @@ import openai
 from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from rubrics.compiler import Bundle
-from rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
+from rubricflow.warehouse.rows import blank_completion
 
-from .costs import CHARS_PER_TOKEN, Budget
 from .config import JudgeConfig
+from .costs import CHARS_PER_TOKEN, Budget
 from .ratelimit import RateLimiter
 from .verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 TOOL_NAME = "submit_judgment"
+REASKED_ANSWER_ERRORS = ("parse", "truncated", "empty")  # a refusal or a filtered answer is final
 
 
 @dataclass
@@ -52,7 +54,19 @@ class Outcome:
     judgments: list[CriterionResult] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """One cell's request before the output mode is chosen; `estimate` is its token estimate for tpm."""
+
+    system: str
+    schema: dict
+    user: str
+    estimate: int
+
+
 class RetryBudget:
+    """Retries (transient errors and re-asks) allowed across a whole run, shared by its cells."""
+
     def __init__(self, total: int):
         self.left = total
         self.used = 0
@@ -103,9 +117,10 @@ class Judge:
     """Judges cells of one rubric with one judge setup; one per worker, reusing one client."""
 
     def __init__(self, bundle: Bundle, config: JudgeConfig, client: AsyncOpenAI, limiter: RateLimiter,
-                 budget: RetryBudget, run_id: str, corpus_id: str, spend: Budget | None = None):
+                 retries: RetryBudget, run_id: str, corpus_id: str, spend: Budget | None = None):
+        """`retries` bounds retries across the run; `spend` (optional) is the run's money budget."""
         self.bundle, self.config, self.client = bundle, config, client
-        self.limiter, self.budget = limiter, budget
+        self.limiter, self.retries = limiter, retries
         self.spend = spend
         self.run_id, self.corpus_id = run_id, corpus_id
         self.judge_hash = config.judge_hash()
@@ -143,70 +158,85 @@ class Judge:
         kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         return kwargs
 
-    async def _call(self, kwargs: dict[str, Any], estimate: int, counter: list[int]) -> Any:
+    # Three layers, innermost first: `_send` retries one request through transient errors; `_ask`
+    # sends it in the richest output mode the endpoint accepts; `judge` re-asks after an answer
+    # that cannot be used. Each layer records what ended it in the cell's completion row.
+
+    async def _send(self, kwargs: dict[str, Any], estimate: int, attempts: list[int]) -> Any:
+        """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
+        within max_attempts and the run's retry budget; other errors are raised at once."""
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts) | (lambda state: not self.budget.take()),
+            stop=stop_after_attempt(self.config.max_attempts) | (lambda state: not self.retries.take()),
             wait=_Wait(), retry=retry_if_exception(is_transient), reraise=True,
         )
         async for attempt in retrying:
             with attempt:
                 async with self.limiter:
                     await self.limiter.admit(estimate)
-                    counter[0] += 1
+                    attempts[0] += 1
                     return await self.client.chat.completions.create(timeout=self.config.timeout_s, **kwargs)
         raise AssertionError("unreachable")
 
+    async def _ask(self, prompt: "Prompt", sample: int, row: dict[str, Any], attempts: list[int]) -> Any | None:
+        """Layer 2: the response in the richest output mode the endpoint accepts (json_schema ->
+        forced tool call -> plain text, learned once per run); None when the call failed, with
+        the error in `row`."""
+        while True:
+            mode = self.mode
+            kwargs = self.request_kwargs(prompt.system, prompt.schema, prompt.user, mode, sample)
+            try:
+                response = await self._send(kwargs, prompt.estimate, attempts)
+            except openai.BadRequestError as exc:
+                if self._fall_back(exc, mode):
+                    continue
+                row.update(error_kind="deterministic", error=_describe(exc))
+                return None
+            except Exception as exc:  # transient and exhausted, or another API error
+                row.update(error_kind="transient" if is_transient(exc) else "deterministic", error=_describe(exc))
+                return None
+            row.update(model=response.model, system_fingerprint=response.system_fingerprint,
+                       response_id=response.id, output_mode=mode)
+            if response.usage:
+                row["prompt_tokens"] = (row["prompt_tokens"] or 0) + response.usage.prompt_tokens
+                row["completion_tokens"] = (row["completion_tokens"] or 0) + response.usage.completion_tokens
+            return response
+
     async def judge(self, cell: Cell) -> Outcome | None:
-        """The cell's outcome; None when the run's budget cannot cover the call (nothing is sent)."""
+        """Layer 3: the cell's outcome, re-asking (up to answer_retries) after an answer that is
+        not JSON, cut off, empty or out of scale. None when the run's money budget cannot cover
+        the call (nothing is sent)."""
         unit, system, schema = self.unit(cell.unit_id, cell.genre)
         user = render_user_message(cell.text, cell.input or "", cell.context or "")
         reserved = self.spend.reserve((len(system) + len(user)) // CHARS_PER_TOKEN, self.config.max_tokens) \
             if self.spend else 0.0
         if reserved is None:
             return None
+        prompt = Prompt(system, schema, user, (len(system) + len(user)) // 4 + self.config.max_tokens)
         row = self.new_row(cell)
-        counter = [0]
+        attempts = [0]
         started = time.perf_counter()
-        answer_tries = 0
         results: list[CriterionResult] = []
-        while True:
-            mode = self.mode
-            kwargs = self.request_kwargs(system, schema, user, mode, cell.sample)
-            estimate = (len(system) + len(user)) // 4 + self.config.max_tokens
-            try:
-                response = await self._call(kwargs, estimate, counter)
-            except openai.BadRequestError as exc:
-                if self._fall_back(exc, mode):
-                    continue
-                row.update(error_kind="deterministic", error=_describe(exc))
+        for answer_try in range(self.config.answer_retries + 1):
+            may_ask_again = answer_try < self.config.answer_retries
+            response = await self._ask(prompt, cell.sample, row, attempts)
+            if response is None:
                 break
-            except Exception as exc:  # transient and exhausted, or another API error
-                kind = "transient" if is_transient(exc) else "deterministic"
-                row.update(error_kind=kind, error=_describe(exc))
-                break
-            row.update(model=response.model, system_fingerprint=response.system_fingerprint,
-                       response_id=response.id, output_mode=mode)
-            if response.usage:
-                row["prompt_tokens"] = (row["prompt_tokens"] or 0) + response.usage.prompt_tokens
-                row["completion_tokens"] = (row["completion_tokens"] or 0) + response.usage.completion_tokens
             try:
                 results, declared, warnings = self.read_answer(response, unit, cell.text, row)
             except AnswerError as exc:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
-                if exc.kind in ("parse", "truncated", "empty") and answer_tries < self.config.answer_retries and self.budget.take():
-                    answer_tries += 1
+                if exc.kind in REASKED_ANSWER_ERRORS and may_ask_again and self.retries.take():
                     continue
                 break
-            if any(r.reason and r.reason.startswith("out of scale") for r in results) and \
-                    answer_tries < self.config.answer_retries and self.budget.take():
-                answer_tries += 1
+            if any(r.reason and r.reason.startswith("out of scale") for r in results) and may_ask_again \
+                    and self.retries.take():
                 continue
             for r in results:
                 r.warnings = warnings + r.warnings
             row.update(status="ok", error_kind=None, error=None, declared_disqualifiers=declared)
             break
-        row["attempts"] = counter[0]
+        row["attempts"] = attempts[0]
         row["latency_ms"] = (time.perf_counter() - started) * 1000
         row["created_at"] = time.time()
         if not results:  # the whole cell failed: every criterion is unscored with the reason
@@ -218,15 +248,10 @@ class Judge:
 
     def new_row(self, cell: Cell) -> dict[str, Any]:
         """A cell's completion row before any answer: failed until an answer is read."""
-        return {
-            "cell_key": cell.cell_key, "run_id": self.run_id, "corpus_id": self.corpus_id,
-            "text_id": cell.text_id, "text_sha256": cell.text_sha256, "unit_id": cell.unit_id,
-            "rubric_hash": self.bundle.hash, "judge_hash": self.judge_hash, "sample": cell.sample,
-            "model": None, "system_fingerprint": None, "response_id": None, "output_mode": None,
-            "raw_response": None, "finish_reason": None, "prompt_tokens": None, "completion_tokens": None,
-            "latency_ms": None, "attempts": 0, "status": "failed", "error_kind": None, "error": None,
-            "declared_disqualifiers": [], "created_at": None,
-        }
+        return blank_completion(
+            cell_key=cell.cell_key, run_id=self.run_id, corpus_id=self.corpus_id, text_id=cell.text_id,
+            text_sha256=cell.text_sha256, unit_id=cell.unit_id, rubric_hash=self.bundle.hash,
+            judge_hash=self.judge_hash, sample=cell.sample)
 
     def _fall_back(self, exc: openai.BadRequestError, used: str) -> bool:
         """An endpoint without structured output: json_schema -> forced tool call -> plain text.

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import polars as pl
 
+from rubricflow.errors import InputError
+
 REQUIRED = ("text_id", "criterion", "score", "rater")
 
 
-class LabelError(ValueError):
-    pass
+class LabelError(InputError):
+    """A label file that cannot be read: missing columns, scores that are not numbers."""
 
 
 def read_labels(path: str | Path) -> pl.DataFrame:
@@ -54,3 +56,26 @@ def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
             scores = r[field] if isinstance(r[field], dict) else ast.literal_eval(r[field])
             labels += [{"text_id": text_id, "criterion_id": c, "rater": rater, "score": float(v)} for c, v in scores.items()]
     return pl.DataFrame(texts), pl.DataFrame(labels)
+
+
+def import_labels(path: str | Path, corpus_id: str, warehouse_path: str | Path) -> tuple[int, list[str]]:
+    """Read a label file and store it in one transaction: (labels stored, raters)."""
+    from rubricflow.warehouse import db, steps
+
+    frame = read_labels(path)
+    with db.writer(warehouse_path) as con:
+        n = steps.load_labels(con, corpus_id, frame, str(path))
+    return n, sorted(set(frame["rater"].to_list()))
+
+
+def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str | Path) -> None:
+    """The Topical-Chat release's texts and labels into the warehouse as corpus `corpus_id`."""
+    from rubricflow.warehouse import db, steps
+
+    folder = Path(folder)
+    if not (folder / "judge_predictions.json").is_file():
+        raise LabelError(f"{folder}: no judge_predictions.json (expected the Topical-Chat release)")
+    texts, labels = topical_chat(folder)
+    with db.writer(warehouse_path) as con:
+        steps.load_texts(con, corpus_id, texts, str(folder))
+        steps.load_labels(con, corpus_id, labels, str(folder))

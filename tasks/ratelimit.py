@@ -10,29 +10,34 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Awaitable, Callable
 
 from .lease import LeasedBucket, SharedQuota
 
 
 class TokenBucket:
-    def __init__(self, per_minute: float, burst_s: float = 1.0):
+    """`clock` and `sleep` are the real ones except in tests, which drive the bucket on a fake clock."""
+
+    def __init__(self, per_minute: float, burst_s: float = 1.0, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         if per_minute <= 0:
             raise ValueError("a rate limit must be positive")
         self.rate = per_minute / 60.0
         self.capacity = max(1.0, self.rate * burst_s)
         self.level = 0.0
-        self.stamp = time.monotonic()
+        self.clock, self.sleep = clock, sleep
+        self.stamp = clock()
         self._lock = asyncio.Lock()
 
     async def take(self, amount: float = 1.0) -> None:
         """Wait until `amount` is available. An amount above capacity is allowed and paid off as debt."""
         async with self._lock:  # first come, first served
-            now = time.monotonic()
+            now = self.clock()
             self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
             self.stamp = now
             self.level -= amount
             if self.level < 0:
-                await asyncio.sleep(-self.level / self.rate)
+                await self.sleep(-self.level / self.rate)
 
 
 class RateLimiter:

@@ -22,29 +22,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from rubrics.compiler import Bundle
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
 
-from .costs import Budget, price_of, price_table
 from .config import JudgeConfig, api_key
+from .costs import Budget, price_of, price_table
 from .judge import Cell, Judge, Outcome, RetryBudget, judge_all
 from .ratelimit import RateLimiter
-
-COMPLETION_SCHEMA = pa.schema([
-    ("cell_key", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()), ("text_id", pa.string()),
-    ("text_sha256", pa.string()), ("unit_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()),
-    ("sample", pa.int32()), ("model", pa.string()), ("system_fingerprint", pa.string()), ("response_id", pa.string()),
-    ("output_mode", pa.string()), ("raw_response", pa.string()), ("finish_reason", pa.string()),
-    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
-    ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
-    ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
-])
-JUDGMENT_SCHEMA = pa.schema([
-    ("cell_key", pa.string()), ("criterion_id", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()),
-    ("text_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()), ("sample", pa.int32()),
-    ("value", pa.string()), ("unit_score", pa.float64()), ("rationale", pa.string()),
-    ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
-    ("status", pa.string()), ("reason", pa.string()),
-])
 
 
 @dataclass
@@ -154,9 +138,9 @@ def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
             })
     completions = [{**o.completion, "created_at": _ts(o.completion["created_at"])} for o in outcomes]
     landing_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT_SCHEMA), landing_dir / f"{shard}.judgments.parquet")
+    _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT), landing_dir / f"{shard}.judgments.parquet")
     target = landing_dir / f"{shard}.completions.parquet"
-    _write_atomic(pa.Table.from_pylist(completions, schema=COMPLETION_SCHEMA), target)
+    _write_atomic(pa.Table.from_pylist(completions, schema=COMPLETION), target)
     return target
 
 

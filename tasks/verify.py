@@ -9,11 +9,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubrics.model import Criterion, OutputConstraint, Rubric, ScaleError
-from rubrics.render import CRITERION_FIELDS, CallUnit
+from rubricflow.errors import RubricflowError
+from rubricflow.rubrics.model import Criterion, OutputConstraint, Rubric, ScaleError
+from rubricflow.rubrics.render import CRITERION_FIELDS, CallUnit
 
 
-class AnswerError(ValueError):
+class AnswerError(RubricflowError):
     """The answer as a whole is unusable (not JSON, wrong shape)."""
 
     def __init__(self, kind: str, message: str):

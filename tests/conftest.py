@@ -22,6 +22,18 @@ SHARED_RUBRICS = SHARED / "rubrics"
 TEST_DATA = Path(__file__).parent / "data"
 
 
+# Tests under these folders run Prefect flows or `rubricflow` processes (each pays Prefect's start):
+# they are marked slow, and `pytest -m "not slow"` is the quick subset.
+SLOW_FOLDERS = ("cli", "flows")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts
+        if parts[0] in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)
+
+
 def shared_rubric_files() -> list[Path]:
     """Every rubric-ish file the shared folder holds (licenses aside)."""
     if not SHARED_RUBRICS.is_dir():

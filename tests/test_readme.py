@@ -2,9 +2,9 @@
 
 import re
 
-from rubrics.compiler import compile_rubric
-from rubrics.formats import loads_rubrics
-from rubrics.scoring import verdict
+from rubricflow.rubrics.compiler import compile_rubric
+from rubricflow.rubrics.formats import loads_rubrics
+from rubricflow.rubrics.scoring import verdict
 
 from .conftest import ROOT
 

@@ -15,16 +15,21 @@ from typing import Iterator
 
 import duckdb
 
-from rubrics.compiler import Bundle, rubric_document
-from rubrics.scoring import DEFAULT_PASS
+from rubricflow.errors import InputError, TransientError
+from rubricflow.rubrics.compiler import Bundle, rubric_document
+from rubricflow.rubrics.scoring import DEFAULT_PASS
 
 SQL_DIR = Path(__file__).parent / "sql"
 DEFAULT_PATH = Path("warehouse") / "rubricflow.duckdb"
 ROOT_NODE = "__root__"
 
 
-class WarehouseError(RuntimeError):
-    pass
+class WarehouseError(InputError):
+    """No warehouse at the path given, or a query that cannot run on it."""
+
+
+class WarehouseLocked(WarehouseError, TransientError):
+    """Another process holds the warehouse; trying again later may succeed."""
 
 
 def default_path() -> Path:
@@ -60,7 +65,7 @@ def writer(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
     try:
         con = duckdb.connect(str(path))
     except duckdb.IOException as exc:
-        raise WarehouseError(
+        raise WarehouseLocked(
             f"warehouse {path} is locked by another process (DuckDB allows one writer); "
             f"wait for it to finish or use another --warehouse. ({exc})"
         ) from None
@@ -82,7 +87,7 @@ def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.IOException as exc:
-        raise WarehouseError(f"cannot open {path} read-only while another process writes to it ({exc})") from None
+        raise WarehouseLocked(f"cannot open {path} read-only while another process writes to it ({exc})") from None
     try:
         con.execute("SET enable_progress_bar = false")
         yield con
@@ -122,7 +127,9 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
     s = r.scoring
     with transaction(con):
         con.execute(
-            "INSERT INTO rubrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+            "INSERT INTO rubrics (rubric_hash, rubric_id, version, title, profile, method, is_flat, invert, pass_threshold, "
+            "essential_minimum, disqualified_label, source, document, registered_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
             [h, r.metadata.id, r.metadata.version, r.metadata.title, bundle.profile, s.method, not r.groups, s.invert,
              s.pass_threshold, s.essential_minimum, s.disqualified_label, source,
              json.dumps(rubric_document(r), ensure_ascii=False)],
@@ -135,21 +142,24 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
                   for g in r.groups]
         if not root:
             nodes.append((h, ROOT_NODE, None, False, s.method, 1.0))
-        con.executemany("INSERT INTO rubric_nodes VALUES (?, ?, ?, ?, ?, ?)", nodes)
+        con.executemany("INSERT INTO rubric_nodes (rubric_hash, node_id, parent_id, is_leaf, aggregation, weight) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", nodes)
         con.executemany(
-            "INSERT INTO criteria VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO criteria (rubric_hash, criterion_id, title, description, scale_kind, weight, importance, "
+            "pass_threshold, points, genre, scale_min, scale_max, unit_step) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(h, c.id, c.title, c.description, c.scale.kind, c.weight, c.importance,
               c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS, c.points, list(c.genre),
               *scale_geometry(c.scale))
              for c in r.criteria],
         )
         if r.patterns:
-            con.executemany("INSERT INTO rubric_patterns VALUES (?, ?, ?)",
+            con.executemany("INSERT INTO rubric_patterns (rubric_hash, pattern_id, regex) VALUES (?, ?, ?)",
                             [(h, p.id, p.effective_regex()) for p in r.patterns])
         if r.disqualifiers:
             con.executemany(
-                "INSERT INTO rubric_disqualifiers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO rubric_disqualifiers (rubric_hash, disqualifier_id, kind, patterns, criterion_id, threshold, "
+                "description) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(h, d.id, d.kind, list(d.patterns), d.criterion, d.threshold, d.description) for d in r.disqualifiers],
             )
         if s.labels:
-            con.executemany("INSERT INTO rubric_labels VALUES (?, ?, ?)", [(h, lab.label, lab.min) for lab in s.labels])
+            con.executemany("INSERT INTO rubric_labels (rubric_hash, label, min_score) VALUES (?, ?, ?)", [(h, lab.label, lab.min) for lab in s.labels])

@@ -10,10 +10,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from rubrics.compiler import Bundle
-from rubrics.render import call_units
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.rubrics.render import call_units
 
-from .db import sql, transaction, used_params
+from .db import fetch, sql, transaction, used_params
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
@@ -28,9 +28,8 @@ def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, par
                 rows_ok: int, rows_quarantined: int) -> None:
     with transaction(con):
         run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
-        con.execute("INSERT OR REPLACE INTO corpora (corpus_id, source, parquet_path, rows_ok, rows_quarantined, "
-                    "ingested_at) VALUES (?, ?, ?, ?, ?, current_timestamp)",
-                    [corpus_id, source, str(parquet), rows_ok, rows_quarantined])
+        run_sql(con, "register_corpus.sql", corpus=corpus_id, source=source, parquet=str(parquet), rows_ok=rows_ok,
+                rows_quarantined=rows_quarantined)
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
@@ -106,8 +105,9 @@ def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: 
     con.register("incoming_labels", labels)
     try:
         with transaction(con):
-            con.execute("INSERT OR REPLACE INTO labels SELECT $corpus, text_id, criterion_id, rater, score, $source "
-                        "FROM incoming_labels", {"corpus": corpus_id, "source": source})
+            con.execute("INSERT OR REPLACE INTO labels (corpus_id, text_id, criterion_id, rater, score, source) "
+                        "SELECT $corpus, text_id, criterion_id, rater, score, $source FROM incoming_labels",
+                        {"corpus": corpus_id, "source": source})
     finally:
         con.unregister("incoming_labels")
     return len(labels)
@@ -117,11 +117,11 @@ def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: st
     """Texts that arrive with a label set (not through ingest): id, text, input, context."""
     con.register("incoming_texts", texts)
     try:
-        con.execute("INSERT OR REPLACE INTO texts SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL "
-                    "FROM incoming_texts", {"corpus": corpus_id})
-        con.execute("INSERT OR REPLACE INTO corpora (corpus_id, source, parquet_path, rows_ok, rows_quarantined, "
-                    "ingested_at) VALUES ($corpus, $source, '', (SELECT count(*) FROM incoming_texts), 0, "
-                    "current_timestamp)", {"corpus": corpus_id, "source": source})
+        con.execute("INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata) "
+                    "SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL FROM incoming_texts",
+                    {"corpus": corpus_id})
+        run_sql(con, "register_corpus.sql", corpus=corpus_id, source=source, parquet="", rows_ok=len(texts),
+                rows_quarantined=0)
     finally:
         con.unregister("incoming_texts")
 
@@ -135,9 +135,12 @@ def record_batch(con: duckdb.DuckDBPyConnection, batch_id: str, input_file_id: s
     con.register("incoming_requests", requests)
     try:
         with transaction(con):
-            con.execute("INSERT INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, current_timestamp, NULL)",
+            con.execute("INSERT INTO batches (batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, cells, "
+                        "status, online_cells, submitted_at, finished_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, current_timestamp, NULL)",
                         [batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, len(cells)])
-            con.execute("INSERT INTO batch_requests SELECT ?, * FROM incoming_requests", [batch_id])
+            con.execute("INSERT INTO batch_requests (batch_id, cell_key, text_id, text_sha256, unit_id, sample) "
+                        "SELECT ?, cell_key, text_id, text_sha256, unit_id, sample FROM incoming_requests", [batch_id])
     finally:
         con.unregister("incoming_requests")
 
@@ -147,3 +150,40 @@ def pending_batches(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash:
     return [r[0] for r in con.execute(
         "SELECT batch_id FROM batches WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ? "
         "AND status = 'submitted' ORDER BY submitted_at", [corpus_id, rubric_hash, judge_hash]).fetchall()]
+
+
+# --------------------------------------------------------------------------- a run's bookkeeping
+
+
+def corpus_exists(con: duckdb.DuckDBPyConnection, corpus_id: str) -> bool:
+    return bool(fetch(con, "corpus_exists.sql", corpus=corpus_id)[0]["found"])
+
+
+def mean_completion_tokens(con: duckdb.DuckDBPyConnection, rubric_hash: str, judge_hash: str) -> float | None:
+    return fetch(con, "mean_completion_tokens.sql", rubric=rubric_hash, judge=judge_hash)[0]["mean_tokens"]
+
+
+def start_run(con: duckdb.DuckDBPyConnection, **run) -> None:
+    """The run's row, status 'running'; the fields are start_run.sql's parameters."""
+    run_sql(con, "start_run.sql", **run)
+
+
+def record_price(con: duckdb.DuckDBPyConnection, model: str, input_per_mtok: float, output_per_mtok: float) -> None:
+    run_sql(con, "record_price.sql", model=model, input_per_mtok=input_per_mtok, output_per_mtok=output_per_mtok)
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None) -> None:
+    run_sql(con, "finish_run.sql", run=run_id, status=status, message=message)
+
+
+def finish_batch(con: duckdb.DuckDBPyConnection, batch_id: str, status: str, online_cells: int) -> None:
+    run_sql(con, "finish_batch.sql", batch=batch_id, status=status, online_cells=online_cells)
+
+
+def corpus_digest(con: duckdb.DuckDBPyConnection, corpus_id: str) -> str | None:
+    rows = fetch(con, "corpus_digest.sql", corpus=corpus_id)
+    return rows[0]["source_sha256"] if rows else None
+
+
+def set_corpus_digest(con: duckdb.DuckDBPyConnection, corpus_id: str, digest: str) -> None:
+    run_sql(con, "set_corpus_digest.sql", corpus=corpus_id, digest=digest)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..formats import RubricImportError, parse_yaml, rubric_from_data
+from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
 from . import evals, forge, healthbench, markdown, paperbench, prometheus, xml_spec
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..formats import RubricImportError, rubric_from_data
+from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab
 

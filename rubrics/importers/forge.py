@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..formats import RubricImportError, rubric_from_data
+from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab, safe_id, semver
 

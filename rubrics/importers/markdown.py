@@ -8,7 +8,7 @@ from typing import Any
 
 import frontmatter
 
-from ..formats import RubricImportError, rubric_from_data
+from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab, semver
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..formats import RubricImportError, rubric_from_data
+from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab, safe_id
 

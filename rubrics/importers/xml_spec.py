@@ -18,7 +18,7 @@ from typing import Any
 import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
-from ..formats import RubricImportError, rubric_from_data, rubric_to_data
+from ..documents import RubricImportError, rubric_from_data, rubric_to_data
 from ..model import Rubric
 from .common import kebab, safe_id, semver
 

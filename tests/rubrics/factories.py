@@ -1,6 +1,6 @@
 """Small rubric builders for tests."""
 
-from rubrics.model import Rubric
+from rubricflow.rubrics.model import Rubric
 
 
 def rubric(**overrides) -> Rubric:

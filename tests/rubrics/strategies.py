@@ -2,7 +2,7 @@
 
 from hypothesis import strategies as st
 
-from rubrics.model import Rubric
+from rubricflow.rubrics.model import Rubric
 
 text = st.text(max_size=40)
 ident = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,12}", fullmatch=True)

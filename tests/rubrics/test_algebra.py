@@ -1,8 +1,8 @@
 import pytest
 
-from rubrics import algebra
-from rubrics.compiler import compile_or_raise
-from rubrics.library import Library
+from rubricflow.rubrics import algebra
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.library import Library
 
 from .factories import rubric
 

@@ -5,8 +5,9 @@ import duckdb
 import pytest
 from pydantic import ValidationError
 
-from rubrics.compiler import RubricCompileError, compile_or_raise, compile_rubric, load_bundle
-from rubrics.model import Rubric
+from rubricflow.errors import InputError
+from rubricflow.rubrics.compiler import RubricCompileError, compile_or_raise, compile_rubric, load_bundle
+from rubricflow.rubrics.model import Rubric
 
 from .factories import rubric
 
@@ -130,12 +131,12 @@ def test_bundle_save_and_reload(tmp_path):
     payload = json.loads(path.read_text())
     payload["rubric"]["goal"] = "tampered"
     path.write_text(json.dumps(payload))
-    with pytest.raises(ValueError, match="does not match"):
+    with pytest.raises(InputError, match="does not match"):
         load_bundle(path)
 
 
 def test_profiles():
-    from rubrics.compiler import profile_of
+    from rubricflow.rubrics.compiler import profile_of
     assert profile_of(rubric()) == "scoring"
     assert profile_of(rubric(criteria=[{"id": "a"}, {"id": "b"}])) == "compliance"
     assert profile_of(rubric(criteria=[], output={"constraints": [{"id": "c", "prefix": "X"}]})) == "constraint"

@@ -1,8 +1,8 @@
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from rubrics.compiler import compile_or_raise, content_hash
-from rubrics.formats import RubricImportError, dump, load_rubric, load_rubrics, loads_rubrics
+from rubricflow.rubrics.compiler import compile_or_raise, content_hash
+from rubricflow.rubrics.formats import RubricImportError, dump, load_rubric, load_rubrics, loads_rubrics
 
 from ..conftest import shared_rubric_files
 from .strategies import rubrics

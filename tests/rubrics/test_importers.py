@@ -3,11 +3,11 @@ import json
 
 import pytest
 
-from rubrics.compiler import compile_or_raise
-from rubrics.formats import RubricImportError, load_rubric, load_rubrics
-from rubrics.importers.paperbench import canonical_sha256
-from rubrics.model import BinaryScale, NominalScale, OrdinalScale
-from rubrics.scoring import aggregate, verdict
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.formats import RubricImportError, load_rubric, load_rubrics
+from rubricflow.rubrics.importers.paperbench import canonical_sha256
+from rubricflow.rubrics.model import BinaryScale, NominalScale, OrdinalScale
+from rubricflow.rubrics.scoring import aggregate, verdict
 
 from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
 

@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
-from rubrics.compiler import compile_rubric
-from rubrics.library import BUILTIN, Library, LibraryError, resolve
-from rubrics.scoring import verdict
+from rubricflow.rubrics.compiler import compile_rubric
+from rubricflow.rubrics.library import BUILTIN, Library, LibraryError, resolve
+from rubricflow.rubrics.scoring import verdict
 
 REQUIRED = {"writing-quality", "llm-slop", "request-compliance", "completeness", "groundedness",
             "helpfulness", "instruction-following", "user-story-quality"}

@@ -4,8 +4,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rubrics.model import Criterion, Rubric
-from rubrics.render import STRATEGIES, call_units, output_schema, render_messages, render_system_prompt, render_user_message
+from rubricflow.rubrics.model import Criterion, Rubric
+from rubricflow.rubrics.render import (
+    STRATEGIES,
+    call_units,
+    output_schema,
+    render_messages,
+    render_system_prompt,
+    render_user_message,
+)
 
 FULL = Rubric.model_validate({
     "metadata": {"id": "full", "title": "MARK_title", "description": "MARK_mdesc", "tags": ["tag-x"],

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from rubrics.model import BinaryScale, NominalScale, NumericScale, OrdinalScale, ScaleError
+from rubricflow.rubrics.model import BinaryScale, NominalScale, NumericScale, OrdinalScale, ScaleError
 
 
 def test_binary_maps_labels_and_rejects_others():

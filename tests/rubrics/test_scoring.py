@@ -1,6 +1,6 @@
 import pytest
 
-from rubrics.scoring import verdict
+from rubricflow.rubrics.scoring import verdict
 
 from .factories import rubric
 

@@ -1,6 +1,6 @@
 -- Count one pattern's matches (RE2) in every text of a corpus that has no count for its current
 -- sha256 yet. Params: $corpus, $rubric, $pattern, $regex (a constant, so RE2 compiles it once).
-INSERT OR REPLACE INTO pattern_hits
+INSERT OR REPLACE INTO pattern_hits (corpus_id, text_id, text_sha256, rubric_hash, pattern_id, hits)
 SELECT t.corpus_id, t.text_id, t.sha256, $rubric, $pattern, len(regexp_extract_all(t.text, $regex))
 FROM texts t
 LEFT JOIN pattern_hits h

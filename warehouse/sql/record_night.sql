@@ -4,7 +4,8 @@
 DELETE FROM nights WHERE night = $night AND corpus_id = $corpus
   AND rubric_hash = (SELECT rubric_hash FROM runs WHERE run_id = $run);
 
-INSERT INTO nights
+INSERT INTO nights (night, corpus_id, rubric_id, rubric_hash, judge_hash, run_id, texts, scored_texts, mean_score,
+                    coverage, judged_cells, failed_cells, calls, canary_corpus, canary_mean, recorded_at)
 SELECT $night, r.corpus_id, rb.rubric_id, r.rubric_hash, r.judge_hash, r.run_id,
        count(t.text_id), count(t.score), avg(t.score), avg(t.coverage),
        any_value(s.landed_cells), any_value(s.failed_cells), any_value(s.calls),

@@ -1,0 +1,53 @@
+"""The `rubricflow` command: one module per command group, each parsing its options, calling a
+flow or a function, and printing. This module assembles them and owns the one place where
+rubricflow's own errors become a message and an exit code (`main`).
+
+Command modules import Prefect, DuckDB and the heavy libraries inside the commands that need
+them, so `rubricflow --help` and the `rubric` commands start without a Prefect server.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Set before Prefect is imported: no telemetry (there is no network here), a patient ephemeral server.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+import typer  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from rubricflow.errors import RubricflowError  # noqa: E402
+
+from . import calibrate, compare, demo, goldens, ingest, nightly, read, report, rubric, score, server  # noqa: E402
+from .common import err  # noqa: E402
+
+app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
+app.command()(ingest.ingest)
+app.command()(score.score)
+app.command()(compare.compare)
+app.command()(read.runs)
+app.command()(read.show)
+app.command()(read.query)
+app.command("labels")(calibrate.labels)
+app.command()(calibrate.calibrate)
+app.command()(nightly.nightly)
+app.command()(nightly.serve)
+app.command("judge-server")(server.judge_server)
+app.command()(demo.demo)
+rubric.app.command("test")(goldens.rubric_test)
+app.add_typer(rubric.app, name="rubric")
+app.add_typer(report.app, name="report")
+
+
+def main() -> None:
+    """Run the command; a RubricflowError prints one line and exits with its code, anything
+    else is a bug and keeps its traceback."""
+    try:
+        app()
+    except RubricflowError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,59 @@
+"""`rubricflow labels` (import human or external labels) and `rubricflow calibrate` (agreement)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, write_report
+
+
+def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater."),
+           corpus: str = typer.Option(..., "--corpus", "-c"),
+           warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Import human (or another judge's) labels into the warehouse."""
+    from rubricflow.tasks.labels import import_labels
+
+    n, raters = import_labels(path, corpus, warehouse_path(warehouse))
+    out.print(escape(f"{n} labels for corpus {corpus} from {path} (raters: {', '.join(raters)})"))
+
+
+def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
+              judge: str = typer.Option("unieval", help="Label rater whose scores are checked (ignored with --rubric)."),
+              human: Optional[list[str]] = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
+              rubric: Optional[str] = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
+              model: Optional[str] = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),
+              step: float = typer.Option(1.0, help="Category width for kappas and confusion matrices."),
+              confusion: bool = typer.Option(False, help="Print the confusion matrices."),
+              topical_chat: Optional[Path] = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
+              report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
+              warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Agreement of a judge with human labels, per criterion: Pearson, Spearman, Kendall tau-b
+    (sample level, pooled), Cohen's and quadratic weighted kappa, Fleiss' kappa and Krippendorff's
+    alpha among the humans, and the human-vs-human baseline the judge should be held to."""
+    from rubricflow.tasks.calibration import calibration
+    from rubricflow.tasks.labels import import_topical_chat
+
+    path = warehouse_path(warehouse)
+    if topical_chat is not None:
+        import_topical_chat(topical_chat, corpus, path)
+    with reading(path) as con:
+        result = calibration(con, corpus, judge, human, rubric, model, step)
+    print_rows(f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)", [
+        {"criterion": r.criterion_id, "n": r.n, "Pearson": f"{r.pearson:.6f}", "Spearman": f"{r.spearman:.6f}",
+         "Kendall tau-b": f"{r.kendall_tau_b:.6f}"} for r in result.rows])
+    print_rows(f"kappas (categories of width {step:g}) and the human baseline", [
+        {"criterion ": r.criterion_id, "Cohen kappa": r.cohen_kappa, "QWK": r.qwk, "humans": r.humans,
+         "Fleiss kappa": r.fleiss_kappa, "alpha humans": r.alpha_humans, "alpha +judge": r.alpha_with_judge,
+         "human r": r.human_pearson, "human QWK": r.human_qwk} for r in result.rows])
+    if confusion:
+        for r in result.rows:
+            print_rows(f"{r.criterion_id}: judge (rows) x humans (columns)",
+                       [{"judge": lv, **{str(c): n for c, n in zip(r.levels, row)}} for lv, row in zip(r.levels, r.confusion)])
+    if report:
+        from rubricflow.tasks.report import calibration_report
+
+        write_report(report, calibration_report(result))

@@ -1,0 +1,103 @@
+"""What every command shares: the two consoles, printing tables, the --warehouse option, and the
+one place a judge setup is assembled from command-line options.
+
+Nothing here imports Prefect, DuckDB or the rubric code: a command module that does not run a
+flow stays as quick to start as the rubric code alone.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from rubricflow.errors import InputError
+
+out = Console()
+err = Console(stderr=True)
+
+WarehouseOpt = typer.Option(None, "--warehouse", "-w",
+                            help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb).")
+
+
+def fail(message: str, code: int = 2) -> None:
+    """End the command with one line on stderr and the exit code (2 usage/input, 1 a check failed)."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(code)
+
+
+def warehouse_path(path: Optional[Path]) -> Path:
+    from rubricflow.warehouse.db import default_path
+
+    return Path(path) if path else default_path()
+
+
+@contextmanager
+def reading(path: Optional[Path]) -> Iterator:
+    """A read-only connection to the warehouse; a missing or locked one is a WarehouseError."""
+    from rubricflow.warehouse import db
+
+    with db.reader(warehouse_path(path)) as con:
+        yield con
+
+
+def print_rows(title: str, rows: list[dict]) -> None:
+    """A list of dicts as one table; nothing at all for no rows."""
+    from rich.table import Table
+
+    from rubricflow.tasks.tables import show
+
+    if not rows:
+        return
+    table = Table(title=title, title_justify="left")
+    for name in rows[0]:
+        table.add_column(escape(str(name)))
+    for row in rows:
+        table.add_row(*[escape(show(v)) for v in row.values()])
+    out.print(table)
+
+
+def print_query(con, title: str, name: str, **params) -> None:
+    """The rows of one warehouse `.sql` file as a table."""
+    from rubricflow.warehouse import db
+
+    print_rows(title, db.fetch(con, name, **params))
+
+
+def clip(text: str | None, n: int = 160) -> str:
+    return "" if text is None else text if len(text) <= n else text[: n - 3] + "..."
+
+
+def write_report(path: Path, page: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    out.print(f"wrote {escape(str(path))} ({len(page) / 1024:.0f} KiB, self-contained)")
+
+
+def judge_settings(model: Optional[str] = None, base_url: Optional[str] = None, *, need_endpoint: bool = False,
+                   **fields) -> dict:
+    """JudgeConfig fields from command-line options, checked here so a bad combination is a usage
+    error before any flow starts. Options left as None keep JudgeConfig's defaults. With
+    `need_endpoint`, a run that would judge with neither a model nor an endpoint is refused."""
+    from pydantic import ValidationError
+
+    from rubricflow.tasks.config import JudgeConfig
+
+    settings = {k: v for k, v in fields.items() if v is not None}
+    if model:
+        settings["model"] = model
+    if base_url:
+        settings["base_url"] = base_url
+    if need_endpoint and not base_url and not model and not os.environ.get("OPENAI_BASE_URL"):
+        raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
+                         "and point --base-url at it, or try `rubricflow demo`")
+    try:
+        JudgeConfig(**settings)
+    except ValidationError as exc:
+        raise InputError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from None
+    return settings

@@ -1,0 +1,43 @@
+"""`rubricflow ingest`: a corpus file or folder into Parquet and the warehouse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import WarehouseOpt, err, fail, out, warehouse_path
+
+
+def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a folder of .txt/.md files."),
+           corpus: Optional[str] = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
+           text_field: Optional[str] = typer.Option(None, help="Column holding the text (default: text/output/completion/response/content)."),
+           max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
+           allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
+           warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
+    Exits 1 when any row was quarantined (the good rows are loaded all the same)."""
+    from rubricflow.flows.ingest import ingest_flow
+
+    if not source.exists():
+        fail(f"{source}: no such file or folder")
+    report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars)
+    print_ingest(report)
+    if report["rows_quarantined"] and not allow_quarantine:
+        fail(f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "
+             "fix them or pass --allow-quarantine", code=1)
+
+
+def print_ingest(report: dict) -> None:
+    out.print(f"corpus [bold]{report['corpus_id']}[/]: {report['rows_ok']} texts loaded, "
+              f"{report['rows_quarantined']} rows quarantined, {report['duplicates_identical']} identical duplicates skipped",
+              highlight=False)
+    if report["rows_quarantined"]:
+        reasons = ", ".join(f"{k}: {v}" for k, v in report["reasons"].items())
+        out.print(f"  quarantine: {report['quarantine']} ({reasons})", markup=False, highlight=False)
+        with open(report["quarantine"], encoding="utf-8") as fh:
+            for line in list(fh)[:5]:
+                row = json.loads(line)
+                err.print(f"  {row['source']}: row {row['row']}: {row['reason']}", highlight=False, markup=False)

@@ -1,0 +1,65 @@
+"""`rubricflow nightly` (one night now) and `rubricflow serve` (the nightly job on a cron schedule)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rubricflow.errors import InputError
+
+from .common import WarehouseOpt, judge_settings, out, print_rows, warehouse_path
+
+SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")
+CorpusOpt = typer.Option(..., "--corpus", "-c", help="Corpus id.")
+RubricOpt = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable).")
+MinCoverageOpt = typer.Option(0.95, help="Fail the night when a rubric's coverage is under this.")
+CanaryOpt = typer.Option(20, help="Corpus texts re-judged every night with the goldens (0: no canary).")
+
+
+def night_parameters(source: Path, corpus: str, rubric: list[str], model: Optional[str], base_url: Optional[str],
+                     rpm: Optional[float], budget: Optional[float], min_coverage: float, canary: int,
+                     warehouse: Optional[Path]) -> dict:
+    """The nightly flow's parameters (what a deployment stores: never the API key)."""
+    return {"source": str(source.resolve()), "corpus_id": corpus, "rubrics": list(rubric),
+            "warehouse_path": str(warehouse_path(warehouse).resolve()),
+            "judge": judge_settings(model, base_url, rpm=rpm, budget_usd=budget),
+            "min_coverage": min_coverage, "canary_size": canary}
+
+
+def nightly(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str] = RubricOpt,
+            model: Optional[str] = typer.Option(None), base_url: Optional[str] = typer.Option(None),
+            rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
+            min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
+            night: Optional[str] = typer.Option(None, help="Night label (default: today, UTC)."),
+            warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """One night now: ingest if the source changed, score new or changed work, re-judge the canary,
+    compare with the previous night; exit 1 when coverage is under --min-coverage."""
+    from rubricflow.flows.nightly import nightly_scoring
+
+    params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    from .progress import scoring_progress
+
+    with scoring_progress():
+        result = nightly_scoring(**params, night=night)
+    print_rows("night", result)
+
+
+def serve(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str] = RubricOpt,
+          cron: str = typer.Option("0 2 * * *", help="When to run (cron, UTC)."),
+          model: Optional[str] = typer.Option(None), base_url: Optional[str] = typer.Option(None),
+          rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
+          min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
+          warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Run the nightly job on this machine on a cron schedule (Prefect `flow.serve`; Ctrl-C stops)."""
+    if not os.environ.get("PREFECT_API_URL"):
+        raise InputError("serve needs a Prefect server for its scheduler (the ephemeral one cannot schedule): run "
+                         "`prefect server start` in another shell, then `export PREFECT_API_URL=http://127.0.0.1:4200/api`; "
+                         "or run one night now with `rubricflow nightly`")
+    from rubricflow.flows.nightly import nightly_scoring
+
+    params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    out.print(f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops", highlight=False, markup=False)
+    nightly_scoring.serve(name=f"nightly-{corpus}", cron=cron, parameters=params)

@@ -1,0 +1,80 @@
+"""Reading the warehouse: `runs`, `show` and `query` (read-only SQL)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from rubricflow.errors import CheckFailed, InputError
+
+from .common import WarehouseOpt, err, out, print_query, reading
+
+
+def runs(warehouse: Optional[Path] = WarehouseOpt, limit: int = typer.Option(20)) -> None:
+    """Recent runs with their counts, tokens and coverage."""
+    with reading(warehouse) as con:
+        print_query(con, "runs", "recent_runs.sql", limit=limit)
+
+
+def show(text_id: str, corpus: Optional[str] = typer.Option(None, "--corpus", "-c"),
+         warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """One text: its scores under every rubric, and each criterion's judgment and rationale."""
+    from rubricflow.warehouse import db
+
+    with reading(warehouse) as con:
+        texts = db.fetch(con, "text_versions.sql", text=text_id, corpus=corpus)
+        if not texts:
+            raise CheckFailed(f"no text {text_id!r}" + (f" in corpus {corpus!r}" if corpus else ""))
+        for t in texts:
+            out.print(f"[bold]{escape(t['corpus_id'])}/{escape(text_id)}[/]"
+                      + (f" (genre {escape(t['genre'])})" if t["genre"] else ""))
+            text = t["text"]
+            out.print(text if len(text) < 1200 else text[:1200] + " ...", markup=False, highlight=False)
+            print_query(con, "scores", "text_scores_of.sql", corpus=t["corpus_id"], text=text_id)
+            print_query(con, "judgments", "text_judgments.sql", corpus=t["corpus_id"], text=text_id)
+
+
+def query(sql_text: str = typer.Argument(..., metavar="SQL"),
+          format: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
+          output: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (required for parquet)."),
+          warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Run read-only SQL against the warehouse (statements that write are refused)."""
+    import duckdb
+    import polars as pl
+    from rich.table import Table
+
+    if format not in ("table", "csv", "json", "parquet"):
+        raise InputError(f"unknown format {format!r}; use table, csv, json or parquet")
+    if format == "parquet" and output is None:
+        raise InputError("--format parquet needs --out FILE")
+    with reading(warehouse) as con:
+        try:
+            result = con.sql(sql_text)
+        except duckdb.Error as exc:
+            raise CheckFailed(f"query refused: {exc}") from None
+        if result is None:
+            raise CheckFailed("the statement returned no rows (only queries that read are allowed)")
+        frame = pl.from_arrow(result.to_arrow_table())
+    if format == "table":
+        table = Table(show_lines=False)
+        for name in frame.columns:
+            table.add_column(escape(name))
+        for row in frame.head(1000).iter_rows():
+            table.add_row(*[escape("" if v is None else str(v)) for v in row])
+        out.print(table)
+        if frame.height > 1000:
+            err.print(f"({frame.height} rows; first 1000 shown: use --format csv for all)")
+        return
+    target = output or sys.stdout
+    if format == "csv":
+        frame.write_csv(target)
+    elif format == "json":
+        frame.write_ndjson(target)
+    else:
+        frame.write_parquet(output)
+    if output:
+        err.print(f"wrote {frame.height} rows to {escape(str(output))}")

@@ -1,0 +1,57 @@
+"""`rubricflow report run | compare | calibration`: self-contained HTML reports with plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import WarehouseOpt, reading, write_report
+
+app = typer.Typer(help="Self-contained HTML reports with plots (no network needed to view them).", no_args_is_help=True)
+ReportOut = typer.Option(..., "--out", "-o", help="HTML file to write.")
+
+
+@app.command("run")
+def report_run(run_id: str, output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """One run: its counts, score distribution, labels and per-criterion scores and consistency."""
+    from rubricflow.tasks.report import run_report
+
+    with reading(warehouse) as con:
+        page = run_report(con, run_id)
+    write_report(output, page)
+
+
+@app.command("compare")
+def report_compare(corpus: str = typer.Option(..., "--corpus", "-c"), a: str = typer.Option(..., "--a"),
+                   b: Optional[str] = typer.Option(None, "--b"), model_a: Optional[str] = typer.Option(None),
+                   model_b: Optional[str] = typer.Option(None), allow_mixed: bool = typer.Option(False),
+                   top: int = typer.Option(10), output: Path = ReportOut,
+                   warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """An A/B of landed judgments (see `rubricflow compare`): distributions, deltas with intervals,
+    flip matrix, score scatter, rates and the texts that moved most."""
+    from rubricflow.tasks.compare import compare as compare_sets
+    from rubricflow.tasks.compare import judgment_sets
+    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.tasks.report import comparison_report
+
+    with reading(warehouse) as con:
+        sides = [judgment_sets(con, corpus, ref, JudgeConfig(model=m).judge_hash() if m else None, allow_mixed, name)
+                 for ref, m, name in ((a, model_a, "A"), (b or a, model_b, "B"))]
+        result = compare_sets(con, corpus, *sides, top=top)
+    write_report(output, comparison_report(result))
+
+
+@app.command("calibration")
+def report_calibration(corpus: str = typer.Option(..., "--corpus", "-c"), judge: str = typer.Option("unieval"),
+                       human: Optional[list[str]] = typer.Option(None), rubric: Optional[str] = typer.Option(None),
+                       model: Optional[str] = typer.Option(None), step: float = typer.Option(1.0),
+                       output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Judge vs human agreement (see `rubricflow calibrate`): table, scatter plots, confusion matrices."""
+    from rubricflow.tasks.calibration import calibration
+    from rubricflow.tasks.report import calibration_report
+
+    with reading(warehouse) as con:
+        result = calibration(con, corpus, judge, human, rubric, model, step)
+    write_report(output, calibration_report(result))

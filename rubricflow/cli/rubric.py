@@ -1,0 +1,246 @@
+"""`rubricflow rubric ...`: list, show, validate, render, convert, diff and search rubrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from rubricflow.errors import CheckFailed, InputError
+
+from .common import err, out
+
+# The rubric code is imported inside each command, so `rubricflow --help` does not pay for it.
+app = typer.Typer(help="Work with rubrics: files or names from the library.", no_args_is_help=True)
+STRATEGIES = ("per_criterion", "grouped", "holistic")  # as rubricflow.rubrics.render names them
+
+LibraryOpt = typer.Option(None, "--library", "-L", help="Extra library folder (repeatable); RUBRICFLOW_LIBRARY also adds folders.")
+
+
+def _library(extra: Optional[list[Path]]):
+    from rubricflow.rubrics.library import Library, default_roots
+
+    return Library(default_roots(extra))
+
+
+def _resolve(ref: str, extra: Optional[list[Path]]):
+    from rubricflow.rubrics.library import resolve
+
+    return resolve(ref, _library(extra) if not Path(ref).is_file() else None)
+
+
+@app.command("list")
+def list_(library: Optional[list[Path]] = LibraryOpt,
+          tag: list[str] = typer.Option([], "--tag", help="Only rubrics with this tag (repeatable)."),
+          artifact_type: Optional[str] = typer.Option(None, "--type", help="Only rubrics for this artifact type.")) -> None:
+    """List the rubrics in the library."""
+    _print_entries(_library(library).find("", artifact_type, tuple(tag)))
+
+
+@app.command()
+def search(text: str, library: Optional[list[Path]] = LibraryOpt,
+           tag: list[str] = typer.Option([], "--tag"),
+           artifact_type: Optional[str] = typer.Option(None, "--type")) -> None:
+    """Find rubrics whose id, title, description or tags mention TEXT."""
+    found = _library(library).find(text, artifact_type, tuple(tag))
+    if not found:
+        raise CheckFailed(f"no rubric matches {text!r}")
+    _print_entries(found)
+
+
+def _print_entries(entries) -> None:
+    table = Table(title=f"{len(entries)} rubrics")
+    for col in ("id", "version", "title", "type", "criteria", "tags", "file"):
+        table.add_column(col, overflow="fold")
+    for e in entries:
+        m = e.rubric.metadata
+        table.add_row(m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags), e.path.name)
+    out.print(table)
+
+
+@app.command()
+def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
+    """Show a rubric: metadata, criteria, disqualifiers, lattice and hash."""
+    from rubricflow.rubrics.compiler import compile_rubric
+
+    rubric = _resolve(ref, library)
+    bundle, issues = compile_rubric(rubric)
+    m = rubric.metadata
+    out.print(f"[bold]{m.title or m.id}[/]  {m.id} v{m.version}  ({m.artifact_type})")
+    if m.description:
+        out.print(m.description)
+    if rubric.goal:
+        out.print(f"[bold]Goal:[/] {rubric.goal}")
+    table = Table(title="criteria")
+    for col in ("id", "title", "scale", "weight", "importance", "patterns", "genre"):
+        table.add_column(col, overflow="fold")
+    for c in rubric.criteria:
+        table.add_row(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
+                      ", ".join(c.patterns), ", ".join(c.genre))
+    out.print(table)
+    if rubric.disqualifiers:
+        dq = Table(title="disqualifiers")
+        for col in ("id", "kind", "fires on", "description"):
+            dq.add_column(col, overflow="fold")
+        for d in rubric.disqualifiers:
+            dq.add_row(d.id, d.kind, ", ".join(d.patterns) or (d.criterion or "judge"), d.description)
+        out.print(dq)
+    _print_issues(ref, issues)
+    if bundle:
+        lattice = " ".join(f"{k}{'✓' if ok else '✗'}" for k, ok in bundle.lattice)
+        out.print(f"profile: [bold]{bundle.profile}[/]  lattice: {lattice}  goldens: {len(rubric.goldens)}")
+        out.print(f"hash: {bundle.hash}")
+
+
+def _print_issues(source: str, issues) -> None:
+    if not issues:
+        return
+    table = Table(title=f"{source}: {len(issues)} issues")
+    for col in ("severity", "code", "field", "message"):
+        table.add_column(col, overflow="fold")
+    for i in issues:
+        style = "red" if i.severity == "error" else "yellow"
+        table.add_row(f"[{style}]{i.severity}[/]", i.code, i.path, i.message)
+    out.print(table)
+
+
+@app.command()
+def validate(refs: list[str] = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
+             library: Optional[list[Path]] = LibraryOpt,
+             strict: bool = typer.Option(False, help="Treat warnings as errors.")) -> None:
+    """Compile rubrics; exit 1 when any has errors (or warnings, with --strict)."""
+    from rubricflow.rubrics.compiler import compile_rubric
+    from rubricflow.rubrics.formats import RubricImportError, load_rubrics
+    from rubricflow.rubrics.library import LibraryError, resolve
+
+    targets: list[tuple[str, object]] = []
+    if not refs:
+        targets = [(str(e.path), e.rubric) for e in _library(library).entries()]
+    for ref in refs or []:
+        path = Path(ref)
+        try:
+            rubrics = load_rubrics(path) if path.is_file() else [resolve(ref, _library(library))]
+        except (RubricImportError, LibraryError) as exc:
+            err.print(f"[red]refused[/] {exc}", highlight=False)
+            targets.append((ref, None))
+            continue
+        targets += [(f"{ref}#{r.metadata.id}" if len(rubrics) > 1 else ref, r) for r in rubrics]
+    table = Table(title="validation")
+    for col in ("rubric", "result", "errors", "warnings", "profile", "hash"):
+        table.add_column(col, overflow="fold")
+    failed = 0
+    for source, rubric in targets:
+        if rubric is None:
+            failed += 1
+            table.add_row(source, "[red]refused[/]", "-", "-", "-", "-")
+            continue
+        bundle, issues = compile_rubric(rubric)
+        errors = [i for i in issues if i.severity == "error"]
+        warnings = [i for i in issues if i.severity == "warning"]
+        bad = bool(errors) or (strict and bool(warnings))
+        failed += bad
+        table.add_row(source, "[red]FAIL[/]" if bad else "[green]ok[/]", str(len(errors)), str(len(warnings)),
+                      bundle.profile if bundle else "-", bundle.short_hash if bundle else "-")
+        if errors or (strict and warnings):
+            _print_issues(source, issues)
+            for i in issues:  # one plain line per problem on stderr: file, field, code, message
+                if i.severity == "error" or strict:
+                    err.print(f"{source}: {i.path}: {i.code}: {i.message}", highlight=False, markup=False, soft_wrap=True)
+    out.print(table)
+    if failed:
+        err.print(f"[red]{failed} of {len(targets)} rubrics failed[/]")
+        raise typer.Exit(1)
+
+
+@app.command()
+def render(ref: str, library: Optional[list[Path]] = LibraryOpt,
+           strategy: str = typer.Option("holistic", help=f"One of {', '.join(STRATEGIES)}."),
+           genre: Optional[str] = typer.Option(None, help="Render for texts of this genre."),
+           unit: Optional[str] = typer.Option(None, help="Only this call unit (criterion or group id)."),
+           schema: bool = typer.Option(True, help="Also print the output JSON Schema.")) -> None:
+    """Print the judge's system prompt (and output schema) for each call unit."""
+    from rubricflow.rubrics.render import call_units, render_system_prompt, schema_json
+
+    rubric = _resolve(ref, library)
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    units = call_units(rubric, strategy, genre)  # type: ignore[arg-type]
+    if unit:
+        units = [u for u in units if u.id == unit]
+        if not units:
+            raise InputError(f"no call unit {unit!r} for strategy {strategy}")
+    for u in units:
+        out.rule(f"{strategy} unit {u.id}")
+        out.print(render_system_prompt(rubric, u), markup=False, highlight=False)
+        if schema:
+            out.rule("output schema")
+            out.print(schema_json(rubric, u), markup=False, highlight=False)
+
+
+@app.command()
+def convert(src: Path, to: str = typer.Option("yaml", help="yaml, json or xml."),
+            out_path: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (one rubric)."),
+            out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Folder to write each rubric into.")) -> None:
+    """Import any supported file and write it as native YAML/JSON or the XML spec."""
+    from rubricflow.rubrics.compiler import compile_rubric
+    from rubricflow.rubrics.formats import dump, load_rubrics
+
+    rubrics = load_rubrics(src)
+    texts = [(r, dump(r, to)) for r in rubrics]
+    for r, _ in texts:
+        bundle, issues = compile_rubric(r)
+        if bundle is None:
+            _print_issues(str(src), issues)
+            raise CheckFailed(f"{src}: {r.metadata.id} does not compile; nothing written")
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for r, text in texts:
+            target = out_dir / f"{r.metadata.id}.{to}"
+            target.write_text(text, encoding="utf-8")
+            err.print(f"wrote {target}")
+    elif out_path is not None:
+        if len(texts) != 1:
+            raise InputError(f"{src} holds {len(texts)} rubrics; use --out-dir")
+        out_path.write_text(texts[0][1], encoding="utf-8")
+        err.print(f"wrote {out_path}")
+    else:
+        for _, text in texts:
+            out.print(text, markup=False, highlight=False, end="")
+
+
+@app.command("diff")
+def diff_(a: str, b: str, library: Optional[list[Path]] = LibraryOpt) -> None:
+    """List what changed from rubric A to rubric B (criteria matched by id)."""
+    from rubricflow.rubrics import algebra
+
+    ra, rb = _resolve(a, library), _resolve(b, library)
+    changes = algebra.diff(ra, rb)
+    if not changes:
+        out.print("no differences")
+        return
+    table = Table(title=f"{len(changes)} changes: {a} -> {b}")
+    for col in ("change", "path", "before", "after"):
+        table.add_column(col, overflow="fold")
+    for c in changes:
+        table.add_row(c.kind, c.path, _short(c.before), _short(c.after))
+    out.print(table)
+
+
+def _short(value) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@app.command()
+def lattice() -> None:
+    """Explain the lattice codes the compiler reports."""
+    from rubricflow.rubrics.compiler import LATTICE
+
+    table = Table(title="rubric lattice")
+    table.add_column("code")
+    table.add_column("meaning")
+    for code, meaning in LATTICE.items():
+        table.add_row(code, meaning)
+    out.print(table)

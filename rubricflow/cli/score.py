@@ -1,0 +1,78 @@
+"""`rubricflow score`: judge a corpus with rubrics through the scoring flow, then print the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import WarehouseOpt, judge_settings, out, print_query, print_rows, reading, warehouse_path
+
+
+def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
+          rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
+          model: Optional[str] = typer.Option(None, help="Judge model (default: the offline stand-in)."),
+          base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+          strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+          samples: int = typer.Option(1, help="Judgments per cell (repeat sampling)."),
+          temperature: float = typer.Option(0.0),
+          seed: Optional[int] = typer.Option(None),
+          max_tokens: int = typer.Option(1024),
+          rpm: Optional[float] = typer.Option(None, help="Requests per minute limit."),
+          tpm: Optional[float] = typer.Option(None, help="Tokens per minute limit (estimated from the prompt)."),
+          max_in_flight: int = typer.Option(64, help="Calls in flight at once."),
+          timeout: float = typer.Option(60.0, help="Seconds per call before it counts as timed out."),
+          shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
+          skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
+          budget: Optional[float] = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
+          prices: Optional[Path] = typer.Option(None, help="Price table YAML (default: built-in, or $RUBRICFLOW_PRICES)."),
+          workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
+          batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
+          batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
+          warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
+    The cost estimate is printed before any call."""
+    judge = judge_settings(model, base_url, need_endpoint=True, strategy=strategy, samples=samples,
+                           temperature=temperature, seed=seed, max_tokens=max_tokens, rpm=rpm, tpm=tpm,
+                           max_in_flight=max_in_flight, timeout_s=timeout, budget_usd=budget,
+                           prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll)
+    for ref in rubric:
+        summary = run_score(corpus, ref, warehouse_path(warehouse), judge, shard_size, skip_disqualified, workers)
+        print_run(warehouse_path(warehouse), summary["run_id"])
+
+
+def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size: int = 2000,
+              skip_disqualified: bool = False, workers: int = 0) -> dict:
+    """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
+    from rubricflow.flows.score import scoring_flow
+
+    from .progress import scoring_progress
+
+    with scoring_progress():
+        return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified,
+                                     workers=workers)
+
+
+def print_run(warehouse: Path, run_id: str) -> None:
+    """A run's counts, then its labels, criteria, disqualifiers and pattern hits."""
+    from rich.markup import escape
+
+    from rubricflow.warehouse import db
+
+    with reading(warehouse) as con:
+        run = db.fetch(con, "run_report.sql", run=run_id)[0]
+        out.print(f"\n[bold]run {run_id}[/]  rubric {escape(run['rubric'])} ({run['rubric_hash'][:12]})  "
+                  f"model {escape(run['model'])}  status {run['status']}")
+        out.print(f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs, "
+                  f"{run['landed_cells']} judged now ({run['ok_cells']} ok, {run['failed_cells']} failed"
+                  f"{'; ' + run['errors'] if run['errors'] else ''}); calls {run['calls']} (retries {run['retries']}); "
+                  f"tokens {run['prompt_tokens'] + run['completion_tokens']:,}; coverage {run['coverage'] or 0:.0%}",
+                  markup=False, highlight=False)
+        print_query(con, "labels", "run_labels.sql", run=run_id)
+        criteria = db.fetch(con, "run_criteria.sql", run=run_id)
+        if all(r["flip_rate"] is None for r in criteria):  # one sample per cell: no consistency to show
+            criteria = [{k: v for k, v in r.items() if k not in ("sample_stddev", "flip_rate")} for r in criteria]
+        print_rows("criteria", criteria)
+        print_query(con, "disqualifiers", "run_disqualifiers.sql", run=run_id)
+        print_query(con, "top pattern hits", "run_patterns.sql", run=run_id)

@@ -1,0 +1,42 @@
+"""`rubricflow judge-server`: serve the offline judge (a deterministic stand-in, not a model)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from rubricflow.errors import InputError
+
+
+def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any free port)."),
+                 latency_ms: float = typer.Option(0.0, help="Added latency per answer."),
+                 rpm: Optional[float] = typer.Option(None, help="Enforce this requests/min limit with 429s."),
+                 no_retry_after: bool = typer.Option(False, help="Send 429s without a Retry-After header."),
+                 fault_rate: float = typer.Option(0.0, help="Share of requests that get an injected fault."),
+                 faults: Optional[str] = typer.Option(None, help="Which faults to inject, comma-separated "
+                                                      "(default: every transient one, i.e. all but refusal)."),
+                 fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
+                 stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
+                 supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, tools or text."),
+                 batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
+                 batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
+                 batch_expire: bool = typer.Option(False, help="Batches end expired, with no output.")) -> None:
+    """Serve the OFFLINE judge: a deterministic, model-free stand-in (pattern hits and text statistics)."""
+    from rubricflow.tasks.batch_api import BatchConfig
+    from rubricflow.tasks.judge_server import FAULTS, TRANSIENT_FAULTS, JudgeServer, ServerConfig, bind, make_server
+
+    chosen = tuple(f.strip() for f in faults.split(",") if f.strip()) if faults is not None else TRANSIENT_FAULTS
+    unknown = [f for f in chosen if f not in FAULTS]
+    if unknown:
+        raise InputError(f"unknown faults {unknown}; choose from {', '.join(FAULTS)}")
+    config = ServerConfig(latency_ms=latency_ms, rpm=rpm, retry_after=not no_retry_after, fault_rate=fault_rate,
+                          faults=chosen, fault_attempts=fault_attempts, stall_s=stall_s, supports=supports,
+                          batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire))
+    try:
+        sock = bind(port=port)
+    except OSError as exc:
+        raise InputError(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
+    print(f"rubricflow offline judge (a deterministic stand-in, not a model) listening on "
+          f"http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
+    make_server(JudgeServer(config)).run(sockets=[sock])

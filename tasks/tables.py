@@ -1,0 +1,42 @@
+"""How results look as tables: one value formatter for CLI tables, HTML reports and markdown
+artifacts, markdown tables, and a run's summary rows read from the warehouse."""
+
+from __future__ import annotations
+
+import duckdb
+
+from rubricflow.warehouse import db
+
+
+def md_table(rows: list[dict], columns: list[str] | None = None) -> str:
+    if not rows:
+        return "_(none)_\n"
+    columns = columns or list(rows[0])
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row.get(c)) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def show(value, spec: str = ".3f") -> str:
+    """One value as a table cell: numbers rounded by `spec`, (low, high) intervals as [low, high]."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "nan" if value != value else format(value, spec if abs(value) < 1e6 else ".4g")
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, float) for v in value):
+        return f"[{format(value[0], spec)}, {format(value[1], spec)}]"
+    return str(value)
+
+
+def _cell(value) -> str:
+    return show(value, ".4g").replace("|", "\\|").replace("\n", " ")[:200]
+
+
+def run_rows(con: duckdb.DuckDBPyConnection, run_id: str, with_scores: bool = True) -> tuple[list[dict], list[dict], list[dict], list]:
+    """A run's summary row, label distribution, criteria and text scores (for markdown and HTML)."""
+    run = db.fetch(con, "run_report.sql", run=run_id)
+    if not run:
+        raise db.WarehouseError(f"no run {run_id!r} in this warehouse (see `rubricflow runs`)")
+    scores = [r["score"] for r in db.fetch(con, "run_text_scores.sql", run=run_id)] if with_scores else []
+    return run, db.fetch(con, "run_labels.sql", run=run_id), db.fetch(con, "run_criteria.sql", run=run_id), scores

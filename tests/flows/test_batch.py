@@ -1,0 +1,91 @@
+"""The Batch API path against the offline judge server's /v1/files and /v1/batches: answers land
+like online ones, failed lines and expired batches fall back to online calls, and a crash while
+waiting resumes polling the recorded batch instead of submitting it again."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from tests.conftest import EXE, ServerProcess, rows, write_corpus
+
+BATCH = {"batch": True, "batch_poll_s": 0.2}
+
+
+def judged(warehouse):
+    return rows(warehouse, "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY ALL")
+
+
+def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path, judge_server):
+    online, batched = judge_server(), judge_server("--batch-fail-rate", "0.3")
+    corpus = write_corpus(tmp_path / "c.jsonl", 20)
+    for name in ("online", "batch"):
+        ingest_flow(str(corpus), str(tmp_path / f"{name}.duckdb"), "c")
+    score_corpus("c", "llm-slop", str(tmp_path / "online.duckdb"), {"base_url": online.base_url})
+    (tmp_path / "prices.yaml").write_text("rubricflow-offline-judge: {input: 1000, output: 2000}\n")
+    run = score_corpus("c", "llm-slop", str(tmp_path / "batch.duckdb"),
+                       {"base_url": batched.base_url, "prices": str(tmp_path / "prices.yaml"), **BATCH}, shard_size=8)
+    warehouse = str(tmp_path / "batch.duckdb")
+    stats = batched.stats()
+    assert stats["batches_created"] == 3  # 20 cells in shards of 8
+    modes = dict(rows(warehouse, "SELECT output_mode, count(*) FROM completions GROUP BY ALL"))
+    assert modes["batch:json_schema"] + modes["json_schema"] == 20 and modes["json_schema"] == stats["requests"] > 0
+    assert run["judged_cells"] == 20 and run["ok_cells"] == 20
+    assert judged(warehouse) == judged(str(tmp_path / "online.duckdb"))  # same answers either way
+    assert rows(warehouse, "SELECT count(*), sum(online_cells) FROM batches WHERE status = 'landed (completed)'") == \
+        [(3, modes["json_schema"])]
+    # batch lines cost half of online ones
+    (usd, expected), = rows(warehouse, """
+        SELECT any_value(r.usd), sum((c.prompt_tokens * 1000 + c.completion_tokens * 2000) / 1e6
+                                     * CASE WHEN c.output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END)
+        FROM run_costs r JOIN completions c USING (run_id)""")
+    assert usd == pytest.approx(expected) and expected > 0
+
+
+def test_an_expired_batch_is_judged_online(tmp_path, judge_server):
+    server = judge_server("--batch-expire")
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 6)), warehouse, "c")
+    run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, **BATCH})
+    assert run["ok_cells"] == 6 and server.stats()["requests"] == 6
+    assert rows(warehouse, "SELECT status, online_cells FROM batches") == [("landed (expired)", 6)]
+
+
+def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
+    server = ServerProcess("--batch-delay", "6")
+    try:
+        write_corpus(tmp_path / "c.jsonl", 12)
+        env = {**os.environ, "COLUMNS": "200"}
+        assert subprocess.run([EXE, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb"], cwd=tmp_path, env=env,
+                              capture_output=True).returncode == 0
+        command = [EXE, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--batch",
+                   "--batch-poll", "0.2", "-w", "w.duckdb"]
+        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+        deadline = time.time() + 120
+        while server.stats().get("batches_created", 0) < 1 and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # the batch is recorded right after it is created
+        os.killpg(first.pid, signal.SIGKILL)  # the flow and everything it started
+        first.wait()
+        warehouse = str(tmp_path / "w.duckdb")
+        assert rows(warehouse, "SELECT status, cells FROM batches") == [("submitted", 12)]
+        assert rows(warehouse, "SELECT count(*) FROM completions") == [(0,)]
+        again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert server.stats()["batches_created"] == 1 and server.stats()["requests"] == 0  # polled, not resubmitted
+        assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(12, 12)]
+        assert rows(warehouse, "SELECT status FROM batches") == [("landed (completed)",)]
+    finally:
+        server.stop()
+
+
+def test_budget_and_batch_are_refused_together():
+    from rubricflow.tasks.config import JudgeConfig
+
+    with pytest.raises(ValueError, match="--budget cannot be combined with --batch"):
+        JudgeConfig(batch=True, budget_usd=5)

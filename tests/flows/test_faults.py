@@ -1,0 +1,139 @@
+"""The fault matrix: every fault the judge server can inject, crashes while landing and loading,
+a locked warehouse and a full disk. After each: every planned cell is scored or unscored with a
+reason, no cell twice, every raw completion kept, and the run summary counts them."""
+
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.tasks import shard as shard_module
+from rubricflow.tasks.judge_server import TRANSIENT_FAULTS
+from rubricflow.tasks.score_tasks import run_dir
+from rubricflow.warehouse import db, steps
+from tests.conftest import EXE, write_corpus
+
+
+def q(warehouse, query):
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def invariants(warehouse, planned_texts, criteria):
+    """Nothing lost, nothing twice, every raw completion kept, every unscored judgment has a reason."""
+    assert q(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(planned_texts, planned_texts)]
+    assert q(warehouse, "SELECT count(*), count(DISTINCT (cell_key, criterion_id)) FROM judgments") == [
+        (planned_texts * criteria, planned_texts * criteria)]
+    assert q(warehouse, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
+    assert q(warehouse, "SELECT count(*) FROM completions WHERE status = 'ok' AND raw_response IS NULL") == [(0,)]
+
+
+@pytest.fixture
+def corpus_warehouse(tmp_path):
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), str(warehouse), "c")
+    return warehouse
+
+
+def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_warehouse, judge_server):
+    clean_server = judge_server()
+    clean = tmp_path / "clean.duckdb"
+    ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
+    score_corpus("c", "llm-slop", str(clean), {"base_url": clean_server.base_url})
+    faulty = judge_server("--fault-rate", "0.7", "--faults", ",".join(TRANSIENT_FAULTS), "--fault-attempts", "2",
+                          "--stall-s", "2")
+    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": faulty.base_url, "timeout_s": 1.0},
+                           shard_size=9)
+    injected = sum(faulty.stats()["faults"].values())
+    print(f"\nfault matrix: {injected} faults injected ({faulty.stats()['faults']}), {summary['planned_cells']} cells "
+          f"planned, {summary['ok_cells']} ok, lost 0, duplicates 0, calls {summary['calls']}")
+    assert injected >= 40 and summary["ok_cells"] == 40
+    invariants(corpus_warehouse, 40, 3)
+    pick = "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY 1, 2"
+    assert q(corpus_warehouse, pick) == q(clean, pick)
+    run = q(corpus_warehouse, "SELECT planned_cells, landed_cells, ok_cells, retries FROM run_summary")[0]
+    assert run[:3] == (40, 40, 40) and run[3] == summary["calls"] - 40
+
+
+@pytest.mark.parametrize("retry_after", [True, False])
+def test_429_with_and_without_retry_after(corpus_warehouse, judge_server, retry_after):
+    server = judge_server("--fault-rate", "1", "--faults", "429", *([] if retry_after else ["--no-retry-after"]))
+    summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": server.base_url})
+    assert summary["ok_cells"] == 40 and summary["calls"] == 80
+    invariants(corpus_warehouse, 40, 3)
+
+
+def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_warehouse, judge_server):
+    server = judge_server()
+    score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url})
+    before = q(corpus_warehouse, "SELECT count(*) FROM completions")
+    # a second rubric's shard lands; its judgments file is cut short, as by a crash while writing
+    from rubricflow.rubrics.library import Library
+    from rubricflow.tasks.config import JudgeConfig
+    bundle, config = Library().bundle("writing-quality"), JudgeConfig(base_url=server.base_url)
+    with db.writer(corpus_warehouse) as con:
+        db.register_rubric(con, bundle)
+        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
+    landed = shard_module.run_shard(plan.files[0], run_dir(corpus_warehouse, "r2") / "landing", bundle, config, "r2", "c")
+    completions = os.path.abspath(landed.completions_file)
+    judgments = completions.replace(".completions.", ".judgments.")
+    good = open(judgments, "rb").read()
+    open(judgments, "wb").write(good[: len(good) // 2])
+    with db.writer(corpus_warehouse) as con, pytest.raises(duckdb.Error):
+        steps.load_landed(con, __import__("pathlib").Path(completions))
+    assert q(corpus_warehouse, "SELECT count(*) FROM completions") == before  # rolled back: nothing half-loaded
+    assert os.path.exists(completions)  # kept for the next run
+    open(judgments, "wb").write(good)
+    summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": server.base_url})
+    assert summary["recovered_cells"] == 40 and summary["judged_cells"] == 0
+    assert q(corpus_warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(80, 80)]
+
+
+def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus_warehouse, judge_server):
+    server = judge_server()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('locked', flush=True); sys.stdin.read()", str(corpus_warehouse)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        result = subprocess.run([EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse),
+                                 "--base-url", server.base_url], capture_output=True, text=True, timeout=300)
+        assert result.returncode == 2
+        assert "is locked by another process (DuckDB allows one writer)" in " ".join(result.stderr.split())
+        assert server.stats()["requests"] == 0
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url})
+    assert summary["ok_cells"] == 40
+    invariants(corpus_warehouse, 40, 3)
+
+
+def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monkeypatch):
+    server = judge_server()
+    real_write = shard_module.pq.write_table
+    writes = {"n": 0}
+
+    def failing_write(table, where, **kw):  # the 3rd shard's first file hits a full disk
+        writes["n"] += 1
+        if writes["n"] == 5:
+            raise OSError(28, "No space left on device")
+        return real_write(table, where, **kw)
+
+    monkeypatch.setattr(shard_module.pq, "write_table", failing_write)
+    with pytest.raises(OSError, match="No space left on device"):
+        score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
+    assert q(corpus_warehouse, "SELECT count(*) FROM completions") == [(20,)]  # two shards landed and loaded
+    assert q(corpus_warehouse, "SELECT status, message LIKE '%No space left%' FROM runs") == [("failed", True)]
+    assert not [p for p in (corpus_warehouse.parent / "runs").rglob("*.tmp")]  # no partial file left
+    monkeypatch.setattr(shard_module.pq, "write_table", real_write)
+    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
+    assert summary["skipped_cells"] == 20 and summary["judged_cells"] == 20
+    invariants(corpus_warehouse, 40, 3)

@@ -1,0 +1,80 @@
+"""The nightly flow end to end: incremental nights, the canary, night-over-night comparison, and
+a loud failure when coverage drops."""
+
+import json
+
+import pytest
+
+from rubricflow.flows.nightly import CoverageError, nightly_scoring
+from tests.conftest import ServerProcess, rows, write_corpus
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nightly")
+    server = ServerProcess()
+    try:
+        source = write_corpus(tmp / "corpus.jsonl", 30)
+        warehouse = str(tmp / "w.duckdb")
+        judge = {"base_url": server.base_url}
+        calls = []
+
+        def night(name, **kw):
+            before = server.stats()["requests"]
+            result = nightly_scoring(str(source), "n", ["llm-slop"], warehouse, judge, canary_size=5, night=name, **kw)
+            calls.append(server.stats()["requests"] - before)
+            return result
+
+        first = night("2026-11-01")
+        second = night("2026-11-02")  # nothing changed
+        lines = source.read_text().splitlines()
+        changed = [json.dumps({"id": "t0001", "text": "The council met again and cut the road budget by a third."}),
+                   json.dumps({"id": "t0002", "text": "Nestled in the heart of town, a vibrant tapestry plays a vital role."})]
+        new = [json.dumps({"id": f"new{i}", "text": f"A new report number {i} lists the costs in plain words."}) for i in range(3)]
+        source.write_text("\n".join(lines[:1] + changed + lines[3:] + new) + "\n")
+        third = night("2026-11-03")
+        yield {"first": first, "second": second, "third": third, "calls": calls, "warehouse": warehouse,
+               "server": server, "source": source, "judge": judge}
+    finally:
+        server.stop()
+
+
+CANARY = 2 + 5  # the rubric's goldens + the fixed sample
+
+
+def test_first_night_judges_everything_plus_the_canary(nights):
+    (first,) = nights["first"]
+    assert nights["calls"][0] == 30 + CANARY
+    assert first["texts"] == 30 and first["coverage"] == 1.0 and first["prev_night"] is None
+    assert first["judged_cells"] == 30 and first["error_rate"] == 0
+
+
+def test_a_no_change_night_makes_no_corpus_calls(nights):
+    (second,) = nights["second"]
+    assert nights["calls"][1] == CANARY  # only the canary is judged again
+    assert second["judged_cells"] == 0 and second["calls"] == 0
+    assert second["prev_night"] == "2026-11-01" and second["score_shift"] == pytest.approx(0.0)
+    assert second["canary_texts_compared"] == CANARY and second["canary_drift"] == pytest.approx(0.0)
+    # the source was not even re-ingested: its digest is unchanged
+    assert rows(nights["warehouse"], "SELECT count(*) FROM corpora WHERE corpus_id = 'n'") == [(1,)]
+
+
+def test_only_changed_and_new_texts_are_judged(nights):
+    (third,) = nights["third"]
+    assert third["judged_cells"] == 2 + 3
+    assert nights["calls"][2] == 5 + CANARY
+    assert third["texts"] == 33 and third["score_shift"] != 0  # a slop text replaced a clean one and vice versa
+    recorded = rows(nights["warehouse"], "SELECT night, judged_cells FROM nights ORDER BY night")
+    assert recorded == [("2026-11-01", 30), ("2026-11-02", 0), ("2026-11-03", 5)]
+
+
+def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
+    refusing = ServerProcess("--fault-rate", "1", "--faults", "refusal", "--fault-attempts", "99")
+    try:
+        with pytest.raises(CoverageError, match=r"writing-quality .*coverage 0\.0% < 95\.0%"):
+            nightly_scoring(str(nights["source"]), "n", ["writing-quality"], nights["warehouse"],
+                            {"base_url": refusing.base_url}, canary_size=0, night="2026-11-04")
+    finally:
+        refusing.stop()
+    # the night was recorded before the failure, with its errors
+    assert rows(nights["warehouse"], "SELECT coverage, failed_cells FROM nights WHERE night = '2026-11-04'") == [(0.0, 33)]

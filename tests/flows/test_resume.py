@@ -1,0 +1,90 @@
+"""Kill the flow at any moment, run it again: no cell lost, none twice."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import duckdb
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.rubrics.library import Library
+from rubricflow.tasks.config import JudgeConfig
+from rubricflow.tasks.score_tasks import run_dir
+from rubricflow.tasks.shard import run_shard
+from rubricflow.warehouse import db, steps
+
+EXE = shutil.which("rubricflow")
+
+
+def count(warehouse, query):
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(query).fetchall()[0]
+    finally:
+        con.close()
+
+
+def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judge_server):
+    server = judge_server("--latency-ms", "40")
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(80)), str(warehouse), "c")
+    proc = subprocess.Popen([EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(warehouse), "--base-url", server.base_url,
+                             "--shard-size", "10", "--max-in-flight", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while server.stats()["answered"] < 35 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the flow and everything it started (its Prefect server too)
+    proc.wait()
+    landed_before = count(warehouse, "SELECT count(*) FROM completions")[0]
+    assert 0 < landed_before < 80
+    summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, shard_size=10)
+    assert summary["skipped_cells"] + summary["judged_cells"] + summary["recovered_cells"] >= 80
+    assert count(warehouse, "SELECT count(*), count(DISTINCT cell_key), count(*) FILTER (WHERE status = 'ok') FROM completions") == (80, 80, 80)
+    assert count(warehouse, "SELECT count(*), count(DISTINCT (cell_key, criterion_id)) FROM judgments") == (240, 240)
+    assert count(warehouse, "SELECT count(*), min(coverage) FROM text_scores") == (80, 1.0)
+    # every call the server answered either landed or was re-asked: at most the in-flight ones twice
+    assert server.stats()["answered"] <= 80 + 4 + 10
+
+
+def land_one_shard(tmp_path, server, warehouse, landing):
+    """What a run that crashed before loading leaves behind: a plan and one landed shard."""
+    bundle = Library().bundle("llm-slop")
+    config = JudgeConfig(base_url=server.base_url)
+    with db.writer(warehouse) as con:
+        db.register_rubric(con, bundle)
+        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
+    return run_shard(plan.files[0], landing, bundle, config, "crashed", "c")
+
+
+def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, judge_server):
+    server = judge_server()
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(10)), str(warehouse), "c")
+    land_one_shard(tmp_path, server, warehouse, run_dir(warehouse, "crashed") / "landing")
+    assert server.stats()["requests"] == 10
+    summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
+    assert summary["recovered_cells"] == 10 and summary["judged_cells"] == 0
+    assert server.stats()["requests"] == 10
+    assert count(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == (10, 10)
+    assert not list((warehouse.parent / "runs").rglob("*.completions.parquet"))
+
+
+def test_loading_the_same_shard_twice_changes_nothing(tmp_path, corpus, judge_server):
+    server = judge_server()
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(6)), str(warehouse), "c")
+    landed = land_one_shard(tmp_path, server, warehouse, tmp_path / "landing")
+    copy = tmp_path / "again"
+    copy.mkdir()
+    for f in (tmp_path / "landing").iterdir():
+        shutil.copy(f, copy / f.name)
+    with db.writer(warehouse) as con:
+        steps.load_landed(con, tmp_path / "landing" / os.path.basename(landed.completions_file))
+        steps.load_landed(con, copy / os.path.basename(landed.completions_file))
+    assert count(warehouse, "SELECT count(*) FROM completions") == (6,)
+    assert count(warehouse, "SELECT count(*) FROM judgments") == (18,)

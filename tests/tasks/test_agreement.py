@@ -1,0 +1,80 @@
+"""Each agreement statistic against published values or an independent implementation."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats import inter_rater
+
+from rubricflow.tasks.agreement import alpha, bootstrap_mean_ci, categories, confusion, fleiss, kappas, rater_agreement
+
+
+def test_cohen_kappa_matches_the_textbook_example():
+    # Wikipedia's "Cohen's kappa" example: 50 proposals, yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> 0.4
+    a = [1] * 25 + [0] * 25
+    b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    cohen, qwk = kappas(a, b)
+    assert cohen == pytest.approx(0.4)
+    assert qwk == pytest.approx(0.4)  # two categories: the weights change nothing
+
+
+def test_quadratic_kappa_of_a_perfect_reversal_is_minus_one_and_of_identity_one():
+    assert kappas([1, 2, 3], [3, 2, 1])[1] == pytest.approx(-1.0)
+    assert kappas([1, 2, 3, 3], [1, 2, 3, 3])[1] == pytest.approx(1.0)
+
+
+def test_fleiss_kappa_matches_the_textbook_example():
+    # Wikipedia's "Fleiss' kappa" worked example: 10 subjects, 14 raters, 5 categories -> 0.210
+    counts = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+              [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    codes = np.array([[cat for cat, n in enumerate(row) for _ in range(n)] for row in counts])  # subjects x raters
+    assert fleiss(codes) == pytest.approx(0.2099, abs=5e-5)
+
+
+def test_krippendorff_alpha_matches_krippendorffs_published_example():
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 coders, 12 units, gaps
+    nan = np.nan
+    data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+            [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
+    assert alpha(data, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert alpha(data, "ordinal") == pytest.approx(0.815, abs=5e-4)
+    assert alpha(data, "interval") == pytest.approx(0.849, abs=5e-4)
+
+
+def test_bootstrap_over_value_counts_matches_scipys_row_bootstrap():
+    rng = np.random.default_rng(1)
+    deltas = rng.choice([-0.5, 0.0, 0.25, 0.5, 1.0], size=400, p=[0.1, 0.4, 0.2, 0.2, 0.1])
+    values, counts = np.unique(deltas, return_counts=True)
+    lo, hi = bootstrap_mean_ci(values, counts, resamples=4000, seed=3)
+    ref = stats.bootstrap((deltas,), np.mean, n_resamples=4000, method="percentile", random_state=3).confidence_interval
+    assert lo == pytest.approx(ref.low, abs=0.01) and hi == pytest.approx(ref.high, abs=0.01)
+    assert lo < deltas.mean() < hi
+    assert bootstrap_mean_ci([1.0], [1]) is None
+
+
+def test_confusion_spans_the_full_range_of_codes():
+    levels, table = confusion([1, 3, 3], [1, 1, 3])
+    assert levels == [1, 2, 3]
+    assert table.tolist() == [[1, 0, 0], [0, 0, 0], [1, 0, 1]]
+
+
+def test_rater_agreement_with_several_humans_and_the_baseline():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 6, size=60)
+    humans = {f"h{i}": {f"t{k}": float(np.clip(truth[k] + rng.integers(-1, 2), 1, 5)) for k in range(60)} for i in range(3)}
+    judge = {f"t{k}": float(truth[k]) for k in range(60)}
+    judge.pop("t0")  # the judge skipped one text
+    (row,) = rater_agreement({"quality": {**humans, "judge": judge}}, "judge", ["h0", "h1", "h2"])
+    assert row.n == 59 and row.humans == 3
+    texts = [f"t{k}" for k in range(1, 60)]
+    grid = np.array([[humans[h][t] for t in texts] for h in ("h0", "h1", "h2")])
+    consensus = grid.mean(axis=0)
+    j = np.array([judge[t] for t in texts])
+    assert row.pearson == pytest.approx(stats.pearsonr(j, consensus).statistic)
+    assert row.kendall_tau_b == pytest.approx(stats.kendalltau(j, consensus).statistic)
+    _, table = confusion(categories(j), categories(consensus))
+    assert row.qwk == pytest.approx(inter_rater.cohens_kappa(table, wt="quadratic").kappa)
+    assert np.array(row.confusion).sum() == 59
+    full = grid.T  # texts x raters, over the texts the judge also scored
+    assert row.fleiss_kappa == pytest.approx(inter_rater.fleiss_kappa(inter_rater.aggregate_raters(full.astype(int))[0]))
+    assert row.alpha_humans < row.alpha_with_judge  # the judge sits on the truth the humans scatter around
+    assert 0 < row.human_pearson < 1 and row.human_qwk is not None

@@ -1,0 +1,84 @@
+"""Corpora in, bad rows quarantined with their row number and reason; nothing dropped silently."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from rubricflow.tasks.ingest import CorpusError, ingest_corpus
+
+
+def quarantined(report):
+    return {row["row"]: row["reason"] for row in map(json.loads, report.quarantine.read_text().splitlines())}
+
+
+def test_jsonl_bad_rows_each_get_a_reason(tmp_path):
+    src = tmp_path / "c.jsonl"
+    lines = [
+        b'{"id": "a", "text": "fine text", "genre": "news", "author": "x"}',
+        b'{"id": "b", "text": ""}',
+        b'{"id": "c", "text": "unterminated',
+        b'{"id": "d", "text": "caf\xe9 latin-1"}',
+        b'{"id": "e", "text": "' + b"x" * 200 + b'"}',
+        b'{"id": "a", "text": "another text under a used id"}',
+        b'{"id": "f", "text": {"nested": "json"}}',
+        b'["not", "an", "object"]',
+        b'{"id": "a", "text": "fine text"}',
+        b'{"text": "no id: one is derived from the text"}',
+    ]
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    report = ingest_corpus(src, tmp_path / "out", max_chars=100)
+    assert report.rows_ok == 2 and report.rows_quarantined == 7 and report.duplicates_identical == 1
+    reasons = quarantined(report)
+    assert sorted(reasons) == [2, 3, 4, 5, 6, 7, 8]
+    assert reasons[2] == "missing or empty text" and reasons[3].startswith("invalid JSON")
+    assert reasons[4].startswith("invalid UTF-8") and reasons[5].startswith("text over the size cap")
+    assert reasons[6] == "duplicate text_id with different text" and reasons[7] == "text is not a string"
+    assert reasons[8].startswith("a JSON object is required")
+    table = pq.read_table(report.parquet).to_pylist()
+    assert table[0]["genre"] == "news" and json.loads(table[0]["metadata"]) == {"author": "x"}
+    assert table[1]["text_id"] == table[1]["sha256"][:16]
+
+
+def test_csv_with_embedded_newlines_and_short_rows(tmp_path):
+    src = tmp_path / "c.csv"
+    src.write_text('id,text,genre\n1,"line one\nline two",news\n2,"ok"\n3\n4,"four",x,extra\n', encoding="utf-8")
+    report = ingest_corpus(src, tmp_path / "out")
+    rows = pq.read_table(report.parquet).to_pylist()
+    assert [r["text_id"] for r in rows] == ["1", "2"] and rows[0]["text"] == "line one\nline two"
+    reasons = quarantined(report)
+    assert reasons[3] == "missing or empty text" and reasons[4].startswith("row has 4 fields, header has 3")
+
+
+def test_parquet_and_folder_sources(tmp_path):
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.txt").write_text("first document")
+    (folder / "sub" / "b.md").write_text("# second")
+    (folder / "bad.txt").write_bytes(b"\xff\xfe broken")
+    report = ingest_corpus(folder, tmp_path / "out1")
+    assert sorted(r["text_id"] for r in pq.read_table(report.parquet).to_pylist()) == ["a.txt", "sub/b.md"]
+    assert report.rows_quarantined == 1
+    again = ingest_corpus(report.parquet, tmp_path / "out2")
+    assert again.rows_ok == 2
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "empty corpus"),
+    ('{"id": 1, "body": "no text column"}\n', "has no text column"),
+])
+def test_corpus_level_errors(tmp_path, content, message):
+    src = tmp_path / "c.jsonl"
+    src.write_text(content)
+    with pytest.raises(CorpusError, match=message):
+        ingest_corpus(src, tmp_path / "out")
+    assert not (tmp_path / "out" / "texts.parquet").exists()
+
+
+def test_missing_source_and_unknown_format(tmp_path):
+    with pytest.raises(CorpusError, match="no such file"):
+        ingest_corpus(tmp_path / "nope.jsonl", tmp_path / "out")
+    odd = tmp_path / "c.xlsx"
+    odd.write_text("x")
+    with pytest.raises(CorpusError, match="unsupported corpus format"):
+        ingest_corpus(odd, tmp_path / "out")

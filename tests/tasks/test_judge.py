@@ -1,0 +1,108 @@
+"""The judge loop, layer by layer, against the offline judge over real HTTP on 127.0.0.1: transport
+retries (transient errors, bounded per call and by the run's retry budget), the output-mode
+fallback (json_schema -> tools -> text), and re-asks after an unusable answer."""
+
+import asyncio
+import hashlib
+
+import pytest
+from openai import AsyncOpenAI
+
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.library import resolve
+from rubricflow.tasks.config import JudgeConfig
+from rubricflow.tasks.judge import Cell, Judge, RetryBudget, judge_all
+from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+from rubricflow.tasks.ratelimit import RateLimiter
+
+BUNDLE = compile_or_raise(resolve("llm-slop"))
+TEXTS = ["The council approved the road budget by seven votes to two.",
+         "Certainly! Nestled in the heart of town, this vibrant place plays a vital role."]
+
+
+def cells(n: int = 1) -> list[Cell]:
+    out = []
+    for i in range(n):
+        text = TEXTS[i % len(TEXTS)] + f" ({i})"
+        out.append(Cell(cell_key=f"k{i}", text_id=f"t{i}", text_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                        unit_id="_all", sample=0, text=text))
+    return out
+
+
+def judge_cells(server_config: ServerConfig, n: int = 1, retry_budget: int = 100, **config):
+    """Judge n cells with a fresh Judge; returns (outcomes, judge, server stats)."""
+    with RunningServer(server_config) as server:
+        judge_config = JudgeConfig(base_url=server.base_url, **config)
+
+        async def go():
+            client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+            judge = Judge(BUNDLE, judge_config, client, RateLimiter(max_in_flight=4), RetryBudget(retry_budget),
+                          "run-1", "corpus")
+            try:
+                return await judge_all(judge, cells(n)), judge
+            finally:
+                await client.close()
+        outcomes, judge = asyncio.run(go())
+        return outcomes, judge, server.app.stats
+
+
+def faults(*kinds: str, attempts: int = 1) -> ServerConfig:
+    return ServerConfig(fault_rate=1.0, faults=kinds, fault_attempts=attempts)
+
+
+def test_a_clean_call_is_one_attempt_and_every_criterion_scored():
+    [outcome], _, stats = judge_cells(ServerConfig())
+    row = outcome.completion
+    assert row["status"] == "ok" and row["attempts"] == 1 and row["output_mode"] == "json_schema"
+    assert {r.criterion_id for r in outcome.judgments} == {c.id for c in BUNDLE.rubric.criteria}
+    assert all(r.status == "scored" for r in outcome.judgments) and stats.requests == 1
+
+
+def test_transient_errors_are_retried_until_the_answer_comes():
+    [outcome], _, stats = judge_cells(faults("500", attempts=2))
+    assert outcome.completion["status"] == "ok" and outcome.completion["attempts"] == 3 and stats.requests == 3
+
+
+def test_transient_errors_stop_at_max_attempts_and_land_unscored():
+    [outcome], _, stats = judge_cells(faults("503", attempts=99), max_attempts=3)
+    row = outcome.completion
+    assert row["status"] == "failed" and row["error_kind"] == "transient" and row["attempts"] == 3
+    assert stats.requests == 3
+    assert all(r.status == "unscored" and r.reason.startswith("transient:") for r in outcome.judgments)
+
+
+def test_the_run_retry_budget_bounds_retries_across_cells():
+    outcomes, judge, stats = judge_cells(faults("500", attempts=1), n=4, retry_budget=2)
+    assert sorted(o.completion["status"] for o in outcomes) == ["failed", "failed", "ok", "ok"]
+    assert judge.retries.used == 2 and stats.requests == 6
+
+
+@pytest.mark.parametrize("supports, mode", [("tools", "tools"), ("text", "text")])
+def test_an_endpoint_without_structured_output_gets_the_next_mode(supports, mode):
+    outcomes, judge, _ = judge_cells(ServerConfig(supports=supports), n=3)
+    assert judge.mode == mode  # learned once for the run
+    assert all(o.completion["status"] == "ok" and o.completion["output_mode"] == mode for o in outcomes)
+
+
+def test_a_forced_mode_the_endpoint_refuses_is_final_not_retried():
+    [outcome], _, stats = judge_cells(ServerConfig(supports="text"), output_mode="json_schema")
+    row = outcome.completion
+    assert row["status"] == "failed" and row["error_kind"] == "deterministic" and stats.requests == 1
+
+
+def test_an_unusable_answer_is_asked_again():
+    [outcome], _, stats = judge_cells(faults("malformed", attempts=1))
+    assert outcome.completion["status"] == "ok" and stats.requests == 2
+
+
+def test_an_answer_unusable_every_time_lands_unscored_after_the_re_asks():
+    [outcome], _, stats = judge_cells(faults("malformed", attempts=99), answer_retries=2)
+    row = outcome.completion
+    assert row["status"] == "failed" and row["error_kind"] == "parse" and stats.requests == 3
+    assert all(r.status == "unscored" and r.reason.startswith("parse:") for r in outcome.judgments)
+
+
+def test_a_refusal_is_not_asked_again():
+    [outcome], _, stats = judge_cells(faults("refusal", attempts=99))
+    assert outcome.completion["error_kind"] == "refusal" and stats.requests == 1
+    assert outcome.completion["raw_response"] == "I can't help with that."

@@ -1,0 +1,76 @@
+"""Rate limits shared by processes: the file-backed bucket grants no more than its rate allows,
+however many holders lease from it, and its state survives concurrent processes (flock)."""
+
+import asyncio
+import multiprocessing
+import os
+
+import pytest
+
+from rubricflow.tasks.lease import LeasedBucket, SharedQuota, update_locked
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 5000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_two_holders_share_one_rate(tmp_path):
+    clock = Clock()
+    a = SharedQuota(tmp_path / "q.json", 600, clock=clock)  # 10/s; two holders, one file
+    b = SharedQuota(tmp_path / "q.json", 600, clock=clock)
+    granted = 0.0
+    for _ in range(100):  # 10 seconds in 0.1 s steps, both asking for much more than their share
+        clock.now += 0.1
+        granted += a.lease(50) + b.lease(50)
+    assert granted == pytest.approx(100.0, abs=1.0)  # 10 s x 10/s, whoever asked
+
+
+def test_a_lease_starts_empty_and_caps_at_capacity(tmp_path):
+    clock = Clock()
+    q = SharedQuota(tmp_path / "q.json", 600, clock=clock)
+    assert q.lease(5) == 0.0  # nothing saved up at the start
+    clock.now += 3600
+    assert q.lease(100) == pytest.approx(10.0)  # one second of quota at most
+
+
+def test_leased_bucket_waits_for_quota(tmp_path):
+    clock = Clock()
+    quota = SharedQuota(tmp_path / "q.json", 6000, clock=clock)  # 100/s
+    bucket = LeasedBucket(quota)
+
+    async def scenario() -> None:
+        async def advance() -> None:  # wall time moves while the bucket waits
+            for _ in range(200):
+                await asyncio.sleep(0.001)
+                clock.now += 0.01
+        mover = asyncio.create_task(advance())
+        for _ in range(50):
+            await bucket.take(1)
+        mover.cancel()
+    start = clock.now
+    asyncio.run(scenario())
+    assert clock.now - start >= 0.49  # 50 requests at 100/s need half a second of quota
+
+
+def _increment(path: str, times: int) -> None:
+    def add(state: dict) -> None:
+        state["n"] += 1
+    for _ in range(times):
+        update_locked(path, {"n": 0}, add)
+
+
+def test_state_updates_from_several_processes_are_not_lost(tmp_path):
+    path = tmp_path / "counter.json"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_increment, args=(str(path), 200)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    assert update_locked(path, {"n": 0}, lambda s: s["n"]) == 800
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o600)

@@ -1,0 +1,87 @@
+"""The rate limiter's buckets on a fake clock: they start empty, refill continuously, cap bursts at
+one second of quota, and let an oversized request through as debt; the in-flight cap holds."""
+
+import asyncio
+
+import pytest
+
+from rubricflow.tasks.ratelimit import RateLimiter, TokenBucket
+
+
+class FakeClock:
+    """Time that moves only when the bucket sleeps (or the test says so)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def bucket(per_minute: float, clock: FakeClock) -> TokenBucket:
+    return TokenBucket(per_minute, clock=clock, sleep=clock.sleep)
+
+
+async def take_many(b: TokenBucket, n: int, amount: float = 1.0) -> None:
+    for _ in range(n):
+        await b.take(amount)
+
+
+def test_starts_empty_and_admits_at_the_configured_rate():
+    clock = FakeClock()
+    b = bucket(600, clock)  # 10 per second
+    asyncio.run(take_many(b, 50))
+    assert clock.now - 1000.0 == pytest.approx(5.0)  # 50 requests at 10/s, no opening burst
+    assert all(s == pytest.approx(0.1) for s in clock.slept)
+
+
+def test_idle_time_saves_at_most_one_second_of_quota():
+    clock = FakeClock()
+    b = bucket(600, clock)
+    clock.now += 3600  # an hour idle
+    asyncio.run(take_many(b, 10))  # one second's quota: no wait
+    assert clock.slept == []
+    asyncio.run(take_many(b, 1))
+    assert clock.slept == [pytest.approx(0.1)]
+
+
+def test_a_request_above_capacity_is_paid_off_as_debt():
+    clock = FakeClock()
+    b = bucket(60_000, clock)  # 1000 tokens per second, capacity 1000
+    asyncio.run(take_many(b, 1, amount=5000))
+    assert clock.now - 1000.0 == pytest.approx(5.0)
+    asyncio.run(take_many(b, 1, amount=1000))  # the debt is paid: one more second
+    assert clock.now - 1000.0 == pytest.approx(6.0)
+
+
+def test_a_rate_must_be_positive():
+    with pytest.raises(ValueError):
+        TokenBucket(0)
+
+
+def test_calls_in_flight_never_exceed_the_cap():
+    async def scenario() -> int:
+        limiter = RateLimiter(max_in_flight=3)
+        active = peak = 0
+
+        async def call() -> None:
+            nonlocal active, peak
+            async with limiter:
+                await limiter.admit(10)
+                active += 1
+                peak = max(peak, active)
+                await asyncio.sleep(0.001)
+                active -= 1
+        await asyncio.gather(*(call() for _ in range(40)))
+        return peak
+    assert asyncio.run(scenario()) == 3
+
+
+def test_unset_limits_do_not_wait():
+    limiter = RateLimiter(rpm=None, tpm=None)
+    assert limiter.requests is None and limiter.tokens is None

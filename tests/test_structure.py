@@ -1,0 +1,101 @@
+"""The shape of the package: one top-level name, an import graph without cycles, thin CLI modules,
+and Prefect kept out of the commands that run no flow."""
+
+import ast
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGES = {"rubricflow": ROOT / "rubricflow", "rubricflow.rubrics": ROOT / "rubrics", "rubricflow.tasks": ROOT / "tasks",
+            "rubricflow.flows": ROOT / "flows", "rubricflow.warehouse": ROOT / "warehouse"}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package, folder in PACKAGES.items():
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if parts[0] in ("samples",) or (package == "rubricflow" and parts[0] in ("rubrics", "tasks")):
+                continue
+            name = ".".join((package, *parts)).removesuffix(".__init__")
+            found[name] = path
+    return found
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Project modules `name` imports, at any depth of the file (function-level imports count)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        for t in targets:
+            if t in known and t != name:
+                found.add(t)
+    return found
+
+
+def test_no_import_cycles_among_the_project_modules():
+    mods = modules()
+    known = set(mods)
+    graph = {m: {i for i in imports_of(m, p, known) if not m.startswith(i + ".")} for m, p in mods.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert len(graph) > 60  # the walk saw the whole project
+
+
+def test_cli_modules_stay_thin():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in (ROOT / "rubricflow" / "cli").glob("*.py")}
+    assert len(sizes) >= 10 and max(sizes.values()) <= 250, sizes
+
+
+def test_commands_that_run_no_flow_do_not_import_prefect():
+    code = ("import sys; from typer.testing import CliRunner; from rubricflow.cli import app; "
+            "r = CliRunner().invoke(app, ['rubric', 'list']); assert r.exit_code == 0, r.output; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'duckdb', 'polars')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "prefect" not in result.stdout, result.stdout
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_one_top_level_package(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
+                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    [wheel] = tmp_path.glob("rubricflow-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        top_level = zf.read(next(n for n in names if n.endswith(".dist-info/top_level.txt"))).decode().split()
+    assert top_level == ["rubricflow"]
+    assert {n.split("/")[0] for n in names if not n.startswith("rubricflow-")} == {"rubricflow"}
+    for packaged in ("rubricflow/rubrics/library/llm-slop.yaml", "rubricflow/warehouse/sql/001_schema.sql",
+                     "rubricflow/flows/samples/demo_corpus.jsonl", "rubricflow/cli/__init__.py"):
+        assert packaged in names

@@ -1,0 +1,38 @@
+"""The two row types every judge call produces, defined once: a completion (one per cell: the
+raw answer, tokens, attempts, error) and a judgment (one per criterion of the cell). Shards land
+them as Parquet with these Arrow schemas; the warehouse loads them `BY NAME` into the tables of
+the same names (001_schema.sql), and a test holds the two definitions to the same columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+COMPLETION = pa.schema([
+    ("cell_key", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()), ("text_id", pa.string()),
+    ("text_sha256", pa.string()), ("unit_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()),
+    ("sample", pa.int32()), ("model", pa.string()), ("system_fingerprint", pa.string()), ("response_id", pa.string()),
+    ("output_mode", pa.string()), ("raw_response", pa.string()), ("finish_reason", pa.string()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
+    ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
+    ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
+])
+JUDGMENT = pa.schema([
+    ("cell_key", pa.string()), ("criterion_id", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()),
+    ("text_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()), ("sample", pa.int32()),
+    ("value", pa.string()), ("unit_score", pa.float64()), ("rationale", pa.string()),
+    ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
+    ("status", pa.string()), ("reason", pa.string()),
+])
+
+def blank_completion(**fields: Any) -> dict[str, Any]:
+    """A completion row with every column of COMPLETION, as it stands before any answer is read
+    (failed, no attempts, nothing declared), then `fields`."""
+    unknown = set(fields) - set(COMPLETION.names)
+    if unknown:
+        raise KeyError(f"not completion columns: {sorted(unknown)}")
+    row: dict[str, Any] = dict.fromkeys(COMPLETION.names)
+    row.update(attempts=0, status="failed", declared_disqualifiers=[])
+    row.update(fields)
+    return row

@@ -1,0 +1,1 @@
+UPDATE corpora SET source_sha256 = $digest WHERE corpus_id = $corpus;

@@ -2,8 +2,9 @@
 however many holders lease from it, and its state survives concurrent processes (flock)."""
 
 import asyncio
-import multiprocessing
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -56,21 +57,24 @@ def test_leased_bucket_waits_for_quota(tmp_path):
     assert clock.now - start >= 0.49  # 50 requests at 100/s need half a second of quota
 
 
-def _increment(path: str, times: int) -> None:
-    def add(state: dict) -> None:
-        state["n"] += 1
-    for _ in range(times):
-        update_locked(path, {"n": 0}, add)
+INCREMENT = """
+import sys
+from rubricflow.tasks.lease import update_locked
+
+def add(state):
+    state["n"] += 1
+
+for _ in range(int(sys.argv[2])):
+    update_locked(sys.argv[1], {"n": 0}, add)
+"""
 
 
 def test_state_updates_from_several_processes_are_not_lost(tmp_path):
     path = tmp_path / "counter.json"
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_increment, args=(str(path), 200)) for _ in range(4)]
+    procs = [subprocess.Popen([sys.executable, "-c", INCREMENT, str(path), "200"], stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(30)
-        assert p.exitcode == 0
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
     assert update_locked(path, {"n": 0}, lambda s: s["n"]) == 800
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o600)

@@ -8,6 +8,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from rubricflow.rubrics.importers.common import kebab
+from rubricflow.tasks.ingest import check_corpus_id
 from rubricflow.tasks.ingest_tasks import corpus_dir, load, normalise
 
 
@@ -15,7 +16,7 @@ from rubricflow.tasks.ingest_tasks import corpus_dir, load, normalise
 def ingest_flow(source: str, warehouse_path: str, corpus_id: str | None = None, text_field: str | None = None,
                 max_chars: int = 1_000_000) -> dict:
     logger = get_run_logger()
-    corpus_id = corpus_id or kebab(Path(source).stem, "corpus")
+    corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     report = normalise(source, str(corpus_dir(Path(warehouse_path), corpus_id)), text_field, max_chars)
     load(warehouse_path, corpus_id, report)
     logger.info("corpus %s: %s rows in, %s quarantined (%s)", corpus_id, report.rows_ok, report.rows_quarantined,

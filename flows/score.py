@@ -14,6 +14,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
+from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
 from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.library import resolve
@@ -21,8 +22,15 @@ from rubricflow.tasks.batch_tasks import collect_batch, submit_batches
 from rubricflow.tasks.config import JudgeConfig
 from rubricflow.tasks.progress import notify
 from rubricflow.tasks.score_tasks import finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.secrets import scrub
 from rubricflow.tasks.shard import ShardResult
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.locks import run_lock
+
+
+class EndpointRefused(InputError):
+    """Every call of a run was refused for a reason the user must fix (key, model, URL); the run is
+    recorded as failed and its cells are planned again by the next run."""
 
 
 @dataclass
@@ -74,61 +82,72 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
         config = config.model_copy(update={"shared_limits": True})
     bundle = compile_or_raise(resolve(rubric), source=rubric)
     run_id = run_id or new_run_id()
-    started = dt.datetime.now()
-    plan, recovered, estimate = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size,
-                                            skip_disqualified)
-    logger.info("run %s: %s cells to judge, %s already landed%s", run_id, plan.cells, plan.total - plan.cells,
-                f", {recovered} recovered from an interrupted run" if recovered else "")
-    logger.info("%s%s", estimate.describe(config.model),
-                f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "")
-    notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
-    notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
-    landing = run_dir(Path(warehouse_path), run_id) / "landing"
-    results: list[ShardResult] = []
-    try:
-        if config.batch:
-            results = _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
-        elif workers >= 2:
-            futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
-            for future, plan_file in zip(futures, plan.files):  # loaded here, in order: one writer
-                results.append(_load(warehouse_path, future.result(), plan_file))
-                notify("shard", results[-1])
+    with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
+        started = dt.datetime.now()
+        plan, recovered, estimate = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size,
+                                                skip_disqualified)
+        logger.info("run %s: %s cells to judge, %s already landed%s", run_id, plan.cells, plan.total - plan.cells,
+                    f", {recovered} recovered from an interrupted run" if recovered else "")
+        logger.info("%s%s", estimate.describe(config.model),
+                    f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "")
+        notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
+        notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
+        landing = run_dir(Path(warehouse_path), run_id) / "landing"
+        results: list[ShardResult] = []
+        try:
+            if config.batch:
+                results = _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
+            elif workers >= 2:
+                futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
+                for future, plan_file in zip(futures, plan.files):  # loaded here, in order: one writer
+                    results.append(_load(warehouse_path, future.result(), plan_file))
+                    notify("shard", results[-1])
+            else:
+                for plan_file in plan.files:
+                    results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
+                                         plan_file))
+                    if results[-1].unjudged:
+                        break  # the budget is spent: later shards would judge nothing
+        except BaseException as exc:
+            finish_run(warehouse_path, run_id, "failed", scrub(f"{type(exc).__name__}: {exc}")[:500])
+            raise
+        waiting = sum(r.waiting for r in results)
+        unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
+        with db.reader(warehouse_path) as con:
+            refused = db.fetch(con, "run_refusals.sql", run=run_id)[0]
+        if refused["setup_cells"] and not refused["ok_cells"]:
+            message = (f"the endpoint refused or never answered every call ({refused['setup_cells']} cells; "
+                       f"{refused['setup_error']}); check that it runs, and OPENAI_API_KEY, --base-url and --model, "
+                       "then run again: these cells are planned again then")
+            logger.error(message)
+            finish_run(warehouse_path, run_id, "failed", scrub(message))
+        elif waiting:
+            message = f"{waiting} cells wait in unfinished batches: run again to collect them"
+            logger.warning(message)
+            finish_run(warehouse_path, run_id, "waiting", message)
+        elif unjudged:
+            message = (f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
+                       "(run again with a larger budget to judge them)")
+            logger.warning(message)
+            finish_run(warehouse_path, run_id, "stopped", message)
         else:
-            for plan_file in plan.files:
-                results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
-                                     plan_file))
-                if results[-1].unjudged:
-                    break  # the budget is spent: later shards would judge nothing
-    except BaseException as exc:
-        finish_run(warehouse_path, run_id, "failed", f"{type(exc).__name__}: {exc}"[:500])
-        raise
-    waiting = sum(r.waiting for r in results)
-    unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
-    if waiting:
-        message = f"{waiting} cells wait in unfinished batches: run again to collect them"
-        logger.warning(message)
-        finish_run(warehouse_path, run_id, "waiting", message)
-    elif unjudged:
-        message = (f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
-                   "(run again with a larger budget to judge them)")
-        logger.warning(message)
-        finish_run(warehouse_path, run_id, "stopped", message)
-    else:
-        finish_run(warehouse_path, run_id, "completed", None)
-    with db.reader(warehouse_path) as con:
-        publish(run_markdown(con, run_id), artifact_key("score", corpus_id, bundle.id),
-                f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}")
-    summary = RunSummary(
-        run_id=run_id, corpus_id=corpus_id, rubric_id=bundle.id, rubric_hash=bundle.hash, judge_hash=config.judge_hash(),
-        planned_cells=plan.total, skipped_cells=plan.total - plan.cells, judged_cells=sum(r.cells for r in results),
-        ok_cells=sum(r.ok for r in results), failed_cells=sum(r.failed for r in results),
-        calls=sum(r.calls for r in results), prompt_tokens=sum(r.prompt_tokens for r in results),
-        completion_tokens=sum(r.completion_tokens for r in results), recovered_cells=recovered,
-        wall_s=(dt.datetime.now() - started).total_seconds(), unjudged_cells=unjudged,
-        estimated_usd=estimate.usd,
-    )
-    logger.info("run %s finished: %s", run_id, summary)
-    return asdict(summary)
+            finish_run(warehouse_path, run_id, "completed", None)
+        with db.reader(warehouse_path) as con:
+            publish(run_markdown(con, run_id), artifact_key("score", corpus_id, bundle.id),
+                    f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}")
+        summary = RunSummary(
+            run_id=run_id, corpus_id=corpus_id, rubric_id=bundle.id, rubric_hash=bundle.hash, judge_hash=config.judge_hash(),
+            planned_cells=plan.total, skipped_cells=plan.total - plan.cells, judged_cells=sum(r.cells for r in results),
+            ok_cells=sum(r.ok for r in results), failed_cells=sum(r.failed for r in results),
+            calls=sum(r.calls for r in results), prompt_tokens=sum(r.prompt_tokens for r in results),
+            completion_tokens=sum(r.completion_tokens for r in results), recovered_cells=recovered,
+            wall_s=(dt.datetime.now() - started).total_seconds(), unjudged_cells=unjudged,
+            estimated_usd=estimate.usd,
+        )
+        logger.info("run %s finished: %s", run_id, summary)
+        if refused["setup_cells"] and not refused["ok_cells"]:
+            raise EndpointRefused(scrub(message))
+        return asdict(summary)
 
 
 def _judge_in_batches(warehouse_path: str, plan: steps.Plan, bundle: Bundle, config: JudgeConfig, run_id: str,

@@ -164,6 +164,7 @@ class _Checks:
         self.patterns()
         self.references()
         self.tree()
+        self.genres()
         self.examples_and_goldens()
         self.scoring()
         self.necessary()
@@ -171,6 +172,16 @@ class _Checks:
         return self.issues
 
     # -- hard checks -------------------------------------------------------------------------
+
+    def genres(self) -> None:
+        """A text whose genre no criterion names is judged on the genre-less criteria: if every
+        criterion is limited to genres, such a text would be a call about nothing."""
+        criteria = self.r.criteria
+        if criteria and all(c.genre for c in criteria):
+            named = sorted({g for c in criteria for g in c.genre})
+            self.add("error", "E_EMPTY_CALL_UNIT", "criteria",
+                     f"every criterion is limited to genres ({', '.join(named)}): a text of any other genre, or of "
+                     "none, would be judged on no criterion; give at least one criterion no `genre`")
 
     def unique_ids(self) -> None:
         def dupes(kind: str, ids: list[str]) -> None:

@@ -33,13 +33,50 @@ class RubricImportError(InputError):
         super().__init__(f"{source}: {message}")
 
 
+MAX_EXPANDED_VALUES = 200_000  # far above any real rubric; a "billion laughs" alias bomb is far above this
+
+
 def parse_yaml(text: str, source: str | Path) -> Any:
+    """Plain YAML only (no tags), and no document whose aliases expand it past MAX_EXPANDED_VALUES
+    values or into itself: a 206 KB file of aliases once grew to 886 MB while being validated."""
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)
+        data = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.constructor.ConstructorError as exc:
         raise RubricImportError(source, f"YAML tag refused (only plain YAML is read): {exc.problem} {exc.problem_mark}") from None
     except yaml.YAMLError as exc:
         raise RubricImportError(source, f"invalid YAML: {exc}") from None
+    check_expansion(data, source)
+    return data
+
+
+def check_expansion(data: Any, source: str | Path) -> None:
+    """Count the values `data` has once every alias is expanded, sharing the count of repeated
+    subtrees (so the check itself stays small); refuse recursion and bombs."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise RubricImportError(source, "a YAML alias refers to itself (a recursive document is not a rubric)")
+        open_nodes.add(key)
+        children = list(node.keys()) + list(node.values()) if isinstance(node, dict) else node
+        total = 1 + sum(size(child) for child in children)
+        open_nodes.discard(key)
+        sizes[key] = total
+        if total > MAX_EXPANDED_VALUES:
+            raise RubricImportError(source, f"its YAML aliases expand it to more than {MAX_EXPANDED_VALUES:,} values "
+                                            "(an alias bomb?); refused before reading it")
+        return total
+
+    try:
+        size(data)
+    except RecursionError:
+        raise RubricImportError(source, "the YAML is nested too deeply to be a rubric") from None
 
 
 def validation_message(exc: ValidationError) -> str:

@@ -33,7 +33,7 @@ FrozenMap = Annotated[Mapping[str, Scalar], AfterValidator(_freeze), PlainSerial
 class Strict(BaseModel):
     """Base: frozen, no unknown fields, so a typo in a rubric file is an error, not a no-op."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # .inf / .nan are typos too
 
 
 class ScaleError(InputError, ValueError):

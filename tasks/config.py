@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rubricflow.rubrics.render import Strategy
+from rubricflow.tasks.secrets import url_credentials
 
 PROMPT_FORMAT = 1  # bump when rendering changes what the judge sees
 OFFLINE_MODEL = "rubricflow-offline-judge"
@@ -31,8 +32,8 @@ class JudgeConfig(BaseModel):
     max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
     answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
     retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
-    rpm: float | None = None
-    tpm: float | None = None
+    rpm: float | None = Field(default=None, gt=0)  # None: no limit (0 is refused: it is not "unlimited")
+    tpm: float | None = Field(default=None, gt=0)
     max_in_flight: int = Field(default=64, ge=1)
     budget_usd: float | None = Field(default=None, ge=0)  # stop the run before spending more than this
     prices: str | None = None
@@ -40,6 +41,15 @@ class JudgeConfig(BaseModel):
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
     shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)  # a price table YAML (default: the built-in table, or $RUBRICFLOW_PRICES)
+
+    @model_validator(mode="after")
+    def _no_credentials_in_the_url(self) -> "JudgeConfig":
+        # The URL is a flow parameter and is stored with the run; a key belongs in OPENAI_API_KEY.
+        found = url_credentials(self.base_url) if self.base_url else []
+        if found:
+            raise ValueError(f"--base-url carries credentials ({', '.join(found)}), which would be stored with the "
+                             "run and in Prefect: put the key in OPENAI_API_KEY and pass the URL without it")
+        return self
 
     @model_validator(mode="after")
     def _budget_needs_online_calls(self) -> "JudgeConfig":

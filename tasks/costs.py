@@ -27,7 +27,7 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {  # USD per 1M tokens: (input,
     "gpt-4o": (2.50, 10.00),
     "gpt-4o-mini": (0.15, 0.60),
 }
-CHARS_PER_TOKEN = 4  # the estimate's rule of thumb for English text
+CHARS_PER_TOKEN = 4  # the pre-run estimate's rule of thumb for English text (the budget uses TokenEstimator)
 OUTPUT_TOKENS_PER_CRITERION = 80  # expected answer size before any completion of the rubric landed
 USER_WRAPPER_CHARS = 120  # the user message's fence and labels around the text
 
@@ -85,6 +85,35 @@ class Estimate:
                 f"~{self.completion_tokens:,} completion tokens, cost {money}")
 
 
+class TokenEstimator:
+    """Prompt tokens of a request before it is sent, erring high: an ASCII character is a third of a
+    token, any other character costs its UTF-8 bytes (a byte-level tokenizer never makes more
+    tokens than bytes, so CJK, emoji and code are not under-reserved). Once the provider reports
+    real counts, the estimate is scaled to the largest real/estimated ratio seen, plus 10%."""
+
+    def __init__(self) -> None:
+        self.ratio = 1.0
+        self.observed = False
+
+    @staticmethod
+    def raw(text: str) -> int:
+        ascii_chars = len(text.encode("ascii", "ignore"))
+        return -(-ascii_chars // 3) + len(text.encode("utf-8")) - ascii_chars
+
+    def estimate(self, text: str) -> int:
+        return max(1, round(self.raw(text) * self.ratio))
+
+    def observe(self, text: str, prompt_tokens: int) -> None:
+        """Correct the scale with a provider's count for a prompt whose text was `text`."""
+        seen = prompt_tokens / max(1, self.raw(text)) * 1.1
+        self.ratio = max(self.ratio, seen) if self.observed else seen
+        self.observed = True
+
+
+class BudgetSpent(Exception):
+    """The run's budget cannot cover the next call; it was not sent."""
+
+
 class Budget:
     """A run's spending cap, shared by every process that judges for the run through a small
     ledger file (flock): a call reserves its worst-case cost (estimated prompt + max_tokens) before
@@ -110,9 +139,13 @@ class Budget:
         return amount
 
     def settle(self, reserved: float, prompt_tokens: int, completion_tokens: int) -> None:
+        if self.active:
+            self.settle_amount(reserved, self.price.cost(prompt_tokens, completion_tokens))
+
+    def settle_amount(self, reserved: float, cost: float) -> None:
+        """Release a reservation and record what the call cost."""
         if not self.active:
             return
-        cost = self.price.cost(prompt_tokens, completion_tokens)
 
         def pay(state: dict) -> None:
             state["reserved"] -= reserved

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -60,10 +61,13 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
     suffix = path.suffix.lower()
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md"))
+        files = sorted(_folder_files(path))
         if not files:
             raise CorpusError(f"{path}: folder holds no .txt or .md files")
         for number, p in enumerate(files, start=1):
+            if p.is_symlink():
+                yield number, {"text_id": str(p.relative_to(path))}, "a symbolic link: not followed"
+                continue
             try:
                 yield number, {"text_id": str(p.relative_to(path)), "text": p.read_bytes().decode("utf-8")}, None
             except UnicodeDecodeError as exc:
@@ -100,12 +104,42 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
         raise CorpusError(f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .csv, .parquet or a folder)")
 
 
+CSV_FIELD_LIMIT = 2**31 - 1  # Python's default (131,072) is below --max-chars: a longer field desynchronised the reader
+
+
+def _folder_files(folder: Path) -> Iterator[Path]:
+    """The .txt/.md files under a folder, without descending into linked folders; linked files are
+    listed (and quarantined by the caller), so a link to /etc/hostname is never read."""
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in names:
+            candidate = Path(root) / name
+            if candidate.suffix.lower() in (".txt", ".md"):
+                yield candidate
+
+
+CORPUS_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_corpus_id(corpus_id: str) -> str:
+    """A corpus id names a folder under the warehouse: letters, digits, '.', '_' and '-' only."""
+    if not CORPUS_ID.fullmatch(corpus_id) or ".." in corpus_id:
+        raise CorpusError(f"corpus id {corpus_id!r} is not a name: use letters, digits, '.', '_' and '-' "
+                          "(at most 128, starting with a letter or digit)")
+    return corpus_id
+
+
 def _csv_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Rows of a CSV file, strictly: a row with the wrong number of fields or broken quoting is
+    quarantined with its line, and a quote that never closes quarantines the rest of the file by
+    name (it used to swallow the rows after it silently)."""
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     raw = path.open("rb")
     text = io.TextIOWrapper(raw, encoding="utf-8", newline="", errors="strict")
-    reader = csv.DictReader(text)
+    reader = csv.DictReader(text, strict=True)
+    width = None
     number = 0
     while True:
+        first_line = reader.line_num + 1
         try:
             record = next(reader)
         except StopIteration:
@@ -115,11 +149,18 @@ def _csv_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
             yield number + 1, None, f"invalid UTF-8 at byte {exc.start} of a read block; rows from here on were not read"
             break
         except csv.Error as exc:
-            yield reader.line_num, None, f"malformed CSV: {exc}"
+            number += 1
+            if "unexpected end of data" in str(exc):
+                yield number, None, (f"malformed CSV: a quoted field opened on line {first_line} never closes; "
+                                     f"line {first_line} to the end of the file was not read as rows")
+                break
+            yield number, None, f"malformed CSV on line {first_line}: {exc}"
             continue
         number += 1
-        if None in record:
-            yield number, None, f"row has {len(record) - 1 + len(record[None])} fields, header has {len(reader.fieldnames or [])}"
+        width = width or len(reader.fieldnames or [])
+        fields = len(record) - 1 + len(record[None]) if None in record else sum(v is not None for v in record.values())
+        if fields != width:
+            yield number, None, f"row has {fields} field{'s' * (fields != 1)}, header has {width} (line {first_line})"
             continue
         yield number, record, None
     raw.close()

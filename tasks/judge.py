@@ -10,13 +10,16 @@ as UNSCORED with its reason.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from rubricflow.rubrics.compiler import Bundle
@@ -24,13 +27,13 @@ from rubricflow.rubrics.render import CallUnit, call_units, output_schema, rende
 from rubricflow.warehouse.rows import blank_completion
 
 from .config import JudgeConfig
-from .costs import CHARS_PER_TOKEN, Budget
+from .costs import Budget, BudgetSpent, TokenEstimator
 from .ratelimit import RateLimiter
 from .verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 TOOL_NAME = "submit_judgment"
-REASKED_ANSWER_ERRORS = ("parse", "truncated", "empty")  # a refusal or a filtered answer is final
+REASKED_ANSWER_ERRORS = ("parse", "truncated", "empty", "malformed")  # a refusal or a filtered answer is final
 
 
 @dataclass
@@ -56,12 +59,13 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Prompt:
-    """One cell's request before the output mode is chosen; `estimate` is its token estimate for tpm."""
+    """One cell's request before the output mode is chosen; `prompt_tokens` is the conservative
+    estimate the rate limit and the budget reserve for it (see costs.TokenEstimator)."""
 
     system: str
     schema: dict
     user: str
-    estimate: int
+    prompt_tokens: int
 
 
 class RetryBudget:
@@ -79,8 +83,53 @@ class RetryBudget:
         return True
 
 
+SETUP_STATUS = {401, 402, 403, 404, 405}  # a key, account, model or URL problem: fixed by the user, not by time
+SETUP_FAILURES_BEFORE_STOP = 3  # with no call answered yet, the run stops sending after this many
+
+
+class DeadlineExceeded(Exception):
+    """The whole answer did not arrive within the call's timeout (transient: retried)."""
+
+
+class NotSent(Exception):
+    """A call the run did not send because the endpoint refused (or never answered) its first calls."""
+
+
+def error_kind(exc: BaseException) -> str:
+    """How a failed call is kept: `transient` (retried now, planned again by a later run),
+    `unreachable` (the same, but nothing answered at all), `setup`
+    (the endpoint refuses us: not retried now, planned again once the key or URL is fixed), or
+    `deterministic` (this request itself is refused, e.g. too long: final)."""
+    if isinstance(exc, openai.APIConnectionError) and is_unreachable(exc):
+        return "unreachable"  # no connection at all (refused, no such host): retried now, planned again later
+    if is_transient(exc):
+        return "transient"
+    if isinstance(exc, BudgetSpent):
+        return "budget"  # planned again by a later run with a larger budget
+    if isinstance(exc, openai.APIStatusError):
+        return "setup" if exc.status_code in SETUP_STATUS else "deterministic"
+    return "setup"  # no HTTP answer at all (a malformed URL, an unsupported scheme): a setup problem
+
+
+def causes(exc: BaseException):
+    """The exception and what caused it, outermost first (a transport reports a refused connection
+    as a timeout; the cause says what happened)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """No server answered at all: the connection was refused, or the host or network is unknown."""
+    return any(isinstance(c, (ConnectionRefusedError, socket.gaierror))
+               or (isinstance(c, OSError) and c.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH))
+               for c in causes(exc))
+
+
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, DeadlineExceeded)):
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in TRANSIENT_STATUS
@@ -122,7 +171,10 @@ class Judge:
         self.bundle, self.config, self.client = bundle, config, client
         self.limiter, self.retries = limiter, retries
         self.spend = spend
+        self.tokens = TokenEstimator()
         self.run_id, self.corpus_id = run_id, corpus_id
+        self.answered = self.setup_failures = 0  # usable answers and setup refusals so far (the stop rule)
+        self.first_setup_error: str | None = None
         self.judge_hash = config.judge_hash()
         self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
         rubric = bundle.rubric
@@ -162,9 +214,10 @@ class Judge:
     # sends it in the richest output mode the endpoint accepts; `judge` re-asks after an answer
     # that cannot be used. Each layer records what ended it in the cell's completion row.
 
-    async def _send(self, kwargs: dict[str, Any], estimate: int, attempts: list[int]) -> Any:
+    async def _send(self, kwargs: dict[str, Any], prompt: "Prompt", attempts: list[int]) -> Any:
         """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
-        within max_attempts and the run's retry budget; other errors are raised at once."""
+        within max_attempts and the run's retry budget; other errors are raised at once. Every
+        attempt reserves its worst case from the money budget first and settles after."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts) | (lambda state: not self.retries.take()),
             wait=_Wait(), retry=retry_if_exception(is_transient), reraise=True,
@@ -172,10 +225,62 @@ class Judge:
         async for attempt in retrying:
             with attempt:
                 async with self.limiter:
-                    await self.limiter.admit(estimate)
+                    if self.setup_failures >= SETUP_FAILURES_BEFORE_STOP and not self.answered:
+                        raise NotSent(f"not sent: the endpoint refused or never answered the run's first calls "
+                                      f"({self.first_setup_error})")
+                    reserved = self._reserve(prompt)
+                    await self.limiter.admit(prompt.prompt_tokens + self.config.max_tokens)
                     attempts[0] += 1
-                    return await self.client.chat.completions.create(timeout=self.config.timeout_s, **kwargs)
+                    try:
+                        response = await self._create(kwargs)
+                    except openai.APIStatusError as exc:
+                        self._settle(reserved, 0, 0)  # an error answer is not billed
+                        self._note_refusal(exc)
+                        raise
+                    except BaseException as exc:
+                        self._settle(reserved, None, None)  # a timeout may have been billed: keep the worst case
+                        self._note_refusal(exc)
+                        raise
+                    usage = getattr(response, "usage", None)
+                    prompt_tokens = getattr(usage, "prompt_tokens", None)
+                    if isinstance(prompt_tokens, int) and prompt_tokens > 0:
+                        self.tokens.observe(prompt.system + prompt.user, prompt_tokens)
+                    self._settle(reserved, prompt_tokens, getattr(usage, "completion_tokens", None))
+                    return response
         raise AssertionError("unreachable")
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        """One HTTP call under a deadline for the whole answer: a read timeout alone never fires on
+        a server that drips a byte at a time."""
+        try:
+            return await asyncio.wait_for(
+                self.client.chat.completions.create(timeout=self.config.timeout_s, **kwargs), self.config.timeout_s + 1)
+        except asyncio.TimeoutError:
+            raise DeadlineExceeded(f"no complete answer within {self.config.timeout_s:g} s") from None
+
+    def _note_refusal(self, exc: BaseException) -> None:
+        """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,
+        with no answer yet, the run stops sending (see SETUP_FAILURES_BEFORE_STOP)."""
+        if isinstance(exc, Exception) and error_kind(exc) in ("setup", "unreachable"):
+            self.setup_failures += 1
+            self.first_setup_error = self.first_setup_error or _describe(exc)
+
+    def _reserve(self, prompt: "Prompt") -> float:
+        if not self.spend:
+            return 0.0
+        reserved = self.spend.reserve(prompt.prompt_tokens, self.config.max_tokens)
+        if reserved is None:
+            raise BudgetSpent(f"budget ${self.spend.usd:,.4f} reached: not sent")
+        return reserved
+
+    def _settle(self, reserved: float, prompt_tokens: int | None, completion_tokens: int | None) -> None:
+        """Pay the call's real cost; unknown counts (no usage reported) are paid at the reservation."""
+        if not self.spend:
+            return
+        if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
+            self.spend.settle_amount(reserved, reserved)
+        else:
+            self.spend.settle(reserved, prompt_tokens, completion_tokens)
 
     async def _ask(self, prompt: "Prompt", sample: int, row: dict[str, Any], attempts: list[int]) -> Any | None:
         """Layer 2: the response in the richest output mode the endpoint accepts (json_schema ->
@@ -185,20 +290,22 @@ class Judge:
             mode = self.mode
             kwargs = self.request_kwargs(prompt.system, prompt.schema, prompt.user, mode, sample)
             try:
-                response = await self._send(kwargs, prompt.estimate, attempts)
+                response = await self._send(kwargs, prompt, attempts)
             except openai.BadRequestError as exc:
                 if self._fall_back(exc, mode):
                     continue
                 row.update(error_kind="deterministic", error=_describe(exc))
                 return None
-            except Exception as exc:  # transient and exhausted, or another API error
-                row.update(error_kind="transient" if is_transient(exc) else "deterministic", error=_describe(exc))
+            except Exception as exc:  # transient and exhausted, a setup problem, or another API error
+                row.update(error_kind=error_kind(exc), error=_describe(exc))
                 return None
-            row.update(model=response.model, system_fingerprint=response.system_fingerprint,
-                       response_id=response.id, output_mode=mode)
-            if response.usage:
-                row["prompt_tokens"] = (row["prompt_tokens"] or 0) + response.usage.prompt_tokens
-                row["completion_tokens"] = (row["completion_tokens"] or 0) + response.usage.completion_tokens
+            row.update(model=getattr(response, "model", None), output_mode=mode,
+                       system_fingerprint=getattr(response, "system_fingerprint", None),
+                       response_id=getattr(response, "id", None))
+            for field in ("prompt_tokens", "completion_tokens"):  # absent or null counts stay unknown
+                count = getattr(getattr(response, "usage", None), field, None)
+                if isinstance(count, int):
+                    row[field] = (row[field] or 0) + count
             return response
 
     async def judge(self, cell: Cell) -> Outcome | None:
@@ -207,11 +314,7 @@ class Judge:
         the call (nothing is sent)."""
         unit, system, schema = self.unit(cell.unit_id, cell.genre)
         user = render_user_message(cell.text, cell.input or "", cell.context or "")
-        reserved = self.spend.reserve((len(system) + len(user)) // CHARS_PER_TOKEN, self.config.max_tokens) \
-            if self.spend else 0.0
-        if reserved is None:
-            return None
-        prompt = Prompt(system, schema, user, (len(system) + len(user)) // 4 + self.config.max_tokens)
+        prompt = Prompt(system, schema, user, self.tokens.estimate(system + user))
         row = self.new_row(cell)
         attempts = [0]
         started = time.perf_counter()
@@ -229,12 +332,17 @@ class Judge:
                 if exc.kind in REASKED_ANSWER_ERRORS and may_ask_again and self.retries.take():
                     continue
                 break
+            except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
+                row.update(error_kind="malformed", error=_describe(exc))
+                results = []
+                break
             if any(r.reason and r.reason.startswith("out of scale") for r in results) and may_ask_again \
                     and self.retries.take():
                 continue
             for r in results:
                 r.warnings = warnings + r.warnings
             row.update(status="ok", error_kind=None, error=None, declared_disqualifiers=declared)
+            self.answered += 1
             break
         row["attempts"] = attempts[0]
         row["latency_ms"] = (time.perf_counter() - started) * 1000
@@ -242,8 +350,8 @@ class Judge:
         if not results:  # the whole cell failed: every criterion is unscored with the reason
             reason = f"{row['error_kind']}: {row['error']}"
             results = [CriterionResult(cid, reason=reason) for cid in unit.criteria]
-        if self.spend:
-            self.spend.settle(reserved, row["prompt_tokens"] or 0, row["completion_tokens"] or 0)
+        if row["error_kind"] == "budget" and attempts[0] == 0:
+            return None  # nothing was sent for this cell: it stays unjudged, for a later run
         return Outcome(row, results)
 
     def new_row(self, cell: Cell) -> dict[str, Any]:
@@ -273,14 +381,24 @@ class Judge:
     def read_answer(self, response, unit: CallUnit, text: str, row: dict) -> tuple[list[CriterionResult], list[str], list[str]]:
         """Verified results, declared disqualifiers and warnings of a completion; records the raw answer
         in `row`. Raises AnswerError for an answer that cannot be used (refused, cut off, not JSON)."""
+        if not isinstance(response, ChatCompletion):
+            row["raw_response"] = str(response)[:2000]
+            raise AnswerError("malformed", f"the endpoint answered {type(response).__name__}, not a chat completion: "
+                                           f"{str(response)[:200]!r}")
         if not response.choices:
             raise AnswerError("empty", "the response has no choices")
         choice = response.choices[0]
         message = choice.message
         row["finish_reason"] = choice.finish_reason
+        if message is None:
+            raise AnswerError("malformed", "the response's choice has no message")
         tool_calls = getattr(message, "tool_calls", None) or []
         content = tool_calls[0].function.arguments if tool_calls else message.content
-        row["raw_response"] = content
+        if isinstance(content, list):  # typed content parts: the text parts, in order
+            content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+        row["raw_response"] = content if content is None or isinstance(content, str) else json.dumps(content)
+        if content is not None and not isinstance(content, str):
+            raise AnswerError("malformed", f"the answer's content is a {type(content).__name__}, not text")
         if getattr(message, "refusal", None):
             row["raw_response"] = message.refusal
             raise AnswerError("refusal", f"the judge refused: {message.refusal}")
@@ -293,6 +411,10 @@ class Judge:
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, NotSent):
+        return str(exc)
+    if is_unreachable(exc):  # say what the transport saw, not "Request timed out."
+        return f"no connection to the endpoint: {list(causes(exc))[-1]}"[:500]
     status = getattr(exc, "status_code", None)
     text = f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {exc}"
     return text[:500]

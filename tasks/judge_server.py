@@ -23,8 +23,12 @@ import uvicorn
 from . import offline_judge
 from .batch_api import BatchConfig, BatchStore
 
+# Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
+# its own cell, never a shard's other answers, and none may put a secret into the warehouse.
+HOSTILE_FAULTS = ("deep_json", "usage_missing", "usage_null", "text_plain", "message_null", "content_parts",
+                  "content_number", "echo_headers", "slow_drip")
 FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
-          "wrong_keys", "out_of_range", "truncated", "refusal")
+          "wrong_keys", "out_of_range", "truncated", "refusal", *HOSTILE_FAULTS)
 TRANSIENT_FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
                     "wrong_keys", "out_of_range", "truncated")
 
@@ -40,6 +44,7 @@ class ServerConfig:
     fault_attempts: int = 1  # how many attempts of a faulty request fail
     stall_s: float = 3.0  # how long a `timeout` fault stalls before answering
     supports: str = "json_schema"  # json_schema | tools | text: the richest output mode it accepts
+    api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
 
 
@@ -85,7 +90,7 @@ class JudgeServer:
                                            "rate_limited": s.rate_limited, "faults": dict(s.faults),
                                            "batches_created": self.batches.created})
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
-            return await self.chat(body, send)
+            return await self.chat(body, send, scope["headers"])
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):
             return await self.batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
         return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
@@ -102,8 +107,11 @@ class JudgeServer:
             return 0.0
         return (1 - self.level) / self.rate
 
-    async def chat(self, raw: bytes, send) -> None:
+    async def chat(self, raw: bytes, send, headers: list | None = None) -> None:
         self.stats.requests += 1
+        if self.config.api_key is not None and \
+                dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode():
+            return await _json(send, 401, _error("Incorrect API key provided.", "invalid_api_key"))
         try:
             body = json.loads(raw)
             messages = body["messages"]
@@ -134,10 +142,17 @@ class JudgeServer:
             raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
         if fault == "timeout":
             await asyncio.sleep(self.config.stall_s)
+        if fault == "text_plain":
+            return await _text(send, "Service temporarily degraded. Please try again.")
         response = self.answer(body, key, fault)
+        if fault == "echo_headers":  # a proxy that reflects the request, Authorization included
+            echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
+            response["choices"][0]["message"]["content"] = f"bad request, headers were: {echoed}"
         self.stats.answered += 1
         if fault == "drip":
             return await _drip(send, response)
+        if fault == "slow_drip":  # a valid answer, a few bytes every quarter second: defeats read timeouts
+            return await _drip(send, response, step=16, pause_s=0.25)
         return await _json(send, 200, response)
 
     def answer(self, body: dict, key: str | None = None, fault: str | None = None) -> dict:
@@ -147,7 +162,8 @@ class JudgeServer:
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
         user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
         answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"))
-        return self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, len(system) + len(user))
+        return self._completion(body, key or offline_judge.request_key(body), answer, mode, fault,
+                                token_count(system) + token_count(user))
 
     async def batch_route(self, method: str, path: str, headers: dict, body: bytes, send) -> None:
         parts = path.split("/")  # ['', 'v1', 'files' | 'batches', id?, 'content'?]
@@ -182,7 +198,7 @@ class JudgeServer:
             return None
         return c.faults[int(key[:8], 16) % len(c.faults)]
 
-    def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_chars: int) -> dict:
+    def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_tokens: int) -> dict:
         content = json.dumps(answer, ensure_ascii=False)
         finish = "stop"
         refusal = None
@@ -197,6 +213,8 @@ class JudgeServer:
             content, finish = content[: len(content) // 2], "length"
         elif fault == "refusal":
             content, refusal = None, "I can't help with that."
+        elif fault == "deep_json":
+            content = "[" * 50_000 + "]" * 50_000
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
         if mode == "tools" and content is not None and fault != "empty":
             name = body["tools"][0]["function"]["name"]
@@ -204,13 +222,44 @@ class JudgeServer:
                 {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}]}
         elif mode == "text" and content is not None:
             message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
+        if fault == "content_parts":  # content as a list of typed parts (valid in some APIs)
+            message["content"] = [{"type": "text", "text": part} for part in (content[:20], content[20:])]
+        elif fault == "content_number":
+            message["content"] = 42
         choices = [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
+        if fault == "message_null":
+            choices[0]["message"] = None
+        completion_tokens = token_count(content if isinstance(content, str) else "")
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        if limit and completion_tokens > limit and choices:  # like any server: cut off at max_tokens
+            cut = content[: max(1, len(content) * limit // completion_tokens)] if isinstance(content, str) else content
+            choices[0]["finish_reason"] = "length"
+            if choices[0]["message"] is not None and isinstance(cut, str):
+                if choices[0]["message"].get("tool_calls"):
+                    choices[0]["message"]["tool_calls"][0]["function"]["arguments"] = cut
+                else:
+                    choices[0]["message"]["content"] = cut
+            completion_tokens = limit
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                 "total_tokens": prompt_tokens + completion_tokens}
+        if fault == "usage_missing":
+            usage = {}
+        elif fault == "usage_null":
+            usage = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
         return {
             "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}", "object": "chat.completion", "created": int(time.time()),
             "model": self.config.model, "system_fingerprint": "fp_rubricflow_offline", "choices": choices,
-            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content or "") // 4,
-                      "total_tokens": prompt_chars // 4 + len(content or "") // 4},
+            "usage": usage,
         }
+
+
+def token_count(text: str) -> int:
+    """Tokens as a BPE tokenizer roughly counts them: four ASCII characters a token, one token per
+    other character, two past the Basic Multilingual Plane (emoji). Not exact, realistic in shape:
+    CJK text costs about four times what its length in characters/4 suggests."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    astral = sum(1 for ch in text if ord(ch) > 0xFFFF) if not text.isascii() else 0
+    return ascii_chars // 4 + (len(text) - ascii_chars) + astral
 
 
 def _error(message: str, kind: str = "invalid_request_error") -> dict:
@@ -224,21 +273,28 @@ async def _json(send, status: int, payload: dict, headers: list | None = None) -
     await send({"type": "http.response.body", "body": data})
 
 
+async def _text(send, text: str) -> None:
+    data = text.encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
 async def _raw(send, data: bytes) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": [
         (b"content-type", b"application/octet-stream"), (b"content-length", str(len(data)).encode())]})
     await send({"type": "http.response.body", "body": data})
 
 
-async def _drip(send, payload: dict) -> None:
-    """A complete, valid answer sent a few bytes at a time."""
+async def _drip(send, payload: dict, step: int | None = None, pause_s: float = 0.05) -> None:
+    """A complete, valid answer sent a few bytes at a time (eight pieces, unless `step` is given)."""
     data = json.dumps(payload).encode()
     await send({"type": "http.response.start", "status": 200, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
-    step = max(1, len(data) // 8)
+    step = step or max(1, len(data) // 8)
     for i in range(0, len(data), step):
         await send({"type": "http.response.body", "body": data[i:i + step], "more_body": i + step < len(data)})
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(pause_s)
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:

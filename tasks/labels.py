@@ -36,10 +36,11 @@ def read_labels(path: str | Path) -> pl.DataFrame:
     frame = frame.select(pl.col("text_id").cast(pl.Utf8), pl.col("criterion").cast(pl.Utf8).alias("criterion_id"),
                          pl.col("rater").cast(pl.Utf8), pl.col("score").cast(pl.Float64, strict=False).alias("score"),
                          pl.col("score").alias("raw"))
-    bad = frame.with_row_index("row", offset=1).filter(pl.col("score").is_null())
+    bad = frame.with_row_index("row", offset=1).filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
     if bad.height:
         first = bad.row(0, named=True)
-        raise LabelError(f"{path}: row {first['row']}: score {first['raw']!r} is not a number ({bad.height} such rows)")
+        raise LabelError(f"{path}: row {first['row']}: score {first['raw']!r} is not a finite number "
+                         f"({bad.height} such rows)")
     return frame.drop("raw")
 
 

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+import regex
+
 _SECTION = re.compile(r"^## (.+)$", re.M)
 _CRITERION = re.compile(r"^### ([^\s:]+)", re.M)
 _PATTERN_LINE = re.compile(r"^- ([\w.:-]+): `(.*)`(?: — .*)?$")
@@ -27,17 +29,23 @@ def _sections(prompt: str) -> dict[str, str]:
     return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
-def _compile(regex: str) -> re.Pattern | None:
-    """RE2 syntax mostly matches Python's; `\\x{...}` is translated, anything else unreadable is skipped."""
-    translated = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", regex)
+PATTERN_TIMEOUT_S = 0.5  # a backtracking blow-up, e.g. `(a+)+$`, counts as no hit instead of hanging the server
+
+
+def _compile(source: str):
+    """RE2 syntax mostly matches the `regex` module's; `\\x{...}` is translated, anything else
+    unreadable is skipped. (RE2 runs in linear time; a backtracking engine does not, so every match
+    here runs under PATTERN_TIMEOUT_S.)"""
+    translated = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", source)
     flags = 0
     m = re.match(r"^\(\?([imsU]+)\)", translated)
     if m:
         translated = translated[m.end():]
-        flags = (re.I if "i" in m.group(1) else 0) | (re.M if "m" in m.group(1) else 0) | (re.S if "s" in m.group(1) else 0)
+        flags = ((regex.I if "i" in m.group(1) else 0) | (regex.M if "m" in m.group(1) else 0)
+                 | (regex.S if "s" in m.group(1) else 0))
     try:
-        return re.compile(translated, flags)
-    except re.error:
+        return regex.compile(translated, flags)
+    except (regex.error, re.error):
         return None
 
 
@@ -46,7 +54,7 @@ class PromptReading:
 
     def __init__(self, system: str):
         sections = _sections(system)
-        self.patterns: dict[str, re.Pattern] = {}
+        self.patterns: dict[str, regex.Pattern] = {}
         for line in sections.get("Patterns (regular expressions, RE2 syntax, matched against the text)", "").splitlines():
             m = _PATTERN_LINE.match(line.strip())
             if m and (compiled := _compile(m.group(2))):
@@ -71,7 +79,10 @@ def _quality(reading: PromptReading, criterion: str, text: str, context: str) ->
         pattern = reading.patterns.get(pid)
         if pattern is None:
             continue
-        hits = [m.group(0) for m in pattern.finditer(text) if m.group(0).strip()]
+        try:
+            hits = [m.group(0) for m in pattern.finditer(text, timeout=PATTERN_TIMEOUT_S) if m.group(0).strip()]
+        except TimeoutError:
+            hits = []
         evidence += hits[:2]
         if pid in reading.bad:
             q -= 0.3 * len(hits)

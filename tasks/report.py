@@ -76,8 +76,9 @@ def comparison_report(c: Comparison) -> str:
     fig, ax = plt.subplots(figsize=(6, 0.9 + 0.35 * max(1, len(crit))))
     ys = np.arange(len(crit))
     means = np.array([r["mean_delta"] for r in crit])
-    lo = means - np.array([r["mean_delta_ci"][0] for r in crit])
-    hi = np.array([r["mean_delta_ci"][1] for r in crit]) - means
+    # a constant delta has an interval of width 0, which float rounding can make a hair negative
+    lo = np.clip(means - np.array([r["mean_delta_ci"][0] for r in crit]), 0, None)
+    hi = np.clip(np.array([r["mean_delta_ci"][1] for r in crit]) - means, 0, None)
     ax.errorbar(means, ys, xerr=[lo, hi], fmt="o", capsize=3)
     ax.axvline(0, color="#999", lw=1)
     ax.set_yticks(ys, [r["criterion_id"] + (" *" if r["changed"] else "") for r in crit])

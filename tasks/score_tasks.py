@@ -31,6 +31,7 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
     with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
+        steps.close_stale_runs(con, path)
         recovered = steps.load_pending(con, path.parent / "runs")
         db.register_rubric(con, bundle, source)
         steps.count_pattern_hits(con, corpus_id, bundle)

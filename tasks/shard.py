@@ -29,6 +29,7 @@ from .config import JudgeConfig, api_key
 from .costs import Budget, price_of, price_table
 from .judge import Cell, Judge, Outcome, RetryBudget, judge_all
 from .ratelimit import RateLimiter
+from .secrets import scrub
 
 
 @dataclass
@@ -58,7 +59,7 @@ class Worker:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
         self.thread.start()
-        self.clients: dict[tuple[str | None, float], AsyncOpenAI] = {}
+        self.clients: dict[tuple[str | None, float, str], AsyncOpenAI] = {}
         self.judges: dict[str, Judge] = {}
 
     @classmethod
@@ -82,9 +83,9 @@ class Worker:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
-        key = (config.resolved_base_url(), config.timeout_s)
+        key = (config.resolved_base_url(), config.timeout_s, api_key())  # a fixed key gets a new client
         if key not in self.clients:
-            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=api_key(), max_retries=0, timeout=config.timeout_s,
+            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=key[2], max_retries=0, timeout=config.timeout_s,
                                             http_client=DefaultAioHttpClient(timeout=config.timeout_s))
         return self.clients[key]
 
@@ -123,20 +124,25 @@ def _write_atomic(table: pa.Table, target: Path) -> None:
 
 
 def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
-    """Write judgments, then completions (the shard's commit marker)."""
+    """Write judgments, then completions (the shard's commit marker). Every text that came from
+    the endpoint is scrubbed of secrets first (see tasks/secrets.py)."""
     judgments = []
     for o in outcomes:
         c = o.completion
         for r in o.judgments:
             judgments.append({
                 "cell_key": c["cell_key"], "criterion_id": r.criterion_id, "run_id": c["run_id"],
-                "corpus_id": c["corpus_id"], "text_id": c["text_id"], "rubric_hash": c["rubric_hash"],
+                "corpus_id": c["corpus_id"], "text_id": c["text_id"], "text_sha256": c["text_sha256"],
+                "rubric_hash": c["rubric_hash"],
                 "judge_hash": c["judge_hash"], "sample": c["sample"],
                 "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
-                "unit_score": r.unit_score, "rationale": r.rationale, "evidence": r.evidence,
-                "evidence_verified": r.evidence_verified, "warnings": r.warnings, "status": r.status, "reason": r.reason,
+                "unit_score": r.unit_score, "rationale": scrub(r.rationale), "evidence": r.evidence,
+                "evidence_verified": r.evidence_verified, "warnings": r.warnings, "status": r.status,
+                "reason": scrub(r.reason),
             })
-    completions = [{**o.completion, "created_at": _ts(o.completion["created_at"])} for o in outcomes]
+    completions = [{**o.completion, "created_at": _ts(o.completion["created_at"]),
+                    "raw_response": scrub(o.completion["raw_response"]), "error": scrub(o.completion["error"])}
+                   for o in outcomes]
     landing_dir.mkdir(parents=True, exist_ok=True)
     _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT), landing_dir / f"{shard}.judgments.parquet")
     target = landing_dir / f"{shard}.completions.parquet"

@@ -61,9 +61,13 @@ def _normalise_space(text: str) -> str:
     return " ".join(text.split())
 
 
-def quotes_in_text(quotes: list[str], text: str) -> bool:
+def quotes_in_text(quotes: list[str], text: str) -> bool | None:
+    """Whether every quote occurs in the text (whitespace-insensitive); an empty quote proves
+    nothing and fails; no quotes at all is None (nothing was claimed)."""
+    if not quotes:
+        return None
     haystack = _normalise_space(text)
-    return all(_normalise_space(q) in haystack for q in quotes)
+    return all(bool(_normalise_space(q)) and _normalise_space(q) in haystack for q in quotes)
 
 
 def check_constraint(c: OutputConstraint, value: Any) -> str | None:

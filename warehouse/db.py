@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import duckdb
 
-from rubricflow.errors import InputError, TransientError
+from rubricflow.errors import CheckFailed, InputError, TransientError
 from rubricflow.rubrics.compiler import Bundle, rubric_document
 from rubricflow.rubrics.scoring import DEFAULT_PASS
 
@@ -57,18 +58,43 @@ def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
     return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
+LOCK_WAIT_ENV = "RUBRICFLOW_LOCK_WAIT_S"
+DEFAULT_LOCK_WAIT_S = 60.0
+
+
+def lock_wait_s() -> float:
+    """How long to wait for another process's hold on the warehouse ($RUBRICFLOW_LOCK_WAIT_S, default 60)."""
+    try:
+        return max(0.0, float(os.environ.get(LOCK_WAIT_ENV, DEFAULT_LOCK_WAIT_S)))
+    except ValueError:
+        raise InputError(f"${LOCK_WAIT_ENV} must be a number of seconds") from None
+
+
+def connect(path: Path, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
+    """A connection to the warehouse file, waiting with backoff while another process holds it
+    (DuckDB allows one writing process, or several readers): a `query` or a second command
+    delays a running score by a moment instead of failing it."""
+    deadline = time.monotonic() + lock_wait_s()
+    pause = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=config or {})
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                waited = f" (waited {lock_wait_s():g} s; ${LOCK_WAIT_ENV} sets how long)" if "lock" in str(exc).lower() else ""
+                raise WarehouseLocked(
+                    f"warehouse {path} is locked by another process (DuckDB allows one writer, or readers only)"
+                    f"{waited}; wait for it to finish or use another --warehouse. ({exc})") from None
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(1.0, pause * 2)
+
+
 @contextmanager
 def writer(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection, schema applied; fails at once, clearly, if another process writes."""
+    """A read-write connection, schema applied; waits for another process's hold (see connect)."""
     path = Path(path or default_path())
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        con = duckdb.connect(str(path))
-    except duckdb.IOException as exc:
-        raise WarehouseLocked(
-            f"warehouse {path} is locked by another process (DuckDB allows one writer); "
-            f"wait for it to finish or use another --warehouse. ({exc})"
-        ) from None
+    con = connect(path, read_only=False)
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(sql("001_schema.sql"))
@@ -84,13 +110,51 @@ def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
     path = Path(path or default_path())
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}; run `rubricflow ingest` / `rubricflow score` first")
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.IOException as exc:
-        raise WarehouseLocked(f"cannot open {path} read-only while another process writes to it ({exc})") from None
+    con = connect(path, read_only=True)
     try:
         con.execute("SET enable_progress_bar = false")
         yield con
+    finally:
+        con.close()
+
+
+class QueryRefused(CheckFailed):
+    """User SQL that is not one read-only SELECT, or that failed to run."""
+
+
+# User SQL runs on a connection that cannot read or write files, reach the network, or change its
+# own settings: only the warehouse's tables and views are in reach.
+SANDBOX_CONFIG = {"enable_external_access": False}
+
+
+def check_select(statement: str) -> None:
+    """One statement, and a SELECT (with or without CTEs); anything else is refused by type."""
+    try:
+        parsed = duckdb.extract_statements(statement)
+    except duckdb.Error as exc:
+        raise QueryRefused(f"query refused: {exc}") from None
+    if len(parsed) != 1:
+        raise QueryRefused(f"query refused: one statement at a time (read-only), found {len(parsed)}")
+    kind = parsed[0].type
+    if kind != duckdb.StatementType.SELECT:
+        raise QueryRefused(f"query refused: only SELECT runs here (the warehouse is read-only to queries); "
+                           f"this is {kind.name}")
+
+
+def read_only_query(path: str | Path, statement: str):
+    """The result of one user SELECT as an Arrow table, on a sandboxed read-only connection that
+    is closed before returning (so a writer waits for it at most as long as the query runs)."""
+    check_select(statement)
+    path = Path(path)
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}; run `rubricflow ingest` / `rubricflow score` first")
+    con = connect(path, read_only=True, config=SANDBOX_CONFIG)
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET lock_configuration = true")  # from here on no SET can undo the sandbox
+        return con.sql(statement).to_arrow_table()
+    except duckdb.Error as exc:
+        raise QueryRefused(f"query refused: {exc}") from None
     finally:
         con.close()
 

@@ -23,7 +23,7 @@ JUDGMENT = pa.schema([
     ("text_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()), ("sample", pa.int32()),
     ("value", pa.string()), ("unit_score", pa.float64()), ("rationale", pa.string()),
     ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
-    ("status", pa.string()), ("reason", pa.string()),
+    ("status", pa.string()), ("reason", pa.string()), ("text_sha256", pa.string()),
 ])
 
 def blank_completion(**fields: Any) -> dict[str, Any]:

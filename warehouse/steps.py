@@ -57,7 +57,8 @@ def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, j
                 genres=genres, skip_disqualified=skip_disqualified, shard_size=shard_size)
         total = con.execute(
             "SELECT count(*) * $samples FROM texts t JOIN plan_units u ON u.genre_key = "
-            "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END WHERE t.corpus_id = $corpus",
+            "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END "
+            "WHERE t.corpus_id = $corpus AND t.removed_at IS NULL",
             {"samples": samples, "genres": genres, "corpus": corpus_id}).fetchall()[0][0]
     finally:
         con.unregister("plan_units")
@@ -92,11 +93,14 @@ def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
 
 
 def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
-    """Load shards an interrupted run landed but never loaded (crash recovery)."""
+    """Load shards an interrupted run landed but never loaded (crash recovery). Shards of a run
+    that is still going (another rubric or judge, in another process) are that run's to load."""
+    live = {r["run_id"] for r in fetch(con, "running_runs.sql")}
     loaded = 0
     if landing_root.exists():
         for f in sorted(landing_root.rglob("*.completions.parquet")):
-            loaded += load_landed(con, f)
+            if f.relative_to(landing_root).parts[0] not in live:
+                loaded += load_landed(con, f)
     return loaded
 
 
@@ -117,8 +121,9 @@ def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: st
     """Texts that arrive with a label set (not through ingest): id, text, input, context."""
     con.register("incoming_texts", texts)
     try:
-        con.execute("INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata) "
-                    "SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL FROM incoming_texts",
+        con.execute("INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata, "
+                    "removed_at) SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL, NULL "
+                    "FROM incoming_texts",
                     {"corpus": corpus_id})
         run_sql(con, "register_corpus.sql", corpus=corpus_id, source=source, parquet="", rows_ok=len(texts),
                 rows_quarantined=0)
@@ -187,3 +192,14 @@ def corpus_digest(con: duckdb.DuckDBPyConnection, corpus_id: str) -> str | None:
 
 def set_corpus_digest(con: duckdb.DuckDBPyConnection, corpus_id: str, digest: str) -> None:
     run_sql(con, "set_corpus_digest.sql", corpus=corpus_id, digest=digest)
+
+
+def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> list[str]:
+    """Mark runs 'interrupted' whose process is gone (their lock is free); returns their ids."""
+    from .locks import is_held
+
+    stale = [r["run_id"] for r in fetch(con, "running_runs.sql")
+             if not is_held(warehouse_path, r["corpus_id"], r["rubric_hash"], r["judge_hash"])]
+    for run_id in stale:
+        run_sql(con, "interrupt_run.sql", run=run_id)
+    return stale

@@ -23,7 +23,7 @@ from rich.markup import escape  # noqa: E402
 from rubricflow.errors import RubricflowError  # noqa: E402
 
 from . import calibrate, compare, demo, goldens, ingest, nightly, read, report, rubric, score, server  # noqa: E402
-from .common import err  # noqa: E402
+from .common import debugging, err  # noqa: E402
 
 app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
 app.command()(ingest.ingest)
@@ -43,11 +43,20 @@ app.add_typer(rubric.app, name="rubric")
 app.add_typer(report.app, name="report")
 
 
+@app.callback()
+def options(debug: bool = typer.Option(False, "--debug", help="Show tracebacks and Prefect's error logs in full.")) -> None:
+    """rubricflow: rubric-driven LLM judging of large text corpora."""
+    if debug:
+        os.environ["RUBRICFLOW_DEBUG"] = "1"
+
+
 def main() -> None:
-    """Run the command; a RubricflowError prints one line and exits with its code, anything
-    else is a bug and keeps its traceback."""
+    """Run the command; a RubricflowError prints one line and exits with its code (with --debug,
+    its traceback too); anything else is a bug and keeps its traceback."""
     try:
         app()
     except RubricflowError as exc:
+        if debugging():
+            raise
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(exc.exit_code)

@@ -25,6 +25,34 @@ WarehouseOpt = typer.Option(None, "--warehouse", "-w",
                             help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb).")
 
 
+def debugging() -> bool:
+    return os.environ.get("RUBRICFLOW_DEBUG", "") not in ("", "0")
+
+
+class _RestatesOurError:
+    """A console log filter: drops Prefect's records of a flow or task that failed with one of
+    rubricflow's own errors (60 lines of traceback), since the CLI prints that error as one line."""
+
+    def filter(self, record) -> bool:
+        from rubricflow.errors import RubricflowError
+
+        return not (record.exc_info and isinstance(record.exc_info[1], RubricflowError))
+
+
+def quiet_flow_errors() -> None:
+    """Call before running a flow from a command (Prefect is imported here): its console shows no
+    traceback for rubricflow's own errors unless --debug. The Prefect database keeps them all."""
+    import logging
+
+    import prefect  # noqa: F401  (configures Prefect's logging, which the filter is added to)
+
+    if debugging():
+        return
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _RestatesOurError) for f in handler.filters):
+            handler.addFilter(_RestatesOurError())
+
+
 def fail(message: str, code: int = 2) -> None:
     """End the command with one line on stderr and the exit code (2 usage/input, 1 a check failed)."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
@@ -69,8 +97,10 @@ def print_query(con, title: str, name: str, **params) -> None:
     print_rows(title, db.fetch(con, name, **params))
 
 
-def clip(text: str | None, n: int = 160) -> str:
-    return "" if text is None else text if len(text) <= n else text[: n - 3] + "..."
+def clip(value, n: int = 160) -> str:
+    """A value as text of at most n characters ("" for None)."""
+    text = "" if value is None else str(value)
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def write_report(path: Path, page: str) -> None:

@@ -11,7 +11,17 @@ from rich.markup import escape
 
 from rubricflow.errors import InputError
 
-from .common import WarehouseOpt, clip, err, judge_settings, out, print_rows, warehouse_path, write_report
+from .common import (
+    WarehouseOpt,
+    clip,
+    err,
+    judge_settings,
+    out,
+    print_rows,
+    quiet_flow_errors,
+    warehouse_path,
+    write_report,
+)
 
 
 def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
@@ -33,6 +43,8 @@ def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id.")
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
     McNemar, disqualifier/pattern rate changes and the texts that moved most."""
     from rubricflow.flows.compare import compare_flow
+
+    quiet_flow_errors()
 
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare "

@@ -10,7 +10,7 @@ import typer
 
 from rubricflow.errors import InputError
 
-from .common import WarehouseOpt, judge_settings, out, print_rows, warehouse_path
+from .common import WarehouseOpt, judge_settings, out, print_rows, quiet_flow_errors, warehouse_path
 
 SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")
 CorpusOpt = typer.Option(..., "--corpus", "-c", help="Corpus id.")
@@ -40,6 +40,7 @@ def nightly(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str]
     from rubricflow.flows.nightly import nightly_scoring
 
     params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    quiet_flow_errors()
     from .progress import scoring_progress
 
     with scoring_progress():

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from rubricflow.errors import CheckFailed, InputError
 
-from .common import WarehouseOpt, err, out, print_query, reading
+from .common import WarehouseOpt, err, out, print_query, reading, warehouse_path
 
 
 def runs(warehouse: Optional[Path] = WarehouseOpt, limit: int = typer.Option(20)) -> None:
@@ -42,23 +42,18 @@ def query(sql_text: str = typer.Argument(..., metavar="SQL"),
           format: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
           output: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (required for parquet)."),
           warehouse: Optional[Path] = WarehouseOpt) -> None:
-    """Run read-only SQL against the warehouse (statements that write are refused)."""
-    import duckdb
+    """Run one read-only SELECT against the warehouse: statements of any other kind are refused,
+    and the query can reach no file, network or setting, only the warehouse's tables and views."""
     import polars as pl
     from rich.table import Table
+
+    from rubricflow.warehouse import db
 
     if format not in ("table", "csv", "json", "parquet"):
         raise InputError(f"unknown format {format!r}; use table, csv, json or parquet")
     if format == "parquet" and output is None:
         raise InputError("--format parquet needs --out FILE")
-    with reading(warehouse) as con:
-        try:
-            result = con.sql(sql_text)
-        except duckdb.Error as exc:
-            raise CheckFailed(f"query refused: {exc}") from None
-        if result is None:
-            raise CheckFailed("the statement returned no rows (only queries that read are allowed)")
-        frame = pl.from_arrow(result.to_arrow_table())
+    frame = pl.from_arrow(db.read_only_query(warehouse_path(warehouse), sql_text))
     if format == "table":
         table = Table(show_lines=False)
         for name in frame.columns:
@@ -70,11 +65,18 @@ def query(sql_text: str = typer.Argument(..., metavar="SQL"),
             err.print(f"({frame.height} rows; first 1000 shown: use --format csv for all)")
         return
     target = output or sys.stdout
-    if format == "csv":
-        frame.write_csv(target)
+    if format == "csv":  # CSV has no nested values: lists and structs are written as JSON
+        nested = [c for c, t in frame.schema.items() if t.is_nested()]
+        frame.with_columns(pl.col(c).map_elements(_json, return_dtype=pl.Utf8) for c in nested).write_csv(target)
     elif format == "json":
         frame.write_ndjson(target)
     else:
         frame.write_parquet(output)
     if output:
         err.print(f"wrote {frame.height} rows to {escape(str(output))}")
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value.to_list() if hasattr(value, "to_list") else value, default=str, ensure_ascii=False)

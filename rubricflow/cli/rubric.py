@@ -6,17 +6,23 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rubricflow.errors import CheckFailed, InputError
 
-from .common import err, out
+from .common import clip, err, out
 
 # The rubric code is imported inside each command, so `rubricflow --help` does not pay for it.
 app = typer.Typer(help="Work with rubrics: files or names from the library.", no_args_is_help=True)
 STRATEGIES = ("per_criterion", "grouped", "holistic")  # as rubricflow.rubrics.render names them
 
 LibraryOpt = typer.Option(None, "--library", "-L", help="Extra library folder (repeatable); RUBRICFLOW_LIBRARY also adds folders.")
+
+
+def _plain(*cells: str) -> list[str]:
+    """Table cells from rubric text, shown as written (a `[/]` or `[bold]` in a title is not markup)."""
+    return [escape(str(c)) for c in cells]
 
 
 def _library(extra: Optional[list[Path]]):
@@ -56,7 +62,8 @@ def _print_entries(entries) -> None:
         table.add_column(col, overflow="fold")
     for e in entries:
         m = e.rubric.metadata
-        table.add_row(m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags), e.path.name)
+        table.add_row(*_plain(m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags),
+                              e.path.name))
     out.print(table)
 
 
@@ -68,24 +75,24 @@ def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     rubric = _resolve(ref, library)
     bundle, issues = compile_rubric(rubric)
     m = rubric.metadata
-    out.print(f"[bold]{m.title or m.id}[/]  {m.id} v{m.version}  ({m.artifact_type})")
+    out.print(f"[bold]{escape(m.title or m.id)}[/]  {escape(m.id)} v{escape(m.version)}  ({escape(m.artifact_type)})")
     if m.description:
-        out.print(m.description)
+        out.print(m.description, markup=False)
     if rubric.goal:
-        out.print(f"[bold]Goal:[/] {rubric.goal}")
+        out.print(f"[bold]Goal:[/] {escape(rubric.goal)}")
     table = Table(title="criteria")
     for col in ("id", "title", "scale", "weight", "importance", "patterns", "genre"):
         table.add_column(col, overflow="fold")
     for c in rubric.criteria:
-        table.add_row(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
-                      ", ".join(c.patterns), ", ".join(c.genre))
+        table.add_row(*_plain(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
+                              ", ".join(c.patterns), ", ".join(c.genre)))
     out.print(table)
     if rubric.disqualifiers:
         dq = Table(title="disqualifiers")
         for col in ("id", "kind", "fires on", "description"):
             dq.add_column(col, overflow="fold")
         for d in rubric.disqualifiers:
-            dq.add_row(d.id, d.kind, ", ".join(d.patterns) or (d.criterion or "judge"), d.description)
+            dq.add_row(*_plain(d.id, d.kind, ", ".join(d.patterns) or (d.criterion or "judge"), d.description))
         out.print(dq)
     _print_issues(ref, issues)
     if bundle:
@@ -102,7 +109,7 @@ def _print_issues(source: str, issues) -> None:
         table.add_column(col, overflow="fold")
     for i in issues:
         style = "red" if i.severity == "error" else "yellow"
-        table.add_row(f"[{style}]{i.severity}[/]", i.code, i.path, i.message)
+        table.add_row(f"[{style}]{i.severity}[/]", *_plain(i.code, i.path, i.message))
     out.print(table)
 
 
@@ -123,7 +130,7 @@ def validate(refs: list[str] = typer.Argument(None, help="Rubric files or librar
         try:
             rubrics = load_rubrics(path) if path.is_file() else [resolve(ref, _library(library))]
         except (RubricImportError, LibraryError) as exc:
-            err.print(f"[red]refused[/] {exc}", highlight=False)
+            err.print(f"[red]refused[/] {escape(str(exc))}", highlight=False)
             targets.append((ref, None))
             continue
         targets += [(f"{ref}#{r.metadata.id}" if len(rubrics) > 1 else ref, r) for r in rubrics]
@@ -134,14 +141,14 @@ def validate(refs: list[str] = typer.Argument(None, help="Rubric files or librar
     for source, rubric in targets:
         if rubric is None:
             failed += 1
-            table.add_row(source, "[red]refused[/]", "-", "-", "-", "-")
+            table.add_row(escape(source), "[red]refused[/]", "-", "-", "-", "-")
             continue
         bundle, issues = compile_rubric(rubric)
         errors = [i for i in issues if i.severity == "error"]
         warnings = [i for i in issues if i.severity == "warning"]
         bad = bool(errors) or (strict and bool(warnings))
         failed += bad
-        table.add_row(source, "[red]FAIL[/]" if bad else "[green]ok[/]", str(len(errors)), str(len(warnings)),
+        table.add_row(escape(source), "[red]FAIL[/]" if bad else "[green]ok[/]", str(len(errors)), str(len(warnings)),
                       bundle.profile if bundle else "-", bundle.short_hash if bundle else "-")
         if errors or (strict and warnings):
             _print_issues(source, issues)
@@ -199,12 +206,12 @@ def convert(src: Path, to: str = typer.Option("yaml", help="yaml, json or xml.")
         for r, text in texts:
             target = out_dir / f"{r.metadata.id}.{to}"
             target.write_text(text, encoding="utf-8")
-            err.print(f"wrote {target}")
+            err.print(f"wrote {escape(str(target))}")
     elif out_path is not None:
         if len(texts) != 1:
             raise InputError(f"{src} holds {len(texts)} rubrics; use --out-dir")
         out_path.write_text(texts[0][1], encoding="utf-8")
-        err.print(f"wrote {out_path}")
+        err.print(f"wrote {escape(str(out_path))}")
     else:
         for _, text in texts:
             out.print(text, markup=False, highlight=False, end="")
@@ -224,13 +231,8 @@ def diff_(a: str, b: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     for col in ("change", "path", "before", "after"):
         table.add_column(col, overflow="fold")
     for c in changes:
-        table.add_row(c.kind, c.path, _short(c.before), _short(c.after))
+        table.add_row(*_plain(c.kind, c.path, clip(c.before, 80), clip(c.after, 80)))
     out.print(table)
-
-
-def _short(value) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @app.command()

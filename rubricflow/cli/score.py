@@ -7,7 +7,16 @@ from typing import Optional
 
 import typer
 
-from .common import WarehouseOpt, judge_settings, out, print_query, print_rows, reading, warehouse_path
+from .common import (
+    WarehouseOpt,
+    judge_settings,
+    out,
+    print_query,
+    print_rows,
+    quiet_flow_errors,
+    reading,
+    warehouse_path,
+)
 
 
 def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
@@ -46,6 +55,8 @@ def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size
               skip_disqualified: bool = False, workers: int = 0) -> dict:
     """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
     from rubricflow.flows.score import scoring_flow
+
+    quiet_flow_errors()
 
     from .progress import scoring_progress
 

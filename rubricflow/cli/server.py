@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import typer
@@ -21,7 +22,9 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
                  supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, tools or text."),
                  batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
                  batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
-                 batch_expire: bool = typer.Option(False, help="Batches end expired, with no output.")) -> None:
+                 batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
+                 require_key_env: Optional[str] = typer.Option(None, help="Answer 401 unless the request carries the key "
+                                                               "held in this environment variable.")) -> None:
     """Serve the OFFLINE judge: a deterministic, model-free stand-in (pattern hits and text statistics)."""
     from rubricflow.tasks.batch_api import BatchConfig
     from rubricflow.tasks.judge_server import FAULTS, TRANSIENT_FAULTS, JudgeServer, ServerConfig, bind, make_server
@@ -32,7 +35,8 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
         raise InputError(f"unknown faults {unknown}; choose from {', '.join(FAULTS)}")
     config = ServerConfig(latency_ms=latency_ms, rpm=rpm, retry_after=not no_retry_after, fault_rate=fault_rate,
                           faults=chosen, fault_attempts=fault_attempts, stall_s=stall_s, supports=supports,
-                          batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire))
+                          batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire),
+                          api_key=os.environ.get(require_key_env, "") if require_key_env else None)
     try:
         sock = bind(port=port)
     except OSError as exc:

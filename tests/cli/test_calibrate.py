@@ -30,7 +30,9 @@ def test_topical_chat_correlations_match_the_published_table(tmp_path):
 def test_labels_import_refuses_bad_files(tmp_path):
     (tmp_path / "bad.csv").write_text("text_id,criterion,score,rater\nt1,c,high,h\n")
     (tmp_path / "cols.csv").write_text("id,score\n1,2\n")
-    for name, message in (("bad.csv", "bad.csv: row 1: score 'high' is not a number"),
+    (tmp_path / "nan.csv").write_text("text_id,criterion,score,rater\nt1,c,3,h\nt2,c,NaN,h\n")  # crashed calibrate
+    for name, message in (("bad.csv", "bad.csv: row 1: score 'high' is not a finite number"),
+                          ("nan.csv", "nan.csv: row 2: score nan is not a finite number"),
                           ("cols.csv", "cols.csv: missing columns ['text_id', 'criterion', 'rater']")):
         result = subprocess.run([EXE, "labels", name, "-c", "x", "-w", "w.duckdb"], cwd=tmp_path,
                                 capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})

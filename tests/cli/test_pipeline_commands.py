@@ -31,12 +31,12 @@ def test_demo_runs_offline_and_prints_summaries(demo_dir):
     assert result.stdout.count("status completed") == 2 and "coverage 100%" in result.stdout
     for table in ("labels", "criteria", "top pattern hits"):
         assert table in result.stdout
-    assert (cwd / "warehouse" / "demo.duckdb").is_file()
+    assert (cwd / "warehouse" / "demo" / "demo.duckdb").is_file()
 
 
 def test_query_formats_and_read_only(demo_dir):
     cwd, _ = demo_dir
-    w = ["-w", "warehouse/demo.duckdb"]
+    w = ["-w", "warehouse/demo/demo.duckdb"]
     table = run("query", "SELECT count(*) AS n FROM texts", *w, cwd=cwd)
     assert table.returncode == 0 and "22" in table.stdout
     as_json = run("query", "SELECT text_id, label FROM text_scores ORDER BY text_id LIMIT 3", "-f", "json", *w, cwd=cwd)
@@ -54,11 +54,11 @@ def test_query_formats_and_read_only(demo_dir):
 
 def test_runs_and_show(demo_dir):
     cwd, _ = demo_dir
-    runs = run("runs", "-w", "warehouse/demo.duckdb", cwd=cwd)
+    runs = run("runs", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert runs.returncode == 0 and "llm-slop v1.0.0" in runs.stdout and "writing-quality v1.0.0" in runs.stdout
-    shown = run("show", "doc-013", "-w", "warehouse/demo.duckdb", cwd=cwd)
+    shown = run("show", "doc-013", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert shown.returncode == 0 and "Nestled in the heart" in shown.stdout and "offline stand-in judge" in shown.stdout
-    missing = run("show", "nope", "-w", "warehouse/demo.duckdb", cwd=cwd)
+    missing = run("show", "nope", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert missing.returncode == 1 and "no text 'nope'" in missing.stderr
 
 
@@ -76,8 +76,20 @@ def test_errors_name_the_problem(tmp_path, args, message):
 def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
     cwd, _ = demo_dir
     bad_rubric = run("score", "-c", "demo", "-r", "no-such-rubric", "--base-url", "http://127.0.0.1:9/v1",
-                     "-w", "warehouse/demo.duckdb", cwd=cwd)
+                     "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert bad_rubric.returncode == 2 and "no rubric named 'no-such-rubric'" in bad_rubric.stderr
     bad_corpus = run("score", "-c", "nope", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1",
-                     "-w", "warehouse/demo.duckdb", cwd=cwd)
+                     "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert bad_corpus.returncode == 2 and "no corpus 'nope'" in bad_corpus.stderr
+
+
+def test_demo_never_deletes_what_it_did_not_create(tmp_path):
+    """Finding 2: `demo -w` once unlinked a real warehouse and the runs/ folder beside it."""
+    mine = tmp_path / "data"
+    (mine / "runs" / "r1" / "landing").mkdir(parents=True)
+    (mine / "runs" / "r1" / "landing" / "shard-00000.completions.parquet").write_bytes(b"landed work")
+    (mine / "w.duckdb").write_bytes(b"a real warehouse")
+    result = run("demo", "-w", str(mine / "w.duckdb"), cwd=tmp_path)
+    assert result.returncode == 2 and "files the demo did not create" in " ".join(result.stderr.split())
+    assert (mine / "w.duckdb").read_bytes() == b"a real warehouse"
+    assert (mine / "runs" / "r1" / "landing" / "shard-00000.completions.parquet").read_bytes() == b"landed work"

@@ -65,3 +65,16 @@ def test_show_render_convert_and_diff(tmp_path):
 def test_errors_exit_non_zero_with_a_reason(args, message):
     res = run(*args)
     assert res.returncode == 2 and message in " ".join(res.stderr.split())
+
+
+def test_rich_markup_in_rubric_text_is_shown_as_written(tmp_path):
+    """A `[/]` or `[bold]` in a title, goal or label crashed the output (reliability pass)."""
+    path = tmp_path / "markup.yaml"
+    path.write_text('metadata: {id: markup, title: "Costs [/] and [bold]$5[/bold]"}\ngoal: "Check [/] works"\n'
+                    'criteria:\n  - {id: a, title: "A [/]"}\n'
+                    'scoring: {labels: [{label: "[/]", min: 0.5}, {label: "$", min: 0}]}\n')
+    shown = run("rubric", "show", str(path), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "Costs [/] and [bold]$5[/bold]" in shown.stdout and "Check [/] works" in shown.stdout and "A [/]" in shown.stdout
+    validated = run("rubric", "validate", str(path), cwd=tmp_path)
+    assert validated.returncode == 0, validated.stderr

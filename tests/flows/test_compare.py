@@ -212,3 +212,16 @@ def test_each_flow_run_leaves_a_markdown_artifact(ab):
 def db_reader(path):
     from rubricflow.warehouse import db
     return db.reader(path)
+
+
+def test_the_report_draws_a_criterion_whose_delta_is_constant(ab):
+    """A constant delta has a zero-width interval that rounding makes a hair negative: the A/B
+    report used to crash on it (reliability pass)."""
+    import copy
+
+    from rubricflow.tasks.report import comparison_report
+
+    r = copy.deepcopy(ab["result"])
+    for row in r.criteria:
+        row["mean_delta"], row["mean_delta_ci"] = 0.3, (0.30000000000000004, 0.30000000000000004)
+    assert "data:image/png;base64," in comparison_report(r)

@@ -66,3 +66,30 @@ def test_estimate_is_printed_before_any_call_and_costs_add_up(tmp_path, judge_se
     assert [c for c, _, _ in by_criterion] == ["clarity", "economy", "structure"]
     assert all(n == 12 for _, n, _ in by_criterion)
     assert sum(u for _, _, u in by_criterion) == pytest.approx(usd)
+
+
+CJK = "東京都議会は火曜日、道路予算を七対二で可決した。" * 40  # about 1,000 characters, ~1,000 tokens
+EMOJI = "🚀✨🎉 " * 150
+
+
+@pytest.mark.parametrize("text", [CJK, EMOJI], ids=["cjk", "emoji"])
+def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, text):
+    """Finding 8: re-asks were not reserved, and 4 characters per token under-reserved CJK and
+    emoji, so a $10 budget spent $13-17. Every attempt now reserves its worst case first."""
+    import json
+
+    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+
+    (tmp_path / "prices.yaml").write_text(PRICES)
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": f"{i} {text}"}) + "\n" for i in range(30)))
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(tmp_path / "c.jsonl"), warehouse, "c")
+    budget = 40.0
+    with RunningServer(ServerConfig(fault_rate=0.5, faults=("malformed",), fault_attempts=1)) as server:
+        run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "prices": str(tmp_path / "prices.yaml"),
+                                                        "max_tokens": 1024, "budget_usd": budget})
+        reasked = server.app.stats.faults["malformed"]
+    (spent,), = rows(warehouse, "SELECT usd FROM run_costs WHERE run_id = ?", [run["run_id"]])
+    assert reasked > 0 and 0 < run["judged_cells"] < 30  # re-asks happened, and the budget stopped the run
+    assert spent <= budget, f"spent ${spent:.2f} of ${budget:.2f}"
+    assert spent > budget * 0.5  # and it was not needlessly timid

@@ -5,6 +5,7 @@ reason, no cell twice, every raw completion kept, and the run summary counts the
 import os
 import subprocess
 import sys
+import time
 
 import duckdb
 import pytest
@@ -15,7 +16,7 @@ from rubricflow.tasks import shard as shard_module
 from rubricflow.tasks.judge_server import TRANSIENT_FAULTS
 from rubricflow.tasks.score_tasks import run_dir
 from rubricflow.warehouse import db, steps
-from tests.conftest import EXE, write_corpus
+from tests.conftest import EXE, rows, write_corpus
 
 
 def q(warehouse, query):
@@ -62,6 +63,33 @@ def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_wa
     assert run[:3] == (40, 40, 40) and run[3] == summary["calls"] - 40
 
 
+def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_warehouse, judge_server, monkeypatch):
+    """The fault matrix's hostile half (reliability pass, finding 3): deep JSON, missing or null
+    usage, a text/plain body, a null message, content as parts or a number, an endpoint echoing
+    the Authorization header, a slow drip. Each costs at most its own cell's re-ask."""
+    from rubricflow.tasks.judge_server import HOSTILE_FAULTS
+
+    canary = "sk-canary-hostile-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    clean = tmp_path / "clean.duckdb"
+    ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
+    score_corpus("c", "llm-slop", str(clean), {"base_url": judge_server().base_url})
+    hostile = judge_server("--fault-rate", "0.8", "--faults", ",".join(HOSTILE_FAULTS), "--fault-attempts", "1")
+    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": hostile.base_url, "timeout_s": 2.0},
+                           shard_size=9)
+    injected = hostile.stats()["faults"]
+    print(f"\nhostile fault matrix: {sum(injected.values())} faults injected ({injected}), {summary['planned_cells']} "
+          f"cells planned, {summary['ok_cells']} ok, lost 0, duplicates 0")
+    assert len(injected) == len(HOSTILE_FAULTS) and summary["ok_cells"] == 40
+    invariants(corpus_warehouse, 40, 3)
+    pick = "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY 1, 2"
+    assert q(corpus_warehouse, pick) == q(clean, pick)
+    for folder in (corpus_warehouse.parent,):  # the warehouse and the landing files hold no key
+        for path in folder.rglob("*"):
+            if path.is_file():
+                assert canary.encode() not in path.read_bytes(), path
+
+
 @pytest.mark.parametrize("retry_after", [True, False])
 def test_429_with_and_without_retry_after(corpus_warehouse, judge_server, retry_after):
     server = judge_server("--fault-rate", "1", "--faults", "429", *([] if retry_after else ["--no-retry-after"]))
@@ -104,9 +132,11 @@ def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus
     try:
         assert holder.stdout.readline().strip() == "locked"
         result = subprocess.run([EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse),
-                                 "--base-url", server.base_url], capture_output=True, text=True, timeout=300)
+                                 "--base-url", server.base_url], capture_output=True, text=True, timeout=300,
+                                env={**os.environ, "RUBRICFLOW_LOCK_WAIT_S": "1"})
         assert result.returncode == 2
-        assert "is locked by another process (DuckDB allows one writer)" in " ".join(result.stderr.split())
+        assert "is locked by another process (DuckDB allows one writer, or readers only) (waited 1 s" \
+            in " ".join(result.stderr.split())
         assert server.stats()["requests"] == 0
     finally:
         holder.stdin.close()
@@ -137,3 +167,26 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
     summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
     assert summary["skipped_cells"] == 20 and summary["judged_cells"] == 20
     invariants(corpus_warehouse, 40, 3)
+
+
+def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_warehouse, judge_server):
+    """Finding 9: two `score` commands on one warehouse judged the same cells (177 calls for 157)
+    and the loser's run stayed "running" forever. The second is refused before it plans."""
+    from rubricflow.rubrics.library import Library
+    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.warehouse import locks
+
+    server = judge_server("--latency-ms", "1000")  # the first run lasts ~20 s: longer than the second's start
+    command = [EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse), "--base-url", server.base_url,
+               "--max-in-flight", "2"]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    key = (corpus_warehouse, "c", Library().bundle("llm-slop").hash, JudgeConfig().judge_hash())
+    deadline = time.monotonic() + 120
+    while not locks.is_held(*key) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    second = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert first.poll() is None, "the first run ended before the second started: lengthen it"
+    assert second.returncode == 2 and "is already scoring corpus 'c'" in " ".join(second.stderr.split())
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    assert server.stats()["requests"] == 40  # every cell once
+    assert rows(corpus_warehouse, "SELECT status FROM runs") == [("completed",)]  # the refused run left no row

@@ -142,3 +142,26 @@ def test_profiles():
     assert profile_of(rubric(criteria=[], output={"constraints": [{"id": "c", "prefix": "X"}]})) == "constraint"
     detect = rubric(patterns=[{"id": "p", "regex": "x"}], criteria=[{"id": "a", "patterns": ["p"]}])
     assert profile_of(detect) == "detection"
+
+
+@pytest.mark.parametrize("path, patch", [
+    ("criteria.0.weight", {"criteria": [{"id": "a", "weight": float("inf")}]}),
+    ("criteria.0.pass_threshold", {"criteria": [{"id": "a", "pass_threshold": float("nan")}]}),
+    ("scoring.pass_threshold", {"criteria": [{"id": "a"}], "scoring": {"pass_threshold": float("inf")}}),
+    ("criteria.0.points", {"criteria": [{"id": "a", "points": float("-inf")}]}),
+])
+def test_non_finite_numbers_are_refused_with_their_field(path, patch):
+    """`weight: .inf` and `pass_threshold: .nan` used to compile (reliability pass, compiler finding)."""
+    from rubricflow.rubrics.documents import RubricImportError, rubric_from_data
+
+    with pytest.raises(RubricImportError, match=rf"field {path.replace('.', '[.]')}: Input should be a finite number"):
+        rubric_from_data({"metadata": {"id": "x"}, **patch}, "r.yaml")
+
+
+def test_a_rubric_whose_criteria_all_need_a_genre_is_refused():
+    """Texts of other genres would be calls about nothing: it crashed `score` or burned calls."""
+    bundle, issues = compile_rubric(rubric(criteria=[{"id": "a", "genre": ["news"]}, {"id": "b", "genre": ["sport"]}]))
+    assert bundle is None
+    assert [(i.code, i.path) for i in issues if i.severity == "error"] == [("E_EMPTY_CALL_UNIT", "criteria")]
+    ok, _ = compile_rubric(rubric(criteria=[{"id": "a", "genre": ["news"]}, {"id": "b"}]))
+    assert ok is not None

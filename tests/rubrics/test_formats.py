@@ -74,3 +74,24 @@ def test_non_utf8_file_is_refused(tmp_path):
     bad.write_bytes("metadata: {id: caf\xe9}\n".encode("latin-1"))
     with pytest.raises(RubricImportError, match="not UTF-8"):
         load_rubric(bad)
+
+
+def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path):
+    """A 206 KB YAML of aliases once expanded to 886 MB during `validate` (reliability pass)."""
+    import time
+
+    lines = ['metadata: {id: bomb}', 'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    started = time.monotonic()
+    with pytest.raises(RubricImportError, match="aliases expand it to more than 200,000 values"):
+        load_rubrics(bomb)
+    assert time.monotonic() - started < 2
+
+
+def test_a_recursive_yaml_document_is_refused(tmp_path):
+    path = tmp_path / "loop.yaml"
+    path.write_text("metadata: {id: loop}\ncriteria: &c [{id: a, examples: *c}]\n")
+    with pytest.raises(RubricImportError, match="refers to itself"):
+        load_rubrics(path)

@@ -5,7 +5,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from rubricflow.tasks.ingest import CorpusError, ingest_corpus
+from rubricflow.tasks.ingest import CorpusError, check_corpus_id, ingest_corpus
 
 
 def quarantined(report):
@@ -40,14 +40,44 @@ def test_jsonl_bad_rows_each_get_a_reason(tmp_path):
     assert table[1]["text_id"] == table[1]["sha256"][:16]
 
 
-def test_csv_with_embedded_newlines_and_short_rows(tmp_path):
+def test_csv_with_embedded_newlines_and_short_or_long_rows(tmp_path):
     src = tmp_path / "c.csv"
-    src.write_text('id,text,genre\n1,"line one\nline two",news\n2,"ok"\n3\n4,"four",x,extra\n', encoding="utf-8")
+    src.write_text('id,text,genre\n1,"line one\nline two",news\n2,"ok"\n3\n4,"four",x,extra\n5,five,\n', encoding="utf-8")
     report = ingest_corpus(src, tmp_path / "out")
     rows = pq.read_table(report.parquet).to_pylist()
-    assert [r["text_id"] for r in rows] == ["1", "2"] and rows[0]["text"] == "line one\nline two"
+    assert [r["text_id"] for r in rows] == ["1", "5"] and rows[0]["text"] == "line one\nline two"
     reasons = quarantined(report)
-    assert reasons[3] == "missing or empty text" and reasons[4].startswith("row has 4 fields, header has 3")
+    assert reasons[2] == "row has 2 fields, header has 3 (line 4)"  # short rows are not loaded half-empty
+    assert reasons[3] == "row has 1 field, header has 3 (line 5)"
+    assert reasons[4] == "row has 4 fields, header has 3 (line 6)"
+
+
+def test_a_csv_field_over_the_csv_modules_default_limit_is_read_whole(tmp_path):
+    long_text = "word " * 40_000  # 200,000 characters: over Python's 131,072-character default field limit
+    src = tmp_path / "c.csv"
+    src.write_text(f'id,text\n1,"{long_text}"\n2,short one\n3,"{long_text}x"\n', encoding="utf-8")
+    report = ingest_corpus(src, tmp_path / "out", max_chars=190_000)
+    assert [r["text_id"] for r in pq.read_table(report.parquet).to_pylist()] == ["2"]
+    reasons = quarantined(report)
+    assert set(reasons) == {1, 3} and all(r.startswith("text over the size cap (200") for r in reasons.values())
+    assert report.duplicates_identical == 0
+
+
+def test_broken_csv_quoting_is_quarantined_and_the_rows_after_it_are_read(tmp_path):
+    src = tmp_path / "c.csv"
+    src.write_text('id,text\n1,fine\n2,"bad"quote\n3,also fine\n', encoding="utf-8")
+    report = ingest_corpus(src, tmp_path / "out")
+    assert [r["text_id"] for r in pq.read_table(report.parquet).to_pylist()] == ["1", "3"]
+    assert quarantined(report)[2].startswith("malformed CSV on line 3")
+
+
+def test_an_unterminated_quote_quarantines_the_rest_of_the_file_by_name(tmp_path):
+    src = tmp_path / "c.csv"
+    src.write_text('id,text\n1,fine\n2,"never closed\n3,swallowed\n4,swallowed too\n', encoding="utf-8")
+    report = ingest_corpus(src, tmp_path / "out")
+    assert [r["text_id"] for r in pq.read_table(report.parquet).to_pylist()] == ["1"]
+    assert quarantined(report)[2] == ("malformed CSV: a quoted field opened on line 3 never closes; "
+                                      "line 3 to the end of the file was not read as rows")
 
 
 def test_parquet_and_folder_sources(tmp_path):
@@ -82,3 +112,29 @@ def test_missing_source_and_unknown_format(tmp_path):
     odd.write_text("x")
     with pytest.raises(CorpusError, match="unsupported corpus format"):
         ingest_corpus(odd, tmp_path / "out")
+
+
+def test_links_in_a_corpus_folder_are_not_followed(tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside the corpus")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "deep.txt").write_text("also outside")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("inside")
+    (folder / "link.txt").symlink_to(outside)
+    (folder / "linked-dir").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    report = ingest_corpus(folder, tmp_path / "out")
+    texts = pq.read_table(report.parquet).to_pylist()
+    assert [t["text"] for t in texts] == ["inside"]
+    assert list(quarantined(report).values()) == ["a symbolic link: not followed"]
+
+
+@pytest.mark.parametrize("corpus_id", ["../../x", "a/b", ".hidden", "", "x" * 200, "a..b", "sp ace"])
+def test_a_corpus_id_must_be_a_plain_name(corpus_id):
+    with pytest.raises(CorpusError, match="is not a name"):
+        check_corpus_id(corpus_id)
+
+
+def test_plain_corpus_ids_pass():
+    assert [check_corpus_id(c) for c in ("replies", "topical-chat", "v1.2_x")] == ["replies", "topical-chat", "v1.2_x"]

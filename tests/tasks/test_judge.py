@@ -106,3 +106,55 @@ def test_a_refusal_is_not_asked_again():
     [outcome], _, stats = judge_cells(faults("refusal", attempts=99))
     assert outcome.completion["error_kind"] == "refusal" and stats.requests == 1
     assert outcome.completion["raw_response"] == "I can't help with that."
+
+
+# Finding 3 of the reliability pass: one odd 200 answer used to fail the whole shard's gather.
+HOSTILE_OUTCOME = {
+    "deep_json": "failed", "usage_missing": "ok", "usage_null": "ok", "text_plain": "failed",
+    "message_null": "failed", "content_parts": "ok", "content_number": "failed", "echo_headers": "failed",
+}
+
+
+@pytest.mark.parametrize("fault", sorted(HOSTILE_OUTCOME))
+def test_a_hostile_answer_costs_its_own_cell_only(fault):
+    outcomes, _, stats = judge_cells(faults(fault, attempts=99), n=4, answer_retries=1)
+    assert len(outcomes) == 4  # every cell has its outcome: nothing raised out of the judge loop
+    for o in outcomes:
+        row = o.completion
+        assert row["status"] == HOSTILE_OUTCOME[fault], (fault, row["error_kind"], row["error"])
+        if row["status"] == "failed":
+            assert row["error_kind"] and row["error"] and all(r.reason for r in o.judgments)
+        else:
+            assert all(r.status == "scored" for r in o.judgments)
+    assert stats.faults[fault] >= 4
+
+
+def test_a_server_that_drips_bytes_cannot_outlast_the_timeout():
+    """A slow drip used to defeat --timeout (each read arrives in time, the answer never ends)."""
+    import time
+
+    started = time.monotonic()
+    [outcome], _, stats = judge_cells(faults("slow_drip", attempts=1), timeout_s=1.0)
+    assert outcome.completion["status"] == "ok" and outcome.completion["attempts"] == 2  # timed out, then answered
+    assert time.monotonic() - started < 15
+
+
+def test_a_catastrophic_pattern_cannot_hang_the_offline_judge():
+    """`(a+)+$` or `(a|aa)+$` against "aaaa...!" backtrack for hours in Python (RE2 runs them linearly):
+    it used to hang the offline judge and `rubric test` (reliability pass)."""
+    import time
+
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.model import Rubric
+    from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
+    from rubricflow.tasks import offline_judge
+
+    rubric = Rubric.model_validate({"metadata": {"id": "evil"}, "goal": "no runaway regex",
+                                    "patterns": [{"id": "evil", "regex": "(a+)+$"}, {"id": "worse", "regex": "(a|aa)+$"}],
+                                    "criteria": [{"id": "c", "patterns": ["evil", "worse"]}]})
+    compile_or_raise(rubric)
+    unit = call_units(rubric, "holistic")[0]
+    system = render_system_prompt(rubric, unit)
+    started = time.monotonic()
+    answer = offline_judge.judge(system, render_user_message("a" * 60 + "!", "", ""), output_schema(rubric, unit), 0.0, None)
+    assert time.monotonic() - started < 5 and "c" in answer["criteria"]

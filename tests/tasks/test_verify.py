@@ -70,3 +70,13 @@ def test_item_constraints_with_separator():
     rule = RUBRIC.output.constraints[0].model_copy(update={"prefix": "FIX:", "min_items": 3, "max_items": 3, "separator": ";"})
     assert check_constraint(rule, "FIX: a; b; c") is None
     assert check_constraint(rule, "FIX: a; b") == "2 items < 3"
+
+
+def test_an_empty_quote_verifies_nothing():
+    """An empty evidence string used to count as found in the text (reliability pass)."""
+    from rubricflow.tasks.verify import quotes_in_text
+
+    assert quotes_in_text(["", "the road budget"], "the council approved the road budget") is False
+    assert quotes_in_text(["   "], "anything") is False
+    assert quotes_in_text([], "anything") is None
+    assert quotes_in_text(["road  budget"], "the road\nbudget") is True

@@ -77,11 +77,17 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
         db.register_rubric(con, bundle)
         con.execute("INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, "
                     "now(), now(), NULL, NULL, NULL)", [bundle.hash])
-        con.executemany("INSERT INTO texts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", texts)
-        con.executemany("INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", judgment_rows)
+        con.executemany("INSERT INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", texts)
+        con.executemany("INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, "
+                        "sample, value, unit_score, rationale, evidence, evidence_verified, warnings, status, reason) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", judgment_rows)
         con.executemany("INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
                         "judge_hash, sample, declared_disqualifiers, attempts, status, created_at) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok', now())", completions)
+        for table in ("judgments", "completions"):  # each row judged the text's current version
+            con.execute(f"UPDATE {table} x SET text_sha256 = text_version(t.sha256, t.input, t.context, t.genre) "
+                        "FROM texts t WHERE t.corpus_id = x.corpus_id AND t.text_id = x.text_id")
         if hits:
             con.executemany("INSERT INTO pattern_hits VALUES (?, ?, ?, ?, ?, ?)", hits)
         got = {r[0]: r[1:] for r in con.execute(
@@ -99,7 +105,7 @@ def test_pattern_and_run_summary_views(tmp_path):
     bundle = compile_or_raise(Rubric.model_validate(BASE))
     with db.writer(tmp_path / "w.duckdb") as con:
         db.register_rubric(con, bundle)
-        con.executemany("INSERT INTO texts VALUES ('c', ?, ?, ?, NULL, NULL, NULL, NULL)",
+        con.executemany("INSERT INTO texts (corpus_id, text_id, sha256, text) VALUES ('c', ?, ?, ?)",
                         [("t1", "s1", "a forbidden word, forbidden twice"), ("t2", "s2", "clean"), ("t3", "s3", "forbidden")])
         from rubricflow.warehouse.steps import count_pattern_hits
         count_pattern_hits(con, "c", bundle)

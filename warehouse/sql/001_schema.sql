@@ -1,7 +1,9 @@
 -- rubricflow warehouse, schema version 1.
 -- Keys: a text is (corpus_id, text_id); a rubric version is its content hash; a judge setup is
--- its config hash; a work cell is cell_key = sha256 of (text_id, text sha, unit, rubric hash,
--- judge hash, sample). Every landing is idempotent by cell_key.
+-- its config hash; a work cell is cell_key = sha256 of (text_id, text version, unit, rubric hash,
+-- judge hash, sample), where the text version (text_version() in views.sql, stored as
+-- `text_sha256` in completions and judgments) covers everything the judge sees: the text, and its
+-- input, context and genre when it has them. Every landing is idempotent by cell_key.
 
 CREATE TABLE IF NOT EXISTS corpora (
     corpus_id      VARCHAR PRIMARY KEY,
@@ -120,7 +122,7 @@ CREATE TABLE IF NOT EXISTS completions (
     run_id            VARCHAR NOT NULL,
     corpus_id         VARCHAR NOT NULL,
     text_id           VARCHAR NOT NULL,
-    text_sha256       VARCHAR NOT NULL,
+    text_sha256       VARCHAR NOT NULL,  -- the text version judged (text_version() in views.sql)
     unit_id           VARCHAR NOT NULL,
     rubric_hash       VARCHAR NOT NULL,
     judge_hash        VARCHAR NOT NULL,
@@ -185,6 +187,13 @@ CREATE TABLE IF NOT EXISTS labels (
 );
 
 -- Columns added after schema version 1 (new warehouses get them here too: one code path).
+-- A text missing from its corpus's latest source is kept, marked removed, and no longer scored.
+ALTER TABLE texts ADD COLUMN IF NOT EXISTS removed_at TIMESTAMP;
+-- A judgment names the version of the text it judged (see text_version() in views.sql), so the
+-- views keep only judgments of each text's current version; older ones stay as history.
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS text_sha256 VARCHAR;
+UPDATE judgments SET text_sha256 = c.text_sha256
+FROM completions c WHERE judgments.text_sha256 IS NULL AND c.cell_key = judgments.cell_key;
 ALTER TABLE corpora ADD COLUMN IF NOT EXISTS source_sha256 VARCHAR;  -- what the nightly ingest last loaded
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS estimated_usd DOUBLE;       -- the pre-run estimate
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_usd DOUBLE;

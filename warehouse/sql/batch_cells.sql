@@ -3,6 +3,6 @@
 SELECT r.cell_key, r.text_id, r.text_sha256, r.unit_id, r.sample, t.text, t.input, t.context, t.genre
 FROM batch_requests r
 JOIN batches b USING (batch_id)
-JOIN texts t ON t.corpus_id = b.corpus_id AND t.text_id = r.text_id AND t.sha256 = r.text_sha256
+JOIN texts t ON t.corpus_id = b.corpus_id AND t.text_id = r.text_id AND text_version(t.sha256, t.input, t.context, t.genre) = r.text_sha256
 WHERE r.batch_id = $batch
 ORDER BY r.cell_key;

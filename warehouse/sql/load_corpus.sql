@@ -1,9 +1,15 @@
 -- Load an ingested corpus (normalised Parquet) into `texts`. A text whose id is already there is
--- replaced, so a changed text gets a new sha256 and therefore new work cells. Params: $corpus, $parquet.
-INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata)
-SELECT $corpus, text_id, sha256, text, input, context, genre, metadata::JSON
+-- replaced, so a changed text gets a new sha256 and therefore new work cells; a text the new source
+-- no longer holds is marked removed (kept as history, no longer scored). Params: $corpus, $parquet.
+INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata, removed_at)
+SELECT $corpus, text_id, sha256, text, input, context, genre, metadata::JSON, NULL
 FROM read_parquet($parquet);
 
 -- Pattern counts of a text's earlier version no longer apply.
 DELETE FROM pattern_hits h USING texts t
 WHERE h.corpus_id = $corpus AND t.corpus_id = h.corpus_id AND t.text_id = h.text_id AND t.sha256 <> h.text_sha256;
+
+-- The source is the corpus: texts it no longer holds are removed (and come back if it holds them again).
+UPDATE texts SET removed_at = current_timestamp
+WHERE corpus_id = $corpus AND removed_at IS NULL
+  AND text_id NOT IN (SELECT text_id FROM read_parquet($parquet));

@@ -1,17 +1,20 @@
 -- The work cells of a run that are not landed for good yet: resume and cache are this one anti-join.
 -- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
--- failures (retries exhausted) are planned again; cells waiting in a submitted batch are not. Needs the registered table plan_units(genre_key,
+-- failures (retries exhausted), unreachable endpoints, setup failures (a bad key or URL, fixed
+-- since) and calls the budget did not cover are planned again; cells waiting in a submitted batch are not. Needs the registered table plan_units(genre_key,
 -- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
 -- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size.
 CREATE OR REPLACE TEMP TABLE plan AS
 WITH cells AS (
-    SELECT sha256(concat_ws('|', t.text_id, t.sha256, u.unit_id, $rubric, $judge, s.sample)) AS cell_key,
-           t.text_id, t.sha256 AS text_sha256, u.unit_id, s.sample::INTEGER AS sample,
+    SELECT sha256(concat_ws('|', t.text_id, text_version(t.sha256, t.input, t.context, t.genre), u.unit_id,
+                            $rubric, $judge, s.sample)) AS cell_key,
+           t.text_id, text_version(t.sha256, t.input, t.context, t.genre) AS text_sha256, u.unit_id,
+           s.sample::INTEGER AS sample,
            t.text, t.input, t.context, t.genre
     FROM texts t
     JOIN plan_units u ON u.genre_key = CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END
     CROSS JOIN range($samples) s(sample)
-    WHERE t.corpus_id = $corpus
+    WHERE t.corpus_id = $corpus AND t.removed_at IS NULL
       AND NOT ($skip_disqualified AND EXISTS (
           SELECT 1 FROM pattern_hits h
           JOIN rubric_disqualifiers d ON d.rubric_hash = h.rubric_hash AND d.kind = 'pattern'
@@ -23,7 +26,7 @@ SELECT c.*, (row_number() OVER (ORDER BY c.text_id, c.unit_id, c.sample) - 1) //
 FROM cells c
 WHERE NOT EXISTS (
     SELECT 1 FROM completions p
-    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind <> 'transient'))
+    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind NOT IN ('transient', 'unreachable', 'setup', 'budget')))
   AND NOT EXISTS (  -- waiting in a batch an earlier run submitted: that run's batch is collected instead
     SELECT 1 FROM batch_requests r JOIN batches b USING (batch_id)
     WHERE r.cell_key = c.cell_key AND b.status = 'submitted');

@@ -4,6 +4,29 @@
 CREATE OR REPLACE VIEW judgment_sets AS
 SELECT DISTINCT corpus_id, rubric_hash, judge_hash FROM runs;
 
+-- What the judge sees of a text, as one digest: the text's sha256 alone when it has no input,
+-- context or genre (so plain texts keep the cell keys they always had), else a digest of all four.
+CREATE OR REPLACE MACRO text_version(sha, input, context, genre) AS
+    CASE WHEN input IS NULL AND context IS NULL AND genre IS NULL THEN sha
+         ELSE sha256(concat_ws(chr(31), sha, 'input:' || coalesce(input, chr(0)),
+                               'context:' || coalesce(context, chr(0)), 'genre:' || coalesce(genre, chr(0))))
+    END;
+
+-- The texts of each corpus as they are now (removed texts left out), with their version.
+CREATE OR REPLACE VIEW current_texts AS
+SELECT corpus_id, text_id, text_version(sha256, input, context, genre) AS version, genre
+FROM texts WHERE removed_at IS NULL;
+
+-- Judgments and completions of each text's current version only: a changed text, input, context
+-- or genre leaves the older judgments in the tables (history) but out of every view.
+CREATE OR REPLACE VIEW current_judgments AS
+SELECT j.* FROM judgments j
+JOIN current_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256;
+
+CREATE OR REPLACE VIEW current_completions AS
+SELECT c.* FROM completions c
+JOIN current_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
+
 -- One row per text and judged criterion: the mean unit score over the scored samples.
 -- (Joining the small criteria table before aggregating is faster than after, at 10M rows.)
 CREATE OR REPLACE VIEW criterion_scores AS
@@ -13,7 +36,7 @@ SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
        avg(j.unit_score) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
        min(j.unit_score) AS unit_min, max(j.unit_score) AS unit_max,
        avg(j.unit_score) >= c.pass_threshold AS passed
-FROM judgments j
+FROM current_judgments j
 JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
 GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
          c.weight, c.importance, c.pass_threshold, c.points;
@@ -28,7 +51,7 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
     -- warehouse of flat rubrics costs nothing here)
     SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
            avg(j.unit_score), avg(j.unit_score) >= c.pass_threshold
-    FROM judgments j
+    FROM current_judgments j
     JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND NOT r.is_flat
     JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
     GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id, c.pass_threshold
@@ -76,13 +99,14 @@ criterion_dq AS (
 SELECT s.corpus_id, s.rubric_hash, s.judge_hash, h.text_id, d.disqualifier_id, 'pattern' AS kind,
        h.pattern_id AS detail
 FROM pattern_hits h
+JOIN texts t ON t.corpus_id = h.corpus_id AND t.text_id = h.text_id AND t.sha256 = h.text_sha256 AND t.removed_at IS NULL
 JOIN pattern_dq d ON d.rubric_hash = h.rubric_hash AND d.pattern_id = h.pattern_id
 JOIN judgment_sets s ON s.corpus_id = h.corpus_id AND s.rubric_hash = h.rubric_hash
 WHERE h.hits > 0
 UNION ALL
 SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, 'criterion',
        d.criterion_id || '=' || round(avg(j.unit_score), 4)
-FROM judgments j
+FROM current_judgments j
 JOIN criterion_dq d ON d.rubric_hash = j.rubric_hash AND d.criterion_id = j.criterion_id
 GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, d.criterion_id, d.threshold
 HAVING avg(j.unit_score) <= d.threshold
@@ -90,7 +114,7 @@ UNION ALL
 SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, d.disqualifier_id, 'judge',
        string_agg(DISTINCT c.unit_id, ',')
 FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(declared_disqualifiers) AS disqualifier_id
-      FROM completions WHERE len(declared_disqualifiers) > 0) c
+      FROM current_completions WHERE len(declared_disqualifiers) > 0) c
 JOIN rubric_disqualifiers d ON d.rubric_hash = c.rubric_hash AND d.kind = 'judge' AND d.disqualifier_id = c.disqualifier_id
 GROUP BY ALL;
 
@@ -113,7 +137,7 @@ planned AS (  -- active criteria per genre (genre-less criteria apply to every t
     SELECT g.corpus_id, g.rubric_hash, g.judge_hash, g.genre_key, count(*) AS planned_criteria,
            count(*) FILTER (WHERE c.importance = 'essential') AS essentials
     FROM (SELECT DISTINCT s.corpus_id, s.rubric_hash, s.judge_hash, coalesce(t.genre, '') AS genre_key
-          FROM judgment_sets s JOIN texts t ON t.corpus_id = s.corpus_id) g
+          FROM judgment_sets s JOIN texts t ON t.corpus_id = s.corpus_id AND t.removed_at IS NULL) g
     JOIN criteria c ON c.rubric_hash = g.rubric_hash AND (len(c.genre) = 0 OR list_contains(c.genre, g.genre_key))
     GROUP BY ALL
 ),
@@ -141,7 +165,7 @@ scored AS (
                 ELSE r.value END AS root_value,
            rb.invert
     FROM judgment_sets s
-    JOIN texts t ON t.corpus_id = s.corpus_id
+    JOIN texts t ON t.corpus_id = s.corpus_id AND t.removed_at IS NULL
     JOIN rubrics rb ON rb.rubric_hash = s.rubric_hash
     JOIN planned p ON p.corpus_id = s.corpus_id AND p.rubric_hash = s.rubric_hash AND p.judge_hash = s.judge_hash
      AND p.genre_key = coalesce(t.genre, '')
@@ -185,7 +209,8 @@ SELECT corpus_id, rubric_hash, pattern_id,
        count(*) FILTER (WHERE hits > 0) / count(*) AS hit_rate
 FROM pattern_hits GROUP BY ALL;
 
--- One row per run: work done, failures by kind, tokens, latency, coverage.
+-- One row per run: work done, failures by kind, tokens, latency, coverage (the judgment set's cells
+-- scored for the current texts / the cells the run planned, at most 1).
 CREATE OR REPLACE VIEW run_summary AS
 WITH c AS (
     SELECT run_id, count(*) AS landed_cells,
@@ -205,6 +230,10 @@ j AS (
     SELECT run_id, count(*) FILTER (WHERE status = 'scored') AS scored_judgments,
            count(*) FILTER (WHERE status = 'unscored') AS unscored_judgments
     FROM judgments GROUP BY run_id
+),
+ok AS (  -- coverage counts the cells of each judgment set scored for the texts as they are now
+    SELECT corpus_id, rubric_hash, judge_hash, count(*) AS ok_cells
+    FROM current_completions WHERE status = 'ok' GROUP BY ALL
 )
 SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, r.status,
        r.planned_cells, r.skipped_cells,
@@ -216,8 +245,9 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        c.latency_p50_ms, c.latency_p95_ms,
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
-       (r.skipped_cells + coalesce(c.landed_cells, 0)) / nullif(r.planned_cells, 0) AS coverage
-FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);
+       least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage
+FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id)
+LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
 -- Cost per run at the prices in model_prices (NULL for a model without a price).
 CREATE OR REPLACE VIEW run_costs AS

@@ -1,0 +1,41 @@
+"""Keep secrets out of everything rubricflow stores: the API key is read from the environment
+only, and any text that came back from an endpoint or an exception (raw answers, errors,
+rationales, run messages) is scrubbed of it, and of anything shaped like a credential, before
+it is landed. An endpoint that echoes the request's Authorization header stores "[redacted]"."""
+
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import urlsplit
+
+REDACTED = "[redacted]"
+_CREDENTIALS = [
+    re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"),  # an Authorization header's value
+    re.compile(r"(?i)\b(api[-_]?key|x-api-key|authorization|access[-_]?token|secret)([\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{6,}"),
+    re.compile(r"()()\bsk-[A-Za-z0-9_-]{8,}"),  # OpenAI-style keys
+]
+CREDENTIAL_QUERY_KEYS = {"key", "api_key", "api-key", "apikey", "token", "access_token", "secret", "sig", "signature"}
+
+
+def scrub(text: str | None) -> str | None:
+    """`text` with the configured API key and credential-shaped strings replaced by [redacted]."""
+    if not text:
+        return text
+    key = os.environ.get("OPENAI_API_KEY") or ""
+    if len(key) >= 6:
+        text = text.replace(key, REDACTED)
+    for pattern in _CREDENTIALS:
+        text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return text
+
+
+def url_credentials(url: str) -> list[str]:
+    """What in a URL would be a secret if stored: a user or password, or a token in the query."""
+    parts = urlsplit(url)
+    found = ["user:password" if parts.password else "user"] if parts.username else []
+    for pair in filter(None, parts.query.split("&")):
+        name = pair.split("=", 1)[0].lower()
+        if name in CREDENTIAL_QUERY_KEYS:
+            found.append(f"query parameter {name!r}")
+    return found

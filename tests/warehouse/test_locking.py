@@ -1,0 +1,82 @@
+"""Concurrent access (finding 9 of the reliability pass): a writer waits for a reader's hold
+instead of failing, the same work cannot run twice at once, and a run whose process died is
+recognised as stale."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rubricflow.warehouse import db, locks, steps
+
+HOLD = ("import duckdb, sys, time; c = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == 'r'); "
+        "print('held', flush=True); time.sleep(float(sys.argv[3]))")
+
+
+def hold(path, mode: str, seconds: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), mode, str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+@pytest.fixture
+def warehouse(tmp_path):
+    path = tmp_path / "w.duckdb"
+    with db.writer(path):
+        pass
+    return path
+
+
+def test_a_writer_waits_for_a_reader_instead_of_failing(warehouse, monkeypatch):
+    monkeypatch.setenv("RUBRICFLOW_LOCK_WAIT_S", "30")
+    reader = hold(warehouse, "r", 1.5)
+    started = time.monotonic()
+    with db.writer(warehouse) as con:
+        con.execute("INSERT INTO labels VALUES ('c', 't', 'x', 'human', 1.0, NULL)")
+    assert time.monotonic() - started >= 0.5  # it waited for the reader, then wrote
+    reader.wait(timeout=30)
+
+
+def test_a_hold_longer_than_the_wait_is_a_clear_transient_error(warehouse, monkeypatch):
+    monkeypatch.setenv("RUBRICFLOW_LOCK_WAIT_S", "0.5")
+    holder = hold(warehouse, "w", 5)
+    try:
+        with pytest.raises(db.WarehouseLocked, match=r"locked by another process .*waited 0.5 s") as caught:
+            with db.writer(warehouse):
+                pass
+        assert caught.value.transient and caught.value.exit_code == 2
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_same_work_cannot_run_twice_at_once(tmp_path):
+    w = tmp_path / "w.duckdb"
+    with locks.run_lock(w, "c", "r1", "j1", "run-a"):
+        assert locks.is_held(w, "c", "r1", "j1")
+        with pytest.raises(locks.RunInProgress, match=r"run run-a \(pid \d+\) is already scoring corpus 'c'"):
+            with locks.run_lock(w, "c", "r1", "j1", "run-b"):
+                pass
+        with locks.run_lock(w, "c", "r2", "j1", "run-c"):  # another rubric version is other work
+            pass
+    assert not locks.is_held(w, "c", "r1", "j1")
+
+
+def test_a_run_whose_process_died_is_closed_as_interrupted(warehouse, tmp_path):
+    code = ("import sys, time; from rubricflow.warehouse.locks import run_lock; "
+            "cm = run_lock(sys.argv[1], 'c', 'r', 'j', 'dead'); cm.__enter__(); print('locked', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(warehouse)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    with db.writer(warehouse) as con:
+        for run_id, rubric in (("dead", "r"), ("alive", "r2")):
+            con.execute("INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, "
+                        "parameters, status, started_at) VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'running', now())",
+                        [run_id, rubric])
+        with locks.run_lock(warehouse, "c", "r2", "j", "alive"):
+            assert steps.close_stale_runs(con, warehouse) == []  # both processes live
+            proc.kill()
+            proc.wait()
+            assert steps.close_stale_runs(con, warehouse) == ["dead"]
+        status = dict(con.execute("SELECT run_id, status FROM runs").fetchall())
+    assert status == {"dead": "interrupted", "alive": "running"}

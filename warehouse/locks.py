@@ -1,0 +1,77 @@
+"""One scoring run at a time per (corpus, rubric version, judge) on a warehouse: an advisory file
+lock (flock) that the run's process holds from planning to finish. A second run of the same work
+is refused at once, before it plans anything, instead of judging the same cells twice; a run
+whose process died (kill -9, a full disk, a lost machine) leaves its lock free, which is how the
+next run recognises its stale "running" row and closes it as interrupted.
+
+Locks live beside the warehouse (`runs/locks/`), so runs on one machine, or on machines sharing
+that folder over a filesystem that honours flock, see each other.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from rubricflow.errors import TransientError
+
+
+class RunInProgress(TransientError):
+    """Another live process is running the same corpus, rubric version and judge."""
+
+
+def lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> Path:
+    warehouse_path = Path(warehouse_path)
+    key = hashlib.sha256(f"{warehouse_path.name}|{corpus_id}|{rubric_hash}|{judge_hash}".encode()).hexdigest()[:24]
+    return warehouse_path.parent / "runs" / "locks" / f"{key}.lock"
+
+
+@contextmanager
+def run_lock(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str,
+             run_id: str) -> Iterator[None]:
+    """Hold the work's lock for the block; RunInProgress names the run that holds it."""
+    path = lock_path(warehouse_path, corpus_id, rubric_hash, judge_hash)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise RunInProgress(
+            f"run {holder.get('run_id', '?')} (pid {holder.get('pid', '?')}) is already scoring corpus {corpus_id!r} "
+            f"with this rubric version and judge on {warehouse_path}; wait for it to finish (running both would judge "
+            "the same cells twice)") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"run_id": run_id, "pid": os.getpid()}).encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def is_held(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> bool:
+    """Whether a live process holds the work's lock (this process's own hold counts as held)."""
+    path = lock_path(warehouse_path, corpus_id, rubric_hash, judge_hash)
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _holder(fd: int) -> dict:
+    try:
+        return json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except ValueError:
+        return {}

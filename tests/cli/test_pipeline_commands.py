@@ -50,6 +50,8 @@ def test_query_formats_and_read_only(demo_dir):
         refused = run("query", statement, *w, cwd=cwd)
         assert refused.returncode == 1 and "read-only" in refused.stderr.replace("\n", " ")
     assert "22" in run("query", "SELECT count(*) FROM texts", *w, cwd=cwd).stdout
+    lists = run("query", "SELECT text_id, evidence FROM judgments ORDER BY text_id LIMIT 1", "-f", "csv", *w, cwd=cwd)
+    assert lists.returncode == 0 and lists.stdout.splitlines()[1].startswith('doc-001,"[')  # list columns as JSON
 
 
 def test_runs_and_show(demo_dir):
@@ -70,7 +72,8 @@ def test_runs_and_show(demo_dir):
 ])
 def test_errors_name_the_problem(tmp_path, args, message):
     result = run(*args, cwd=tmp_path, env={"OPENAI_BASE_URL": ""})
-    assert result.returncode != 0 and message in result.stderr.replace("\n", " ")
+    assert result.returncode == 2 and message in result.stderr.replace("\n", " ")
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 3  # one error, said once
 
 
 def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
@@ -81,6 +84,10 @@ def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
     bad_corpus = run("score", "-c", "nope", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1",
                      "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert bad_corpus.returncode == 2 and "no corpus 'nope'" in bad_corpus.stderr
+    # an error raised inside the flow is one line, not Prefect's 60 lines of traceback
+    assert "Traceback" not in bad_corpus.stderr and "Task run failed" not in bad_corpus.stderr
+    assert "Traceback" in run("--debug", "score", "-c", "nope", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1",
+                              "-w", "warehouse/demo/demo.duckdb", cwd=cwd).stderr
 
 
 def test_demo_never_deletes_what_it_did_not_create(tmp_path):

@@ -7,12 +7,15 @@ import hashlib
 import json
 import os
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rubricflow.rubrics.render import Strategy
 from rubricflow.tasks.secrets import url_credentials
 
+REMOTE_TIMEOUT_S = 60.0
+LOCAL_TIMEOUT_S = 300.0  # a small local model on a CPU can take minutes for a long rubric
 PROMPT_FORMAT = 1  # bump when rendering changes what the judge sees
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
@@ -27,8 +30,13 @@ class JudgeConfig(BaseModel):
     temperature: float = 0.0
     seed: int | None = None
     max_tokens: int = Field(default=1024, ge=16)
-    output_mode: Literal["auto", "json_schema", "tools", "text"] = "auto"
-    timeout_s: float = Field(default=60.0, gt=0)
+    output_mode: Literal["auto", "json_schema", "json_object", "tools", "text"] = "auto"
+    """How the answer's structure is asked for; auto starts at json_schema and falls back per run."""
+    system_prompt: Literal["auto", "system", "user"] = "auto"
+    """Where the rubric goes: the system message, the user turn, or auto (a one-time check per run
+    moves it to the user turn when the server's chat template drops system messages)."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Seconds for a whole answer; default 60, or 300 for an endpoint on this machine (local models are slow)."""
     max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
     answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
     retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
@@ -68,6 +76,12 @@ class JudgeConfig(BaseModel):
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    def resolved_timeout_s(self) -> float:
+        if self.timeout_s is not None:
+            return self.timeout_s
+        host = urlsplit(self.resolved_base_url() or "").hostname or ""
+        return LOCAL_TIMEOUT_S if host in ("127.0.0.1", "localhost", "::1") else REMOTE_TIMEOUT_S
 
 
 def api_key() -> str:

@@ -177,8 +177,10 @@ def ingest_corpus(
     out_dir: str | Path,
     text_field: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    limit: int | None = None,
 ) -> IngestReport:
-    """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically."""
+    """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
+    With `limit`, only the source's first `limit` rows are read."""
     source, out_dir = Path(source), Path(out_dir)
     if not source.exists():
         raise CorpusError(f"{source}: no such file or folder")
@@ -187,7 +189,7 @@ def ingest_corpus(
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
     tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
     try:
-        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars)
+        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit)
     except BaseException:
         tmp_parquet.unlink(missing_ok=True)
         tmp_quarantine.unlink(missing_ok=True)
@@ -202,7 +204,7 @@ def ingest_corpus(
 
 
 def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine: Path,
-           text_field: str | None, max_chars: int) -> None:
+           text_field: str | None, max_chars: int, limit: int | None = None) -> None:
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
     column_checked = False
@@ -215,6 +217,8 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
         for number, record, error in _records(source):
+            if limit is not None and number > limit:
+                break
             if error:
                 reject(number, error, (record or {}).get("text_id"))
                 continue

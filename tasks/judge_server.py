@@ -43,7 +43,10 @@ class ServerConfig:
     faults: tuple[str, ...] = TRANSIENT_FAULTS
     fault_attempts: int = 1  # how many attempts of a faulty request fail
     stall_s: float = 3.0  # how long a `timeout` fault stalls before answering
-    supports: str = "json_schema"  # json_schema | tools | text: the richest output mode it accepts
+    supports: str = "json_schema"  # json_schema | json_object | tools | text: the richest output mode it accepts
+    refusal_status: int = 400  # how it refuses a richer mode (llama.cpp's Python server says 500)
+    drop_system: bool = False  # a chat template without a system role: system messages are dropped
+    slots: int = 0  # answers at most this many requests at once, the others queue (0: no limit)
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
 
@@ -51,6 +54,8 @@ class ServerConfig:
 @dataclass
 class Stats:
     requests: int = 0
+    probes: int = 0  # rubricflow's delivery checks (counted apart, so `requests` counts judge calls)
+    peak_in_flight: int = 0
     answered: int = 0
     rate_limited: int = 0
     faults: Counter = field(default_factory=Counter)
@@ -68,6 +73,9 @@ class JudgeServer:
         self.rate = (config.rpm or 0) / 60.0
         self.capacity = max(1.0, self.rate)  # one second of burst
         self.batches = BatchStore(config.batch, self.answer)
+        self.slots = asyncio.Semaphore(config.slots) if config.slots else None
+        self.last_system: str | None = None  # a one-entry prefix cache, like one llama.cpp slot
+        self.in_flight = 0
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -108,6 +116,36 @@ class JudgeServer:
         return (1 - self.level) / self.rate
 
     async def chat(self, raw: bytes, send, headers: list | None = None) -> None:
+        if self.slots is None:
+            return await self._chat(raw, send, headers)
+        async with self.slots:  # one model, N slots: the rest wait in the server's queue
+            return await self._chat(raw, send, headers)
+
+    async def _chat(self, raw: bytes, send, headers: list | None = None) -> None:
+        self.in_flight += 1
+        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.in_flight)
+        try:
+            return await self._answer_chat(raw, send, headers)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer_chat(self, raw: bytes, send, headers: list | None = None) -> None:
+        if self.config.drop_system:  # what a template without a system role does to the request
+            try:
+                body = json.loads(raw)
+                body["messages"] = [m for m in body.get("messages", []) if m.get("role") != "system"]
+                raw = json.dumps(body).encode()
+            except (ValueError, TypeError, AttributeError):
+                pass
+        if b"rubricflow delivery check" in raw:
+            self.stats.probes += 1
+            body = json.loads(raw)
+            tokens = sum(token_count(m.get("content") or "") for m in body.get("messages", []))
+            return await _json(send, 200, {"id": "probe", "object": "chat.completion", "created": int(time.time()),
+                                           "model": self.config.model, "choices": [{"index": 0, "finish_reason": "length",
+                                           "message": {"role": "assistant", "content": "OK"}}],
+                                           "usage": {"prompt_tokens": tokens, "completion_tokens": 1,
+                                                     "total_tokens": tokens + 1}})
         self.stats.requests += 1
         if self.config.api_key is not None and \
                 dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode():
@@ -126,7 +164,7 @@ class JudgeServer:
         schema, mode = offline_judge.request_schema(body)
         refused = self._unsupported(body)
         if refused:
-            return await _json(send, 400, _error(refused))
+            return await _json(send, self.config.refusal_status, _error(refused))
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
         key = offline_judge.request_key(body)
@@ -159,11 +197,17 @@ class JudgeServer:
         """The completion for one chat request body (online, or one line of a batch)."""
         messages = body.get("messages", [])
         schema, mode = offline_judge.request_schema(body)
-        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
         user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
+        prompt_tokens = token_count(system or "") + token_count(user)
+        cached = token_count(system) if system and system == self.last_system else 0  # the prefix seen last time
+        self.last_system = system
+        system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
         answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"))
-        return self._completion(body, key or offline_judge.request_key(body), answer, mode, fault,
-                                token_count(system) + token_count(user))
+        response = self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens)
+        if isinstance(response.get("usage"), dict) and "prompt_tokens" in response["usage"]:
+            response["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+        return response
 
     async def batch_route(self, method: str, path: str, headers: dict, body: bytes, send) -> None:
         parts = path.split("/")  # ['', 'v1', 'files' | 'batches', id?, 'content'?]
@@ -184,8 +228,9 @@ class JudgeServer:
     def _unsupported(self, body: dict) -> str | None:
         supports = self.config.supports
         fmt = (body.get("response_format") or {}).get("type")
-        if fmt == "json_schema" and supports != "json_schema":
-            return "response_format json_schema is not supported by this endpoint"
+        order = ("json_schema", "json_object", "tools", "text")
+        if fmt in ("json_schema", "json_object") and order.index(fmt) < order.index(supports):
+            return f"response_format: Input should be 'text' or 'json_object', got {fmt!r} (not supported by this endpoint)"
         if body.get("tools") and supports == "text":
             return "tools are not supported by this endpoint"
         return None

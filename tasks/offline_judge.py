@@ -158,10 +158,15 @@ def request_schema(body: dict) -> tuple[dict, str]:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         return fmt["json_schema"]["schema"], "json_schema"
+    if fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict):
+        return fmt["schema"], "json_object"
     for tool in body.get("tools") or []:
         return tool["function"]["parameters"], "tools"
-    system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
-    m = re.search(r"JSON Schema of the answer:\n(\{.*\})\s*$", system, re.S)
+    messages = body.get("messages", [])
+    system = next((m["content"] for m in messages if m.get("role") == "system"), None)
+    if system is None:  # the rubric came in the user turn
+        system = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    m = re.search(r"JSON Schema of the answer:\n(\{[^\n]*\})", system)
     return (json.loads(m.group(1)) if m else {}), "text"
 
 

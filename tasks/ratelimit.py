@@ -40,6 +40,45 @@ class TokenBucket:
                 await self.sleep(-self.level / self.rate)
 
 
+class AdaptiveConcurrency:
+    """Calls in flight, adjusted to what the server can take (AIMD, as TCP does): the limit starts
+    small and doubles while answers come back fine (slow start), then grows by one per round; it is
+    cut by half on a sign of overload (a timeout, 429, 503) and by 30% when latency grows with the
+    number of calls in flight, which is how a server that queues (a local model answering one
+    request at a time) looks. `ceiling` is --max-in-flight."""
+
+    def __init__(self, ceiling: int, start: int = 8):
+        self.ceiling = ceiling
+        self.limit = float(min(ceiling, start))
+        self.threshold = float(ceiling)  # end of slow start
+        self.active = 0
+        self.fastest: float | None = None  # the quickest answer seen: the server's own time, unqueued
+        self._changed = asyncio.Condition()
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns how many calls were in flight with this one."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.active < max(1, int(self.limit)))
+            self.active += 1
+            return self.active
+
+    async def release(self, latency_s: float | None, in_flight: int, overloaded: bool) -> None:
+        async with self._changed:
+            self.active -= 1
+            if overloaded:
+                self.threshold = self.limit = max(1.0, self.limit / 2)
+            elif latency_s is not None:
+                self.fastest = latency_s if self.fastest is None else min(self.fastest, latency_s)
+                queued = in_flight >= 2 and latency_s > 0.6 * in_flight * self.fastest + 0.05
+                if queued:  # latency in proportion to the calls in flight: they wait in the server's queue
+                    self.threshold = self.limit = max(1.0, self.limit * 0.7)
+                elif self.limit < self.threshold:
+                    self.limit = min(self.ceiling, self.limit + 1)
+                else:
+                    self.limit = min(self.ceiling, self.limit + 1 / self.limit)
+            self._changed.notify_all()
+
+
 class RateLimiter:
     """All three limits together; `None` means unlimited."""
 
@@ -52,18 +91,32 @@ class RateLimiter:
             return LeasedBucket(SharedQuota(shared / f"{name}.json", per_minute)) if shared else TokenBucket(per_minute)
         self.requests = bucket(rpm, "requests")
         self.tokens = bucket(tpm, "tokens")
-        self.in_flight = asyncio.Semaphore(max_in_flight)
+        self.concurrency = AdaptiveConcurrency(max_in_flight)
 
-    async def __aenter__(self) -> "RateLimiter":
-        await self.in_flight.acquire()
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        self.in_flight.release()
+    def slot(self) -> "Slot":
+        """`async with limiter.slot() as slot:` around one request; tell it how the call went."""
+        return Slot(self.concurrency)
 
     async def admit(self, estimated_tokens: int) -> None:
-        """Call inside `async with limiter:` before each request (each retry too)."""
+        """Call inside a slot before each request (each retry too)."""
         if self.requests:
             await self.requests.take(1)
         if self.tokens:
             await self.tokens.take(estimated_tokens)
+
+
+class Slot:
+    """One call's place in flight: records its latency, or that the server was overloaded."""
+
+    def __init__(self, concurrency: AdaptiveConcurrency):
+        self.concurrency = concurrency
+        self.latency_s: float | None = None
+        self.overloaded = False
+        self.in_flight = 0
+
+    async def __aenter__(self) -> "Slot":
+        self.in_flight = await self.concurrency.acquire()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.concurrency.release(self.latency_s, self.in_flight, self.overloaded)

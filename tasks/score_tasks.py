@@ -13,7 +13,7 @@ from prefect.cache_policies import NO_CACHE
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.costs import Estimate, estimate_cost, price_of, price_table
+from rubricflow.tasks.costs import Estimate, PriceError, estimate_cost, price_of, price_table
 from rubricflow.tasks.judge import Outcome
 from rubricflow.tasks.progress import notify
 from rubricflow.tasks.shard import ShardResult, run_shard
@@ -28,6 +28,10 @@ def run_dir(warehouse_path: Path, run_id: str) -> Path:
 def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str, config: JudgeConfig,
                 run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int, Estimate]:
     path = Path(warehouse_path)
+    if config.budget_usd is not None and price_of(config.model, price_table(config.prices)) is None:
+        raise PriceError(f"--budget needs a price for model {config.model!r}, and neither the built-in table nor "
+                         "--prices / $RUBRICFLOW_PRICES has one: add it (USD per 1M tokens: {model: {input: ..., "
+                         "output: ...}}) or run without --budget")
     with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")

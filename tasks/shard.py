@@ -83,10 +83,10 @@ class Worker:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
-        key = (config.resolved_base_url(), config.timeout_s, api_key())  # a fixed key gets a new client
+        key = (config.resolved_base_url(), config.resolved_timeout_s(), api_key())  # a fixed key gets a new client
         if key not in self.clients:
-            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=key[2], max_retries=0, timeout=config.timeout_s,
-                                            http_client=DefaultAioHttpClient(timeout=config.timeout_s))
+            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=key[2], max_retries=0, timeout=key[1],
+                                            http_client=DefaultAioHttpClient(timeout=key[1]))
         return self.clients[key]
 
     def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str,

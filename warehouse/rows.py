@@ -13,8 +13,8 @@ COMPLETION = pa.schema([
     ("cell_key", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()), ("text_id", pa.string()),
     ("text_sha256", pa.string()), ("unit_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()),
     ("sample", pa.int32()), ("model", pa.string()), ("system_fingerprint", pa.string()), ("response_id", pa.string()),
-    ("output_mode", pa.string()), ("raw_response", pa.string()), ("finish_reason", pa.string()),
-    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("latency_ms", pa.float64()),
+    ("output_mode", pa.string()), ("prompt_layout", pa.string()), ("raw_response", pa.string()), ("finish_reason", pa.string()),
+    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("cached_tokens", pa.int64()), ("latency_ms", pa.float64()),
     ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
     ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
 ])

@@ -23,6 +23,10 @@ err = Console(stderr=True)
 
 WarehouseOpt = typer.Option(None, "--warehouse", "-w",
                             help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb).")
+OutputModeOpt = typer.Option("auto", help="How the answer's structure is asked for: auto (json_schema, then the "
+                             "next mode each refusal allows), json_schema, json_object, tools or text.")
+SystemPromptOpt = typer.Option("auto", help="Where the rubric goes: auto (checked once per run: a server that drops "
+                               "system messages gets it in the user turn), system or user.")
 
 
 def debugging() -> bool:

@@ -12,6 +12,8 @@ from rich.markup import escape
 from rubricflow.errors import InputError
 
 from .common import (
+    OutputModeOpt,
+    SystemPromptOpt,
     WarehouseOpt,
     clip,
     err,
@@ -38,6 +40,7 @@ def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id.")
             top: int = typer.Option(10, help="How many of the texts that moved most to list."),
             json_out: Optional[Path] = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
             report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
+            output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
             warehouse: Optional[Path] = WarehouseOpt) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
@@ -49,7 +52,8 @@ def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id.")
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare "
                          "landed judgments")
-    judges = [judge_settings(side_model, base_url, strategy=strategy, samples=samples)
+    judges = [judge_settings(side_model, base_url, strategy=strategy, samples=samples, output_mode=output_mode,
+                             system_prompt=system_prompt)
               for side_model in (model_a or model, model_b or model)]
     from .progress import scoring_progress
 

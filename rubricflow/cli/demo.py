@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from rubricflow.errors import InputError
 
@@ -45,21 +47,33 @@ def sample_corpus() -> Path:
 
 def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
                                         help="The demo's warehouse, in a folder of its own."),
-         fresh: bool = typer.Option(True, help="Start from an empty demo warehouse (only ever the demo's own files).")) -> None:
-    """The whole job offline: start the offline judge, ingest the sample corpus, score it with two
-    built-in rubrics, and print summary tables read from the warehouse."""
+         fresh: bool = typer.Option(True, help="Start from an empty demo warehouse (only ever the demo's own files)."),
+         local_model: bool = typer.Option(False, "--local-model", help="Judge with a real model on this machine "
+                                          "(Gemma 3 270M through llama.cpp; needs the `local` extra)."),
+         texts: Optional[int] = typer.Option(None, min=1, help="Only the sample corpus's first N texts.")) -> None:
+    """The whole job: ingest the sample corpus, score it with two built-in rubrics, and print
+    summary tables read from the warehouse. Judged by the OFFLINE judge (a deterministic stand-in),
+    or with --local-model by a real small model served on 127.0.0.1."""
     from rubricflow.flows.ingest import ingest_flow
+    from rubricflow.tasks.judge_server import RunningServer
+    from rubricflow.tasks.local_model import MODEL_ALIAS, MODEL_SOURCE, LocalModelServer, model_file
 
     quiet_flow_errors()
-    from rubricflow.tasks.judge_server import RunningServer
-
     prepare_folder(warehouse, fresh)
-    out.print("[bold]rubricflow demo[/]: judging with the OFFLINE judge, a deterministic stand-in (no model, no network)")
-    with RunningServer() as server:
-        out.print(f"offline judge on {server.base_url}")
-        print_ingest(ingest_flow(str(sample_corpus()), str(warehouse), "demo"))
+    if local_model:
+        out.print(f"[bold]rubricflow demo[/]: judging with a REAL local model: {escape(MODEL_SOURCE)}")
+        out.print(f"model file: {escape(str(model_file()))}; served by llama.cpp on 127.0.0.1 "
+                  f"(log: {escape(str(warehouse.parent / 'llama-server.log'))}); about 10 s a call on two cores")
+        server_cm, judge = LocalModelServer(log=warehouse.parent / "llama-server.log"), {"model": MODEL_ALIAS}
+    else:
+        out.print("[bold]rubricflow demo[/]: judging with the OFFLINE judge, a deterministic stand-in "
+                  "(no model, no network)")
+        server_cm, judge = RunningServer(), {}
+    with server_cm as server:
+        out.print(f"judge endpoint {server.base_url}")
+        print_ingest(ingest_flow(str(sample_corpus()), str(warehouse), "demo", limit=texts))
         for rubric in DEMO_RUBRICS:
-            summary = run_score("demo", rubric, warehouse, {"base_url": server.base_url})
+            summary = run_score("demo", rubric, warehouse, {**judge, "base_url": server.base_url})
             print_run(warehouse, summary["run_id"])
     out.print(f"\nwarehouse: {warehouse}   try: rubricflow query -w {warehouse} \"SELECT * FROM text_scores LIMIT 5\"",
               markup=False, highlight=False)

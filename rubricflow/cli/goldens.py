@@ -9,13 +9,14 @@ from rich.markup import escape
 
 from rubricflow.errors import CheckFailed
 
-from .common import judge_settings, out, print_rows
+from .common import OutputModeOpt, SystemPromptOpt, judge_settings, out, print_rows
 
 
 def rubric_test(refs: Optional[list[str]] = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
                 base_url: Optional[str] = typer.Option(None, help="Judge endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
                 model: Optional[str] = typer.Option(None, help="Judge model."),
-                strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic.")) -> None:
+                strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+                output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt) -> None:
     """Run each rubric's goldens through the judge; exits 1 if any golden fails."""
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.library import Library, resolve
@@ -28,7 +29,8 @@ def rubric_test(refs: Optional[list[str]] = typer.Argument(None, help="Rubric fi
     def offline(url: str) -> None:
         out.print(f"judging goldens with the OFFLINE judge (a deterministic stand-in) on {url}")
 
-    for bundle, results in check_goldens(bundles, judge_settings(model, base_url, strategy=strategy), offline):
+    for bundle, results in check_goldens(bundles, judge_settings(model, base_url, strategy=strategy, output_mode=output_mode,
+                                                                 system_prompt=system_prompt), offline):
         name = escape(f"{bundle.id}@{bundle.version}")
         if not bundle.rubric.goldens:
             out.print(f"{name}: no goldens")

@@ -16,6 +16,7 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
            text_field: Optional[str] = typer.Option(None, help="Column holding the text (default: text/output/completion/response/content)."),
            max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
            allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
+           limit: Optional[int] = typer.Option(None, min=1, help="Read only the source's first N rows."),
            warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
     Exits 1 when any row was quarantined (the good rows are loaded all the same)."""
@@ -25,7 +26,7 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
 
     if not source.exists():
         fail(f"{source}: no such file or folder")
-    report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars)
+    report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit)
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:
         fail(f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "

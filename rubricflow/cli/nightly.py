@@ -10,7 +10,16 @@ import typer
 
 from rubricflow.errors import InputError
 
-from .common import WarehouseOpt, judge_settings, out, print_rows, quiet_flow_errors, warehouse_path
+from .common import (
+    OutputModeOpt,
+    SystemPromptOpt,
+    WarehouseOpt,
+    judge_settings,
+    out,
+    print_rows,
+    quiet_flow_errors,
+    warehouse_path,
+)
 
 SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")
 CorpusOpt = typer.Option(..., "--corpus", "-c", help="Corpus id.")
@@ -21,11 +30,11 @@ CanaryOpt = typer.Option(20, help="Corpus texts re-judged every night with the g
 
 def night_parameters(source: Path, corpus: str, rubric: list[str], model: Optional[str], base_url: Optional[str],
                      rpm: Optional[float], budget: Optional[float], min_coverage: float, canary: int,
-                     warehouse: Optional[Path]) -> dict:
+                     warehouse: Optional[Path], **judge) -> dict:
     """The nightly flow's parameters (what a deployment stores: never the API key)."""
     return {"source": str(source.resolve()), "corpus_id": corpus, "rubrics": list(rubric),
             "warehouse_path": str(warehouse_path(warehouse).resolve()),
-            "judge": judge_settings(model, base_url, rpm=rpm, budget_usd=budget),
+            "judge": judge_settings(model, base_url, rpm=rpm, budget_usd=budget, **judge),
             "min_coverage": min_coverage, "canary_size": canary}
 
 
@@ -34,12 +43,14 @@ def nightly(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str]
             rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
             min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
             night: Optional[str] = typer.Option(None, help="Night label (default: today, UTC)."),
+            output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
             warehouse: Optional[Path] = WarehouseOpt) -> None:
     """One night now: ingest if the source changed, score new or changed work, re-judge the canary,
     compare with the previous night; exit 1 when coverage is under --min-coverage."""
     from rubricflow.flows.nightly import nightly_scoring
 
-    params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse,
+                              output_mode=output_mode, system_prompt=system_prompt)
     quiet_flow_errors()
     from .progress import scoring_progress
 

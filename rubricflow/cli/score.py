@@ -8,6 +8,8 @@ from typing import Optional
 import typer
 
 from .common import (
+    OutputModeOpt,
+    SystemPromptOpt,
     WarehouseOpt,
     judge_settings,
     out,
@@ -31,7 +33,8 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
           rpm: Optional[float] = typer.Option(None, help="Requests per minute limit."),
           tpm: Optional[float] = typer.Option(None, help="Tokens per minute limit (estimated from the prompt)."),
           max_in_flight: int = typer.Option(64, help="Calls in flight at once."),
-          timeout: float = typer.Option(60.0, help="Seconds per call before it counts as timed out."),
+          timeout: Optional[float] = typer.Option(None, help="Seconds for a whole answer before it counts as timed out "
+                                                  "(default 60; 300 for an endpoint on this machine)."),
           shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
           skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
           budget: Optional[float] = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
@@ -39,13 +42,15 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
           workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
           batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
           batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
+          output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
           warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
     The cost estimate is printed before any call."""
     judge = judge_settings(model, base_url, need_endpoint=True, strategy=strategy, samples=samples,
                            temperature=temperature, seed=seed, max_tokens=max_tokens, rpm=rpm, tpm=tpm,
                            max_in_flight=max_in_flight, timeout_s=timeout, budget_usd=budget,
-                           prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll)
+                           prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll,
+                           output_mode=output_mode, system_prompt=system_prompt)
     for ref in rubric:
         summary = run_score(corpus, ref, warehouse_path(warehouse), judge, shard_size, skip_disqualified, workers)
         print_run(warehouse_path(warehouse), summary["run_id"])

@@ -19,7 +19,13 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
                                                       "(default: every transient one, i.e. all but refusal)."),
                  fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
                  stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
-                 supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, tools or text."),
+                 supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, "
+                                              "json_object, tools or text."),
+                 refusal_status: int = typer.Option(400, help="HTTP status of a refused output mode (llama.cpp's "
+                                                    "Python server: 500)."),
+                 drop_system: bool = typer.Option(False, help="Drop system messages, as a chat template without a "
+                                                  "system role does."),
+                 slots: int = typer.Option(0, help="Answer at most this many requests at once; the rest queue (0: no limit)."),
                  batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
                  batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
                  batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
@@ -36,7 +42,8 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
     config = ServerConfig(latency_ms=latency_ms, rpm=rpm, retry_after=not no_retry_after, fault_rate=fault_rate,
                           faults=chosen, fault_attempts=fault_attempts, stall_s=stall_s, supports=supports,
                           batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire),
-                          api_key=os.environ.get(require_key_env, "") if require_key_env else None)
+                          api_key=os.environ.get(require_key_env, "") if require_key_env else None,
+                          refusal_status=refusal_status, drop_system=drop_system, slots=slots)
     try:
         sock = bind(port=port)
     except OSError as exc:

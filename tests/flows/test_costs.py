@@ -93,3 +93,16 @@ def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, te
     assert reasked > 0 and 0 < run["judged_cells"] < 30  # re-asks happened, and the budget stopped the run
     assert spent <= budget, f"spent ${spent:.2f} of ${budget:.2f}"
     assert spent > budget * 0.5  # and it was not needlessly timid
+
+
+def test_a_budget_for_a_model_without_a_price_is_refused(tmp_path, judge_server):
+    """A $0.000001 budget on a model the table does not know used to judge every cell (issue: real
+    model servers). Refused before anything is planned or sent."""
+    server = judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 5)), warehouse, "c")
+    with pytest.raises(PriceError, match="--budget needs a price for model 'claude-sonnet-4-5'"):
+        score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "model": "claude-sonnet-4-5",
+                                                   "budget_usd": 0.000001})
+    assert server.stats()["requests"] == 0
+    assert rows(warehouse, "SELECT count(*) FROM runs") == [(0,)]

@@ -158,3 +158,58 @@ def test_a_catastrophic_pattern_cannot_hang_the_offline_judge():
     started = time.monotonic()
     answer = offline_judge.judge(system, render_user_message("a" * 60 + "!", "", ""), output_schema(rubric, unit), 0.0, None)
     assert time.monotonic() - started < 5 and "c" in answer["criteria"]
+
+
+# Real servers (issue: real model servers): how they refuse an output mode, drop system
+# messages and queue requests, reproduced by the offline judge's switches.
+
+
+@pytest.mark.parametrize("status", [400, 422, 500])
+def test_a_server_taking_json_object_is_found_whatever_status_it_refuses_with(status):
+    """llama.cpp's Python server answers json_schema with a 500 naming response_format: that is
+    a refusal of the mode, never an outage to retry."""
+    outcomes, judge, stats = judge_cells(ServerConfig(supports="json_object", refusal_status=status), n=5)
+    assert judge.mode == "json_object" and all(o.completion["output_mode"] == "json_object" for o in outcomes)
+    assert all(o.completion["status"] == "ok" for o in outcomes)
+    assert stats.requests <= 2 * 5  # at most one refusal per cell (those in flight before the switch), never retried
+    assert judge.retries.used == 0
+
+
+def test_a_forced_output_mode_is_used_as_given():
+    outcomes, judge, _ = judge_cells(ServerConfig(supports="json_object"), n=2, output_mode="json_object")
+    assert all(o.completion["output_mode"] == "json_object" and o.completion["status"] == "ok" for o in outcomes)
+
+
+def test_a_server_that_drops_system_messages_gets_the_rubric_in_the_user_turn():
+    outcomes, judge, stats = judge_cells(ServerConfig(drop_system=True), n=3)
+    assert judge.layout == "user" and stats.probes == 2  # found once per run, by two one-token probes
+    assert all(o.completion["prompt_layout"] == "user" and o.completion["status"] == "ok" for o in outcomes)
+    # the rubric reached the judge: its patterns were applied (the slop text is caught)
+    slop = next(o for o in outcomes if o.completion["text_id"] == "t1")
+    assert any(r.unit_score is not None and r.unit_score < 1 for r in slop.judgments)
+
+
+def test_a_server_that_keeps_system_messages_keeps_the_system_layout():
+    outcomes, judge, stats = judge_cells(ServerConfig(), n=2)
+    assert judge.layout == "system" and stats.probes == 2
+    assert all(o.completion["prompt_layout"] == "system" for o in outcomes)
+    _, judge, stats = judge_cells(ServerConfig(drop_system=True), n=1, system_prompt="user")
+    assert judge.layout == "user" and stats.probes == 0  # told, not checked
+
+
+def test_a_server_that_queues_is_not_flooded_and_nothing_times_out():
+    """One request at a time, 0.3 s each: 64 calls in flight would wait in its queue until they
+    time out; the adaptive limit finds that latency grows with the calls in flight and backs off."""
+    outcomes, judge, stats = judge_cells(ServerConfig(slots=1, latency_ms=300), n=24, timeout_s=2.5,
+                                         max_in_flight=64)
+    assert all(o.completion["status"] == "ok" for o in outcomes)
+    assert stats.requests == 24  # no timeouts, no retries
+    assert judge.limiter.concurrency.limit <= 3
+
+
+def test_cached_prompt_tokens_are_recorded():
+    """A provider's prefix-cache count (usage.prompt_tokens_details.cached_tokens) lands per cell;
+    the offline judge reports a cached system prompt when the previous call had the same one."""
+    outcomes, _, _ = judge_cells(ServerConfig(), n=4, max_in_flight=1, system_prompt="system")
+    cached = sorted(o.completion["cached_tokens"] for o in outcomes)
+    assert cached[0] == 0 and all(c > 100 for c in cached[1:])  # the first call warms the cache

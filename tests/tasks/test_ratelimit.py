@@ -71,7 +71,7 @@ def test_calls_in_flight_never_exceed_the_cap():
 
         async def call() -> None:
             nonlocal active, peak
-            async with limiter:
+            async with limiter.slot():
                 await limiter.admit(10)
                 active += 1
                 peak = max(peak, active)

@@ -192,6 +192,10 @@ ALTER TABLE texts ADD COLUMN IF NOT EXISTS removed_at TIMESTAMP;
 -- A judgment names the version of the text it judged (see text_version() in views.sql), so the
 -- views keep only judgments of each text's current version; older ones stay as history.
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS text_sha256 VARCHAR;
+-- Where the rubric went: the system message, or the user turn (a server that drops system messages).
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS prompt_layout VARCHAR;
+-- Prompt tokens the provider served from its prefix cache (usage.prompt_tokens_details.cached_tokens).
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS cached_tokens BIGINT;
 UPDATE judgments SET text_sha256 = c.text_sha256
 FROM completions c WHERE judgments.text_sha256 IS NULL AND c.cell_key = judgments.cell_key;
 ALTER TABLE corpora ADD COLUMN IF NOT EXISTS source_sha256 VARCHAR;  -- what the nightly ingest last loaded

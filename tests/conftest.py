@@ -1,7 +1,6 @@
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import urllib.request
@@ -71,13 +70,9 @@ class ServerProcess:
             return json.load(response)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        from rubricflow.tasks.processes import stop
+
+        stop(self.proc)
 
 
 @pytest.fixture

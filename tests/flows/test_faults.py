@@ -176,9 +176,9 @@ def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_w
     from rubricflow.tasks.config import JudgeConfig
     from rubricflow.warehouse import locks
 
-    server = judge_server("--latency-ms", "1000")  # the first run lasts ~20 s: longer than the second's start
+    server = judge_server("--latency-ms", "1000")  # the first run lasts ~40 s: far longer than the second's start
     command = [EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse), "--base-url", server.base_url,
-               "--max-in-flight", "2"]
+               "--max-in-flight", "1"]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     key = (corpus_warehouse, "c", Library().bundle("llm-slop").hash, JudgeConfig().judge_hash())
     deadline = time.monotonic() + 120

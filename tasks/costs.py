@@ -100,12 +100,13 @@ class TokenEstimator:
         ascii_chars = len(text.encode("ascii", "ignore"))
         return -(-ascii_chars // 3) + len(text.encode("utf-8")) - ascii_chars
 
-    def estimate(self, text: str) -> int:
-        return max(1, round(self.raw(text) * self.ratio))
+    def estimate(self, raw_tokens: int) -> int:
+        """The reservation for a prompt whose raw() count is `raw_tokens`."""
+        return max(1, round(raw_tokens * self.ratio))
 
-    def observe(self, text: str, prompt_tokens: int) -> None:
-        """Correct the scale with a provider's count for a prompt whose text was `text`."""
-        seen = prompt_tokens / max(1, self.raw(text)) * 1.1
+    def observe(self, raw_tokens: int, prompt_tokens: int) -> None:
+        """Correct the scale with a provider's count for a prompt whose raw() count was `raw_tokens`."""
+        seen = prompt_tokens / max(1, raw_tokens) * 1.1
         self.ratio = max(self.ratio, seen) if self.observed else seen
         self.observed = True
 

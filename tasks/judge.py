@@ -78,6 +78,7 @@ class Prompt:
     system: str
     schema: dict
     user: str
+    raw_tokens: int  # TokenEstimator.raw of system + user, counted once per cell
     prompt_tokens: int
 
 
@@ -194,6 +195,7 @@ class Judge:
         self.limiter, self.retries = limiter, retries
         self.spend = spend
         self.tokens = TokenEstimator()
+        self._system_raw: dict[str, int] = {}
         self.timeout_s = config.resolved_timeout_s()
         self.run_id, self.corpus_id = run_id, corpus_id
         self.answered = self.setup_failures = 0  # usable answers and setup refusals so far (the stop rule)
@@ -282,7 +284,7 @@ class Judge:
                     usage = getattr(response, "usage", None)
                     prompt_tokens = getattr(usage, "prompt_tokens", None)
                     if isinstance(prompt_tokens, int) and prompt_tokens > 0:
-                        self.tokens.observe(prompt.system + prompt.user, prompt_tokens)
+                        self.tokens.observe(prompt.raw_tokens, prompt_tokens)
                     self._settle(reserved, prompt_tokens, getattr(usage, "completion_tokens", None))
                     return response
         raise AssertionError("unreachable")
@@ -385,7 +387,10 @@ class Judge:
         the call (nothing is sent)."""
         unit, system, schema = self.unit(cell.unit_id, cell.genre)
         user = render_user_message(cell.text, cell.input or "", cell.context or "")
-        prompt = Prompt(system, schema, user, self.tokens.estimate(system + user))
+        if system not in self._system_raw:  # one count per rendered system prompt, not per cell
+            self._system_raw[system] = TokenEstimator.raw(system)
+        raw = self._system_raw[system] + TokenEstimator.raw(user)
+        prompt = Prompt(system, schema, user, raw, self.tokens.estimate(raw))
         row = self.new_row(cell)
         attempts = [0]
         started = time.perf_counter()

@@ -44,11 +44,15 @@ class JudgeConfig(BaseModel):
     tpm: float | None = Field(default=None, gt=0)
     max_in_flight: int = Field(default=64, ge=1)
     budget_usd: float | None = Field(default=None, ge=0)  # stop the run before spending more than this
-    prices: str | None = None
+    prices: str | None = None  # a price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)
     batch: bool = False  # judge through the Batch API (half price; answers within the batch window)
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
-    shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)  # a price table YAML (default: the built-in table, or $RUBRICFLOW_PRICES)
+    shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)
+    logprobs: bool = True
+    """Ask for top_logprobs and keep a logprob-weighted score beside the sampled one (G-Eval);
+    dropped for the run when the endpoint refuses it. It does not change the sampled judgment,
+    so it is not part of the judge hash."""
 
     @model_validator(mode="after")
     def _no_credentials_in_the_url(self) -> "JudgeConfig":

@@ -1,15 +1,18 @@
-"""What judging costs: a price table per model, the pre-run estimate, and the run's budget.
+"""What judging costs: each model's price, the pre-run estimate, and the run's budget.
 
-Prices are USD per million tokens (input, output). The built-in table can be extended or
-overridden with a YAML file (`--prices FILE` or $RUBRICFLOW_PRICES) of the form
-`{model: {input: 0.40, output: 1.60}}`; the Batch API is billed at `batch_discount` of that.
-The warehouse keeps the table it used (`model_prices`) so costs stay queryable in SQL.
+Prices are USD per million tokens (input, cached input, output). They come from, in order: a YAML
+file (`--prices FILE` or $RUBRICFLOW_PRICES) of the form `{model: {input: 0.40, output: 1.60,
+cached_input: 0.10}}`; the offline judge's zero price; the maintained `genai-prices` package (hundreds
+of models across providers, with cached-input rates). The Batch API is billed at `BATCH_DISCOUNT`.
+The warehouse keeps the price a run used (`model_prices`) so costs stay queryable in SQL.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 
 import yaml
@@ -19,17 +22,10 @@ from rubricflow.tasks.config import OFFLINE_MODEL
 from rubricflow.tasks.lease import update_locked
 
 BATCH_DISCOUNT = 0.5
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {  # USD per 1M tokens: (input, output)
-    OFFLINE_MODEL: (0.0, 0.0),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-}
 CHARS_PER_TOKEN = 4  # the pre-run estimate's rule of thumb for English text (the budget uses TokenEstimator)
 OUTPUT_TOKENS_PER_CRITERION = 80  # expected answer size before any completion of the rubric landed
 USER_WRAPPER_CHARS = 120  # the user message's fence and labels around the text
+RATE_PROBE_TOKENS = 1000  # a small request, below any provider's long-context price tier
 
 
 class PriceError(InputError):
@@ -41,13 +37,19 @@ class Price:
     model: str
     input_per_mtok: float
     output_per_mtok: float
+    cached_input_per_mtok: float | None = None  # None: cached input costs what input costs
+    source: str = "rubricflow"
 
-    def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
-        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+    def cost(self, prompt_tokens: float, completion_tokens: float, cached_tokens: float = 0) -> float:
+        """USD of one call; `cached_tokens` are the part of `prompt_tokens` served from the prefix cache."""
+        cached_rate = self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
+        fresh = max(0.0, prompt_tokens - cached_tokens)
+        return (fresh * self.input_per_mtok + cached_tokens * cached_rate + completion_tokens * self.output_per_mtok) / 1e6
 
 
 def price_table(path: str | Path | None = None) -> dict[str, Price]:
-    table = {m: Price(m, i, o) for m, (i, o) in DEFAULT_PRICES.items()}
+    """The prices that override the maintained source: the offline judge's, then the user's file."""
+    table = {OFFLINE_MODEL: Price(OFFLINE_MODEL, 0.0, 0.0, 0.0)}
     path = path or os.environ.get("RUBRICFLOW_PRICES")
     if path:
         try:
@@ -55,21 +57,42 @@ def price_table(path: str | Path | None = None) -> dict[str, Price]:
         except (OSError, yaml.YAMLError) as exc:
             raise PriceError(f"{path}: cannot read the price table: {exc}") from None
         if not isinstance(data, dict):
-            raise PriceError(f"{path}: expected a mapping of model -> {{input, output}}")
+            raise PriceError(f"{path}: expected a mapping of model -> {{input, output, cached_input}}")
         for model, entry in data.items():
             try:
-                table[str(model)] = Price(str(model), float(entry["input"]), float(entry["output"]))
-            except (TypeError, KeyError, ValueError):
-                raise PriceError(f"{path}: model {model!r}: needs numeric `input` and `output` (USD per 1M tokens)") from None
+                cached = entry.get("cached_input")
+                table[str(model)] = Price(str(model), float(entry["input"]), float(entry["output"]),
+                                          None if cached is None else float(cached), source=str(path))
+            except (TypeError, KeyError, ValueError, AttributeError):
+                raise PriceError(f"{path}: model {model!r}: needs numeric `input` and `output` "
+                                 "(USD per 1M tokens; `cached_input` optional)") from None
     return table
 
 
 def price_of(model: str, table: dict[str, Price]) -> Price | None:
-    """A model's price; dated snapshots (gpt-4.1-mini-2025-04-14) fall back to their base name."""
+    """A model's price: the table's (dated snapshots like gpt-4.1-mini-2025-04-14 fall back to their
+    base name), else genai-prices', else None."""
     if model in table:
         return table[model]
     base = max((m for m in table if model.startswith(m + "-")), key=len, default=None)
-    return table[base] if base else None
+    return table[base] if base else maintained_price(model)
+
+
+@lru_cache(maxsize=64)
+def maintained_price(model: str) -> Price | None:
+    """The model's rates from genai-prices' bundled snapshot (no network), read off a small request."""
+    from genai_prices import Usage, calc_price
+
+    def usd(**usage: int) -> float:
+        return float(calc_price(Usage(**usage), model).total_price)
+    try:
+        n = RATE_PROBE_TOKENS
+        per_mtok = 1e6 / n
+        return Price(model, usd(input_tokens=n) * per_mtok, usd(output_tokens=n) * per_mtok,
+                     usd(input_tokens=n, cache_read_tokens=n) * per_mtok,
+                     source=f"genai-prices {version('genai-prices')}")
+    except LookupError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -139,9 +162,9 @@ class Budget:
             return None
         return amount
 
-    def settle(self, reserved: float, prompt_tokens: int, completion_tokens: int) -> None:
+    def settle(self, reserved: float, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> None:
         if self.active:
-            self.settle_amount(reserved, self.price.cost(prompt_tokens, completion_tokens))
+            self.settle_amount(reserved, self.price.cost(prompt_tokens, completion_tokens, cached_tokens))
 
     def settle_amount(self, reserved: float, cost: float) -> None:
         """Release a reservation and record what the call cost."""

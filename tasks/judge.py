@@ -28,6 +28,7 @@ from rubricflow.warehouse.rows import blank_completion
 
 from .config import JudgeConfig
 from .costs import Budget, BudgetSpent, TokenEstimator
+from .logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
 from .progress import notify
 from .ratelimit import RateLimiter
 from .verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
@@ -151,11 +152,18 @@ def refuses_mode(exc: BaseException, mode: str) -> bool:
     return any(word in message for word in MODE_WORDS[mode])
 
 
+def refuses_logprobs(exc: BaseException) -> bool:
+    """Whether an error answer says the endpoint does not return logprobs."""
+    return (isinstance(exc, openai.APIStatusError) and exc.status_code in MODE_REFUSAL_STATUS
+            and "logprob" in str(exc).lower())
+
+
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, DeadlineExceeded)):
         return True
     if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in TRANSIENT_STATUS and not any(refuses_mode(exc, m) for m in MODE_WORDS)
+        return (exc.status_code in TRANSIENT_STATUS and not any(refuses_mode(exc, m) for m in MODE_WORDS)
+                and not refuses_logprobs(exc))
     return False
 
 
@@ -202,6 +210,7 @@ class Judge:
         self.first_setup_error: str | None = None
         self.judge_hash = config.judge_hash()
         self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
+        self.logprobs = config.logprobs  # False once the endpoint refuses them
         # where the rubric goes: the system message, or the user turn for a server whose chat
         # template drops the system role (found by the delivery check when system_prompt is auto)
         self.layout = "user" if config.system_prompt == "user" else "system"
@@ -225,6 +234,8 @@ class Judge:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
+        if self.logprobs and mode != "tools":  # a tool call's arguments carry no logprobs
+            kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         # The schema goes in extra_body: sent as is, it skips the client's per-request walk over
         # typed parameters, which costs more CPU than the rest of a call for a large schema.
         if mode == "json_schema":
@@ -264,6 +275,8 @@ class Judge:
                     if self.setup_failures >= SETUP_FAILURES_BEFORE_STOP and not self.answered:
                         raise NotSent(f"not sent: the endpoint refused or never answered the run's first calls "
                                       f"({self.first_setup_error})")
+                    if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
+                        kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
                     reserved = self._reserve(prompt)
                     await self.limiter.admit(prompt.prompt_tokens + self.config.max_tokens)
                     attempts[0] += 1
@@ -285,7 +298,8 @@ class Judge:
                     prompt_tokens = getattr(usage, "prompt_tokens", None)
                     if isinstance(prompt_tokens, int) and prompt_tokens > 0:
                         self.tokens.observe(prompt.raw_tokens, prompt_tokens)
-                    self._settle(reserved, prompt_tokens, getattr(usage, "completion_tokens", None))
+                    self._settle(reserved, prompt_tokens, getattr(usage, "completion_tokens", None),
+                                 _cached_tokens(usage))
                     return response
         raise AssertionError("unreachable")
 
@@ -313,14 +327,16 @@ class Judge:
             raise BudgetSpent(f"budget ${self.spend.usd:,.4f} reached: not sent")
         return reserved
 
-    def _settle(self, reserved: float, prompt_tokens: int | None, completion_tokens: int | None) -> None:
-        """Pay the call's real cost; unknown counts (no usage reported) are paid at the reservation."""
+    def _settle(self, reserved: float, prompt_tokens: int | None, completion_tokens: int | None,
+                cached_tokens: int | None = None) -> None:
+        """Pay the call's real cost (cached input at its own rate); unknown counts (no usage
+        reported) are paid at the reservation."""
         if not self.spend:
             return
         if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
             self.spend.settle_amount(reserved, reserved)
         else:
-            self.spend.settle(reserved, prompt_tokens, completion_tokens)
+            self.spend.settle(reserved, prompt_tokens, completion_tokens, cached_tokens or 0)
 
     async def check_delivery(self) -> None:
         """Once per run: does the endpoint deliver a system message? Two one-token probes, with and
@@ -361,6 +377,9 @@ class Judge:
             try:
                 response = await self._send(kwargs, prompt, attempts)
             except openai.APIStatusError as exc:
+                if kwargs.get("logprobs") and refuses_logprobs(exc):
+                    self.logprobs = False  # for the rest of the run; the sampled score stands alone
+                    continue
                 if refuses_mode(exc, mode) and self._fall_back(mode):
                     continue
                 row.update(error_kind=error_kind(exc), error=_describe(exc))
@@ -376,8 +395,8 @@ class Judge:
                 count = getattr(usage, field, None)
                 if isinstance(count, int):
                     row[field] = (row[field] or 0) + count
-            cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
-            if isinstance(cached, int):
+            cached = _cached_tokens(usage)
+            if cached is not None:
                 row["cached_tokens"] = (row["cached_tokens"] or 0) + cached
             return response
 
@@ -477,7 +496,21 @@ class Judge:
         if choice.finish_reason == "length":
             raise AnswerError("truncated", "the answer was cut off at max_tokens")
         answer = parse_json_answer(content)
-        return verify_answer(self.bundle.rubric, unit, answer, text)
+        results, declared, warnings = verify_answer(self.bundle.rubric, unit, answer, text)
+        tokens = answer_logprobs(choice) if not tool_calls else None
+        if tokens:
+            spelled, spans = token_spans(tokens)
+            for r in results:
+                if r.status == "scored":
+                    r.weighted = weigh(self.bundle.rubric.criterion(r.criterion_id).scale, r.value, spelled, spans,
+                                       r.criterion_id)
+        return results, declared, warnings
+
+
+def _cached_tokens(usage: Any) -> int | None:
+    """usage.prompt_tokens_details.cached_tokens, when the provider reports it."""
+    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0 else None
 
 
 def _describe(exc: BaseException) -> str:

@@ -46,6 +46,7 @@ class ServerConfig:
     supports: str = "json_schema"  # json_schema | json_object | tools | text: the richest output mode it accepts
     refusal_status: int = 400  # how it refuses a richer mode (llama.cpp's Python server says 500)
     drop_system: bool = False  # a chat template without a system role: system messages are dropped
+    logprobs: bool = True  # returns logprobs when asked; False: refuses a request for them (400)
     slots: int = 0  # answers at most this many requests at once, the others queue (0: no limit)
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
@@ -233,6 +234,8 @@ class JudgeServer:
             return f"response_format: Input should be 'text' or 'json_object', got {fmt!r} (not supported by this endpoint)"
         if body.get("tools") and supports == "text":
             return "tools are not supported by this endpoint"
+        if body.get("logprobs") and not self.config.logprobs:
+            return "logprobs are not supported by this endpoint"
         return None
 
     def _fault(self, key: str) -> str | None:
@@ -285,6 +288,10 @@ class JudgeServer:
                 else:
                     choices[0]["message"]["content"] = cut
             completion_tokens = limit
+        said = choices[0]["message"] if choices else None
+        if body.get("logprobs") and said and isinstance(said.get("content"), str):  # what a tool call says has none
+            choices[0]["logprobs"] = {"content": offline_judge.token_logprobs(
+                said["content"], int(body.get("top_logprobs") or 0), key), "refusal": None}
         usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                  "total_tokens": prompt_tokens + completion_tokens}
         if fault == "usage_missing":

@@ -9,6 +9,7 @@ a pattern disqualifier count against a criterion; other patterns count for it.
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 import re
 from typing import Any
@@ -172,3 +173,33 @@ def request_schema(body: dict) -> tuple[dict, str]:
 
 def request_key(body: dict) -> str:
     return hashlib.sha256(json.dumps(body.get("messages", []), sort_keys=True).encode()).hexdigest()
+
+
+_TOKEN = re.compile(r"\d|[A-Za-z_]+|\s+|[^\sA-Za-z_\d]")
+_AFTER_VALUE_KEY = re.compile(r'"value"\s*:\s*$')
+
+
+def token_logprobs(content: str, top_n: int, key: str) -> list[dict]:
+    """Chat-completions `logprobs.content` for an answer: one token per digit, word, space run or
+    sign. At a digit right after `"value":` the judge "hesitates": the written digit has
+    probability 0.5-0.9 and one neighbour most of the rest (both drawn from the request key and
+    the position), so a weighted score differs from the sampled one, and a neighbour may fall
+    outside the scale, as with real models. Every other token is certain."""
+    entries, at = [], 0
+    for match in _TOKEN.finditer(content):
+        token = match.group()
+        alternatives = [(token, 0.0)]
+        if token.isdigit() and _AFTER_VALUE_KEY.search(content, 0, at):
+            draw = int(hashlib.sha256(f"{key}:{at}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+            confidence, lean = 0.5 + 0.4 * draw, (0.75 if draw * 1000 % 2 < 1 else 0.25)
+            digit = int(token)
+            alternatives = [(token, math.log(confidence))]
+            for neighbour, share in ((digit - 1, lean), (digit + 1, 1 - lean)):
+                if 0 <= neighbour <= 9:
+                    alternatives.append((str(neighbour), math.log((1 - confidence) * share)))
+            alternatives.append(('"', math.log(1e-4)))
+        entries.append({"token": token, "logprob": alternatives[0][1], "bytes": list(token.encode()),
+                         "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
+                                          for t, lp in alternatives[:max(0, top_n)]]})
+        at = match.end()
+    return entries

@@ -29,7 +29,7 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
                 run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int, Estimate]:
     path = Path(warehouse_path)
     if config.budget_usd is not None and price_of(config.model, price_table(config.prices)) is None:
-        raise PriceError(f"--budget needs a price for model {config.model!r}, and neither the built-in table nor "
+        raise PriceError(f"--budget needs a price for model {config.model!r}, and neither genai-prices nor "
                          "--prices / $RUBRICFLOW_PRICES has one: add it (USD per 1M tokens: {model: {input: ..., "
                          "output: ...}}) or run without --budget")
     with db.writer(path) as con:
@@ -51,7 +51,7 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
                             parameters=json.dumps(params), planned=plan.total, skipped=plan.total - plan.cells,
                             estimated_usd=estimate.usd, budget_usd=config.budget_usd)
             if price is not None:
-                steps.record_price(con, config.model, price.input_per_mtok, price.output_per_mtok)
+                steps.record_price(con, price)
     return plan, recovered, estimate
 
 

@@ -139,6 +139,9 @@ def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
                 "unit_score": r.unit_score, "rationale": scrub(r.rationale), "evidence": r.evidence,
                 "evidence_verified": r.evidence_verified, "warnings": r.warnings, "status": r.status,
                 "reason": scrub(r.reason),
+                "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
+                "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
+                "prob_mass": r.weighted.mass if r.weighted else None,
             })
     completions = [{**o.completion, "created_at": _ts(o.completion["created_at"]),
                     "raw_response": scrub(o.completion["raw_response"]), "error": scrub(o.completion["error"])}

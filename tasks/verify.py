@@ -33,6 +33,7 @@ class CriterionResult:
     warnings: list[str] = field(default_factory=list)
     status: str = "unscored"
     reason: str | None = None
+    weighted: Any = None  # logprobs.Weighted, when the endpoint returned logprobs at the value
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)

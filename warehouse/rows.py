@@ -24,6 +24,7 @@ JUDGMENT = pa.schema([
     ("value", pa.string()), ("unit_score", pa.float64()), ("rationale", pa.string()),
     ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
     ("status", pa.string()), ("reason", pa.string()), ("text_sha256", pa.string()),
+    ("weighted_unit_score", pa.float64()), ("value_probs", pa.string()), ("prob_mass", pa.float64()),
 ])
 
 def blank_completion(**fields: Any) -> dict[str, Any]:

@@ -173,8 +173,11 @@ def start_run(con: duckdb.DuckDBPyConnection, **run) -> None:
     run_sql(con, "start_run.sql", **run)
 
 
-def record_price(con: duckdb.DuckDBPyConnection, model: str, input_per_mtok: float, output_per_mtok: float) -> None:
-    run_sql(con, "record_price.sql", model=model, input_per_mtok=input_per_mtok, output_per_mtok=output_per_mtok)
+def record_price(con: duckdb.DuckDBPyConnection, price) -> None:
+    """Keep the price (tasks.costs.Price) a run was costed with, for the cost views."""
+    run_sql(con, "record_price.sql", model=price.model, input_per_mtok=price.input_per_mtok,
+            output_per_mtok=price.output_per_mtok, cached_input_per_mtok=price.cached_input_per_mtok,
+            source=price.source)
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None) -> None:

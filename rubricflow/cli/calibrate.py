@@ -26,6 +26,8 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
               human: Optional[list[str]] = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
               rubric: Optional[str] = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
               model: Optional[str] = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),
+              score: str = typer.Option("sampled", help="With --rubric: the judge's sampled scores, or `weighted`: "
+                                        "its logprob-weighted ones (G-Eval; endpoints that return logprobs)."),
               step: float = typer.Option(1.0, help="Category width for kappas and confusion matrices."),
               confusion: bool = typer.Option(False, help="Print the confusion matrices."),
               topical_chat: Optional[Path] = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
@@ -41,7 +43,7 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
     if topical_chat is not None:
         import_topical_chat(topical_chat, corpus, path)
     with reading(path) as con:
-        result = calibration(con, corpus, judge, human, rubric, model, step)
+        result = calibration(con, corpus, judge, human, rubric, model, step, score)
     print_rows(f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)", [
         {"criterion": r.criterion_id, "n": r.n, "Pearson": f"{r.pearson:.6f}", "Spearman": f"{r.spearman:.6f}",
          "Kendall tau-b": f"{r.kendall_tau_b:.6f}"} for r in result.rows])

@@ -38,7 +38,9 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
           shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
           skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
           budget: Optional[float] = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
-          prices: Optional[Path] = typer.Option(None, help="Price table YAML (default: built-in, or $RUBRICFLOW_PRICES)."),
+          prices: Optional[Path] = typer.Option(None, help="Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."),
+          logprobs: bool = typer.Option(True, "--logprobs/--no-logprobs",
+                                        help="Ask for top_logprobs and keep a logprob-weighted score too (G-Eval)."),
           workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
           batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
           batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
@@ -50,7 +52,7 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
                            temperature=temperature, seed=seed, max_tokens=max_tokens, rpm=rpm, tpm=tpm,
                            max_in_flight=max_in_flight, timeout_s=timeout, budget_usd=budget,
                            prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll,
-                           output_mode=output_mode, system_prompt=system_prompt)
+                           output_mode=output_mode, system_prompt=system_prompt, logprobs=logprobs)
     for ref in rubric:
         summary = run_score(corpus, ref, warehouse_path(warehouse), judge, shard_size, skip_disqualified, workers)
         print_run(warehouse_path(warehouse), summary["run_id"])

@@ -1,5 +1,6 @@
 """Cost control: the pre-run estimate, the budget stop, and cost per run / rubric / criterion in SQL."""
 
+import json
 import os
 import subprocess
 
@@ -15,15 +16,30 @@ PRICES = "rubricflow-offline-judge: {input: 1000, output: 2000}\n"  # USD per 1M
 
 def test_price_table_overrides_and_dated_models(tmp_path):
     path = tmp_path / "p.yaml"
-    path.write_text(PRICES + "gpt-4.1-mini: {input: 0.5, output: 2}\n")
+    path.write_text(PRICES + "gpt-4.1-mini: {input: 0.5, output: 2, cached_input: 0.125}\n")
     table = price_table(path)
     assert price_of("rubricflow-offline-judge", table).input_per_mtok == 1000
-    assert price_of("gpt-4.1-mini-2025-04-14", table).output_per_mtok == 2  # a dated snapshot of a priced model
-    assert price_of("gpt-4.1-2025-04-14", table).input_per_mtok == 2.0  # the longest matching base, not gpt-4.1-mini
+    mini = price_of("gpt-4.1-mini-2025-04-14", table)  # a dated snapshot of a model the file prices
+    assert (mini.output_per_mtok, mini.cached_input_per_mtok, mini.source) == (2, 0.125, str(path))
+    assert mini.cost(1_000_000, 0, cached_tokens=400_000) == pytest.approx(0.6 * 0.5 + 0.4 * 0.125)
     assert price_of("someone-elses-model", table) is None
     path.write_text("gpt-x: {input: cheap}\n")
     with pytest.raises(PriceError, match=r"p.yaml: model 'gpt-x': needs numeric `input` and `output`"):
         price_table(path)
+
+
+def test_models_the_file_does_not_price_come_from_genai_prices():
+    """The maintained price source knows hundreds of models, cached-input rates included."""
+    import genai_prices
+
+    table = price_table()
+    for model in ("gpt-4o-mini", "gpt-4.1-2025-04-14", "claude-sonnet-4-5"):
+        price = price_of(model, table)
+        assert price.source == f"genai-prices {genai_prices.__version__}"
+        assert 0 < price.cached_input_per_mtok < price.input_per_mtok < price.output_per_mtok
+        usage = genai_prices.Usage(input_tokens=3000, cache_read_tokens=1000, output_tokens=500)
+        assert price.cost(3000, 500, cached_tokens=1000) == pytest.approx(
+            float(genai_prices.calc_price(usage, model).total_price))
 
 
 def test_budget_stops_before_exceeding_and_the_rest_is_judged_later(tmp_path, judge_server):
@@ -68,6 +84,25 @@ def test_estimate_is_printed_before_any_call_and_costs_add_up(tmp_path, judge_se
     assert sum(u for _, _, u in by_criterion) == pytest.approx(usd)
 
 
+def test_cached_input_is_priced_at_its_own_rate_in_the_budget_and_the_views(tmp_path, judge_server):
+    """The offline judge reports prefix-cache hits like OpenAI (usage.prompt_tokens_details); cells
+    that share a system prompt run together, so most calls after the first are cache hits."""
+    server = judge_server()
+    (tmp_path / "prices.yaml").write_text("rubricflow-offline-judge: {input: 1000, output: 2000, cached_input: 100}\n")
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 10)), warehouse, "c")
+    score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url, "strategy": "per_criterion",
+                                                     "prices": str(tmp_path / "prices.yaml"), "budget_usd": 1000.0})
+    (prompt, cached, completion), = rows(warehouse, "SELECT sum(prompt_tokens), sum(cached_tokens), "
+                                                    "sum(completion_tokens) FROM completions")
+    assert 0 < cached < prompt
+    (usd,), = rows(warehouse, "SELECT usd FROM run_costs")
+    assert usd == pytest.approx(((prompt - cached) * 1000 + cached * 100 + completion * 2000) / 1e6)
+    assert rows(warehouse, "SELECT cached_input_per_mtok, source FROM model_prices") == [(100, str(tmp_path / "prices.yaml"))]
+    ledger, = (tmp_path / "runs").glob("*/budget.json")  # what the budget paid, call by call
+    assert json.loads(ledger.read_text())["spent"] == pytest.approx(usd)
+
+
 CJK = "東京都議会は火曜日、道路予算を七対二で可決した。" * 40  # about 1,000 characters, ~1,000 tokens
 EMOJI = "🚀✨🎉 " * 150
 
@@ -76,8 +111,6 @@ EMOJI = "🚀✨🎉 " * 150
 def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, text):
     """Finding 8: re-asks were not reserved, and 4 characters per token under-reserved CJK and
     emoji, so a $10 budget spent $13-17. Every attempt now reserves its worst case first."""
-    import json
-
     from rubricflow.tasks.judge_server import RunningServer, ServerConfig
 
     (tmp_path / "prices.yaml").write_text(PRICES)
@@ -101,8 +134,8 @@ def test_a_budget_for_a_model_without_a_price_is_refused(tmp_path, judge_server)
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 5)), warehouse, "c")
-    with pytest.raises(PriceError, match="--budget needs a price for model 'claude-sonnet-4-5'"):
-        score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "model": "claude-sonnet-4-5",
+    with pytest.raises(PriceError, match="--budget needs a price for model 'someones-finetune'"):
+        score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "model": "someones-finetune",
                                                    "budget_usd": 0.000001})
     assert server.stats()["requests"] == 0
     assert rows(warehouse, "SELECT count(*) FROM runs") == [(0,)]

@@ -89,3 +89,18 @@ def test_resume_makes_no_call_and_the_views_read_the_judgments(scored):
     coverage = rows(w, "SELECT s.coverage, ok.n / s.planned_cells FROM run_summary s JOIN (SELECT run_id, "
                        "count(*) FILTER (WHERE status = 'ok') AS n FROM completions GROUP BY run_id) ok USING (run_id)")
     assert all(abs(c - expected) < 1e-9 for c, expected in coverage)  # coverage is scored / planned
+
+
+def test_logprob_weighted_scores_come_from_the_real_servers_top_logprobs(scored):
+    """llama.cpp returns top_logprobs in json_object mode: scored judgments carry a distribution over
+    the scale's values, and the weighted score is its mean."""
+    w = scored["warehouse"]
+    (scored_n, weighted_n), = rows(w, "SELECT count(*), count(weighted_unit_score) FROM judgments WHERE status = 'scored'")
+    assert weighted_n > 0 and weighted_n >= scored_n // 2, (scored_n, weighted_n)
+    for weighted, mean, total, mass in rows(w, """
+            SELECT any_value(j.weighted_unit_score),
+                   sum(e.value::DOUBLE * (e.key::DOUBLE - c.scale_min) / (c.scale_max - c.scale_min)),
+                   sum(e.value::DOUBLE), any_value(j.prob_mass)
+            FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id), json_each(j.value_probs) e
+            GROUP BY j.cell_key, j.criterion_id"""):
+        assert weighted == pytest.approx(mean) and total == pytest.approx(1.0) and 0 < mass <= 1

@@ -143,3 +143,45 @@ def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, co
         ("ai-self-disclosure", "pattern")]
     assert rows(warehouse, "SELECT score, label, passed, coverage FROM text_scores WHERE text_id = 'ai'") == [
         (0.0, "disqualified", False, 0.0)]
+
+
+def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_reads_either(tmp_path, corpus, judge_server):
+    """G-Eval: the offline judge returns top_logprobs that hesitate between neighbouring levels."""
+    import duckdb
+
+    from rubricflow.tasks.calibration import calibration
+    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.labels import import_labels
+
+    server = judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(corpus(12)), warehouse, "c")
+    score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url})
+    recomputed = rows(warehouse, """
+        SELECT any_value(j.weighted_unit_score), sum(e.value::DOUBLE * (e.key::DOUBLE - c.scale_min) / (c.scale_max - c.scale_min)),
+               sum(e.value::DOUBLE), any_value(j.prob_mass), any_value(j.unit_score)
+        FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id), json_each(j.value_probs) e
+        WHERE j.status = 'scored' GROUP BY j.cell_key, j.criterion_id""")
+    assert len(recomputed) == 36  # every scored judgment has a distribution
+    for weighted, mean, total, mass, sampled in recomputed:
+        assert weighted == pytest.approx(mean) and total == pytest.approx(1.0) and 0 < mass <= 1
+        assert abs(weighted - sampled) < 1 / 3  # within a level of the sampled value
+    assert sum(w != pytest.approx(s) for w, *_, s in recomputed) > 30  # and finer-grained than it
+    assert rows(warehouse, "SELECT count(weighted_unit_score) FROM criterion_scores") == [(36,)]
+
+    labels = tmp_path / "labels.csv"
+    texts = [t for t, in rows(warehouse, "SELECT text_id FROM texts ORDER BY text_id")]
+    labels.write_text("text_id,criterion,score,rater\n" + "".join(
+        f"{t},clarity,{1 + i % 4},ann\n" for i, t in enumerate(texts)))
+    import_labels(labels, "c", warehouse)
+    with duckdb.connect(warehouse, read_only=True) as con:
+        sampled = calibration(con, "c", "", ["ann"], "writing-quality")
+        weighted = calibration(con, "c", "", ["ann"], "writing-quality", score="weighted")
+    assert weighted.judge == "judge:writing-quality:weighted" and weighted.rows[0].n == sampled.rows[0].n == 12
+    assert weighted.rows[0].pearson != pytest.approx(sampled.rows[0].pearson)
+
+    with RunningServer(ServerConfig(logprobs=False)) as refusing:  # an endpoint without logprobs: asked once, then not
+        score_corpus("c", "llm-slop", warehouse, {"base_url": refusing.base_url})
+        assert 12 < refusing.app.stats.requests <= 12 + 8  # the calls in flight when the first refusal came
+    assert rows(warehouse, "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN rubrics r USING (rubric_hash) "
+                           "WHERE r.rubric_id = 'llm-slop' AND j.status = 'scored'") == [(36, 0)]

@@ -208,6 +208,15 @@ CREATE TABLE IF NOT EXISTS model_prices (
     input_per_mtok  DOUBLE NOT NULL,
     output_per_mtok DOUBLE NOT NULL
 );
+-- Cached input (served from the provider's prefix cache) has its own rate; NULL: the input rate.
+ALTER TABLE model_prices ADD COLUMN IF NOT EXISTS cached_input_per_mtok DOUBLE;
+ALTER TABLE model_prices ADD COLUMN IF NOT EXISTS source VARCHAR;  -- genai-prices X.Y, a prices file, rubricflow
+-- Logprob-weighted scores (G-Eval), when the endpoint returned top_logprobs at the value: the
+-- probability-weighted unit score, the distribution over scale values (JSON, value -> p) and the
+-- probability the alternatives put on scale values at all.
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS weighted_unit_score DOUBLE;
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS value_probs VARCHAR;
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prob_mass DOUBLE;
 
 -- One row per night, corpus and rubric version: what the nightly job saw (see record_night.sql).
 CREATE TABLE IF NOT EXISTS nights (

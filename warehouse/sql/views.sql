@@ -27,7 +27,8 @@ CREATE OR REPLACE VIEW current_completions AS
 SELECT c.* FROM completions c
 JOIN current_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
 
--- One row per text and judged criterion: the mean unit score over the scored samples.
+-- One row per text and judged criterion: the mean unit score over the scored samples, and the
+-- mean logprob-weighted unit score where the endpoint returned logprobs.
 -- (Joining the small criteria table before aggregating is faster than after, at 10M rows.)
 CREATE OR REPLACE VIEW criterion_scores AS
 SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
@@ -35,7 +36,8 @@ SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
        count(*) AS judgments, count(j.unit_score) AS scored,
        avg(j.unit_score) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
        min(j.unit_score) AS unit_min, max(j.unit_score) AS unit_max,
-       avg(j.unit_score) >= c.pass_threshold AS passed
+       avg(j.unit_score) >= c.pass_threshold AS passed,
+       avg(j.weighted_unit_score) AS weighted_unit_score  -- logprob-weighted (G-Eval); NULL without logprobs
 FROM current_judgments j
 JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
 GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
@@ -249,12 +251,21 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
 FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id)
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
+-- One call's cost: fresh input, cached input (at its own rate, else the input rate) and output;
+-- the Batch API bills half.
+CREATE OR REPLACE MACRO call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode,
+                                 input_rate, cached_rate, output_rate) AS
+    ((prompt_tokens - coalesce(cached_tokens, 0)) * input_rate
+     + coalesce(cached_tokens, 0) * coalesce(cached_rate, input_rate)
+     + completion_tokens * output_rate) / 1e6
+    * CASE WHEN output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END;
+
 -- Cost per run at the prices in model_prices (NULL for a model without a price).
 CREATE OR REPLACE VIEW run_costs AS
 SELECT c.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
        sum(c.prompt_tokens) AS prompt_tokens, sum(c.completion_tokens) AS completion_tokens,
-       sum((c.prompt_tokens * p.input_per_mtok + c.completion_tokens * p.output_per_mtok) / 1e6
-           * CASE WHEN c.output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END) AS usd,  -- Batch API: half price
+       sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
+                    p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok)) AS usd,
        any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd
 FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
 GROUP BY ALL;
@@ -263,8 +274,8 @@ GROUP BY ALL;
 CREATE OR REPLACE VIEW criterion_costs AS
 WITH cell AS (
     SELECT c.cell_key, c.rubric_hash,
-           (c.prompt_tokens * p.input_per_mtok + c.completion_tokens * p.output_per_mtok) / 1e6
-           * CASE WHEN c.output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END AS usd
+           call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
+                    p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok) AS usd
     FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
 ),
 share AS (SELECT cell_key, count(*) AS criteria FROM judgments GROUP BY cell_key)

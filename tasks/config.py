@@ -49,10 +49,11 @@ class JudgeConfig(BaseModel):
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
     shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)
-    logprobs: bool = True
+    logprobs: bool | None = None
     """Ask for top_logprobs and keep a logprob-weighted score beside the sampled one (G-Eval);
-    dropped for the run when the endpoint refuses it. It does not change the sampled judgment,
-    so it is not part of the judge hash."""
+    dropped for the run when the endpoint refuses it. Default: on for remote endpoints, off for
+    one on this machine (llama.cpp's Python server answers ~6x slower with logprobs). It does not
+    change the sampled judgment, so it is not part of the judge hash."""
 
     @model_validator(mode="after")
     def _no_credentials_in_the_url(self) -> "JudgeConfig":
@@ -81,11 +82,16 @@ class JudgeConfig(BaseModel):
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
+    def on_this_machine(self) -> bool:
+        return (urlsplit(self.resolved_base_url() or "").hostname or "") in ("127.0.0.1", "localhost", "::1")
+
     def resolved_timeout_s(self) -> float:
         if self.timeout_s is not None:
             return self.timeout_s
-        host = urlsplit(self.resolved_base_url() or "").hostname or ""
-        return LOCAL_TIMEOUT_S if host in ("127.0.0.1", "localhost", "::1") else REMOTE_TIMEOUT_S
+        return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
+
+    def wants_logprobs(self) -> bool:
+        return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 
 
 def api_key() -> str:

@@ -210,7 +210,7 @@ class Judge:
         self.first_setup_error: str | None = None
         self.judge_hash = config.judge_hash()
         self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
-        self.logprobs = config.logprobs  # False once the endpoint refuses them
+        self.logprobs = config.wants_logprobs()  # False once the endpoint refuses them
         # where the rubric goes: the system message, or the user turn for a server whose chat
         # template drops the system role (found by the delivery check when system_prompt is auto)
         self.layout = "user" if config.system_prompt == "user" else "system"

@@ -156,7 +156,7 @@ def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_read
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(corpus(12)), warehouse, "c")
-    score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url})
+    score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url, "logprobs": True})
     recomputed = rows(warehouse, """
         SELECT any_value(j.weighted_unit_score), sum(e.value::DOUBLE * (e.key::DOUBLE - c.scale_min) / (c.scale_max - c.scale_min)),
                sum(e.value::DOUBLE), any_value(j.prob_mass), any_value(j.unit_score)
@@ -181,7 +181,10 @@ def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_read
     assert weighted.rows[0].pearson != pytest.approx(sampled.rows[0].pearson)
 
     with RunningServer(ServerConfig(logprobs=False)) as refusing:  # an endpoint without logprobs: asked once, then not
-        score_corpus("c", "llm-slop", warehouse, {"base_url": refusing.base_url})
+        score_corpus("c", "llm-slop", warehouse, {"base_url": refusing.base_url, "logprobs": True})
         assert 12 < refusing.app.stats.requests <= 12 + 8  # the calls in flight when the first refusal came
     assert rows(warehouse, "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN rubrics r USING (rubric_hash) "
                            "WHERE r.rubric_id = 'llm-slop' AND j.status = 'scored'") == [(36, 0)]
+    score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "strategy": "per_criterion"})
+    assert rows(warehouse, "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN runs r USING (run_id) "
+                           "WHERE r.strategy = 'per_criterion'") == [(36, 0)]  # off by default for a server on this machine

@@ -14,6 +14,9 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["DO_NOT_TRACK"] = "1"
+# `rubricflow` processes share one local Prefect server (tasks/prefect_server.py): the session's own,
+# stopped at the end (see stop_the_shared_prefect_server).
+os.environ.setdefault("RUBRICFLOW_STATE_DIR", tempfile.mkdtemp(prefix="rubricflow-state-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RUBRICFLOW_SHARED", ROOT.parent / "shared")) / "data"
@@ -31,6 +34,14 @@ def pytest_collection_modifyitems(config, items):
         parts = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts
         if parts[0] in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stop_the_shared_prefect_server():
+    yield
+    from rubricflow.tasks import prefect_server
+
+    prefect_server.stop_all()
 
 
 def shared_rubric_files() -> list[Path]:

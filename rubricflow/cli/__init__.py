@@ -22,7 +22,7 @@ from rich.markup import escape  # noqa: E402
 
 from rubricflow.errors import RubricflowError  # noqa: E402
 
-from . import calibrate, compare, demo, goldens, ingest, nightly, read, report, rubric, score, server  # noqa: E402
+from . import calibrate, compare, demo, goldens, ingest, nightly, prefect_server, read, report, rubric, score, server  # noqa: E402
 from .common import debugging, err  # noqa: E402
 
 app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
@@ -37,6 +37,7 @@ app.command()(calibrate.calibrate)
 app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)
+app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(demo.demo)
 rubric.app.command("test")(goldens.rubric_test)
 app.add_typer(rubric.app, name="rubric")
@@ -55,8 +56,12 @@ def main() -> None:
     its traceback too); anything else is a bug and keeps its traceback."""
     try:
         app()
+        return
     except RubricflowError as exc:
         if debugging():
             raise
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        sys.exit(exc.exit_code)
+        message, code = str(exc), exc.exit_code
+    # Exit outside the handler: the error's traceback (and the frames and connections it holds)
+    # is released first, so nothing is reported leaked at interpreter shutdown.
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    sys.exit(code)

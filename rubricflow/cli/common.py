@@ -8,7 +8,7 @@ flow stays as quick to start as the rubric code alone.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -43,18 +43,34 @@ class _RestatesOurError:
         return not (record.exc_info and isinstance(record.exc_info[1], RubricflowError))
 
 
-def quiet_flow_errors() -> None:
-    """Call before running a flow from a command (Prefect is imported here): its console shows no
-    traceback for rubricflow's own errors unless --debug. The Prefect database keeps them all."""
+def start_flows() -> None:
+    """Call before a command imports or runs a flow. Prefect is pointed at the local Prefect
+    server every command shares (started on first use: see tasks/prefect_server.py), unless the
+    user set PREFECT_API_URL; its console shows no traceback for rubricflow's own errors unless
+    --debug (the Prefect database keeps them all)."""
     import logging
 
-    import prefect  # noqa: F401  (configures Prefect's logging, which the filter is added to)
+    from rubricflow.tasks.prefect_server import use_shared_server
 
+    shared = use_shared_server()
+    import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
+
+    if shared:  # flow heartbeats feed crash detection services this server does not run; ending
+        _no_heartbeats()  # their thread costs up to a second per flow
     if debugging():
         return
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, _RestatesOurError) for f in handler.filters):
             handler.addFilter(_RestatesOurError())
+
+
+_SETTINGS = ExitStack()  # process-wide Prefect settings for the command's flows
+
+
+def _no_heartbeats() -> None:
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    _SETTINGS.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -20,7 +20,7 @@ from .common import (
     judge_settings,
     out,
     print_rows,
-    quiet_flow_errors,
+    start_flows,
     warehouse_path,
     write_report,
 )
@@ -45,16 +45,15 @@ def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id.")
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
     McNemar, disqualifier/pattern rate changes and the texts that moved most."""
-    from rubricflow.flows.compare import compare_flow
-
-    quiet_flow_errors()
-
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare "
                          "landed judgments")
     judges = [judge_settings(side_model, base_url, strategy=strategy, samples=samples, output_mode=output_mode,
                              system_prompt=system_prompt)
               for side_model in (model_a or model, model_b or model)]
+    start_flows()
+    from rubricflow.flows.compare import compare_flow
+
     from .progress import scoring_progress
 
     with scoring_progress():

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from rubricflow.errors import InputError
 
-from .common import out, quiet_flow_errors
+from .common import out, start_flows
 from .ingest import print_ingest
 from .score import print_run, run_score
 
@@ -54,11 +54,11 @@ def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
     """The whole job: ingest the sample corpus, score it with two built-in rubrics, and print
     summary tables read from the warehouse. Judged by the OFFLINE judge (a deterministic stand-in),
     or with --local-model by a real small model served on 127.0.0.1."""
+    start_flows()
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.tasks.judge_server import RunningServer
     from rubricflow.tasks.local_model import MODEL_ALIAS, MODEL_SOURCE, LocalModelServer, model_file
 
-    quiet_flow_errors()
     prepare_folder(warehouse, fresh)
     if local_model:
         out.print(f"[bold]rubricflow demo[/]: judging with a REAL local model: {escape(MODEL_SOURCE)}")

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import WarehouseOpt, err, fail, out, quiet_flow_errors, warehouse_path
+from .common import WarehouseOpt, err, fail, out, start_flows, warehouse_path
 
 
 def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a folder of .txt/.md files."),
@@ -20,12 +20,11 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
            warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
     Exits 1 when any row was quarantined (the good rows are loaded all the same)."""
-    from rubricflow.flows.ingest import ingest_flow
-
-    quiet_flow_errors()
-
     if not source.exists():
         fail(f"{source}: no such file or folder")
+    start_flows()
+    from rubricflow.flows.ingest import ingest_flow
+
     report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit)
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:

@@ -17,7 +17,7 @@ from .common import (
     judge_settings,
     out,
     print_rows,
-    quiet_flow_errors,
+    start_flows,
     warehouse_path,
 )
 
@@ -47,11 +47,11 @@ def nightly(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str]
             warehouse: Optional[Path] = WarehouseOpt) -> None:
     """One night now: ingest if the source changed, score new or changed work, re-judge the canary,
     compare with the previous night; exit 1 when coverage is under --min-coverage."""
-    from rubricflow.flows.nightly import nightly_scoring
-
     params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse,
                               output_mode=output_mode, system_prompt=system_prompt)
-    quiet_flow_errors()
+    start_flows()
+    from rubricflow.flows.nightly import nightly_scoring
+
     from .progress import scoring_progress
 
     with scoring_progress():

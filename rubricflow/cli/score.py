@@ -15,7 +15,7 @@ from .common import (
     out,
     print_query,
     print_rows,
-    quiet_flow_errors,
+    start_flows,
     reading,
     warehouse_path,
 )
@@ -61,9 +61,8 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
 def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size: int = 2000,
               skip_disqualified: bool = False, workers: int = 0) -> dict:
     """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
+    start_flows()
     from rubricflow.flows.score import scoring_flow
-
-    quiet_flow_errors()
 
     from .progress import scoring_progress
 

@@ -1,0 +1,76 @@
+"""CLI latency of the commands that run a flow: `rubricflow ingest` of 5 rows and `rubricflow score`
+of those 5 texts on the offline judge, against `python -c "import prefect"`, each the median of
+fresh processes run in turn (so a busy moment hits all three alike). The commands share one local
+Prefect server (tasks/prefect_server.py); the first command's start of it, and the same commands
+on Prefect's per-process ephemeral server, are printed for comparison. Target: <= 2x the import.
+
+    python bench/cli_flows.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+
+SAMPLE = Path(__file__).resolve().parents[1] / "flows" / "samples" / "demo_corpus.jsonl"
+
+
+def seconds(command: list[str], cwd: Path, env: dict) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    exe = shutil.which("rubricflow")
+    if exe is None:
+        sys.exit("install the project first: pip install -e .")
+    with tempfile.TemporaryDirectory() as tmp, RunningServer(ServerConfig()) as judge:
+        work = Path(tmp)
+        (work / "five.jsonl").write_text("".join(SAMPLE.read_text().splitlines(keepends=True)[:5]))
+        env = {**os.environ, "RUBRICFLOW_STATE_DIR": str(work / "state"), "PREFECT_HOME": str(work / "prefect")}
+        env.pop("PREFECT_API_URL", None)
+
+        def ingest(i: int, e: dict) -> list[str]:
+            return [exe, "ingest", "five.jsonl", "-c", f"c{i}", "-w", "w.duckdb"]
+
+        def score(i: int, e: dict) -> list[str]:
+            return [exe, "score", "-c", f"c{i}", "-r", "llm-slop", "--base-url", judge.base_url, "-w", "w.duckdb"]
+
+        first = seconds(ingest(0, env), work, env)  # starts the shared server
+        times: dict[str, list[float]] = {"import prefect": [], "ingest 5 rows": [], "score 5 texts": []}
+        for i in range(1, args.runs + 1):
+            times["import prefect"].append(seconds([sys.executable, "-c", "import prefect"], work, env))
+            times["ingest 5 rows"].append(seconds(ingest(i, env), work, env))
+            times["score 5 texts"].append(seconds(score(i, env), work, env))
+        ephemeral_env = {**env, "RUBRICFLOW_PREFECT_SERVER": "ephemeral"}
+        ephemeral = {"ingest 5 rows": seconds(ingest(99, ephemeral_env), work, ephemeral_env),
+                     "score 5 texts": seconds(score(99, ephemeral_env), work, ephemeral_env)}
+        subprocess.run([exe, "prefect-server", "--stop"], env=env, stdout=subprocess.DEVNULL)
+    baseline = statistics.median(times["import prefect"])
+    print(f"median of {args.runs} fresh processes each, run in turn")
+    label = 'python -c "import prefect"'
+    print(f"{label:<28}{baseline:7.2f} s")
+    for name in ("ingest 5 rows", "score 5 texts"):
+        median = statistics.median(times[name])
+        print(f"{'rubricflow ' + name:<28}{median:7.2f} s  {median / baseline:5.2f}x the import (target <= 2.00x)   "
+              f"on an ephemeral server: {ephemeral[name]:6.2f} s ({ephemeral[name] / baseline:.2f}x)")
+    print(f"the first command, which starts the shared server: {first:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

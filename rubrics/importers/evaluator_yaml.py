@@ -1,0 +1,123 @@
+"""Evaluator YAML in the Azure AI Evaluation style: `evaluation_criteria` (each with a description,
+weight and `rating_levels`), or one `rating_levels` list for the whole evaluator, with
+`score_normalization`, `input_mapping`, `chain_of_thought` and `output_format` beside them. An
+umbrella evaluator names sub-evaluators that live in sibling files (`sub_rubrics`, `evaluators`,
+`components` or `includes`: file names, or `{file|path|rubric, weight}`); each becomes a weighted
+group of the umbrella's criteria."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..documents import RubricImportError, parse_yaml, rubric_from_data
+from ..model import Rubric
+from .common import kebab, safe_id, semver
+from .levels import anchors_from
+
+MARKERS = ("evaluation_criteria", "rating_levels", "score_normalization", "input_mapping", "chain_of_thought")
+UMBRELLA_KEYS = ("sub_rubrics", "sub_evaluators", "evaluators", "components", "includes")
+MAX_DEPTH = 4  # umbrella of umbrellas; deeper (or a cycle) is refused
+
+
+def looks_like_evaluator(data: dict) -> bool:
+    return any(k in data for k in MARKERS) or any(isinstance(data.get(k), list) for k in UMBRELLA_KEYS)
+
+
+def import_evaluator(data: dict, source: Path) -> Rubric:
+    criteria, groups = _criteria(data, source, seen=(source.resolve(),))
+    name = str(data.get("name") or data.get("id") or source.stem)
+    inputs = [{"name": str(k), "description": str(v)} for k, v in (data.get("input_mapping") or {}).items()] \
+        if isinstance(data.get("input_mapping"), dict) else []
+    instructions = [str(data[k]) for k in ("instructions", "prompt", "system_prompt") if isinstance(data.get(k), str)]
+    if data.get("chain_of_thought"):
+        instructions.append("Reason step by step in the rationale before giving each score.")
+    doc = {
+        "metadata": {"id": kebab(name), "title": str(data.get("title") or name), "version": semver(data.get("version")),
+                     "description": str(data.get("description") or ""),
+                     "provenance": {"format": "evaluator-yaml", "source": source.name,
+                                    "score_normalization": str(data.get("score_normalization") or ""),
+                                    "output_format": str(data.get("output_format") or "")}},
+        "goal": str(data.get("description") or data.get("goal") or f"Evaluate as the {name} evaluator does."),
+        "inputs": inputs,
+        "criteria": criteria,
+        "groups": groups,
+        "instructions": instructions,
+    }
+    threshold = data.get("threshold", data.get("pass_threshold"))
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        doc["scoring"] = {"pass_threshold": _unit(threshold, criteria)}
+    return rubric_from_data(doc, source)
+
+
+def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = "") -> tuple[list[dict], list[dict]]:
+    """The criteria (and groups) of one evaluator file, sub-evaluators resolved from sibling files."""
+    criteria: list[dict] = []
+    groups: list[dict] = []
+    listed = data.get("evaluation_criteria")
+    if isinstance(listed, dict):  # {name: {...}} as well as [{name: ..., ...}]
+        listed = [{"name": k, **(v if isinstance(v, dict) else {"description": v})} for k, v in listed.items()]
+    shared_levels = anchors_from(data.get("rating_levels"))
+    for i, entry in enumerate(listed or []):
+        if not isinstance(entry, dict):
+            raise RubricImportError(source, f"field evaluation_criteria[{i}]: expected a mapping, found {type(entry).__name__}")
+        cid = prefix + safe_id(entry.get("id") or entry.get("name"), f"criterion-{i + 1}")
+        levels = anchors_from(entry.get("rating_levels") or entry.get("levels") or entry.get("scale")) or shared_levels
+        criteria.append(_criterion(cid, entry, levels, source, f"evaluation_criteria[{i}]"))
+    if not listed and shared_levels and not _umbrella_entries(data):  # one holistic criterion
+        criteria.append(_criterion(prefix + safe_id(data.get("name"), "score"), data, shared_levels, source, "rating_levels"))
+    for i, (file, weight) in enumerate(_umbrella_entries(data)):
+        where = f"field {next(k for k in UMBRELLA_KEYS if k in data)}[{i}]"
+        path = (source.parent / file).resolve()
+        if path in seen or len(seen) >= MAX_DEPTH:
+            raise RubricImportError(source, f"{where}: {file} includes itself (or nests deeper than {MAX_DEPTH})")
+        if not path.is_file():
+            raise RubricImportError(source, f"{where}: sub-rubric file {file} not found beside {source.name}")
+        sub = parse_yaml(path.read_text(encoding="utf-8"), path)
+        if not isinstance(sub, dict):
+            raise RubricImportError(path, "expected a mapping at the top level")
+        group_id = safe_id(sub.get("name") or path.stem, f"part-{i + 1}")
+        sub_criteria, sub_groups = _criteria(sub, path, seen + (path,), prefix=f"{group_id}.")
+        if not sub_criteria:
+            raise RubricImportError(path, "no evaluation_criteria or rating_levels: nothing to score")
+        criteria += sub_criteria
+        groups += sub_groups
+        held = {c for g in sub_groups for c in g["children"]}  # the sub-file's top: what no group of it holds
+        children = [g["id"] for g in sub_groups if g["id"] not in held] + [c["id"] for c in sub_criteria if c["id"] not in held]
+        groups.append({"id": f"{prefix}{group_id}", "title": str(sub.get("name") or path.stem), "weight": weight,
+                       "description": str(sub.get("description") or ""), "children": children})
+    return criteria, groups
+
+
+def _umbrella_entries(data: dict) -> list[tuple[str, float]]:
+    key = next((k for k in UMBRELLA_KEYS if isinstance(data.get(k), list)), None)
+    entries = []
+    for item in data.get(key) or [] if key else []:
+        if isinstance(item, str):
+            entries.append((item, 1.0))
+        elif isinstance(item, dict):
+            file = item.get("file") or item.get("path") or item.get("rubric") or item.get("source")
+            if isinstance(file, str):
+                weight = item.get("weight", 1.0)
+                entries.append((file, float(weight) if isinstance(weight, (int, float)) else 1.0))
+    return entries
+
+
+def _criterion(cid: str, entry: dict, anchors: list[dict], source: Path, where: str) -> dict:
+    if len(anchors) < 2:
+        raise RubricImportError(source, f"field {where}: needs rating_levels with at least two scores")
+    weight = entry.get("weight", 1.0)
+    if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
+        raise RubricImportError(source, f"field {where}.weight: expected a number >= 0, found {weight!r}")
+    return {"id": cid, "title": str(entry.get("name") or cid), "description": str(entry.get("description") or ""),
+            "weight": float(weight), "scale": {"kind": "ordinal", "anchors": anchors}}
+
+
+def _unit(threshold: float, criteria: list[dict]) -> float:
+    """A threshold on the native scale (e.g. 3 of 1-5) as a unit score; a fraction stays as is."""
+    if 0 <= threshold <= 1 or not criteria:
+        return max(0.0, min(1.0, float(threshold)))
+    values = [a["value"] for a in criteria[0]["scale"]["anchors"]]
+    low, high = min(values), max(values)
+    return max(0.0, min(1.0, (threshold - low) / (high - low)))
+

@@ -1,0 +1,92 @@
+"""Rubrics that live inside a grading prompt, as plain text: a G-Eval criteria prompt ("Evaluation
+Criteria:" with "Name (1-5) - definition", "Evaluation Steps:", `{{Document}}`-style slots), and a
+Prometheus `###Score Rubrics:` block ("[criteria question]" then "Score 1: ..." to "Score 5:")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..documents import RubricImportError, rubric_from_data
+from ..model import Rubric
+from .common import kebab, safe_id
+from .levels import anchors_from_text, section_scores_span
+
+PROMETHEUS_MARK = "###Score Rubrics:"
+_SLOT = re.compile(r"\{\{\s*([A-Za-z_][\w ]*?)\s*\}\}")
+_HEADING = re.compile(r"^\s*(Evaluation Criteria|Evaluation Steps|Evaluation Form[^:\n]*|Example|Source Text|"
+                      r"Summary|Document|Response|Instruction)s?\s*:\s*$", re.I | re.M)
+
+
+def looks_like_geval(text: str) -> bool:
+    return bool(re.search(r"^\s*Evaluation Criteria\s*:", text, re.I | re.M)) and \
+        bool(re.search(r"^\s*Evaluation Steps\s*:", text, re.I | re.M))
+
+
+def import_geval(text: str, source: Path) -> Rubric:
+    sections = _sections(text)
+    criteria_text = sections.get("evaluation criteria", "").strip()
+    if not criteria_text:
+        raise RubricImportError(source, "G-Eval prompt: the `Evaluation Criteria:` section is empty")
+    first = criteria_text.splitlines()[0]
+    match = re.match(r"^\s*([A-Za-z][\w /-]*?)\s*\(\s*(-?\d+)\s*-\s*(-?\d+)\s*\)\s*[-:–]\s*(.*)$", first)
+    if match:
+        name, low, high, definition = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
+        definition = " ".join([definition] + criteria_text.splitlines()[1:]).strip()
+    else:
+        span = section_scores_span(criteria_text) or section_scores_span(text)
+        if span is None:
+            raise RubricImportError(source, "G-Eval prompt: no scale such as `Coherence (1-5) - ...` in Evaluation Criteria")
+        name, (low, high), definition = source.stem, span, criteria_text
+    if low >= high:
+        raise RubricImportError(source, f"G-Eval prompt: scale {low}-{high} runs the wrong way")
+    steps = [re.sub(r"^\s*\d+[.)]\s*", "", line).strip() for line in sections.get("evaluation steps", "").splitlines()
+             if line.strip()]
+    slots = list(dict.fromkeys(_SLOT.findall(text)))
+    anchors = anchors_from_text(criteria_text) or [
+        {"value": low, "label": "lowest", "description": f"the text shows none of: {name.lower()}"},
+        {"value": high, "label": "highest", "description": f"the text fully shows: {name.lower()}"}]
+    doc = {
+        "metadata": {"id": kebab(f"{source.stem}"), "title": name.strip(),
+                     "provenance": {"format": "g-eval", "source": source.name, "slots": ", ".join(slots)}},
+        "goal": _intro(text) or f"Rate the text on {name.strip()}.",
+        "criteria": [{"id": safe_id(kebab(name), "score"), "title": name.strip(), "description": definition,
+                      "scale": {"kind": "ordinal", "anchors": anchors, "min": low, "max": high}}],
+        "instructions": ["Evaluation steps (G-Eval): " + " ".join(f"({i}) {s}" for i, s in enumerate(steps, 1))] if steps else [],
+    }
+    if slots:
+        doc["instructions"].append(f"The prompt's slots {', '.join('{{' + s + '}}' for s in slots)} are the INPUT, "
+                                   "CONTEXT and TEXT blocks of the data.")
+    return rubric_from_data(doc, source)
+
+
+def looks_like_prometheus_block(text: str) -> bool:
+    return PROMETHEUS_MARK.lower() in text.lower()
+
+
+def import_prometheus_block(text: str, source: Path) -> Rubric:
+    start = text.lower().index(PROMETHEUS_MARK.lower()) + len(PROMETHEUS_MARK)
+    block = re.split(r"\n\s*###", text[start:], maxsplit=1)[0]
+    question = re.search(r"\[(.+?)\]", block, re.S)
+    anchors = anchors_from_text(block)
+    if question is None or len(anchors) < 2:
+        raise RubricImportError(source, f"{PROMETHEUS_MARK} block: expected `[criteria]` then `Score 1: ...` lines")
+    criteria = " ".join(question.group(1).split())
+    doc = {
+        "metadata": {"id": kebab(source.stem), "title": criteria[:120],
+                     "provenance": {"format": "prometheus-prompt", "source": source.name}},
+        "goal": criteria,
+        "criteria": [{"id": "score", "title": "Score rubric", "description": criteria,
+                      "scale": {"kind": "ordinal", "anchors": anchors}}],
+    }
+    return rubric_from_data(doc, source)
+
+
+def _sections(text: str) -> dict[str, str]:
+    parts = _HEADING.split(text)
+    return {parts[i].strip().lower(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _intro(text: str) -> str:
+    head = _HEADING.split(text)[0]
+    return " ".join(head.split())[:1000]

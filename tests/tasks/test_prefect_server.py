@@ -1,0 +1,70 @@
+"""The local Prefect server flow commands share: started once, reused, stopped by its PID, gone
+by itself when idle, and never used when the user points PREFECT_API_URL elsewhere."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rubricflow.tasks import prefect_server
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUBRICFLOW_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("RUBRICFLOW_PREFECT_SERVER", raising=False)
+    yield tmp_path / "state"
+    prefect_server.stop()
+
+
+def test_started_once_by_concurrent_commands_then_reused_and_stopped(state, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-for-the-prefect-server")
+    starters = [subprocess.Popen([sys.executable, "-c", "from rubricflow.tasks import prefect_server as p; "
+                                  "print(p.use_shared_server())"], stdout=subprocess.PIPE, text=True, env=os.environ)
+                for _ in range(3)]
+    urls = {p.communicate(timeout=180)[0].strip() for p in starters}
+    assert len(urls) == 1 and next(iter(urls)).startswith("http://127.0.0.1:")  # one server for all three
+    recorded = json.loads(prefect_server.state_file().read_text())
+    started = time.perf_counter()
+    assert prefect_server.use_shared_server() == next(iter(urls))  # found, not started again
+    assert time.perf_counter() - started < 2
+    assert os.environ["PREFECT_API_URL"] == next(iter(urls))
+    assert prefect_server.current().pid == recorded["pid"]
+    environ = open(f"/proc/{recorded['pid']}/environ", "rb").read()  # the server outlives the command: no secrets
+    assert b"PREFECT_HOME" in environ and b"sk-canary-for-the-prefect-server" not in environ
+    monkeypatch.setenv("PREFECT_HOME", str(state / "another-home"))  # another Prefect database: another server
+    monkeypatch.delenv("PREFECT_API_URL")
+    other = prefect_server.use_shared_server()
+    assert other != next(iter(urls))
+    prefect_server.stop()
+    monkeypatch.undo()
+    monkeypatch.setenv("RUBRICFLOW_STATE_DIR", str(state))
+    stopped = prefect_server.stop()
+    assert stopped.pid == recorded["pid"] and prefect_server.current() is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(recorded["pid"], 0)
+
+
+def test_an_idle_server_stops_itself(state, monkeypatch):
+    monkeypatch.setenv("RUBRICFLOW_PREFECT_IDLE_S", "2")
+    prefect_server.use_shared_server()
+    pid = prefect_server.current().pid
+    deadline = time.monotonic() + 60
+    while prefect_server._alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not prefect_server._alive(pid)
+    assert prefect_server.current() is None
+
+
+def test_the_users_prefect_api_url_or_ephemeral_mode_is_left_alone(state, monkeypatch):
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
+    assert prefect_server.use_shared_server() is None
+    assert os.environ["PREFECT_API_URL"] == "http://127.0.0.1:4200/api"
+    monkeypatch.delenv("PREFECT_API_URL")
+    monkeypatch.setenv("RUBRICFLOW_PREFECT_SERVER", "ephemeral")
+    assert prefect_server.use_shared_server() is None and "PREFECT_API_URL" not in os.environ
+    assert not prefect_server.state_file().exists()

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rubricflow.errors import InputError
 
 from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
-from .regex import re2_errors
+from .regex import BACKTRACKING_TIMEOUT_S, backtracking, re2_errors
 
 Severity = Literal["error", "warning"]
 
@@ -201,8 +201,12 @@ class _Checks:
         reasons = re2_errors([p.effective_regex() for p in self.r.patterns])
         for i, p in enumerate(self.r.patterns):
             reason = reasons[p.effective_regex()]
-            if reason:
-                self.add("error", "E_REGEX", f"patterns[{i}].regex", f"pattern {p.id!r} is not valid RE2: {reason}")
+            if reason and backtracking(p.effective_regex()) is None:
+                self.add("error", "E_REGEX", f"patterns[{i}].regex", f"pattern {p.id!r} is not a valid regex: {reason}")
+            elif reason:
+                self.add("warning", "W_REGEX_BACKTRACKING", f"patterns[{i}].regex",
+                         f"pattern {p.id!r} is not RE2 ({reason}); kept, and counted with the backtracking `regex` "
+                         f"engine in Python (slower, {BACKTRACKING_TIMEOUT_S:g} s a text at most)")
 
     def references(self) -> None:
         pattern_ids = {p.id for p in self.r.patterns}

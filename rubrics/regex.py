@@ -1,10 +1,17 @@
-"""RE2 validation. The warehouse runs patterns with DuckDB's RE2 engine, so DuckDB itself is the
-judge of whether a pattern is valid: a pattern Python's `re` accepts (look-behind, back-references)
-must be refused here, not fail later inside a nightly SQL query."""
+"""Two regex engines. The warehouse runs patterns with DuckDB's RE2 engine (linear time, no
+look-around or back-references), so DuckDB itself judges whether a pattern is RE2. A pattern RE2
+refuses but the backtracking `regex` module reads (a look-ahead `(?!...)`, a look-behind) is kept:
+its hits are counted in Python under a per-text time limit and land in the same `pattern_hits`
+table. Only a pattern neither engine reads is refused."""
 
 from __future__ import annotations
 
+import re
+
 import duckdb
+import regex
+
+BACKTRACKING_TIMEOUT_S = 0.5  # per text: a catastrophic pattern, e.g. `(a+)+$`, counts as unknown, not a hang
 
 _known: dict[str, str | None] = {}
 
@@ -24,3 +31,27 @@ def re2_errors(patterns: list[str]) -> dict[str, str | None]:
         finally:
             con.close()
     return {p: _known[p] for p in patterns}
+
+
+def backtracking(source: str) -> regex.Pattern | None:
+    """The pattern compiled by the `regex` module (RE2's `\\x{...}` and leading inline flags
+    translated), or None when it cannot read it either."""
+    translated = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", source)
+    flags = 0
+    m = re.match(r"^\(\?([imsU]+)\)", translated)
+    if m:
+        translated = translated[m.end():]
+        flags = ((regex.I if "i" in m.group(1) else 0) | (regex.M if "m" in m.group(1) else 0)
+                 | (regex.S if "s" in m.group(1) else 0))
+    try:
+        return regex.compile(translated, flags)
+    except (regex.error, re.error, ValueError):
+        return None
+
+
+def backtracking_hits(compiled: regex.Pattern, text: str) -> int | None:
+    """Non-overlapping matches, as RE2's regexp_extract_all counts them; None past the time limit."""
+    try:
+        return sum(1 for _ in compiled.finditer(text, timeout=BACKTRACKING_TIMEOUT_S))
+    except TimeoutError:
+        return None

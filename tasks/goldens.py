@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import duckdb
 
 from rubricflow.rubrics.compiler import Bundle
+from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units
 from rubricflow.rubrics.scoring import verdict
 from rubricflow.tasks.config import JudgeConfig
@@ -59,13 +60,17 @@ def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
 
 
 def matched_patterns(text: str, regexes: dict[str, str]) -> set[str]:
-    """Pattern ids that match, by DuckDB's RE2 as in the warehouse (not Python's re)."""
+    """Pattern ids that match, by the engine the warehouse uses for each: DuckDB's RE2, or the
+    backtracking `regex` engine for a pattern RE2 cannot run."""
     if not regexes:
         return set()
+    refused = re2_errors(list(regexes.values()))
+    matched = {pid for pid, source in regexes.items() if refused[source]
+               and (compiled := backtracking(source)) is not None and backtracking_hits(compiled, text)}
     con = duckdb.connect()
     try:
-        return {pid for pid, regex in regexes.items()
-                if con.execute("SELECT regexp_matches($t, $r)", {"t": text, "r": regex}).fetchall()[0][0]}
+        return matched | {pid for pid, source in regexes.items() if not refused[source]
+                          and con.execute("SELECT regexp_matches($t, $r)", {"t": text, "r": source}).fetchall()[0][0]}
     finally:
         con.close()
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import regex
 
+from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+
 _SECTION = re.compile(r"^## (.+)$", re.M)
 _CRITERION = re.compile(r"^### ([^\s:]+)", re.M)
 _PATTERN_LINE = re.compile(r"^- ([\w.:-]+): `(.*)`(?: — .*)?$")
@@ -30,26 +32,6 @@ def _sections(prompt: str) -> dict[str, str]:
     return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
-PATTERN_TIMEOUT_S = 0.5  # a backtracking blow-up, e.g. `(a+)+$`, counts as no hit instead of hanging the server
-
-
-def _compile(source: str):
-    """RE2 syntax mostly matches the `regex` module's; `\\x{...}` is translated, anything else
-    unreadable is skipped. (RE2 runs in linear time; a backtracking engine does not, so every match
-    here runs under PATTERN_TIMEOUT_S.)"""
-    translated = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", source)
-    flags = 0
-    m = re.match(r"^\(\?([imsU]+)\)", translated)
-    if m:
-        translated = translated[m.end():]
-        flags = ((regex.I if "i" in m.group(1) else 0) | (regex.M if "m" in m.group(1) else 0)
-                 | (regex.S if "s" in m.group(1) else 0))
-    try:
-        return regex.compile(translated, flags)
-    except (regex.error, re.error):
-        return None
-
-
 class PromptReading:
     """What the offline judge understands of one rendered system prompt."""
 
@@ -58,7 +40,7 @@ class PromptReading:
         self.patterns: dict[str, regex.Pattern] = {}
         for line in sections.get("Patterns (regular expressions, RE2 syntax, matched against the text)", "").splitlines():
             m = _PATTERN_LINE.match(line.strip())
-            if m and (compiled := _compile(m.group(2))):
+            if m and (compiled := backtracking(m.group(2))):
                 self.patterns[m.group(1)] = compiled
         flagged = sections.get("Advice rules", "") + sections.get("Disqualifiers", "")
         self.bad = {pid for pid in self.patterns if re.search(rf"\b{re.escape(pid)}\b", flagged)}
@@ -81,7 +63,7 @@ def _quality(reading: PromptReading, criterion: str, text: str, context: str) ->
         if pattern is None:
             continue
         try:
-            hits = [m.group(0) for m in pattern.finditer(text, timeout=PATTERN_TIMEOUT_S) if m.group(0).strip()]
+            hits = [m.group(0) for m in pattern.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.group(0).strip()]
         except TimeoutError:
             hits = []
         evidence += hits[:2]

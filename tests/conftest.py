@@ -51,6 +51,13 @@ def shared_rubric_files() -> list[Path]:
     return sorted(p for p in SHARED_RUBRICS.rglob("*") if p.is_file() and not p.name.upper().startswith("LICENSE"))
 
 
+def user_rubric_files() -> list[Path]:
+    """Every rubric file a user might bring that the tests hold: the shared third-party files and
+    the files written here in other tools' formats (tests/data/rubrics)."""
+    ours = sorted(p for p in (TEST_DATA / "rubrics").rglob("*") if p.is_file() and p.name != "README.md")
+    return shared_rubric_files() + ours
+
+
 EXE = shutil.which("rubricflow")
 
 

@@ -18,6 +18,7 @@ import duckdb
 
 from rubricflow.errors import CheckFailed, InputError, TransientError
 from rubricflow.rubrics.compiler import Bundle, rubric_document
+from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
 
 SQL_DIR = Path(__file__).parent / "sql"
@@ -217,8 +218,10 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
              for c in r.criteria],
         )
         if r.patterns:
-            con.executemany("INSERT INTO rubric_patterns (rubric_hash, pattern_id, regex) VALUES (?, ?, ?)",
-                            [(h, p.id, p.effective_regex()) for p in r.patterns])
+            refused = re2_errors([p.effective_regex() for p in r.patterns])
+            con.executemany("INSERT INTO rubric_patterns (rubric_hash, pattern_id, regex, engine) VALUES (?, ?, ?, ?)",
+                            [(h, p.id, p.effective_regex(), "regex" if refused[p.effective_regex()] else "re2")
+                             for p in r.patterns])
         if r.disqualifiers:
             con.executemany(
                 "INSERT INTO rubric_disqualifiers (rubric_hash, disqualifier_id, kind, patterns, criterion_id, threshold, "

@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from rubricflow.rubrics.compiler import Bundle
+from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units
 
 from .db import fetch, sql, transaction, used_params
@@ -33,8 +34,32 @@ def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, par
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
+    """Each pattern's hits in every text that has no count for its current version: in SQL with
+    RE2, or, for a pattern RE2 cannot run (look-around...), in Python with the `regex` engine."""
+    refused = re2_errors([p.effective_regex() for p in bundle.rubric.patterns])
     for p in bundle.rubric.patterns:
-        run_sql(con, "pattern_hits.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id, regex=p.effective_regex())
+        if refused[p.effective_regex()] is None:
+            run_sql(con, "pattern_hits.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id, regex=p.effective_regex())
+        else:
+            _count_backtracking(con, corpus_id, bundle.hash, p.id, p.effective_regex())
+
+
+def _count_backtracking(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, pattern_id: str,
+                        source: str, page: int = 5_000) -> None:
+    """One page of texts at a time (keyset by text_id), so a large corpus never sits in memory;
+    a text whose match runs past the time limit gets no count (its hits stay unknown)."""
+    compiled = backtracking(source)
+    if compiled is None:  # the compiler refuses such a rubric; nothing to count
+        return
+    after = ""
+    while rows := fetch(con, "pattern_hits_todo.sql", corpus=corpus_id, rubric=rubric_hash, pattern=pattern_id,
+                        after=after, page=page):
+        counted = [(corpus_id, r["text_id"], r["sha256"], rubric_hash, pattern_id, backtracking_hits(compiled, r["text"]))
+                   for r in rows]
+        known = [c for c in counted if c[-1] is not None]
+        if known:
+            con.executemany(sql("record_pattern_hits.sql"), known)
+        after = rows[-1]["text_id"]
 
 
 @dataclass

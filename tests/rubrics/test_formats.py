@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from rubricflow.rubrics.compiler import compile_or_raise, content_hash
 from rubricflow.rubrics.formats import RubricImportError, dump, load_rubric, load_rubrics, loads_rubrics
 
-from ..conftest import shared_rubric_files
+from ..conftest import user_rubric_files
 from .strategies import rubrics
 
 NOT_A_RUBRIC = {"completeness_rubric.md"}
@@ -19,8 +19,16 @@ def test_native_round_trip_yaml_json_xml(r):
         assert content_hash(again[0]) == content_hash(r)
 
 
-@pytest.mark.parametrize("path", shared_rubric_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_shared_file_imports_validates_exports_and_reimports(path, tmp_path):
+def test_the_rubric_files_users_bring_cover_every_format():
+    """Issue 13: 25+ real rubric files across the formats users bring validate in CI."""
+    files = user_rubric_files()
+    assert len([f for f in files if f.name not in NOT_A_RUBRIC]) >= 25
+    assert {f.parent.name for f in files} >= {"secemp9", "waza", "openai_evals", "paperbench", "healthbench", "prometheus",
+                                              "evaluator_yaml", "promptfoo", "flask", "geval", "xml"}
+
+
+@pytest.mark.parametrize("path", user_rubric_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_rubric_file_a_user_brings_imports_validates_exports_and_reimports(path, tmp_path):
     if path.name in NOT_A_RUBRIC:
         with pytest.raises(RubricImportError, match="not a rubric"):
             load_rubrics(path)

@@ -152,3 +152,104 @@ def test_forge_yaml_anchors_thresholds_and_negative_criteria():
 
 def test_shared_readme_is_present():
     assert (SHARED / "README.md").is_file()
+
+
+OURS = TEST_DATA / "rubrics"
+
+
+def test_a_pattern_re2_cannot_run_is_kept_with_a_warning_not_refused():
+    r = load_rubric(OURS / "xml/lookahead_spec.xml")
+    bundle = compile_or_raise(r)
+    flagged = {w.path for w in bundle.warnings if w.code == "W_REGEX_BACKTRACKING"}
+    assert flagged == {"patterns[0].regex", "patterns[2].regex"}  # the look-ahead and the look-behind, not `perhaps`
+
+
+def test_a_pattern_no_engine_reads_is_still_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("metadata: {id: bad}\ngoal: g\npatterns: [{id: open, regex: '(unclosed'}]\n"
+                   "criteria: [{id: a, patterns: [open]}]\n")
+    with pytest.raises(Exception, match="E_REGEX|not a valid regex"):
+        compile_or_raise(load_rubric(bad))
+
+
+def test_evaluator_yaml_levels_weights_and_an_umbrella_over_sibling_files():
+    coherence = load_rubric(OURS / "evaluator_yaml/coherence.yaml")
+    assert [(c.id, c.weight, c.scale.domain()) for c in coherence.criteria] == [
+        ("logical_flow", 0.6, [1, 2, 3, 4, 5]), ("consistency", 0.4, [1, 2, 3, 4, 5])]
+    assert coherence.criteria[0].scale.anchors[1].description == "Some connections, frequent unexplained jumps."
+    assert coherence.scoring.pass_threshold == 0.5  # threshold 3 on 1..5
+    assert [i.name for i in coherence.inputs] == ["query", "response"] and coherence.metadata.version == "1.2.0"
+    umbrella = load_rubric(OURS / "evaluator_yaml/rag_quality.yaml")
+    assert [c.id for c in umbrella.criteria] == ["coherence.logical_flow", "coherence.consistency", "fluency.fluency"]
+    assert {g.id: (g.weight, g.children) for g in umbrella.groups} == {
+        "coherence": (0.6, ("coherence.logical_flow", "coherence.consistency")), "fluency": (0.4, ("fluency.fluency",))}
+    # the tree aggregates like any grouped rubric: 0.6 * mean(coherence) + 0.4 * fluency
+    scores = {"coherence.logical_flow": 5, "coherence.consistency": 3, "fluency.fluency": 1}
+    coherent = (0.6 * 1.0 + 0.4 * 0.5) / 1.0
+    assert aggregate(umbrella, {k: umbrella.criterion(k).scale.unit(v) for k, v in scores.items()}) == \
+        pytest.approx(0.6 * coherent + 0.4 * 0.0)
+
+
+def test_an_umbrella_whose_sibling_is_missing_or_includes_itself_names_the_file(tmp_path):
+    (tmp_path / "top.yaml").write_text("name: top\nsub_rubrics: [{file: gone.yaml, weight: 1}]\n")
+    with pytest.raises(RubricImportError, match=r"top.yaml: field sub_rubrics\[0\]: sub-rubric file gone.yaml not found"):
+        load_rubric(tmp_path / "top.yaml")
+    (tmp_path / "loop.yaml").write_text("name: loop\nsub_rubrics: [loop.yaml]\n")
+    with pytest.raises(RubricImportError, match="includes itself"):
+        load_rubric(tmp_path / "loop.yaml")
+
+
+def test_an_evals_registry_file_with_several_specs_imports_as_several_rubrics():
+    rubrics = load_rubrics(OURS / "openai_evals/multi_spec.yaml")
+    assert [r.metadata.id for r in rubrics] == ["relevance", "conciseness", "quality-1to5", "matches-ideal"]
+    assert rubrics[2].criteria[0].scale.domain() == ["1", "2", "3", "4", "5"]
+    assert [c.score for c in rubrics[3].criteria[0].scale.categories] == [1.0, 0.5, 0.0]
+    with pytest.raises(RubricImportError, match="holds 4 rubrics"):
+        load_rubric(OURS / "openai_evals/multi_spec.yaml")
+
+
+def test_promptfoo_model_graded_assertions_become_criteria():
+    config = load_rubric(OURS / "promptfoo/promptfooconfig.yaml")
+    assert [(c.id, c.scale.kind) for c in config.criteria] == [
+        ("politeness", "binary"), ("llm-rubric-2", "binary"), ("next-steps", "ordinal")]  # the repeat is one criterion
+    assert "must NOT" in config.criteria[1].description and config.criteria[2].pass_threshold == 0.7
+    asserts = load_rubric(OURS / "promptfoo/asserts.yaml")
+    assert [c.weight for c in asserts.criteria] == [2.0, 1.0]  # the javascript assertion is promptfoo's own check
+
+
+def test_flask_skill_sets_group_skills_by_ability():
+    r = load_rubric(OURS / "flask/skillset.json")
+    assert [c.id for c in r.criteria] == ["logical-correctness", "logical-efficiency", "factuality", "readability"]
+    assert {g.title: g.children for g in r.groups}["Logical Thinking"] == ("logical-correctness", "logical-efficiency")
+    assert r.criterion("factuality").scale.anchors[4].description == "Accurate and supported."
+    mapping = load_rubric(OURS / "flask/skills.yaml")
+    assert mapping.criterion("conciseness").scale.anchors[0].description == "Bloated; the point is buried."
+
+
+def test_g_eval_prompts_keep_scale_definition_steps_and_slots():
+    coherence = load_rubric(OURS / "geval/coh_detailed.txt")
+    c = coherence.criteria[0]
+    assert (c.id, c.title, c.scale.domain()) == ("coherence", "Coherence", [1, 2, 3, 4, 5])
+    assert c.description.startswith("the collective quality of all sentences")
+    assert any("(1) Read the news article" in i for i in coherence.instructions)
+    assert coherence.metadata.provenance["slots"] == "Document, Summary"
+    fluency = load_rubric(OURS / "geval/flu_detailed.txt")
+    assert fluency.criteria[0].scale.domain() == [1, 2, 3]
+    assert fluency.criteria[0].scale.anchors[0].description.startswith("Poor.")
+
+
+def test_a_prometheus_score_rubric_block_inside_a_grading_prompt():
+    r = load_rubric(OURS / "prometheus/grading_prompt.txt")
+    assert r.criteria[0].description == "Does the response stay honest about the limits of what it knows?"
+    assert r.criteria[0].scale.domain() == [1, 2, 3, 4, 5]
+    assert r.criteria[0].scale.anchors[4].description.startswith("The response is consistently honest")
+
+
+def test_the_hhh_pairs_carry_prometheus_blocks_this_importer_reads(tmp_path):
+    """Real prompts: every chosen/rejected prompt of the HHH pairs embeds a `###Score Rubrics:` block."""
+    pairs = json.loads((SHARED / "calibration/hhh_alignment/hhh_alignment_eval.json").read_text())
+    for i, pair in enumerate(pairs[:40]):
+        path = tmp_path / f"hhh-{i}.txt"
+        path.write_text(pair["chosen_instruction"], encoding="utf-8")
+        r = load_rubric(path)
+        assert r.criteria[0].scale.domain() == [1, 2, 3, 4, 5] and r.criteria[0].description

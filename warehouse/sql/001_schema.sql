@@ -217,6 +217,9 @@ ALTER TABLE model_prices ADD COLUMN IF NOT EXISTS source VARCHAR;  -- genai-pric
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS weighted_unit_score DOUBLE;
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS value_probs VARCHAR;
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prob_mass DOUBLE;
+-- Which engine counts a pattern's hits: re2 (in SQL), or regex (Python's backtracking engine, for
+-- a pattern RE2 cannot run, such as a look-ahead).
+ALTER TABLE rubric_patterns ADD COLUMN IF NOT EXISTS engine VARCHAR;
 
 -- One row per night, corpus and rubric version: what the nightly job saw (see record_night.sql).
 CREATE TABLE IF NOT EXISTS nights (

@@ -57,6 +57,22 @@ def load_rubrics(path: str | Path) -> list[Rubric]:
     return loads_rubrics(text, path)
 
 
+RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt")
+
+
+def expand_folders(refs: list[str]) -> list[str]:
+    """Folders stand for the rubric-like files under them (READMEs and licences left out)."""
+    expanded = []
+    for ref in refs:
+        folder = Path(ref)
+        if folder.is_dir():
+            expanded += sorted(str(p) for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in RUBRIC_SUFFIXES
+                               and not p.name.upper().startswith(("README", "LICENSE")))
+        else:
+            expanded.append(ref)
+    return expanded
+
+
 def loads_rubrics(text: str, source: str | Path) -> list[Rubric]:
     """Detect the format of `text` and import it."""
     return detect_and_import(text, Path(str(source)))

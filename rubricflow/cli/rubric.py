@@ -114,18 +114,19 @@ def _print_issues(source: str, issues) -> None:
 
 
 @app.command()
-def validate(refs: list[str] = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
+def validate(refs: list[str] = typer.Argument(None, help="Rubric files, folders of them, or library names; "
+                                               "none = the whole library."),
              library: Optional[list[Path]] = LibraryOpt,
              strict: bool = typer.Option(False, help="Treat warnings as errors.")) -> None:
     """Compile rubrics; exit 1 when any has errors (or warnings, with --strict)."""
     from rubricflow.rubrics.compiler import compile_rubric
-    from rubricflow.rubrics.formats import RubricImportError, load_rubrics
+    from rubricflow.rubrics.formats import RubricImportError, expand_folders, load_rubrics
     from rubricflow.rubrics.library import LibraryError, resolve
 
     targets: list[tuple[str, object]] = []
     if not refs:
         targets = [(str(e.path), e.rubric) for e in _library(library).entries()]
-    for ref in refs or []:
+    for ref in expand_folders(refs or []):
         path = Path(ref)
         try:
             rubrics = load_rubrics(path) if path.is_file() else [resolve(ref, _library(library))]
@@ -152,9 +153,9 @@ def validate(refs: list[str] = typer.Argument(None, help="Rubric files or librar
                       bundle.profile if bundle else "-", bundle.short_hash if bundle else "-")
         if errors or (strict and warnings):
             _print_issues(source, issues)
-            for i in issues:  # one plain line per problem on stderr: file, field, code, message
-                if i.severity == "error" or strict:
-                    err.print(f"{source}: {i.path}: {i.code}: {i.message}", highlight=False, markup=False, soft_wrap=True)
+        for i in issues:  # one plain line per problem (and per pattern kept for the slower engine) on stderr
+            if i.severity == "error" or strict or i.code == "W_REGEX_BACKTRACKING":
+                err.print(f"{source}: {i.path}: {i.code}: {i.message}", highlight=False, markup=False, soft_wrap=True)
     out.print(table)
     if failed:
         err.print(f"[red]{failed} of {len(targets)} rubrics failed[/]")

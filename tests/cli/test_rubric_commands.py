@@ -5,14 +5,14 @@ import subprocess
 
 import pytest
 
-from ..conftest import SHARED_RUBRICS
+from ..conftest import SHARED_RUBRICS, TEST_DATA
 
 EXE = shutil.which("rubricflow")
 
 
-def run(*args, cwd=None):
+def run(*args, cwd=None, columns=200):
     assert EXE, "the rubricflow console script is not installed (pip install -e .)"
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, env={"COLUMNS": "200", "PATH": ""})
+    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, env={"COLUMNS": str(columns), "PATH": ""})
 
 
 def test_list_and_search():
@@ -43,7 +43,7 @@ def test_validate_names_file_and_field_of_a_bad_regex(tmp_path):
     f.write_text("metadata: {id: bad}\ngoal: g\npatterns: [{id: lookbehind, regex: '(?<=x)y'}]\n"
                  "criteria: [{id: a, patterns: [lookbehind]}]\n")
     res = run("rubric", "validate", str(f))
-    assert res.returncode == 0 and "W_REGEX_BACKTRACKING" in res.stdout
+    assert res.returncode == 0 and "patterns[0].regex: W_REGEX_BACKTRACKING" in res.stderr
 
 
 def test_show_render_convert_and_diff(tmp_path):
@@ -83,3 +83,16 @@ def test_rich_markup_in_rubric_text_is_shown_as_written(tmp_path):
     assert "Costs [/] and [bold]$5[/bold]" in shown.stdout and "Check [/] works" in shown.stdout and "A [/]" in shown.stdout
     validated = run("rubric", "validate", str(path), cwd=tmp_path)
     assert validated.returncode == 0, validated.stderr
+
+
+def test_validate_every_rubric_file_a_user_brings_in_one_command():
+    """Issue 13: folders of real rubric files in every format validate; the one file that is a
+    prompt, not a rubric, is refused by name; multi-rubric files name each rubric."""
+    res = run("rubric", "validate", str(SHARED_RUBRICS), str(TEST_DATA / "rubrics"), columns=400)
+    lines = res.stdout.splitlines()
+    ok = [line for line in lines if "│ ok" in line]
+    refused = [line for line in lines if "refused" in line]
+    assert len(ok) >= 40 and len(refused) == 1 and "completeness_rubric.md" in refused[0]
+    assert res.returncode == 1  # the refusal is reported as a failure
+    assert any("multi_spec.yaml#quality-1to5" in line for line in ok)
+    assert any("rag_quality.yaml" in line for line in ok) and any("lookahead_spec.xml" in line for line in ok)

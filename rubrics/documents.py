@@ -6,6 +6,7 @@ neither, so the two never import each other.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,37 @@ from rubricflow.errors import InputError
 
 from .model import Rubric
 
-try:  # the C loader is ~10x faster; both are safe loaders (no custom tags)
-    SAFE_LOADER: Any = yaml.CSafeLoader
+try:  # the C parser is ~10x faster; both are safe loaders (no custom tags)
+    _BASE_LOADER: Any = yaml.CSafeLoader
     SAFE_DUMPER: Any = yaml.CSafeDumper
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    SAFE_LOADER, SAFE_DUMPER = yaml.SafeLoader, yaml.SafeDumper
+    _BASE_LOADER, SAFE_DUMPER = yaml.SafeLoader, yaml.SafeDumper
+
+
+class YamlFloat(float):
+    """A YAML float that remembers how it was written: `version: 2.10` is 2.10.0, not 2.1.0."""
+
+    yaml_text: str = ""
+
+
+class SAFE_LOADER(_BASE_LOADER):  # noqa: N801 (named as the constant it replaces)
+    """The safe loader with YAML 1.2's booleans: only true/false are booleans; `yes`, `no`, `on`,
+    `off` stay strings (YAML 1.1 would turn `labels: [no, yes]` into [False, True])."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()
+    }
+
+    def construct_yaml_float(self, node):  # type: ignore[override]
+        number = YamlFloat(super().construct_yaml_float(node))
+        number.yaml_text = str(node.value)
+        return number
+
+
+SAFE_LOADER.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                  list("tTfF"))
+SAFE_LOADER.add_constructor("tag:yaml.org,2002:float", SAFE_LOADER.construct_yaml_float)
 
 NATIVE_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -83,7 +110,7 @@ def validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        parts.append(f"field {loc}: {err['msg']}")
+        parts.append(f"field {loc}: {err['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
 
 

@@ -15,7 +15,13 @@ import yaml
 from rubricflow.errors import InputError
 
 # RubricImportError, parse_yaml and rubric_from_data are re-exported: callers read files through here.
-from .documents import SAFE_DUMPER, RubricImportError, parse_yaml, rubric_from_data, rubric_to_data  # noqa: F401
+from .documents import (  # noqa: F401
+    SAFE_DUMPER,
+    RubricImportError,
+    parse_yaml,
+    rubric_from_data,
+    rubric_to_data,
+)
 from .importers import detect_and_import
 from .importers.xml_spec import dump_xml
 from .model import Rubric

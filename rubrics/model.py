@@ -7,18 +7,46 @@ immutable: the content hash that names it in the warehouse can never drift from 
 from __future__ import annotations
 
 import math
+import re
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, Mapping, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StringConstraints,
+    model_validator,
+)
 
 from rubricflow.errors import InputError
 
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=128)]
 KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", max_length=128)]
-SemVer = Annotated[
-    str, StringConstraints(pattern=r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-]
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+def _version_text(value: Any) -> Any:
+    """A version written as a YAML number (`2.10`, `3`) as the text it was written as (a float
+    loses `2.10`'s zero: the YAML loader keeps the text in `yaml_text`), padded to MAJOR.MINOR.PATCH."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    text = getattr(value, "yaml_text", None) or str(value)
+    parts = text.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts))) if len(parts) < 3 else text
+
+
+def _check_semver(value: str) -> str:
+    if not _SEMVER.match(value):
+        raise ValueError(f"version {value!r} is not semantic versioning: MAJOR.MINOR.PATCH, numbers without leading "
+                         "zeros (e.g. 1.0.0 or 2.10.0-rc.1)")
+    return value
+
+
+SemVer = Annotated[str, BeforeValidator(_version_text), AfterValidator(_check_semver)]
 Scalar = Union[str, int, float, bool, None]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 

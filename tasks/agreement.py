@@ -35,8 +35,9 @@ def bootstrap_mean_ci(values, counts, resamples: int = 2000, level: float = 0.95
 
 
 def categories(scores, step: float = 1.0) -> np.ndarray:
-    """Scores as integer category codes (averaged ratings round to the nearest category)."""
-    return np.rint(np.asarray(scores, dtype=float) / step).astype(int)
+    """Scores as integer category codes: averaged ratings round to the nearest category, halves
+    up (1.5 -> 2, 2.5 -> 3), never to even, which would fold two half-point levels into one."""
+    return np.floor(np.asarray(scores, dtype=float) / step + 0.5).astype(int)
 
 
 def confusion(a_codes, b_codes) -> tuple[list[int], np.ndarray]:
@@ -53,8 +54,13 @@ def kappas(a_codes, b_codes) -> tuple[float, float]:
     _, table = confusion(a_codes, b_codes)
     if len(table) < 2:
         return float("nan"), float("nan")
-    return (float(inter_rater.cohens_kappa(table).kappa),
-            float(inter_rater.cohens_kappa(table, wt="quadratic").kappa))
+    return (_zeroed(float(inter_rater.cohens_kappa(table).kappa)),
+            _zeroed(float(inter_rater.cohens_kappa(table, wt="quadratic").kappa)))
+
+
+def _zeroed(value: float) -> float:
+    """Rounding noise around 0 (-2e-16 for a constant rater) as 0.0, never printed as "-0.000"."""
+    return 0.0 if abs(value) < 1e-12 else value
 
 
 def fleiss(codes_by_rater: np.ndarray) -> float:
@@ -88,6 +94,8 @@ class RaterAgreement:
     human_qwk: float | None
     judge_scores: tuple[float, ...] = ()  # the paired scores themselves, for the report's scatter
     human_scores: tuple[float, ...] = ()
+    fleiss_texts: int | None = None  # Fleiss' kappa counts only the texts EVERY human rated: how many
+    note: str = ""  # why a statistic is undefined (constant scores)
 
 
 @np.errstate(all="ignore")
@@ -112,6 +120,9 @@ def rater_agreement(scores: dict[str, dict[str, dict[str, float]]], judge: str, 
         levels, table = confusion(jc, hc)
         full = ~np.isnan(grid).any(axis=0)
         many = len(people) >= 2
+        note = "; ".join(f"{who} gave every text the same score ({values[0]:g}): correlations are undefined (n/a) "
+                         "and kappa cannot exceed 0" for who, values in ((judge, j), ("the humans", consensus))
+                         if np.all(values == values[0]))
         out.append(RaterAgreement(
             criterion, len(texts),
             float(stats.pearsonr(j, consensus).statistic), float(stats.spearmanr(j, consensus).statistic),
@@ -121,7 +132,7 @@ def rater_agreement(scores: dict[str, dict[str, dict[str, float]]], judge: str, 
             alpha(grid) if many else None,
             alpha(np.vstack([grid, j])) if many else None,
             *(_human_baseline(grid, step) if many else (None, None)),
-            tuple(j.tolist()), tuple(consensus.tolist()),
+            tuple(j.tolist()), tuple(consensus.tolist()), int(full.sum()) if many else None, note,
         ))
     return out
 

@@ -178,9 +178,12 @@ def ingest_corpus(
     text_field: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     limit: int | None = None,
+    id_field: str | None = None,
 ) -> IngestReport:
     """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
-    With `limit`, only the source's first `limit` rows are read."""
+    With `limit`, only the source's first `limit` rows are read. A text's id comes from `id_field`,
+    else a `text_id` or `id` column, else the first 16 hex digits of the text's sha256 (stable
+    across re-ingests of the same text)."""
     source, out_dir = Path(source), Path(out_dir)
     if not source.exists():
         raise CorpusError(f"{source}: no such file or folder")
@@ -189,7 +192,7 @@ def ingest_corpus(
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
     tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
     try:
-        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit)
+        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field)
     except BaseException:
         tmp_parquet.unlink(missing_ok=True)
         tmp_quarantine.unlink(missing_ok=True)
@@ -204,7 +207,7 @@ def ingest_corpus(
 
 
 def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine: Path,
-           text_field: str | None, max_chars: int, limit: int | None = None) -> None:
+           text_field: str | None, max_chars: int, limit: int | None = None, id_field: str | None = None) -> None:
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
     column_checked = False
@@ -228,8 +231,13 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
                 if column is None or (text_field and text_field not in record):
                     wanted = text_field or " or ".join(TEXT_FIELDS)
                     raise CorpusError(f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}")
+                if id_field and id_field not in record:
+                    raise CorpusError(f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}")
             text = record.get(column) if column else None
-            text_id = next((record[f] for f in ID_FIELDS if record.get(f) not in (None, "")), None)
+            text_id = next((record[f] for f in ((id_field,) if id_field else ID_FIELDS) if record.get(f) not in (None, "")), None)
+            if id_field and text_id is None:
+                reject(number, f"missing or empty id ({id_field})")
+                continue
             if not isinstance(text, str) or not text.strip():
                 reject(number, "missing or empty text" if not isinstance(text, (dict, list)) else "text is not a string", text_id)
                 continue

@@ -153,7 +153,7 @@ class JudgeServer:
             return await _json(send, 401, _error("Incorrect API key provided.", "invalid_api_key"))
         try:
             body = json.loads(raw)
-            messages = body["messages"]
+            body["messages"]  # a chat completion request has messages
         except (ValueError, KeyError, TypeError):
             return await _json(send, 400, _error("request body is not a chat completion request"))
         wait = self._admit()

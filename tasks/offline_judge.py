@@ -9,8 +9,8 @@ a pattern disqualifier count against a criterion; other patterns count for it.
 from __future__ import annotations
 
 import hashlib
-import math
 import json
+import math
 import re
 from typing import Any
 

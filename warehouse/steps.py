@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units
@@ -130,9 +131,15 @@ def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
 
 
 def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: str) -> int:
-    """Insert or replace labels (a frame of text_id, criterion_id, rater, score) in one transaction."""
+    """Insert or replace labels (a frame of text_id, criterion_id, rater, score) in one transaction;
+    refused whole when the corpus has texts and some label names none of them."""
     con.register("incoming_labels", labels)
     try:
+        (check,) = fetch(con, "labels_unmatched.sql", corpus=corpus_id)
+        if check["unmatched"]:
+            raise InputError(f"{source}: {check['unmatched']} of {check['label_ids']} labelled text ids match no text of "
+                             f"corpus {corpus_id!r} (e.g. {', '.join(map(repr, check['examples']))}); nothing was stored. "
+                             "Check the corpus (-c) and the ids (`rubricflow ingest --id-field`)")
         with transaction(con):
             con.execute("INSERT OR REPLACE INTO labels (corpus_id, text_id, criterion_id, rater, score, source) "
                         "SELECT $corpus, text_id, criterion_id, rater, score, $source FROM incoming_labels",

@@ -22,7 +22,21 @@ from rich.markup import escape  # noqa: E402
 
 from rubricflow.errors import RubricflowError  # noqa: E402
 
-from . import calibrate, compare, demo, goldens, ingest, nightly, prefect_server, read, report, rubric, score, server  # noqa: E402
+from . import (  # noqa: E402
+    calibrate,
+    compare,
+    demo,
+    goldens,
+    ingest,
+    nightly,
+    prefect_server,
+    read,
+    report,
+    rubric,
+    rubric_files,
+    score,
+    server,
+)
 from .common import debugging, err  # noqa: E402
 
 app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
@@ -39,6 +53,8 @@ app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)
 app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(demo.demo)
+rubric.app.command()(rubric_files.validate)
+rubric.app.command()(rubric_files.convert)
 rubric.app.command("test")(goldens.rubric_test)
 app.add_typer(rubric.app, name="rubric")
 app.add_typer(report.app, name="report")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -26,31 +27,45 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
               human: Optional[list[str]] = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
               rubric: Optional[str] = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
               model: Optional[str] = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),
+              judge_hash: Optional[str] = typer.Option(None, help="With --rubric: the judge setup (a judge hash prefix, "
+                                                       "as listed when several scored it: other temperature, seed...)."),
               score: str = typer.Option("sampled", help="With --rubric: the judge's sampled scores, or `weighted`: "
                                         "its logprob-weighted ones (G-Eval; endpoints that return logprobs)."),
               step: float = typer.Option(1.0, help="Category width for kappas and confusion matrices."),
               confusion: bool = typer.Option(False, help="Print the confusion matrices."),
               topical_chat: Optional[Path] = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
               report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
+              as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON (one record per criterion)."),
               warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Agreement of a judge with human labels, per criterion: Pearson, Spearman, Kendall tau-b
     (sample level, pooled), Cohen's and quadratic weighted kappa, Fleiss' kappa and Krippendorff's
     alpha among the humans, and the human-vs-human baseline the judge should be held to."""
-    from rubricflow.tasks.calibration import calibration
+    from rubricflow.tasks.calibration import calibration, record
     from rubricflow.tasks.labels import import_topical_chat
+    from rubricflow.tasks.tables import show
+    from rubricflow.warehouse import db
 
     path = warehouse_path(warehouse)
     if topical_chat is not None:
         import_topical_chat(topical_chat, corpus, path)
     with reading(path) as con:
-        result = calibration(con, corpus, judge, human, rubric, model, step, score)
+        result = calibration(con, corpus, judge, human, rubric, model, step, score, judge_hash)
+    with db.writer(path) as con:  # kept: the `calibrations` table holds every run of this command
+        record(con, result)
+    if as_json:
+        print(json.dumps(result.as_records(), indent=2))
+        return
     print_rows(f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)", [
-        {"criterion": r.criterion_id, "n": r.n, "Pearson": f"{r.pearson:.6f}", "Spearman": f"{r.spearman:.6f}",
-         "Kendall tau-b": f"{r.kendall_tau_b:.6f}"} for r in result.rows])
-    print_rows(f"kappas (categories of width {step:g}) and the human baseline", [
+        {"criterion": r.criterion_id, "n": r.n, "Pearson": show(r.pearson, ".6f"), "Spearman": show(r.spearman, ".6f"),
+         "Kendall tau-b": show(r.kendall_tau_b, ".6f")} for r in result.rows])
+    print_rows(f"kappas (categories of width {step:g}, halves rounded up) and the human baseline", [
         {"criterion ": r.criterion_id, "Cohen kappa": r.cohen_kappa, "QWK": r.qwk, "humans": r.humans,
-         "Fleiss kappa": r.fleiss_kappa, "alpha humans": r.alpha_humans, "alpha +judge": r.alpha_with_judge,
-         "human r": r.human_pearson, "human QWK": r.human_qwk} for r in result.rows])
+         "Fleiss kappa": r.fleiss_kappa, "Fleiss n": r.fleiss_texts, "alpha humans": r.alpha_humans,
+         "alpha +judge": r.alpha_with_judge, "human r": r.human_pearson, "human QWK": r.human_qwk} for r in result.rows])
+    for r in result.rows:
+        if r.note:
+            out.print(escape(f"note: {r.criterion_id}: {r.note}"))
+    out.print("Fleiss n: the texts every human rated (Fleiss' kappa needs a full table; the other figures use all pairs)")
     if confusion:
         for r in result.rows:
             print_rows(f"{r.criterion_id}: judge (rows) x humans (columns)",

@@ -14,6 +14,8 @@ from .common import WarehouseOpt, err, fail, out, start_flows, warehouse_path
 def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a folder of .txt/.md files."),
            corpus: Optional[str] = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
            text_field: Optional[str] = typer.Option(None, help="Column holding the text (default: text/output/completion/response/content)."),
+           id_field: Optional[str] = typer.Option(None, help="Column holding each text's id (default: text_id, else id, "
+                                                  "else the first 16 hex digits of the text's sha256)."),
            max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
            allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
            limit: Optional[int] = typer.Option(None, min=1, help="Read only the source's first N rows."),
@@ -25,7 +27,7 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
 
-    report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit)
+    report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit, id_field)
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:
         fail(f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "

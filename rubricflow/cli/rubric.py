@@ -1,4 +1,4 @@
-"""`rubricflow rubric ...`: list, show, validate, render, convert, diff and search rubrics."""
+"""`rubricflow rubric ...`: list, search, show, render, diff and the lattice (validate and convert: rubric_files)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.table import Table
 
 from rubricflow.errors import CheckFailed, InputError
 
-from .common import clip, err, out
+from .common import clip, out
 
 # The rubric code is imported inside each command, so `rubricflow --help` does not pay for it.
 app = typer.Typer(help="Work with rubrics: files or names from the library.", no_args_is_help=True)
@@ -20,21 +20,21 @@ STRATEGIES = ("per_criterion", "grouped", "holistic")  # as rubricflow.rubrics.r
 LibraryOpt = typer.Option(None, "--library", "-L", help="Extra library folder (repeatable); RUBRICFLOW_LIBRARY also adds folders.")
 
 
-def _plain(*cells: str) -> list[str]:
+def plain(*cells: str) -> list[str]:
     """Table cells from rubric text, shown as written (a `[/]` or `[bold]` in a title is not markup)."""
     return [escape(str(c)) for c in cells]
 
 
-def _library(extra: Optional[list[Path]]):
+def library_of(extra: Optional[list[Path]]):
     from rubricflow.rubrics.library import Library, default_roots
 
     return Library(default_roots(extra))
 
 
-def _resolve(ref: str, extra: Optional[list[Path]]):
+def resolve_ref(ref: str, extra: Optional[list[Path]]):
     from rubricflow.rubrics.library import resolve
 
-    return resolve(ref, _library(extra) if not Path(ref).is_file() else None)
+    return resolve(ref, library_of(extra) if not Path(ref).is_file() else None)
 
 
 @app.command("list")
@@ -42,7 +42,7 @@ def list_(library: Optional[list[Path]] = LibraryOpt,
           tag: list[str] = typer.Option([], "--tag", help="Only rubrics with this tag (repeatable)."),
           artifact_type: Optional[str] = typer.Option(None, "--type", help="Only rubrics for this artifact type.")) -> None:
     """List the rubrics in the library."""
-    _print_entries(_library(library).find("", artifact_type, tuple(tag)))
+    _print_entries(library_of(library).find("", artifact_type, tuple(tag)))
 
 
 @app.command()
@@ -50,7 +50,7 @@ def search(text: str, library: Optional[list[Path]] = LibraryOpt,
            tag: list[str] = typer.Option([], "--tag"),
            artifact_type: Optional[str] = typer.Option(None, "--type")) -> None:
     """Find rubrics whose id, title, description or tags mention TEXT."""
-    found = _library(library).find(text, artifact_type, tuple(tag))
+    found = library_of(library).find(text, artifact_type, tuple(tag))
     if not found:
         raise CheckFailed(f"no rubric matches {text!r}")
     _print_entries(found)
@@ -62,7 +62,7 @@ def _print_entries(entries) -> None:
         table.add_column(col, overflow="fold")
     for e in entries:
         m = e.rubric.metadata
-        table.add_row(*_plain(m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags),
+        table.add_row(*plain(m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags),
                               e.path.name))
     out.print(table)
 
@@ -72,7 +72,7 @@ def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     """Show a rubric: metadata, criteria, disqualifiers, lattice and hash."""
     from rubricflow.rubrics.compiler import compile_rubric
 
-    rubric = _resolve(ref, library)
+    rubric = resolve_ref(ref, library)
     bundle, issues = compile_rubric(rubric)
     m = rubric.metadata
     out.print(f"[bold]{escape(m.title or m.id)}[/]  {escape(m.id)} v{escape(m.version)}  ({escape(m.artifact_type)})")
@@ -84,7 +84,7 @@ def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     for col in ("id", "title", "scale", "weight", "importance", "patterns", "genre"):
         table.add_column(col, overflow="fold")
     for c in rubric.criteria:
-        table.add_row(*_plain(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
+        table.add_row(*plain(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
                               ", ".join(c.patterns), ", ".join(c.genre)))
     out.print(table)
     if rubric.disqualifiers:
@@ -92,16 +92,24 @@ def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
         for col in ("id", "kind", "fires on", "description"):
             dq.add_column(col, overflow="fold")
         for d in rubric.disqualifiers:
-            dq.add_row(*_plain(d.id, d.kind, ", ".join(d.patterns) or (d.criterion or "judge"), d.description))
+            dq.add_row(*plain(d.id, d.kind, ", ".join(d.patterns) or (d.criterion or "judge"), d.description))
         out.print(dq)
-    _print_issues(ref, issues)
-    if bundle:
-        lattice = " ".join(f"{k}{'✓' if ok else '✗'}" for k, ok in bundle.lattice)
-        out.print(f"profile: [bold]{bundle.profile}[/]  lattice: {lattice}  goldens: {len(rubric.goldens)}")
-        out.print(f"hash: {bundle.hash}")
+    if rubric.groups:
+        groups = Table(title="groups (the scoring tree)")
+        for col in ("id", "title", "aggregation", "weight", "children"):
+            groups.add_column(col, overflow="fold")
+        for g in rubric.groups:
+            groups.add_row(*plain(g.id, g.title, g.aggregation, f"{g.weight:g}", ", ".join(g.children)))
+        out.print(groups)
+    print_issues(ref, issues)
+    if bundle is None:
+        raise CheckFailed(f"{ref}: does not compile (see the issues above)")
+    lattice = " ".join(f"{k}{'✓' if ok else '✗'}" for k, ok in bundle.lattice)
+    out.print(f"profile: [bold]{bundle.profile}[/]  lattice: {lattice}  goldens: {len(rubric.goldens)}")
+    out.print(f"hash: {bundle.hash}")
 
 
-def _print_issues(source: str, issues) -> None:
+def print_issues(source: str, issues) -> None:
     if not issues:
         return
     table = Table(title=f"{source}: {len(issues)} issues")
@@ -109,57 +117,8 @@ def _print_issues(source: str, issues) -> None:
         table.add_column(col, overflow="fold")
     for i in issues:
         style = "red" if i.severity == "error" else "yellow"
-        table.add_row(f"[{style}]{i.severity}[/]", *_plain(i.code, i.path, i.message))
+        table.add_row(f"[{style}]{i.severity}[/]", *plain(i.code, i.path, i.message))
     out.print(table)
-
-
-@app.command()
-def validate(refs: list[str] = typer.Argument(None, help="Rubric files, folders of them, or library names; "
-                                               "none = the whole library."),
-             library: Optional[list[Path]] = LibraryOpt,
-             strict: bool = typer.Option(False, help="Treat warnings as errors.")) -> None:
-    """Compile rubrics; exit 1 when any has errors (or warnings, with --strict)."""
-    from rubricflow.rubrics.compiler import compile_rubric
-    from rubricflow.rubrics.formats import RubricImportError, expand_folders, load_rubrics
-    from rubricflow.rubrics.library import LibraryError, resolve
-
-    targets: list[tuple[str, object]] = []
-    if not refs:
-        targets = [(str(e.path), e.rubric) for e in _library(library).entries()]
-    for ref in expand_folders(refs or []):
-        path = Path(ref)
-        try:
-            rubrics = load_rubrics(path) if path.is_file() else [resolve(ref, _library(library))]
-        except (RubricImportError, LibraryError) as exc:
-            err.print(f"[red]refused[/] {escape(str(exc))}", highlight=False)
-            targets.append((ref, None))
-            continue
-        targets += [(f"{ref}#{r.metadata.id}" if len(rubrics) > 1 else ref, r) for r in rubrics]
-    table = Table(title="validation")
-    for col in ("rubric", "result", "errors", "warnings", "profile", "hash"):
-        table.add_column(col, overflow="fold")
-    failed = 0
-    for source, rubric in targets:
-        if rubric is None:
-            failed += 1
-            table.add_row(escape(source), "[red]refused[/]", "-", "-", "-", "-")
-            continue
-        bundle, issues = compile_rubric(rubric)
-        errors = [i for i in issues if i.severity == "error"]
-        warnings = [i for i in issues if i.severity == "warning"]
-        bad = bool(errors) or (strict and bool(warnings))
-        failed += bad
-        table.add_row(escape(source), "[red]FAIL[/]" if bad else "[green]ok[/]", str(len(errors)), str(len(warnings)),
-                      bundle.profile if bundle else "-", bundle.short_hash if bundle else "-")
-        if errors or (strict and warnings):
-            _print_issues(source, issues)
-        for i in issues:  # one plain line per problem (and per pattern kept for the slower engine) on stderr
-            if i.severity == "error" or strict or i.code == "W_REGEX_BACKTRACKING":
-                err.print(f"{source}: {i.path}: {i.code}: {i.message}", highlight=False, markup=False, soft_wrap=True)
-    out.print(table)
-    if failed:
-        err.print(f"[red]{failed} of {len(targets)} rubrics failed[/]")
-        raise typer.Exit(1)
 
 
 @app.command()
@@ -171,7 +130,7 @@ def render(ref: str, library: Optional[list[Path]] = LibraryOpt,
     """Print the judge's system prompt (and output schema) for each call unit."""
     from rubricflow.rubrics.render import call_units, render_system_prompt, schema_json
 
-    rubric = _resolve(ref, library)
+    rubric = resolve_ref(ref, library)
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     units = call_units(rubric, strategy, genre)  # type: ignore[arg-type]
@@ -187,43 +146,12 @@ def render(ref: str, library: Optional[list[Path]] = LibraryOpt,
             out.print(schema_json(rubric, u), markup=False, highlight=False)
 
 
-@app.command()
-def convert(src: Path, to: str = typer.Option("yaml", help="yaml, json or xml."),
-            out_path: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (one rubric)."),
-            out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Folder to write each rubric into.")) -> None:
-    """Import any supported file and write it as native YAML/JSON or the XML spec."""
-    from rubricflow.rubrics.compiler import compile_rubric
-    from rubricflow.rubrics.formats import dump, load_rubrics
-
-    rubrics = load_rubrics(src)
-    texts = [(r, dump(r, to)) for r in rubrics]
-    for r, _ in texts:
-        bundle, issues = compile_rubric(r)
-        if bundle is None:
-            _print_issues(str(src), issues)
-            raise CheckFailed(f"{src}: {r.metadata.id} does not compile; nothing written")
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for r, text in texts:
-            target = out_dir / f"{r.metadata.id}.{to}"
-            target.write_text(text, encoding="utf-8")
-            err.print(f"wrote {escape(str(target))}")
-    elif out_path is not None:
-        if len(texts) != 1:
-            raise InputError(f"{src} holds {len(texts)} rubrics; use --out-dir")
-        out_path.write_text(texts[0][1], encoding="utf-8")
-        err.print(f"wrote {escape(str(out_path))}")
-    else:
-        for _, text in texts:
-            out.print(text, markup=False, highlight=False, end="")
-
-
 @app.command("diff")
 def diff_(a: str, b: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     """List what changed from rubric A to rubric B (criteria matched by id)."""
     from rubricflow.rubrics import algebra
 
-    ra, rb = _resolve(a, library), _resolve(b, library)
+    ra, rb = resolve_ref(a, library), resolve_ref(b, library)
     changes = algebra.diff(ra, rb)
     if not changes:
         out.print("no differences")
@@ -232,7 +160,7 @@ def diff_(a: str, b: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     for col in ("change", "path", "before", "after"):
         table.add_column(col, overflow="fold")
     for c in changes:
-        table.add_row(*_plain(c.kind, c.path, clip(c.before, 80), clip(c.after, 80)))
+        table.add_row(*plain(c.kind, c.path, clip(c.before, 80), clip(c.after, 80)))
     out.print(table)
 
 

@@ -15,8 +15,8 @@ from .common import (
     out,
     print_query,
     print_rows,
-    start_flows,
     reading,
+    start_flows,
     warehouse_path,
 )
 

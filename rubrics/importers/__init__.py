@@ -9,8 +9,19 @@ from typing import Any
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
-from . import (evals, evaluator_yaml, forge, healthbench, markdown, paperbench, prometheus, prompt_text, promptfoo,
-               skillset, xml_spec)
+from . import (
+    evals,
+    evaluator_yaml,
+    forge,
+    healthbench,
+    markdown,
+    paperbench,
+    prometheus,
+    prompt_text,
+    promptfoo,
+    skillset,
+    xml_spec,
+)
 
 
 def detect_and_import(text: str, path: Path) -> list[Rubric]:

@@ -14,7 +14,7 @@ def kebab(name: str, fallback: str = "rubric") -> str:
 
 def semver(version: object) -> str:
     """Pad `1` or `1.0` to `1.0.0`; keep a full semver as is."""
-    text = str(version or "1.0.0").strip().lstrip("vV")
+    text = str(getattr(version, "yaml_text", None) or version or "1.0.0").strip().lstrip("vV")  # 2.10 stays 2.10
     parts = text.split(".")
     if all(p.isdigit() for p in parts) and 1 <= len(parts) < 3:
         parts += ["0"] * (3 - len(parts))

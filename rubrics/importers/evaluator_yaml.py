@@ -8,7 +8,6 @@ group of the umbrella's criteria."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric

@@ -8,11 +8,23 @@ from typing import Any
 
 import frontmatter
 
-from ..documents import RubricImportError, rubric_from_data
+from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
 from .common import kebab, semver
 
 PASS_FAIL = {"pass-fail", "pass/fail", "binary", "passfail"}
+
+
+class _YamlHandler(frontmatter.YAMLHandler):
+    """Frontmatter read by the same loader as every rubric file (YAML 1.2 booleans, `version: 2.10`
+    kept as written, no tags, no alias bombs)."""
+
+    def __init__(self, source: Path):
+        super().__init__()
+        self.source = source
+
+    def load(self, fm: str, **kwargs: Any) -> Any:
+        return parse_yaml(fm, self.source)
 
 
 def import_markdown(text: str, source: Path) -> Rubric:
@@ -23,7 +35,7 @@ def import_markdown(text: str, source: Path) -> Rubric:
             "A prompt that only dictates an answer format is not a scoring rubric.",
         )
     try:
-        post = frontmatter.loads(text)
+        post = frontmatter.loads(text, handler=_YamlHandler(source))
     except Exception as exc:  # the library raises YAML errors of several kinds
         raise RubricImportError(source, f"invalid frontmatter: {exc}") from None
     meta: dict[str, Any] = dict(post.metadata)

@@ -37,3 +37,54 @@ def test_labels_import_refuses_bad_files(tmp_path):
         result = subprocess.run([EXE, "labels", name, "-c", "x", "-w", "w.duckdb"], cwd=tmp_path,
                                 capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
         assert result.returncode == 2 and message in " ".join(result.stderr.split()), result.stderr
+
+
+def cli(tmp_path, *args, timeout=300):
+    return subprocess.run([EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "250"})
+
+
+def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_path, judge_server):
+    """Rough edges of issue 13: a run at another temperature/seed could not be selected (the hint
+    named a missing --allow-mixed); unknown corpora exited 1; nothing was kept; no JSON."""
+    import json
+
+    import duckdb
+
+    server = judge_server()
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": f"Text {i}. " * (i + 1)}) + "\n"
+                                              for i in range(8)))
+    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    for extra in ([], ["--temperature", "0.7", "--seed", "1"]):
+        assert cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, *extra).returncode == 0
+    (tmp_path / "labels.csv").write_text("text_id,criterion,score,rater\n" + "".join(
+        f"t{i},{c},{(i % 4)},ann\n" for i in range(8) for c in ("scaffolding", "puffery")))
+    assert cli(tmp_path, "labels", "labels.csv", "-c", "c").returncode == 0
+
+    two = cli(tmp_path, "calibrate", "-c", "c", "--rubric", "llm-slop")
+    assert two.returncode == 1 and "2 judge setups scored 'llm-slop'" in two.stderr and "--allow-mixed" not in two.stderr
+    hashes = [word for word in two.stderr.replace(",", " ").split() if len(word) == 12 and word.isalnum()]
+    picked = cli(tmp_path, "calibrate", "-c", "c", "--rubric", "llm-slop", "--judge-hash", hashes[1], "--json")
+    assert picked.returncode == 0, picked.stderr
+    records = json.loads(picked.stdout)
+    assert {r["criterion_id"] for r in records} == {"scaffolding", "puffery"} and all(r["n"] == 8 for r in records)
+    assert all(r["judge_hash"].startswith(hashes[1]) for r in records)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        kept = con.execute("SELECT count(*), count(DISTINCT calibrated_at) FROM calibrations").fetchone()
+    assert kept == (len(records), 1)
+
+    nope = cli(tmp_path, "calibrate", "-c", "nope", "--rubric", "llm-slop")
+    assert nope.returncode == 2 and "no corpus 'nope'" in nope.stderr
+
+
+def test_labels_for_texts_the_corpus_does_not_have_are_refused_whole(tmp_path):
+    import duckdb
+
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "one"}\n{"id": "b", "text": "two"}\n')
+    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    (tmp_path / "labels.csv").write_text("text_id,criterion,score,rater\na,x,1,h\nzz,x,2,h\nyy,x,3,h\n")
+    result = cli(tmp_path, "labels", "labels.csv", "-c", "c")
+    said = " ".join(result.stderr.split())
+    assert result.returncode == 2 and "2 of 3 labelled text ids match no text of corpus 'c'" in said and "'yy'" in said
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM labels").fetchone() == (0,)  # nothing stored

@@ -96,3 +96,13 @@ def test_validate_every_rubric_file_a_user_brings_in_one_command():
     assert res.returncode == 1  # the refusal is reported as a failure
     assert any("multi_spec.yaml#quality-1to5" in line for line in ok)
     assert any("rag_quality.yaml" in line for line in ok) and any("lookahead_spec.xml" in line for line in ok)
+
+
+def test_show_lists_the_groups_and_fails_on_a_rubric_that_does_not_compile(tmp_path):
+    shown = run("rubric", "show", str(TEST_DATA / "rubrics/evaluator_yaml/rag_quality.yaml"))
+    assert shown.returncode == 0 and "groups (the scoring tree)" in shown.stdout
+    assert "coherence.logical_flow, coherence.consistency" in shown.stdout and "0.6" in shown.stdout
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("metadata: {id: broken}\ngoal: g\ncriteria: [{id: a, patterns: [missing]}]\n")
+    res = run("rubric", "show", str(broken))
+    assert res.returncode == 1 and "does not compile" in res.stderr

@@ -57,15 +57,24 @@ def test_s1_unanchored_and_s2_misaligned_template():
 
 
 @pytest.mark.parametrize("regex, why", [
-    (r"(?<=a)b", "invalid perl operator"),
-    (r"(a)\1", "invalid escape sequence"),
+    (r"a{2,1}", "invalid repetition size"),
+    (r"[z-a]", "invalid character class range"),
     (r"(unclosed", "missing )"),
 ])
-def test_non_re2_regex_is_refused_naming_the_pattern(regex, why):
+def test_a_regex_no_engine_reads_is_refused_naming_the_pattern(regex, why):
     r = rubric(patterns=[{"id": "bad_one", "regex": regex}], criteria=[{"id": "a", "patterns": ["bad_one"]}])
     with pytest.raises(RubricCompileError) as exc:
         compile_or_raise(r, source="x.yaml")
     assert "bad_one" in str(exc.value) and why in str(exc.value) and "patterns[0].regex" in str(exc.value)
+
+
+@pytest.mark.parametrize("regex", [r"(?<=a)b", r"(a)\1", r"\bmay\b(?!\s+because)"])
+def test_a_regex_re2_cannot_run_is_kept_with_a_warning(regex):
+    """Look-around and back-references: RE2 refuses them, the backtracking engine counts them."""
+    r = rubric(patterns=[{"id": "kept", "regex": regex}], criteria=[{"id": "a", "patterns": ["kept"]}])
+    bundle = compile_or_raise(r, source="x.yaml")
+    (warning,) = [w for w in bundle.warnings if w.code == "W_REGEX_BACKTRACKING"]
+    assert warning.path == "patterns[0].regex" and "kept" in warning.message
 
 
 def test_catastrophic_backtracking_pattern_is_safe_under_re2():

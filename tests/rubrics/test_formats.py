@@ -103,3 +103,23 @@ def test_a_recursive_yaml_document_is_refused(tmp_path):
     path.write_text("metadata: {id: loop}\ncriteria: &c [{id: a, examples: *c}]\n")
     with pytest.raises(RubricImportError, match="refers to itself"):
         load_rubrics(path)
+
+
+def test_yaml_is_read_as_yaml_1_2_and_versions_as_written(tmp_path):
+    """`labels: [no, yes]` stayed booleans and `version: 2.10` became 2.1.0 under YAML 1.1."""
+    f = tmp_path / "r.yaml"
+    f.write_text("metadata: {id: r, version: 2.10}\ngoal: g\n"
+                 "criteria: [{id: a, scale: {kind: binary, labels: [no, yes]}}]\n")
+    r = load_rubric(f)
+    assert r.metadata.version == "2.10.0" and r.criteria[0].scale.labels == ("no", "yes")
+    md = tmp_path / "w.md"
+    md.write_text("---\nname: w\nversion: 1.10\nscale: pass-fail\n---\nJudge it.\n")
+    assert load_rubric(md).metadata.version == "1.10.0"
+
+
+def test_a_version_with_leading_zeros_is_refused_when_read_not_later(tmp_path):
+    """`01.0.0` passed the model and crashed `rubric list` with a semver traceback."""
+    f = tmp_path / "r.yaml"
+    f.write_text("metadata: {id: r, version: 01.0.0}\ngoal: g\ncriteria: [{id: a}]\n")
+    with pytest.raises(RubricImportError, match=r"r.yaml: field metadata.version: version '01.0.0' is not semantic"):
+        load_rubric(f)

@@ -78,3 +78,20 @@ def test_rater_agreement_with_several_humans_and_the_baseline():
     assert row.fleiss_kappa == pytest.approx(inter_rater.fleiss_kappa(inter_rater.aggregate_raters(full.astype(int))[0]))
     assert row.alpha_humans < row.alpha_with_judge  # the judge sits on the truth the humans scatter around
     assert 0 < row.human_pearson < 1 and row.human_qwk is not None
+
+
+def test_half_point_scores_round_up_not_to_even():
+    """Round-half-to-even put 1.5 and 2.5 both in category 2, changing QWK on half-point human scales."""
+    assert categories([1.5, 2.5, 3.5, 0.5, 2.49]).tolist() == [2, 3, 4, 1, 2]
+    assert categories([0.25, 0.75], step=0.5).tolist() == [1, 2]
+
+
+def test_a_constant_judge_gets_undefined_correlations_with_the_reason_and_no_negative_zero():
+    scores = {"c": {"judge": {f"t{i}": 3.0 for i in range(6)},
+                    "ann": {f"t{i}": float(1 + i % 5) for i in range(6)},
+                    "bob": {f"t{i}": float(1 + (i + 1) % 5) for i in range(4)}}}  # bob rated 4 of the 6 texts
+    (row,) = rater_agreement(scores, "judge", ["ann", "bob"])
+    assert np.isnan(row.pearson) and np.isnan(row.spearman)
+    assert "judge gave every text the same score (3)" in row.note
+    assert str(row.qwk) == "0.0" and str(row.cohen_kappa) == "0.0"  # not -0.0
+    assert row.fleiss_texts == 4  # Fleiss' kappa counts only the texts every human rated

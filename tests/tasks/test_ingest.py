@@ -138,3 +138,16 @@ def test_a_corpus_id_must_be_a_plain_name(corpus_id):
 
 def test_plain_corpus_ids_pass():
     assert [check_corpus_id(c) for c in ("replies", "topical-chat", "v1.2_x")] == ["replies", "topical-chat", "v1.2_x"]
+
+
+def test_an_id_field_names_each_texts_id_and_rows_without_it_are_quarantined(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"uid": "a-1", "id": "ignored", "text": "first"}, {"uid": "", "text": "second"}, {"uid": 7, "text": "third"}]))
+    report = ingest_corpus(src, tmp_path / "out", id_field="uid")
+    assert pq.read_table(report.parquet).column("text_id").to_pylist() == ["a-1", "7"]
+    assert report.rows_quarantined == 1 and "missing or empty id (uid)" in (tmp_path / "out/quarantine.jsonl").read_text()
+    with pytest.raises(CorpusError, match=r"row 1 has no id column 'key'"):
+        ingest_corpus(src, tmp_path / "out2", id_field="key")
+    default = ingest_corpus(src, tmp_path / "out3")  # without: `id`, else the text's sha256 prefix
+    assert pq.read_table(default.parquet).column("text_id").to_pylist()[0] == "ignored"

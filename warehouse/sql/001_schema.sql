@@ -221,6 +221,27 @@ ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prob_mass DOUBLE;
 -- a pattern RE2 cannot run, such as a look-ahead).
 ALTER TABLE rubric_patterns ADD COLUMN IF NOT EXISTS engine VARCHAR;
 
+-- Every `rubricflow calibrate`: a judge (or label rater) against human raters, one row per criterion.
+-- Undefined statistics (constant scores) are NULL, with the reason in `note`.
+CREATE TABLE IF NOT EXISTS calibrations (
+    calibrated_at    TIMESTAMP NOT NULL,
+    corpus_id        VARCHAR NOT NULL,
+    judge            VARCHAR NOT NULL,   -- judge:<rubric>[:weighted], or a label rater
+    reference        VARCHAR NOT NULL,   -- the human raters, comma-separated
+    step             DOUBLE NOT NULL,    -- category width of the kappas
+    score            VARCHAR NOT NULL,   -- sampled | weighted
+    rubric_hash      VARCHAR,
+    judge_hash       VARCHAR,
+    criterion_id     VARCHAR NOT NULL,
+    n                INTEGER NOT NULL,
+    pearson          DOUBLE, spearman DOUBLE, kendall_tau_b DOUBLE, cohen_kappa DOUBLE, qwk DOUBLE,
+    humans           INTEGER,
+    fleiss_kappa     DOUBLE,
+    fleiss_texts     INTEGER,            -- Fleiss' kappa counts only the texts every human rated
+    alpha_humans     DOUBLE, alpha_with_judge DOUBLE, human_pearson DOUBLE, human_qwk DOUBLE,
+    note             VARCHAR
+);
+
 -- One row per night, corpus and rubric version: what the nightly job saw (see record_night.sql).
 CREATE TABLE IF NOT EXISTS nights (
     night         VARCHAR NOT NULL,

@@ -80,3 +80,33 @@ def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str 
     with db.writer(warehouse_path) as con:
         steps.load_texts(con, corpus_id, texts, str(folder))
         steps.load_labels(con, corpus_id, labels, str(folder))
+
+
+def import_graded_tree(path: str | Path, corpus_id: str, warehouse_path: str | Path, text_id: str | None = None,
+                       rater: str = "grader") -> tuple[int, str, list[dict]]:
+    """A hand-graded PaperBench tree (expected_result.json): its rubric registered in the warehouse,
+    and every node's grade stored as a label of one submission (`text_id`, default the file's stem),
+    the leaves as criterion scores and the internal nodes as the grader's aggregates. Returns
+    (labels stored, rubric hash, the internal-node check: the grader's score beside the tree's
+    aggregate of the leaf grades, from the `graded_nodes` view)."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import load_rubric
+    from rubricflow.rubrics.importers.paperbench import is_graded_tree, node_grades
+    from rubricflow.warehouse import db, steps
+
+    path = Path(path)
+    try:
+        tree = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LabelError(f"{path}: cannot be read as JSON: {exc}") from None
+    if not is_graded_tree(tree):
+        raise LabelError(f"{path}: not a graded PaperBench tree (a task node with `requirements`, `sub_tasks` and `score`)")
+    bundle = compile_or_raise(load_rubric(path), source=str(path))
+    submission = text_id or path.name.split(".")[0]
+    frame = pl.DataFrame([{"text_id": submission, "criterion_id": node, "rater": rater, "score": score}
+                          for node, score in node_grades(tree).items()])
+    with db.writer(warehouse_path) as con:
+        db.register_rubric(con, bundle, str(path))
+        n = steps.load_labels(con, corpus_id, frame, str(path))
+        check = db.fetch(con, "graded_nodes.sql", corpus=corpus_id, rubric=bundle.hash, rater=rater, text=submission)
+    return n, bundle.hash, check

@@ -9,17 +9,43 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
+from rubricflow.errors import CheckFailed
+
 from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, write_report
 
 
-def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater."),
+def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater; or a "
+                                        "hand-graded PaperBench tree (expected_result.json)."),
            corpus: str = typer.Option(..., "--corpus", "-c"),
+           text_id: Optional[str] = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
+           rater: str = typer.Option("grader", help="Graded tree: the rater's name."),
            warehouse: Optional[Path] = WarehouseOpt) -> None:
-    """Import human (or another judge's) labels into the warehouse."""
-    from rubricflow.tasks.labels import import_labels
+    """Import human (or another judge's) labels into the warehouse. A graded tree's grades become
+    labels of every node, and each internal node's grade is checked against the rubric's
+    aggregation of the leaf grades (exit 1 when one disagrees)."""
+    from rubricflow.rubrics.importers.paperbench import is_graded_tree
+    from rubricflow.tasks.labels import import_graded_tree, import_labels
 
+    if path.suffix.lower() == ".json" and path.is_file() and is_graded_tree(_json_or_none(path)):
+        n, rubric_hash, check = import_graded_tree(path, corpus, warehouse_path(warehouse), text_id, rater)
+        print_rows(f"graded tree {path.name} (rubric {rubric_hash[:12]}): internal nodes, grade vs aggregate of leaf grades",
+                   [{"node": c["node_id"], "weight": c["weight"], "graded": c["graded"], "aggregated": c["aggregated"],
+                     "agrees": "yes" if c["agrees"] else "NO"} for c in check])
+        wrong = [c["node_id"] for c in check if not c["agrees"]]
+        out.print(escape(f"{n} labels for corpus {corpus} from {path}; {len(check) - len(wrong)} of {len(check)} "
+                         "internal nodes agree with the tree's aggregation"))
+        if wrong:
+            raise CheckFailed(f"{len(wrong)} internal nodes disagree with the aggregate of their leaves: {', '.join(wrong[:5])}")
+        return
     n, raters = import_labels(path, corpus, warehouse_path(warehouse))
     out.print(escape(f"{n} labels for corpus {corpus} from {path} (raters: {', '.join(raters)})"))
+
+
+def _json_or_none(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),

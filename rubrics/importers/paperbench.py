@@ -20,6 +20,28 @@ def canonical_sha256(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def is_graded_tree(data: Any) -> bool:
+    """A PaperBench tree graded by hand (expected_result.json): a `score` on its root."""
+    return isinstance(data, dict) and "sub_tasks" in data and "requirements" in data and "score" in data
+
+
+def node_grades(tree: dict) -> dict[str, float]:
+    """Every graded node's score (leaves 0/1, internal nodes the grader's aggregate), by the ids
+    import_tree gives the nodes."""
+    grades: dict[str, float] = {}
+    count = [0]
+
+    def walk(node: dict) -> None:
+        node_id = safe_id(node.get("id"), f"node{count[0]}")
+        count[0] += 1
+        if isinstance(node.get("score"), (int, float)) and not isinstance(node.get("score"), bool):
+            grades[node_id] = float(node["score"])
+        for child in node.get("sub_tasks") or []:
+            walk(child)
+    walk(tree)
+    return grades
+
+
 def import_envelope(data: dict, source: Path) -> Rubric:
     tree = data.get("rubric")
     if not isinstance(tree, dict):
@@ -40,11 +62,13 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
     criteria: list[dict] = []
     groups: list[dict] = []
     expected: dict[str, int] = {}
+    count = [0]
 
     def walk(node: dict, path: str) -> str:
         if not isinstance(node, dict) or "requirements" not in node:
             raise RubricImportError(source, f"field {path}: a task node needs `requirements`")
-        node_id = safe_id(node.get("id"), f"node{len(criteria) + len(groups)}")
+        node_id = safe_id(node.get("id"), f"node{count[0]}")  # pre-order, as node_grades numbers them
+        count[0] += 1
         weight = float(node.get("weight", 1))
         children = node.get("sub_tasks") or []
         category = node.get("task_category")

@@ -50,14 +50,25 @@ CREATE OR REPLACE VIEW node_scores AS
 WITH RECURSIVE vals(corpus_id, rubric_hash, judge_hash, text_id, node_id, v, met)
 USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
     -- the leaves: criterion_scores, restricted to rubrics with groups before aggregating (so a
-    -- warehouse of flat rubrics costs nothing here)
-    SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
-           avg(j.unit_score), avg(j.unit_score) >= c.pass_threshold
-    FROM current_judgments j
-    JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND NOT r.is_flat
-    JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
-    GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id, c.pass_threshold
-    HAVING avg(j.unit_score) IS NOT NULL
+    -- warehouse of flat rubrics costs nothing here); and human labels of those criteria, as judge
+    -- 'label:<rater>' (a hand-graded tree aggregates like a judged one: see graded_nodes.sql)
+    SELECT * FROM (
+        SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
+               avg(j.unit_score), avg(j.unit_score) >= c.pass_threshold
+        FROM current_judgments j
+        JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND NOT r.is_flat
+        JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
+        GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id, c.pass_threshold
+        HAVING avg(j.unit_score) IS NOT NULL
+        UNION ALL
+        SELECT l.corpus_id, c.rubric_hash, 'label:' || l.rater, l.text_id, l.criterion_id,
+               avg(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)) AS v,
+               v >= c.pass_threshold
+        FROM labels l
+        JOIN criteria c ON c.criterion_id = l.criterion_id
+        JOIN rubrics r ON r.rubric_hash = c.rubric_hash AND NOT r.is_flat
+        GROUP BY l.corpus_id, c.rubric_hash, l.rater, l.text_id, l.criterion_id, c.pass_threshold
+    )
     UNION
     SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id,
            CASE g.aggregation

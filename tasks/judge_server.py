@@ -204,7 +204,9 @@ class JudgeServer:
         cached = token_count(system) if system and system == self.last_system else 0  # the prefix seen last time
         self.last_system = system
         system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
-        answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"))
+        asked = str(body.get("model") or "")
+        persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
+        answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona)
         response = self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens)
         if isinstance(response.get("usage"), dict) and "prompt_tokens" in response["usage"]:
             response["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
@@ -300,7 +302,7 @@ class JudgeServer:
             usage = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
         return {
             "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}", "object": "chat.completion", "created": int(time.time()),
-            "model": self.config.model, "system_fingerprint": "fp_rubricflow_offline", "choices": choices,
+            "model": str(body.get("model") or self.config.model), "system_fingerprint": "fp_rubricflow_offline", "choices": choices,
             "usage": usage,
         }
 

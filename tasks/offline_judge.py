@@ -93,9 +93,12 @@ def _value(schema: dict, q: float) -> Any:
     return round(value, 6)
 
 
-def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: int | None = None) -> dict:
+def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: int | None = None,
+          persona: str = "") -> dict:
     """The answer object for one request. At temperature > 0 each quality estimate is jittered,
-    reproducibly for the same (request, seed), so repeat sampling has something to measure."""
+    reproducibly for the same (request, seed), so repeat sampling has something to measure. A
+    `persona` (the model name asked for) is a judge of its own: its estimates move by up to 0.25,
+    the same way for the same text and criterion, so a panel of personas agrees only in part."""
     reading = PromptReading(system)
     blocks = {m.group(1): m.group(3) for m in _FENCE.finditer(user)}
     text, context = blocks.get("TEXT", ""), blocks.get("CONTEXT", "")
@@ -105,6 +108,8 @@ def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: 
     scores = {}
     for cid, cschema in criteria_schema.items():
         q, evidence = _quality(reading, cid, text, context)
+        if persona:
+            q = max(0.0, min(1.0, q + 0.25 * _jitter(user, cid, f"persona:{persona}")))
         if temperature > 0:
             q = max(0.0, min(1.0, q + temperature * 0.3 * _jitter(user, cid, seed)))
         ev_schema = cschema["properties"]["evidence"]
@@ -130,7 +135,7 @@ def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: 
     return answer
 
 
-def _jitter(user: str, criterion: str, seed: int | None) -> float:
+def _jitter(user: str, criterion: str, seed: int | str | None) -> float:
     """A reproducible number in [-1, 1) for one text, criterion and seed."""
     digest = hashlib.sha256(f"{seed}|{criterion}|{user}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**63 - 1

@@ -29,6 +29,7 @@ from . import (  # noqa: E402
     goldens,
     ingest,
     nightly,
+    panel,
     prefect_server,
     read,
     report,
@@ -48,6 +49,7 @@ app.command()(read.show)
 app.command()(read.query)
 app.command("labels")(calibrate.labels)
 app.command()(calibrate.calibrate)
+app.command()(panel.panel)
 app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from .common import (
     OutputModeOpt,
@@ -23,7 +24,8 @@ from .common import (
 
 def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
           rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
-          model: Optional[str] = typer.Option(None, help="Judge model (default: the offline stand-in)."),
+          model: Optional[list[str]] = typer.Option(None, help="Judge model (repeatable: a panel of judges, each a judge "
+                                                    "setup of its own; default: the offline stand-in)."),
           base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
           strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
           samples: int = typer.Option(1, help="Judgments per cell (repeat sampling)."),
@@ -48,14 +50,18 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
           warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
     The cost estimate is printed before any call."""
-    judge = judge_settings(model, base_url, need_endpoint=True, strategy=strategy, samples=samples,
-                           temperature=temperature, seed=seed, max_tokens=max_tokens, rpm=rpm, tpm=tpm,
-                           max_in_flight=max_in_flight, timeout_s=timeout, budget_usd=budget,
-                           prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll,
-                           output_mode=output_mode, system_prompt=system_prompt, logprobs=logprobs)
-    for ref in rubric:
-        summary = run_score(corpus, ref, warehouse_path(warehouse), judge, shard_size, skip_disqualified, workers)
-        print_run(warehouse_path(warehouse), summary["run_id"])
+    judges = [judge_settings(one, base_url, need_endpoint=True, strategy=strategy, samples=samples,
+                             temperature=temperature, seed=seed, max_tokens=max_tokens, rpm=rpm, tpm=tpm,
+                             max_in_flight=max_in_flight, timeout_s=timeout, budget_usd=budget,
+                             prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll,
+                             output_mode=output_mode, system_prompt=system_prompt, logprobs=logprobs)
+              for one in (model or [None])]
+    for judge in judges:
+        for ref in rubric:
+            summary = run_score(corpus, ref, warehouse_path(warehouse), judge, shard_size, skip_disqualified, workers)
+            print_run(warehouse_path(warehouse), summary["run_id"])
+    if len(judges) > 1:
+        out.print(f"a panel of {len(judges)} judges: `rubricflow panel -c {escape(corpus)} -r RUBRIC` for their agreement")
 
 
 def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size: int = 2000,
@@ -73,7 +79,6 @@ def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size
 
 def print_run(warehouse: Path, run_id: str) -> None:
     """A run's counts, then its labels, criteria, disqualifiers and pattern hits."""
-    from rich.markup import escape
 
     from rubricflow.warehouse import db
 

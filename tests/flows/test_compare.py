@@ -142,13 +142,13 @@ def test_mixed_hashes_are_refused_unless_asked_for(ab):
 
 
 def test_two_judges_with_one_rubric(ab):
-    """Same rubric, another model name: a new judge hash, judged anew; the offline judge answers
-    alike, so the two judges agree exactly."""
+    """Same rubric, another model name: a new judge hash, judged anew. Asked for another model, the
+    offline judge acts as another judge (a persona): it agrees with the first in part."""
     judge = {"base_url": ab["server"].base_url}
     r = compare_flow("c", str(ab["a"]), str(ab["a"]), ab["warehouse"], judge, {**judge, "model": "second-judge"})
     assert r.a[0][0] == r.b[0][0] and r.a[0][1] != r.b[0][1]
-    assert r.summary["mean_delta"] == 0 and r.summary["pearson"] == pytest.approx(1.0)
-    assert all(c["exact_agreement"] == 1.0 and not c["changed"] for c in r.criteria)
+    assert 0.3 < r.summary["pearson"] < 1.0
+    assert any(c["exact_agreement"] < 1.0 for c in r.criteria)
 
 
 def test_reports_are_self_contained_and_escape_data(ab, tmp_path):

@@ -68,3 +68,11 @@ def test_the_users_prefect_api_url_or_ephemeral_mode_is_left_alone(state, monkey
     monkeypatch.setenv("RUBRICFLOW_PREFECT_SERVER", "ephemeral")
     assert prefect_server.use_shared_server() is None and "PREFECT_API_URL" not in os.environ
     assert not prefect_server.state_file().exists()
+
+
+def test_commands_that_run_no_flow_never_start_a_server(state, tmp_path):
+    from tests.conftest import EXE
+
+    for args in (["rubric", "list"], ["query", "SELECT 1", "-w", str(tmp_path / "w.duckdb")], ["prefect-server"]):
+        subprocess.run([EXE, *args], capture_output=True, text=True, env=os.environ, timeout=120)
+    assert prefect_server.current() is None and not prefect_server.state_file().exists()

@@ -294,3 +294,18 @@ SELECT j.rubric_hash, rb.rubric_id, rb.version, j.criterion_id, count(*) AS judg
        sum(cell.usd / share.criteria) AS usd
 FROM judgments j JOIN cell USING (cell_key) JOIN share USING (cell_key) JOIN rubrics rb ON rb.rubric_hash = j.rubric_hash
 GROUP BY ALL;
+
+-- A judge panel: every judge setup that scored one rubric version on a corpus, pooled per text and
+-- criterion (unit scores): how many judges, their mean and median, the spread (max - min and
+-- standard deviation), and the majority: the most common score and the share of judges giving it
+-- (for binary and nominal scales the panel's vote). Texts one judge alone scored are left out.
+CREATE OR REPLACE VIEW panel_scores AS
+SELECT corpus_id, rubric_hash, text_id, criterion_id,
+       count(*) AS judges, avg(unit_score) AS mean, median(unit_score) AS median,
+       max(unit_score) - min(unit_score) AS spread, stddev_samp(unit_score) AS stddev,
+       mode(unit_score) AS majority,
+       count(*) FILTER (WHERE unit_score = mode_value) / count(*) AS majority_share
+FROM (SELECT *, mode(unit_score) OVER (PARTITION BY corpus_id, rubric_hash, text_id, criterion_id) AS mode_value
+      FROM criterion_scores WHERE unit_score IS NOT NULL)
+GROUP BY corpus_id, rubric_hash, text_id, criterion_id
+HAVING count(*) > 1;

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError
+from rubricflow.tasks.pairs import expand_pairs, is_pair_record
 
 SCHEMA = pa.schema([
     ("text_id", pa.string()),
@@ -91,6 +93,16 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                     yield number, None, f"a JSON object is required, found {type(record).__name__}"
                     continue
                 yield number, record, None
+    elif suffix == ".json":  # one JSON array of records
+        try:
+            rows = json.loads(path.read_bytes())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
+        if not isinstance(rows, list):
+            raise CorpusError(f"{path}: a .json corpus is an array of records, found {type(rows).__name__}")
+        for number, record in enumerate(rows, start=1):
+            yield (number, record, None) if isinstance(record, dict) else \
+                (number, None, f"a JSON object is required, found {type(record).__name__}")
     elif suffix == ".csv":
         yield from _csv_records(path)
     elif suffix == ".parquet":
@@ -101,7 +113,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 number += 1
                 yield number, record, None
     else:
-        raise CorpusError(f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .csv, .parquet or a folder)")
+        raise CorpusError(f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder)")
 
 
 CSV_FIELD_LIMIT = 2**31 - 1  # Python's default (131,072) is below --max-chars: a longer field desynchronised the reader
@@ -219,7 +231,7 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
             report.reasons[key] = report.reasons.get(key, 0) + 1
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
-        for number, record, error in _records(source):
+        for number, record, error in _pairs_or_texts(_records(source)):
             if limit is not None and number > limit:
                 break
             if error:
@@ -269,6 +281,18 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
         if batch:
             writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
             report.rows_ok += len(batch)
+
+
+def _pairs_or_texts(records: Iterator[tuple[int, Any, str | None]]) -> Iterator[tuple[int, Any, str | None]]:
+    """A pair corpus (rows with response_a / response_b, or preference pairs) becomes two texts per
+    pair (tasks/pairs.py); any other corpus passes through as it is."""
+    head: list[tuple[int, Any, str | None]] = []
+    for row in records:
+        head.append(row)
+        if row[1] is not None and not row[2]:
+            break
+    rows = itertools.chain(head, records)
+    return expand_pairs(rows) if head and is_pair_record(head[-1][1]) else rows
 
 
 def _str_or_none(value: Any) -> str | None:

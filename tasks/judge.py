@@ -391,10 +391,10 @@ class Judge:
                        system_fingerprint=getattr(response, "system_fingerprint", None),
                        response_id=getattr(response, "id", None))
             usage = getattr(response, "usage", None)
-            for field in ("prompt_tokens", "completion_tokens"):  # absent or null counts stay unknown
-                count = getattr(usage, field, None)
+            for counted in ("prompt_tokens", "completion_tokens"):  # absent or null counts stay unknown
+                count = getattr(usage, counted, None)
                 if isinstance(count, int):
-                    row[field] = (row[field] or 0) + count
+                    row[counted] = (row[counted] or 0) + count
             cached = _cached_tokens(usage)
             if cached is not None:
                 row["cached_tokens"] = (row["cached_tokens"] or 0) + cached

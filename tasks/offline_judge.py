@@ -17,6 +17,7 @@ from typing import Any
 import regex
 
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+from rubricflow.tasks.pairs import split_pair
 
 _SECTION = re.compile(r"^## (.+)$", re.M)
 _CRITERION = re.compile(r"^### ([^\s:]+)", re.M)
@@ -106,7 +107,11 @@ def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: 
     answer: dict[str, Any] = {}
     criteria_schema = props.get("criteria", {}).get("properties", {})
     scores = {}
+    pair = split_pair(text)
     for cid, cschema in criteria_schema.items():
+        if pair and {"a", "b", "tie"} <= set(cschema["properties"]["value"].get("enum", ())):
+            scores[cid] = _verdict(reading, cid, pair, context, user, persona)
+            continue
         q, evidence = _quality(reading, cid, text, context)
         if persona:
             q = max(0.0, min(1.0, q + 0.25 * _jitter(user, cid, f"persona:{persona}")))
@@ -133,6 +138,21 @@ def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: 
         if field not in answer and fschema.get("type") == "string":
             answer[field] = f"{MARK}."
     return answer
+
+
+POSITION_MARGIN = 0.08  # quality differences below this are near-ties: the offline judge takes the first response
+
+
+def _verdict(reading: PromptReading, cid: str, pair: tuple[str, str], context: str, user: str, persona: str) -> dict:
+    """A pairwise verdict: the response of higher quality estimate, `a` or `b`. On a near-tie it
+    picks the first one shown, as LLM judges tend to: swapping the order exposes it."""
+    first, second = (_quality(reading, cid, side, context)[0] for side in pair)
+    if persona:
+        first += 0.25 * _jitter(pair[0], cid, f"persona:{persona}")
+        second += 0.25 * _jitter(pair[1], cid, f"persona:{persona}")
+    value = "b" if second - first >= POSITION_MARGIN else "a"
+    return {"value": value, "rationale": f"{MARK}: quality estimates {first:.2f} (A) and {second:.2f} (B).",
+            "evidence": [pair[0].split("\n")[0][:80] or "[Response A]"]}
 
 
 def _jitter(user: str, criterion: str, seed: int | str | None) -> float:

@@ -29,6 +29,7 @@ from . import (  # noqa: E402
     goldens,
     ingest,
     nightly,
+    pairwise,
     panel,
     prefect_server,
     read,
@@ -50,6 +51,7 @@ app.command()(read.query)
 app.command("labels")(calibrate.labels)
 app.command()(calibrate.calibrate)
 app.command()(panel.panel)
+app.command()(pairwise.pairwise)
 app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)

@@ -309,3 +309,67 @@ FROM (SELECT *, mode(unit_score) OVER (PARTITION BY corpus_id, rubric_hash, text
       FROM criterion_scores WHERE unit_score IS NOT NULL)
 GROUP BY corpus_id, rubric_hash, text_id, criterion_id
 HAVING count(*) > 1;
+
+-- Pairwise judging (tasks/pairs.py): each pair was judged in both orders as two texts. One row per
+-- pair, criterion and judge: the verdict of each order in the pair's own terms (a = response_a),
+-- whether the two orders agree, whether the judge followed the position (the same slot both
+-- times), and the final verdict by the documented rule: consistent verdicts stand, an
+-- inconsistent pair is a tie (and `consistent` is false). `label` is the human preference, if any.
+CREATE OR REPLACE VIEW pair_verdicts AS
+WITH v AS (
+    SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.criterion_id,
+           json_extract_string(t.metadata, '$.pair_id') AS pair_id,
+           json_extract_string(t.metadata, '$.order') AS pair_order,
+           json_extract_string(t.metadata, '$.label') AS label,
+           json_extract_string(t.metadata, '$.system_a') AS system_a,
+           json_extract_string(t.metadata, '$.system_b') AS system_b,
+           json_extract_string(j.value, '$') AS slot,  -- as written: a = the response shown first
+           j.rationale
+    FROM current_judgments j
+    JOIN texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.removed_at IS NULL
+    WHERE j.status = 'scored' AND t.metadata LIKE '%"pair_id"%'
+),
+own AS (  -- the verdict in the pair's terms: in order ba, slot a is response_b
+    SELECT *, CASE WHEN pair_order = 'ba' AND slot = 'a' THEN 'b' WHEN pair_order = 'ba' AND slot = 'b' THEN 'a'
+                   ELSE slot END AS verdict
+    FROM v
+)
+SELECT ab.corpus_id, ab.rubric_hash, ab.judge_hash, ab.pair_id, ab.criterion_id, ab.label, ab.system_a, ab.system_b,
+       ab.verdict AS verdict_ab, ba.verdict AS verdict_ba,
+       ab.verdict = ba.verdict AS consistent,
+       ab.slot = ba.slot AND ab.slot <> 'tie' AS follows_position,
+       CASE WHEN ab.verdict = ba.verdict THEN ab.verdict ELSE 'tie' END AS verdict,
+       ab.rationale AS rationale_ab, ba.rationale AS rationale_ba
+FROM own ab
+JOIN own ba ON ba.corpus_id = ab.corpus_id AND ba.rubric_hash = ab.rubric_hash AND ba.judge_hash = ab.judge_hash
+ AND ba.pair_id = ab.pair_id AND ba.criterion_id = ab.criterion_id AND ba.pair_order = 'ba'
+WHERE ab.pair_order = 'ab';
+
+-- Per judge and criterion: pairs judged in both orders, consistency after the swap, the
+-- position-bias rate (share of pairs whose verdict follows the position), the final verdicts, and
+-- agreement with the human labels (accuracy over labelled pairs, and over pairs where neither the
+-- label nor the verdict is a tie).
+CREATE OR REPLACE VIEW pairwise_summary AS
+SELECT corpus_id, rubric_hash, judge_hash, criterion_id, count(*) AS pairs,
+       avg(consistent::INT) AS consistency, avg(follows_position::INT) AS position_bias,
+       avg((verdict = 'a')::INT) AS a_share, avg((verdict = 'b')::INT) AS b_share, avg((verdict = 'tie')::INT) AS tie_share,
+       count(label) AS labelled,
+       avg((verdict = label)::INT) FILTER (WHERE label IS NOT NULL) AS accuracy,
+       avg((verdict = label)::INT) FILTER (WHERE label IN ('a', 'b') AND verdict IN ('a', 'b')) AS accuracy_no_ties
+FROM pair_verdicts
+GROUP BY corpus_id, rubric_hash, judge_hash, criterion_id;
+
+-- Win rates when pairs name their systems (system_a / system_b): each final verdict counted for
+-- both systems, a tie as half a win.
+CREATE OR REPLACE VIEW pair_win_rates AS
+WITH sides AS (
+    SELECT corpus_id, rubric_hash, judge_hash, criterion_id, system_a AS system,
+           CASE verdict WHEN 'a' THEN 1.0 WHEN 'tie' THEN 0.5 ELSE 0.0 END AS win
+    FROM pair_verdicts WHERE system_a IS NOT NULL AND system_b IS NOT NULL
+    UNION ALL
+    SELECT corpus_id, rubric_hash, judge_hash, criterion_id, system_b,
+           CASE verdict WHEN 'b' THEN 1.0 WHEN 'tie' THEN 0.5 ELSE 0.0 END
+    FROM pair_verdicts WHERE system_a IS NOT NULL AND system_b IS NOT NULL
+)
+SELECT corpus_id, rubric_hash, judge_hash, criterion_id, system, count(*) AS comparisons, avg(win) AS win_rate
+FROM sides GROUP BY ALL;

@@ -1,0 +1,57 @@
+"""`rubricflow pairwise`: judge every pair of a pair corpus by a rubric, in both orders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from .common import OutputModeOpt, SystemPromptOpt, WarehouseOpt, judge_settings, out, print_rows, warehouse_path
+
+
+def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corpus (see `rubricflow ingest`)."),
+             rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
+             model: Optional[list[str]] = typer.Option(None, help="Judge model (repeatable: a panel)."),
+             base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+             strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+             max_tokens: int = typer.Option(1024), rpm: Optional[float] = typer.Option(None),
+             output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
+             warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Which of two responses is better, criterion by criterion: every pair is judged in both orders
+    (A-B and B-A, two cells of their own) with the rubric's pairwise form (verdicts a, b, tie);
+    prints consistency after the swap, the position-bias rate and agreement with human labels.
+    The verdicts are the `pair_verdicts` view; `pairwise_summary` and `pair_win_rates` aggregate them."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import dump
+    from rubricflow.rubrics.library import Library, default_roots, resolve
+    from rubricflow.rubrics.pairwise import pairwise_rubric
+    from rubricflow.tasks.pairwise_stats import pairwise_report
+    from rubricflow.warehouse import db
+
+    from .score import run_score
+
+    path = warehouse_path(warehouse)
+    judges = [judge_settings(one, base_url, need_endpoint=True, strategy=strategy, max_tokens=max_tokens, rpm=rpm,
+                             output_mode=output_mode, system_prompt=system_prompt) for one in (model or [None])]
+    for ref in rubric:
+        pair_form = pairwise_rubric(resolve(ref, Library(default_roots(None)) if not Path(ref).is_file() else None))
+        bundle = compile_or_raise(pair_form, source=ref)
+        target = path.parent / "rubrics" / f"{pair_form.metadata.id}@{pair_form.metadata.version}.yaml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(dump(pair_form, "yaml"), encoding="utf-8")  # the pairwise form, kept as a file
+        for judge in judges:
+            run_score(corpus, str(target), path, judge)
+        with db.reader(path) as con:
+            rows = pairwise_report(con, corpus, bundle.hash)
+        if not rows:
+            out.print(escape(f"no pair verdicts on corpus {corpus}: is it a pair corpus (response_a, response_b)?"))
+            continue
+        print_rows(f"{pair_form.metadata.id} on {corpus}: both orders per pair", [
+            {"judge": r["judge"], "criterion": r["criterion_id"], "pairs": r["pairs"], "consistent": r["consistency"],
+             "position bias": r["position_bias"], "a / b / tie": f"{r['a_share']:.2f} / {r['b_share']:.2f} / "
+             f"{r['tie_share']:.2f}", "labelled": r["labelled"], "accuracy": r["accuracy"],
+             "acc. no ties": r["accuracy_no_ties"], "kappa": r["kappa"]} for r in rows])
+    out.print("rule: an order-inconsistent pair counts as a tie; position bias = share of pairs whose verdict "
+              "names the same slot in both orders")

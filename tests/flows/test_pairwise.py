@@ -1,0 +1,94 @@
+"""Pairwise judging on the HHH alignment preference pairs (221 human choices): every pair in both
+orders through the scoring pipeline, the verdict views, and each figure recomputed here from the
+raw judgments and texts."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.rubrics.formats import dump
+from rubricflow.rubrics.library import Library
+from rubricflow.rubrics.pairwise import pairwise_rubric
+from tests.conftest import EXE, SHARED, rows
+
+HHH = SHARED / "calibration/hhh_alignment/hhh_alignment_eval.json"
+
+
+@pytest.fixture(scope="module")
+def hhh(tmp_path_factory):
+    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+
+    tmp = tmp_path_factory.mktemp("hhh")
+    warehouse = str(tmp / "w.duckdb")
+    report = ingest_flow(str(HHH), warehouse, "hhh")
+    rubric = tmp / "helpfulness-pairwise.yaml"
+    rubric.write_text(dump(pairwise_rubric(Library().bundle("helpfulness").rubric), "yaml"))
+    with RunningServer(ServerConfig()) as server:
+        run = score_corpus("hhh", str(rubric), warehouse, {"base_url": server.base_url})
+    return {"warehouse": warehouse, "report": report, "run": run}
+
+
+def test_each_pair_becomes_two_texts_with_a_seeded_side_for_the_human_choice(hhh):
+    assert hhh["report"]["rows_ok"] == 442 and hhh["report"]["rows_quarantined"] == 0
+    labels = rows(hhh["warehouse"], "SELECT json_extract_string(metadata, '$.label') AS l, count(*) FROM texts "
+                                    "WHERE text_id LIKE '%:ab' GROUP BY l ORDER BY l")
+    (_, a), (_, b) = labels
+    assert a + b == 221 and 80 < a < 141  # the chosen response is `a` about half the time
+
+
+def test_pair_verdicts_and_summary_match_an_independent_count(hhh):
+    w = hhh["warehouse"]
+    raw = rows(w, """SELECT t.text_id, j.criterion_id, json_extract_string(j.value, '$'), t.metadata
+                     FROM judgments j JOIN texts t USING (corpus_id, text_id) WHERE j.status = 'scored'""")
+    slots: dict = {}
+    for text_id, criterion, slot, metadata in raw:
+        pair, order = text_id.rsplit(":", 1)
+        slots.setdefault((pair, criterion), {"label": json.loads(metadata)["label"]})[order] = slot
+    swap = {"a": "b", "b": "a", "tie": "tie"}
+    by_criterion: dict = {}
+    for (pair, criterion), s in slots.items():
+        ab, ba = s["ab"], swap[s["ba"]]
+        final = ab if ab == ba else "tie"
+        by_criterion.setdefault(criterion, []).append((ab == ba, s["ab"] == s["ba"] != "tie", final == s["label"]))
+    summary = rows(w, "SELECT criterion_id, pairs, consistency, position_bias, accuracy FROM pairwise_summary")
+    assert {c for c, *_ in summary} == set(by_criterion)
+    for criterion, pairs, consistency, bias, accuracy in summary:
+        mine = by_criterion[criterion]
+        assert pairs == len(mine) == 221
+        assert consistency == pytest.approx(sum(m[0] for m in mine) / 221)
+        assert bias == pytest.approx(sum(m[1] for m in mine) / 221)
+        assert accuracy == pytest.approx(sum(m[2] for m in mine) / 221)
+    # the offline judge takes the first response on near-ties, so swapping the order exposes it
+    assert all(0 < bias < 1 for _, _, _, bias, _ in summary)
+    print("\noffline judge on HHH (helpfulness, pairwise):",
+          [(c, f"consistent {k:.3f}", f"position bias {b:.3f}", f"accuracy {a:.3f}") for c, _, k, b, a in summary])
+
+
+def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_server):
+    pairs = [{"pair_id": f"p{i}", "prompt": "Say hello.", "response_a": f"Hello there, friend number {i}.",
+              "response_b": "Moreover, I hope this helps! Certainly!", "system_a": "alpha", "system_b": "beta",
+              "label": "a"} for i in range(6)]
+    pairs += [{"pair_id": "no-b", "prompt": "x", "response_a": "y"}, {"pair_id": "odd", "prompt": "x", "response_a": "y",
+                                                                       "response_b": "z", "label": "maybe"}]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    env = {**os.environ, "COLUMNS": "250"}
+
+    def cli(*args):
+        return subprocess.run([EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+    ingested = cli("ingest", "pairs.jsonl", "-c", "pairs")
+    assert ingested.returncode == 1 and "2 rows" in ingested.stderr  # the two bad pairs, each named in quarantine
+    quarantine = (tmp_path / "corpora/pairs/quarantine.jsonl").read_text()
+    assert "pair without response_b" in quarantine and "label 'maybe' is not one of a, b, tie" in quarantine
+    server = judge_server()
+    judged = cli("pairwise", "-c", "pairs", "-r", "llm-slop", "--base-url", server.base_url)
+    assert judged.returncode == 0, judged.stderr
+    assert "llm-slop-pairwise on pairs" in judged.stdout and "position bias" in judged.stdout
+    win = rows(tmp_path / "w.duckdb", "SELECT system, comparisons, win_rate FROM pair_win_rates "
+                                      "WHERE criterion_id = 'meta-talk' ORDER BY system")
+    assert [(s, n) for s, n, _ in win] == [("alpha", 6), ("beta", 6)]
+    assert win[0][2] + win[1][2] == pytest.approx(1.0) and win[0][2] > win[1][2]  # alpha's answers carry no meta-talk

@@ -27,7 +27,7 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
     from rubricflow.rubrics.formats import dump
     from rubricflow.rubrics.library import Library, default_roots, resolve
     from rubricflow.rubrics.pairwise import pairwise_rubric
-    from rubricflow.tasks.pairwise_stats import pairwise_report
+    from rubricflow.tasks.pairwise_stats import bradley_terry, pairwise_report
     from rubricflow.warehouse import db
 
     from .score import run_score
@@ -53,5 +53,15 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
              "position bias": r["position_bias"], "a / b / tie": f"{r['a_share']:.2f} / {r['b_share']:.2f} / "
              f"{r['tie_share']:.2f}", "labelled": r["labelled"], "accuracy": r["accuracy"],
              "acc. no ties": r["accuracy_no_ties"], "kappa": r["kappa"]} for r in rows])
+        for judge_hash in dict.fromkeys(r["judge_hash"] for r in rows):
+            with db.reader(path) as con:
+                outcomes = db.fetch(con, "pair_outcomes.sql", corpus=corpus, rubric=bundle.hash, judge=judge_hash)
+            for criterion in sorted({o["criterion_id"] for o in outcomes}):
+                ranking = bradley_terry([(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes
+                                         if o["criterion_id"] == criterion])
+                print_rows(f"ranking by {criterion} (Bradley-Terry, Elo scale, 95% bootstrap interval; judge "
+                           f"{judge_hash[:8]})", [{"system": r["system"], "rating": f"{r['rating']:+.0f}",
+                                                   "interval": f"[{r['low']:+.0f}, {r['high']:+.0f}]",
+                                                   "comparisons": r["comparisons"]} for r in ranking])
     out.print("rule: an order-inconsistent pair counts as a tie; position bias = share of pairs whose verdict "
               "names the same slot in both orders")

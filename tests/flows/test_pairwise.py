@@ -88,6 +88,7 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
     judged = cli("pairwise", "-c", "pairs", "-r", "llm-slop", "--base-url", server.base_url)
     assert judged.returncode == 0, judged.stderr
     assert "llm-slop-pairwise on pairs" in judged.stdout and "position bias" in judged.stdout
+    assert "ranking by meta-talk (Bradley-Terry" in judged.stdout
     win = rows(tmp_path / "w.duckdb", "SELECT system, comparisons, win_rate FROM pair_win_rates "
                                       "WHERE criterion_id = 'meta-talk' ORDER BY system")
     assert [(s, n) for s, n, _ in win] == [("alpha", 6), ("beta", 6)]

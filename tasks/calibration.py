@@ -11,6 +11,7 @@ import duckdb
 from rubricflow.errors import CheckFailed, InputError
 from rubricflow.tasks.agreement import RaterAgreement, rater_agreement
 from rubricflow.tasks.compare import CompareError, judgment_sets
+from rubricflow.tasks.config import JudgeConfig
 from rubricflow.warehouse import db, steps
 
 
@@ -53,7 +54,8 @@ def record(con: duckdb.DuckDBPyConnection, result: Calibration) -> None:
 def _one_judge_setup(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, model: str | None,
                      judge_prefix: str | None) -> tuple[str, str]:
     """The (rubric hash, judge hash) to check: one rubric version, and the one judge setup that
-    --model / --judge-hash leave (any temperature, seed or strategy)."""
+    --model / --judge-hash leave (any temperature, seed or strategy). --model alone, when the model
+    ran with several settings, means its default ones (temperature 0, no seed, holistic)."""
     try:
         sets = judgment_sets(con, corpus, rubric, None, True, "judge")
     except CompareError as exc:
@@ -64,6 +66,9 @@ def _one_judge_setup(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, m
     rubric_hash = sets[0][0]
     setups = [s for s in db.fetch(con, "judge_setups.sql", corpus=corpus, rubric=rubric_hash)
               if (model is None or s["model"] == model) and (judge_prefix is None or s["judge_hash"].startswith(judge_prefix))]
+    if len(setups) > 1 and model is not None and judge_prefix is None:  # --model alone: its default settings
+        default = JudgeConfig(model=model).judge_hash()
+        setups = [s for s in setups if s["judge_hash"] == default] or setups
     if len(setups) == 1:
         return rubric_hash, setups[0]["judge_hash"]
     if not setups:

@@ -17,6 +17,7 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
              base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
              strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
              max_tokens: int = typer.Option(1024), rpm: Optional[float] = typer.Option(None),
+             shard_size: int = typer.Option(2000, help="Cells per shard (the unit that lands at once)."),
              output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
              warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Which of two responses is better, criterion by criterion: every pair is judged in both orders
@@ -30,7 +31,7 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
     from rubricflow.tasks.pairwise_stats import bradley_terry, pairwise_report
     from rubricflow.warehouse import db
 
-    from .score import run_score
+    from .score import run_panel, run_score
 
     path = warehouse_path(warehouse)
     judges = [judge_settings(one, base_url, need_endpoint=True, strategy=strategy, max_tokens=max_tokens, rpm=rpm,
@@ -41,8 +42,10 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
         target = path.parent / "rubrics" / f"{pair_form.metadata.id}@{pair_form.metadata.version}.yaml"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(dump(pair_form, "yaml"), encoding="utf-8")  # the pairwise form, kept as a file
-        for judge in judges:
-            run_score(corpus, str(target), path, judge)
+        if len(judges) == 1:
+            run_score(corpus, str(target), path, judges[0], shard_size)
+        else:
+            run_panel(corpus, str(target), path, judges, shard_size)
         with db.reader(path) as con:
             rows = pairwise_report(con, corpus, bundle.hash)
         if not rows:

@@ -56,9 +56,12 @@ def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see
                              prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll,
                              output_mode=output_mode, system_prompt=system_prompt, logprobs=logprobs)
               for one in (model or [None])]
-    for judge in judges:
-        for ref in rubric:
-            summary = run_score(corpus, ref, warehouse_path(warehouse), judge, shard_size, skip_disqualified, workers)
+    for ref in rubric:
+        if len(judges) == 1:
+            summaries = [run_score(corpus, ref, warehouse_path(warehouse), judges[0], shard_size, skip_disqualified, workers)]
+        else:
+            summaries = run_panel(corpus, ref, warehouse_path(warehouse), judges, shard_size, skip_disqualified)
+        for summary in summaries:
             print_run(warehouse_path(warehouse), summary["run_id"])
     if len(judges) > 1:
         out.print(f"a panel of {len(judges)} judges: `rubricflow panel -c {escape(corpus)} -r RUBRIC` for their agreement")
@@ -75,6 +78,18 @@ def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size
     with scoring_progress():
         return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified,
                                      workers=workers)
+
+
+def run_panel(corpus: str, rubric: str, warehouse: Path, judges: list[dict], shard_size: int = 2000,
+              skip_disqualified: bool = False) -> list[dict]:
+    """Several judges as one flow run (flows/panel.py), with the live progress bar."""
+    start_flows()
+    from rubricflow.flows.panel import panel_flow
+
+    from .progress import scoring_progress
+
+    with scoring_progress():
+        return panel_flow(corpus, rubric, str(warehouse), judges, shard_size, skip_disqualified)
 
 
 def print_run(warehouse: Path, run_id: str) -> None:

@@ -93,3 +93,38 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
                                       "WHERE criterion_id = 'meta-talk' ORDER BY system")
     assert [(s, n) for s, n, _ in win] == [("alpha", 6), ("beta", 6)]
     assert win[0][2] + win[1][2] == pytest.approx(1.0) and win[0][2] > win[1][2]  # alpha's answers carry no meta-talk
+
+
+def test_pairs_land_exactly_once_after_a_kill_and_a_panel_runs_as_one_flow(tmp_path, judge_server):
+    """kill -9 mid-run, run again: every pair in both orders lands once; then two offline judges
+    (personas) judge the pairs as one panel flow."""
+    import signal
+    import time
+
+    from rubricflow.flows.panel import panel_flow
+
+    server = judge_server("--latency-ms", "40")
+    pairs = [{"pair_id": f"p{i:03d}", "prompt": f"Question {i}?", "response_a": f"A short answer {i}.",
+              "response_b": f"Certainly! Moreover, answer {i} plays a vital role. I hope this helps."} for i in range(40)]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(tmp_path / "pairs.jsonl"), str(warehouse), "pairs")
+    proc = subprocess.Popen([EXE, "pairwise", "-c", "pairs", "-r", "llm-slop", "-w", str(warehouse),
+                             "--base-url", server.base_url, "--shard-size", "10"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while server.stats()["answered"] < 30 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 0 < rows(warehouse, "SELECT count(*) FROM completions")[0][0] < 80
+    version = Library().bundle("llm-slop").rubric.metadata.version
+    rubric = tmp_path / "rubrics" / f"llm-slop-pairwise@{version}.yaml"
+    runs = panel_flow("pairs", str(rubric), str(warehouse), [{"base_url": server.base_url},
+                                                             {"base_url": server.base_url, "model": "second-judge"}])
+    assert len(runs) == 2 and runs[0]["planned_cells"] == runs[1]["planned_cells"] == 80
+    assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key), count(DISTINCT judge_hash) FROM completions") == \
+        [(160, 160, 2)]
+    assert rows(warehouse, "SELECT count(*), count(DISTINCT (pair_id, criterion_id, judge_hash)) FROM pair_verdicts") == \
+        [(240, 240)]  # 40 pairs x 3 criteria x 2 judges, each with both orders

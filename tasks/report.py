@@ -157,3 +157,32 @@ def run_report(con, run_id: str) -> str:
                  _table(run), f'<div class="grid">{hist}{bars}</div>', "<h2>Labels</h2>", _table(labels),
                  "<h2>Criteria</h2><p>sample_stddev and flip_rate show repeat-sampling consistency (runs with --samples > 1).</p>",
                  _table(criteria))
+
+
+def pairwise_html(con, corpus: str, rubric_hash: str, title: str, limit: int = 200) -> str:
+    """Pairwise judging: per judge and criterion, consistency after the swap and position bias (with
+    a plot), win rates and Bradley-Terry rankings when pairs name systems, and the pairs where the
+    orders or the judges disagree, with both rationales (escaped: they are model output)."""
+    from rubricflow.tasks.pairwise_stats import bradley_terry, pairwise_report
+    from rubricflow.warehouse import db
+
+    summary = pairwise_report(con, corpus, rubric_hash)
+    fig, ax = plt.subplots(figsize=(6, 0.9 + 0.35 * max(1, len(summary))))
+    names = [f"{r['judge']} {r['criterion_id']}" for r in summary]
+    ax.barh(names, [r["position_bias"] or 0 for r in summary], label="position bias")
+    ax.barh(names, [r["consistency"] or 0 for r in summary], alpha=0.5, label="consistent after swap")
+    ax.set(title="Position bias and consistency", xlim=(0, 1))
+    ax.legend(loc="lower right", fontsize=8)
+    rankings = []
+    for judge_hash in dict.fromkeys(r["judge_hash"] for r in summary):
+        outcomes = db.fetch(con, "pair_outcomes.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash)
+        for criterion in sorted({o["criterion_id"] for o in outcomes}):
+            rankings += [{"judge": judge_hash[:8], "criterion": criterion, **r} for r in bradley_terry(
+                [(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes if o["criterion_id"] == criterion])]
+    return _page(title, f"<p>corpus {html.escape(corpus)}; each pair judged in both orders; an order-inconsistent "
+                        "pair counts as a tie.</p>",
+                 _table([{k: v for k, v in r.items() if k != "judge_hash"} for r in summary]), _figure(fig),
+                 "<h2>Win rates</h2>", _table(db.fetch(con, "pair_win_table.sql", corpus=corpus, rubric=rubric_hash)),
+                 "<h2>Ranking (Bradley-Terry, Elo scale, 95% bootstrap interval)</h2>", _table(rankings),
+                 f"<h2>Pairs where the orders or the judges disagree (first {limit})</h2>",
+                 _table(db.fetch(con, "pair_disagreements.sql", corpus=corpus, rubric=rubric_hash, limit=limit)))

@@ -55,3 +55,20 @@ def report_calibration(corpus: str = typer.Option(..., "--corpus", "-c"), judge:
     with reading(warehouse) as con:
         result = calibration(con, corpus, judge, human, rubric, model, step)
     write_report(output, calibration_report(result))
+
+
+@app.command("pairwise")
+def report_pairwise(corpus: str = typer.Option(..., "--corpus", "-c"),
+                    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric as given to `pairwise`."),
+                    output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """Pairwise judging (see `rubricflow pairwise`): bias and consistency per judge, win rates,
+    rankings, and the pairs where orders or judges disagree with both rationales."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.library import Library, default_roots, resolve
+    from rubricflow.rubrics.pairwise import pairwise_rubric
+    from rubricflow.tasks.report import pairwise_html
+
+    form = pairwise_rubric(resolve(rubric, Library(default_roots(None)) if not Path(rubric).is_file() else None))
+    with reading(warehouse) as con:
+        page = pairwise_html(con, corpus, compile_or_raise(form).hash, f"Pairwise: {form.metadata.id} on {corpus}")
+    write_report(output, page)

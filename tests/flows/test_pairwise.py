@@ -93,6 +93,13 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
                                       "WHERE criterion_id = 'meta-talk' ORDER BY system")
     assert [(s, n) for s, n, _ in win] == [("alpha", 6), ("beta", 6)]
     assert win[0][2] + win[1][2] == pytest.approx(1.0) and win[0][2] > win[1][2]  # alpha's answers carry no meta-talk
+    assert sum(1 for p in pairs[:6] if p["response_a"]) == 6  # python reference: alpha wins every meta-talk pair
+    assert win[0][2] == pytest.approx(1.0)
+    page = cli("report", "pairwise", "-c", "pairs", "-r", "llm-slop", "--out", "pairs.html")
+    assert page.returncode == 0, page.stderr
+    text = (tmp_path / "pairs.html").read_text()
+    assert "position_bias" in text and "<img" in text and "alpha" in text and "Bradley-Terry" in text
+    assert "<script" not in text and "http" not in text.split("<style>")[0]
 
 
 def test_pairs_land_exactly_once_after_a_kill_and_a_panel_runs_as_one_flow(tmp_path, judge_server):

@@ -2,7 +2,7 @@
 prompt tokens served from the server's prefix cache, with cells in cache-aware order (cells of
 one call unit together, as the planner orders them) against the same cells shuffled, same run.
 
-    python bench/local_model.py [--texts 4] [--rubric writing-quality] [--strategy per_criterion]
+    python bench/local_model.py [--texts 4] [--rubric writing-quality] [--strategy per_criterion] [--max-tokens 300]
 
 llama.cpp reports cache reuse in its log ("N prefix-match hit"), not in the API's usage, so the
 cached tokens are read from the server's log between the two passes.
@@ -57,11 +57,12 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=4)
     parser.add_argument("--rubric", default="writing-quality")
     parser.add_argument("--strategy", default="per_criterion")
+    parser.add_argument("--max-tokens", type=int, default=300)
     args = parser.parse_args()
     texts = [json.loads(line) for line in SAMPLE.read_text().splitlines()][: args.texts]
     bundle = Library().bundle(args.rubric)
     units = [u.id for u in call_units(bundle.rubric, args.strategy)]
-    config = JudgeConfig(model=MODEL_ALIAS, strategy=args.strategy, max_tokens=256, output_mode="json_object",
+    config = JudgeConfig(model=MODEL_ALIAS, strategy=args.strategy, max_tokens=args.max_tokens, output_mode="json_object",
                          system_prompt="user")
     ordered = sorted(cells_for(texts, units), key=lambda c: (c.unit_id, c.text_id))  # as the planner orders them
     shuffled = ordered[:]

@@ -29,7 +29,8 @@ from .common import (
 def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
             a: str = typer.Option(..., "--a", help="Side A: rubric file or library name, or (with --no-score) id, id@version or hash prefix."),
             b: Optional[str] = typer.Option(None, "--b", help="Side B (default: the same rubric as A, e.g. with another --model-b)."),
-            model: Optional[str] = typer.Option(None, help="Judge model for both sides."),
+            model: Optional[list[str]] = typer.Option(None, help="Judge model for both sides (repeatable: a panel, "
+                                                      "one comparison per judge)."),
             model_a: Optional[str] = typer.Option(None, help="Judge model for side A."),
             model_b: Optional[str] = typer.Option(None, help="Judge model for side B."),
             base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
@@ -48,18 +49,23 @@ def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id.")
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare "
                          "landed judgments")
-    judges = [judge_settings(side_model, base_url, strategy=strategy, samples=samples, output_mode=output_mode,
-                             system_prompt=system_prompt)
-              for side_model in (model_a or model, model_b or model)]
+    panel = list(model or [None])
+    if len(panel) > 1 and (model_a or model_b or json_out or report):
+        raise InputError("several --model values compare A and B once per judge; --model-a/--model-b, --json and "
+                         "--report take one judge")
     start_flows()
     from rubricflow.flows.compare import compare_flow
 
     from .progress import scoring_progress
 
-    with scoring_progress():
-        result = compare_flow(corpus, a, b or a, str(warehouse_path(warehouse)), judges[0], judges[1],
-                              score=not no_score, allow_mixed=allow_mixed, top=top)
-    print_comparison(result)
+    for judge_model in panel:
+        judges = [judge_settings(side_model, base_url, strategy=strategy, samples=samples, output_mode=output_mode,
+                                 system_prompt=system_prompt)
+                  for side_model in (model_a or judge_model, model_b or judge_model)]
+        with scoring_progress():
+            result = compare_flow(corpus, a, b or a, str(warehouse_path(warehouse)), judges[0], judges[1],
+                                  score=not no_score, allow_mixed=allow_mixed, top=top)
+        print_comparison(result)
     if json_out:
         json_out.write_text(result.to_json(), encoding="utf-8")
         err.print(f"wrote {escape(str(json_out))}")

@@ -107,3 +107,29 @@ def test_logprob_weighted_scores_come_from_the_real_servers_top_logprobs(scored)
             FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id), json_each(j.value_probs) e
             GROUP BY j.cell_key, j.criterion_id"""):
         assert weighted == pytest.approx(mean) and total == pytest.approx(1.0) and 0 < mass <= 1
+
+
+def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path):
+    """Two HHH preference pairs, each judged in both orders by the real model through the pairwise
+    form of a rubric: every cell lands, every verdict is a, b or tie (or unscored with a reason)."""
+    import json
+
+    from rubricflow.rubrics.formats import dump
+    from rubricflow.rubrics.pairwise import pairwise_rubric
+    from tests.conftest import SHARED
+
+    records = json.loads((SHARED / "calibration/hhh_alignment/hhh_alignment_eval.json").read_text())[:2]
+    (tmp_path / "pairs.json").write_text(json.dumps(records))
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(tmp_path / "pairs.json"), warehouse, "hhh")
+    form = tmp_path / "helpfulness-pairwise.yaml"
+    form.write_text(dump(pairwise_rubric(Library().bundle("helpfulness").rubric), "yaml"))
+    with LocalModelServer(log=tmp_path / "llama-server.log") as server:
+        run = score_corpus("hhh", str(form), warehouse, {"base_url": server.base_url, "model": MODEL_ALIAS,
+                                                          "max_tokens": 300})
+    assert run["planned_cells"] == run["judged_cells"] == 4
+    assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
+    assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'scored' AND json_extract_string(value, '$') "
+                           "NOT IN ('a', 'b', 'tie')") == [(0,)]
+    verdicts = rows(warehouse, "SELECT count(*), avg(consistent::INT), avg(follows_position::INT) FROM pair_verdicts")
+    print(f"\nreal model, 2 HHH pairs: {verdicts}")

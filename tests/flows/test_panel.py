@@ -85,3 +85,7 @@ def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_
     shown = cli("panel", "-c", "c", "-r", "llm-slop")
     assert shown.returncode == 0, shown.stderr
     assert "panel of 3 judges" in shown.stdout and "solo (" in shown.stdout and "mean QWK" in shown.stdout
+    compared = cli("compare", "-c", "c", "--a", "llm-slop", "--b", "llm-slop", "--base-url", server.base_url,
+                   "--model", "x", "--model", "y")
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.count("A/B on c") == 2  # one comparison per judge of the panel

@@ -62,14 +62,16 @@ def main() -> None:
     texts = [json.loads(line) for line in SAMPLE.read_text().splitlines()][: args.texts]
     bundle = Library().bundle(args.rubric)
     units = [u.id for u in call_units(bundle.rubric, args.strategy)]
-    config = JudgeConfig(model=MODEL_ALIAS, strategy=args.strategy, max_tokens=args.max_tokens, output_mode="json_object",
-                         system_prompt="user")
     ordered = sorted(cells_for(texts, units), key=lambda c: (c.unit_id, c.text_id))  # as the planner orders them
     shuffled = ordered[:]
     random.Random(7).shuffle(shuffled)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "llama.log"
         with LocalModelServer(log=log) as server:
+            # the server's own URL: its loopback timeout (300 s), and the cells one at a time, as it serves them
+            config = JudgeConfig(model=MODEL_ALIAS, base_url=server.base_url, strategy=args.strategy,
+                                 max_tokens=args.max_tokens, output_mode="json_object", system_prompt="user",
+                                 max_in_flight=1)
             offset = len(log.read_text(errors="replace"))
             figures = {}
             for name, cells in (("shuffled", shuffled), ("cache-aware", ordered)):

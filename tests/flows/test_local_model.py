@@ -131,5 +131,8 @@ def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path):
     assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
     assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'scored' AND json_extract_string(value, '$') "
                            "NOT IN ('a', 'b', 'tie')") == [(0,)]
-    verdicts = rows(warehouse, "SELECT count(*), avg(consistent::INT), avg(follows_position::INT) FROM pair_verdicts")
-    print(f"\nreal model, 2 HHH pairs: {verdicts}")
+    from tests.flows.test_pairwise import assert_summary_matches
+
+    summary = assert_summary_matches(warehouse)  # every figure recomputed in Python from the raw rows
+    print("\nreal model on 2 HHH pairs (helpfulness, pairwise):",
+          [(c, f"consistent {k:.2f}", f"position bias {b:.2f}", f"accuracy {a:.2f}") for c, _, k, b, a in summary])

@@ -54,8 +54,10 @@ def kappas(a_codes, b_codes) -> tuple[float, float]:
     _, table = confusion(a_codes, b_codes)
     if len(table) < 2:
         return float("nan"), float("nan")
-    return (_zeroed(float(inter_rater.cohens_kappa(table).kappa)),
-            _zeroed(float(inter_rater.cohens_kappa(table, wt="quadratic").kappa)))
+    with warnings.catch_warnings():  # statsmodels' z statistic divides by 0 for a constant rater; kappa is still defined
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return (_zeroed(float(inter_rater.cohens_kappa(table).kappa)),
+                _zeroed(float(inter_rater.cohens_kappa(table, wt="quadratic").kappa)))
 
 
 def _zeroed(value: float) -> float:

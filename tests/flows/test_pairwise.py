@@ -105,8 +105,7 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
                                       "WHERE criterion_id = 'meta-talk' ORDER BY system")
     assert [(s, n) for s, n, _ in win] == [("alpha", 6), ("beta", 6)]
     assert win[0][2] + win[1][2] == pytest.approx(1.0) and win[0][2] > win[1][2]  # alpha's answers carry no meta-talk
-    assert sum(1 for p in pairs[:6] if p["response_a"]) == 6  # python reference: alpha wins every meta-talk pair
-    assert win[0][2] == pytest.approx(1.0)
+    assert win[0][2] == pytest.approx(1.0)  # reference: alpha's answers never carry meta-talk, beta's always do
     page = cli("report", "pairwise", "-c", "pairs", "-r", "llm-slop", "--out", "pairs.html")
     assert page.returncode == 0, page.stderr
     text = (tmp_path / "pairs.html").read_text()

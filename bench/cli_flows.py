@@ -1,8 +1,9 @@
 """CLI latency of the commands that run a flow: `rubricflow ingest` of 5 rows and `rubricflow score`
 of those 5 texts on the offline judge, against `python -c "import prefect"`, each the median of
-fresh processes run in turn (so a busy moment hits all three alike). The commands share one local
-Prefect server (tasks/prefect_server.py); the first command's start of it, and the same commands
-on Prefect's per-process ephemeral server, are printed for comparison. Target: <= 2x the import.
+fresh processes run in turn (so a busy moment hits all alike). The commands share one local
+Prefect server (tasks/prefect_server.py) and run in the warm worker (tasks/warm_worker.py); the
+same commands without the worker (RUBRICFLOW_WARM_WORKER=0), the first command's start of the
+server, and Prefect's per-process ephemeral server are printed for comparison. Target: <= 2x the import.
 
     python bench/cli_flows.py [--runs 5]
 """
@@ -52,11 +53,15 @@ def main() -> None:
             return [exe, "score", "-c", f"c{i}", "-r", "llm-slop", "--base-url", judge.base_url, "-w", "w.duckdb"]
 
         first = seconds(ingest(0, env), work, env)  # starts the shared server
-        times: dict[str, list[float]] = {"import prefect": [], "ingest 5 rows": [], "score 5 texts": []}
+        cold_env = {**env, "RUBRICFLOW_WARM_WORKER": "0"}
+        times: dict[str, list[float]] = {"import prefect": [], "ingest 5 rows": [], "score 5 texts": [],
+                                         "cold ingest 5 rows": [], "cold score 5 texts": []}
         for i in range(1, args.runs + 1):
             times["import prefect"].append(seconds([sys.executable, "-c", "import prefect"], work, env))
             times["ingest 5 rows"].append(seconds(ingest(i, env), work, env))
             times["score 5 texts"].append(seconds(score(i, env), work, env))
+            times["cold ingest 5 rows"].append(seconds(ingest(100 + i, cold_env), work, cold_env))
+            times["cold score 5 texts"].append(seconds(score(100 + i, cold_env), work, cold_env))
         ephemeral_env = {**env, "RUBRICFLOW_PREFECT_SERVER": "ephemeral"}
         ephemeral = {"ingest 5 rows": seconds(ingest(99, ephemeral_env), work, ephemeral_env),
                      "score 5 texts": seconds(score(99, ephemeral_env), work, ephemeral_env)}
@@ -66,8 +71,9 @@ def main() -> None:
     label = 'python -c "import prefect"'
     print(f"{label:<28}{baseline:7.2f} s")
     for name in ("ingest 5 rows", "score 5 texts"):
-        median = statistics.median(times[name])
+        median, cold = statistics.median(times[name]), statistics.median(times["cold " + name])
         print(f"{'rubricflow ' + name:<28}{median:7.2f} s  {median / baseline:5.2f}x the import (target <= 2.00x)   "
+              f"without the warm worker: {cold:5.2f} s ({cold / baseline:.2f}x)   "
               f"on an ephemeral server: {ephemeral[name]:6.2f} s ({ephemeral[name] / baseline:.2f}x)")
     print(f"the first command, which starts the shared server: {first:.2f} s")
 

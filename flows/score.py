@@ -52,6 +52,7 @@ class RunSummary:
     wall_s: float
     unjudged_cells: int = 0  # left for a later run: the budget was spent
     estimated_usd: float | None = None
+    adopted_cells: int = 0  # of skipped_cells: copied from another rubric version's unchanged units
 
 
 def new_run_id() -> str:
@@ -142,7 +143,7 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
             calls=sum(r.calls for r in results), prompt_tokens=sum(r.prompt_tokens for r in results),
             completion_tokens=sum(r.completion_tokens for r in results), recovered_cells=recovered,
             wall_s=(dt.datetime.now() - started).total_seconds(), unjudged_cells=unjudged,
-            estimated_usd=estimate.usd,
+            estimated_usd=estimate.usd, adopted_cells=plan.adopted,
         )
         logger.info("run %s finished: %s", run_id, summary)
         if refused["setup_cells"] and not refused["ok_cells"]:

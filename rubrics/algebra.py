@@ -182,11 +182,39 @@ class AddDisqualifier(Strict):
     disqualifier: Disqualifier
 
 
+class RewriteCriterion(Strict):
+    """New wording for a criterion: title, description, scale (its anchors), examples, notes, mechanical
+    rules, evidence rules, or the patterns it names."""
+
+    op: Literal["rewrite_criterion"] = "rewrite_criterion"
+    id: str
+    changes: dict[str, Any] = Field(min_length=1)
+
+
+class SplitCriterion(Strict):
+    """One criterion becomes several, in its place and its group."""
+
+    op: Literal["split_criterion"] = "split_criterion"
+    id: str
+    into: tuple[Criterion, ...] = Field(min_length=2)
+
+
+class MergeCriteria(Strict):
+    """Several criteria become one, in the place and group of the first."""
+
+    op: Literal["merge_criteria"] = "merge_criteria"
+    ids: tuple[str, ...] = Field(min_length=2)
+    into: Criterion
+
+
 Mutation = Annotated[
-    Union[AddCriterion, RemoveCriterion, AdjustWeight, AddPattern, AddDisqualifier], Field(discriminator="op")
+    Union[AddCriterion, RemoveCriterion, AdjustWeight, AddPattern, AddDisqualifier, RewriteCriterion, SplitCriterion,
+          MergeCriteria], Field(discriminator="op")
 ]
 _BUMP = {"remove_criterion": "major", "add_criterion": "minor", "add_disqualifier": "minor",
-         "add_pattern": "minor", "adjust_weight": "patch"}
+         "add_pattern": "minor", "adjust_weight": "patch", "rewrite_criterion": "minor",
+         "split_criterion": "major", "merge_criteria": "major"}
+REWRITABLE = frozenset({"title", "description", "scale", "examples", "notes", "mechanical_rules", "evidence", "patterns"})
 
 
 def _apply(r: Rubric, m) -> Rubric:
@@ -203,7 +231,61 @@ def _apply(r: Rubric, m) -> Rubric:
         return r.model_copy(update={"patterns": _merge("pattern", r.patterns, (m.pattern,), "id")})
     if isinstance(m, AddDisqualifier):
         return r.model_copy(update={"disqualifiers": _merge("disqualifier", r.disqualifiers, (m.disqualifier,), "id")})
+    if isinstance(m, RewriteCriterion):
+        if not set(m.changes) <= REWRITABLE:
+            raise AlgebraError(f"rewrite_criterion {m.id!r}: only {sorted(REWRITABLE)} can be rewritten, "
+                               f"not {sorted(set(m.changes) - REWRITABLE)}")
+        old = _criterion(r, m.id)
+        new = Criterion.model_validate({**old.model_dump(mode="json"), **m.changes})
+        return _replace_criteria(r, (m.id,), (new,))
+    if isinstance(m, SplitCriterion):
+        return _replace_criteria(r, (m.id,), m.into)
+    if isinstance(m, MergeCriteria):
+        return _replace_criteria(r, m.ids, (m.into,))
     raise AlgebraError(f"unknown mutation {m!r}")
+
+
+def _criterion(r: Rubric, criterion_id: str) -> Criterion:
+    try:
+        return r.criterion(criterion_id)
+    except KeyError:
+        raise AlgebraError(f"no criterion {criterion_id!r}; the rubric has {[c.id for c in r.criteria]}") from None
+
+
+def _replace_criteria(r: Rubric, old_ids: tuple[str, ...], new: tuple[Criterion, ...]) -> Rubric:
+    """`new` takes the place (and group) of the first of `old_ids`; the others are removed."""
+    for cid in old_ids:
+        _criterion(r, cid)
+    gone = set(old_ids) - {c.id for c in new}
+    taken = {c.id for c in r.criteria} - set(old_ids)
+    clash = sorted(c.id for c in new if c.id in taken)
+    if clash:
+        raise AlgebraError(f"criterion ids {clash} exist already")
+    named = [d.id for d in r.disqualifiers if d.kind == "criterion" and d.criterion in gone]
+    if named:
+        raise AlgebraError(f"disqualifiers {named} name criteria {sorted(gone)} that would be gone; re-point them first")
+
+    def swap(ids: tuple[str, ...]) -> tuple[str, ...]:
+        out: list[str] = []
+        for cid in ids:
+            if cid == old_ids[0]:
+                out += [c.id for c in new]
+            elif cid not in old_ids:
+                out.append(cid)
+        return tuple(out)
+
+    criteria: list[Criterion] = []
+    for c in r.criteria:
+        if c.id == old_ids[0]:
+            criteria += list(new)
+        elif c.id not in old_ids:
+            criteria.append(c)
+    return r.model_copy(update={
+        "criteria": tuple(criteria),
+        "groups": tuple(g.model_copy(update={"children": swap(g.children)}) for g in r.groups),
+        "goldens": tuple(g.model_copy(update={"expected_scores": {k: v for k, v in g.expected_scores.items()
+                                                                   if k not in gone}}) for g in r.goldens),
+    })
 
 
 def evolve(rubric: Rubric, mutations: list, bump: Literal["auto", "major", "minor", "patch"] = "auto") -> Rubric:

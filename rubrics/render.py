@@ -50,7 +50,9 @@ def call_units(rubric: Rubric, strategy: Strategy, genre: str | None = None) -> 
 def render_system_prompt(rubric: Rubric, unit: CallUnit) -> str:
     r = rubric
     m = r.metadata
-    out: list[str] = [f"You are an impartial judge applying the rubric \"{m.title or m.id}\" ({m.id} v{m.version})."]
+    # No version here: a new version whose criterion is unchanged asks the same question, so its
+    # judgments carry over (see unit_fingerprint).
+    out: list[str] = [f"You are an impartial judge applying the rubric \"{m.title or m.id}\" ({m.id})."]
     if m.description:
         out.append(m.description)
 
@@ -293,3 +295,13 @@ def render_messages(rubric: Rubric, unit: CallUnit, text: str, input: str = "", 
 
 def schema_json(rubric: Rubric, unit: CallUnit) -> str:
     return json.dumps(output_schema(rubric, unit), indent=2)
+
+
+def unit_fingerprint(rubric: Rubric, unit: CallUnit) -> str:
+    """What decides a call unit's judgments: the prompt, the answer schema, and how answers are read
+    (the scales and evidence rules of its criteria, the output contract). Two rubric versions with
+    the same fingerprint for a unit would get the same answers, so one's judgments serve the other."""
+    reading = [rubric.criterion(cid).model_dump(mode="json", include={"scale", "evidence"}) for cid in unit.criteria]
+    parts = [render_system_prompt(rubric, unit), schema_json(rubric, unit),
+             json.dumps([reading, rubric.output.model_dump(mode="json")], sort_keys=True)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -51,7 +51,7 @@ def record(con: duckdb.DuckDBPyConnection, result: Calibration) -> None:
             steps.run_sql(con, "record_calibration.sql", **row)
 
 
-def _one_judge_setup(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, model: str | None,
+def one_judge_setup(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, model: str | None,
                      judge_prefix: str | None) -> tuple[str, str]:
     """The (rubric hash, judge hash) to check: one rubric version, and the one judge setup that
     --model / --judge-hash leave (any temperature, seed or strategy). --model alone, when the model
@@ -92,7 +92,7 @@ def calibration(con: duckdb.DuckDBPyConnection, corpus: str, judge: str, humans:
                          "`rubricflow ingest` texts or `rubricflow labels` scores first")
     rubric_hash = None
     if rubric:
-        rubric_hash, judge_hash = _one_judge_setup(con, corpus, rubric, model, judge_hash)
+        rubric_hash, judge_hash = one_judge_setup(con, corpus, rubric, model, judge_hash)
         judge = f"judge:{rubric}" + (":weighted" if score == "weighted" else "")
     rows = db.fetch(con, "rater_scores.sql", corpus=corpus, rubric=rubric_hash, judge_hash=judge_hash, judge_name=judge,
                     score=score)

@@ -16,7 +16,7 @@ from rubricflow.tasks.secrets import url_credentials
 
 REMOTE_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0  # a small local model on a CPU can take minutes for a long rubric
-PROMPT_FORMAT = 1  # bump when rendering changes what the judge sees
+PROMPT_FORMAT = 2  # bump when rendering changes what the judge sees (2: no rubric version in the prompt)
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
 

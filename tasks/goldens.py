@@ -5,7 +5,10 @@ each of its `expected_scores`."""
 from __future__ import annotations
 
 import hashlib
+import os
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Iterator
 
 import duckdb
 
@@ -33,20 +36,39 @@ class GoldenResult:
         return not self.mismatches and self.error is None
 
 
-def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
+@dataclass(frozen=True)
+class TextJudgment:
+    """One text judged outside any corpus: the reference scorer's verdict and each criterion's judgment."""
+
+    verdict: object  # rubrics.scoring.Verdict
+    judgments: list  # tasks.judge criterion results, scored or not
+    errors: list[str]
+
+
+def judge_text(bundle: Bundle, config: JudgeConfig, name: str, text: str, input: str = "", context: str = "",
+               genre: str | None = None) -> TextJudgment:
+    """Judge one text with the rubric (no warehouse): a golden, or a rubric under review."""
     rubric = bundle.rubric
-    judge = Worker.get().judge(bundle, config, f"goldens-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "goldens")
+    judge = Worker.get().judge(bundle, config, f"single-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "single")
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    cells = [Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)
+             for u in call_units(rubric, config.strategy, genre)]  # type: ignore[arg-type]
+    outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
+    errors = [o.completion["error"] for o in outcomes if o.completion["status"] != "ok"]
+    judgments = [j for o in outcomes for j in o.judgments]
+    values = {j.criterion_id: j.value for j in judgments if j.status == "scored"}
+    declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"]}
     regexes = {p.id: p.effective_regex() for p in rubric.patterns}
+    return TextJudgment(verdict(rubric, values, genre, matched_patterns(text, regexes), declared), judgments, errors)
+
+
+def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
     results = []
-    for golden in rubric.goldens:
-        sha = hashlib.sha256(golden.output.encode()).hexdigest()
-        cells = [Cell(f"golden-{golden.name}-{u.id}", golden.name, sha, u.id, 0, golden.output, golden.input,
-                      golden.context, golden.genre) for u in call_units(rubric, config.strategy, golden.genre)]  # type: ignore[arg-type]
-        outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
-        failed = [o.completion["error"] for o in outcomes if o.completion["status"] != "ok"]
-        values = {j.criterion_id: j.value for o in outcomes for j in o.judgments if j.status == "scored"}
-        declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"]}
-        v = verdict(rubric, values, golden.genre, matched_patterns(golden.output, regexes), declared)
+    for golden in bundle.rubric.goldens:
+        judged = judge_text(bundle, config, f"golden-{golden.name}", golden.output, golden.input, golden.context,
+                            golden.genre)
+        v = judged.verdict
+        values = {j.criterion_id: j.value for j in judged.judgments if j.status == "scored"}
         got = None if v.passed is None else "pass" if v.passed else "fail"
         mismatches = []
         if golden.expected and got != golden.expected:
@@ -55,7 +77,7 @@ def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
             if values.get(cid) != want:
                 mismatches.append(f"{cid}: expected {want!r}, got {values.get(cid)!r}")
         results.append(GoldenResult(golden.name, golden.expected, got, v.score, v.label, tuple(mismatches),
-                                    "; ".join(failed) if failed else None))
+                                    "; ".join(judged.errors) if judged.errors else None))
     return results
 
 
@@ -79,12 +101,10 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def check_goldens(bundles: list[Bundle], judge: dict, on_offline=None):
-    """Yield (bundle, results) for every rubric's goldens. With no endpoint in `judge` (nor
-    OPENAI_BASE_URL) the offline judge is started for the duration; `on_offline(url)` is told."""
-    import os
-    from contextlib import nullcontext
-
+@contextmanager
+def endpoint(judge: dict, on_offline=None) -> Iterator[JudgeConfig]:
+    """The judge config to use; with no endpoint in `judge` (nor OPENAI_BASE_URL) the offline judge is
+    started for the duration of the block and `on_offline(url)` is told."""
     from rubricflow.tasks.judge_server import RunningServer
 
     offline = not judge.get("base_url") and not os.environ.get("OPENAI_BASE_URL")
@@ -93,6 +113,11 @@ def check_goldens(bundles: list[Bundle], judge: dict, on_offline=None):
             judge = {**judge, "base_url": server.base_url}
             if on_offline:
                 on_offline(server.base_url)
-        config = JudgeConfig(**judge)
+        yield JudgeConfig(**judge)
+
+
+def check_goldens(bundles: list[Bundle], judge: dict, on_offline=None):
+    """Yield (bundle, results) for every rubric's goldens (see `endpoint` for the judge used)."""
+    with endpoint(judge, on_offline) as config:
         for bundle in bundles:
             yield bundle, run_goldens(bundle, config) if bundle.rubric.goldens else []

@@ -22,6 +22,8 @@ import uvicorn
 
 from . import offline_judge
 from .batch_api import BatchConfig, BatchStore
+from .generate import GENERATE_MARK
+from .reflect import REFLECT_MARK
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
@@ -206,7 +208,12 @@ class JudgeServer:
         system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
         asked = str(body.get("model") or "")
         persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
-        answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona)
+        if system.startswith(REFLECT_MARK):  # `improve evolve` asks for rubric mutations
+            answer = offline_judge.reflect(user)
+        elif system.startswith(GENERATE_MARK):  # `rubric generate` asks for a draft
+            answer = offline_judge.draft_rubric(system + "\n" + user)
+        else:
+            answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona)
         response = self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens)
         if isinstance(response.get("usage"), dict) and "prompt_tokens" in response["usage"]:
             response["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}

@@ -210,3 +210,64 @@ def token_logprobs(content: str, top_n: int, key: str) -> list[dict]:
                                           for t, lp in alternatives[:max(0, top_n)]]})
         at = match.end()
     return entries
+
+
+_EXAMPLE = re.compile(r"^- human (-?[\d.]+), judge (-?[\d.]+): (.*)$", re.M)
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+def reflect(user: str) -> dict:
+    """A deterministic stand-in for a reflection model (tasks/reflect.py asks it): for the criterion
+    named, the word whose presence best separates the examples the humans scored high from those
+    they scored low becomes a pattern the criterion checks (this judge scores a criterion up where its
+    patterns hit); with no such word, a rewritten description."""
+    import yaml
+
+    cid = re.search(r"^## Criterion to improve: (\S+)$", user, re.M).group(1)
+    rubric = yaml.safe_load(user.split("## The rubric\n", 1)[1].split("\n## Criterion to improve:", 1)[0])
+    criterion = next(c for c in rubric["criteria"] if c["id"] == cid)
+    tried = user.split("## Already tried for this criterion", 1)[1] if "## Already tried for this criterion" in user else ""
+    taken = {p["id"] for p in rubric.get("patterns") or []} | set(re.findall(rf'"({re.escape(cid)}-[a-z]+)"', tried))
+    examples = [(float(h), set(_WORD.findall(text.lower()))) for h, _, text in _EXAMPLE.findall(user)]
+    best, gap = None, 0.0
+    for word in sorted(set().union(*(words for _, words in examples)) if examples else ()):
+        with_word = [h for h, words in examples if word in words]
+        without = [h for h, words in examples if word not in words]
+        if len(with_word) >= 2 and without and f"{cid}-{word}" not in taken:
+            separation = sum(with_word) / len(with_word) - sum(without) / len(without)
+            if separation > gap + 1e-12:
+                best, gap = word, separation
+    if best is None:
+        return {"mutations": [{"op": "rewrite_criterion", "id": cid, "changes": {
+            "description": f"{criterion.get('description', '')} Judge it as the human raters would.".strip()}}]}
+    pattern = f"{cid}-{best}"
+    return {"mutations": [
+        {"op": "add_pattern", "pattern": {"id": pattern, "words": [best], "flags": "i",
+                                          "description": f"texts the humans scored higher use {best!r}"}},
+        {"op": "rewrite_criterion", "id": cid, "changes": {"patterns": [*(criterion.get("patterns") or []), pattern]}},
+    ]}
+
+
+_HEADING = re.compile(r"^#{1,3}\s+(.+)$", re.M)
+_RULE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$", re.M)
+
+
+def draft_rubric(user: str) -> dict:
+    """A deterministic stand-in for a model drafting a rubric (tasks/generate.py asks it): the source's
+    first heading is the goal, each bullet or numbered rule a binary criterion in the rule's words."""
+    m = re.search(r"<<<BEGIN SOURCE (\w+)>>>\n(.*?)\n<<<END SOURCE \1>>>", user, re.S)
+    source = m.group(2) if m else user
+    rubric_id = re.search(r"Use metadata\.id '([^']+)'", user)
+    heading = _HEADING.search(source)
+    title = heading.group(1).strip() if heading else "Drafted rubric"
+    criteria, seen = [], set()
+    for rule in _RULE.findall(source):
+        words = re.findall(r"[a-z0-9]+", rule.lower())
+        cid = "-".join(words[:4]) or f"rule-{len(criteria) + 1}"
+        if cid in seen or len(words) < 3:
+            continue
+        seen.add(cid)
+        criteria.append({"id": cid, "title": rule.strip()[:60], "description": rule.strip(),
+                         "scale": {"kind": "binary", "labels": ["breaks the rule", "follows the rule"]}})
+    return {"metadata": {"id": rubric_id.group(1) if rubric_id else "drafted", "version": "1.0.0", "title": title},
+            "goal": f"Judge whether a text follows the rules of {title}.", "criteria": criteria[:30]}

@@ -186,3 +186,41 @@ def pairwise_html(con, corpus: str, rubric_hash: str, title: str, limit: int = 2
                  "<h2>Ranking (Bradley-Terry, Elo scale, 95% bootstrap interval)</h2>", _table(rankings),
                  f"<h2>Pairs where the orders or the judges disagree (first {limit})</h2>",
                  _table(db.fetch(con, "pair_disagreements.sql", corpus=corpus, rubric=rubric_hash, limit=limit)))
+
+
+def evolution_report(con, evolution_id: str) -> str:
+    """An `improve evolve` history: held-out agreement per round (accepted, rejected, refused), the
+    judge calls each candidate cost beside the bound (changed criteria / all x a full re-score)."""
+    import json
+
+    from rubricflow.warehouse import db
+
+    rounds = db.fetch(con, "evolution_rounds.sql", evolution=evolution_id)
+    numbers = [r["round"] for r in rounds]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
+    best = [r["metric_before"] for r in rounds[:1]]
+    for r in rounds:
+        best.append(r["metric_after"] if r["status"] == "accepted" else best[-1])
+    left.step([0, *numbers], best, where="post", color="#444", label="best version")
+    colours = {"accepted": "tab:green", "rejected": "tab:red"}
+    for status, colour in colours.items():
+        points = [(r["round"], r["metric_after"]) for r in rounds if r["status"] == status and r["metric_after"] is not None]
+        if points:
+            left.scatter(*zip(*points), color=colour, label=f"candidate {status}", zorder=3)
+    refused = [r["round"] for r in rounds if r["status"] == "refused"]
+    if refused:
+        left.scatter(refused, [best[n - 1] for n in refused], marker="x", color="grey", label="answer refused", zorder=3)
+    left.set(title="Held-out agreement (Pearson r)", xlabel="round (0: the starting version)", ylabel="r",
+             xticks=[0, *numbers])
+    left.legend(fontsize=8)
+    bounds = [(r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r["total_criteria"] else 0
+              for r in rounds]
+    right.bar([n - 0.2 for n in numbers], [r["calls"] or 0 for r in rounds], width=0.4, label="judge calls")
+    right.bar([n + 0.2 for n in numbers], bounds, width=0.4, label="bound: changed / all x full re-score")
+    right.set(title="Calls spent per round", xlabel="round", ylabel="calls", xticks=numbers)
+    right.legend(fontsize=8, loc="lower right")
+    table = [{"round": r["round"], "criterion": r["criterion_id"], "status": r["status"], "r before": r["metric_before"],
+              "r after": r["metric_after"], "calls": r["calls"], "bound": bound, "full re-score": r["full_rescore_calls"],
+              "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"] or ""}
+             for r, bound in zip(rounds, bounds)]
+    return _page(f"Evolution {evolution_id}", _figure(fig), "<h2>Rounds</h2>", _table(table))

@@ -40,7 +40,7 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
         db.register_rubric(con, bundle, source)
         steps.count_pattern_hits(con, corpus_id, bundle)
         plan = steps.plan_cells(con, corpus_id, bundle, config.judge_hash(), config.strategy, config.samples,
-                                run_dir(path, run_id) / "plan", shard_size, skip_disqualified)
+                                run_dir(path, run_id) / "plan", shard_size, skip_disqualified, run_id)
         price = price_of(config.model, price_table(config.prices))
         seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())
         estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)

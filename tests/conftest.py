@@ -39,8 +39,9 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def stop_the_shared_prefect_server():
     yield
-    from rubricflow.tasks import prefect_server
+    from rubricflow.tasks import prefect_server, warm_worker
 
+    warm_worker.stop_all()
     prefect_server.stop_all()
 
 

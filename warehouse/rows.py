@@ -17,6 +17,7 @@ COMPLETION = pa.schema([
     ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("cached_tokens", pa.int64()), ("latency_ms", pa.float64()),
     ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
     ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
+    ("adopted_from", pa.string()),  # set only by sql/adopt_cells.sql: a judge call never lands one
 ])
 JUDGMENT = pa.schema([
     ("cell_key", pa.string()), ("criterion_id", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()),
@@ -25,6 +26,7 @@ JUDGMENT = pa.schema([
     ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
     ("status", pa.string()), ("reason", pa.string()), ("text_sha256", pa.string()),
     ("weighted_unit_score", pa.float64()), ("value_probs", pa.string()), ("prob_mass", pa.float64()),
+    ("adopted_from", pa.string()),
 ])
 
 def blank_completion(**fields: Any) -> dict[str, Any]:

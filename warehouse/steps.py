@@ -13,7 +13,7 @@ import pyarrow as pa
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
-from rubricflow.rubrics.render import call_units
+from rubricflow.rubrics.render import call_units, unit_fingerprint
 
 from .db import fetch, sql, transaction, used_params
 
@@ -69,15 +69,29 @@ class Plan:
     cells: int  # cells to judge now
     total: int  # cells the run covers, landed or not
     text_chars: int = 0  # characters of text, input and context the cells to judge carry (for the estimate)
+    adopted: int = 0  # cells copied from another rubric version with the same unit fingerprint
 
 
 def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, judge_hash: str, strategy: str,
-               samples: int, out_dir: Path, shard_size: int, skip_disqualified: bool = False) -> Plan:
-    """Write the cells still to judge as Parquet plan files of at most `shard_size` cells."""
+               samples: int, out_dir: Path, shard_size: int, skip_disqualified: bool = False,
+               run_id: str | None = None) -> Plan:
+    """Write the cells still to judge as Parquet plan files of at most `shard_size` cells. With a
+    run id, cells another rubric version judged with the same unit fingerprint are adopted first."""
     rubric = bundle.rubric
     genres = sorted({g for c in rubric.criteria for g in c.genre})
-    units = [(genre or "", u.id) for genre in [None, *genres] for u in call_units(rubric, strategy, genre)]  # type: ignore[arg-type]
-    con.register("plan_units", pa.table({"genre_key": [g for g, _ in units], "unit_id": [u for _, u in units]}))
+    units = [(genre or "", u) for genre in [None, *genres] for u in call_units(rubric, strategy, genre)]  # type: ignore[arg-type]
+    con.executemany("INSERT OR IGNORE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
+                    [(bundle.hash, g, u.id, unit_fingerprint(rubric, u)) for g, u in units])
+    adopted = 0
+    if run_id is not None:
+        with transaction(con):
+            run_sql(con, "adopt_cells.sql", corpus=corpus_id, rubric=bundle.hash, judge=judge_hash, samples=samples,
+                    run=run_id)
+            adopted = con.execute("SELECT count(*) FROM adopted").fetchall()[0][0]
+            con.execute("DROP TABLE adopted")
+    # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
+    con.execute("CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
+                {"genres": [g for g, _ in units], "units": [u.id for _, u in units]})
     try:
         run_sql(con, "plan_cells.sql", corpus=corpus_id, rubric=bundle.hash, judge=judge_hash, samples=samples,
                 genres=genres, skip_disqualified=skip_disqualified, shard_size=shard_size)
@@ -87,7 +101,7 @@ def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, j
             "WHERE t.corpus_id = $corpus AND t.removed_at IS NULL",
             {"samples": samples, "genres": genres, "corpus": corpus_id}).fetchall()[0][0]
     finally:
-        con.unregister("plan_units")
+        con.execute("DROP TABLE plan_units")
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.parquet"):
         old.unlink()
@@ -100,7 +114,7 @@ def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, j
         con.execute(f"COPY (SELECT * EXCLUDE (shard) FROM plan WHERE shard = {index}) TO {_literal(path)} (FORMAT parquet)")
         files.append(path)
     con.execute("DROP TABLE plan")
-    return Plan(files, cells, total, int(chars))
+    return Plan(files, cells, total, int(chars), adopted)
 
 
 def _literal(path: Path) -> str:

@@ -12,10 +12,16 @@ import os
 import sys
 
 # Set before Prefect is imported: no telemetry (there is no network here), a patient ephemeral server.
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+ENV_DEFAULTS = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
+                "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120", "PREFECT_LOGGING_LEVEL": "WARNING"}
+
+
+def set_env_defaults() -> None:
+    for name, value in ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+
+
+set_env_defaults()
 
 import typer  # noqa: E402
 from rich.markup import escape  # noqa: E402
@@ -27,6 +33,7 @@ from . import (  # noqa: E402
     compare,
     demo,
     goldens,
+    improve,
     ingest,
     nightly,
     pairwise,
@@ -35,9 +42,11 @@ from . import (  # noqa: E402
     read,
     report,
     rubric,
+    rubric_authoring,
     rubric_files,
     score,
     server,
+    view,
 )
 from .common import debugging, err  # noqa: E402
 
@@ -56,12 +65,16 @@ app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)
 app.command("prefect-server")(prefect_server.prefect_server)
+app.command()(view.view)
 app.command()(demo.demo)
 rubric.app.command()(rubric_files.validate)
 rubric.app.command()(rubric_files.convert)
+rubric.app.command()(rubric_authoring.generate)
+rubric.app.command()(rubric_authoring.review)
 rubric.app.command("test")(goldens.rubric_test)
 app.add_typer(rubric.app, name="rubric")
 app.add_typer(report.app, name="report")
+app.add_typer(improve.app, name="improve")
 
 
 @app.callback()

@@ -14,8 +14,9 @@ from rubricflow.errors import CheckFailed
 from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, write_report
 
 
-def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater; or a "
-                                        "hand-graded PaperBench tree (expected_result.json)."),
+def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater; a "
+                                        "hand-graded PaperBench tree (expected_result.json); or the Topical-Chat "
+                                        "release's folder (its texts too)."),
            corpus: str = typer.Option(..., "--corpus", "-c"),
            text_id: Optional[str] = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
            rater: str = typer.Option("grader", help="Graded tree: the rater's name."),
@@ -24,8 +25,12 @@ def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with tex
     labels of every node, and each internal node's grade is checked against the rubric's
     aggregation of the leaf grades (exit 1 when one disagrees)."""
     from rubricflow.rubrics.importers.paperbench import is_graded_tree
-    from rubricflow.tasks.labels import import_graded_tree, import_labels
+    from rubricflow.tasks.labels import import_graded_tree, import_labels, import_topical_chat
 
+    if path.is_dir():
+        import_topical_chat(path, corpus, warehouse_path(warehouse))
+        out.print(escape(f"corpus {corpus}: the Topical-Chat release from {path} (texts, raters human and unieval)"))
+        return
     if path.suffix.lower() == ".json" and path.is_file() and is_graded_tree(_json_or_none(path)):
         n, rubric_hash, check = import_graded_tree(path, corpus, warehouse_path(warehouse), text_id, rater)
         print_rows(f"graded tree {path.name} (rubric {rubric_hash[:12]}): internal nodes, grade vs aggregate of leaf grades",

@@ -32,6 +32,9 @@ def scoring_progress() -> Iterator[None]:
                 if payload["estimate"].usd is not None and payload["estimate"].usd > payload["budget"]:
                     line += " (the estimate exceeds it: the run stops when the budget is spent)"
             err.print(line, highlight=False, markup=False)
+        elif event == "evolve":
+            err.print(f"round {payload['round']}: a candidate ({payload['candidate'][:12]}) reworks {payload['criterion']}",
+                      highlight=False, markup=False)
         elif event == "note":
             err.print(f"note: {payload}", highlight=False, markup=False)
         elif event == "shard" and state["task"] is not None:  # shards judged in other processes

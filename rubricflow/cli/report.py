@@ -1,4 +1,4 @@
-"""`rubricflow report run | compare | calibration`: self-contained HTML reports with plots."""
+"""`rubricflow report run | compare | calibration | pairwise | evolution`: self-contained HTML reports with plots."""
 
 from __future__ import annotations
 
@@ -71,4 +71,27 @@ def report_pairwise(corpus: str = typer.Option(..., "--corpus", "-c"),
     form = pairwise_rubric(resolve(rubric, Library(default_roots(None)) if not Path(rubric).is_file() else None))
     with reading(warehouse) as con:
         page = pairwise_html(con, corpus, compile_or_raise(form).hash, f"Pairwise: {form.metadata.id} on {corpus}")
+    write_report(output, page)
+
+
+@app.command("evolution")
+def report_evolution(corpus: Optional[str] = typer.Option(None, "--corpus", "-c", help="Its latest evolution."),
+                     evolution_id: Optional[str] = typer.Option(None, "--id", help="An evolution id (as printed)."),
+                     output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+    """An `improve evolve` history: held-out agreement per round, accepted mutations, calls spent."""
+    from rubricflow.tasks.report import evolution_report
+    from rubricflow.warehouse import db
+
+    from .common import fail
+
+    with reading(warehouse) as con:
+        if evolution_id is None:
+            latest = db.fetch(con, "latest_evolution.sql", corpus=corpus) if corpus else []
+            if not latest:
+                fail(f"no evolution of corpus {corpus!r}; run `rubricflow improve evolve` first" if corpus
+                     else "name an evolution: --id ID or --corpus CORPUS")
+            evolution_id = latest[0]["evolution_id"]
+        if not db.fetch(con, "evolution_rounds.sql", evolution=evolution_id):
+            fail(f"evolution {evolution_id!r} has no recorded rounds")
+        page = evolution_report(con, evolution_id)
     write_report(output, page)

@@ -101,7 +101,8 @@ def print_run(warehouse: Path, run_id: str) -> None:
         run = db.fetch(con, "run_report.sql", run=run_id)[0]
         out.print(f"\n[bold]run {run_id}[/]  rubric {escape(run['rubric'])} ({run['rubric_hash'][:12]})  "
                   f"model {escape(run['model'])}  status {run['status']}")
-        out.print(f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs, "
+        adopted = f" ({run['adopted_cells']} from another version's unchanged criteria)" if run["adopted_cells"] else ""
+        out.print(f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs{adopted}, "
                   f"{run['landed_cells']} judged now ({run['ok_cells']} ok, {run['failed_cells']} failed"
                   f"{'; ' + run['errors'] if run['errors'] else ''}); calls {run['calls']} (retries {run['retries']}); "
                   f"tokens {run['prompt_tokens'] + run['completion_tokens']:,}; coverage {run['coverage'] or 0:.0%}",

@@ -17,7 +17,7 @@ def run(*args, cwd=None, columns=200):
 
 def test_list_and_search():
     listed = run("rubric", "list")
-    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "8 rubrics" in listed.stdout
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "9 rubrics" in listed.stdout
     found = run("rubric", "search", "story")
     assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
     assert run("rubric", "search", "no-such-thing").returncode == 1
@@ -25,7 +25,7 @@ def test_list_and_search():
 
 def test_validate_library_and_refusals():
     ok = run("rubric", "validate")
-    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 8
+    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 9
     bad = run("rubric", "validate", str(SHARED_RUBRICS / "secemp9/completeness_rubric.md"),
               str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"))
     assert bad.returncode == 1
@@ -106,3 +106,44 @@ def test_show_lists_the_groups_and_fails_on_a_rubric_that_does_not_compile(tmp_p
     broken.write_text("metadata: {id: broken}\ngoal: g\ncriteria: [{id: a, patterns: [missing]}]\n")
     res = run("rubric", "show", str(broken))
     assert res.returncode == 1 and "does not compile" in res.stderr
+
+
+def test_generate_drafts_a_rubric_from_a_source_document_and_reports_its_profile(tmp_path):
+    (tmp_path / "style.md").write_text("# House style\n\nRules we keep:\n\n- Every number cites its source.\n"
+                                       "- Sentences stay under thirty words.\n1. Never use exclamation marks.\n"
+                                       "- Be nice.\n")  # two words: not a checkable rule
+    done = run("rubric", "generate", "style.md", "--id", "house", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "OFFLINE judge" in done.stdout and "profile compliance" in done.stdout and "compiled on draft 1" in done.stdout
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import load_rubric
+
+    drafted = load_rubric(tmp_path / "house.yaml")
+    assert drafted.metadata.id == "house" and [c.description for c in drafted.criteria] == [
+        "Every number cites its source.", "Sentences stay under thirty words.", "Never use exclamation marks."]
+    compile_or_raise(drafted)
+    (tmp_path / "empty.md").write_text("# Nothing to check here\n\nJust prose, no rules.\n")
+    refused = run("rubric", "generate", "empty.md", cwd=tmp_path)
+    assert refused.returncode == 2 and "2 drafts did not compile" in refused.stderr and "N2_NO_STRUCTURE" in refused.stderr
+
+
+def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import dump_yaml
+    from rubricflow.rubrics.library import Library
+    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.tasks.goldens import judge_text
+    from rubricflow.tasks.judge_server import RunningServer
+
+    meta = compile_or_raise(Library().get("rubric-quality").rubric)
+    entries = Library().entries()
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="per_criterion")
+        reviews = {e.id: judge_text(meta, config, e.id, dump_yaml(e.rubric)) for e in entries}
+    assert len(reviews) == 9
+    for rubric_id, review in reviews.items():
+        assert not review.errors and review.verdict.score is not None, rubric_id
+        assert {j.criterion_id for j in review.judgments if j.status == "scored"} == {c.id for c in meta.rubric.criteria}
+    assert reviews["llm-slop"].verdict.passed  # anchored, weighted, with disqualifiers
+    done = run("rubric", "review", "llm-slop")
+    assert done.returncode == 0 and "reviewed with rubric-quality@1.0.0" in done.stdout and "meta-judgment: score" in done.stdout

@@ -77,3 +77,38 @@ def test_texts_gone_from_the_source_are_marked_removed_and_not_scored(tmp_path, 
     ingest_flow(write(tmp_path / "v3.jsonl", three), warehouse, "c")  # back in the source: back in the corpus
     assert score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url})["judged_cells"] == 0
     assert [r[0] for r in scores(warehouse, "llm-slop")] == ["a", "b", "c"]
+
+
+def test_a_new_version_judges_only_its_changed_criteria_and_adopts_the_rest(tmp_path, judge_server):
+    from rubricflow.rubrics.algebra import evolve
+    from rubricflow.rubrics.formats import dump_yaml
+    from rubricflow.rubrics.library import Library
+
+    server = judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    records = [{"id": f"t{i}", "text": SLOP if i % 2 else PLAIN + f" Item {i}."} for i in range(6)]
+    ingest_flow(write(tmp_path / "c.jsonl", records), warehouse, "c")
+    judge = {"base_url": server.base_url, "strategy": "per_criterion"}
+    first = score_corpus("c", "llm-slop", warehouse, judge)
+    v1 = Library().bundle("llm-slop").rubric
+    v2 = evolve(v1, [{"op": "rewrite_criterion", "id": "puffery",
+                      "changes": {"description": "Hype words, and opinions dressed up as facts."}}])
+    (tmp_path / "v2.yaml").write_text(dump_yaml(v2))
+    answered = server.stats()["answered"]
+    second = score_corpus("c", str(tmp_path / "v2.yaml"), warehouse, judge)
+    assert first["judged_cells"] == 18 and first["adopted_cells"] == 0  # 6 texts x 3 criteria
+    assert server.stats()["answered"] - answered == second["calls"] == second["judged_cells"] == 6  # puffery only
+    assert second["adopted_cells"] == second["skipped_cells"] == 12
+    # The adopted judgments are the first version's, under the new version's hash; the sums stay honest.
+    assert rows(warehouse, "SELECT count(*) FROM judgments a JOIN judgments b ON b.cell_key = a.adopted_from "
+                           "WHERE a.rubric_hash = ? AND (a.value, a.rationale, a.criterion_id) = (b.value, b.rationale, "
+                           "b.criterion_id) AND b.rubric_hash = ?", [second["rubric_hash"], first["rubric_hash"]]) == [(12,)]
+    assert rows(warehouse, "SELECT calls, adopted_cells, landed_cells, coverage FROM run_summary WHERE run_id = ?",
+                [second["run_id"]]) == [(6, 12, 6, 1.0)]
+    assert rows(warehouse, "SELECT count(*), count(DISTINCT text_id) FROM text_scores WHERE rubric_hash = ?",
+                [second["rubric_hash"]]) == [(6, 6)]
+    # Holistic calls (the default) see the whole rubric, so a changed criterion changes every call.
+    holistic = {"base_url": server.base_url}
+    score_corpus("c", "llm-slop", warehouse, holistic)
+    again = score_corpus("c", str(tmp_path / "v2.yaml"), warehouse, holistic)
+    assert again["adopted_cells"] == 0 and again["judged_cells"] == 6

@@ -288,3 +288,54 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     sample      INTEGER NOT NULL,
     PRIMARY KEY (batch_id, cell_key)
 );
+
+-- A rubric version's call units and their fingerprints (rubrics/render.unit_fingerprint: the
+-- prompt, the answer schema and how answers are read). A unit another version shares by
+-- fingerprint was judged already: its cells are adopted, not called again (sql/adopt_cells.sql).
+CREATE TABLE IF NOT EXISTS rubric_units (
+    rubric_hash VARCHAR NOT NULL,
+    genre_key   VARCHAR NOT NULL,       -- '' for texts of no genre the rubric names
+    unit_id     VARCHAR NOT NULL,
+    unit_hash   VARCHAR NOT NULL,
+    PRIMARY KEY (rubric_hash, genre_key, unit_id)
+);
+-- An adopted cell names the cell it was copied from; it cost nothing (attempts and tokens 0).
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS adopted_from VARCHAR;
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS adopted_from VARCHAR;
+
+-- `rubricflow improve evolve`: one row per evolution (the same command again resumes it: the id
+-- hashes the corpus, starting rubric, judge, target and split) and one per round, written when the
+-- reflection model's mutations are in (`proposed`) and again when the candidate is judged.
+CREATE TABLE IF NOT EXISTS evolutions (
+    evolution_id   VARCHAR PRIMARY KEY,
+    corpus_id      VARCHAR NOT NULL,
+    rubric_hash    VARCHAR NOT NULL,     -- the starting version
+    judge_hash     VARCHAR NOT NULL,
+    target         VARCHAR NOT NULL,     -- raters:criterion of the human labels
+    seed           INTEGER NOT NULL,     -- of the train / held-out split by text
+    held_out_share DOUBLE NOT NULL,
+    reflection_model VARCHAR,
+    started_at     TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS evolution_rounds (
+    evolution_id   VARCHAR NOT NULL,
+    round          INTEGER NOT NULL,
+    parent_hash    VARCHAR NOT NULL,     -- the best version when the round began
+    criterion_id   VARCHAR,              -- the criterion that disagreed most on the training texts
+    status         VARCHAR NOT NULL,     -- proposed | accepted | rejected | refused
+    reason         VARCHAR,              -- why refused or rejected
+    mutations      JSON,                 -- the algebra's mutation data, as the reflection model gave it
+    candidate_hash VARCHAR,
+    candidate      JSON,                 -- the candidate rubric's document
+    metric_before  DOUBLE,               -- held-out Pearson r of the parent
+    metric_after   DOUBLE,               -- held-out Pearson r of the candidate
+    calls          BIGINT,               -- judge calls the candidate cost
+    full_rescore_calls BIGINT,           -- what judging it from scratch would have cost
+    changed_criteria INTEGER,
+    total_criteria INTEGER,
+    run_id         VARCHAR,              -- the candidate's scoring run
+    created_at     TIMESTAMP NOT NULL,
+    finished_at    TIMESTAMP,
+    PRIMARY KEY (evolution_id, round)
+);

@@ -232,17 +232,21 @@ WITH c AS (
            sum(attempts) AS calls, sum(attempts - 1) AS retries,
            sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
            quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms
-    FROM completions GROUP BY run_id
+    FROM completions WHERE adopted_from IS NULL GROUP BY run_id  -- adopted cells were judged by another run
+),
+adopted AS (
+    SELECT run_id, count(*) AS adopted_cells FROM completions WHERE adopted_from IS NOT NULL GROUP BY run_id
 ),
 e AS (
     SELECT run_id, string_agg(error_kind || '=' || n, ', ' ORDER BY error_kind) AS errors
-    FROM (SELECT run_id, error_kind, count(*) AS n FROM completions WHERE error_kind IS NOT NULL GROUP BY ALL)
+    FROM (SELECT run_id, error_kind, count(*) AS n FROM completions
+          WHERE error_kind IS NOT NULL AND adopted_from IS NULL GROUP BY ALL)
     GROUP BY run_id
 ),
 j AS (
     SELECT run_id, count(*) FILTER (WHERE status = 'scored') AS scored_judgments,
            count(*) FILTER (WHERE status = 'unscored') AS unscored_judgments
-    FROM judgments GROUP BY run_id
+    FROM judgments WHERE adopted_from IS NULL GROUP BY run_id
 ),
 ok AS (  -- coverage counts the cells of each judgment set scored for the texts as they are now
     SELECT corpus_id, rubric_hash, judge_hash, count(*) AS ok_cells
@@ -258,8 +262,9 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        c.latency_p50_ms, c.latency_p95_ms,
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
-       least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage
-FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id)
+       least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage,
+       coalesce(adopted.adopted_cells, 0) AS adopted_cells  -- of skipped_cells: copied from another version
+FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id) LEFT JOIN adopted USING (run_id)
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
 -- One call's cost: fresh input, cached input (at its own rate, else the input rate) and output;
@@ -373,3 +378,11 @@ WITH sides AS (
 )
 SELECT corpus_id, rubric_hash, judge_hash, criterion_id, system, count(*) AS comparisons, avg(win) AS win_rate
 FROM sides GROUP BY ALL;
+
+-- The human target per text: the mean of some raters' labels on one criterion (what `improve fit`
+-- and `improve evolve` agree with).
+CREATE OR REPLACE MACRO label_target(corpus, raters, label) AS TABLE
+SELECT text_id, avg(score) AS human, count(*) AS raters
+FROM labels
+WHERE corpus_id = corpus AND list_contains(raters, rater) AND criterion_id = label
+GROUP BY text_id;

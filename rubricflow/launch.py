@@ -1,0 +1,50 @@
+"""The `rubricflow` executable. A command that runs a flow goes to the warm worker when one is
+ready (tasks/warm_worker.py: it has Prefect and the flows imported already); every other command,
+and a flow command with no worker yet, runs in this process. `python -m rubricflow.launch
+--serve-warm-worker SOCKET KEY` is the worker itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# What a flow command imports, imported once by the worker.
+PREWARM = ("rubricflow.cli", "prefect.main", "rubricflow.flows.ingest", "rubricflow.flows.score",
+           "rubricflow.flows.compare", "rubricflow.flows.panel", "rubricflow.flows.nightly", "pyarrow.parquet",
+           "pandas", "polars", "scipy.stats", "statsmodels.stats.inter_rater")
+
+
+def main() -> None:
+    from rubricflow.errors import RubricflowError
+    from rubricflow.tasks import warm_worker
+
+    argv = sys.argv[1:]
+    if argv[:1] == [warm_worker.WORKER_FLAG]:
+        warm_worker.serve(Path(argv[1]), argv[2], PREWARM, run_forked)
+        return
+    if warm_worker.wanted(argv):
+        try:
+            code = warm_worker.run(argv)
+        except (OSError, RubricflowError):
+            code = None  # no socket folder, or no Prefect server: the command runs here and says what is wrong
+        if code is not None:
+            sys.exit(code)
+    from rubricflow.cli import main as run_here
+
+    run_here()
+
+
+def run_forked(argv: list[str]) -> None:
+    """A command in a runner forked from the worker: the environment defaults the CLI sets on import,
+    and consoles that fit the caller's terminal, not the worker's log file."""
+    from rubricflow.cli import common, set_env_defaults
+    from rubricflow.cli import main as run_here
+
+    set_env_defaults()
+    common.out.__init__()
+    common.err.__init__(stderr=True)
+    run_here()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""`rubricflow view` over a warehouse built by real runs (two versions of a rubric, a hostile text):
+every page answers, every value is escaped, filters are applied in SQL, and in a real browser a
+click from the A/B page's movers reaches the text with both sides' rationales."""
+
+import json
+import re
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.rubrics.algebra import evolve
+from rubricflow.rubrics.formats import dump_yaml
+from rubricflow.rubrics.library import Library
+from tests.browser import Browser, chromium_path
+from tests.conftest import EXE, rows
+
+HOSTILE = 'Certainly! <script>alert("x")</script> Nestled in the heart of town </td></table><b>bold</b>. I hope this helps.'
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, request):
+    from tests.conftest import ServerProcess
+
+    tmp = tmp_path_factory.mktemp("viewer")
+    judge = ServerProcess()
+    request.addfinalizer(judge.stop)
+    warehouse = str(tmp / "w.duckdb")
+    texts = [{"id": "hostile", "text": HOSTILE}] + [
+        {"id": f"t{i:02d}", "text": "Moreover, this vibrant town plays a vital role." if i % 3 == 0
+         else f"The council met on day {i} and approved the road budget by seven votes to two."} for i in range(30)]
+    (tmp / "c.jsonl").write_text("".join(json.dumps(t) + "\n" for t in texts))
+    ingest_flow(str(tmp / "c.jsonl"), warehouse, "c")
+    per_criterion = {"base_url": judge.base_url, "strategy": "per_criterion"}
+    v1 = score_corpus("c", "llm-slop", warehouse, per_criterion)
+    v2_rubric = evolve(Library().bundle("llm-slop").rubric, [{"op": "rewrite_criterion", "id": "puffery", "changes": {
+        "description": "Hype words; <i>opinions</i> dressed as facts.", "patterns": []}}])
+    (tmp / "v2.yaml").write_text(dump_yaml(v2_rubric))
+    v2 = score_corpus("c", str(tmp / "v2.yaml"), warehouse, per_criterion)
+    proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    request.addfinalizer(lambda: (proc.terminate(), proc.wait(10)))
+    base = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
+    return {"base": base.rstrip("/"), "v1": v1, "v2": v2, "warehouse": warehouse, "tmp": tmp}
+
+
+def get(served, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(served["base"] + path, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_every_page_answers_and_escapes_what_it_shows(served):
+    v1, v2 = served["v1"], served["v2"]
+    key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"
+    pages = {"/": [v1["run_id"], v2["run_id"]], f"/set?{key}": ["puffery", "Score distribution"],
+             f"/texts?{key}": ["31 texts match", "hostile"], "/text?corpus=c&id=hostile": ["llm-slop@1.0.0", "llm-slop@1.1.0"],
+             "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0": ["class=\"mover\"", "puffery (changed)"],
+             "/compare": ["<form"], "/calibration": ["<form"]}
+    for path, expected in pages.items():
+        status, page = get(served, path)
+        assert status == 200, (path, page[-500:])
+        for fragment in expected:
+            assert fragment in page, (path, fragment)
+        assert "<script" not in page and "<b>bold</b>" not in page, path  # the hostile text never becomes markup
+    status, page = get(served, "/text?corpus=c&id=hostile")
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+    assert re.search(r'<mark class="evidence"[^>]*>Certainly!</mark>', page)  # a verified quote, highlighted
+    assert "<mark class=\"pattern\"" in page  # pattern hits too
+    status, page = get(served, "/text?corpus=c&id=nope")
+    assert status == 200 and "text &#39;nope&#39; of corpus &#39;c&#39;" in page
+    status, page = get(served, "/calibration?corpus=c&rubric=llm-slop")
+    assert status == 400 and "no labels by any human rater" in page
+
+
+def test_texts_are_filtered_and_paged_in_sql(served):
+    v2 = served["v2"]
+    key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"
+    low = rows(served["warehouse"], "SELECT list(text_id ORDER BY text_id) FROM criterion_scores WHERE rubric_hash = ? "
+                                    "AND criterion_id = 'scaffolding' AND unit_score <= 0.5", [v2["rubric_hash"]])[0][0]
+    status, page = get(served, f"/texts?{key}&criterion=scaffolding&max_unit=0.5")
+    assert status == 200 and f"{len(low)} texts match" in page
+    assert re.findall(r'class="text-link" href="[^"]*">([^<]+)</a>', page) == low
+    status, page = get(served, f"/texts?{key}&search=council")
+    assert "20 texts match" in page and "hostile" not in page
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="chromium not installed (.ci/run installs it where apt is available)")
+def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
+    with Browser(served["base"] + "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0") as browser:
+        mover = browser.evaluate("document.querySelector('a.mover').textContent")
+        browser.click("a.mover")
+        assert browser.evaluate("location.pathname") == "/text"
+        assert browser.evaluate("document.querySelector('h2').textContent").startswith(mover)
+        sides = browser.evaluate("[...document.querySelectorAll('.side')].map(s => s.querySelector('h4').textContent)")
+        assert [s[:2] for s in sides] == ["A:", "B:"] and "llm-slop@1.0.0" in sides[0] and "llm-slop@1.1.0" in sides[1]
+        rationales = browser.evaluate("[...document.querySelectorAll('.side')].map(s => "
+                                      "[...s.querySelectorAll('td.rationale')].map(td => td.textContent))")
+        assert all(len(side) == 3 and all(r.strip() for r in side) for side in rationales)
+        browser.screenshot(served["tmp"] / "mover.png")
+    assert (served["tmp"] / "mover.png").stat().st_size > 10_000

@@ -1,0 +1,136 @@
+"""The warm worker that flow commands run in: a command it serves gets the caller's arguments,
+directory, environment and terminal, and its exit code and Ctrl-C pass through; a caller that dies
+takes its command along; the worker holds no secrets, and a changed setup gets a new worker."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from rubricflow.tasks import prefect_server, warm_worker
+from tests.conftest import EXE, rows, write_corpus
+
+
+@pytest.fixture
+def env(tmp_path):
+    """A caller's environment with a state folder of its own: its own worker, stopped afterwards."""
+    state = tmp_path / "state"
+    environ = {**os.environ, "RUBRICFLOW_STATE_DIR": str(state), "OPENAI_API_KEY": "sk-canary-never-in-the-worker"}
+    for name in ("PREFECT_API_URL", "RUBRICFLOW_WARM_WORKER", "RUBRICFLOW_PREFECT_SERVER", "RUBRICFLOW_WAREHOUSE"):
+        environ.pop(name, None)
+    yield environ
+    subprocess.run([EXE, "prefect-server", "--stop"], env=environ, capture_output=True, timeout=60)
+
+
+def served(state: Path) -> list[str]:
+    """The commands the worker of this state folder ran, from its log."""
+    return [line for log in state.glob("warm-worker-*.log") for line in log.read_text().splitlines() if ": runner " in line]
+
+
+def worker_ready(state: Path, timeout_s: float = 120) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for log in state.glob("warm-worker-*.log"):
+            if "ready on" in log.read_text():
+                return json.loads(log.with_suffix(".json").read_text())
+        time.sleep(0.2)
+    raise AssertionError("no warm worker became ready")
+
+
+def cli(env: dict, cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([EXE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, **kw)
+
+
+def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environment_and_exit_code(env, tmp_path,
+                                                                                                judge_server):
+    server = judge_server()
+    state = Path(env["RUBRICFLOW_STATE_DIR"])
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        write_corpus(folder / "c.jsonl", 6)
+    done = cli(env, first, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb")  # no worker yet: runs here, starts one
+    assert done.returncode == 0, done.stderr
+    assert served(state) == []
+    record = worker_ready(state)
+    environ = Path(f"/proc/{record['pid']}/environ").read_bytes()
+    assert b"RUBRICFLOW_STATE_DIR" in environ and b"sk-canary-never-in-the-worker" not in environ
+
+    # Another folder, the warehouse named only by the caller's environment, relative to its directory.
+    caller = {**env, "RUBRICFLOW_WAREHOUSE": "mine.duckdb"}
+    done = cli(caller, second, "ingest", "c.jsonl", "-c", "c2")
+    assert done.returncode == 0, done.stderr
+    assert "corpus c2: 6 texts loaded" in done.stdout  # the runner printed on the caller's stdout
+    done = cli(caller, second, "score", "-c", "c2", "-r", "llm-slop", "--base-url", server.base_url)
+    assert done.returncode == 0, done.stderr
+    assert "status completed" in done.stdout and "light slop" in done.stdout
+    assert [line.split(":")[0] for line in served(state)] == ["ingest", "score"]
+    assert rows(second / "mine.duckdb", "SELECT count(*), count(DISTINCT text_id) FROM completions") == [(6, 6)]
+    assert not (first / "mine.duckdb").exists()
+
+    refused = cli(caller, second, "score", "-c", "no-such-corpus", "-r", "llm-slop", "--base-url", server.base_url)
+    assert refused.returncode == 2
+    assert "no-such-corpus" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(served(state)) == 3  # the refusal came from the worker too
+    off = cli({**caller, "RUBRICFLOW_WARM_WORKER": "0"}, second, "ingest", "c.jsonl", "-c", "c3")
+    assert off.returncode == 0 and len(served(state)) == 3
+
+
+def test_ctrl_c_reaches_the_command_and_a_killed_caller_takes_its_command_along(env, tmp_path, judge_server):
+    server = judge_server("--latency-ms", "200")
+    state = Path(env["RUBRICFLOW_STATE_DIR"])
+    write_corpus(tmp_path / "c.jsonl", 200)
+    assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb").returncode == 0
+    worker_ready(state)
+
+    def start_scoring(environ: dict) -> tuple[subprocess.Popen, int | None]:
+        before, answered = len(served(state)), server.stats()["answered"]
+        proc = subprocess.Popen([EXE, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "-w",
+                                 "w.duckdb", "--max-in-flight", "2"], cwd=tmp_path, env=environ,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while server.stats()["answered"] < answered + 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        return proc, int(served(state)[-1].rsplit(" ", 1)[-1]) if len(served(state)) > before else None
+
+    endings = []
+    for environ in ({**env, "RUBRICFLOW_WARM_WORKER": "0"}, env):  # Ctrl-C ends a command alike with and without
+        proc, runner = start_scoring(environ)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the caller
+        proc.communicate(timeout=120)
+        endings.append((proc.returncode, rows(tmp_path / "w.duckdb", "SELECT status FROM runs ORDER BY started_at DESC")[0]))
+    assert runner is not None and not prefect_server._alive(runner)
+    assert endings[0] == endings[1] == (130, ("failed",))
+
+    proc, runner = start_scoring(env)
+    os.killpg(proc.pid, signal.SIGKILL)  # the caller dies without a word
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while prefect_server._alive(runner) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not prefect_server._alive(runner)
+    assert rows(tmp_path / "w.duckdb", "SELECT count(*) < 600 FROM completions") == [(True,)]
+
+def test_a_changed_setup_gets_its_own_worker_but_another_folder_does_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUBRICFLOW_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    key = warm_worker.setup_key()
+    monkeypatch.chdir(tmp_path / "b")
+    assert warm_worker.setup_key() == key  # commands from any folder share the worker
+    (tmp_path / "b" / "prefect.toml").write_text("[logging]\nlevel = 'DEBUG'\n")
+    assert warm_worker.setup_key() != key  # Prefect would read these settings: another worker
+    monkeypatch.chdir(tmp_path / "a")
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4201/api")
+    assert warm_worker.setup_key() != key
+    assert warm_worker.wanted(["--debug", "score", "-c", "x"]) and not warm_worker.wanted(["score", "--help"])
+    assert not warm_worker.wanted(["rubric", "list"]) and not warm_worker.wanted(["query", "SELECT 1"])
+    monkeypatch.setenv("RUBRICFLOW_WARM_WORKER", "0")
+    assert not warm_worker.wanted(["score", "-c", "x"])

@@ -1,0 +1,9 @@
+-- The held-out agreement `improve evolve` keeps a candidate by: Pearson's r between a judgment set's
+-- text scores and the human target on the held-out texts.
+-- Params: $corpus, $rubric, $judge, $raters, $label (the label criterion), $texts (the held-out text ids).
+WITH target AS (SELECT text_id, human FROM label_target($corpus, $raters, $label))
+SELECT corr(s.score, t.human) AS pearson, count(*) AS texts
+FROM text_scores s
+JOIN target t USING (text_id)
+WHERE s.corpus_id = $corpus AND s.rubric_hash = $rubric AND s.judge_hash = $judge
+  AND list_contains($texts, s.text_id) AND s.score IS NOT NULL;

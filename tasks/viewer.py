@@ -173,11 +173,28 @@ def create_app(warehouse_path: Path) -> Starlette:
         result = store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
         return page("calibration.html", cal=result)
 
+    def pairwise(request: Request) -> HTMLResponse:
+        from rubricflow.tasks.report import pairwise_html
+
+        q = args(request, "corpus", "rubric")
+        return HTMLResponse(store.run(pairwise_html, q["corpus"], q["rubric"], f"Pairwise on {q['corpus']}"))
+
+    def panel(request: Request) -> HTMLResponse:
+        q = args(request, "corpus", "rubric")
+        return page("panel.html", corpus=q["corpus"], rubric=q["rubric"],
+                    rows=store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200))
+
+    async def refused(request: Request, exc: Exception) -> HTMLResponse:
+        """A request the warehouse cannot answer (no such corpus, no labels, a bad number): said on the page."""
+        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc)),
+                            status_code=400)
+
     async def failed(request: Request, exc: Exception) -> HTMLResponse:
-        message = str(exc) if isinstance(exc, (RubricflowError, ValueError)) else f"{type(exc).__name__}: {exc}"
-        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path), what=message),
-                            status_code=400 if isinstance(exc, (RubricflowError, ValueError)) else 500)
+        """A bug: its type and message on the page, its traceback in the server's log."""
+        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path),
+                                                                   what=f"{type(exc).__name__}: {exc}"), status_code=500)
 
     return Starlette(routes=[Route("/", runs), Route("/set", judgment_set), Route("/texts", texts),
-                             Route("/text", text), Route("/compare", ab), Route("/calibration", calibration)],
-                     exception_handlers={Exception: failed})
+                             Route("/text", text), Route("/compare", ab), Route("/calibration", calibration),
+                             Route("/pairwise", pairwise), Route("/panel", panel)],
+                     exception_handlers={RubricflowError: refused, ValueError: refused, Exception: failed})

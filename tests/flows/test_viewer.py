@@ -40,6 +40,7 @@ def served(tmp_path_factory, request):
         "description": "Hype words; <i>opinions</i> dressed as facts.", "patterns": []}}])
     (tmp / "v2.yaml").write_text(dump_yaml(v2_rubric))
     v2 = score_corpus("c", str(tmp / "v2.yaml"), warehouse, per_criterion)
+    score_corpus("c", str(tmp / "v2.yaml"), warehouse, {**per_criterion, "model": "second-judge"})  # a panel of two
     proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
     request.addfinalizer(lambda: (proc.terminate(), proc.wait(10)))
     base = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
@@ -60,7 +61,8 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     pages = {"/": [v1["run_id"], v2["run_id"]], f"/set?{key}": ["puffery", "Score distribution"],
              f"/texts?{key}": ["31 texts match", "hostile"], "/text?corpus=c&id=hostile": ["llm-slop@1.0.0", "llm-slop@1.1.0"],
              "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0": ["class=\"mover\"", "puffery (changed)"],
-             "/compare": ["<form"], "/calibration": ["<form"]}
+             "/compare": ["<form"], "/calibration": ["<form"],
+             f"/panel?corpus=c&rubric={v2['rubric_hash']}": ["where the judges of rubric"]}
     for path, expected in pages.items():
         status, page = get(served, path)
         assert status == 200, (path, page[-500:])
@@ -71,6 +73,9 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
     assert re.search(r'<mark class="evidence"[^>]*>Certainly!</mark>', page)  # a verified quote, highlighted
     assert "<mark class=\"pattern\"" in page  # pattern hits too
+    panel = rows(served["warehouse"], "SELECT count(*) FROM panel_scores WHERE rubric_hash = ?", [v2["rubric_hash"]])[0][0]
+    status, page = get(served, f"/panel?corpus=c&rubric={v2['rubric_hash']}")
+    assert panel > 0 and page.count('<td class="n">2</td>') == min(panel, 200)  # each row: two judges
     status, page = get(served, "/text?corpus=c&id=nope")
     assert status == 200 and "text &#39;nope&#39; of corpus &#39;c&#39;" in page
     status, page = get(served, "/calibration?corpus=c&rubric=llm-slop")
@@ -81,7 +86,8 @@ def test_texts_are_filtered_and_paged_in_sql(served):
     v2 = served["v2"]
     key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"
     low = rows(served["warehouse"], "SELECT list(text_id ORDER BY text_id) FROM criterion_scores WHERE rubric_hash = ? "
-                                    "AND criterion_id = 'scaffolding' AND unit_score <= 0.5", [v2["rubric_hash"]])[0][0]
+                                    "AND judge_hash = ? AND criterion_id = 'scaffolding' AND unit_score <= 0.5",
+               [v2["rubric_hash"], v2["judge_hash"]])[0][0]
     status, page = get(served, f"/texts?{key}&criterion=scaffolding&max_unit=0.5")
     assert status == 200 and f"{len(low)} texts match" in page
     assert re.findall(r'class="text-link" href="[^"]*">([^<]+)</a>', page) == low

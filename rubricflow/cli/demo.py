@@ -79,4 +79,4 @@ def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
             print_run(warehouse, summary["run_id"])
     out.print(f"\nwarehouse: {warehouse}   try: rubricflow query -w {warehouse} \"SELECT * FROM text_scores LIMIT 5\"",
               markup=False, highlight=False)
-    out.print(f"browse it: rubricflow view -w {warehouse}", markup=False, highlight=False)
+    out.print(f"browse it: rubricflow view -w {warehouse}", markup=False, highlight=False, soft_wrap=True)

@@ -33,6 +33,8 @@ def test_dask_run_equals_single_process_run_and_limits_hold(tmp_path, judge_serv
     limited_before = server.stats()["rate_limited"]
     run = scoring_flow(2)("c", "writing-quality", spread, judge, shard_size=20, workers=2)
     assert run["judged_cells"] == 120 and run["ok_cells"] == 120
-    assert server.stats()["rate_limited"] == limited_before == 0  # 2 processes, one shared 900 rpm quota
+    # 2 processes, one shared 900 rpm quota. A stray 429 where two leases meet (the server's bucket holds one second)
+    # is retried like any other; a quota that did not hold across the processes (900 rpm each) draws dozens.
+    assert limited_before == 0 and server.stats()["rate_limited"] <= 2
     a, b = contents(single), contents(spread)
     assert len(a[0]) == 120 and a[0] == b[0] and a[1] == b[1]

@@ -109,3 +109,27 @@ def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
         assert all(len(side) == 3 and all(r.strip() for r in side) for side in rationales)
         browser.screenshot(served["tmp"] / "mover.png")
     assert (served["tmp"] / "mover.png").stat().st_size > 10_000
+
+
+def test_the_demo_warehouse_serves_every_page(tmp_path):
+    warehouse = tmp_path / "demo" / "demo.duckdb"
+    done = subprocess.run([EXE, "demo", "-w", str(warehouse), "--texts", "8"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"browse it: rubricflow view -w {warehouse}" in done.stdout
+    proc = subprocess.Popen([EXE, "view", "-w", str(warehouse), "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        served = {"base": re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline()).group(0)}
+        [(rubric, judge)] = rows(warehouse, "SELECT rubric_hash, judge_hash FROM runs r JOIN rubrics USING (rubric_hash) "
+                                            "WHERE rubric_id = 'llm-slop'")
+        text_id = rows(warehouse, "SELECT min(text_id) FROM texts")[0][0]
+        key = f"corpus=demo&rubric={rubric}&judge={judge}"
+        for path in ("/", f"/set?{key}", f"/texts?{key}", f"/texts?{key}&criterion=puffery&max_unit=0.5",
+                     f"/text?corpus=demo&id={text_id}", "/compare?corpus=demo&a=llm-slop&b=writing-quality",
+                     "/compare", "/calibration", f"/panel?corpus=demo&rubric={rubric}"):
+            status, page = get(served, path)
+            assert status == 200, (path, page[-300:])
+        status, page = get(served, "/calibration?corpus=demo&rubric=llm-slop")  # the demo has no human labels
+        assert status == 400 and "no labels by any human rater on corpus &#39;demo&#39;" in page
+    finally:
+        proc.terminate()
+        proc.wait(10)

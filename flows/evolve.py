@@ -58,7 +58,7 @@ def evolve_flow(corpus_id: str, rubric: str, warehouse_path: str, raters: list[s
                 reflection_model=reflect_config.model)
         train, held_out = evolve.split(con, corpus_id, raters, label, seed, held_out_share)
         recorded = evolve.rounds(con, eid)
-    best, spent, history = start, 0, []
+    best, spent, spent_now, history = start, 0, 0, []
     judge_fields, where = judge_config.model_dump(mode="json"), dict(corpus=corpus_id, raters=raters, label=label)
     for number in range(1, max_rounds + 1):
         row = recorded.get(number)
@@ -117,13 +117,15 @@ def evolve_flow(corpus_id: str, rubric: str, warehouse_path: str, raters: list[s
         logger.info("round %s: %s %s (held-out r %s -> %s), %s judge calls", number, criterion, outcome["status"],
                     before, after, run["calls"])
         spent += run["calls"]
+        spent_now += run["calls"]
         history.append(_slim(outcome))
         if accepted:
             best = candidate
     final = folder / f"{best.id}@{best.version}.yaml"
     final.write_text(dump_yaml(best.rubric), encoding="utf-8")
     return {"evolution_id": eid, "start": start.hash, "best": best.hash, "best_file": str(final),
-            "first_run_calls": first["calls"], "rounds": history, "calls": spent, "held_out_texts": len(held_out),
+            "first_run_calls": first["calls"], "rounds": history, "calls": spent, "calls_this_run": spent_now,
+            "held_out_texts": len(held_out),
             "training_texts": len(train)}
 
 

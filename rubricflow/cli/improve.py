@@ -140,5 +140,6 @@ def evolve(corpus: str = typer.Option(..., "--corpus", "-c"),
     print_rows(f"evolution {result['evolution_id']} of {rubric} on {corpus}: {result['training_texts']} training, "
                f"{result['held_out_texts']} held-out texts", rows)
     refused = sum(r["status"] == "refused" for r in result["rounds"])
-    out.print(escape(f"{result['calls']} judge calls in {len(rows)} rounds ({refused} reflection answers refused); "
-                     f"the starting version cost {result['first_run_calls']}; best version: {result['best_file']}"))
+    out.print(escape(f"{result['calls']} judge calls in {len(rows)} rounds, {result['calls_this_run']} of them in this run "
+                     f"(rounds recorded earlier are replayed); {refused} reflection answers refused; the starting "
+                     f"version cost {result['first_run_calls']} calls now; best version: {result['best_file']}"))

@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import duckdb
-import regex
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
@@ -24,7 +23,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from rubricflow.errors import RubricflowError
-from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S
+from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
 from rubricflow.warehouse import db
 
 IDLE_CLOSE_S = 2.0
@@ -76,12 +75,12 @@ def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
         while start >= 0:
             spans.append((start, start + len(quote), "evidence"))
             start = text.find(quote, start + len(quote))
-    for p in patterns:
+    for p in patterns:  # RE2 syntax, read the way the warehouse's second engine reads it
+        compiled = backtracking(p["regex"])
         try:
-            compiled = regex.compile(p["regex"])
             spans += [(m.start(), m.end(), "pattern " + p["pattern_id"])
-                      for m in compiled.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.end() > m.start()]
-        except (regex.error, TimeoutError):
+                      for m in compiled.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.end() > m.start()] if compiled else []
+        except TimeoutError:
             continue
     out, at = [], 0
     for start, end, kind in sorted(spans):

@@ -21,9 +21,9 @@ from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.batch_tasks import collect_batch, submit_batches
 from rubricflow.tasks.config import JudgeConfig
 from rubricflow.tasks.progress import notify
-from rubricflow.tasks.score_tasks import finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.score_tasks import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
 from rubricflow.tasks.secrets import scrub
-from rubricflow.tasks.shard import ShardResult
+from rubricflow.tasks.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import run_lock
 
@@ -104,11 +104,7 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
                     results.append(_load(warehouse_path, future.result(), plan_file))
                     notify("shard", results[-1])
             else:
-                for plan_file in plan.files:
-                    results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
-                                         plan_file))
-                    if results[-1].unjudged:
-                        break  # the budget is spent: later shards would judge nothing
+                results = _judge_in_order(warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
         except BaseException as exc:
             finish_run(warehouse_path, run_id, "failed", scrub(f"{type(exc).__name__}: {exc}")[:500])
             raise
@@ -167,7 +163,29 @@ def _judge_in_batches(warehouse_path: str, plan: steps.Plan, bundle: Bundle, con
     return results
 
 
+def _judge_in_order(warehouse_path: str, plan_files: list[Path], landing: Path, bundle: Bundle, config: JudgeConfig,
+                    run_id: str, corpus_id: str) -> list[ShardResult]:
+    """Judge and load the shards in order, each shard's calls begun while the one before it is
+    still out: the endpoint never drains to zero calls in flight while a shard lands and loads.
+    Both share the process's judge (one limiter, one budget). A begun shard is always landed;
+    if the run fails, begun calls are cancelled (nothing is bought that no one lands)."""
+    results: list[ShardResult] = []
+    try:
+        for i, plan_file in enumerate(plan_files):
+            spent = bool(results) and bool(results[-1].unjudged)  # the budget is spent: judge no new shard
+            if spent and str(plan_file) not in Worker.get().begun:
+                break
+            begin_shard(plan_file, landing, bundle, config, run_id, corpus_id, cell_done)  # first in, first served
+            if not spent and i + 1 < len(plan_files):
+                begin_shard(plan_files[i + 1], landing, bundle, config, run_id, corpus_id, cell_done)
+            results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
+                                 plan_file))
+    finally:
+        abandon_shards()
+    return results
+
+
 def _load(warehouse_path: str, result: ShardResult, plan_file: Path) -> ShardResult:
-    load_shard(warehouse_path, result.completions_file)
+    load_shard(warehouse_path, result.completions_files or [result.completions_file])
     plan_file.unlink()
     return result

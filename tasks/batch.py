@@ -31,11 +31,10 @@ class Submitted:
 
 
 def request_body(judge: Judge, cell: Cell) -> dict:
-    """The chat request of one cell, as the online path would send it (extra_body merged in)."""
+    """The chat request of one cell, as the online path would send it."""
     unit, system, schema = judge.unit(cell.unit_id, cell.genre)
     user = render_user_message(cell.text, cell.input or "", cell.context or "")
-    kwargs = judge.request_kwargs(system, schema, user, judge.mode, cell.sample)
-    return {k: v for k, v in kwargs.items() if k != "extra_body"} | kwargs.get("extra_body", {})
+    return judge.request_body(system, schema, user, judge.mode, cell.sample)
 
 
 async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: str = "24h") -> Submitted:

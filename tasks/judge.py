@@ -83,6 +83,17 @@ class Prompt:
     prompt_tokens: int
 
 
+@dataclass
+class Attempts:
+    """What one cell's calls cost in time: `server_s` from sending each request to the last byte
+    of its answer (the server's own time: what the concurrency controller and `latency_ms` read),
+    `queued_s` waiting in this client for a slot and the rate limits (`queue_ms`)."""
+
+    count: int = 0
+    server_s: float = 0.0
+    queued_s: float = 0.0
+
+
 class RetryBudget:
     """Retries (transient errors and re-asks) allowed across a whole run, shared by its cells."""
 
@@ -227,8 +238,8 @@ class Judge:
         """A genre no criterion names activates the same criteria as no genre."""
         return self._units[(unit_id, genre if genre in self.genres else None)]
 
-    def request_kwargs(self, system: str, schema: dict, user: str, mode: str, sample: int) -> dict[str, Any]:
-        """The chat request of one call: online, or one line of a batch."""
+    def request_body(self, system: str, schema: dict, user: str, mode: str, sample: int) -> dict[str, Any]:
+        """The chat request of one call as sent: online (see _create), or one line of a batch."""
         c = self.config
         kwargs: dict[str, Any] = {"model": c.model, "temperature": c.temperature, "max_tokens": c.max_tokens}
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
@@ -236,19 +247,16 @@ class Judge:
             kwargs["seed"] = (c.seed or 0) + sample
         if self.logprobs and mode != "tools":  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
-        # The schema goes in extra_body: sent as is, it skips the client's per-request walk over
-        # typed parameters, which costs more CPU than the rest of a call for a large schema.
         if mode == "json_schema":
-            kwargs["extra_body"] = {"response_format": {
-                "type": "json_schema", "json_schema": {"name": "judgment", "schema": schema, "strict": True}}}
+            kwargs["response_format"] = {
+                "type": "json_schema", "json_schema": {"name": "judgment", "schema": schema, "strict": True}}
         elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
-            kwargs["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
         elif mode == "tools":
-            kwargs["extra_body"] = {
-                "tools": [{"type": "function", "function": {"name": TOOL_NAME, "parameters": schema,
-                                                             "description": "Submit the judgment."}}],
-                "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}}}
+            kwargs["tools"] = [{"type": "function", "function": {"name": TOOL_NAME, "parameters": schema,
+                                                                  "description": "Submit the judgment."}}]
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         else:
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
         if self.layout == "user":  # a server whose template drops the system role gets it all in the user turn
@@ -261,7 +269,7 @@ class Judge:
     # sends it in the richest output mode the endpoint accepts; `judge` re-asks after an answer
     # that cannot be used. Each layer records what ended it in the cell's completion row.
 
-    async def _send(self, kwargs: dict[str, Any], prompt: "Prompt", attempts: list[int]) -> Any:
+    async def _send(self, kwargs: dict[str, Any], prompt: "Prompt", attempts: Attempts) -> Any:
         """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
         within max_attempts and the run's retry budget; other errors are raised at once. Every
         attempt reserves its worst case from the money budget first and settles after."""
@@ -271,6 +279,7 @@ class Judge:
         )
         async for attempt in retrying:
             with attempt:
+                waiting_since = time.perf_counter()
                 async with self.limiter.slot() as slot:
                     if self.setup_failures >= SETUP_FAILURES_BEFORE_STOP and not self.answered:
                         raise NotSent(f"not sent: the endpoint refused or never answered the run's first calls "
@@ -279,21 +288,25 @@ class Judge:
                         kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
                     reserved = self._reserve(prompt)
                     await self.limiter.admit(prompt.prompt_tokens + self.config.max_tokens)
-                    attempts[0] += 1
+                    attempts.count += 1
                     started = time.perf_counter()
+                    attempts.queued_s += started - waiting_since
                     try:
                         response = await self._create(kwargs)
                     except openai.APIStatusError as exc:
+                        attempts.server_s += time.perf_counter() - started
                         self._settle(reserved, 0, 0)  # an error answer is not billed
                         self._note_refusal(exc)
                         slot.overloaded = exc.status_code in (429, 503, 529)
                         raise
                     except BaseException as exc:
+                        attempts.server_s += time.perf_counter() - started
                         self._settle(reserved, None, None)  # a timeout may have been billed: keep the worst case
                         self._note_refusal(exc)
                         slot.overloaded = isinstance(exc, (openai.APITimeoutError, DeadlineExceeded))
                         raise
                     slot.latency_s = time.perf_counter() - started
+                    attempts.server_s += slot.latency_s
                     usage = getattr(response, "usage", None)
                     prompt_tokens = getattr(usage, "prompt_tokens", None)
                     if isinstance(prompt_tokens, int) and prompt_tokens > 0:
@@ -303,12 +316,15 @@ class Judge:
                     return response
         raise AssertionError("unreachable")
 
-    async def _create(self, kwargs: dict[str, Any]) -> Any:
+    async def _create(self, body: dict[str, Any]) -> Any:
         """One HTTP call under a deadline for the whole answer: a read timeout alone never fires on
-        a server that drips a byte at a time."""
+        a server that drips a byte at a time. The body goes through the client's `post` as built:
+        `chat.completions.create` first walks every message against the typed parameters, which
+        cost a quarter of the judge thread's CPU at 10k cells."""
         try:
-            return await asyncio.wait_for(
-                self.client.chat.completions.create(timeout=self.timeout_s, **kwargs), self.timeout_s + 1)
+            return await asyncio.wait_for(self.client.post(
+                "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": self.timeout_s}),
+                self.timeout_s + 1)
         except asyncio.TimeoutError:
             raise DeadlineExceeded(f"no complete answer within {self.timeout_s:g} s") from None
 
@@ -365,7 +381,7 @@ class Judge:
         count = getattr(getattr(response, "usage", None), "prompt_tokens", None)
         return count if isinstance(count, int) else None
 
-    async def _ask(self, prompt: "Prompt", sample: int, row: dict[str, Any], attempts: list[int]) -> Any | None:
+    async def _ask(self, prompt: "Prompt", sample: int, row: dict[str, Any], attempts: Attempts) -> Any | None:
         """Layer 2: the response in the richest output mode the endpoint accepts (json_schema ->
         forced tool call -> plain text, learned once per run); None when the call failed, with
         the error in `row`."""
@@ -373,7 +389,7 @@ class Judge:
             await self.check_delivery()
         while True:
             mode = self.mode
-            kwargs = self.request_kwargs(prompt.system, prompt.schema, prompt.user, mode, sample)
+            kwargs = self.request_body(prompt.system, prompt.schema, prompt.user, mode, sample)
             try:
                 response = await self._send(kwargs, prompt, attempts)
             except openai.APIStatusError as exc:
@@ -411,8 +427,7 @@ class Judge:
         raw = self._system_raw[system] + TokenEstimator.raw(user)
         prompt = Prompt(system, schema, user, raw, self.tokens.estimate(raw))
         row = self.new_row(cell)
-        attempts = [0]
-        started = time.perf_counter()
+        attempts = Attempts()
         results: list[CriterionResult] = []
         for answer_try in range(self.config.answer_retries + 1):
             may_ask_again = answer_try < self.config.answer_retries
@@ -439,13 +454,14 @@ class Judge:
             row.update(status="ok", error_kind=None, error=None, declared_disqualifiers=declared)
             self.answered += 1
             break
-        row["attempts"] = attempts[0]
-        row["latency_ms"] = (time.perf_counter() - started) * 1000
+        row["attempts"] = attempts.count
+        row["latency_ms"] = attempts.server_s * 1000 if attempts.count else None
+        row["queue_ms"] = attempts.queued_s * 1000
         row["created_at"] = time.time()
         if not results:  # the whole cell failed: every criterion is unscored with the reason
             reason = f"{row['error_kind']}: {row['error']}"
             results = [CriterionResult(cid, reason=reason) for cid in unit.criteria]
-        if row["error_kind"] == "budget" and attempts[0] == 0:
+        if row["error_kind"] == "budget" and attempts.count == 0:
             return None  # nothing was sent for this cell: it stays unjudged, for a later run
         return Outcome(row, results)
 

@@ -55,18 +55,21 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
     return plan, recovered, estimate
 
 
+def cell_done(outcome: Outcome) -> None:
+    notify("cell", outcome.completion)
+
+
 @task(name="judge-shard", cache_policy=NO_CACHE)
 def judge_shard(plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig,
                 run_id: str, corpus_id: str) -> ShardResult:
-    def done(outcome: Outcome) -> None:
-        notify("cell", outcome.completion)
-    return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, done)
+    return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, cell_done)
 
 
 @task(name="load-shard", cache_policy=NO_CACHE)
-def load_shard(warehouse_path: str, completions_file: str) -> int:
+def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
+    """Load a shard's landed parts (each in one transaction, then removed)."""
     with db.writer(warehouse_path) as con:
-        return steps.load_landed(con, Path(completions_file))
+        return sum(steps.load_landed(con, Path(f)) for f in completions_files)
 
 
 @task(name="finish-run", cache_policy=NO_CACHE)

@@ -1,8 +1,9 @@
-"""Judge one shard of planned cells and land its results as Parquet, atomically.
+"""Judge one shard of planned cells and land its results as Parquet, atomically, as they come.
 
-Shards never touch the warehouse: they read a plan file and write two landing files, the
-judgments first and the completions last, each through a temp file and a rename. A completions
-file on disk means its shard is complete; the loader takes only those.
+Shards never touch the warehouse: they read a plan file and land its finished cells in parts,
+every FLUSH_S seconds while the shard runs, each part two files, the judgments first and the
+completions last, each through a temp file and a rename. A completions file on disk means its
+part is complete; the loader takes only those. A killed run loses only the calls in flight.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import datetime as dt
 import json
 import os
 import threading
+from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +30,7 @@ from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
 from .config import JudgeConfig, api_key
 from .costs import Budget, price_of, price_table
 from .judge import Cell, Judge, Outcome, RetryBudget, judge_all
-from .ratelimit import RateLimiter
+from .ratelimit import AdaptiveConcurrency, RateLimiter
 from .secrets import scrub
 
 
@@ -41,10 +43,11 @@ class ShardResult:
     calls: int
     prompt_tokens: int
     completion_tokens: int
-    completions_file: str
+    completions_file: str  # the last part landed
     unjudged: int = 0  # cells left out because the run's budget was spent
     waiting: int = 0  # cells in a batch not final yet (a later run collects it)
     resumed: int = 0  # cells of an earlier run's batch this run collected
+    completions_files: list[str] = field(default_factory=list)  # every part landed, in order
 
 
 class Worker:
@@ -61,6 +64,8 @@ class Worker:
         self.thread.start()
         self.clients: dict[tuple[str | None, float, str], AsyncOpenAI] = {}
         self.judges: dict[str, Judge] = {}
+        self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
+        self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
 
     @classmethod
     def get(cls) -> "Worker":
@@ -89,6 +94,14 @@ class Worker:
                                             http_client=DefaultAioHttpClient(timeout=key[1]))
         return self.clients[key]
 
+    def controller(self, config: JudgeConfig) -> AdaptiveConcurrency:
+        """One concurrency controller per endpoint and model for the life of the process: what it
+        learned about the server carries over from shard to shard and from run to run."""
+        key = (config.resolved_base_url(), config.model)
+        if key not in self.controllers:
+            self.controllers[key] = AdaptiveConcurrency(config.max_in_flight)
+        return self.controllers[key]
+
     def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str,
               run_folder: Path | None = None) -> Judge:
         """`run_folder` holds what the run's processes share: the budget ledger and, with
@@ -99,8 +112,8 @@ class Worker:
                 spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)),
                                run_folder / "budget.json")
             quota = run_folder / "quota" if run_folder is not None and config.shared_limits else None
-            self.judges[run_id] = Judge(bundle, config, self.client(config),
-                                        RateLimiter(config.rpm, config.tpm, config.max_in_flight, quota),
+            limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, quota, self.controller(config))
+            self.judges[run_id] = Judge(bundle, config, self.client(config), limiter,
                                         RetryBudget(config.retry_budget), run_id, corpus_id, spend)
         return self.judges[run_id]
 
@@ -157,19 +170,88 @@ def _ts(epoch: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).replace(tzinfo=None)
 
 
+FLUSH_S = 2.0  # how often a running shard lands the cells it finished
+
+
+@dataclass
+class Begun:
+    """A shard whose calls are under way: its finished cells wait in `done` until `flush` lands them."""
+
+    shard: str
+    cells: int
+    landing: Path
+    done: deque = field(default_factory=deque)  # appended by the judge's loop thread, taken by flush
+    parts: list[str] = field(default_factory=list)
+    future: Future | None = None
+
+    def flush(self, final: bool = False) -> None:
+        """Land the finished cells as the next part (an empty part only to mark an empty shard)."""
+        batch = []
+        while self.done:
+            batch.append(self.done.popleft())
+        if batch or (final and not self.parts):
+            try:
+                self.parts.append(str(land(batch, self.landing, f"{self.shard}.p{len(self.parts):04d}")))
+            except BaseException:
+                self.done.extendleft(reversed(batch))  # not landed: kept for the next try
+                raise
+
+
+def begin_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
+                run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> None:
+    """Start judging one plan file's cells on this process's worker loop and return at once;
+    `run_shard` of the same file waits for them. The flow begins the next shard this way while the
+    current one lands and loads, so the endpoint never sits idle between shards."""
+    worker = Worker.get()
+    if str(plan_file) in worker.begun:
+        return
+    cells = read_cells(plan_file)
+    begun = Begun(Path(plan_file).stem, len(cells), Path(landing_dir))
+
+    def done(outcome: Outcome) -> None:
+        begun.done.append(outcome)
+        if on_done:
+            on_done(outcome)
+    judge = worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent)
+    begun.future = worker.submit(judge_all(judge, cells, done))
+    worker.begun[str(plan_file)] = begun
+
+
+def abandon_shards() -> None:
+    """The flow failed or was interrupted: cancel the calls of shards begun and not waited for
+    (nothing keeps buying answers), and land what they finished (the next run loads it)."""
+    worker = Worker.get()
+    for begun in worker.begun.values():
+        if begun.future is not None:
+            begun.future.cancel()
+    for begun in worker.begun.values():
+        try:
+            begun.flush()
+        except Exception:  # still failing (a full disk): these cells are judged again by the next run
+            pass
+    worker.begun.clear()
+
+
 def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
               run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:
-    """Judge every cell of one plan file on this process's worker loop, then land the results."""
+    """Judge every cell of one plan file on this process's worker loop (or wait for the calls
+    `begin_shard` started), landing finished cells of every begun shard every FLUSH_S seconds."""
+    begin_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, on_done)
     worker = Worker.get()
-    cells = read_cells(plan_file)
-    shard = Path(plan_file).stem
-
-    async def go() -> list[Outcome]:
-        return await judge_all(worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent), cells, on_done)
-
-    outcomes = worker.submit(go()).result()
-    target = land(outcomes, Path(landing_dir), shard)
-    return shard_result(shard, outcomes, target, len(cells) - len(outcomes))
+    begun = worker.begun[str(plan_file)]
+    assert begun.future is not None
+    while True:
+        try:
+            outcomes = begun.future.result(timeout=FLUSH_S)
+            break
+        except TimeoutError:
+            for other in list(worker.begun.values()):
+                other.flush()
+    begun.flush(final=True)
+    del worker.begun[str(plan_file)]
+    result = shard_result(begun.shard, outcomes, Path(begun.parts[-1]), begun.cells - len(outcomes))
+    result.completions_files = list(begun.parts)
+    return result
 
 
 def shard_result(shard: str, outcomes: list[Outcome], target: Path, unjudged: int) -> ShardResult:

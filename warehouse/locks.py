@@ -1,8 +1,9 @@
 """One scoring run at a time per (corpus, rubric version, judge) on a warehouse: an advisory file
-lock (flock) that the run's process holds from planning to finish. A second run of the same work
-is refused at once, before it plans anything, instead of judging the same cells twice; a run
-whose process died (kill -9, a full disk, a lost machine) leaves its lock free, which is how the
-next run recognises its stale "running" row and closes it as interrupted.
+lock (flock) that the run's process holds from planning to finish, with the run's id written in
+it. A second run of the same work is refused at once, before it plans anything, instead of judging
+the same cells twice. A "running" row is live only while a process holds its work's lock under
+that row's run id: a run whose process died (kill -9, a full disk, a lost machine) is closed as
+interrupted by the next run, even when that next run holds the same lock itself.
 
 Locks live beside the warehouse (`runs/locks/`), so runs on one machine, or on machines sharing
 that folder over a filesystem that honours flock, see each other.
@@ -55,19 +56,26 @@ def run_lock(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge
         os.close(fd)  # closing releases the lock
 
 
-def is_held(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> bool:
-    """Whether a live process holds the work's lock (this process's own hold counts as held)."""
+def holder(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> str | None:
+    """The run id of the live process that holds the work's lock (this process's own hold
+    counts), or None. A run row of the same work with another id is dead: the same command run
+    again after a crash holds the lock itself, and must not take its dead predecessor for live."""
     path = lock_path(warehouse_path, corpus_id, rubric_hash, judge_hash)
     if not path.exists():
-        return False
+        return None
     fd = os.open(path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
+        return None
     except BlockingIOError:
-        return True
+        return str(_holder(fd).get("run_id", ""))
     finally:
         os.close(fd)
+
+
+def is_held(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> bool:
+    """Whether a live process holds the work's lock (this process's own hold counts as held)."""
+    return holder(warehouse_path, corpus_id, rubric_hash, judge_hash) is not None
 
 
 def _holder(fd: int) -> dict:

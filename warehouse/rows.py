@@ -18,6 +18,7 @@ COMPLETION = pa.schema([
     ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
     ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
     ("adopted_from", pa.string()),  # set only by sql/adopt_cells.sql: a judge call never lands one
+    ("queue_ms", pa.float64()),  # time spent waiting in the client (slots, rate limits); latency_ms is the server's
 ])
 JUDGMENT = pa.schema([
     ("cell_key", pa.string()), ("criterion_id", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()),

@@ -4,6 +4,7 @@ shards. Each is one `.sql` file run on the single writer connection."""
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -244,11 +245,14 @@ def set_corpus_digest(con: duckdb.DuckDBPyConnection, corpus_id: str, digest: st
 
 
 def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> list[str]:
-    """Mark runs 'interrupted' whose process is gone (their lock is free); returns their ids."""
-    from .locks import is_held
+    """Mark runs 'interrupted' whose process is gone (no live process holds their work's lock
+    under their run id), remove their plan files, and return their ids. Their landed parts stay
+    for `load_pending`."""
+    from .locks import holder
 
     stale = [r["run_id"] for r in fetch(con, "running_runs.sql")
-             if not is_held(warehouse_path, r["corpus_id"], r["rubric_hash"], r["judge_hash"])]
+             if holder(warehouse_path, r["corpus_id"], r["rubric_hash"], r["judge_hash"]) != r["run_id"]]
     for run_id in stale:
         run_sql(con, "interrupt_run.sql", run=run_id)
+        shutil.rmtree(warehouse_path.parent / "runs" / run_id / "plan", ignore_errors=True)
     return stale

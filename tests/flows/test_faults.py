@@ -151,7 +151,7 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
     real_write = shard_module.pq.write_table
     writes = {"n": 0}
 
-    def failing_write(table, where, **kw):  # the 3rd shard's first file hits a full disk
+    def failing_write(table, where, **kw):  # the 3rd shard's first file hits a full disk (once)
         writes["n"] += 1
         if writes["n"] == 5:
             raise OSError(28, "No space left on device")
@@ -165,7 +165,9 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
     assert not [p for p in (corpus_warehouse.parent / "runs").rglob("*.tmp")]  # no partial file left
     monkeypatch.setattr(shard_module.pq, "write_table", real_write)
     summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
-    assert summary["skipped_cells"] == 20 and summary["judged_cells"] == 20
+    # the failed shard's answers landed on the retry and the begun next shard's too: loaded, not bought again
+    assert (summary["recovered_cells"], summary["judged_cells"], summary["skipped_cells"]) == (20, 0, 40)
+    assert server.stats()["answered"] == 40  # every cell bought once
     invariants(corpus_warehouse, 40, 3)
 
 

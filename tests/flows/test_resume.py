@@ -47,18 +47,25 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert count(warehouse, "SELECT count(*), count(DISTINCT cell_key), count(*) FILTER (WHERE status = 'ok') FROM completions") == (80, 80, 80)
     assert count(warehouse, "SELECT count(*), count(DISTINCT (cell_key, criterion_id)) FROM judgments") == (240, 240)
     assert count(warehouse, "SELECT count(*), min(coverage) FROM text_scores") == (80, 1.0)
-    # every call the server answered either landed or was re-asked: at most the in-flight ones twice
+    # every call the server answered either landed or was re-asked: at most the in-flight ones and
+    # the next shard's unlanded answers twice
     assert server.stats()["answered"] <= 80 + 4 + 10
+    # N1: the re-run holds the same work's lock as the dead run; the dead run is still recognised
+    # (by the run id in the lock), closed as interrupted, and its plan files are gone
+    assert count(warehouse, "SELECT count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER "
+                            "(WHERE status = 'running') FROM runs") == (1, 0)
+    assert not list((warehouse.parent / "runs").glob("*/plan/*.parquet"))
 
 
 def land_one_shard(tmp_path, server, warehouse, landing):
-    """What a run that crashed before loading leaves behind: a plan and one landed shard."""
+    """What a run that crashed before loading leaves behind: a plan and one landed shard (the
+    run's id is the landing folder's parent)."""
     bundle = Library().bundle("llm-slop")
     config = JudgeConfig(base_url=server.base_url)
     with db.writer(warehouse) as con:
         db.register_rubric(con, bundle)
         plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
-    return run_shard(plan.files[0], landing, bundle, config, "crashed", "c")
+    return run_shard(plan.files[0], landing, bundle, config, landing.parent.name, "c")
 
 
 def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, judge_server):
@@ -72,6 +79,29 @@ def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, co
     assert server.stats()["requests"] == 10
     assert count(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == (10, 10)
     assert not list((warehouse.parent / "runs").rglob("*.completions.parquet"))
+
+
+def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_nothing_twice(tmp_path, corpus,
+                                                                                          judge_server):
+    """N1: the re-run holds the very lock the dead run held (same corpus, rubric and judge), so a
+    check of "is the lock held" took the dead run for live, skipped its landed shard and bought its
+    cells again. The dead run is now known by the run id its lock names."""
+    server = judge_server()
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(10)), str(warehouse), "c")
+    landed = land_one_shard(tmp_path, server, warehouse, run_dir(warehouse, "dead-run") / "landing")
+    (run_dir(warehouse, "dead-run") / "plan").mkdir()
+    (run_dir(warehouse, "dead-run") / "plan" / "shard-00000.parquet").write_bytes(b"left behind")
+    bundle, config = Library().bundle("llm-slop"), JudgeConfig(base_url=server.base_url)
+    with db.writer(warehouse) as con:
+        steps.start_run(con, run="dead-run", corpus="c", rubric=bundle.hash, judge=config.judge_hash(), model=config.model,
+                        strategy="holistic", samples=1, parameters="{}", planned=10, skipped=0, estimated_usd=None,
+                        budget_usd=None)
+    summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
+    assert (summary["recovered_cells"], summary["judged_cells"]) == (landed.cells, 0)
+    assert server.stats()["requests"] == 10  # only the dead run's calls, none bought again
+    assert count(warehouse, "SELECT status FROM runs WHERE run_id = 'dead-run'") == ("interrupted",)
+    assert not (run_dir(warehouse, "dead-run") / "plan").exists()
 
 
 def test_loading_the_same_shard_twice_changes_nothing(tmp_path, corpus, judge_server):

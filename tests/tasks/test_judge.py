@@ -213,3 +213,13 @@ def test_cached_prompt_tokens_are_recorded():
     outcomes, _, _ = judge_cells(ServerConfig(), n=4, max_in_flight=1, system_prompt="system")
     cached = sorted(o.completion["cached_tokens"] for o in outcomes)
     assert cached[0] == 0 and all(c > 100 for c in cached[1:])  # the first call warms the cache
+
+
+def test_latency_is_the_servers_time_and_waiting_in_the_client_is_kept_apart():
+    """Issue 22: latency_ms counted the time a call waited for a slot, which the concurrency
+    controller read as an overloaded server. Eight cells, four in flight, a server that takes
+    100 ms: every latency is about 100 ms; the second four waited about that long in the client."""
+    outcomes, _, _ = judge_cells(ServerConfig(latency_ms=100), n=8)
+    rows = sorted((o.completion for o in outcomes), key=lambda r: r["queue_ms"])
+    assert all(100 <= r["latency_ms"] < 180 for r in rows), [r["latency_ms"] for r in rows]
+    assert all(r["queue_ms"] < 50 for r in rows[:4]) and all(r["queue_ms"] >= 80 for r in rows[4:])

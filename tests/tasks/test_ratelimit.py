@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from rubricflow.tasks.ratelimit import RateLimiter, TokenBucket
+from rubricflow.tasks.ratelimit import AdaptiveConcurrency, RateLimiter, TokenBucket
 
 
 class FakeClock:
@@ -85,3 +85,46 @@ def test_calls_in_flight_never_exceed_the_cap():
 def test_unset_limits_do_not_wait():
     limiter = RateLimiter(rpm=None, tpm=None)
     assert limiter.requests is None and limiter.tokens is None
+
+
+def test_slots_go_first_in_first_out_and_a_release_wakes_one_waiter():
+    """Thousands of a shard's cells wait here; waking them all on every answer made each call's
+    cost grow with the shard (issue 22). A freed slot goes to the longest waiter, and only to it."""
+    async def scenario() -> tuple[list[int], int]:
+        concurrency = AdaptiveConcurrency(ceiling=1, start=1)
+        order, woken = [], 0
+
+        async def call(i: int) -> None:
+            nonlocal woken
+            await concurrency.acquire()
+            woken += 1
+            order.append(i)
+            await asyncio.sleep(0)
+            await concurrency.release(0.001, 1, False)
+        await asyncio.gather(*(call(i) for i in range(500)))
+        return order, woken
+    order, woken = asyncio.run(scenario())
+    assert order == list(range(500)) and woken == 500
+
+
+def test_a_cancelled_waiter_gives_its_slot_to_the_next():
+    async def scenario() -> int:
+        concurrency = AdaptiveConcurrency(ceiling=1, start=1)
+        await concurrency.acquire()
+        first = asyncio.ensure_future(concurrency.acquire())
+        second = asyncio.ensure_future(concurrency.acquire())
+        await asyncio.sleep(0)
+        first.cancel()
+        await concurrency.release(0.001, 1, False)
+        await asyncio.wait_for(second, 1)
+        return concurrency.active
+    assert asyncio.run(scenario()) == 1
+
+
+def test_a_later_run_keeps_what_the_controller_learned_below_its_own_ceiling():
+    concurrency = AdaptiveConcurrency(ceiling=64)
+    concurrency.limit, concurrency.threshold = 40.0, 40.0
+    RateLimiter(max_in_flight=16, concurrency=concurrency)
+    assert (concurrency.ceiling, concurrency.limit) == (16, 16.0)
+    RateLimiter(max_in_flight=64, concurrency=concurrency)
+    assert concurrency.ceiling == 64 and concurrency.limit == 16.0  # learned, not reset to a slow start

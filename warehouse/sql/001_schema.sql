@@ -302,6 +302,8 @@ CREATE TABLE IF NOT EXISTS rubric_units (
 -- An adopted cell names the cell it was copied from; it cost nothing (attempts and tokens 0).
 ALTER TABLE completions ADD COLUMN IF NOT EXISTS adopted_from VARCHAR;
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS adopted_from VARCHAR;
+-- Time a call waited in the client (slots, rate limits); latency_ms is send to answer only.
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS queue_ms DOUBLE;
 
 -- `rubricflow improve evolve`: one row per evolution (the same command again resumes it: the id
 -- hashes the corpus, starting rubric, judge, target and split) and one per round, written when the

@@ -35,7 +35,7 @@ DELETE FROM completions WHERE cell_key IN (SELECT cell_key FROM adopted);
 
 INSERT INTO completions BY NAME
 SELECT p.* REPLACE (a.cell_key AS cell_key, $run AS run_id, $rubric AS rubric_hash, 0 AS attempts,
-                    0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens, NULL AS latency_ms,
+                    0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens, NULL AS latency_ms, NULL AS queue_ms,
                     p.cell_key AS adopted_from)
 FROM adopted a JOIN completions p ON p.cell_key = a.source_key;
 

@@ -231,7 +231,8 @@ WITH c AS (
            count(*) FILTER (WHERE status <> 'ok') AS failed_cells,
            sum(attempts) AS calls, sum(attempts - 1) AS retries,
            sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
-           quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms
+           quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
+           quantile_cont(queue_ms, 0.5) AS queue_p50_ms  -- time waiting in the client, apart from latency
     FROM completions WHERE adopted_from IS NULL GROUP BY run_id  -- adopted cells were judged by another run
 ),
 adopted AS (
@@ -259,7 +260,7 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        coalesce(j.scored_judgments, 0) AS scored_judgments, coalesce(j.unscored_judgments, 0) AS unscored_judgments,
        coalesce(c.calls, 0) AS calls, coalesce(c.retries, 0) AS retries,
        coalesce(c.prompt_tokens, 0) AS prompt_tokens, coalesce(c.completion_tokens, 0) AS completion_tokens,
-       c.latency_p50_ms, c.latency_p95_ms,
+       c.latency_p50_ms, c.latency_p95_ms, c.queue_p50_ms,
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
        least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage,

@@ -1,7 +1,7 @@
 """CLI latency of the commands that run a flow: `rubricflow ingest` of 5 rows and `rubricflow score`
 of those 5 texts on the offline judge, against `python -c "import prefect"`, each the median of
 fresh processes run in turn (so a busy moment hits all alike). The commands share one local
-Prefect server (tasks/prefect_server.py) and run in the warm worker (tasks/warm_worker.py); the
+Prefect server (tasks/runtime/prefect_server.py) and run in the warm worker (tasks/runtime/warm_worker.py); the
 same commands without the worker (RUBRICFLOW_WARM_WORKER=0), the first command's start of the
 server, and Prefect's per-process ephemeral server are printed for comparison. Target: <= 2x the import.
 
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
 SAMPLE = Path(__file__).resolve().parents[1] / "flows" / "samples" / "demo_corpus.jsonl"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from views import fill, rubric
 
 from rubricflow.rubrics.compiler import compile_or_raise
-from rubricflow.tasks.compare import compare
+from rubricflow.tasks.stats.compare import compare
 from rubricflow.warehouse import db
 
 BARE = """

@@ -24,10 +24,10 @@ from openai import AsyncOpenAI
 
 from rubricflow.rubrics.library import Library
 from rubricflow.rubrics.render import call_units
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.judge import Cell, Judge, RetryBudget, judge_all
-from rubricflow.tasks.local_model import MODEL_ALIAS, LocalModelServer
-from rubricflow.tasks.ratelimit import RateLimiter
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.judge import Cell, Judge, RetryBudget, judge_all
+from rubricflow.tasks.standins.local_model import MODEL_ALIAS, LocalModelServer
+from rubricflow.tasks.judging.ratelimit import RateLimiter
 
 SAMPLE = Path(__file__).resolve().parents[1] / "flows" / "samples" / "demo_corpus.jsonl"
 

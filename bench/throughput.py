@@ -62,7 +62,7 @@ def flow_child(corpus: str, base_url: str, concurrency: int) -> None:
     """In a fresh process: ingest, score, print calls/s, peak RSS and what the controller reached."""
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus
-    from rubricflow.tasks.shard import Worker
+    from rubricflow.tasks.judging.shard import Worker
     from rubricflow.warehouse import db
 
     warehouse = str(Path(corpus).with_suffix(".duckdb"))

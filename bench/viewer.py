@@ -23,8 +23,8 @@ import duckdb
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.model import Rubric
-from rubricflow.tasks.calibration import calibration
-from rubricflow.tasks.compare import compare, judgment_sets
+from rubricflow.tasks.stats.calibration import calibration
+from rubricflow.tasks.stats.compare import compare, judgment_sets
 from rubricflow.warehouse import db
 
 CRITERIA = [f"c{i}" for i in range(10)]

@@ -7,7 +7,7 @@ import re
 import duckdb
 from prefect.artifacts import create_markdown_artifact
 
-from rubricflow.tasks.tables import md_table, run_rows
+from rubricflow.tasks.presentation.tables import md_table, run_rows
 
 
 def artifact_key(*parts: str) -> str:

@@ -7,9 +7,9 @@ from prefect import flow, get_run_logger
 
 from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.compare import Comparison, compare, judgment_sets
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.tables import md_table
+from rubricflow.tasks.stats.compare import Comparison, compare, judgment_sets
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.presentation.tables import md_table
 from rubricflow.warehouse import db
 
 

@@ -17,10 +17,10 @@ from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.documents import rubric_to_data
 from rubricflow.rubrics.formats import dump_yaml
 from rubricflow.rubrics.library import resolve
-from rubricflow.tasks import evolve, reflect
-from rubricflow.tasks.chat import ask
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.progress import notify
+from rubricflow.tasks.improve import evolve, reflect
+from rubricflow.tasks.judging.chat import ask
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db
 from rubricflow.warehouse.steps import run_sql
 

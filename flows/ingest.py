@@ -8,8 +8,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from rubricflow.rubrics.importers.common import kebab
-from rubricflow.tasks.ingest import check_corpus_id
-from rubricflow.tasks.ingest_tasks import corpus_dir, load, normalise
+from rubricflow.tasks.loaders.ingest import check_corpus_id
+from rubricflow.tasks.pipeline.ingest import corpus_dir, load, normalise
 
 
 @flow(name="ingest-corpus")

@@ -12,8 +12,8 @@ from rubricflow.errors import CheckFailed
 from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.nightly_tasks import load_canary, record_night, source_changed
-from rubricflow.tasks.tables import md_table
+from rubricflow.tasks.pipeline.nightly import load_canary, record_night, source_changed
+from rubricflow.tasks.presentation.tables import md_table
 from rubricflow.warehouse import db, steps
 
 

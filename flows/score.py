@@ -18,12 +18,12 @@ from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
 from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.library import resolve
-from rubricflow.tasks.batch_tasks import collect_batch, submit_batches
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.progress import notify
-from rubricflow.tasks.score_tasks import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
-from rubricflow.tasks.secrets import scrub
-from rubricflow.tasks.shard import ShardResult, Worker, abandon_shards, begin_shard
+from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.runtime.progress import notify
+from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import run_lock
 

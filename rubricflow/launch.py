@@ -1,5 +1,5 @@
 """The `rubricflow` executable. A command that runs a flow goes to the warm worker when one is
-ready (tasks/warm_worker.py: it has Prefect and the flows imported already); every other command,
+ready (tasks/runtime/warm_worker.py: it has Prefect and the flows imported already); every other command,
 and a flow command with no worker yet, runs in this process. `python -m rubricflow.launch
 --serve-warm-worker SOCKET KEY` is the worker itself."""
 
@@ -16,7 +16,7 @@ PREWARM = ("rubricflow.cli", "prefect.main", "rubricflow.flows.ingest", "rubricf
 
 def main() -> None:
     from rubricflow.errors import RubricflowError
-    from rubricflow.tasks import warm_worker
+    from rubricflow.tasks.runtime import warm_worker
 
     argv = sys.argv[1:]
     if argv[:1] == [warm_worker.WORKER_FLAG]:

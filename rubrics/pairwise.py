@@ -1,7 +1,7 @@
 """The pairwise form of a rubric: the same criteria, each asked as "which of the two responses
 meets it better: a, b or tie?" (a nominal scale whose unit score is 1 for a, 0 for b, 0.5 for a
 tie). It is a rubric like any other, with a content hash of its own, so pairwise judging runs
-through the scoring pipeline unchanged; the texts it judges are rendered pairs (tasks/pairs.py)."""
+through the scoring pipeline unchanged; the texts it judges are rendered pairs (tasks/loaders/pairs.py)."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ class Browser:
         path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
 
     def close(self) -> None:
-        from rubricflow.tasks.processes import stop
+        from rubricflow.tasks.runtime.processes import stop
 
         self.ws.close()
         stop(self.proc)

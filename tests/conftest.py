@@ -14,7 +14,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["DO_NOT_TRACK"] = "1"
-# `rubricflow` processes share one local Prefect server (tasks/prefect_server.py): the session's own,
+# `rubricflow` processes share one local Prefect server (tasks/runtime/prefect_server.py): the session's own,
 # stopped at the end (see stop_the_shared_prefect_server).
 os.environ.setdefault("RUBRICFLOW_STATE_DIR", tempfile.mkdtemp(prefix="rubricflow-state-"))
 
@@ -39,7 +39,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def stop_the_shared_prefect_server():
     yield
-    from rubricflow.tasks import prefect_server, warm_worker
+    from rubricflow.tasks.runtime import prefect_server, warm_worker
 
     warm_worker.stop_all()
     prefect_server.stop_all()
@@ -89,7 +89,7 @@ class ServerProcess:
             return json.load(response)
 
     def stop(self) -> None:
-        from rubricflow.tasks.processes import stop
+        from rubricflow.tasks.runtime.processes import stop
 
         stop(self.proc)
 

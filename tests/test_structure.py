@@ -72,6 +72,29 @@ def test_no_import_cycles_among_the_project_modules():
     assert len(graph) > 60  # the walk saw the whole project
 
 
+TASK_LAYERS = ["runtime", "judging", "loaders", "stats", "standins", "improve", "presentation", "pipeline"]
+
+
+def test_tasks_subpackages_import_only_the_layers_before_them():
+    """tasks/ by kind, the arrows pointing down: a module of one layer imports modules of its own
+    layer or of the layers before it in TASK_LAYERS, never after (README: architecture)."""
+    mods = modules()
+    known = set(mods)
+    found = {p.name for p in (ROOT / "tasks").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert found == set(TASK_LAYERS), found
+    assert not [p.name for p in (ROOT / "tasks").glob("*.py") if p.name != "__init__.py"]  # every module has a kind
+    upward = []
+    for name, path in mods.items():
+        if not name.startswith("rubricflow.tasks.") or name.count(".") < 3:
+            continue
+        layer = TASK_LAYERS.index(name.split(".")[2])
+        for target in imports_of(name, path, known):
+            parts = target.split(".")
+            if target.startswith("rubricflow.tasks.") and len(parts) > 2 and TASK_LAYERS.index(parts[2]) > layer:
+                upward.append(f"{name} -> {target}")
+    assert not upward, upward
+
+
 def test_cli_modules_stay_thin():
     sizes = {p.name: len(p.read_text().splitlines()) for p in (ROOT / "rubricflow" / "cli").glob("*.py")}
     assert len(sizes) >= 10 and max(sizes.values()) <= 250, sizes

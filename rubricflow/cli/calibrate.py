@@ -25,7 +25,7 @@ def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with tex
     labels of every node, and each internal node's grade is checked against the rubric's
     aggregation of the leaf grades (exit 1 when one disagrees)."""
     from rubricflow.rubrics.importers.paperbench import is_graded_tree
-    from rubricflow.tasks.labels import import_graded_tree, import_labels, import_topical_chat
+    from rubricflow.tasks.loaders.labels import import_graded_tree, import_labels, import_topical_chat
 
     if path.is_dir():
         import_topical_chat(path, corpus, warehouse_path(warehouse))
@@ -71,9 +71,9 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
     """Agreement of a judge with human labels, per criterion: Pearson, Spearman, Kendall tau-b
     (sample level, pooled), Cohen's and quadratic weighted kappa, Fleiss' kappa and Krippendorff's
     alpha among the humans, and the human-vs-human baseline the judge should be held to."""
-    from rubricflow.tasks.calibration import calibration, record
-    from rubricflow.tasks.labels import import_topical_chat
-    from rubricflow.tasks.tables import show
+    from rubricflow.tasks.stats.calibration import calibration, record
+    from rubricflow.tasks.loaders.labels import import_topical_chat
+    from rubricflow.tasks.presentation.tables import show
     from rubricflow.warehouse import db
 
     path = warehouse_path(warehouse)
@@ -102,6 +102,6 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
             print_rows(f"{r.criterion_id}: judge (rows) x humans (columns)",
                        [{"judge": lv, **{str(c): n for c, n in zip(r.levels, row)}} for lv, row in zip(r.levels, r.confusion)])
     if report:
-        from rubricflow.tasks.report import calibration_report
+        from rubricflow.tasks.presentation.report import calibration_report
 
         write_report(report, calibration_report(result))

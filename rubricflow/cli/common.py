@@ -45,12 +45,12 @@ class _RestatesOurError:
 
 def start_flows() -> None:
     """Call before a command imports or runs a flow. Prefect is pointed at the local Prefect
-    server every command shares (started on first use: see tasks/prefect_server.py), unless the
+    server every command shares (started on first use: see tasks/runtime/prefect_server.py), unless the
     user set PREFECT_API_URL; its console shows no traceback for rubricflow's own errors unless
     --debug (the Prefect database keeps them all)."""
     import logging
 
-    from rubricflow.tasks.prefect_server import use_shared_server
+    from rubricflow.tasks.runtime.prefect_server import use_shared_server
 
     shared = use_shared_server()
     import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
@@ -98,7 +98,7 @@ def print_rows(title: str, rows: list[dict]) -> None:
     """A list of dicts as one table; nothing at all for no rows."""
     from rich.table import Table
 
-    from rubricflow.tasks.tables import show
+    from rubricflow.tasks.presentation.tables import show
 
     if not rows:
         return
@@ -136,7 +136,7 @@ def judge_settings(model: Optional[str] = None, base_url: Optional[str] = None, 
     `need_endpoint`, a run that would judge with neither a model nor an endpoint is refused."""
     from pydantic import ValidationError
 
-    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.tasks.judging.config import JudgeConfig
 
     settings = {k: v for k, v in fields.items() if v is not None}
     if model:

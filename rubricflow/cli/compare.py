@@ -70,13 +70,13 @@ def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id.")
         json_out.write_text(result.to_json(), encoding="utf-8")
         err.print(f"wrote {escape(str(json_out))}")
     if report:
-        from rubricflow.tasks.report import comparison_report
+        from rubricflow.tasks.presentation.report import comparison_report
 
         write_report(report, comparison_report(result))
 
 
 def print_comparison(c) -> None:
-    from rubricflow.tasks.tables import show
+    from rubricflow.tasks.presentation.tables import show
 
     s = c.summary
     ci = s["mean_delta_ci"]

@@ -56,8 +56,8 @@ def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
     or with --local-model by a real small model served on 127.0.0.1."""
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
-    from rubricflow.tasks.judge_server import RunningServer
-    from rubricflow.tasks.local_model import MODEL_ALIAS, MODEL_SOURCE, LocalModelServer, model_file
+    from rubricflow.tasks.standins.judge_server import RunningServer
+    from rubricflow.tasks.standins.local_model import MODEL_ALIAS, MODEL_SOURCE, LocalModelServer, model_file
 
     prepare_folder(warehouse, fresh)
     if local_model:

@@ -20,7 +20,7 @@ def rubric_test(refs: Optional[list[str]] = typer.Argument(None, help="Rubric fi
     """Run each rubric's goldens through the judge; exits 1 if any golden fails."""
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.library import Library, resolve
-    from rubricflow.tasks.goldens import check_goldens
+    from rubricflow.tasks.improve.goldens import check_goldens
 
     bundles = [compile_or_raise(resolve(r), source=r) for r in refs] if refs else \
         [compile_or_raise(e.rubric, source=str(e.path)) for e in Library().entries()]

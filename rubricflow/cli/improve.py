@@ -47,8 +47,8 @@ def fit(corpus: str = typer.Option(..., "--corpus", "-c"),
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import resolve
-    from rubricflow.tasks import fit as fitting
-    from rubricflow.tasks.calibration import one_judge_setup
+    from rubricflow.tasks.stats import fit as fitting
+    from rubricflow.tasks.stats.calibration import one_judge_setup
     from rubricflow.warehouse import db
 
     bundle = compile_or_raise(resolve(rubric))

@@ -28,7 +28,7 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
     from rubricflow.rubrics.formats import dump
     from rubricflow.rubrics.library import Library, default_roots, resolve
     from rubricflow.rubrics.pairwise import pairwise_rubric
-    from rubricflow.tasks.pairwise_stats import bradley_terry, pairwise_report
+    from rubricflow.tasks.stats.pairwise_stats import bradley_terry, pairwise_report
     from rubricflow.warehouse import db
 
     from .score import run_panel, run_score

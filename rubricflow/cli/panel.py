@@ -17,7 +17,7 @@ def panel(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
     """Agreement among every judge setup that scored the rubric on the corpus, per criterion:
     Krippendorff's alpha over all judges, mean and lowest pairwise quadratic weighted kappa, and
     the share of texts the judges split on. The pooled scores are the `panel_scores` view."""
-    from rubricflow.tasks.panel import panel_agreement
+    from rubricflow.tasks.stats.panel import panel_agreement
 
     with reading(warehouse) as con:
         judges, rows = panel_agreement(con, corpus, rubric)

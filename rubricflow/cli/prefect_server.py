@@ -14,8 +14,8 @@ def prefect_server(stop: bool = typer.Option(False, "--stop", help="Stop it (the
     --stop the warm workers that run flow commands with their imports done. A set
     PREFECT_API_URL is used instead, and RUBRICFLOW_PREFECT_SERVER=ephemeral keeps Prefect's
     per-command server."""
-    from rubricflow.tasks import prefect_server as server
-    from rubricflow.tasks import warm_worker
+    from rubricflow.tasks.runtime import prefect_server as server
+    from rubricflow.tasks.runtime import warm_worker
 
     if stop:
         stopped = server.stop()

@@ -1,5 +1,5 @@
 """The live progress bar of scoring runs: one bar per run (calls/s, tokens, errors, ETA), fed by
-the flows' progress events (`rubricflow.tasks.progress`)."""
+the flows' progress events (`rubricflow.tasks.runtime.progress`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .common import err
 @contextmanager
 def scoring_progress() -> Iterator[None]:
     """Show a bar for every scoring run started inside the block."""
-    from rubricflow.tasks.progress import listening
+    from rubricflow.tasks.runtime.progress import listening
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]:>6.1f} calls/s  {task.fields[tokens]:>9,} tokens  "

@@ -16,7 +16,7 @@ ReportOut = typer.Option(..., "--out", "-o", help="HTML file to write.")
 @app.command("run")
 def report_run(run_id: str, output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
     """One run: its counts, score distribution, labels and per-criterion scores and consistency."""
-    from rubricflow.tasks.report import run_report
+    from rubricflow.tasks.presentation.report import run_report
 
     with reading(warehouse) as con:
         page = run_report(con, run_id)
@@ -31,10 +31,10 @@ def report_compare(corpus: str = typer.Option(..., "--corpus", "-c"), a: str = t
                    warehouse: Optional[Path] = WarehouseOpt) -> None:
     """An A/B of landed judgments (see `rubricflow compare`): distributions, deltas with intervals,
     flip matrix, score scatter, rates and the texts that moved most."""
-    from rubricflow.tasks.compare import compare as compare_sets
-    from rubricflow.tasks.compare import judgment_sets
-    from rubricflow.tasks.config import JudgeConfig
-    from rubricflow.tasks.report import comparison_report
+    from rubricflow.tasks.stats.compare import compare as compare_sets
+    from rubricflow.tasks.stats.compare import judgment_sets
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.presentation.report import comparison_report
 
     with reading(warehouse) as con:
         sides = [judgment_sets(con, corpus, ref, JudgeConfig(model=m).judge_hash() if m else None, allow_mixed, name)
@@ -49,8 +49,8 @@ def report_calibration(corpus: str = typer.Option(..., "--corpus", "-c"), judge:
                        model: Optional[str] = typer.Option(None), step: float = typer.Option(1.0),
                        output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
     """Judge vs human agreement (see `rubricflow calibrate`): table, scatter plots, confusion matrices."""
-    from rubricflow.tasks.calibration import calibration
-    from rubricflow.tasks.report import calibration_report
+    from rubricflow.tasks.stats.calibration import calibration
+    from rubricflow.tasks.presentation.report import calibration_report
 
     with reading(warehouse) as con:
         result = calibration(con, corpus, judge, human, rubric, model, step)
@@ -66,7 +66,7 @@ def report_pairwise(corpus: str = typer.Option(..., "--corpus", "-c"),
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.library import Library, default_roots, resolve
     from rubricflow.rubrics.pairwise import pairwise_rubric
-    from rubricflow.tasks.report import pairwise_html
+    from rubricflow.tasks.presentation.report import pairwise_html
 
     form = pairwise_rubric(resolve(rubric, Library(default_roots(None)) if not Path(rubric).is_file() else None))
     with reading(warehouse) as con:
@@ -79,7 +79,7 @@ def report_evolution(corpus: Optional[str] = typer.Option(None, "--corpus", "-c"
                      evolution_id: Optional[str] = typer.Option(None, "--id", help="An evolution id (as printed)."),
                      output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
     """An `improve evolve` history: held-out agreement per round, accepted mutations, calls spent."""
-    from rubricflow.tasks.report import evolution_report
+    from rubricflow.tasks.presentation.report import evolution_report
     from rubricflow.warehouse import db
 
     from .common import fail

@@ -30,8 +30,8 @@ def generate(source: Path = typer.Argument(..., help="The source document: a sty
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
     not compile is asked for again once, with the errors), write it, and report its lattice profile."""
     from rubricflow.rubrics.formats import dump_yaml
-    from rubricflow.tasks.generate import draft
-    from rubricflow.tasks.goldens import endpoint
+    from rubricflow.tasks.improve.generate import draft
+    from rubricflow.tasks.improve.goldens import endpoint
 
     with endpoint(judge_settings(model, base_url, max_tokens=max_tokens), _offline) as config:
         result = draft(config, source, rubric_id)
@@ -58,7 +58,7 @@ def review(ref: str = typer.Argument(..., help="The rubric to review (a file or 
     from rubricflow.rubrics.compiler import compile_or_raise, compile_rubric
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import Library
-    from rubricflow.tasks.goldens import endpoint, judge_text
+    from rubricflow.tasks.improve.goldens import endpoint, judge_text
 
     rubric = resolve_ref(ref, library)
     bundle, issues = compile_rubric(rubric)

@@ -32,8 +32,8 @@ def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any 
                  require_key_env: Optional[str] = typer.Option(None, help="Answer 401 unless the request carries the key "
                                                                "held in this environment variable.")) -> None:
     """Serve the OFFLINE judge: a deterministic, model-free stand-in (pattern hits and text statistics)."""
-    from rubricflow.tasks.batch_api import BatchConfig
-    from rubricflow.tasks.judge_server import FAULTS, TRANSIENT_FAULTS, JudgeServer, ServerConfig, bind, make_server
+    from rubricflow.tasks.standins.batch_api import BatchConfig
+    from rubricflow.tasks.standins.judge_server import FAULTS, TRANSIENT_FAULTS, JudgeServer, ServerConfig, bind, make_server
 
     chosen = tuple(f.strip() for f in faults.split(",") if f.strip()) if faults is not None else TRANSIENT_FAULTS
     unknown = [f for f in chosen if f not in FAULTS]

@@ -21,7 +21,7 @@ def view(warehouse: Optional[Path] = WarehouseOpt,
 
     import uvicorn
 
-    from rubricflow.tasks.viewer import create_app
+    from rubricflow.tasks.presentation.viewer import create_app
 
     path = warehouse_path(warehouse)
     if not path.exists():

@@ -131,9 +131,9 @@ def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import Library
-    from rubricflow.tasks.config import JudgeConfig
-    from rubricflow.tasks.goldens import judge_text
-    from rubricflow.tasks.judge_server import RunningServer
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.standins.judge_server import RunningServer
 
     meta = compile_or_raise(Library().get("rubric-quality").rubric)
     entries = Library().entries()

@@ -85,7 +85,7 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
 
 
 def test_budget_and_batch_are_refused_together():
-    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.tasks.judging.config import JudgeConfig
 
     with pytest.raises(ValueError, match="--budget cannot be combined with --batch"):
         JudgeConfig(batch=True, budget_usd=5)

@@ -15,7 +15,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from rubricflow.flows.compare import compare_flow
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.rubrics.library import Library
-from rubricflow.tasks.compare import MixedHashesError, compare, judgment_sets
+from rubricflow.tasks.stats.compare import MixedHashesError, compare, judgment_sets
 from tests.conftest import ServerProcess, rows, write_corpus
 
 
@@ -157,7 +157,7 @@ def test_reports_are_self_contained_and_escape_data(ab, tmp_path):
     import shutil
     import subprocess
 
-    from rubricflow.tasks.report import comparison_report, run_report
+    from rubricflow.tasks.presentation.report import comparison_report, run_report
     from tests.conftest import EXE
 
     r = ab["result"]
@@ -219,7 +219,7 @@ def test_the_report_draws_a_criterion_whose_delta_is_constant(ab):
     report used to crash on it (reliability pass)."""
     import copy
 
-    from rubricflow.tasks.report import comparison_report
+    from rubricflow.tasks.presentation.report import comparison_report
 
     r = copy.deepcopy(ab["result"])
     for row in r.criteria:

@@ -8,7 +8,7 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.costs import PriceError, price_of, price_table
+from rubricflow.tasks.judging.costs import PriceError, price_of, price_table
 from tests.conftest import EXE, rows, write_corpus
 
 PRICES = "rubricflow-offline-judge: {input: 1000, output: 2000}\n"  # USD per 1M tokens: a dear offline judge
@@ -111,7 +111,7 @@ EMOJI = "🚀✨🎉 " * 150
 def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, text):
     """Finding 8: re-asks were not reserved, and 4 characters per token under-reserved CJK and
     emoji, so a $10 budget spent $13-17. Every attempt now reserves its worst case first."""
-    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
     (tmp_path / "prices.yaml").write_text(PRICES)
     (tmp_path / "c.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": f"{i} {text}"}) + "\n" for i in range(30)))

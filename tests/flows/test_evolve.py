@@ -15,9 +15,9 @@ from rubricflow.flows.evolve import evolve_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.formats import load_rubric
-from rubricflow.tasks.evolve import split
-from rubricflow.tasks.labels import import_topical_chat
-from rubricflow.tasks.report import evolution_report
+from rubricflow.tasks.improve.evolve import split
+from rubricflow.tasks.loaders.labels import import_topical_chat
+from rubricflow.tasks.presentation.report import evolution_report
 from tests.conftest import EXE, ROOT, SHARED, rows
 
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")

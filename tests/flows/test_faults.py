@@ -12,9 +12,9 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks import shard as shard_module
-from rubricflow.tasks.judge_server import TRANSIENT_FAULTS
-from rubricflow.tasks.score_tasks import run_dir
+from rubricflow.tasks.judging import shard as shard_module
+from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
+from rubricflow.tasks.pipeline.score import run_dir
 from rubricflow.warehouse import db, steps
 from tests.conftest import EXE, rows, write_corpus
 
@@ -67,7 +67,7 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
     """The fault matrix's hostile half (reliability pass, finding 3): deep JSON, missing or null
     usage, a text/plain body, a null message, content as parts or a number, an endpoint echoing
     the Authorization header, a slow drip. Each costs at most its own cell's re-ask."""
-    from rubricflow.tasks.judge_server import HOSTILE_FAULTS
+    from rubricflow.tasks.standins.judge_server import HOSTILE_FAULTS
 
     canary = "sk-canary-hostile-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", canary)
@@ -104,7 +104,7 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
     before = q(corpus_warehouse, "SELECT count(*) FROM completions")
     # a second rubric's shard lands; its judgments file is cut short, as by a crash while writing
     from rubricflow.rubrics.library import Library
-    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.tasks.judging.config import JudgeConfig
     bundle, config = Library().bundle("writing-quality"), JudgeConfig(base_url=server.base_url)
     with db.writer(corpus_warehouse) as con:
         db.register_rubric(con, bundle)
@@ -175,7 +175,7 @@ def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_w
     """Finding 9: two `score` commands on one warehouse judged the same cells (177 calls for 157)
     and the loser's run stayed "running" forever. The second is refused before it plans."""
     from rubricflow.rubrics.library import Library
-    from rubricflow.tasks.config import JudgeConfig
+    from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.warehouse import locks
 
     server = judge_server("--latency-ms", "1000")  # the first run lasts ~40 s: far longer than the second's start

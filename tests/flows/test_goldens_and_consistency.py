@@ -11,7 +11,7 @@ import yaml
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
-from rubricflow.tasks.calibration import calibration
+from rubricflow.tasks.stats.calibration import calibration
 from rubricflow.warehouse import db
 from tests.conftest import EXE, write_corpus
 
@@ -116,7 +116,7 @@ def test_calibration_of_warehouse_judgments_in_native_units(sampled, tmp_path):
     with db.writer(warehouse) as con:
         steps.load_labels(con, "c", pl.concat([labels, shifted]), "test")
     with db.reader(warehouse) as con:
-        from rubricflow.tasks.config import JudgeConfig
+        from rubricflow.tasks.judging.config import JudgeConfig
         exact = calibration(con, "c", "", ["copy"], "writing-quality", JudgeConfig().model)
         moved = calibration(con, "c", "", ["shifted"], "writing-quality", JudgeConfig().model)
     for row in exact.rows:

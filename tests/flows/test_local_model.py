@@ -15,7 +15,7 @@ import pytest
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
-from rubricflow.tasks.local_model import MODEL_ALIAS, LocalModelServer
+from rubricflow.tasks.standins.local_model import MODEL_ALIAS, LocalModelServer
 from tests.conftest import ROOT, rows
 
 

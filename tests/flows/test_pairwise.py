@@ -20,7 +20,7 @@ HHH = SHARED / "calibration/hhh_alignment/hhh_alignment_eval.json"
 
 @pytest.fixture(scope="module")
 def hhh(tmp_path_factory):
-    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
     tmp = tmp_path_factory.mktemp("hhh")
     warehouse = str(tmp / "w.duckdb")

@@ -11,7 +11,7 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.panel import PanelError, panel_agreement
+from rubricflow.tasks.stats.panel import PanelError, panel_agreement
 from tests.conftest import EXE, rows, write_corpus
 
 JUDGES = ("judge-a", "judge-b", "judge-c")
@@ -19,7 +19,7 @@ JUDGES = ("judge-a", "judge-b", "judge-c")
 
 @pytest.fixture(scope="module")
 def panel_warehouse(tmp_path_factory):
-    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
     tmp = tmp_path_factory.mktemp("panel")
     warehouse = str(tmp / "w.duckdb")

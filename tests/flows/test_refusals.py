@@ -6,7 +6,7 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import EndpointRefused, score_corpus
-from rubricflow.tasks.judge_server import RunningServer, ServerConfig
+from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from tests.conftest import rows, write_corpus
 
 

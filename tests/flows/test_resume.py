@@ -11,9 +11,9 @@ import duckdb
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.score_tasks import run_dir
-from rubricflow.tasks.shard import run_shard
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.pipeline.score import run_dir
+from rubricflow.tasks.judging.shard import run_shard
 from rubricflow.warehouse import db, steps
 
 EXE = shutil.which("rubricflow")

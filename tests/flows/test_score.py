@@ -4,7 +4,7 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.judge_server import TRANSIENT_FAULTS
+from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from tests.conftest import rows
 
 
@@ -149,9 +149,9 @@ def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_read
     """G-Eval: the offline judge returns top_logprobs that hesitate between neighbouring levels."""
     import duckdb
 
-    from rubricflow.tasks.calibration import calibration
-    from rubricflow.tasks.judge_server import RunningServer, ServerConfig
-    from rubricflow.tasks.labels import import_labels
+    from rubricflow.tasks.stats.calibration import calibration
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.loaders.labels import import_labels
 
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from rubricflow.tasks.agreement import alpha, bootstrap_mean_ci, categories, confusion, fleiss, kappas, rater_agreement
+from rubricflow.tasks.stats.agreement import alpha, bootstrap_mean_ci, categories, confusion, fleiss, kappas, rater_agreement
 
 
 def test_cohen_kappa_matches_the_textbook_example():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rubricflow.tasks.config import JudgeConfig
+from rubricflow.tasks.judging.config import JudgeConfig
 
 
 @pytest.mark.parametrize("field", ["rpm", "tpm"])

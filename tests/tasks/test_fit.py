@@ -6,7 +6,7 @@ import pytest
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.model import Rubric
-from rubricflow.tasks import fit as fitting
+from rubricflow.tasks.stats import fit as fitting
 
 CRITERIA = ["a", "b", "c", "d"]
 

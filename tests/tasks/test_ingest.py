@@ -5,7 +5,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from rubricflow.tasks.ingest import CorpusError, check_corpus_id, ingest_corpus
+from rubricflow.tasks.loaders.ingest import CorpusError, check_corpus_id, ingest_corpus
 
 
 def quarantined(report):

@@ -10,10 +10,10 @@ from openai import AsyncOpenAI
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.judge import Cell, Judge, RetryBudget, judge_all
-from rubricflow.tasks.judge_server import RunningServer, ServerConfig
-from rubricflow.tasks.ratelimit import RateLimiter
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.judge import Cell, Judge, RetryBudget, judge_all
+from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+from rubricflow.tasks.judging.ratelimit import RateLimiter
 
 BUNDLE = compile_or_raise(resolve("llm-slop"))
 TEXTS = ["The council approved the road budget by seven votes to two.",
@@ -147,7 +147,7 @@ def test_a_catastrophic_pattern_cannot_hang_the_offline_judge():
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.model import Rubric
     from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
-    from rubricflow.tasks import offline_judge
+    from rubricflow.tasks.standins import offline_judge
 
     rubric = Rubric.model_validate({"metadata": {"id": "evil"}, "goal": "no runaway regex",
                                     "patterns": [{"id": "evil", "regex": "(a+)+$"}, {"id": "worse", "regex": "(a|aa)+$"}],

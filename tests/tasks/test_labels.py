@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rubricflow.tasks.labels import import_graded_tree
+from rubricflow.tasks.loaders.labels import import_graded_tree
 from tests.conftest import SHARED_RUBRICS, rows
 
 GRADED = SHARED_RUBRICS / "paperbench/semantic-self-consistency.expected_result.json"

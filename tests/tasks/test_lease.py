@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from rubricflow.tasks.lease import LeasedBucket, SharedQuota, update_locked
+from rubricflow.tasks.runtime.lease import LeasedBucket, SharedQuota, update_locked
 
 
 class Clock:
@@ -59,7 +59,7 @@ def test_leased_bucket_waits_for_quota(tmp_path):
 
 INCREMENT = """
 import sys
-from rubricflow.tasks.lease import update_locked
+from rubricflow.tasks.runtime.lease import update_locked
 
 def add(state):
     state["n"] += 1

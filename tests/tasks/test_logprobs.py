@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from rubricflow.rubrics.model import Anchor, BinaryScale, Category, NominalScale, OrdinalScale
-from rubricflow.tasks.logprobs import token_spans, value_offset, weigh
+from rubricflow.tasks.judging.logprobs import token_spans, value_offset, weigh
 
 FIVE = OrdinalScale(anchors=(Anchor(value=1), Anchor(value=5)))
 TEN = OrdinalScale(anchors=(Anchor(value=1), Anchor(value=10)))

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rubricflow.tasks.pairwise_stats import bradley_terry, label_kappa
+from rubricflow.tasks.stats.pairwise_stats import bradley_terry, label_kappa
 
 
 def test_two_systems_rate_by_the_log_odds_of_their_wins():

@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from rubricflow.tasks.ratelimit import AdaptiveConcurrency, RateLimiter, TokenBucket
+from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, RateLimiter, TokenBucket
 
 
 class FakeClock:

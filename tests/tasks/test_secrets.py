@@ -3,8 +3,8 @@ base URL that carries credentials is refused before it could become a stored par
 
 import pytest
 
-from rubricflow.tasks.config import JudgeConfig
-from rubricflow.tasks.secrets import REDACTED, scrub
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.secrets import REDACTED, scrub
 
 
 @pytest.mark.parametrize("text", [

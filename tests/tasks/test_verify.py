@@ -4,7 +4,7 @@ import pytest
 
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import CallUnit
-from rubricflow.tasks.verify import AnswerError, check_constraint, parse_json_answer, verify_answer
+from rubricflow.tasks.judging.verify import AnswerError, check_constraint, parse_json_answer, verify_answer
 
 RUBRIC = Rubric.model_validate({
     "metadata": {"id": "v"}, "goal": "g",
@@ -74,7 +74,7 @@ def test_item_constraints_with_separator():
 
 def test_an_empty_quote_verifies_nothing():
     """An empty evidence string used to count as found in the text (reliability pass)."""
-    from rubricflow.tasks.verify import quotes_in_text
+    from rubricflow.tasks.judging.verify import quotes_in_text
 
     assert quotes_in_text(["", "the road budget"], "the council approved the road budget") is False
     assert quotes_in_text(["   "], "anything") is False

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricflow.tasks import prefect_server, warm_worker
+from rubricflow.tasks.runtime import prefect_server, warm_worker
 from tests.conftest import EXE, rows, write_corpus
 
 

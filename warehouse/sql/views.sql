@@ -316,7 +316,7 @@ FROM (SELECT *, mode(unit_score) OVER (PARTITION BY corpus_id, rubric_hash, text
 GROUP BY corpus_id, rubric_hash, text_id, criterion_id
 HAVING count(*) > 1;
 
--- Pairwise judging (tasks/pairs.py): each pair was judged in both orders as two texts. One row per
+-- Pairwise judging (tasks/loaders/pairs.py): each pair was judged in both orders as two texts. One row per
 -- pair, criterion and judge: the verdict of each order in the pair's own terms (a = response_a),
 -- whether the two orders agree, whether the judge followed the position (the same slot both
 -- times), and the final verdict by the documented rule: consistent verdicts stand, an

@@ -1,0 +1,91 @@
+"""The pieces of `improve evolve` (flows/evolve.py runs them in rounds): the seeded train /
+held-out split by text, the held-out metric and the least-agreeing criterion (both in SQL), and
+the rounds as the warehouse records them (the reflection call itself: tasks/judging/chat.py).
+
+A round's proposal is recorded before its candidate is judged, so a run killed mid-round resumes
+that round with the same mutations (no second reflection call) and the candidate's landed cells.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import duckdb
+import numpy as np
+
+from rubricflow.errors import InputError
+from rubricflow.rubrics.algebra import changed_criteria
+from rubricflow.rubrics.compiler import Bundle, compile_or_raise
+from rubricflow.rubrics.model import Rubric
+from rubricflow.tasks.improve.reflect import Example
+from rubricflow.warehouse import db
+from rubricflow.warehouse.steps import run_sql
+
+FINISHED = ("accepted", "rejected", "refused")
+
+
+class EvolveError(InputError):
+    """An evolution that cannot start: no labels to agree with, too few texts to split."""
+
+
+def evolution_id(corpus: str, rubric_hash: str, judge_hash: str, target: str, seed: int, share: float) -> str:
+    """The same command names the same evolution, so running it again resumes it."""
+    key = json.dumps([corpus, rubric_hash, judge_hash, target, seed, share])
+    return "e" + hashlib.sha256(key.encode()).hexdigest()[:15]
+
+
+def split(con: duckdb.DuckDBPyConnection, corpus: str, raters: list[str], label: str, seed: int,
+          share: float) -> tuple[list[str], list[str]]:
+    """(training, held-out) text ids among the labelled texts: a seeded shuffle by text."""
+    ids = [r["text_id"] for r in db.fetch(con, "fit_target.sql", corpus=corpus, raters=raters, criterion=label)]
+    held = int(round(len(ids) * share))
+    if len(ids) < 10 or not 0 < held < len(ids):
+        raise EvolveError(f"{len(ids)} texts of corpus {corpus!r} have labels by {', '.join(raters)} on {label!r}; "
+                          f"a train / held-out split ({share:.0%} held out) needs at least 10 and both parts non-empty")
+    order = np.random.default_rng(seed).permutation(len(ids))
+    chosen = {ids[i] for i in order[:held]}
+    return [t for t in ids if t not in chosen], sorted(chosen)
+
+
+def metric(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, judge_hash: str, raters: list[str],
+           label: str, texts: list[str]) -> float | None:
+    """Pearson's r of the version's text scores with the human target on `texts` (None: undefined)."""
+    row = db.fetch(con, "evolve_metric.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters,
+                   label=label, texts=texts)[0]
+    return None if row["pearson"] is None or np.isnan(row["pearson"]) else float(row["pearson"])
+
+
+def least_agreeing(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, judge_hash: str, raters: list[str],
+                   label: str, texts: list[str]) -> tuple[str, dict[str, float | None]]:
+    rows = db.fetch(con, "evolve_disagreement.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters,
+                    label=label, texts=texts)
+    if not rows:
+        raise EvolveError(f"no judgments of rubric {rubric_hash[:12]} on the training texts of corpus {corpus!r}")
+    agreement = {r["criterion_id"]: None if r["pearson"] is None or np.isnan(r["pearson"]) else r["pearson"] for r in rows}
+    return rows[0]["criterion_id"], agreement
+
+
+def examples(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, judge_hash: str, raters: list[str],
+             label: str, criterion: str, texts: list[str], limit: int = 12) -> list[Example]:
+    rows = db.fetch(con, "evolve_examples.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters,
+                    label=label, criterion=criterion, texts=texts, limit=limit)
+    return [Example(r["text"], float(r["human"]), float(r["judge"])) for r in rows]
+
+
+def rounds(con: duckdb.DuckDBPyConnection, evolution: str) -> dict[int, dict]:
+    return {r["round"]: r for r in db.fetch(con, "evolution_rounds.sql", evolution=evolution)}
+
+
+def record(con: duckdb.DuckDBPyConnection, **row) -> None:
+    """Insert or update one round (every column named; see evolution_rounds in 001_schema.sql)."""
+    run_sql(con, "record_round.sql", **row)
+
+
+def rubric_of(row: dict) -> Bundle:
+    return compile_or_raise(Rubric.model_validate(json.loads(row["candidate"])))
+
+
+def changed(parent: Rubric, child: Rubric) -> int:
+    """Criteria of the child that are new or reworded (their cells cannot be adopted)."""
+    return len(changed_criteria(parent, child) | ({c.id for c in child.criteria} - {c.id for c in parent.criteria}))

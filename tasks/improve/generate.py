@@ -1,0 +1,71 @@
+"""Draft a rubric from a source document (a style guide, a book's rules, a policy) with a model: the
+model answers in rubricflow's native format as JSON, the draft is compiled, and a draft that does
+not compile is asked for again once with the compiler's errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricflow.errors import InputError
+from rubricflow.rubrics.compiler import Bundle, CompileIssue, compile_rubric
+from rubricflow.rubrics.documents import rubric_from_data
+from rubricflow.rubrics.model import Rubric
+from rubricflow.rubrics.render import fence_tag
+from rubricflow.tasks.judging.chat import ask
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.prompts import GENERATE_MARK
+from rubricflow.tasks.judging.verify import AnswerError, parse_json_answer
+
+SOURCE_CHARS = 60_000  # what a draft reads of the source
+
+
+class GenerateError(InputError):
+    """The model's drafts did not become a rubric that compiles."""
+
+
+@dataclass
+class Draft:
+    bundle: Bundle
+    issues: list[CompileIssue]
+    attempts: int
+
+
+def messages(source: str, rubric_id: str, errors: list[str] = ()) -> list[dict]:
+    tag = fence_tag(source)
+    system = (f"{GENERATE_MARK} from the source document in the user message, in rubricflow's native format, "
+              "as one JSON object. Turn each rule of the source into a criterion a reader can check in a text: "
+              "an observable description, an ordinal scale with an anchor for every level (or a binary scale), "
+              "a weight where rules differ in importance; add regular-expression patterns for rules a "
+              "pattern can check, and disqualifiers for rules whose breach fails a text outright. "
+              f"Use metadata.id {rubric_id!r} and version 1.0.0.\n"
+              f"JSON Schema of the answer:\n{json.dumps(Rubric.model_json_schema())}")
+    user = f"<<<BEGIN SOURCE {tag}>>>\n{source[:SOURCE_CHARS]}\n<<<END SOURCE {tag}>>>"
+    if errors:
+        user += "\n\nYour last draft did not compile; fix these errors:\n" + "\n".join(f"- {e}" for e in errors)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, attempts: int = 2) -> Draft:
+    try:
+        source = source_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{source_path}: cannot be read: {exc}") from None
+    if not source.strip():
+        raise InputError(f"{source_path}: the source document is empty")
+    rubric_id = rubric_id or (re.sub(r"[^a-z0-9]+", "-", source_path.stem.lower()).strip("-") or "drafted")
+    errors: list[str] = []
+    for attempt in range(1, attempts + 1):
+        content = ask(config, messages(source, rubric_id, errors))
+        try:
+            rubric = rubric_from_data(parse_json_answer(content), f"draft {attempt}")
+        except (AnswerError, InputError) as exc:
+            errors = [str(exc)]
+            continue
+        bundle, issues = compile_rubric(rubric)
+        if bundle is not None:
+            return Draft(bundle, issues, attempt)
+        errors = [str(i) for i in issues if i.severity == "error"]
+    raise GenerateError(f"{source_path}: the model's {attempts} drafts did not compile; last errors: {'; '.join(errors)}")

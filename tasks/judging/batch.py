@@ -1,0 +1,98 @@
+"""The OpenAI Batch API path: about half the price of online calls, answers within the batch
+window. Cells go out as a JSONL of chat requests (the same bodies the online path sends), the
+batch and its request ids are recorded in the warehouse before anything waits on it, and a run
+that finds unfinished batches of its rubric and judge polls them instead of submitting again.
+Lines that failed, and every line of a failed or expired batch, are judged online instead."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from dataclasses import dataclass
+
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
+
+from rubricflow.rubrics.render import render_user_message
+
+from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
+from rubricflow.tasks.judging.verify import AnswerError
+
+FINAL = ("completed", "failed", "expired", "cancelled")
+
+
+@dataclass
+class Submitted:
+    batch_id: str
+    input_file_id: str
+    cells: int
+
+
+def request_body(judge: Judge, cell: Cell) -> dict:
+    """The chat request of one cell, as the online path would send it."""
+    unit, system, schema = judge.unit(cell.unit_id, cell.genre)
+    user = render_user_message(cell.text, cell.input or "", cell.context or "")
+    return judge.request_body(system, schema, user, judge.mode, cell.sample)
+
+
+async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: str = "24h") -> Submitted:
+    lines = "".join(json.dumps({"custom_id": c.cell_key, "method": "POST", "url": "/v1/chat/completions",
+                                "body": request_body(judge, c)}) + "\n" for c in cells)
+    upload = await client.files.create(file=("rubricflow-batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
+    batch = await client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions",
+                                        completion_window=window)  # type: ignore[arg-type]
+    return Submitted(batch.id, upload.id, len(cells))
+
+
+async def wait(client: AsyncOpenAI, batch_id: str, poll_s: float, timeout_s: float):
+    """The batch once it is final (completed, failed, expired, cancelled), or as it is at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        batch = await client.batches.retrieve(batch_id)
+        if batch.status in FINAL or time.monotonic() >= deadline:
+            return batch
+        await asyncio.sleep(poll_s)
+
+
+async def collect(client: AsyncOpenAI, judge: Judge, batch, cells: list[Cell]) -> tuple[list[Outcome], list[Cell]]:
+    """(outcomes of the lines answered usably, cells to judge online instead)."""
+    by_key = {c.cell_key: c for c in cells}
+    outcomes: list[Outcome] = []
+    if batch.status == "completed" and batch.output_file_id:
+        text = (await client.files.content(batch.output_file_id)).text
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            cell = by_key.get(row.get("custom_id"))
+            response = row.get("response") or {}
+            if cell is None or row.get("error") or response.get("status_code") != 200:
+                continue
+            outcome = outcome_from_body(judge, cell, response["body"], batch.id)
+            if outcome is not None:
+                outcomes.append(outcome)
+    answered = {o.completion["cell_key"] for o in outcomes}
+    return outcomes, [c for c in cells if c.cell_key not in answered]
+
+
+def outcome_from_body(judge: Judge, cell: Cell, body: dict, batch_id: str) -> Outcome | None:
+    """A batch answer as an Outcome, verified like an online one; None when it is unusable (the
+    cell then goes online, where an unusable answer is asked again)."""
+    unit, _, _ = judge.unit(cell.unit_id, cell.genre)
+    row = judge.new_row(cell)
+    try:
+        response = ChatCompletion.model_validate(body)
+        results, declared, warnings = judge.read_answer(response, unit, cell.text, row)
+    except (AnswerError, ValueError):
+        return None
+    for r in results:
+        r.warnings = warnings + r.warnings
+    usage = response.usage
+    row.update(model=response.model, system_fingerprint=response.system_fingerprint, response_id=response.id,
+               output_mode=f"batch:{judge.mode}", attempts=1, status="ok", declared_disqualifiers=declared,
+               prompt_tokens=usage.prompt_tokens if usage else None,
+               completion_tokens=usage.completion_tokens if usage else None,
+               latency_ms=None, created_at=time.time(), error=None, error_kind=None)
+    return Outcome(row, results)

@@ -1,0 +1,99 @@
+"""The judge setup of a run. Its hash (with the rubric's) names the work cells, so changing the
+model or sampling settings re-judges, while changing the endpoint URL or limits does not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rubricflow.rubrics.render import Strategy
+from rubricflow.tasks.judging.secrets import url_credentials
+
+REMOTE_TIMEOUT_S = 60.0
+LOCAL_TIMEOUT_S = 300.0  # a small local model on a CPU can take minutes for a long rubric
+PROMPT_FORMAT = 2  # bump when rendering changes what the judge sees (2: no rubric version in the prompt)
+OFFLINE_MODEL = "rubricflow-offline-judge"
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = OFFLINE_MODEL
+    base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    strategy: Strategy = "holistic"
+    samples: int = Field(default=1, ge=1, le=100)
+    temperature: float = 0.0
+    seed: int | None = None
+    max_tokens: int = Field(default=1024, ge=16)
+    output_mode: Literal["auto", "json_schema", "json_object", "tools", "text"] = "auto"
+    """How the answer's structure is asked for; auto starts at json_schema and falls back per run."""
+    system_prompt: Literal["auto", "system", "user"] = "auto"
+    """Where the rubric goes: the system message, the user turn, or auto (a one-time check per run
+    moves it to the user turn when the server's chat template drops system messages)."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Seconds for a whole answer; default 60, or 300 for an endpoint on this machine (local models are slow)."""
+    max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
+    answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
+    retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
+    rpm: float | None = Field(default=None, gt=0)  # None: no limit (0 is refused: it is not "unlimited")
+    tpm: float | None = Field(default=None, gt=0)
+    max_in_flight: int = Field(default=64, ge=1)
+    budget_usd: float | None = Field(default=None, ge=0)  # stop the run before spending more than this
+    prices: str | None = None  # a price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)
+    batch: bool = False  # judge through the Batch API (half price; answers within the batch window)
+    batch_poll_s: float = Field(default=30.0, gt=0)
+    batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
+    shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)
+    logprobs: bool | None = None
+    """Ask for top_logprobs and keep a logprob-weighted score beside the sampled one (G-Eval);
+    dropped for the run when the endpoint refuses it. Default: on for remote endpoints, off for
+    one on this machine (llama.cpp's Python server answers ~6x slower with logprobs). It does not
+    change the sampled judgment, so it is not part of the judge hash."""
+
+    @model_validator(mode="after")
+    def _no_credentials_in_the_url(self) -> "JudgeConfig":
+        # The URL is a flow parameter and is stored with the run; a key belongs in OPENAI_API_KEY.
+        found = url_credentials(self.base_url) if self.base_url else []
+        if found:
+            raise ValueError(f"--base-url carries credentials ({', '.join(found)}), which would be stored with the "
+                             "run and in Prefect: put the key in OPENAI_API_KEY and pass the URL without it")
+        return self
+
+    @model_validator(mode="after")
+    def _budget_needs_online_calls(self) -> "JudgeConfig":
+        # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
+        # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
+        if self.batch and self.budget_usd is not None:
+            raise ValueError("--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "
+                             "check the estimate printed before the run instead")
+        return self
+
+    def judge_hash(self) -> str:
+        """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""
+        identity = {"model": self.model, "strategy": self.strategy, "temperature": self.temperature,
+                    "seed": self.seed, "max_tokens": self.max_tokens, "prompt_format": PROMPT_FORMAT}
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    def on_this_machine(self) -> bool:
+        return (urlsplit(self.resolved_base_url() or "").hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+    def resolved_timeout_s(self) -> float:
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
+
+    def wants_logprobs(self) -> bool:
+        return self.logprobs if self.logprobs is not None else not self.on_this_machine()
+
+
+def api_key() -> str:
+    """The key comes from the environment only, so it never appears in parameters or logs."""
+    return os.environ.get("OPENAI_API_KEY") or "not-needed-for-local-servers"

@@ -1,0 +1,5 @@
+"""The opening words of each kind of request the project sends a model besides judging. The
+offline judge (tasks/standins) tells requests apart by them, so they live below both."""
+
+GENERATE_MARK = "You draft a scoring rubric"
+REFLECT_MARK = "You propose changes to a scoring rubric"

@@ -1,0 +1,159 @@
+"""Requests/min and tokens/min limits, accurate below one second, plus a cap on calls in flight.
+
+A limiter with a 60 s period lets a whole minute's quota out at once and then stalls; these
+buckets refill continuously and hold at most `burst_s` seconds of quota, so the rate is smooth.
+Buckets start empty: a run never opens with a burst the server would answer with 429s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from rubricflow.tasks.runtime.lease import LeasedBucket, SharedQuota
+
+
+class TokenBucket:
+    """`clock` and `sleep` are the real ones except in tests, which drive the bucket on a fake clock."""
+
+    def __init__(self, per_minute: float, burst_s: float = 1.0, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        if per_minute <= 0:
+            raise ValueError("a rate limit must be positive")
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate * burst_s)
+        self.level = 0.0
+        self.clock, self.sleep = clock, sleep
+        self.stamp = clock()
+        self._lock = asyncio.Lock()
+
+    async def take(self, amount: float = 1.0) -> None:
+        """Wait until `amount` is available. An amount above capacity is allowed and paid off as debt."""
+        async with self._lock:  # first come, first served
+            now = self.clock()
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+            self.level -= amount
+            if self.level < 0:
+                await self.sleep(-self.level / self.rate)
+
+
+class AdaptiveConcurrency:
+    """Calls in flight, adjusted to what the server can take (AIMD, as TCP does): the limit starts
+    small and doubles while answers come back fine (slow start), then grows by one per round; it is
+    cut by half on a sign of overload (a timeout, 429, 503) and by 30% when the server's own latency
+    (send to answer, never time queued in this client) grows with the number of calls in flight,
+    which is how a server that queues (a local model answering one request at a time) looks.
+    `ceiling` is --max-in-flight.
+
+    Waiters are served first in, first out, and a freed slot wakes exactly one of them: a shard
+    parks thousands of cells here, and waking them all on every answer made each call's cost grow
+    with the shard. One controller serves an endpoint for the life of the process (see
+    `tasks/judging/shard.Worker`), so what it learned carries over from shard to shard and run to run."""
+
+    def __init__(self, ceiling: int, start: int = 8):
+        self.ceiling = ceiling
+        self.limit = float(min(ceiling, start))
+        self.threshold = float(ceiling)  # end of slow start
+        self.active = 0
+        self.peak = 0  # the most calls in flight at once
+        self.fastest: float | None = None  # the quickest answer seen: the server's own time, unqueued
+        self._waiters: deque[asyncio.Future] = deque()
+
+    def set_ceiling(self, ceiling: int) -> None:
+        """A later run of the same endpoint with its own --max-in-flight keeps what was learned below it."""
+        self.ceiling = ceiling
+        self.limit = min(self.limit, float(ceiling))
+        self.threshold = min(self.threshold, float(ceiling))
+        self._wake()
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns how many calls were in flight with this one."""
+        if not self._waiters and self.active < max(1, int(self.limit)):
+            return self._take()
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a slot, then cancelled: give it back
+                self.active -= 1
+                self._wake()
+            else:
+                self._waiters.remove(waiter)
+            raise
+
+    def _take(self) -> int:
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        return self.active
+
+    def _wake(self) -> None:
+        while self._waiters and self.active < max(1, int(self.limit)):
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(self._take())
+
+    async def release(self, latency_s: float | None, in_flight: int, overloaded: bool) -> None:
+        self.active -= 1
+        if overloaded:
+            self.threshold = self.limit = max(1.0, self.limit / 2)
+        elif latency_s is not None:
+            self.fastest = latency_s if self.fastest is None else min(self.fastest, latency_s)
+            queued = in_flight >= 2 and latency_s > 0.6 * in_flight * self.fastest + 0.05
+            if queued:  # latency in proportion to the calls in flight: they wait in the server's queue
+                self.threshold = self.limit = max(1.0, self.limit * 0.7)
+            elif self.limit < self.threshold:
+                self.limit = min(self.ceiling, self.limit + 1)
+            else:
+                self.limit = min(self.ceiling, self.limit + 1 / self.limit)
+        self._wake()
+
+
+class RateLimiter:
+    """All three limits together; `None` means unlimited."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None, max_in_flight: int = 64,
+                 shared: Path | None = None, concurrency: AdaptiveConcurrency | None = None):
+        """With `shared` (a folder), rpm and tpm hold across every process that uses the folder;
+        `concurrency` is the endpoint's controller when the process already has one."""
+        def bucket(per_minute: float | None, name: str):
+            if not per_minute:
+                return None
+            return LeasedBucket(SharedQuota(shared / f"{name}.json", per_minute)) if shared else TokenBucket(per_minute)
+        self.requests = bucket(rpm, "requests")
+        self.tokens = bucket(tpm, "tokens")
+        self.concurrency = concurrency or AdaptiveConcurrency(max_in_flight)
+        if concurrency is not None:
+            concurrency.set_ceiling(max_in_flight)
+
+    def slot(self) -> "Slot":
+        """`async with limiter.slot() as slot:` around one request; tell it how the call went."""
+        return Slot(self.concurrency)
+
+    async def admit(self, estimated_tokens: int) -> None:
+        """Call inside a slot before each request (each retry too)."""
+        if self.requests:
+            await self.requests.take(1)
+        if self.tokens:
+            await self.tokens.take(estimated_tokens)
+
+
+class Slot:
+    """One call's place in flight: records its latency, or that the server was overloaded."""
+
+    def __init__(self, concurrency: AdaptiveConcurrency):
+        self.concurrency = concurrency
+        self.latency_s: float | None = None
+        self.overloaded = False
+        self.in_flight = 0
+
+    async def __aenter__(self) -> "Slot":
+        self.in_flight = await self.concurrency.acquire()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.concurrency.release(self.latency_s, self.in_flight, self.overloaded)

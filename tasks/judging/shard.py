@@ -1,0 +1,265 @@
+"""Judge one shard of planned cells and land its results as Parquet, atomically, as they come.
+
+Shards never touch the warehouse: they read a plan file and land its finished cells in parts,
+every FLUSH_S seconds while the shard runs, each part two files, the judgments first and the
+completions last, each through a temp file and a rename. A completions file on disk means its
+part is complete; the loader takes only those. A killed run loses only the calls in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import datetime as dt
+import json
+import os
+import threading
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from openai import AsyncOpenAI, DefaultAioHttpClient
+
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
+
+from rubricflow.tasks.judging.config import JudgeConfig, api_key
+from rubricflow.tasks.judging.costs import Budget, price_of, price_table
+from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
+from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, RateLimiter
+from rubricflow.tasks.judging.secrets import scrub
+
+
+@dataclass
+class ShardResult:
+    shard: str
+    cells: int
+    ok: int
+    failed: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    completions_file: str  # the last part landed
+    unjudged: int = 0  # cells left out because the run's budget was spent
+    waiting: int = 0  # cells in a batch not final yet (a later run collects it)
+    resumed: int = 0  # cells of an earlier run's batch this run collected
+    completions_files: list[str] = field(default_factory=list)  # every part landed, in order
+
+
+class Worker:
+    """One per process: a background event loop with one HTTP client per endpoint, and one Judge per
+    run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused by every
+    shard of that run."""
+
+    _instance: "Worker | None" = None
+    _guard = threading.Lock()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
+        self.thread.start()
+        self.clients: dict[tuple[str | None, float, str], AsyncOpenAI] = {}
+        self.judges: dict[str, Judge] = {}
+        self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
+        self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
+
+    @classmethod
+    def get(cls) -> "Worker":
+        with cls._guard:
+            if cls._instance is None:
+                cls._instance = Worker()
+                atexit.register(cls._instance.close)
+            return cls._instance
+
+    def close(self) -> None:
+        """Close the HTTP clients on their own loop (aiohttp warns about sessions left open)."""
+        for client in self.clients.values():
+            try:
+                self.submit(client.close()).result(timeout=5)
+            except Exception:  # closing at exit is best effort
+                pass
+        self.clients.clear()
+
+    def submit(self, coro) -> Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def client(self, config: JudgeConfig) -> AsyncOpenAI:
+        key = (config.resolved_base_url(), config.resolved_timeout_s(), api_key())  # a fixed key gets a new client
+        if key not in self.clients:
+            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=key[2], max_retries=0, timeout=key[1],
+                                            http_client=DefaultAioHttpClient(timeout=key[1]))
+        return self.clients[key]
+
+    def controller(self, config: JudgeConfig) -> AdaptiveConcurrency:
+        """One concurrency controller per endpoint and model for the life of the process: what it
+        learned about the server carries over from shard to shard and from run to run."""
+        key = (config.resolved_base_url(), config.model)
+        if key not in self.controllers:
+            self.controllers[key] = AdaptiveConcurrency(config.max_in_flight)
+        return self.controllers[key]
+
+    def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str,
+              run_folder: Path | None = None) -> Judge:
+        """`run_folder` holds what the run's processes share: the budget ledger and, with
+        several processes, the rate-limit quota files."""
+        if run_id not in self.judges:
+            spend = None
+            if config.budget_usd is not None and run_folder is not None:
+                spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)),
+                               run_folder / "budget.json")
+            quota = run_folder / "quota" if run_folder is not None and config.shared_limits else None
+            limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, quota, self.controller(config))
+            self.judges[run_id] = Judge(bundle, config, self.client(config), limiter,
+                                        RetryBudget(config.retry_budget), run_id, corpus_id, spend)
+        return self.judges[run_id]
+
+
+def read_cells(plan_file: str | Path) -> list[Cell]:
+    table = pq.read_table(plan_file)
+    return [Cell(**row) for row in table.to_pylist()]
+
+
+def _write_atomic(table: pa.Table, target: Path) -> None:
+    """All or nothing: a failed write (a full disk) leaves no partial file behind."""
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
+    """Write judgments, then completions (the shard's commit marker). Every text that came from
+    the endpoint is scrubbed of secrets first (see tasks/judging/secrets.py)."""
+    judgments = []
+    for o in outcomes:
+        c = o.completion
+        for r in o.judgments:
+            judgments.append({
+                "cell_key": c["cell_key"], "criterion_id": r.criterion_id, "run_id": c["run_id"],
+                "corpus_id": c["corpus_id"], "text_id": c["text_id"], "text_sha256": c["text_sha256"],
+                "rubric_hash": c["rubric_hash"],
+                "judge_hash": c["judge_hash"], "sample": c["sample"],
+                "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
+                "unit_score": r.unit_score, "rationale": scrub(r.rationale), "evidence": r.evidence,
+                "evidence_verified": r.evidence_verified, "warnings": r.warnings, "status": r.status,
+                "reason": scrub(r.reason),
+                "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
+                "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
+                "prob_mass": r.weighted.mass if r.weighted else None,
+            })
+    completions = [{**o.completion, "created_at": _ts(o.completion["created_at"]),
+                    "raw_response": scrub(o.completion["raw_response"]), "error": scrub(o.completion["error"])}
+                   for o in outcomes]
+    landing_dir.mkdir(parents=True, exist_ok=True)
+    _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT), landing_dir / f"{shard}.judgments.parquet")
+    target = landing_dir / f"{shard}.completions.parquet"
+    _write_atomic(pa.Table.from_pylist(completions, schema=COMPLETION), target)
+    return target
+
+
+def _ts(epoch: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).replace(tzinfo=None)
+
+
+FLUSH_S = 2.0  # how often a running shard lands the cells it finished
+
+
+@dataclass
+class Begun:
+    """A shard whose calls are under way: its finished cells wait in `done` until `flush` lands them."""
+
+    shard: str
+    cells: int
+    landing: Path
+    done: deque = field(default_factory=deque)  # appended by the judge's loop thread, taken by flush
+    parts: list[str] = field(default_factory=list)
+    future: Future | None = None
+
+    def flush(self, final: bool = False) -> None:
+        """Land the finished cells as the next part (an empty part only to mark an empty shard)."""
+        batch = []
+        while self.done:
+            batch.append(self.done.popleft())
+        if batch or (final and not self.parts):
+            try:
+                self.parts.append(str(land(batch, self.landing, f"{self.shard}.p{len(self.parts):04d}")))
+            except BaseException:
+                self.done.extendleft(reversed(batch))  # not landed: kept for the next try
+                raise
+
+
+def begin_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
+                run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> None:
+    """Start judging one plan file's cells on this process's worker loop and return at once;
+    `run_shard` of the same file waits for them. The flow begins the next shard this way while the
+    current one lands and loads, so the endpoint never sits idle between shards."""
+    worker = Worker.get()
+    if str(plan_file) in worker.begun:
+        return
+    cells = read_cells(plan_file)
+    begun = Begun(Path(plan_file).stem, len(cells), Path(landing_dir))
+
+    def done(outcome: Outcome) -> None:
+        begun.done.append(outcome)
+        if on_done:
+            on_done(outcome)
+    judge = worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent)
+    begun.future = worker.submit(judge_all(judge, cells, done))
+    worker.begun[str(plan_file)] = begun
+
+
+def abandon_shards() -> None:
+    """The flow failed or was interrupted: cancel the calls of shards begun and not waited for
+    (nothing keeps buying answers), and land what they finished (the next run loads it)."""
+    worker = Worker.get()
+    for begun in worker.begun.values():
+        if begun.future is not None:
+            begun.future.cancel()
+    for begun in worker.begun.values():
+        try:
+            begun.flush()
+        except Exception:  # still failing (a full disk): these cells are judged again by the next run
+            pass
+    worker.begun.clear()
+
+
+def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
+              run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:
+    """Judge every cell of one plan file on this process's worker loop (or wait for the calls
+    `begin_shard` started), landing finished cells of every begun shard every FLUSH_S seconds."""
+    begin_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, on_done)
+    worker = Worker.get()
+    begun = worker.begun[str(plan_file)]
+    assert begun.future is not None
+    while True:
+        try:
+            outcomes = begun.future.result(timeout=FLUSH_S)
+            break
+        except TimeoutError:
+            for other in list(worker.begun.values()):
+                other.flush()
+    begun.flush(final=True)
+    del worker.begun[str(plan_file)]
+    result = shard_result(begun.shard, outcomes, Path(begun.parts[-1]), begun.cells - len(outcomes))
+    result.completions_files = list(begun.parts)
+    return result
+
+
+def shard_result(shard: str, outcomes: list[Outcome], target: Path, unjudged: int) -> ShardResult:
+    ok = sum(1 for o in outcomes if o.completion["status"] == "ok")
+    return ShardResult(
+        shard=shard, cells=len(outcomes), ok=ok, failed=len(outcomes) - ok,
+        calls=sum(o.completion["attempts"] for o in outcomes),
+        prompt_tokens=sum(o.completion["prompt_tokens"] or 0 for o in outcomes),
+        completion_tokens=sum(o.completion["completion_tokens"] or 0 for o in outcomes),
+        completions_file=str(target), unjudged=unjudged,
+    )

@@ -1,0 +1,301 @@
+"""Corpora to normalised Parquet, streamed in batches so memory stays flat.
+
+Reads JSONL, CSV, Parquet or a folder of .txt/.md files. Every bad row goes to a quarantine file
+with its row number and reason; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
+
+SCHEMA = pa.schema([
+    ("text_id", pa.string()),
+    ("text", pa.string()),
+    ("input", pa.string()),
+    ("context", pa.string()),
+    ("genre", pa.string()),
+    ("metadata", pa.string()),  # JSON object of the row's other fields
+    ("sha256", pa.string()),
+    ("row", pa.int64()),
+])
+TEXT_FIELDS = ("text", "output", "completion", "response", "content")
+ID_FIELDS = ("text_id", "id")
+KNOWN = {"text_id", "id", "text", "input", "context", "genre"}
+DEFAULT_MAX_CHARS = 1_000_000
+BATCH_ROWS = 20_000
+
+
+class CorpusError(InputError):
+    """The corpus as a whole cannot be read (missing file, no text column, unknown format)."""
+
+
+@dataclass
+class IngestReport:
+    source: str
+    parquet: Path
+    quarantine: Path
+    rows_ok: int = 0
+    rows_quarantined: int = 0
+    duplicates_identical: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
+    suffix = path.suffix.lower()
+    if path.is_dir():
+        files = sorted(_folder_files(path))
+        if not files:
+            raise CorpusError(f"{path}: folder holds no .txt or .md files")
+        for number, p in enumerate(files, start=1):
+            if p.is_symlink():
+                yield number, {"text_id": str(p.relative_to(path))}, "a symbolic link: not followed"
+                continue
+            try:
+                yield number, {"text_id": str(p.relative_to(path)), "text": p.read_bytes().decode("utf-8")}, None
+            except UnicodeDecodeError as exc:
+                yield number, {"text_id": str(p.relative_to(path))}, f"invalid UTF-8 at byte {exc.start}"
+    elif suffix in (".jsonl", ".ndjson"):
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield number, None, f"invalid UTF-8 at byte {exc.start}"
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    yield number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"
+                    continue
+                if not isinstance(record, dict):
+                    yield number, None, f"a JSON object is required, found {type(record).__name__}"
+                    continue
+                yield number, record, None
+    elif suffix == ".json":  # one JSON array of records
+        try:
+            rows = json.loads(path.read_bytes())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
+        if not isinstance(rows, list):
+            raise CorpusError(f"{path}: a .json corpus is an array of records, found {type(rows).__name__}")
+        for number, record in enumerate(rows, start=1):
+            yield (number, record, None) if isinstance(record, dict) else \
+                (number, None, f"a JSON object is required, found {type(record).__name__}")
+    elif suffix == ".csv":
+        yield from _csv_records(path)
+    elif suffix == ".parquet":
+        pf = pq.ParquetFile(path)
+        number = 0
+        for batch in pf.iter_batches(batch_size=BATCH_ROWS):
+            for record in batch.to_pylist():
+                number += 1
+                yield number, record, None
+    else:
+        raise CorpusError(f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder)")
+
+
+CSV_FIELD_LIMIT = 2**31 - 1  # Python's default (131,072) is below --max-chars: a longer field desynchronised the reader
+
+
+def _folder_files(folder: Path) -> Iterator[Path]:
+    """The .txt/.md files under a folder, without descending into linked folders; linked files are
+    listed (and quarantined by the caller), so a link to /etc/hostname is never read."""
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in names:
+            candidate = Path(root) / name
+            if candidate.suffix.lower() in (".txt", ".md"):
+                yield candidate
+
+
+CORPUS_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_corpus_id(corpus_id: str) -> str:
+    """A corpus id names a folder under the warehouse: letters, digits, '.', '_' and '-' only."""
+    if not CORPUS_ID.fullmatch(corpus_id) or ".." in corpus_id:
+        raise CorpusError(f"corpus id {corpus_id!r} is not a name: use letters, digits, '.', '_' and '-' "
+                          "(at most 128, starting with a letter or digit)")
+    return corpus_id
+
+
+def _csv_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Rows of a CSV file, strictly: a row with the wrong number of fields or broken quoting is
+    quarantined with its line, and a quote that never closes quarantines the rest of the file by
+    name (it used to swallow the rows after it silently)."""
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    raw = path.open("rb")
+    text = io.TextIOWrapper(raw, encoding="utf-8", newline="", errors="strict")
+    reader = csv.DictReader(text, strict=True)
+    width = None
+    number = 0
+    while True:
+        first_line = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except UnicodeDecodeError as exc:
+            # the stream cannot be resynchronised reliably: quarantine the rest with the reason
+            yield number + 1, None, f"invalid UTF-8 at byte {exc.start} of a read block; rows from here on were not read"
+            break
+        except csv.Error as exc:
+            number += 1
+            if "unexpected end of data" in str(exc):
+                yield number, None, (f"malformed CSV: a quoted field opened on line {first_line} never closes; "
+                                     f"line {first_line} to the end of the file was not read as rows")
+                break
+            yield number, None, f"malformed CSV on line {first_line}: {exc}"
+            continue
+        number += 1
+        width = width or len(reader.fieldnames or [])
+        fields = len(record) - 1 + len(record[None]) if None in record else sum(v is not None for v in record.values())
+        if fields != width:
+            yield number, None, f"row has {fields} field{'s' * (fields != 1)}, header has {width} (line {first_line})"
+            continue
+        yield number, record, None
+    raw.close()
+
+
+def _text_column(record: dict, text_field: str | None) -> str | None:
+    if text_field:
+        return text_field
+    return next((f for f in TEXT_FIELDS if f in record), None)
+
+
+def ingest_corpus(
+    source: str | Path,
+    out_dir: str | Path,
+    text_field: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    limit: int | None = None,
+    id_field: str | None = None,
+) -> IngestReport:
+    """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
+    With `limit`, only the source's first `limit` rows are read. A text's id comes from `id_field`,
+    else a `text_id` or `id` column, else the first 16 hex digits of the text's sha256 (stable
+    across re-ingests of the same text)."""
+    source, out_dir = Path(source), Path(out_dir)
+    if not source.exists():
+        raise CorpusError(f"{source}: no such file or folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = IngestReport(str(source), out_dir / "texts.parquet", out_dir / "quarantine.jsonl")
+    tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
+    tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
+    try:
+        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field)
+    except BaseException:
+        tmp_parquet.unlink(missing_ok=True)
+        tmp_quarantine.unlink(missing_ok=True)
+        raise
+    if report.rows_ok == 0 and report.rows_quarantined == 0:
+        tmp_parquet.unlink(missing_ok=True)
+        tmp_quarantine.unlink(missing_ok=True)
+        raise CorpusError(f"{source}: empty corpus (no rows)")
+    os.replace(tmp_parquet, report.parquet)
+    os.replace(tmp_quarantine, report.quarantine)
+    return report
+
+
+def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine: Path,
+           text_field: str | None, max_chars: int, limit: int | None = None, id_field: str | None = None) -> None:
+    seen: dict[str, bytes] = {}
+    batch: list[dict] = []
+    column_checked = False
+    with pq.ParquetWriter(tmp_parquet, SCHEMA, compression="zstd") as writer, tmp_quarantine.open("w", encoding="utf-8") as bad:
+
+        def reject(number: int, reason: str, text_id: Any = None) -> None:
+            report.rows_quarantined += 1
+            key = reason.split(":")[0].split(" (")[0]
+            report.reasons[key] = report.reasons.get(key, 0) + 1
+            bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
+
+        for number, record, error in _pairs_or_texts(_records(source)):
+            if limit is not None and number > limit:
+                break
+            if error:
+                reject(number, error, (record or {}).get("text_id"))
+                continue
+            column = _text_column(record, text_field)
+            if not column_checked:
+                column_checked = True
+                if column is None or (text_field and text_field not in record):
+                    wanted = text_field or " or ".join(TEXT_FIELDS)
+                    raise CorpusError(f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}")
+                if id_field and id_field not in record:
+                    raise CorpusError(f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}")
+            text = record.get(column) if column else None
+            text_id = next((record[f] for f in ((id_field,) if id_field else ID_FIELDS) if record.get(f) not in (None, "")), None)
+            if id_field and text_id is None:
+                reject(number, f"missing or empty id ({id_field})")
+                continue
+            if not isinstance(text, str) or not text.strip():
+                reject(number, "missing or empty text" if not isinstance(text, (dict, list)) else "text is not a string", text_id)
+                continue
+            if len(text) > max_chars:
+                reject(number, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id)
+                continue
+            digest = _sha(text)
+            text_id = str(text_id) if text_id is not None else digest[:16]
+            prior = seen.get(text_id)
+            if prior is not None:
+                if prior == bytes.fromhex(digest)[:16]:
+                    report.duplicates_identical += 1
+                else:
+                    reject(number, "duplicate text_id with different text", text_id)
+                continue
+            seen[text_id] = bytes.fromhex(digest)[:16]
+            extra = {k: v for k, v in record.items() if k not in KNOWN and k != column}
+            batch.append({
+                "text_id": text_id, "text": text,
+                "input": _str_or_none(record.get("input")), "context": _str_or_none(record.get("context")),
+                "genre": _str_or_none(record.get("genre")),
+                "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
+                "sha256": digest, "row": number,
+            })
+            if len(batch) >= BATCH_ROWS:
+                writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
+                report.rows_ok += len(batch)
+                batch.clear()
+        if batch:
+            writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
+            report.rows_ok += len(batch)
+
+
+def _pairs_or_texts(records: Iterator[tuple[int, Any, str | None]]) -> Iterator[tuple[int, Any, str | None]]:
+    """A pair corpus (rows with response_a / response_b, or preference pairs) becomes two texts per
+    pair (tasks/loaders/pairs.py); any other corpus passes through as it is."""
+    head: list[tuple[int, Any, str | None]] = []
+    for row in records:
+        head.append(row)
+        if row[1] is not None and not row[2]:
+            break
+    rows = itertools.chain(head, records)
+    return expand_pairs(rows) if head and is_pair_record(head[-1][1]) else rows
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,78 @@
+"""The scoring flow's Prefect tasks: prepare a run (recover, register, plan, estimate), judge one
+shard, load one landed shard, finish the run. Every warehouse write happens in the flow's own
+process, in these short steps; a shard task writes only Parquet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from rubricflow.errors import InputError
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.costs import Estimate, PriceError, estimate_cost, price_of, price_table
+from rubricflow.tasks.judging.judge import Outcome
+from rubricflow.tasks.runtime.progress import notify
+from rubricflow.tasks.judging.shard import ShardResult, run_shard
+from rubricflow.warehouse import db, steps
+
+
+def run_dir(warehouse_path: Path, run_id: str) -> Path:
+    return warehouse_path.parent / "runs" / run_id
+
+
+@task(name="prepare-run", cache_policy=NO_CACHE)
+def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str, config: JudgeConfig,
+                run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int, Estimate]:
+    path = Path(warehouse_path)
+    if config.budget_usd is not None and price_of(config.model, price_table(config.prices)) is None:
+        raise PriceError(f"--budget needs a price for model {config.model!r}, and neither genai-prices nor "
+                         "--prices / $RUBRICFLOW_PRICES has one: add it (USD per 1M tokens: {model: {input: ..., "
+                         "output: ...}}) or run without --budget")
+    with db.writer(path) as con:
+        if not steps.corpus_exists(con, corpus_id):
+            raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
+        steps.close_stale_runs(con, path)
+        recovered = steps.load_pending(con, path.parent / "runs")
+        db.register_rubric(con, bundle, source)
+        steps.count_pattern_hits(con, corpus_id, bundle)
+        plan = steps.plan_cells(con, corpus_id, bundle, config.judge_hash(), config.strategy, config.samples,
+                                run_dir(path, run_id) / "plan", shard_size, skip_disqualified, run_id)
+        price = price_of(config.model, price_table(config.prices))
+        seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())
+        estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
+        params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
+        with db.transaction(con):
+            steps.start_run(con, run=run_id, corpus=corpus_id, rubric=bundle.hash, judge=config.judge_hash(),
+                            model=config.model, strategy=config.strategy, samples=config.samples,
+                            parameters=json.dumps(params), planned=plan.total, skipped=plan.total - plan.cells,
+                            estimated_usd=estimate.usd, budget_usd=config.budget_usd)
+            if price is not None:
+                steps.record_price(con, price)
+    return plan, recovered, estimate
+
+
+def cell_done(outcome: Outcome) -> None:
+    notify("cell", outcome.completion)
+
+
+@task(name="judge-shard", cache_policy=NO_CACHE)
+def judge_shard(plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig,
+                run_id: str, corpus_id: str) -> ShardResult:
+    return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, cell_done)
+
+
+@task(name="load-shard", cache_policy=NO_CACHE)
+def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
+    """Load a shard's landed parts (each in one transaction, then removed)."""
+    with db.writer(warehouse_path) as con:
+        return sum(steps.load_landed(con, Path(f)) for f in completions_files)
+
+
+@task(name="finish-run", cache_policy=NO_CACHE)
+def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
+    with db.writer(warehouse_path) as con:
+        steps.finish_run(con, run_id, status, message)

@@ -1,0 +1,199 @@
+"""`rubricflow view`: a local, read-only web app over the warehouse. Every page is one or a few
+`.sql` files (warehouse/sql/view_*.sql, and the A/B and calibration code the CLI uses), rendered by
+Jinja2 templates with autoescaping: texts and rationales are hostile input, and nothing is fetched
+from the network (no CDN, no script).
+
+The warehouse is opened read-only while requests come in and closed after IDLE_CLOSE_S without one,
+so a `score` started meanwhile waits at most that long for its write lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import duckdb
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from rubricflow.errors import RubricflowError
+from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+from rubricflow.warehouse import db
+
+IDLE_CLOSE_S = 2.0
+PAGE_SIZE = 50
+TEMPLATES = Path(__file__).with_name("viewer_templates")
+
+
+class Warehouse:
+    """One read-only connection, shared by requests in turn and closed when idle."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lock = threading.Lock()
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.last = 0.0
+        threading.Thread(target=self._close_when_idle, daemon=True).start()
+
+    def fetch(self, name: str, **params) -> list[dict]:
+        with self.lock:
+            return db.fetch(self._connection(), name, **params)
+
+    def run(self, fn, *args, **kw):
+        """Call fn(con, ...) with the connection (the A/B and calibration code)."""
+        with self.lock:
+            return fn(self._connection(), *args, **kw)
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        self.last = time.monotonic()
+        if self.con is None:
+            if not self.path.exists():
+                raise RubricflowError(f"no warehouse at {self.path}")
+            self.con = db.connect(self.path, read_only=True)
+        return self.con
+
+    def _close_when_idle(self) -> None:
+        while True:
+            time.sleep(IDLE_CLOSE_S / 4)
+            with self.lock:
+                if self.con is not None and time.monotonic() - self.last > IDLE_CLOSE_S:
+                    self.con.close()
+                    self.con = None
+
+
+def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
+    """The text, escaped, with verified evidence quotes and pattern hits marked (overlaps merge)."""
+    spans: list[tuple[int, int, str]] = []
+    for quote in {q for q in quotes if q and q.strip()}:
+        start = text.find(quote)
+        while start >= 0:
+            spans.append((start, start + len(quote), "evidence"))
+            start = text.find(quote, start + len(quote))
+    for p in patterns:  # RE2 syntax, read the way the warehouse's second engine reads it
+        compiled = backtracking(p["regex"])
+        try:
+            spans += [(m.start(), m.end(), "pattern " + p["pattern_id"])
+                      for m in compiled.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.end() > m.start()] if compiled else []
+        except TimeoutError:
+            continue
+    out, at = [], 0
+    for start, end, kind in sorted(spans):
+        if start < at:
+            continue  # overlaps the previous mark
+        out.append(escape(text[at:start]))
+        cls, _, pid = kind.partition(" ")
+        out.append(Markup('<mark class="{}" title="{}">{}</mark>').format(cls, pid or "verified evidence quote",
+                                                                          text[start:end]))
+        at = end
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
+
+
+def url(path: str, *parts: dict, **query) -> str:
+    """A link with its query string; `parts` are dicts of parameters (a page's key and filters)."""
+    merged = {k: v for part in (*parts, query) for k, v in part.items() if v is not None}
+    return path + ("?" + urlencode(merged) if merged else "")
+
+
+def create_app(warehouse_path: Path) -> Starlette:
+    store = Warehouse(Path(warehouse_path))
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
+    env.filters["num"] = lambda v, d=3: "" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+    env.globals["url"] = url
+
+    def page(name: str, **context) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(warehouse=str(store.path), **context))
+
+    def args(request: Request, *names: str) -> dict:
+        return {n: (request.query_params.get(n) or None) for n in names}
+
+    def runs(request: Request) -> HTMLResponse:
+        number = max(int(request.query_params.get("page", 1)), 1)
+        rows = store.fetch("view_runs.sql", limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
+        return page("runs.html", runs=rows, number=number, more=len(rows) == PAGE_SIZE)
+
+    def judgment_set(request: Request) -> HTMLResponse:
+        key = args(request, "corpus", "rubric", "judge")
+        return page("set.html", key=key, bins=store.fetch("view_set_summary.sql", **key),
+                    criteria=store.fetch("view_set_criteria.sql", **key), rates=store.fetch("view_set_rates.sql", **key))
+
+    def texts(request: Request) -> HTMLResponse:
+        key = args(request, "corpus", "rubric", "judge")
+        filters = args(request, "search", "label", "criterion", "disqualifier", "pattern")
+        bounds = {k: float(v) if v else None for k, v in args(request, "min_unit", "max_unit").items()}
+        number = max(int(request.query_params.get("page", 1)), 1)
+        rows = store.fetch("view_texts.sql", **key, **filters, **bounds, limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
+        return page("texts.html", key=key, filters={**filters, **bounds}, texts=rows, number=number,
+                    matching=rows[0]["matching"] if rows else 0, more=len(rows) == PAGE_SIZE)
+
+    def text(request: Request) -> HTMLResponse:
+        corpus, text_id = request.query_params.get("corpus"), request.query_params.get("id")
+        found = store.fetch("view_text.sql", corpus=corpus, text=text_id)
+        if not found:
+            return page("missing.html", what=f"text {text_id!r} of corpus {corpus!r}")
+        judgments = store.fetch("view_text_judgments.sql", corpus=corpus, text=text_id)
+        sides = [h for h in (request.query_params.get("a"), request.query_params.get("b")) if h]
+        quotes = [q for j in judgments if j["evidence_verified"] for q in (j["evidence"] or [])]
+        marked = highlight(found[0]["text"], quotes, store.fetch("view_text_patterns.sql", corpus=corpus, text=text_id))
+        groups: dict[tuple, list[dict]] = {}
+        for j in judgments:
+            groups.setdefault((j["rubric"], j["rubric_hash"], j["judge_hash"], j["model"]), []).append(j)
+        if sides:  # the A/B click-through: the two sides first, side by side
+            groups = dict(sorted(groups.items(), key=lambda g: (g[0][1] not in sides, sides.index(g[0][1])
+                                                                 if g[0][1] in sides else 0)))
+        return page("text.html", t=found[0], marked=marked, groups=groups, sides=sides)
+
+    def ab(request: Request) -> HTMLResponse:
+        from rubricflow.tasks.stats.compare import compare, judgment_sets
+
+        corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))
+        if not (corpus and a and b):
+            return page("form.html", title="A/B: two rubric versions (or judges) on one corpus", action="/compare",
+                        fields=[("corpus", "a corpus id"), ("a", "id@version or a rubric hash prefix"),
+                                ("b", "id@version or a rubric hash prefix")])
+        result = store.run(lambda con: compare(con, corpus, judgment_sets(con, corpus, a, None, True, "A"),
+                                               judgment_sets(con, corpus, b, None, True, "B"), top=20, resamples=500))
+        return page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
+
+    def calibration(request: Request) -> HTMLResponse:
+        from rubricflow.tasks.stats.calibration import calibration as agreement
+
+        q = args(request, "corpus", "judge", "rubric")
+        if not q["corpus"]:
+            return page("form.html", title="Calibration: a judge against human labels", action="/calibration",
+                        fields=[("corpus", "a corpus id"), ("rubric", "this warehouse's judge: the rubric it applied"),
+                                ("judge", "or a label rater (default unieval)")])
+        result = store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
+        return page("calibration.html", cal=result)
+
+    def pairwise(request: Request) -> HTMLResponse:
+        from rubricflow.tasks.presentation.report import pairwise_html
+
+        q = args(request, "corpus", "rubric")
+        return HTMLResponse(store.run(pairwise_html, q["corpus"], q["rubric"], f"Pairwise on {q['corpus']}"))
+
+    def panel(request: Request) -> HTMLResponse:
+        q = args(request, "corpus", "rubric")
+        return page("panel.html", corpus=q["corpus"], rubric=q["rubric"],
+                    rows=store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200))
+
+    async def refused(request: Request, exc: Exception) -> HTMLResponse:
+        """A request the warehouse cannot answer (no such corpus, no labels, a bad number): said on the page."""
+        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc)),
+                            status_code=400)
+
+    async def failed(request: Request, exc: Exception) -> HTMLResponse:
+        """A bug: its type and message on the page, its traceback in the server's log."""
+        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path),
+                                                                   what=f"{type(exc).__name__}: {exc}"), status_code=500)
+
+    return Starlette(routes=[Route("/", runs), Route("/set", judgment_set), Route("/texts", texts),
+                             Route("/text", text), Route("/compare", ab), Route("/calibration", calibration),
+                             Route("/pairwise", pairwise), Route("/panel", panel)],
+                     exception_handlers={RubricflowError: refused, ValueError: refused, Exception: failed})

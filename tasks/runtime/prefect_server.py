@@ -1,0 +1,222 @@
+"""One local Prefect server that every rubricflow command reuses, instead of Prefect's ephemeral
+server, which each CLI process would start again (about 10 s of every `ingest` or `score`).
+
+The first command that runs a flow starts the server in the background on 127.0.0.1 and notes
+its port and PID in a state file; later commands find it healthy and only point PREFECT_API_URL
+at it. It stops itself after RUBRICFLOW_PREFECT_IDLE_S seconds without a request (default 1800),
+or with `rubricflow prefect-server --stop`. A user's own PREFECT_API_URL is always used as is, and
+RUBRICFLOW_PREFECT_SERVER=ephemeral keeps Prefect's per-process server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricflow.errors import TransientError
+from rubricflow.tasks.runtime.lease import update_locked
+
+IDLE_S = 1800.0
+START_TIMEOUT_S = 120.0
+# What Prefect's own ephemeral server runs with: no UI, none of the scheduling services.
+SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1",
+              "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+
+
+class PrefectServerError(TransientError):
+    """The local Prefect server did not start."""
+
+
+@dataclass(frozen=True)
+class ServerState:
+    pid: int
+    port: int
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+
+def state_dir() -> Path:
+    base = os.environ.get("RUBRICFLOW_STATE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _file(suffix: str) -> Path:
+    """A state file of the server for this process's Prefect home (its database): commands with
+    another PREFECT_HOME get a server of their own."""
+    home = os.environ.get("PREFECT_HOME") or str(Path.home() / ".prefect")
+    key = hashlib.sha256(str(Path(home).expanduser().resolve()).encode()).hexdigest()[:12]
+    return state_dir() / f"prefect-server-{key}.{suffix}"
+
+
+def log_file() -> Path:
+    return _file("log")
+
+
+def state_file() -> Path:
+    return _file("json")
+
+
+def healthy(state: ServerState | None, timeout_s: float = 1.0) -> bool:
+    if state is None:
+        return False
+    try:
+        with urllib.request.urlopen(f"{state.api_url}/health", timeout=timeout_s) as response:  # noqa: S310 (loopback)
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def current() -> ServerState | None:
+    """The recorded server, if its process is alive and answers."""
+    try:
+        data = json.loads(_file("json").read_text())
+        state = ServerState(int(data["pid"]), int(data["port"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return state if _alive(state.pid) and healthy(state) else None
+
+
+def use_shared_server() -> str | None:
+    """Point this process's Prefect at the shared server, starting it if needed; call before
+    Prefect is imported. Returns the API URL, or None when the user's settings decide."""
+    if os.environ.get("PREFECT_API_URL") or os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared":
+        return None
+    state = current() or _start_once()
+    os.environ["PREFECT_API_URL"] = state.api_url
+    return state.api_url
+
+
+def stop() -> ServerState | None:
+    """Stop the shared server of this Prefect home (by the PID it recorded); returns what was stopped."""
+    state = current()
+    if state is not None:
+        _end(state.pid)
+    _file("json").unlink(missing_ok=True)
+    return state
+
+
+def stop_all() -> int:
+    """Stop every shared server recorded in the state folder (any Prefect home); returns how many."""
+    stopped = 0
+    for path in state_dir().glob("prefect-server-*.json"):
+        try:
+            data = json.loads(path.read_text())
+            state = ServerState(int(data["pid"]), int(data["port"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if _alive(state.pid) and healthy(state):  # the recorded PID still is our server, not a reused one
+            _end(state.pid)
+            stopped += 1
+        path.unlink(missing_ok=True)
+    return stopped
+
+
+def _end(pid: int) -> None:
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(100):
+        if not _alive(pid):
+            return
+        time.sleep(0.1)
+
+
+def _start_once() -> ServerState:
+    """Start the server unless another command just did (the lock file serialises starters)."""
+    found: list[ServerState] = []
+
+    def start(lock_state: dict) -> None:
+        state = current()
+        if state is None:
+            state = _launch()
+            _file("json").write_text(json.dumps({"pid": state.pid, "port": state.port}))
+        found.append(state)
+    update_locked(_file("lock"), {}, start)
+    return found[0]
+
+
+def _launch() -> ServerState:
+    port = _free_port()
+    log = open(_file("log"), "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "rubricflow.tasks.runtime.prefect_server", str(port)],
+                            env=_server_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                            start_new_session=True)  # not ended by the command's Ctrl-C: later commands reuse it
+    log.close()
+    state = ServerState(proc.pid, port)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise PrefectServerError(f"the local Prefect server exited with code {proc.returncode}; see {_file('log')}")
+        if healthy(state, 0.5):
+            return state
+        time.sleep(0.1)
+    proc.terminate()
+    raise PrefectServerError(f"the local Prefect server did not answer within {START_TIMEOUT_S:g} s; see {_file('log')}")
+
+
+def _server_env() -> dict[str, str]:
+    """The starting command's environment without its secrets: the server outlives the command
+    and never needs an API key."""
+    secret = ("KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH")
+    env = {k: v for k, v in os.environ.items() if not any(word in k.upper() for word in secret)}
+    return {**env, **SERVER_ENV}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child, exited: reaped now
+            return False
+    except ChildProcessError:
+        pass  # another process's child (the usual case: the command that started it has ended)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(port: int, idle_s: float) -> None:
+    """The server process: Prefect's API app under uvicorn, stopped after `idle_s` without a request."""
+    import uvicorn
+    from prefect.server.api.server import create_app
+
+    app = create_app(ephemeral=True, final=True)
+    last = [time.monotonic()]
+
+    async def touched(scope, receive, send):
+        last[0] = time.monotonic()
+        await app(scope, receive, send)
+
+    server = uvicorn.Server(uvicorn.Config(touched, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
+
+    def watch() -> None:
+        while not server.should_exit:
+            time.sleep(min(5.0, idle_s / 4))
+            if time.monotonic() - last[0] > idle_s:
+                server.should_exit = True
+    threading.Thread(target=watch, daemon=True).start()
+    server.run()
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), float(os.environ.get("RUBRICFLOW_PREFECT_IDLE_S", IDLE_S)))

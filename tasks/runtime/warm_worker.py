@@ -1,0 +1,313 @@
+"""A warm worker for the commands that run a flow. Such a command spends most of its time importing
+(Prefect, openai, DuckDB, the flows: about 2.5 s of a 4 s `score` on 2 cores); here it runs in a
+process forked from one that imported all of that already, so the imports are paid once per idle
+period, not once per command (bench/cli_flows.py measures both).
+
+The first flow command starts the worker in the background and runs itself as usual; later ones
+connect to its Unix socket and hand over their arguments, environment, working directory and
+terminal (stdin, stdout and stderr as file descriptors). The worker forks a waiter, which forks the
+runner: the runner becomes the command (the caller's environment, fresh random state and consoles)
+and the waiter reports its exit code. The caller forwards Ctrl-C, SIGTERM and SIGHUP to the runner
+and exits with its code; a caller that dies takes its runner with it.
+
+A worker serves one setup: the Python, Prefect settings (variables and settings files in the working
+directory) and rubricflow's code (file sizes and times) it started with; a change starts a new
+worker, which retires the old one (one per state folder). An idle worker stops after
+RUBRICFLOW_PREFECT_IDLE_S seconds (default 1800), or with `rubricflow prefect-server --stop`.
+RUBRICFLOW_WARM_WORKER=0 turns it off. The worker's own environment holds no secrets; a command's
+API key reaches only its runner, over a socket that only its user can open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env, state_dir, use_shared_server
+
+WORKER_FLAG = "--serve-warm-worker"  # `python -m rubricflow.launch --serve-warm-worker SOCKET KEY` is a worker
+FLOW_COMMANDS = frozenset({"ingest", "score", "compare", "pairwise", "panel", "nightly", "demo"})
+PREFECT_SETTINGS_FILES = (".env", "prefect.toml", "pyproject.toml")  # read by Prefect from the working directory
+CONNECT_WAIT_S = 120.0  # a worker still importing answers once it is ready
+
+
+def wanted(argv: list[str]) -> bool:
+    """Whether this command line is one a warm worker runs: a flow command, not asking for help."""
+    if os.environ.get("RUBRICFLOW_WARM_WORKER", "1") in ("0", "") or sys.platform != "linux":
+        return False
+    words = [a for a in argv if not a.startswith("-")]
+    return bool(words) and words[0] in FLOW_COMMANDS and not {"--help", "-h"} & set(argv)
+
+
+def run(argv: list[str]) -> int | None:
+    """Run the command in the warm worker and return its exit code; None when there is no worker
+    ready (one is started for the next command) and the caller should run the command itself."""
+    if os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared" and not os.environ.get("PREFECT_API_URL"):
+        return None  # Prefect's per-process ephemeral server: nothing to share
+    env = dict(os.environ)  # what the runner gets (it finds the shared Prefect server itself, as any command does)
+    try:
+        use_shared_server()
+        key = setup_key()
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    path = socket_path(key)
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(path))
+    except OSError:
+        conn.close()
+        _start(key, path)
+        return None
+    with conn:
+        return _hand_over(conn, argv, env)
+
+
+def setup_key() -> str:
+    """What a worker's imports depend on: the interpreter, Prefect's settings (its variables and the
+    settings files Prefect reads from the working directory) and rubricflow's code."""
+    import importlib.util
+
+    h = hashlib.sha256()
+    h.update(f"{sys.executable}\0{state_dir()}\0".encode())
+    for name in sorted(k for k in os.environ if k.startswith(("PREFECT_", "RUBRICFLOW_PREFECT")) or k == "DO_NOT_TRACK"):
+        h.update(f"{name}={os.environ[name]}\0".encode())
+    for name in PREFECT_SETTINGS_FILES:
+        file = Path(name)
+        h.update(file.read_bytes() if file.is_file() else b"-")
+    for package in ("rubricflow", "rubricflow.tasks", "rubricflow.flows", "rubricflow.rubrics", "rubricflow.warehouse"):
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            for file in sorted(Path(folder).rglob("*.py")):
+                st = file.stat()
+                h.update(f"{file}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()[:20]
+
+
+def socket_path(key: str) -> Path:
+    """In a folder only this user can enter (socket paths are limited to ~100 characters, so not
+    under a deep state folder)."""
+    folder = Path(tempfile.gettempdir()) / f"rubricflow-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o077:
+        raise PermissionError(f"{folder} must belong to you and be closed to others")
+    return folder / f"worker-{key}.sock"
+
+
+def _record(key: str) -> Path:
+    return state_dir() / f"warm-worker-{key}.json"
+
+
+def _start(key: str, path: Path) -> None:
+    """Start a worker in the background unless one of this setup is starting already."""
+    record = _record(key)
+    try:
+        data = json.loads(record.read_text())
+        if _alive(int(data["pid"])):
+            return
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    log = open(state_dir() / f"warm-worker-{key}.log", "ab")
+    subprocess.Popen([sys.executable, "-m", "rubricflow.launch", WORKER_FLAG, str(path), key], env=_server_env(),
+                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    log.close()
+
+
+def _hand_over(conn: socket.socket, argv: list[str], env: dict[str, str]) -> int | None:
+    request = json.dumps({"argv": argv, "env": env, "cwd": os.getcwd(), "umask": _umask()}).encode()
+    try:
+        socket.send_fds(conn, [b"R"], [0, 1, 2])
+        conn.sendall(struct.pack("!I", len(request)) + request)
+        conn.settimeout(CONNECT_WAIT_S)
+        replies = conn.makefile("rb")
+        first = replies.readline()
+    except OSError:
+        return None  # nothing ran: the caller runs the command itself
+    if not first:
+        return None
+    runner = json.loads(first)["pid"]
+    conn.settimeout(None)
+
+    def forward(signum, frame):
+        try:
+            os.kill(runner, signum)
+        except ProcessLookupError:
+            pass
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    line = replies.readline()  # the exit code, when the runner ends
+    if not line:
+        print("rubricflow: the warm worker ended without an exit code", file=sys.stderr)
+        return 1
+    return int(json.loads(line)["exit"])
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def stop_all() -> int:
+    """Stop every warm worker recorded in the state folder (its running commands go on); returns how many."""
+    stopped = 0
+    for record in state_dir().glob("warm-worker-*.json"):
+        try:
+            data = json.loads(record.read_text())
+            pid, path = int(data["pid"]), Path(data["socket"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if _alive(pid) and _is_worker(pid):
+            os.kill(pid, signal.SIGTERM)
+            stopped += 1
+        path.unlink(missing_ok=True)
+        record.unlink(missing_ok=True)
+    return stopped
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        return WORKER_FLAG.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+# The worker process.
+
+def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[list[str]], None]) -> None:
+    """Import `prewarm`, then fork `command(argv)` for each caller until idle for RUBRICFLOW_PREFECT_IDLE_S."""
+    listener = _bind(path)
+    if listener is None:
+        return  # another worker of this setup serves
+    signal.signal(signal.SIGTERM, lambda *_: _leave(path, key))
+    stop_all()  # one worker per state folder: the others served a setup that changed (or another one)
+    _record(key).write_text(json.dumps({"pid": os.getpid(), "socket": str(path)}))
+    import importlib
+
+    for name in prewarm:
+        importlib.import_module(name)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
+    listener.settimeout(float(os.environ.get("RUBRICFLOW_PREFECT_IDLE_S", IDLE_S)))
+    print(f"warm worker {os.getpid()} ready on {path}", flush=True)
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            _leave(path, key)
+        except InterruptedError:
+            continue
+        try:
+            _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+            size = struct.unpack("!I", _read(conn, 4))[0]
+            request = json.loads(_read(conn, size))
+        except (OSError, ValueError, struct.error) as exc:
+            print(f"refused a request: {exc}", flush=True)
+            conn.close()
+            continue
+        if os.fork() == 0:
+            listener.close()
+            _wait_for(conn, fds, request, command)  # never returns
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+        print(f"ran {' '.join(request['argv'][:1])} at {time.strftime('%H:%M:%S')}", flush=True)
+
+
+def _bind(path: Path) -> socket.socket | None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(path))
+    except OSError:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+            return None  # alive
+        except OSError:
+            path.unlink(missing_ok=True)  # left by a worker that died
+            listener.bind(str(path))
+        finally:
+            probe.close()
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    return listener
+
+
+def _leave(path: Path, key: str) -> None:
+    path.unlink(missing_ok=True)
+    _record(key).unlink(missing_ok=True)
+    os._exit(0)
+
+
+def _read(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise OSError("the caller hung up")
+        data += chunk
+    return data
+
+
+def _wait_for(conn: socket.socket, fds: list[int], request: dict, command: Callable[[list[str]], None]) -> None:
+    """The waiter: fork the runner, report its PID and exit code; end it if the caller goes away."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _become_caller(fds, request)
+        command(request["argv"])
+        sys.exit(0)  # a command's own SystemExit ends the runner as it ends any command: atexit handlers run
+    print(f"{request['argv'][0]}: runner {pid}", flush=True)
+    for fd in fds:
+        os.close(fd)
+    code = 1
+    try:
+        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        done = os.pidfd_open(pid)
+        while True:
+            ready, _, _ = select.select([conn, done], [], [])
+            if done in ready:
+                break
+            if not conn.recv(1):  # the caller is gone (even by kill -9): so is its command
+                os.kill(pid, signal.SIGKILL)
+                break
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        code = 128 - code if code < 0 else code
+        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+    except OSError:
+        pass
+    os._exit(0)
+
+
+def _become_caller(fds: list[int], request: dict) -> None:
+    """The runner takes the caller's terminal, directory, environment and arguments, and fresh random state."""
+    import random
+
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.setpgid(0, 0)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.chdir(request["cwd"])
+    os.umask(request["umask"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    sys.stdout.reconfigure(line_buffering=sys.stdout.isatty())
+    sys.argv = ["rubricflow", *request["argv"]]

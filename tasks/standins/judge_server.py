@@ -1,0 +1,397 @@
+"""`rubricflow judge-server`: a local OpenAI-compatible endpoint backed by the offline judge.
+
+Deterministic and model-free (see `offline_judge`), with switches for latency, an enforced rate
+limit (429 + Retry-After) and fault injection. Faults are chosen by a hash of the request and
+hit only its first attempt(s), so a client that retries correctly ends with the same judgments
+as against a clean server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+from . import offline_judge
+from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
+from rubricflow.tasks.judging.prompts import GENERATE_MARK
+from rubricflow.tasks.judging.prompts import REFLECT_MARK
+
+# Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
+# its own cell, never a shard's other answers, and none may put a secret into the warehouse.
+HOSTILE_FAULTS = ("deep_json", "usage_missing", "usage_null", "text_plain", "message_null", "content_parts",
+                  "content_number", "echo_headers", "slow_drip")
+FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
+          "wrong_keys", "out_of_range", "truncated", "refusal", *HOSTILE_FAULTS)
+TRANSIENT_FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
+                    "wrong_keys", "out_of_range", "truncated")
+
+
+@dataclass
+class ServerConfig:
+    model: str = "rubricflow-offline-judge"
+    latency_ms: float = 0.0
+    rpm: float | None = None  # enforced: over the limit answers 429
+    retry_after: bool = True  # send Retry-After with 429s
+    fault_rate: float = 0.0  # share of requests that get a fault
+    faults: tuple[str, ...] = TRANSIENT_FAULTS
+    fault_attempts: int = 1  # how many attempts of a faulty request fail
+    stall_s: float = 3.0  # how long a `timeout` fault stalls before answering
+    supports: str = "json_schema"  # json_schema | json_object | tools | text: the richest output mode it accepts
+    refusal_status: int = 400  # how it refuses a richer mode (llama.cpp's Python server says 500)
+    drop_system: bool = False  # a chat template without a system role: system messages are dropped
+    logprobs: bool = True  # returns logprobs when asked; False: refuses a request for them (400)
+    slots: int = 0  # answers at most this many requests at once, the others queue (0: no limit)
+    api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
+    batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    probes: int = 0  # rubricflow's delivery checks (counted apart, so `requests` counts judge calls)
+    peak_in_flight: int = 0
+    answered: int = 0
+    rate_limited: int = 0
+    faults: Counter = field(default_factory=Counter)
+
+
+class JudgeServer:
+    """A raw ASGI app: small and fast, and free to misbehave (reset, drip) on purpose."""
+
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.stats = Stats()
+        self.attempts: Counter = Counter()
+        self.level = 1.0
+        self.stamp = time.monotonic()
+        self.rate = (config.rpm or 0) / 60.0
+        self.capacity = max(1.0, self.rate)  # one second of burst
+        self.batches = BatchStore(config.batch, self.answer)
+        self.slots = asyncio.Semaphore(config.slots) if config.slots else None
+        self.last_system: str | None = None  # a one-entry prefix cache, like one llama.cpp slot
+        self.in_flight = 0
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                pass
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        path, method = scope["path"], scope["method"]
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if method == "GET" and path.rstrip("/") in ("/v1/models", "/models"):
+            return await _json(send, 200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]})
+        if method == "GET" and path == "/stats":
+            s = self.stats
+            return await _json(send, 200, {"requests": s.requests, "answered": s.answered,
+                                           "rate_limited": s.rate_limited, "faults": dict(s.faults),
+                                           "batches_created": self.batches.created})
+        if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
+            return await self.chat(body, send, scope["headers"])
+        if path.startswith("/v1/files") or path.startswith("/v1/batches"):
+            return await self.batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
+        return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
+
+    def _admit(self) -> float:
+        """0 when the request may pass, else seconds until it could."""
+        if not self.rate:
+            return 0.0
+        now = time.monotonic()
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.level >= 1:
+            self.level -= 1
+            return 0.0
+        return (1 - self.level) / self.rate
+
+    async def chat(self, raw: bytes, send, headers: list | None = None) -> None:
+        if self.slots is None:
+            return await self._chat(raw, send, headers)
+        async with self.slots:  # one model, N slots: the rest wait in the server's queue
+            return await self._chat(raw, send, headers)
+
+    async def _chat(self, raw: bytes, send, headers: list | None = None) -> None:
+        self.in_flight += 1
+        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.in_flight)
+        try:
+            return await self._answer_chat(raw, send, headers)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer_chat(self, raw: bytes, send, headers: list | None = None) -> None:
+        if self.config.drop_system:  # what a template without a system role does to the request
+            try:
+                body = json.loads(raw)
+                body["messages"] = [m for m in body.get("messages", []) if m.get("role") != "system"]
+                raw = json.dumps(body).encode()
+            except (ValueError, TypeError, AttributeError):
+                pass
+        if b"rubricflow delivery check" in raw:
+            self.stats.probes += 1
+            body = json.loads(raw)
+            tokens = sum(token_count(m.get("content") or "") for m in body.get("messages", []))
+            return await _json(send, 200, {"id": "probe", "object": "chat.completion", "created": int(time.time()),
+                                           "model": self.config.model, "choices": [{"index": 0, "finish_reason": "length",
+                                           "message": {"role": "assistant", "content": "OK"}}],
+                                           "usage": {"prompt_tokens": tokens, "completion_tokens": 1,
+                                                     "total_tokens": tokens + 1}})
+        self.stats.requests += 1
+        if self.config.api_key is not None and \
+                dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode():
+            return await _json(send, 401, _error("Incorrect API key provided.", "invalid_api_key"))
+        try:
+            body = json.loads(raw)
+            body["messages"]  # a chat completion request has messages
+        except (ValueError, KeyError, TypeError):
+            return await _json(send, 400, _error("request body is not a chat completion request"))
+        wait = self._admit()
+        if wait:
+            self.stats.rate_limited += 1
+            headers = [(b"retry-after", str(math.ceil(wait)).encode()), (b"retry-after-ms", str(int(wait * 1000) + 1).encode())]
+            return await _json(send, 429, _error("rate limit exceeded", "rate_limit_exceeded"),
+                               headers if self.config.retry_after else [])
+        schema, mode = offline_judge.request_schema(body)
+        refused = self._unsupported(body)
+        if refused:
+            return await _json(send, self.config.refusal_status, _error(refused))
+        if self.config.latency_ms:
+            await asyncio.sleep(self.config.latency_ms / 1000)
+        key = offline_judge.request_key(body)
+        self.attempts[key] += 1
+        fault = self._fault(key)
+        if fault:
+            self.stats.faults[fault] += 1
+        if fault in ("500", "502", "503", "429"):
+            return await _json(send, int(fault), _error(f"injected fault {fault}", "server_error"),
+                               [(b"retry-after", b"0")] if fault == "429" and self.config.retry_after else [])
+        if fault == "reset":
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
+        if fault == "timeout":
+            await asyncio.sleep(self.config.stall_s)
+        if fault == "text_plain":
+            return await _text(send, "Service temporarily degraded. Please try again.")
+        response = self.answer(body, key, fault)
+        if fault == "echo_headers":  # a proxy that reflects the request, Authorization included
+            echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
+            response["choices"][0]["message"]["content"] = f"bad request, headers were: {echoed}"
+        self.stats.answered += 1
+        if fault == "drip":
+            return await _drip(send, response)
+        if fault == "slow_drip":  # a valid answer, a few bytes every quarter second: defeats read timeouts
+            return await _drip(send, response, step=16, pause_s=0.25)
+        return await _json(send, 200, response)
+
+    def answer(self, body: dict, key: str | None = None, fault: str | None = None) -> dict:
+        """The completion for one chat request body (online, or one line of a batch)."""
+        messages = body.get("messages", [])
+        schema, mode = offline_judge.request_schema(body)
+        user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
+        prompt_tokens = token_count(system or "") + token_count(user)
+        cached = token_count(system) if system and system == self.last_system else 0  # the prefix seen last time
+        self.last_system = system
+        system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
+        asked = str(body.get("model") or "")
+        persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
+        if system.startswith(REFLECT_MARK):  # `improve evolve` asks for rubric mutations
+            answer = offline_judge.reflect(user)
+        elif system.startswith(GENERATE_MARK):  # `rubric generate` asks for a draft
+            answer = offline_judge.draft_rubric(system + "\n" + user)
+        else:
+            answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona)
+        response = self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens)
+        if isinstance(response.get("usage"), dict) and "prompt_tokens" in response["usage"]:
+            response["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+        return response
+
+    async def batch_route(self, method: str, path: str, headers: dict, body: bytes, send) -> None:
+        parts = path.split("/")  # ['', 'v1', 'files' | 'batches', id?, 'content'?]
+        if method == "POST" and path == "/v1/files":
+            status, payload = self.batches.upload(headers.get(b"content-type", b"").decode(), body)
+        elif method == "GET" and len(parts) == 5 and parts[2] == "files" and parts[4] == "content":
+            status, payload = self.batches.content(parts[3])
+            if status == 200:
+                return await _raw(send, payload)
+        elif method == "POST" and path == "/v1/batches":
+            status, payload = self.batches.create(json.loads(body or b"{}"))
+        elif method == "GET" and len(parts) == 4 and parts[2] == "batches":
+            status, payload = self.batches.retrieve(parts[3])
+        else:
+            status, payload = 404, _error(f"no route {method} {path}")
+        return await _json(send, status, payload)
+
+    def _unsupported(self, body: dict) -> str | None:
+        supports = self.config.supports
+        fmt = (body.get("response_format") or {}).get("type")
+        order = ("json_schema", "json_object", "tools", "text")
+        if fmt in ("json_schema", "json_object") and order.index(fmt) < order.index(supports):
+            return f"response_format: Input should be 'text' or 'json_object', got {fmt!r} (not supported by this endpoint)"
+        if body.get("tools") and supports == "text":
+            return "tools are not supported by this endpoint"
+        if body.get("logprobs") and not self.config.logprobs:
+            return "logprobs are not supported by this endpoint"
+        return None
+
+    def _fault(self, key: str) -> str | None:
+        c = self.config
+        if not c.fault_rate or not c.faults or self.attempts[key] > c.fault_attempts:
+            return None
+        if int(key[8:16], 16) / 0xFFFFFFFF >= c.fault_rate:
+            return None
+        return c.faults[int(key[:8], 16) % len(c.faults)]
+
+    def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_tokens: int) -> dict:
+        content = json.dumps(answer, ensure_ascii=False)
+        finish = "stop"
+        refusal = None
+        if fault == "malformed":
+            content = content[: len(content) // 2] + "}{"
+        elif fault == "wrong_keys":
+            content = json.dumps({"scores": answer.get("criteria", {})})
+        elif fault == "out_of_range":
+            broken = {cid: {**v, "value": "off-the-scale"} for cid, v in answer.get("criteria", {}).items()}
+            content = json.dumps({**answer, "criteria": broken})
+        elif fault == "truncated":
+            content, finish = content[: len(content) // 2], "length"
+        elif fault == "refusal":
+            content, refusal = None, "I can't help with that."
+        elif fault == "deep_json":
+            content = "[" * 50_000 + "]" * 50_000
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+        if mode == "tools" and content is not None and fault != "empty":
+            name = body["tools"][0]["function"]["name"]
+            message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+                {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}]}
+        elif mode == "text" and content is not None:
+            message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
+        if fault == "content_parts":  # content as a list of typed parts (valid in some APIs)
+            message["content"] = [{"type": "text", "text": part} for part in (content[:20], content[20:])]
+        elif fault == "content_number":
+            message["content"] = 42
+        choices = [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
+        if fault == "message_null":
+            choices[0]["message"] = None
+        completion_tokens = token_count(content if isinstance(content, str) else "")
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        if limit and completion_tokens > limit and choices:  # like any server: cut off at max_tokens
+            cut = content[: max(1, len(content) * limit // completion_tokens)] if isinstance(content, str) else content
+            choices[0]["finish_reason"] = "length"
+            if choices[0]["message"] is not None and isinstance(cut, str):
+                if choices[0]["message"].get("tool_calls"):
+                    choices[0]["message"]["tool_calls"][0]["function"]["arguments"] = cut
+                else:
+                    choices[0]["message"]["content"] = cut
+            completion_tokens = limit
+        said = choices[0]["message"] if choices else None
+        if body.get("logprobs") and said and isinstance(said.get("content"), str):  # what a tool call says has none
+            choices[0]["logprobs"] = {"content": offline_judge.token_logprobs(
+                said["content"], int(body.get("top_logprobs") or 0), key), "refusal": None}
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                 "total_tokens": prompt_tokens + completion_tokens}
+        if fault == "usage_missing":
+            usage = {}
+        elif fault == "usage_null":
+            usage = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
+        return {
+            "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}", "object": "chat.completion", "created": int(time.time()),
+            "model": str(body.get("model") or self.config.model), "system_fingerprint": "fp_rubricflow_offline", "choices": choices,
+            "usage": usage,
+        }
+
+
+def token_count(text: str) -> int:
+    """Tokens as a BPE tokenizer roughly counts them: four ASCII characters a token, one token per
+    other character, two past the Basic Multilingual Plane (emoji). Not exact, realistic in shape:
+    CJK text costs about four times what its length in characters/4 suggests."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    astral = sum(1 for ch in text if ord(ch) > 0xFFFF) if not text.isascii() else 0
+    return ascii_chars // 4 + (len(text) - ascii_chars) + astral
+
+
+def _error(message: str, kind: str = "invalid_request_error") -> dict:
+    return {"error": {"message": message, "type": kind, "code": kind}}
+
+
+async def _json(send, status: int, payload: dict, headers: list | None = None) -> None:
+    data = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _text(send, text: str) -> None:
+    data = text.encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _raw(send, data: bytes) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"application/octet-stream"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _drip(send, payload: dict, step: int | None = None, pause_s: float = 0.05) -> None:
+    """A complete, valid answer sent a few bytes at a time (eight pieces, unless `step` is given)."""
+    data = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    step = step or max(1, len(data) // 8)
+    for i in range(0, len(data), step):
+        await send({"type": "http.response.body", "body": data[i:i + step], "more_body": i + step < len(data)})
+        await asyncio.sleep(pause_s)
+
+
+def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # listening before "listening on" is printed: early clients queue, not fail
+    return sock
+
+
+def make_server(app: JudgeServer) -> uvicorn.Server:
+    return uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan="off",
+                                         timeout_keep_alive=30, backlog=4096))
+
+
+class RunningServer:
+    """A judge server on a background thread of this process (demo and tests)."""
+
+    def __init__(self, config: ServerConfig | None = None, port: int = 0):
+        self.app = JudgeServer(config or ServerConfig())
+        self.sock = bind(port=port)
+        self.port = self.sock.getsockname()[1]
+        self.server = make_server(self.app)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "RunningServer":
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

@@ -54,8 +54,13 @@ def main() -> None:
 
         first = seconds(ingest(0, env), work, env)  # starts the shared server
         cold_env = {**env, "RUBRICFLOW_WARM_WORKER": "0"}
-        times: dict[str, list[float]] = {"import prefect": [], "ingest 5 rows": [], "score 5 texts": [],
-                                         "cold ingest 5 rows": [], "cold score 5 texts": []}
+        times: dict[str, list[float]] = {
+            "import prefect": [],
+            "ingest 5 rows": [],
+            "score 5 texts": [],
+            "cold ingest 5 rows": [],
+            "cold score 5 texts": [],
+        }
         for i in range(1, args.runs + 1):
             times["import prefect"].append(seconds([sys.executable, "-c", "import prefect"], work, env))
             times["ingest 5 rows"].append(seconds(ingest(i, env), work, env))
@@ -63,8 +68,10 @@ def main() -> None:
             times["cold ingest 5 rows"].append(seconds(ingest(100 + i, cold_env), work, cold_env))
             times["cold score 5 texts"].append(seconds(score(100 + i, cold_env), work, cold_env))
         ephemeral_env = {**env, "RUBRICFLOW_PREFECT_SERVER": "ephemeral"}
-        ephemeral = {"ingest 5 rows": seconds(ingest(99, ephemeral_env), work, ephemeral_env),
-                     "score 5 texts": seconds(score(99, ephemeral_env), work, ephemeral_env)}
+        ephemeral = {
+            "ingest 5 rows": seconds(ingest(99, ephemeral_env), work, ephemeral_env),
+            "score 5 texts": seconds(score(99, ephemeral_env), work, ephemeral_env),
+        }
         subprocess.run([exe, "prefect-server", "--stop"], env=env, stdout=subprocess.DEVNULL)
     baseline = statistics.median(times["import prefect"])
     print(f"median of {args.runs} fresh processes each, run in turn")
@@ -72,9 +79,11 @@ def main() -> None:
     print(f"{label:<28}{baseline:7.2f} s")
     for name in ("ingest 5 rows", "score 5 texts"):
         median, cold = statistics.median(times[name]), statistics.median(times["cold " + name])
-        print(f"{'rubricflow ' + name:<28}{median:7.2f} s  {median / baseline:5.2f}x the import (target <= 2.00x)   "
-              f"without the warm worker: {cold:5.2f} s ({cold / baseline:.2f}x)   "
-              f"on an ephemeral server: {ephemeral[name]:6.2f} s ({ephemeral[name] / baseline:.2f}x)")
+        print(
+            f"{'rubricflow ' + name:<28}{median:7.2f} s  {median / baseline:5.2f}x the import (target <= 2.00x)   "
+            f"without the warm worker: {cold:5.2f} s ({cold / baseline:.2f}x)   "
+            f"on an ephemeral server: {ephemeral[name]:6.2f} s ({ephemeral[name] / baseline:.2f}x)"
+        )
     print(f"the first command, which starts the shared server: {first:.2f} s")
 
 

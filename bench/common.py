@@ -33,7 +33,7 @@ class Server:
         with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats") as r:
             return json.load(r)
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -42,8 +42,10 @@ class Server:
 
 
 def write_corpus(path: Path, n: int) -> Path:
-    words = ("council budget river bridge engineer museum library market ferry bakery report trial "
-             "moreover vibrant nestled stunning however tapestry").split()
+    words = (
+        "council budget river bridge engineer museum library market ferry bakery report trial "
+        "moreover vibrant nestled stunning however tapestry"
+    ).split()
     with path.open("w") as fh:
         for i in range(n):
             body = " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(40))

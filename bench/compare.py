@@ -37,7 +37,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     a = compile_or_raise(rubric())
-    b = compile_or_raise(rubric().model_copy(update={"metadata": rubric().metadata.model_copy(update={"version": "2.0.0"})}))
+    b = compile_or_raise(
+        rubric().model_copy(update={"metadata": rubric().metadata.model_copy(update={"version": "2.0.0"})})
+    )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "w.duckdb"
         t0 = time.perf_counter()
@@ -46,7 +48,9 @@ def main() -> None:
             fill(con, b, args.texts, run="rb", shift=2, with_texts=False)
             con.execute("CHECKPOINT")
         rows = 2 * args.texts * 10
-        print(f"{rows:,} judgment rows ({args.texts:,} texts x 10 criteria x 2 versions) built in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"{rows:,} judgment rows ({args.texts:,} texts x 10 criteria x 2 versions) built in {time.perf_counter() - t0:.1f} s"
+        )
         best_full = best_bare = float("inf")
         with db.reader(path) as con:
             for _ in range(args.repeat):
@@ -57,13 +61,17 @@ def main() -> None:
                 result = compare(con, "c", [(a.hash, "j")], [(b.hash, "j")], top=10, resamples=2000)
                 best_full = min(best_full, time.perf_counter() - t0)
         s = result.summary
-        print(f"texts paired {s['texts_paired']:,}; mean delta {s['mean_delta']:.4f} "
-              f"CI [{s['mean_delta_ci'][0]:.4f}, {s['mean_delta_ci'][1]:.4f}]; Pearson {s['pearson']:.4f}, "
-              f"Spearman {s['spearman']:.4f}, Kendall {s['kendall_tau_b']:.4f}; {len(result.criteria)} criteria, "
-              f"{len(result.movers)} movers")
+        print(
+            f"texts paired {s['texts_paired']:,}; mean delta {s['mean_delta']:.4f} "
+            f"CI [{s['mean_delta_ci'][0]:.4f}, {s['mean_delta_ci'][1]:.4f}]; Pearson {s['pearson']:.4f}, "
+            f"Spearman {s['spearman']:.4f}, Kendall {s['kendall_tau_b']:.4f}; {len(result.criteria)} criteria, "
+            f"{len(result.movers)} movers"
+        )
         print(f"bare pairing query (count, mean delta, Pearson): {best_bare:.2f} s (best of {args.repeat})")
-        print(f"full A/B (every statistic, 2000 bootstrap resamples per interval, 11 intervals): {best_full:.2f} s "
-              f"(best of {args.repeat})")
+        print(
+            f"full A/B (every statistic, 2000 bootstrap resamples per interval, 11 intervals): {best_full:.2f} s "
+            f"(best of {args.repeat})"
+        )
         print(f"ratio full / bare: {best_full / best_bare:.2f}")
 
 

@@ -34,7 +34,9 @@ def main() -> None:
         paths = []
         for i in range(args.rubrics):
             base = seeds[i % len(seeds)]
-            meta = base.metadata.model_copy(update={"id": f"{base.metadata.id}-{i}", "tags": base.metadata.tags + (f"t{i % 50}",)})
+            meta = base.metadata.model_copy(
+                update={"id": f"{base.metadata.id}-{i}", "tags": base.metadata.tags + (f"t{i % 50}",)}
+            )
             path = root / f"r{i}.yaml"
             path.write_text(dump_yaml(base.model_copy(update={"metadata": meta})), encoding="utf-8")
             paths.append(path)
@@ -64,7 +66,9 @@ def main() -> None:
             t = time.perf_counter()
             load_rubric(paths[i])
             baseline.append((time.perf_counter() - t) * 1000)
-        print(f"{'baseline: parse file each time':<14}  p50 {statistics.median(baseline):.3f} ms  p99 {percentile(baseline, 0.99):.3f} ms")
+        print(
+            f"{'baseline: parse file each time':<14}  p50 {statistics.median(baseline):.3f} ms  p99 {percentile(baseline, 0.99):.3f} ms"
+        )
 
 
 if __name__ == "__main__":

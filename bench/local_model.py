@@ -26,15 +26,25 @@ from rubricflow.rubrics.library import Library
 from rubricflow.rubrics.render import call_units
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell, Judge, RetryBudget, judge_all
-from rubricflow.tasks.standins.local_model import MODEL_ALIAS, LocalModelServer
 from rubricflow.tasks.judging.ratelimit import RateLimiter
+from rubricflow.tasks.standins.local_model import MODEL_ALIAS, LocalModelServer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "flows" / "samples" / "demo_corpus.jsonl"
 
 
 def cells_for(texts: list[dict], unit_ids: list[str]) -> list[Cell]:
-    return [Cell(cell_key=f"{t['id']}/{u}", text_id=t["id"], text_sha256=hashlib.sha256(t["text"].encode()).hexdigest(),
-                 unit_id=u, sample=0, text=t["text"]) for t in texts for u in unit_ids]
+    return [
+        Cell(
+            cell_key=f"{t['id']}/{u}",
+            text_id=t["id"],
+            text_sha256=hashlib.sha256(t["text"].encode()).hexdigest(),
+            unit_id=u,
+            sample=0,
+            text=t["text"],
+        )
+        for t in texts
+        for u in unit_ids
+    ]
 
 
 async def one_pass(server: LocalModelServer, bundle, config: JudgeConfig, cells: list[Cell]) -> tuple[float, int]:
@@ -69,9 +79,15 @@ def main() -> None:
         log = Path(tmp) / "llama.log"
         with LocalModelServer(log=log) as server:
             # the server's own URL: its loopback timeout (300 s), and the cells one at a time, as it serves them
-            config = JudgeConfig(model=MODEL_ALIAS, base_url=server.base_url, strategy=args.strategy,
-                                 max_tokens=args.max_tokens, output_mode="json_object", system_prompt="user",
-                                 max_in_flight=1)
+            config = JudgeConfig(
+                model=MODEL_ALIAS,
+                base_url=server.base_url,
+                strategy=args.strategy,
+                max_tokens=args.max_tokens,
+                output_mode="json_object",
+                system_prompt="user",
+                max_in_flight=1,
+            )
             offset = len(log.read_text(errors="replace"))
             figures = {}
             for name, cells in (("shuffled", shuffled), ("cache-aware", ordered)):
@@ -81,10 +97,14 @@ def main() -> None:
                 figures[name] = (seconds, scored, cached, len(cells))
     print(f"{args.rubric} ({args.strategy}), {len(texts)} texts x {len(units)} call units, one call at a time")
     for name, (seconds, scored, cached, calls) in figures.items():
-        print(f"{name:<12} {calls} calls in {seconds:6.1f} s  {scored / seconds:5.2f} judgments/s  "
-              f"{cached:>7,} prompt tokens from the prefix cache ({cached / calls:,.0f} a call)")
+        print(
+            f"{name:<12} {calls} calls in {seconds:6.1f} s  {scored / seconds:5.2f} judgments/s  "
+            f"{cached:>7,} prompt tokens from the prefix cache ({cached / calls:,.0f} a call)"
+        )
     (s_time, _, s_cached, _), (c_time, _, c_cached, _) = figures["shuffled"], figures["cache-aware"]
-    print(f"cache-aware vs shuffled: {s_time / c_time:.2f}x the speed, {c_cached / max(1, s_cached):.2f}x the cached tokens")
+    print(
+        f"cache-aware vs shuffled: {s_time / c_time:.2f}x the speed, {c_cached / max(1, s_cached):.2f}x the cached tokens"
+    )
 
 
 if __name__ == "__main__":

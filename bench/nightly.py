@@ -45,8 +45,10 @@ def main() -> None:
         empty()
         floor = time.perf_counter() - t0
         print(f"night 1: {args.texts:,} texts ingested and judged in {first:.1f} s ({calls:,} calls)")
-        print(f"night 2 (no change): {second:.2f} s, {server.stats()['requests'] - calls} calls, "
-              f"{night['judged_cells']} cells judged, coverage {night['coverage']:.3f}")
+        print(
+            f"night 2 (no change): {second:.2f} s, {server.stats()['requests'] - calls} calls, "
+            f"{night['judged_cells']} cells judged, coverage {night['coverage']:.3f}"
+        )
         print(f"baseline empty Prefect flow run: {floor:.2f} s; no-change night / empty flow: {second / floor:.1f}")
 
 

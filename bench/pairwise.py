@@ -48,8 +48,12 @@ def main() -> None:
         with (work / "pairs.jsonl").open("w") as fh, (work / "texts.jsonl").open("w") as texts:
             for i in range(n):
                 a, b = responses(i)
-                fh.write(json.dumps({"pair_id": f"p{i:05d}", "prompt": f"Report on day {i}.", "response_a": a,
-                                     "response_b": b}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {"pair_id": f"p{i:05d}", "prompt": f"Report on day {i}.", "response_a": a, "response_b": b}
+                    )
+                    + "\n"
+                )
                 texts.write(json.dumps({"id": f"t{i:05d}a", "text": a, "input": f"Report on day {i}."}) + "\n")
                 texts.write(json.dumps({"id": f"t{i:05d}b", "text": b, "input": f"Report on day {i}."}) + "\n")
         warehouse = str(work / "w.duckdb")
@@ -60,15 +64,22 @@ def main() -> None:
         judge = {"base_url": server.base_url}
         score_s, scored = timed(lambda: score_corpus("texts", RUBRIC, warehouse, judge))
         pair_s, paired = timed(lambda: score_corpus("pairs", str(pair_form), warehouse, judge))
-        panel_s, panel = timed(lambda: panel_flow("pairs", str(pair_form), warehouse,
-                                                  [{**judge, "model": "judge-x"}, {**judge, "model": "judge-y"}]))
+        panel_s, panel = timed(
+            lambda: panel_flow(
+                "pairs", str(pair_form), warehouse, [{**judge, "model": "judge-x"}, {**judge, "model": "judge-y"}]
+            )
+        )
     score_rate, pair_rate = scored["judged_cells"] / score_s, paired["judged_cells"] / pair_s
     print(f"{n} pairs, {RUBRIC}, holistic, offline judge server in its own process")
     print(f"scoring   {scored['judged_cells']:>6} cells in {score_s:6.1f} s  {score_rate:7.1f} cells/s")
-    print(f"pairwise  {paired['judged_cells']:>6} cells in {pair_s:6.1f} s  {pair_rate:7.1f} cells/s  "
-          f"({pair_rate / score_rate:.2f}x scoring; target >= 0.90)")
+    print(
+        f"pairwise  {paired['judged_cells']:>6} cells in {pair_s:6.1f} s  {pair_rate:7.1f} cells/s  "
+        f"({pair_rate / score_rate:.2f}x scoring; target >= 0.90)"
+    )
     panel_cells = sum(r["judged_cells"] for r in panel)
-    print(f"panel of 2 judges as one flow: {panel_cells} cells in {panel_s:.1f} s ({panel_cells / panel_s:.1f} cells/s)")
+    print(
+        f"panel of 2 judges as one flow: {panel_cells} cells in {panel_s:.1f} s ({panel_cells / panel_s:.1f} cells/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -25,15 +25,22 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=500)
     args = parser.parse_args()
     cells = int(args.rpm / 60 * args.seconds)
-    with tempfile.TemporaryDirectory() as tmp, Server("--latency-ms", str(args.latency_ms), "--rpm", str(args.rpm)) as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Server("--latency-ms", str(args.latency_ms), "--rpm", str(args.rpm)) as server,
+    ):
         warehouse = Path(tmp) / "w.duckdb"
         ingest_flow(str(write_corpus(Path(tmp) / "c.jsonl", cells)), str(warehouse), "bench")
-        summary = score_corpus("bench", "llm-slop", str(warehouse),
-                               {"base_url": server.base_url, "rpm": args.rpm, "max_in_flight": 256}, shard_size=cells)
+        summary = score_corpus(
+            "bench",
+            "llm-slop",
+            str(warehouse),
+            {"base_url": server.base_url, "rpm": args.rpm, "max_in_flight": 256},
+            shard_size=cells,
+        )
         stats = server.stats()
         con = duckdb.connect(str(warehouse), read_only=True)
-        first, last, n = con.execute(
-            "SELECT min(created_at), max(created_at), count(*) FROM completions").fetchall()[0]
+        first, last, n = con.execute("SELECT min(created_at), max(created_at), count(*) FROM completions").fetchall()[0]
         con.close()
     window_s = (last - first).total_seconds()
     achieved = (n - 1) / window_s * 60

@@ -31,14 +31,19 @@ def main() -> None:
         t = time.perf_counter()
         first = score_corpus("bench", "llm-slop", str(warehouse), judge)
         score_s = time.perf_counter() - t
-        print(f"score: {first['ok_cells']} ok / {first['planned_cells']} cells, {first['calls']} calls in {score_s:.1f} s "
-              f"({first['calls'] / score_s:.0f} calls/s), peak RSS {peak_rss_mib():.0f} MiB (target < 1024)", flush=True)
+        print(
+            f"score: {first['ok_cells']} ok / {first['planned_cells']} cells, {first['calls']} calls in {score_s:.1f} s "
+            f"({first['calls'] / score_s:.0f} calls/s), peak RSS {peak_rss_mib():.0f} MiB (target < 1024)",
+            flush=True,
+        )
         requests = server.stats()["requests"]
         t = time.perf_counter()
         again = score_corpus("bench", "llm-slop", str(warehouse), judge)
         rerun_s = time.perf_counter() - t
-        print(f"re-run of the finished job: {again['calls']} calls, {again['skipped_cells']} cells reused, "
-              f"{rerun_s:.1f} s; server saw {server.stats()['requests'] - requests} new requests")
+        print(
+            f"re-run of the finished job: {again['calls']} calls, {again['skipped_cells']} cells reused, "
+            f"{rerun_s:.1f} s; server saw {server.stats()['requests'] - requests} new requests"
+        )
     print(f"peak RSS of the scoring process: {peak_rss_mib():.0f} MiB")
 
 

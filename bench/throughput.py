@@ -33,22 +33,28 @@ def prompts_of(corpus: Path) -> tuple[list[list[dict]], dict]:
     unit = call_units(bundle.rubric, "holistic")[0]
     system, schema = render_system_prompt(bundle.rubric, unit), output_schema(bundle.rubric, unit)
     texts = [json.loads(line)["text"] for line in corpus.read_text().splitlines()]
-    return [[{"role": "system", "content": system}, {"role": "user", "content": render_user_message(t)}]
-            for t in texts], schema
+    return [
+        [{"role": "system", "content": system}, {"role": "user", "content": render_user_message(t)}] for t in texts
+    ], schema
 
 
-async def bare_loop(base_url: str, prompts: list[list[dict]], schema: dict, concurrency: int, tuned: bool = False) -> float:
+async def bare_loop(
+    base_url: str, prompts: list[list[dict]], schema: dict, concurrency: int, tuned: bool = False
+) -> float:
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
-    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0,
-                         **({"http_client": DefaultAioHttpClient()} if tuned else {}))
+    client = AsyncOpenAI(
+        base_url=base_url, api_key="x", max_retries=0, **({"http_client": DefaultAioHttpClient()} if tuned else {})
+    )
     gate = asyncio.Semaphore(concurrency)
     fmt = {"type": "json_schema", "json_schema": {"name": "j", "schema": schema, "strict": True}}
 
     async def one(messages):
         async with gate:
             extra = {"extra_body": {"response_format": fmt}} if tuned else {"response_format": fmt}
-            r = await client.chat.completions.create(model="m", messages=messages, temperature=0, max_tokens=1024, **extra)
+            r = await client.chat.completions.create(
+                model="m", messages=messages, temperature=0, max_tokens=1024, **extra
+            )
             return r.choices[0].message.content
 
     t = time.perf_counter()
@@ -68,21 +74,46 @@ def flow_child(corpus: str, base_url: str, concurrency: int) -> None:
     warehouse = str(Path(corpus).with_suffix(".duckdb"))
     ingest_flow(corpus, warehouse, "bench")  # also warms up Prefect's ephemeral server
     t = time.perf_counter()
-    summary = score_corpus("bench", "llm-slop", warehouse, {"base_url": base_url, "max_in_flight": concurrency},
-                           shard_size=2000)
+    summary = score_corpus(
+        "bench", "llm-slop", warehouse, {"base_url": base_url, "max_in_flight": concurrency}, shard_size=2000
+    )
     flow_s = time.perf_counter() - t
     with db.reader(warehouse) as con:  # Little's law: calls in flight = server time of all calls / span
         busy_s, span_s = con.execute(
-            "SELECT sum(latency_ms) / 1000, epoch(max(created_at) - min(created_at)) FROM completions").fetchone()
+            "SELECT sum(latency_ms) / 1000, epoch(max(created_at) - min(created_at)) FROM completions"
+        ).fetchone()
     controller = next(iter(Worker.get().controllers.values()))
-    print(json.dumps({"cells": summary["ok_cells"], "calls": summary["calls"], "flow_s": flow_s,
-                      "rate": summary["calls"] / flow_s, "rss_mib": peak_rss_mib(), "peak": controller.peak,
-                      "limit": controller.limit, "mean_in_flight": busy_s / max(span_s, 1e-9)}))
+    print(
+        json.dumps(
+            {
+                "cells": summary["ok_cells"],
+                "calls": summary["calls"],
+                "flow_s": flow_s,
+                "rate": summary["calls"] / flow_s,
+                "rss_mib": peak_rss_mib(),
+                "peak": controller.peak,
+                "limit": controller.limit,
+                "mean_in_flight": busy_s / max(span_s, 1e-9),
+            }
+        )
+    )
 
 
 def run_flow(corpus: Path, base_url: str, concurrency: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--flow-child", str(corpus), "--base-url", base_url,
-                          "--concurrency", str(concurrency)], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--flow-child",
+            str(corpus),
+            "--base-url",
+            base_url,
+            "--concurrency",
+            str(concurrency),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode:
         sys.exit(f"the flow's process failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -124,16 +155,22 @@ def main() -> None:
     print("| cells | flow | bare | tuned | flow / bare | flow / tuned | peak RSS MiB | controller peak |")
     print("|---|---|---|---|---|---|---|---|")
     for cells, r in rows.items():
-        print(f"| {cells:,} | {r['rate']:.1f} | {r['bare']:.1f} | {r['tuned']:.1f} | {r['rate'] / r['bare']:.2f} | "
-              f"{r['rate'] / r['tuned']:.2f} | {r['rss_mib']:.0f} | {r['peak']} |")
+        print(
+            f"| {cells:,} | {r['rate']:.1f} | {r['bare']:.1f} | {r['tuned']:.1f} | {r['rate'] / r['bare']:.2f} | "
+            f"{r['rate'] / r['tuned']:.2f} | {r['rss_mib']:.0f} | {r['peak']} |"
+        )
     sizes = sorted(rows)
     if len(sizes) > 1:
         base = 10000 if 10000 in rows else sizes[0]
-        print(f"peak RSS at {sizes[-1]:,} cells / at {base:,}: {rows[sizes[-1]]['rss_mib'] / rows[base]['rss_mib']:.2f} "
-              "(target <= 1.2)")
-    print(f"200 ms judge, {args.latency_cells:,} cells: {slow['rate']:.1f} calls/s, mean in flight "
-          f"{slow['mean_in_flight']:.1f} of {args.concurrency} = {slow['mean_in_flight'] / args.concurrency:.2f} "
-          f"(target >= 0.9), controller peak {slow['peak']}, limit at the end {slow['limit']:.1f}")
+        print(
+            f"peak RSS at {sizes[-1]:,} cells / at {base:,}: {rows[sizes[-1]]['rss_mib'] / rows[base]['rss_mib']:.2f} "
+            "(target <= 1.2)"
+        )
+    print(
+        f"200 ms judge, {args.latency_cells:,} cells: {slow['rate']:.1f} calls/s, mean in flight "
+        f"{slow['mean_in_flight']:.1f} of {args.concurrency} = {slow['mean_in_flight'] / args.concurrency:.2f} "
+        f"(target >= 0.9), controller peak {slow['peak']}, limit at the end {slow['limit']:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -32,13 +32,23 @@ CRITERIA = [f"c{i}" for i in range(10)]
 
 def rubric(version: str, wording: str) -> Rubric:
     anchors = [{"value": v, "description": f"level {v} of the scale"} for v in range(4)]
-    return Rubric.model_validate({
-        "metadata": {"id": "bench-ten", "version": version}, "goal": "Benchmark the viewer.",
-        "criteria": [{"id": c, "description": f"criterion {c} {wording}", "scale": {"kind": "ordinal", "anchors": anchors},
-                      "patterns": ["moreover"] if c == "c0" else []} for c in CRITERIA],
-        "patterns": [{"id": "moreover", "words": ["moreover"], "flags": "i"}],
-        "scoring": {"pass_threshold": 0.5, "labels": [{"label": "low", "min": 0}, {"label": "high", "min": 0.6}]},
-    })
+    return Rubric.model_validate(
+        {
+            "metadata": {"id": "bench-ten", "version": version},
+            "goal": "Benchmark the viewer.",
+            "criteria": [
+                {
+                    "id": c,
+                    "description": f"criterion {c} {wording}",
+                    "scale": {"kind": "ordinal", "anchors": anchors},
+                    "patterns": ["moreover"] if c == "c0" else [],
+                }
+                for c in CRITERIA
+            ],
+            "patterns": [{"id": "moreover", "words": ["moreover"], "flags": "i"}],
+            "scoring": {"pass_threshold": 0.5, "labels": [{"label": "low", "min": 0}, {"label": "high", "min": 0.6}]},
+        }
+    )
 
 
 def build(path: Path, n: int) -> list[str]:
@@ -46,40 +56,54 @@ def build(path: Path, n: int) -> list[str]:
     hashes = []
     with db.writer(path) as con:
         con.execute("INSERT INTO corpora VALUES ('big', 'synthetic', '-', $n, 0, current_timestamp, NULL)", {"n": n})
-        con.execute("""INSERT INTO texts (corpus_id, text_id, sha256, text)
+        con.execute(
+            """INSERT INTO texts (corpus_id, text_id, sha256, text)
                        SELECT 'big', 't' || lpad(i::VARCHAR, 7, '0'), sha256(txt), txt
                        FROM (SELECT i, 'Text number ' || i || CASE WHEN i % 7 = 0 THEN ', moreover it plays a vital role.'
                                   ELSE ', the council met and approved the budget.' END AS txt FROM range($n) r(i))""",
-                    {"n": n})
+            {"n": n},
+        )
         for side, (version, wording) in enumerate((("1.0.0", "as first written"), ("1.1.0", "reworded"))):
             bundle = compile_or_raise(rubric(version, wording))
             hashes.append(bundle.hash)
             db.register_rubric(con, bundle, "bench")
             run = f"bench-run-{side}"
-            con.execute("""INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples,
+            con.execute(
+                """INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples,
                            parameters, status, planned_cells, skipped_cells, started_at, finished_at)
                            VALUES ($run, 'big', $rubric, 'judge', 'synthetic', 'holistic', 1, '{}', 'completed', $n, 0,
-                                   current_timestamp, current_timestamp)""", {"run": run, "rubric": bundle.hash, "n": n})
-            con.execute("""INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash,
+                                   current_timestamp, current_timestamp)""",
+                {"run": run, "rubric": bundle.hash, "n": n},
+            )
+            con.execute(
+                """INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash,
                            judge_hash, sample, model, raw_response, attempts, status, prompt_tokens, completion_tokens,
                            latency_ms, created_at)
                            SELECT sha256(text_id || $rubric), $run, corpus_id, text_id, sha256, '_all', $rubric, 'judge', 0,
                                   'synthetic', '{"criteria": {}}', 1, 'ok', 900, 120, 40.0, current_timestamp
-                           FROM texts WHERE corpus_id = 'big'""", {"run": run, "rubric": bundle.hash})
-            con.execute("""INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash,
+                           FROM texts WHERE corpus_id = 'big'""",
+                {"run": run, "rubric": bundle.hash},
+            )
+            con.execute(
+                """INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash,
                            sample, value, unit_score, rationale, evidence, evidence_verified, warnings, status, text_sha256)
                            SELECT sha256(t.text_id || $rubric), c.id, $run, 'big', t.text_id, $rubric, 'judge', 0,
                                   v::VARCHAR, v / 3, 'BECAUSE: synthetic rationale ' || c.id, [], NULL, [], 'scored', t.sha256
                            FROM (SELECT *, hash(text_id || $rubric) AS h FROM texts WHERE corpus_id = 'big') t,
                                 unnest($criteria) c(id),
                                 LATERAL (SELECT ((t.h >> (2 * (c.id[2:]::INTEGER))) % 4)::INTEGER AS v)""",
-                        {"run": run, "rubric": bundle.hash, "criteria": CRITERIA})
-            con.execute("""INSERT INTO pattern_hits SELECT 'big', text_id, sha256, $rubric, 'moreover',
+                {"run": run, "rubric": bundle.hash, "criteria": CRITERIA},
+            )
+            con.execute(
+                """INSERT INTO pattern_hits SELECT 'big', text_id, sha256, $rubric, 'moreover',
                            CASE WHEN contains(text, 'moreover') THEN 1 ELSE 0 END FROM texts WHERE corpus_id = 'big'""",
-                        {"rubric": bundle.hash})
-        con.execute("""INSERT INTO labels SELECT 'big', text_id, c.id, 'human', (hash(text_id || c.id) % 4)::DOUBLE, 'bench'
+                {"rubric": bundle.hash},
+            )
+        con.execute(
+            """INSERT INTO labels SELECT 'big', text_id, c.id, 'human', (hash(text_id || c.id) % 4)::DOUBLE, 'bench'
                        FROM (SELECT text_id FROM texts WHERE corpus_id = 'big' ORDER BY text_id LIMIT 5000), unnest($c) c(id)""",
-                    {"c": CRITERIA})
+            {"c": CRITERIA},
+        )
         con.execute("CHECKPOINT")
     return hashes
 
@@ -105,36 +129,68 @@ def main() -> None:
     if not path.exists():
         started = time.perf_counter()
         build(path, args.texts)
-        print(f"built {path} ({args.texts:,} texts x 10 criteria x 2 versions) in {time.perf_counter() - started:.0f} s")
+        print(
+            f"built {path} ({args.texts:,} texts x 10 criteria x 2 versions) in {time.perf_counter() - started:.0f} s"
+        )
     con = duckdb.connect(str(path), read_only=True)
     h1, h2 = [r[0] for r in con.execute("SELECT rubric_hash FROM rubrics ORDER BY version").fetchall()]
     key = {"corpus": "big", "rubric": h2, "judge": "judge"}
     text_id = con.execute("SELECT max(text_id) FROM texts").fetchall()[0][0]
-    filters = dict(search=None, label=None, criterion=None, disqualifier=None, pattern=None, min_unit=None, max_unit=None)
+    filters = dict(
+        search=None, label=None, criterion=None, disqualifier=None, pattern=None, min_unit=None, max_unit=None
+    )
     filtered = {**filters, "search": "moreover", "criterion": "c3", "max_unit": 0.4}
     pages = {
         "runs": ("/", lambda: db.fetch(con, "view_runs.sql", limit=50, offset=0)),
-        "judgment set": (f"/set?corpus=big&rubric={h2}&judge=judge", lambda: [
-            db.fetch(con, name, **key) for name in ("view_set_summary.sql", "view_set_criteria.sql", "view_set_rates.sql")]),
-        "texts, page 1": (f"/texts?corpus=big&rubric={h2}&judge=judge",
-                          lambda: db.fetch(con, "view_texts.sql", **key, **filters, limit=50, offset=0)),
-        "texts, filtered": (f"/texts?corpus=big&rubric={h2}&judge=judge&search=moreover&criterion=c3&max_unit=0.4",
-                            lambda: db.fetch(con, "view_texts.sql", **key, **filtered, limit=50, offset=0)),
-        "texts, page 2000": (f"/texts?corpus=big&rubric={h2}&judge=judge&page=2000",
-                             lambda: db.fetch(con, "view_texts.sql", **key, **filters, limit=50, offset=1999 * 50)),
-        "one text": (f"/text?corpus=big&id={text_id}&a={h1}&b={h2}", lambda: [
-            db.fetch(con, name, corpus="big", text=text_id)
-            for name in ("view_text.sql", "view_text_judgments.sql", "view_text_patterns.sql")]),
-        "A/B": ("/compare?corpus=big&a=bench-ten@1.0.0&b=bench-ten@1.1.0",
-                lambda: compare(con, "big", judgment_sets(con, "big", "bench-ten@1.0.0", None, True, "A"),
-                                judgment_sets(con, "big", "bench-ten@1.1.0", None, True, "B"), top=20, resamples=500)),
-        "calibration": ("/calibration?corpus=big&rubric=bench-ten@1.1.0",
-                        lambda: calibration(con, "big", "unieval", None, "bench-ten@1.1.0")),
+        "judgment set": (
+            f"/set?corpus=big&rubric={h2}&judge=judge",
+            lambda: [
+                db.fetch(con, name, **key)
+                for name in ("view_set_summary.sql", "view_set_criteria.sql", "view_set_rates.sql")
+            ],
+        ),
+        "texts, page 1": (
+            f"/texts?corpus=big&rubric={h2}&judge=judge",
+            lambda: db.fetch(con, "view_texts.sql", **key, **filters, limit=50, offset=0),
+        ),
+        "texts, filtered": (
+            f"/texts?corpus=big&rubric={h2}&judge=judge&search=moreover&criterion=c3&max_unit=0.4",
+            lambda: db.fetch(con, "view_texts.sql", **key, **filtered, limit=50, offset=0),
+        ),
+        "texts, page 2000": (
+            f"/texts?corpus=big&rubric={h2}&judge=judge&page=2000",
+            lambda: db.fetch(con, "view_texts.sql", **key, **filters, limit=50, offset=1999 * 50),
+        ),
+        "one text": (
+            f"/text?corpus=big&id={text_id}&a={h1}&b={h2}",
+            lambda: [
+                db.fetch(con, name, corpus="big", text=text_id)
+                for name in ("view_text.sql", "view_text_judgments.sql", "view_text_patterns.sql")
+            ],
+        ),
+        "A/B": (
+            "/compare?corpus=big&a=bench-ten@1.0.0&b=bench-ten@1.1.0",
+            lambda: compare(
+                con,
+                "big",
+                judgment_sets(con, "big", "bench-ten@1.0.0", None, True, "A"),
+                judgment_sets(con, "big", "bench-ten@1.1.0", None, True, "B"),
+                top=20,
+                resamples=500,
+            ),
+        ),
+        "calibration": (
+            "/calibration?corpus=big&rubric=bench-ten@1.1.0",
+            lambda: calibration(con, "big", "unieval", None, "bench-ten@1.1.0"),
+        ),
     }
     direct = {name: seconds(fn, args.runs) for name, (_, fn) in pages.items()}
     con.close()
-    proc = subprocess.Popen([sys.executable, "-m", "rubricflow.launch", "view", "-w", str(path), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubricflow.launch", "view", "-w", str(path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline()).group(0)
 
@@ -142,6 +198,7 @@ def main() -> None:
             with urllib.request.urlopen(base + url, timeout=600) as response:
                 assert response.status == 200, url
                 response.read()
+
         served = {name: seconds(lambda u=url: fetch(u), args.runs) for name, (url, _) in pages.items()}
     finally:
         proc.terminate()

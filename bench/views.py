@@ -22,40 +22,61 @@ CRITERIA = 10
 
 
 def rubric() -> Rubric:
-    return Rubric.model_validate({
-        "metadata": {"id": "bench-views"}, "goal": "bench",
-        "criteria": [{"id": f"c{i}", "weight": i + 1, "scale": {"kind": "ordinal", "anchors": [{"value": 0}, {"value": 4}]}}
-                     for i in range(CRITERIA)],
-        "patterns": [{"id": "p0", "regex": "x"}, {"id": "p1", "regex": "y"}],
-        "disqualifiers": [{"id": "floor", "kind": "criterion", "criterion": "c0"},
-                          {"id": "pat", "kind": "pattern", "patterns": ["p0"]}],
-        "scoring": {"pass_threshold": 0.5, "labels": [{"label": "high", "min": 0.7}, {"label": "low", "min": 0.0}]},
-    })
+    return Rubric.model_validate(
+        {
+            "metadata": {"id": "bench-views"},
+            "goal": "bench",
+            "criteria": [
+                {"id": f"c{i}", "weight": i + 1, "scale": {"kind": "ordinal", "anchors": [{"value": 0}, {"value": 4}]}}
+                for i in range(CRITERIA)
+            ],
+            "patterns": [{"id": "p0", "regex": "x"}, {"id": "p1", "regex": "y"}],
+            "disqualifiers": [
+                {"id": "floor", "kind": "criterion", "criterion": "c0"},
+                {"id": "pat", "kind": "pattern", "patterns": ["p0"]},
+            ],
+            "scoring": {"pass_threshold": 0.5, "labels": [{"label": "high", "min": 0.7}, {"label": "low", "min": 0.0}]},
+        }
+    )
 
 
 def fill(con, bundle, texts: int, run: str = "run", shift: int = 0, with_texts: bool = True) -> None:
     """One judgment set: `texts` x CRITERIA judgments; `shift` moves some levels (another version)."""
     h = bundle.hash
     db.register_rubric(con, bundle)
-    con.execute("INSERT INTO runs VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), "
-                "NULL, NULL, NULL)",
-                [run, h, texts])
+    con.execute(
+        "INSERT INTO runs VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), "
+        "NULL, NULL, NULL)",
+        [run, h, texts],
+    )
     if with_texts:
-        con.execute("INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)", [texts])
-    con.execute("""
+        con.execute(
+            "INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)",
+            [texts],
+        )
+    con.execute(
+        """
         INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, judge_hash, sample,
                                  attempts, status, created_at, prompt_tokens, completion_tokens, latency_ms, declared_disqualifiers)
         SELECT $run || 'k' || i, $run, 'c', 't' || i, 's' || i, '_all', $h, 'j', 0, 1, 'ok', now(), 500, 80, 10 + i % 50, []
-        FROM range($n) r(i)""", {"run": run, "h": h, "n": texts})
-    con.execute("""
+        FROM range($n) r(i)""",
+        {"run": run, "h": h, "n": texts},
+    )
+    con.execute(
+        """
         INSERT INTO judgments
         SELECT $run || 'k' || i, 'c' || c, $run, 'c', 't' || i, $h, 'j', 0, v::VARCHAR::JSON,
                CASE WHEN (i + c) % 97 = 0 THEN NULL ELSE v / 4.0 END,
                'rationale ' || i, [], NULL, [], CASE WHEN (i + c) % 97 = 0 THEN 'unscored' ELSE 'scored' END, NULL
         FROM (SELECT i, c, least(4, (i * 7 + c * 3) % 5 + CASE WHEN (i + c) % 11 < $shift THEN 1 ELSE 0 END) AS v
-              FROM range($n) r(i), range($k) k(c))""", {"run": run, "h": h, "n": texts, "k": CRITERIA, "shift": shift})
-    con.execute("""INSERT INTO pattern_hits SELECT 'c', 't' || i, 's' || i, ?, 'p' || p, (i + p) % 13 = 0
-                   FROM range(?) r(i), range(2) q(p)""", [h, texts])
+              FROM range($n) r(i), range($k) k(c))""",
+        {"run": run, "h": h, "n": texts, "k": CRITERIA, "shift": shift},
+    )
+    con.execute(
+        """INSERT INTO pattern_hits SELECT 'c', 't' || i, 's' || i, ?, 'p' || p, (i + p) % 13 = 0
+                   FROM range(?) r(i), range(2) q(p)""",
+        [h, texts],
+    )
     con.execute("CHECKPOINT")
 
 
@@ -126,10 +147,14 @@ def main() -> None:
         t = time.perf_counter()
         fill(con, bundle, args.texts)
         rows = con.execute("SELECT count(*) FROM judgments").fetchall()[0][0]
-        print(f"{rows:,} judgment rows ({args.texts:,} texts x {CRITERIA} criteria) generated in {time.perf_counter() - t:.1f} s")
-        check = con.execute(f"""SELECT count(*) FROM text_scores v JOIN ({HAND['text_scores']}) h USING (text_id)
+        print(
+            f"{rows:,} judgment rows ({args.texts:,} texts x {CRITERIA} criteria) generated in {time.perf_counter() - t:.1f} s"
+        )
+        check = con.execute(f"""SELECT count(*) FROM text_scores v JOIN ({HAND["text_scores"]}) h USING (text_id)
                                 WHERE v.score IS DISTINCT FROM h.score AND abs(v.score - h.score) > 1e-9
-                                   OR v.label IS DISTINCT FROM h.label OR v.passed IS DISTINCT FROM h.passed""").fetchall()[0][0]
+                                   OR v.label IS DISTINCT FROM h.label OR v.passed IS DISTINCT FROM h.passed""").fetchall()[
+            0
+        ][0]
         print(f"text_scores rows that differ from the hand query: {check}")
         print(f"{'view':<20}{'view s':>9}{'hand s':>9}{'ratio':>8}")
         for view, hand in HAND.items():

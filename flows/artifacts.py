@@ -22,8 +22,28 @@ def publish(markdown: str, key: str, description: str) -> None:
 def run_markdown(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     run, labels, criteria, _ = run_rows(con, run_id, with_scores=False)
     r = run[0]
-    return (f"# Run {run_id}\n\nrubric **{r['rubric']}** ({r['rubric_hash'][:12]}), model `{r['model']}`, "
-            f"corpus `{r['corpus_id']}`, status **{r['status']}**\n\n"
-            + md_table(run, ["planned_cells", "skipped_cells", "landed_cells", "ok_cells", "failed_cells", "errors",
-                             "calls", "retries", "prompt_tokens", "completion_tokens", "coverage", "wall_s"])
-            + "\n## Labels\n\n" + md_table(labels) + "\n## Criteria\n\n" + md_table(criteria))
+    return (
+        f"# Run {run_id}\n\nrubric **{r['rubric']}** ({r['rubric_hash'][:12]}), model `{r['model']}`, "
+        f"corpus `{r['corpus_id']}`, status **{r['status']}**\n\n"
+        + md_table(
+            run,
+            [
+                "planned_cells",
+                "skipped_cells",
+                "landed_cells",
+                "ok_cells",
+                "failed_cells",
+                "errors",
+                "calls",
+                "retries",
+                "prompt_tokens",
+                "completion_tokens",
+                "coverage",
+                "wall_s",
+            ],
+        )
+        + "\n## Labels\n\n"
+        + md_table(labels)
+        + "\n## Criteria\n\n"
+        + md_table(criteria)
+    )

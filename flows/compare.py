@@ -7,31 +7,52 @@ from prefect import flow, get_run_logger
 
 from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.stats.compare import Comparison, compare, judgment_sets
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import md_table
+from rubricflow.tasks.stats.compare import Comparison, compare, judgment_sets
 from rubricflow.warehouse import db
 
 
 @flow(name="compare-rubrics", log_prints=True)
-def compare_flow(corpus_id: str, rubric_a: str, rubric_b: str, warehouse_path: str,
-                 judge_a: dict | None = None, judge_b: dict | None = None, score: bool = True,
-                 allow_mixed: bool = False, top: int = 10, resamples: int = 2000) -> Comparison:
+def compare_flow(
+    corpus_id: str,
+    rubric_a: str,
+    rubric_b: str,
+    warehouse_path: str,
+    judge_a: dict | None = None,
+    judge_b: dict | None = None,
+    score: bool = True,
+    allow_mixed: bool = False,
+    top: int = 10,
+    resamples: int = 2000,
+) -> Comparison:
     """`judge_a` / `judge_b` hold JudgeConfig fields (two models with one rubric is an A/B too).
     With score=False only landed judgments are compared."""
     logger = get_run_logger()
     if score:
-        ran = [score_corpus(corpus_id, ref, warehouse_path, judge) for ref, judge in ((rubric_a, judge_a), (rubric_b, judge_b))]
+        ran = [
+            score_corpus(corpus_id, ref, warehouse_path, judge)
+            for ref, judge in ((rubric_a, judge_a), (rubric_b, judge_b))
+        ]
         a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
     with db.reader(warehouse_path) as con:
         if not score:
             a = judgment_sets(con, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A")
             b = judgment_sets(con, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B")
         result = compare(con, corpus_id, a, b, top=top, resamples=resamples)
-    logger.info("compared %s vs %s on %s: %s texts paired, mean delta %s", result.rubric_a, result.rubric_b,
-                corpus_id, result.summary["texts_paired"], result.summary["mean_delta"])
-    publish(comparison_markdown(result), artifact_key("compare", corpus_id, result.rubric_a, result.rubric_b),
-            f"A/B {result.rubric_a} vs {result.rubric_b} on {corpus_id}")
+    logger.info(
+        "compared %s vs %s on %s: %s texts paired, mean delta %s",
+        result.rubric_a,
+        result.rubric_b,
+        corpus_id,
+        result.summary["texts_paired"],
+        result.summary["mean_delta"],
+    )
+    publish(
+        comparison_markdown(result),
+        artifact_key("compare", corpus_id, result.rubric_a, result.rubric_b),
+        f"A/B {result.rubric_a} vs {result.rubric_b} on {corpus_id}",
+    )
     return result
 
 
@@ -42,17 +63,61 @@ def _judge_hash(judge: dict | None) -> str | None:
 
 def comparison_markdown(c: Comparison) -> str:
     s = c.summary
-    head = {k: s[k] for k in ("texts_both_sides", "texts_paired", "mean_a", "mean_b", "mean_delta", "mean_delta_ci",
-                              "pearson", "spearman", "kendall_tau_b", "pass_to_fail", "fail_to_pass", "label_changes",
-                              "dq_rate_a", "dq_rate_b")}
-    criteria = [{"criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""), **{
-        k: r[k] for k in ("n", "mean_delta", "mean_delta_ci", "exact_agreement", "within_one", "qwk",
-                          "pass_to_fail", "fail_to_pass", "mcnemar_p")}} for r in c.criteria]
+    head = {
+        k: s[k]
+        for k in (
+            "texts_both_sides",
+            "texts_paired",
+            "mean_a",
+            "mean_b",
+            "mean_delta",
+            "mean_delta_ci",
+            "pearson",
+            "spearman",
+            "kendall_tau_b",
+            "pass_to_fail",
+            "fail_to_pass",
+            "label_changes",
+            "dq_rate_a",
+            "dq_rate_b",
+        )
+    }
+    criteria = [
+        {
+            "criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""),
+            **{
+                k: r[k]
+                for k in (
+                    "n",
+                    "mean_delta",
+                    "mean_delta_ci",
+                    "exact_agreement",
+                    "within_one",
+                    "qwk",
+                    "pass_to_fail",
+                    "fail_to_pass",
+                    "mcnemar_p",
+                )
+            },
+        }
+        for r in c.criteria
+    ]
     movers = [{k: r[k] for k in ("text_id", "score_a", "score_b", "delta", "label_a", "label_b")} for r in c.movers]
     extra = ""
     if c.added_criteria or c.removed_criteria:
-        extra = f"\nonly in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}\n"
-    return (f"# A/B: {c.rubric_a} vs {c.rubric_b} on `{c.corpus}`\n\n" + md_table([head]) + extra
-            + "\n## Criteria\n\n" + md_table(criteria) + "\n## Label flips\n\n" + md_table(c.flips)
-            + "\n## Disqualifier and pattern rates\n\n" + md_table(c.rates)
-            + "\n## Texts that moved most\n\n" + md_table(movers))
+        extra = (
+            f"\nonly in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}\n"
+        )
+    return (
+        f"# A/B: {c.rubric_a} vs {c.rubric_b} on `{c.corpus}`\n\n"
+        + md_table([head])
+        + extra
+        + "\n## Criteria\n\n"
+        + md_table(criteria)
+        + "\n## Label flips\n\n"
+        + md_table(c.flips)
+        + "\n## Disqualifier and pattern rates\n\n"
+        + md_table(c.rates)
+        + "\n## Texts that moved most\n\n"
+        + md_table(movers)
+    )

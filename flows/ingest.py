@@ -13,12 +13,24 @@ from rubricflow.tasks.pipeline.ingest import corpus_dir, load, normalise
 
 
 @flow(name="ingest-corpus")
-def ingest_flow(source: str, warehouse_path: str, corpus_id: str | None = None, text_field: str | None = None,
-                max_chars: int = 1_000_000, limit: int | None = None, id_field: str | None = None) -> dict:
+def ingest_flow(
+    source: str,
+    warehouse_path: str,
+    corpus_id: str | None = None,
+    text_field: str | None = None,
+    max_chars: int = 1_000_000,
+    limit: int | None = None,
+    id_field: str | None = None,
+) -> dict:
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     report = normalise(source, str(corpus_dir(Path(warehouse_path), corpus_id)), text_field, max_chars, limit, id_field)
     load(warehouse_path, corpus_id, report)
-    logger.info("corpus %s: %s rows in, %s quarantined (%s)", corpus_id, report.rows_ok, report.rows_quarantined,
-                report.quarantine)
+    logger.info(
+        "corpus %s: %s rows in, %s quarantined (%s)",
+        corpus_id,
+        report.rows_ok,
+        report.rows_quarantined,
+        report.quarantine,
+    )
     return {"corpus_id": corpus_id, **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(report).items()}}

@@ -22,12 +22,20 @@ class CoverageError(CheckFailed):
 
 
 @flow(name="nightly-scoring", log_prints=True)
-def nightly_scoring(source: str, corpus_id: str, rubrics: list[str], warehouse_path: str, judge: dict | None = None,
-                    min_coverage: float = 0.95, canary_size: int = 20, night: str | None = None,
-                    shard_size: int = 2000) -> list[dict]:
+def nightly_scoring(
+    source: str,
+    corpus_id: str,
+    rubrics: list[str],
+    warehouse_path: str,
+    judge: dict | None = None,
+    min_coverage: float = 0.95,
+    canary_size: int = 20,
+    night: str | None = None,
+    shard_size: int = 2000,
+) -> list[dict]:
     """`judge` holds JudgeConfig fields (never the API key). `night` defaults to today's UTC date."""
     logger = get_run_logger()
-    night = night or dt.datetime.now(dt.timezone.utc).date().isoformat()
+    night = night or dt.datetime.now(dt.UTC).date().isoformat()
     changed, digest = source_changed(source, warehouse_path, corpus_id)
     if changed:
         ingest_flow(source, warehouse_path, corpus_id)
@@ -43,12 +51,21 @@ def nightly_scoring(source: str, corpus_id: str, rubrics: list[str], warehouse_p
             canary = load_canary(warehouse_path, corpus_id, rubric, night, canary_size)
             canary_run = score_corpus(canary, rubric, warehouse_path, judge, shard_size)
         nights.append(record_night(warehouse_path, night, corpus_id, run, canary_run))
-    publish(f"# Night {night}: `{corpus_id}`\n\n" + md_table(nights), artifact_key("nightly", corpus_id),
-            f"rubricflow nightly scoring of {corpus_id} on {night}")
+    publish(
+        f"# Night {night}: `{corpus_id}`\n\n" + md_table(nights),
+        artifact_key("nightly", corpus_id),
+        f"rubricflow nightly scoring of {corpus_id} on {night}",
+    )
     low = [n for n in nights if n["coverage"] is None or n["coverage"] < min_coverage]
     if low:
-        raise CoverageError("coverage dropped: " + "; ".join(f"{n['rubric']}: coverage {n['coverage'] or 0:.1%} < {min_coverage:.1%} "
-                                      f"(previous night {_pct(n['prev_coverage'])}, errors {n['failed_cells']})" for n in low))
+        raise CoverageError(
+            "coverage dropped: "
+            + "; ".join(
+                f"{n['rubric']}: coverage {n['coverage'] or 0:.1%} < {min_coverage:.1%} "
+                f"(previous night {_pct(n['prev_coverage'])}, errors {n['failed_cells']})"
+                for n in low
+            )
+        )
     return nights
 
 

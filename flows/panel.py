@@ -10,7 +10,13 @@ from rubricflow.flows.score import score_corpus
 
 
 @flow(name="judge-panel", log_prints=True)
-def panel_flow(corpus_id: str, rubric: str, warehouse_path: str, judges: list[dict], shard_size: int = 2000,
-               skip_disqualified: bool = False) -> list[dict]:
+def panel_flow(
+    corpus_id: str,
+    rubric: str,
+    warehouse_path: str,
+    judges: list[dict],
+    shard_size: int = 2000,
+    skip_disqualified: bool = False,
+) -> list[dict]:
     """One scoring subflow per judge, in turn; returns each run's summary."""
     return [score_corpus(corpus_id, rubric, warehouse_path, judge, shard_size, skip_disqualified) for judge in judges]

@@ -18,12 +18,12 @@ from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
 from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.library import resolve
-from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.runtime.progress import notify
-from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
+from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
+from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import run_lock
 
@@ -56,7 +56,7 @@ class RunSummary:
 
 
 def new_run_id() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return dt.datetime.now(dt.UTC).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
 def scoring_flow(workers: int = 0):
@@ -66,14 +66,24 @@ def scoring_flow(workers: int = 0):
         return score_corpus
     from prefect_dask import DaskTaskRunner
 
-    return score_corpus.with_options(task_runner=DaskTaskRunner(
-        cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}))
+    return score_corpus.with_options(
+        task_runner=DaskTaskRunner(
+            cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
+        )
+    )
 
 
 @flow(name="score-corpus", log_prints=True)
-def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict | None = None,
-                 shard_size: int = 2000, skip_disqualified: bool = False, run_id: str | None = None,
-                 workers: int = 0) -> dict:
+def score_corpus(
+    corpus_id: str,
+    rubric: str,
+    warehouse_path: str,
+    judge: dict | None = None,
+    shard_size: int = 2000,
+    skip_disqualified: bool = False,
+    run_id: str | None = None,
+    workers: int = 0,
+) -> dict:
     """Score one corpus with one rubric (a file or a library name). `judge` holds JudgeConfig
     fields; the API key is never a parameter (it comes from OPENAI_API_KEY). With workers >= 2
     (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget."""
@@ -85,12 +95,21 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
     run_id = run_id or new_run_id()
     with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
         started = dt.datetime.now()
-        plan, recovered, estimate = prepare_run(warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size,
-                                                skip_disqualified)
-        logger.info("run %s: %s cells to judge, %s already landed%s", run_id, plan.cells, plan.total - plan.cells,
-                    f", {recovered} recovered from an interrupted run" if recovered else "")
-        logger.info("%s%s", estimate.describe(config.model),
-                    f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "")
+        plan, recovered, estimate = prepare_run(
+            warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified
+        )
+        logger.info(
+            "run %s: %s cells to judge, %s already landed%s",
+            run_id,
+            plan.cells,
+            plan.total - plan.cells,
+            f", {recovered} recovered from an interrupted run" if recovered else "",
+        )
+        logger.info(
+            "%s%s",
+            estimate.describe(config.model),
+            f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "",
+        )
         notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
         notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
         landing = run_dir(Path(warehouse_path), run_id) / "landing"
@@ -100,7 +119,7 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
                 results = _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
             elif workers >= 2:
                 futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
-                for future, plan_file in zip(futures, plan.files):  # loaded here, in order: one writer
+                for future, plan_file in zip(futures, plan.files, strict=True):  # loaded here, in order: one writer
                     results.append(_load(warehouse_path, future.result(), plan_file))
                     notify("shard", results[-1])
             else:
@@ -113,9 +132,11 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
         with db.reader(warehouse_path) as con:
             refused = db.fetch(con, "run_refusals.sql", run=run_id)[0]
         if refused["setup_cells"] and not refused["ok_cells"]:
-            message = (f"the endpoint refused or never answered every call ({refused['setup_cells']} cells; "
-                       f"{refused['setup_error']}); check that it runs, and OPENAI_API_KEY, --base-url and --model, "
-                       "then run again: these cells are planned again then")
+            message = (
+                f"the endpoint refused or never answered every call ({refused['setup_cells']} cells; "
+                f"{refused['setup_error']}); check that it runs, and OPENAI_API_KEY, --base-url and --model, "
+                "then run again: these cells are planned again then"
+            )
             logger.error(message)
             finish_run(warehouse_path, run_id, "failed", scrub(message))
         elif waiting:
@@ -123,23 +144,39 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
             logger.warning(message)
             finish_run(warehouse_path, run_id, "waiting", message)
         elif unjudged:
-            message = (f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
-                       "(run again with a larger budget to judge them)")
+            message = (
+                f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
+                "(run again with a larger budget to judge them)"
+            )
             logger.warning(message)
             finish_run(warehouse_path, run_id, "stopped", message)
         else:
             finish_run(warehouse_path, run_id, "completed", None)
         with db.reader(warehouse_path) as con:
-            publish(run_markdown(con, run_id), artifact_key("score", corpus_id, bundle.id),
-                    f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}")
+            publish(
+                run_markdown(con, run_id),
+                artifact_key("score", corpus_id, bundle.id),
+                f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}",
+            )
         summary = RunSummary(
-            run_id=run_id, corpus_id=corpus_id, rubric_id=bundle.id, rubric_hash=bundle.hash, judge_hash=config.judge_hash(),
-            planned_cells=plan.total, skipped_cells=plan.total - plan.cells, judged_cells=sum(r.cells for r in results),
-            ok_cells=sum(r.ok for r in results), failed_cells=sum(r.failed for r in results),
-            calls=sum(r.calls for r in results), prompt_tokens=sum(r.prompt_tokens for r in results),
-            completion_tokens=sum(r.completion_tokens for r in results), recovered_cells=recovered,
-            wall_s=(dt.datetime.now() - started).total_seconds(), unjudged_cells=unjudged,
-            estimated_usd=estimate.usd, adopted_cells=plan.adopted,
+            run_id=run_id,
+            corpus_id=corpus_id,
+            rubric_id=bundle.id,
+            rubric_hash=bundle.hash,
+            judge_hash=config.judge_hash(),
+            planned_cells=plan.total,
+            skipped_cells=plan.total - plan.cells,
+            judged_cells=sum(r.cells for r in results),
+            ok_cells=sum(r.ok for r in results),
+            failed_cells=sum(r.failed for r in results),
+            calls=sum(r.calls for r in results),
+            prompt_tokens=sum(r.prompt_tokens for r in results),
+            completion_tokens=sum(r.completion_tokens for r in results),
+            recovered_cells=recovered,
+            wall_s=(dt.datetime.now() - started).total_seconds(),
+            unjudged_cells=unjudged,
+            estimated_usd=estimate.usd,
+            adopted_cells=plan.adopted,
         )
         logger.info("run %s finished: %s", run_id, summary)
         if refused["setup_cells"] and not refused["ok_cells"]:
@@ -147,8 +184,15 @@ def score_corpus(corpus_id: str, rubric: str, warehouse_path: str, judge: dict |
         return asdict(summary)
 
 
-def _judge_in_batches(warehouse_path: str, plan: steps.Plan, bundle: Bundle, config: JudgeConfig, run_id: str,
-                      corpus_id: str, landing: Path) -> list[ShardResult]:
+def _judge_in_batches(
+    warehouse_path: str,
+    plan: steps.Plan,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    landing: Path,
+) -> list[ShardResult]:
     """Collect the batches earlier runs left unfinished, submit this plan's shards, collect them."""
     with db.reader(warehouse_path) as con:
         pending = steps.pending_batches(con, corpus_id, bundle.hash, config.judge_hash())
@@ -163,8 +207,15 @@ def _judge_in_batches(warehouse_path: str, plan: steps.Plan, bundle: Bundle, con
     return results
 
 
-def _judge_in_order(warehouse_path: str, plan_files: list[Path], landing: Path, bundle: Bundle, config: JudgeConfig,
-                    run_id: str, corpus_id: str) -> list[ShardResult]:
+def _judge_in_order(
+    warehouse_path: str,
+    plan_files: list[Path],
+    landing: Path,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+) -> list[ShardResult]:
     """Judge and load the shards in order, each shard's calls begun while the one before it is
     still out: the endpoint never drains to zero calls in flight while a shard lands and loads.
     Both share the process's judge (one limiter, one budget). A begun shard is always landed;
@@ -178,8 +229,9 @@ def _judge_in_order(warehouse_path: str, plan_files: list[Path], landing: Path, 
             begin_shard(plan_file, landing, bundle, config, run_id, corpus_id, cell_done)  # first in, first served
             if not spent and i + 1 < len(plan_files):
                 begin_shard(plan_files[i + 1], landing, bundle, config, run_id, corpus_id, cell_done)
-            results.append(_load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id),
-                                 plan_file))
+            results.append(
+                _load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id), plan_file)
+            )
     finally:
         abandon_shards()
     return results

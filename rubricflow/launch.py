@@ -9,9 +9,20 @@ import sys
 from pathlib import Path
 
 # What a flow command imports, imported once by the worker.
-PREWARM = ("rubricflow.cli", "prefect.main", "rubricflow.flows.ingest", "rubricflow.flows.score",
-           "rubricflow.flows.compare", "rubricflow.flows.panel", "rubricflow.flows.nightly", "pyarrow.parquet",
-           "pandas", "polars", "scipy.stats", "statsmodels.stats.inter_rater")
+PREWARM = (
+    "rubricflow.cli",
+    "prefect.main",
+    "rubricflow.flows.ingest",
+    "rubricflow.flows.score",
+    "rubricflow.flows.compare",
+    "rubricflow.flows.panel",
+    "rubricflow.flows.nightly",
+    "pyarrow.parquet",
+    "pandas",
+    "polars",
+    "scipy.stats",
+    "statsmodels.stats.inter_rater",
+)
 
 
 def main() -> None:

@@ -10,5 +10,18 @@ from .formats import RubricImportError, dump, load_rubric, load_rubrics
 from .library import Library, LibraryError, resolve
 from .model import Criterion, Rubric
 
-__all__ = ["Bundle", "Criterion", "Library", "LibraryError", "Rubric", "RubricCompileError", "RubricImportError",
-           "compile_or_raise", "compile_rubric", "dump", "load_rubric", "load_rubrics", "resolve"]
+__all__ = [
+    "Bundle",
+    "Criterion",
+    "Library",
+    "LibraryError",
+    "Rubric",
+    "RubricCompileError",
+    "RubricImportError",
+    "compile_or_raise",
+    "compile_rubric",
+    "dump",
+    "load_rubric",
+    "load_rubrics",
+    "resolve",
+]

@@ -5,8 +5,9 @@ Every operation returns a new rubric; the inputs are immutable and untouched.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Mapping, Union
+from typing import Annotated, Any, Literal
 
 import semver
 from pydantic import Field
@@ -37,25 +38,29 @@ def _merge(kind: str, a: tuple, b: tuple, key: str) -> tuple:
 
 def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -> Rubric:
     """One rubric with the criteria, patterns, disqualifiers, definitions and advice of both."""
-    meta = a.metadata.model_copy(update={
-        "id": id or f"{a.metadata.id}-and-{b.metadata.id}"[:128],
-        "version": version,
-        "title": f"{a.metadata.title or a.metadata.id} + {b.metadata.title or b.metadata.id}",
-        "tags": tuple(dict.fromkeys(a.metadata.tags + b.metadata.tags)),
-    })
-    return a.model_copy(update={
-        "metadata": meta,
-        "goal": "\n".join(x for x in (a.goal, b.goal) if x),
-        "criteria": _merge("criterion", a.criteria, b.criteria, "id"),
-        "groups": _merge("group", a.groups, b.groups, "id"),
-        "patterns": _merge("pattern", a.patterns, b.patterns, "id"),
-        "disqualifiers": _merge("disqualifier", a.disqualifiers, b.disqualifiers, "id"),
-        "definitions": _merge("definition", a.definitions, b.definitions, "term"),
-        "advice": tuple(dict.fromkeys(a.advice + b.advice)),
-        "instructions": tuple(dict.fromkeys(a.instructions + b.instructions)),
-        "validation": tuple(dict.fromkeys(a.validation + b.validation)),
-        "goldens": _merge("golden", a.goldens, b.goldens, "name"),
-    })
+    meta = a.metadata.model_copy(
+        update={
+            "id": id or f"{a.metadata.id}-and-{b.metadata.id}"[:128],
+            "version": version,
+            "title": f"{a.metadata.title or a.metadata.id} + {b.metadata.title or b.metadata.id}",
+            "tags": tuple(dict.fromkeys(a.metadata.tags + b.metadata.tags)),
+        }
+    )
+    return a.model_copy(
+        update={
+            "metadata": meta,
+            "goal": "\n".join(x for x in (a.goal, b.goal) if x),
+            "criteria": _merge("criterion", a.criteria, b.criteria, "id"),
+            "groups": _merge("group", a.groups, b.groups, "id"),
+            "patterns": _merge("pattern", a.patterns, b.patterns, "id"),
+            "disqualifiers": _merge("disqualifier", a.disqualifiers, b.disqualifiers, "id"),
+            "definitions": _merge("definition", a.definitions, b.definitions, "term"),
+            "advice": tuple(dict.fromkeys(a.advice + b.advice)),
+            "instructions": tuple(dict.fromkeys(a.instructions + b.instructions)),
+            "validation": tuple(dict.fromkeys(a.validation + b.validation)),
+            "goldens": _merge("golden", a.goldens, b.goldens, "name"),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -111,16 +116,18 @@ def project(rubric: Rubric, keep: list[str] | tuple[str, ...]) -> Rubric:
             alive.add(g.id)
     groups.reverse()
     root = rubric.scoring.root if rubric.scoring.root in alive else None
-    return rubric.model_copy(update={
-        "criteria": tuple(c for c in rubric.criteria if c.id in kept),
-        "groups": tuple(groups),
-        "disqualifiers": tuple(d for d in rubric.disqualifiers if d.kind != "criterion" or d.criterion in kept),
-        "scoring": rubric.scoring.model_copy(update={"root": root}),
-        "goldens": tuple(
-            g.model_copy(update={"expected_scores": {k: v for k, v in g.expected_scores.items() if k in kept}})
-            for g in rubric.goldens
-        ),
-    })
+    return rubric.model_copy(
+        update={
+            "criteria": tuple(c for c in rubric.criteria if c.id in kept),
+            "groups": tuple(groups),
+            "disqualifiers": tuple(d for d in rubric.disqualifiers if d.kind != "criterion" or d.criterion in kept),
+            "scoring": rubric.scoring.model_copy(update={"root": root}),
+            "goldens": tuple(
+                g.model_copy(update={"expected_scores": {k: v for k, v in g.expected_scores.items() if k in kept}})
+                for g in rubric.goldens
+            ),
+        }
+    )
 
 
 def _topological(rubric: Rubric) -> list:
@@ -148,9 +155,13 @@ def reweight(rubric: Rubric, weights: Mapping[str, float]) -> Rubric:
     unknown = [k for k in weights if k not in {c.id for c in rubric.criteria}]
     if unknown:
         raise AlgebraError(f"cannot reweight unknown criteria {unknown}")
-    return rubric.model_copy(update={
-        "criteria": tuple(c.model_copy(update={"weight": float(weights.get(c.id, c.weight))}) for c in rubric.criteria)
-    })
+    return rubric.model_copy(
+        update={
+            "criteria": tuple(
+                c.model_copy(update={"weight": float(weights.get(c.id, c.weight))}) for c in rubric.criteria
+            )
+        }
+    )
 
 
 # --------------------------------------------------------------------------- mutations as data
@@ -208,13 +219,29 @@ class MergeCriteria(Strict):
 
 
 Mutation = Annotated[
-    Union[AddCriterion, RemoveCriterion, AdjustWeight, AddPattern, AddDisqualifier, RewriteCriterion, SplitCriterion,
-          MergeCriteria], Field(discriminator="op")
+    AddCriterion
+    | RemoveCriterion
+    | AdjustWeight
+    | AddPattern
+    | AddDisqualifier
+    | RewriteCriterion
+    | SplitCriterion
+    | MergeCriteria,
+    Field(discriminator="op"),
 ]
-_BUMP = {"remove_criterion": "major", "add_criterion": "minor", "add_disqualifier": "minor",
-         "add_pattern": "minor", "adjust_weight": "patch", "rewrite_criterion": "minor",
-         "split_criterion": "major", "merge_criteria": "major"}
-REWRITABLE = frozenset({"title", "description", "scale", "examples", "notes", "mechanical_rules", "evidence", "patterns"})
+_BUMP = {
+    "remove_criterion": "major",
+    "add_criterion": "minor",
+    "add_disqualifier": "minor",
+    "add_pattern": "minor",
+    "adjust_weight": "patch",
+    "rewrite_criterion": "minor",
+    "split_criterion": "major",
+    "merge_criteria": "major",
+}
+REWRITABLE = frozenset(
+    {"title", "description", "scale", "examples", "notes", "mechanical_rules", "evidence", "patterns"}
+)
 
 
 def _apply(r: Rubric, m) -> Rubric:
@@ -233,8 +260,10 @@ def _apply(r: Rubric, m) -> Rubric:
         return r.model_copy(update={"disqualifiers": _merge("disqualifier", r.disqualifiers, (m.disqualifier,), "id")})
     if isinstance(m, RewriteCriterion):
         if not set(m.changes) <= REWRITABLE:
-            raise AlgebraError(f"rewrite_criterion {m.id!r}: only {sorted(REWRITABLE)} can be rewritten, "
-                               f"not {sorted(set(m.changes) - REWRITABLE)}")
+            raise AlgebraError(
+                f"rewrite_criterion {m.id!r}: only {sorted(REWRITABLE)} can be rewritten, "
+                f"not {sorted(set(m.changes) - REWRITABLE)}"
+            )
         old = _criterion(r, m.id)
         new = Criterion.model_validate({**old.model_dump(mode="json"), **m.changes})
         return _replace_criteria(r, (m.id,), (new,))
@@ -263,7 +292,9 @@ def _replace_criteria(r: Rubric, old_ids: tuple[str, ...], new: tuple[Criterion,
         raise AlgebraError(f"criterion ids {clash} exist already")
     named = [d.id for d in r.disqualifiers if d.kind == "criterion" and d.criterion in gone]
     if named:
-        raise AlgebraError(f"disqualifiers {named} name criteria {sorted(gone)} that would be gone; re-point them first")
+        raise AlgebraError(
+            f"disqualifiers {named} name criteria {sorted(gone)} that would be gone; re-point them first"
+        )
 
     def swap(ids: tuple[str, ...]) -> tuple[str, ...]:
         out: list[str] = []
@@ -280,12 +311,16 @@ def _replace_criteria(r: Rubric, old_ids: tuple[str, ...], new: tuple[Criterion,
             criteria += list(new)
         elif c.id not in old_ids:
             criteria.append(c)
-    return r.model_copy(update={
-        "criteria": tuple(criteria),
-        "groups": tuple(g.model_copy(update={"children": swap(g.children)}) for g in r.groups),
-        "goldens": tuple(g.model_copy(update={"expected_scores": {k: v for k, v in g.expected_scores.items()
-                                                                   if k not in gone}}) for g in r.goldens),
-    })
+    return r.model_copy(
+        update={
+            "criteria": tuple(criteria),
+            "groups": tuple(g.model_copy(update={"children": swap(g.children)}) for g in r.groups),
+            "goldens": tuple(
+                g.model_copy(update={"expected_scores": {k: v for k, v in g.expected_scores.items() if k not in gone}})
+                for g in r.goldens
+            ),
+        }
+    )
 
 
 def evolve(rubric: Rubric, mutations: list, bump: Literal["auto", "major", "minor", "patch"] = "auto") -> Rubric:
@@ -327,7 +362,14 @@ def diff(a: Rubric, b: Rubric) -> list[Change]:
     criterion whose wording changed shows as `changed criteria.ID.description`."""
     changes: list[Change] = []
     da, db = a.model_dump(mode="json"), b.model_dump(mode="json")
-    keyed = {"criteria": "id", "groups": "id", "patterns": "id", "disqualifiers": "id", "goldens": "name", "definitions": "term"}
+    keyed = {
+        "criteria": "id",
+        "groups": "id",
+        "patterns": "id",
+        "disqualifiers": "id",
+        "goldens": "name",
+        "definitions": "term",
+    }
     for field in da:
         if field in keyed:
             key = keyed[field]

@@ -179,9 +179,13 @@ class _Checks:
         criteria = self.r.criteria
         if criteria and all(c.genre for c in criteria):
             named = sorted({g for c in criteria for g in c.genre})
-            self.add("error", "E_EMPTY_CALL_UNIT", "criteria",
-                     f"every criterion is limited to genres ({', '.join(named)}): a text of any other genre, or of "
-                     "none, would be judged on no criterion; give at least one criterion no `genre`")
+            self.add(
+                "error",
+                "E_EMPTY_CALL_UNIT",
+                "criteria",
+                f"every criterion is limited to genres ({', '.join(named)}): a text of any other genre, or of "
+                "none, would be judged on no criterion; give at least one criterion no `genre`",
+            )
 
     def unique_ids(self) -> None:
         def dupes(kind: str, ids: list[str]) -> None:
@@ -204,9 +208,13 @@ class _Checks:
             if reason and backtracking(p.effective_regex()) is None:
                 self.add("error", "E_REGEX", f"patterns[{i}].regex", f"pattern {p.id!r} is not a valid regex: {reason}")
             elif reason:
-                self.add("warning", "W_REGEX_BACKTRACKING", f"patterns[{i}].regex",
-                         f"pattern {p.id!r} is not RE2 ({reason}); kept, and counted with the backtracking `regex` "
-                         f"engine in Python (slower, {BACKTRACKING_TIMEOUT_S:g} s a text at most)")
+                self.add(
+                    "warning",
+                    "W_REGEX_BACKTRACKING",
+                    f"patterns[{i}].regex",
+                    f"pattern {p.id!r} is not RE2 ({reason}); kept, and counted with the backtracking `regex` "
+                    f"engine in Python (slower, {BACKTRACKING_TIMEOUT_S:g} s a text at most)",
+                )
 
     def references(self) -> None:
         pattern_ids = {p.id for p in self.r.patterns}
@@ -214,23 +222,42 @@ class _Checks:
         for i, c in enumerate(self.r.criteria):
             for pid in c.patterns:
                 if pid not in pattern_ids:
-                    self.add("error", "E_UNKNOWN_PATTERN", f"criteria[{i}].patterns", f"{c.id} uses unknown pattern {pid!r}")
+                    self.add(
+                        "error", "E_UNKNOWN_PATTERN", f"criteria[{i}].patterns", f"{c.id} uses unknown pattern {pid!r}"
+                    )
         for i, d in enumerate(self.r.disqualifiers):
             for pid in d.patterns:
                 if pid not in pattern_ids:
-                    self.add("error", "E_UNKNOWN_PATTERN", f"disqualifiers[{i}].patterns", f"{d.id} uses unknown pattern {pid!r}")
+                    self.add(
+                        "error",
+                        "E_UNKNOWN_PATTERN",
+                        f"disqualifiers[{i}].patterns",
+                        f"{d.id} uses unknown pattern {pid!r}",
+                    )
             if d.criterion is not None and d.criterion not in criterion_ids:
-                self.add("error", "E_UNKNOWN_CRITERION", f"disqualifiers[{i}].criterion", f"{d.id} names unknown criterion {d.criterion!r}")
+                self.add(
+                    "error",
+                    "E_UNKNOWN_CRITERION",
+                    f"disqualifiers[{i}].criterion",
+                    f"{d.id} names unknown criterion {d.criterion!r}",
+                )
         for i, a in enumerate(self.r.advice):
             for pid in a.when:
                 if pid not in pattern_ids:
-                    self.add("error", "E_UNKNOWN_PATTERN", f"advice[{i}].when", f"advice rule names unknown pattern {pid!r}")
+                    self.add(
+                        "error", "E_UNKNOWN_PATTERN", f"advice[{i}].when", f"advice rule names unknown pattern {pid!r}"
+                    )
         used = {pid for c in self.r.criteria for pid in c.patterns}
         used |= {pid for d in self.r.disqualifiers for pid in d.patterns}
         used |= {pid for a in self.r.advice for pid in a.when}
         for i, p in enumerate(self.r.patterns):
             if p.id not in used:
-                self.add("warning", "W_UNUSED_PATTERN", f"patterns[{i}]", f"pattern {p.id!r} is not used by any criterion, disqualifier or advice rule")
+                self.add(
+                    "warning",
+                    "W_UNUSED_PATTERN",
+                    f"patterns[{i}]",
+                    f"pattern {p.id!r} is not used by any criterion, disqualifier or advice rule",
+                )
 
     def tree(self) -> None:
         criteria = {c.id for c in self.r.criteria}
@@ -239,9 +266,19 @@ class _Checks:
         for i, g in enumerate(self.r.groups):
             for child in g.children:
                 if child not in criteria and child not in groups:
-                    self.add("error", "E_UNKNOWN_CHILD", f"groups[{i}].children", f"group {g.id!r} names unknown node {child!r}")
+                    self.add(
+                        "error",
+                        "E_UNKNOWN_CHILD",
+                        f"groups[{i}].children",
+                        f"group {g.id!r} names unknown node {child!r}",
+                    )
                 elif child in parent:
-                    self.add("error", "E_TREE", f"groups[{i}].children", f"{child!r} has two parents: {parent[child]!r} and {g.id!r}")
+                    self.add(
+                        "error",
+                        "E_TREE",
+                        f"groups[{i}].children",
+                        f"{child!r} has two parents: {parent[child]!r} and {g.id!r}",
+                    )
                 else:
                     parent[child] = g.id
         for start in groups:  # a cycle shows up as a walk up the parents that returns to its start
@@ -266,18 +303,35 @@ class _Checks:
                 except ScaleError as exc:
                     self.add("error", "E_EXAMPLE_SCORE", f"criteria[{i}].examples[{j}].score", f"{c.id}: {exc}")
             if isinstance(c.scale, NominalScale) and any(cat.score is None for cat in c.scale.categories):
-                self.add("warning", "W_NOMINAL_UNSCORED", f"criteria[{i}].scale", f"{c.id}: some categories have no score; they classify but do not score")
+                self.add(
+                    "warning",
+                    "W_NOMINAL_UNSCORED",
+                    f"criteria[{i}].scale",
+                    f"{c.id}: some categories have no score; they classify but do not score",
+                )
             if not (c.title or c.description or _anchor_count(c) >= 2):
-                self.add("warning", "W_UNDESCRIBED", f"criteria[{i}]", f"{c.id} has no title, description or anchors for the judge")
+                self.add(
+                    "warning",
+                    "W_UNDESCRIBED",
+                    f"criteria[{i}]",
+                    f"{c.id} has no title, description or anchors for the judge",
+                )
         for i, g in enumerate(self.r.goldens):
             for cid, value in g.expected_scores.items():
                 if cid not in by_id:
-                    self.add("error", "E_GOLDEN_SCORE", f"goldens[{i}].expected_scores.{cid}", f"golden {g.name!r} names unknown criterion {cid!r}")
+                    self.add(
+                        "error",
+                        "E_GOLDEN_SCORE",
+                        f"goldens[{i}].expected_scores.{cid}",
+                        f"golden {g.name!r} names unknown criterion {cid!r}",
+                    )
                     continue
                 try:
                     by_id[cid].scale.normalize(value)
                 except ScaleError as exc:
-                    self.add("error", "E_GOLDEN_SCORE", f"goldens[{i}].expected_scores.{cid}", f"golden {g.name!r}: {exc}")
+                    self.add(
+                        "error", "E_GOLDEN_SCORE", f"goldens[{i}].expected_scores.{cid}", f"golden {g.name!r}: {exc}"
+                    )
 
     def scoring(self) -> None:
         mins = [lab.min for lab in self.r.scoring.labels]
@@ -285,9 +339,19 @@ class _Checks:
             self.add("error", "E_LABELS", "scoring.labels", f"two decision labels share a lower bound: {mins}")
         has_points = any(c.points is not None for c in self.r.criteria)
         if has_points and self.r.scoring.method != "points" and not self.r.groups:
-            self.add("warning", "W_POINTS_IGNORED", "scoring.method", "criteria carry signed points but scoring.method is not 'points'")
+            self.add(
+                "warning",
+                "W_POINTS_IGNORED",
+                "scoring.method",
+                "criteria carry signed points but scoring.method is not 'points'",
+            )
         if self.r.scoring.method == "points" and not any((c.points or 0) > 0 for c in self.r.criteria):
-            self.add("error", "E_POINTS", "scoring.method", "method 'points' needs at least one criterion with positive points")
+            self.add(
+                "error",
+                "E_POINTS",
+                "scoring.method",
+                "method 'points' needs at least one criterion with positive points",
+            )
 
     # -- the lattice -------------------------------------------------------------------------
 
@@ -299,7 +363,11 @@ class _Checks:
         messages = {
             "N1": ("N1_NO_GOAL", "goal", "state the rubric's mission in `goal` (or metadata.description)"),
             "N2": ("N2_NO_STRUCTURE", "criteria", "give criteria, decision rules or examples"),
-            "N3": ("N3_NO_OUTPUT_CONTRACT", "output", "give criteria (the output schema follows from them) or an output template"),
+            "N3": (
+                "N3_NO_OUTPUT_CONTRACT",
+                "output",
+                "give criteria (the output schema follows from them) or an output template",
+            ),
         }
         for key, (code, path, message) in messages.items():
             if not self.lattice[key]:
@@ -310,7 +378,9 @@ class _Checks:
         unanchored = [c.id for c in r.criteria if not isinstance(c.scale, BinaryScale) and _anchor_count(c) < 2]
         for cid in unanchored:
             index = next(i for i, c in enumerate(r.criteria) if c.id == cid)
-            self.add("warning", "S1_UNANCHORED", f"criteria[{index}].scale", f"{cid} has fewer than 2 described anchors")
+            self.add(
+                "warning", "S1_UNANCHORED", f"criteria[{index}].scale", f"{cid} has fewer than 2 described anchors"
+            )
         self.lattice["S1"] = bool(r.criteria) and not unanchored
         self.lattice["S2"] = self._schema_aligned()
         self.lattice["S3"] = bool(r.patterns) or any(c.mechanical_rules for c in r.criteria)
@@ -321,10 +391,22 @@ class _Checks:
             (c.prefix and c.prefix in restated_text) or c.id in restated_text for c in r.output.constraints
         )
         hints = {
-            "S2": ("S2_SCHEMA_MISALIGNED", "output.template", "the output template's per-criterion scores do not match the criteria ids"),
-            "S3": ("S3_NOT_MECHANICAL", "patterns", "nothing is mechanically checkable: add patterns or mechanical rules"),
+            "S2": (
+                "S2_SCHEMA_MISALIGNED",
+                "output.template",
+                "the output template's per-criterion scores do not match the criteria ids",
+            ),
+            "S3": (
+                "S3_NOT_MECHANICAL",
+                "patterns",
+                "nothing is mechanically checkable: add patterns or mechanical rules",
+            ),
             "S4": ("S4_NO_DISQUALIFIERS", "disqualifiers", "no disqualifiers"),
-            "S5": ("S5_NO_RITUAL", "output.constraints", "no ritual output constraint (e.g. rationale starts with 'BECAUSE:')"),
+            "S5": (
+                "S5_NO_RITUAL",
+                "output.constraints",
+                "no ritual output constraint (e.g. rationale starts with 'BECAUSE:')",
+            ),
             "S6": ("S6_NOT_RESTATED", "validation", "no output constraint is restated in validation or instructions"),
         }
         for key, (code, path, message) in hints.items():

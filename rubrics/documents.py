@@ -45,8 +45,9 @@ class SAFE_LOADER(_BASE_LOADER):  # noqa: N801 (named as the constant it replace
         return number
 
 
-SAFE_LOADER.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                                  list("tTfF"))
+SAFE_LOADER.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 SAFE_LOADER.add_constructor("tag:yaml.org,2002:float", SAFE_LOADER.construct_yaml_float)
 
 NATIVE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -69,7 +70,9 @@ def parse_yaml(text: str, source: str | Path) -> Any:
     try:
         data = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.constructor.ConstructorError as exc:
-        raise RubricImportError(source, f"YAML tag refused (only plain YAML is read): {exc.problem} {exc.problem_mark}") from None
+        raise RubricImportError(
+            source, f"YAML tag refused (only plain YAML is read): {exc.problem} {exc.problem_mark}"
+        ) from None
     except yaml.YAMLError as exc:
         raise RubricImportError(source, f"invalid YAML: {exc}") from None
     check_expansion(data, source)
@@ -96,8 +99,11 @@ def check_expansion(data: Any, source: str | Path) -> None:
         open_nodes.discard(key)
         sizes[key] = total
         if total > MAX_EXPANDED_VALUES:
-            raise RubricImportError(source, f"its YAML aliases expand it to more than {MAX_EXPANDED_VALUES:,} values "
-                                            "(an alias bomb?); refused before reading it")
+            raise RubricImportError(
+                source,
+                f"its YAML aliases expand it to more than {MAX_EXPANDED_VALUES:,} values "
+                "(an alias bomb?); refused before reading it",
+            )
         return total
 
     try:

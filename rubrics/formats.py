@@ -7,8 +7,8 @@ rubric is refused with a reason, never read as an empty rubric.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
@@ -72,8 +72,13 @@ def expand_folders(refs: list[str]) -> list[str]:
     for ref in refs:
         folder = Path(ref)
         if folder.is_dir():
-            expanded += sorted(str(p) for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in RUBRIC_SUFFIXES
-                               and not p.name.upper().startswith(("README", "LICENSE")))
+            expanded += sorted(
+                str(p)
+                for p in folder.rglob("*")
+                if p.is_file()
+                and p.suffix.lower() in RUBRIC_SUFFIXES
+                and not p.name.upper().startswith(("README", "LICENSE"))
+            )
         else:
             expanded.append(ref)
     return expanded

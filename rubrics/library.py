@@ -49,7 +49,9 @@ class Library:
         for root in self.roots:
             if not root.exists():
                 raise LibraryError(f"library folder {root} does not exist")
-            files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix.lower() in RUBRIC_SUFFIXES)
+            files = (
+                [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix.lower() in RUBRIC_SUFFIXES)
+            )
             for path in files:
                 if path.name.upper().startswith(("README", "LICENSE")):
                     continue

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, Mapping, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -41,13 +42,15 @@ def _version_text(value: Any) -> Any:
 
 def _check_semver(value: str) -> str:
     if not _SEMVER.match(value):
-        raise ValueError(f"version {value!r} is not semantic versioning: MAJOR.MINOR.PATCH, numbers without leading "
-                         "zeros (e.g. 1.0.0 or 2.10.0-rc.1)")
+        raise ValueError(
+            f"version {value!r} is not semantic versioning: MAJOR.MINOR.PATCH, numbers without leading "
+            "zeros (e.g. 1.0.0 or 2.10.0-rc.1)"
+        )
     return value
 
 
 SemVer = Annotated[str, BeforeValidator(_version_text), AfterValidator(_check_semver)]
-Scalar = Union[str, int, float, bool, None]
+Scalar = str | int | float | bool | None
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -124,7 +127,7 @@ class OrdinalScale(Strict):
     max: int | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "OrdinalScale":
+    def _check(self) -> OrdinalScale:
         values = [a.value for a in self.anchors]
         if len(set(values)) != len(values):
             raise ValueError(f"duplicate anchor values: {sorted(values)}")
@@ -184,7 +187,7 @@ class NominalScale(Strict):
     categories: tuple[Category, ...] = Field(min_length=2)
 
     @model_validator(mode="after")
-    def _check(self) -> "NominalScale":
+    def _check(self) -> NominalScale:
         values = [c.value for c in self.categories]
         if len(set(values)) != len(values):
             raise ValueError(f"duplicate categories: {values}")
@@ -219,7 +222,7 @@ class NumericScale(Strict):
     step: float | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
-    def _check(self) -> "NumericScale":
+    def _check(self) -> NumericScale:
         if not (math.isfinite(self.min) and math.isfinite(self.max)) or self.min >= self.max:
             raise ValueError(f"numeric scale needs finite min < max, got min={self.min} max={self.max}")
         return self
@@ -256,7 +259,7 @@ class NumericScale(Strict):
         return f"number from {self.min:g} to {self.max:g}{step}"
 
 
-Scale = Annotated[Union[BinaryScale, OrdinalScale, NominalScale, NumericScale], Field(discriminator="kind")]
+Scale = Annotated[BinaryScale | OrdinalScale | NominalScale | NumericScale, Field(discriminator="kind")]
 
 # --------------------------------------------------------------------------- criteria and structure
 
@@ -318,7 +321,7 @@ class Disqualifier(Strict):
     threshold: Unit = 0.0
 
     @model_validator(mode="after")
-    def _check(self) -> "Disqualifier":
+    def _check(self) -> Disqualifier:
         if self.kind == "pattern" and not self.patterns:
             raise ValueError(f"pattern disqualifier {self.id!r} names no patterns")
         if self.kind == "criterion" and not self.criterion:
@@ -336,7 +339,7 @@ class Pattern(Strict):
     description: str = ""
 
     @model_validator(mode="after")
-    def _check(self) -> "Pattern":
+    def _check(self) -> Pattern:
         if (self.regex is None) == (not self.words):
             raise ValueError(f"pattern {self.id!r} needs exactly one of regex or words")
         return self

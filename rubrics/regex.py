@@ -40,9 +40,12 @@ def backtracking(source: str) -> regex.Pattern | None:
     flags = 0
     m = re.match(r"^\(\?([imsU]+)\)", translated)
     if m:
-        translated = translated[m.end():]
-        flags = ((regex.I if "i" in m.group(1) else 0) | (regex.M if "m" in m.group(1) else 0)
-                 | (regex.S if "s" in m.group(1) else 0))
+        translated = translated[m.end() :]
+        flags = (
+            (regex.I if "i" in m.group(1) else 0)
+            | (regex.M if "m" in m.group(1) else 0)
+            | (regex.S if "s" in m.group(1) else 0)
+        )
     try:
         return regex.compile(translated, flags)
     except (regex.error, re.error, ValueError):

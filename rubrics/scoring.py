@@ -6,8 +6,9 @@ goldens and is the specification the SQL views are tested against.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .model import Criterion, Rubric
 
@@ -88,7 +89,9 @@ def aggregate(rubric: Rubric, units: Mapping[str, float | None], genre: str | No
         root = child(rubric.scoring.root)
         return None if root is None else root.value
     children = {x for g in rubric.groups for x in g.children}
-    top = [c.id for c in rubric.criteria if c.id not in children] + [g.id for g in rubric.groups if g.id not in children]
+    top = [c.id for c in rubric.criteria if c.id not in children] + [
+        g.id for g in rubric.groups if g.id not in children
+    ]
     return _combine(rubric.scoring.method, [x for x in map(child, top) if x is not None])
 
 
@@ -123,7 +126,9 @@ def verdict(
         passed = score >= s.pass_threshold
     if s.essential_minimum is not None:
         essentials_ok = all(
-            units.get(c.id) is not None and units[c.id] >= s.essential_minimum for c in active if c.importance == "essential"
+            units.get(c.id) is not None and units[c.id] >= s.essential_minimum
+            for c in active
+            if c.importance == "essential"
         )
         passed = essentials_ok if passed is None else passed and essentials_ok
     return Verdict(score, label, passed, (), coverage)

@@ -24,18 +24,32 @@ def chromium_path() -> str | None:
 class Browser:
     def __init__(self, url: str):
         self.profile = tempfile.TemporaryDirectory()
-        self.proc = subprocess.Popen([chromium_path(), "--headless", "--no-sandbox", "--disable-gpu",
-                                      "--disable-background-networking", "--no-first-run", "--window-size=1400,1000",
-                                      "--remote-debugging-port=0", f"--user-data-dir={self.profile.name}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [
+                chromium_path(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--no-first-run",
+                "--window-size=1400,1000",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self.profile.name}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         port = None
         for line in self.proc.stderr:
             if m := re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line):
                 port = int(m.group(1))
                 break
         assert port, "chromium did not start its DevTools endpoint"
-        page = next(t for t in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
-                    if t["type"] == "page")
+        page = next(
+            t for t in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list")) if t["type"] == "page"
+        )
         self.ws = connect(page["webSocketDebuggerUrl"], max_size=50_000_000)
         self.ids = itertools.count(1)
         self.open(url)
@@ -71,8 +85,10 @@ class Browser:
     def click(self, selector: str) -> None:
         """Click the first element the selector finds, as a user does, and wait for the next page."""
         here = self.evaluate("location.href")
-        box = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
-                            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
         self.wait_loaded(leaving=here)
@@ -87,7 +103,7 @@ class Browser:
         stop(self.proc)
         self.profile.cleanup()
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc) -> None:

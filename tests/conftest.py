@@ -78,8 +78,9 @@ class ServerProcess:
 
     def __init__(self, *options: str):
         assert EXE, "the rubricflow console script is not installed"
-        self.proc = subprocess.Popen([EXE, "judge-server", "--port", "0", *options], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [EXE, "judge-server", "--port", "0", *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         line = self.proc.stdout.readline()
         assert "listening on" in line, line + self.proc.stdout.read() if self.proc.poll() is not None else line
         self.base_url = line.strip().rsplit(" ", 1)[-1]

@@ -11,8 +11,13 @@ import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = {"rubricflow": ROOT / "rubricflow", "rubricflow.rubrics": ROOT / "rubrics", "rubricflow.tasks": ROOT / "tasks",
-            "rubricflow.flows": ROOT / "flows", "rubricflow.warehouse": ROOT / "warehouse"}
+PACKAGES = {
+    "rubricflow": ROOT / "rubricflow",
+    "rubricflow.rubrics": ROOT / "rubrics",
+    "rubricflow.tasks": ROOT / "tasks",
+    "rubricflow.flows": ROOT / "flows",
+    "rubricflow.warehouse": ROOT / "warehouse",
+}
 
 
 def modules() -> dict[str, Path]:
@@ -60,7 +65,7 @@ def test_no_import_cycles_among_the_project_modules():
         stack.append(m)
         for n in sorted(graph[m]):
             if state.get(n) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(n):] + [n]))
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(n) :] + [n]))
             if n not in state:
                 visit(n)
         stack.pop()
@@ -101,9 +106,11 @@ def test_cli_modules_stay_thin():
 
 
 def test_commands_that_run_no_flow_do_not_import_prefect():
-    code = ("import sys; from typer.testing import CliRunner; from rubricflow.cli import app; "
-            "r = CliRunner().invoke(app, ['rubric', 'list']); assert r.exit_code == 0, r.output; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'duckdb', 'polars')))")
+    code = (
+        "import sys; from typer.testing import CliRunner; from rubricflow.cli import app; "
+        "r = CliRunner().invoke(app, ['rubric', 'list']); assert r.exit_code == 0, r.output; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'duckdb', 'polars')))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert "prefect" not in result.stdout, result.stdout
@@ -111,14 +118,33 @@ def test_commands_that_run_no_flow_do_not_import_prefect():
 
 @pytest.mark.slow
 def test_the_wheel_installs_one_top_level_package(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
-                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     [wheel] = tmp_path.glob("rubricflow-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         top_level = zf.read(next(n for n in names if n.endswith(".dist-info/top_level.txt"))).decode().split()
     assert top_level == ["rubricflow"]
     assert {n.split("/")[0] for n in names if not n.startswith("rubricflow-")} == {"rubricflow"}
-    for packaged in ("rubricflow/rubrics/library/llm-slop.yaml", "rubricflow/warehouse/sql/001_schema.sql",
-                     "rubricflow/flows/samples/demo_corpus.jsonl", "rubricflow/cli/__init__.py"):
+    for packaged in (
+        "rubricflow/rubrics/library/llm-slop.yaml",
+        "rubricflow/warehouse/sql/001_schema.sql",
+        "rubricflow/flows/samples/demo_corpus.jsonl",
+        "rubricflow/cli/__init__.py",
+    ):
         assert packaged in names

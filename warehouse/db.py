@@ -10,9 +10,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 
@@ -56,7 +56,7 @@ def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
     statement = sql(name)
     cursor = con.execute(statement, used_params(statement, params))
     columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row)) for row in cursor.fetchall()]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 LOCK_WAIT_ENV = "RUBRICFLOW_LOCK_WAIT_S"
@@ -82,10 +82,15 @@ def connect(path: Path, read_only: bool, config: dict | None = None) -> duckdb.D
             return duckdb.connect(str(path), read_only=read_only, config=config or {})
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
-                waited = f" (waited {lock_wait_s():g} s; ${LOCK_WAIT_ENV} sets how long)" if "lock" in str(exc).lower() else ""
+                waited = (
+                    f" (waited {lock_wait_s():g} s; ${LOCK_WAIT_ENV} sets how long)"
+                    if "lock" in str(exc).lower()
+                    else ""
+                )
                 raise WarehouseLocked(
                     f"warehouse {path} is locked by another process (DuckDB allows one writer, or readers only)"
-                    f"{waited}; wait for it to finish or use another --warehouse. ({exc})") from None
+                    f"{waited}; wait for it to finish or use another --warehouse. ({exc})"
+                ) from None
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(1.0, pause * 2)
 
@@ -138,8 +143,9 @@ def check_select(statement: str) -> None:
         raise QueryRefused(f"query refused: one statement at a time (read-only), found {len(parsed)}")
     kind = parsed[0].type
     if kind != duckdb.StatementType.SELECT:
-        raise QueryRefused(f"query refused: only SELECT runs here (the warehouse is read-only to queries); "
-                           f"this is {kind.name}")
+        raise QueryRefused(
+            f"query refused: only SELECT runs here (the warehouse is read-only to queries); this is {kind.name}"
+        )
 
 
 def read_only_query(path: str | Path, statement: str):
@@ -195,33 +201,66 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
             "INSERT INTO rubrics (rubric_hash, rubric_id, version, title, profile, method, is_flat, invert, pass_threshold, "
             "essential_minimum, disqualified_label, source, document, registered_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-            [h, r.metadata.id, r.metadata.version, r.metadata.title, bundle.profile, s.method, not r.groups, s.invert,
-             s.pass_threshold, s.essential_minimum, s.disqualified_label, source,
-             json.dumps(rubric_document(r), ensure_ascii=False)],
+            [
+                h,
+                r.metadata.id,
+                r.metadata.version,
+                r.metadata.title,
+                bundle.profile,
+                s.method,
+                not r.groups,
+                s.invert,
+                s.pass_threshold,
+                s.essential_minimum,
+                s.disqualified_label,
+                source,
+                json.dumps(rubric_document(r), ensure_ascii=False),
+            ],
         )
         parent = {child: g.id for g in r.groups for child in g.children}
         root = s.root
         top_parent = None if root else ROOT_NODE
         nodes = [(h, c.id, parent.get(c.id, top_parent), True, None, c.weight) for c in r.criteria]
-        nodes += [(h, g.id, parent.get(g.id, None if g.id == root else top_parent), False, g.aggregation, g.weight)
-                  for g in r.groups]
+        nodes += [
+            (h, g.id, parent.get(g.id, None if g.id == root else top_parent), False, g.aggregation, g.weight)
+            for g in r.groups
+        ]
         if not root:
             nodes.append((h, ROOT_NODE, None, False, s.method, 1.0))
-        con.executemany("INSERT INTO rubric_nodes (rubric_hash, node_id, parent_id, is_leaf, aggregation, weight) "
-                        "VALUES (?, ?, ?, ?, ?, ?)", nodes)
+        con.executemany(
+            "INSERT INTO rubric_nodes (rubric_hash, node_id, parent_id, is_leaf, aggregation, weight) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            nodes,
+        )
         con.executemany(
             "INSERT INTO criteria (rubric_hash, criterion_id, title, description, scale_kind, weight, importance, "
             "pass_threshold, points, genre, scale_min, scale_max, unit_step) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(h, c.id, c.title, c.description, c.scale.kind, c.weight, c.importance,
-              c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS, c.points, list(c.genre),
-              *scale_geometry(c.scale))
-             for c in r.criteria],
+            [
+                (
+                    h,
+                    c.id,
+                    c.title,
+                    c.description,
+                    c.scale.kind,
+                    c.weight,
+                    c.importance,
+                    c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS,
+                    c.points,
+                    list(c.genre),
+                    *scale_geometry(c.scale),
+                )
+                for c in r.criteria
+            ],
         )
         if r.patterns:
             refused = re2_errors([p.effective_regex() for p in r.patterns])
-            con.executemany("INSERT INTO rubric_patterns (rubric_hash, pattern_id, regex, engine) VALUES (?, ?, ?, ?)",
-                            [(h, p.id, p.effective_regex(), "regex" if refused[p.effective_regex()] else "re2")
-                             for p in r.patterns])
+            con.executemany(
+                "INSERT INTO rubric_patterns (rubric_hash, pattern_id, regex, engine) VALUES (?, ?, ?, ?)",
+                [
+                    (h, p.id, p.effective_regex(), "regex" if refused[p.effective_regex()] else "re2")
+                    for p in r.patterns
+                ],
+            )
         if r.disqualifiers:
             con.executemany(
                 "INSERT INTO rubric_disqualifiers (rubric_hash, disqualifier_id, kind, patterns, criterion_id, threshold, "
@@ -229,4 +268,7 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
                 [(h, d.id, d.kind, list(d.patterns), d.criterion, d.threshold, d.description) for d in r.disqualifiers],
             )
         if s.labels:
-            con.executemany("INSERT INTO rubric_labels (rubric_hash, label, min_score) VALUES (?, ?, ?)", [(h, lab.label, lab.min) for lab in s.labels])
+            con.executemany(
+                "INSERT INTO rubric_labels (rubric_hash, label, min_score) VALUES (?, ?, ?)",
+                [(h, lab.label, lab.min) for lab in s.labels],
+            )

@@ -15,9 +15,9 @@ import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from rubricflow.errors import TransientError
 
@@ -33,8 +33,9 @@ def lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judg
 
 
 @contextmanager
-def run_lock(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str,
-             run_id: str) -> Iterator[None]:
+def run_lock(
+    warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str, run_id: str
+) -> Iterator[None]:
     """Hold the work's lock for the block; RunInProgress names the run that holds it."""
     path = lock_path(warehouse_path, corpus_id, rubric_hash, judge_hash)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -47,7 +48,8 @@ def run_lock(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge
         raise RunInProgress(
             f"run {holder.get('run_id', '?')} (pid {holder.get('pid', '?')}) is already scoring corpus {corpus_id!r} "
             f"with this rubric version and judge on {warehouse_path}; wait for it to finish (running both would judge "
-            "the same cells twice)") from None
+            "the same cells twice)"
+        ) from None
     try:
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"run_id": run_id, "pid": os.getpid()}).encode())

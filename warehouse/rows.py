@@ -9,26 +9,64 @@ from typing import Any
 
 import pyarrow as pa
 
-COMPLETION = pa.schema([
-    ("cell_key", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()), ("text_id", pa.string()),
-    ("text_sha256", pa.string()), ("unit_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()),
-    ("sample", pa.int32()), ("model", pa.string()), ("system_fingerprint", pa.string()), ("response_id", pa.string()),
-    ("output_mode", pa.string()), ("prompt_layout", pa.string()), ("raw_response", pa.string()), ("finish_reason", pa.string()),
-    ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("cached_tokens", pa.int64()), ("latency_ms", pa.float64()),
-    ("attempts", pa.int32()), ("status", pa.string()), ("error_kind", pa.string()), ("error", pa.string()),
-    ("declared_disqualifiers", pa.list_(pa.string())), ("created_at", pa.timestamp("us")),
-    ("adopted_from", pa.string()),  # set only by sql/adopt_cells.sql: a judge call never lands one
-    ("queue_ms", pa.float64()),  # time spent waiting in the client (slots, rate limits); latency_ms is the server's
-])
-JUDGMENT = pa.schema([
-    ("cell_key", pa.string()), ("criterion_id", pa.string()), ("run_id", pa.string()), ("corpus_id", pa.string()),
-    ("text_id", pa.string()), ("rubric_hash", pa.string()), ("judge_hash", pa.string()), ("sample", pa.int32()),
-    ("value", pa.string()), ("unit_score", pa.float64()), ("rationale", pa.string()),
-    ("evidence", pa.list_(pa.string())), ("evidence_verified", pa.bool_()), ("warnings", pa.list_(pa.string())),
-    ("status", pa.string()), ("reason", pa.string()), ("text_sha256", pa.string()),
-    ("weighted_unit_score", pa.float64()), ("value_probs", pa.string()), ("prob_mass", pa.float64()),
-    ("adopted_from", pa.string()),
-])
+COMPLETION = pa.schema(
+    [
+        ("cell_key", pa.string()),
+        ("run_id", pa.string()),
+        ("corpus_id", pa.string()),
+        ("text_id", pa.string()),
+        ("text_sha256", pa.string()),
+        ("unit_id", pa.string()),
+        ("rubric_hash", pa.string()),
+        ("judge_hash", pa.string()),
+        ("sample", pa.int32()),
+        ("model", pa.string()),
+        ("system_fingerprint", pa.string()),
+        ("response_id", pa.string()),
+        ("output_mode", pa.string()),
+        ("prompt_layout", pa.string()),
+        ("raw_response", pa.string()),
+        ("finish_reason", pa.string()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("cached_tokens", pa.int64()),
+        ("latency_ms", pa.float64()),
+        ("attempts", pa.int32()),
+        ("status", pa.string()),
+        ("error_kind", pa.string()),
+        ("error", pa.string()),
+        ("declared_disqualifiers", pa.list_(pa.string())),
+        ("created_at", pa.timestamp("us")),
+        ("adopted_from", pa.string()),  # set only by sql/adopt_cells.sql: a judge call never lands one
+        ("queue_ms", pa.float64()),  # time spent waiting in the client (slots, rate limits); latency_ms is the server's
+    ]
+)
+JUDGMENT = pa.schema(
+    [
+        ("cell_key", pa.string()),
+        ("criterion_id", pa.string()),
+        ("run_id", pa.string()),
+        ("corpus_id", pa.string()),
+        ("text_id", pa.string()),
+        ("rubric_hash", pa.string()),
+        ("judge_hash", pa.string()),
+        ("sample", pa.int32()),
+        ("value", pa.string()),
+        ("unit_score", pa.float64()),
+        ("rationale", pa.string()),
+        ("evidence", pa.list_(pa.string())),
+        ("evidence_verified", pa.bool_()),
+        ("warnings", pa.list_(pa.string())),
+        ("status", pa.string()),
+        ("reason", pa.string()),
+        ("text_sha256", pa.string()),
+        ("weighted_unit_score", pa.float64()),
+        ("value_probs", pa.string()),
+        ("prob_mass", pa.float64()),
+        ("adopted_from", pa.string()),
+    ]
+)
+
 
 def blank_completion(**fields: Any) -> dict[str, Any]:
     """A completion row with every column of COMPLETION, as it stands before any answer is read

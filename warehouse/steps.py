@@ -27,12 +27,20 @@ def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
             con.execute(statement, used_params(statement, params))
 
 
-def load_corpus(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path,
-                rows_ok: int, rows_quarantined: int) -> None:
+def load_corpus(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path, rows_ok: int, rows_quarantined: int
+) -> None:
     with transaction(con):
         run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
-        run_sql(con, "register_corpus.sql", corpus=corpus_id, source=source, parquet=str(parquet), rows_ok=rows_ok,
-                rows_quarantined=rows_quarantined)
+        run_sql(
+            con,
+            "register_corpus.sql",
+            corpus=corpus_id,
+            source=source,
+            parquet=str(parquet),
+            rows_ok=rows_ok,
+            rows_quarantined=rows_quarantined,
+        )
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
@@ -41,23 +49,29 @@ def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: B
     refused = re2_errors([p.effective_regex() for p in bundle.rubric.patterns])
     for p in bundle.rubric.patterns:
         if refused[p.effective_regex()] is None:
-            run_sql(con, "pattern_hits.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id, regex=p.effective_regex())
+            run_sql(
+                con, "pattern_hits.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id, regex=p.effective_regex()
+            )
         else:
             _count_backtracking(con, corpus_id, bundle.hash, p.id, p.effective_regex())
 
 
-def _count_backtracking(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, pattern_id: str,
-                        source: str, page: int = 5_000) -> None:
+def _count_backtracking(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, pattern_id: str, source: str, page: int = 5_000
+) -> None:
     """One page of texts at a time (keyset by text_id), so a large corpus never sits in memory;
     a text whose match runs past the time limit gets no count (its hits stay unknown)."""
     compiled = backtracking(source)
     if compiled is None:  # the compiler refuses such a rubric; nothing to count
         return
     after = ""
-    while rows := fetch(con, "pattern_hits_todo.sql", corpus=corpus_id, rubric=rubric_hash, pattern=pattern_id,
-                        after=after, page=page):
-        counted = [(corpus_id, r["text_id"], r["sha256"], rubric_hash, pattern_id, backtracking_hits(compiled, r["text"]))
-                   for r in rows]
+    while rows := fetch(
+        con, "pattern_hits_todo.sql", corpus=corpus_id, rubric=rubric_hash, pattern=pattern_id, after=after, page=page
+    ):
+        counted = [
+            (corpus_id, r["text_id"], r["sha256"], rubric_hash, pattern_id, backtracking_hits(compiled, r["text"]))
+            for r in rows
+        ]
         known = [c for c in counted if c[-1] is not None]
         if known:
             con.executemany(sql("record_pattern_hits.sql"), known)
@@ -73,34 +87,64 @@ class Plan:
     adopted: int = 0  # cells copied from another rubric version with the same unit fingerprint
 
 
-def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, judge_hash: str, strategy: str,
-               samples: int, out_dir: Path, shard_size: int, skip_disqualified: bool = False,
-               run_id: str | None = None) -> Plan:
+def plan_cells(
+    con: duckdb.DuckDBPyConnection,
+    corpus_id: str,
+    bundle: Bundle,
+    judge_hash: str,
+    strategy: str,
+    samples: int,
+    out_dir: Path,
+    shard_size: int,
+    skip_disqualified: bool = False,
+    run_id: str | None = None,
+) -> Plan:
     """Write the cells still to judge as Parquet plan files of at most `shard_size` cells. With a
     run id, cells another rubric version judged with the same unit fingerprint are adopted first."""
     rubric = bundle.rubric
     genres = sorted({g for c in rubric.criteria for g in c.genre})
     units = [(genre or "", u) for genre in [None, *genres] for u in call_units(rubric, strategy, genre)]  # type: ignore[arg-type]
-    con.executemany("INSERT OR IGNORE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
-                    [(bundle.hash, g, u.id, unit_fingerprint(rubric, u)) for g, u in units])
+    con.executemany(
+        "INSERT OR IGNORE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
+        [(bundle.hash, g, u.id, unit_fingerprint(rubric, u)) for g, u in units],
+    )
     adopted = 0
     if run_id is not None:
         with transaction(con):
-            run_sql(con, "adopt_cells.sql", corpus=corpus_id, rubric=bundle.hash, judge=judge_hash, samples=samples,
-                    run=run_id)
+            run_sql(
+                con,
+                "adopt_cells.sql",
+                corpus=corpus_id,
+                rubric=bundle.hash,
+                judge=judge_hash,
+                samples=samples,
+                run=run_id,
+            )
             adopted = con.execute("SELECT count(*) FROM adopted").fetchall()[0][0]
             con.execute("DROP TABLE adopted")
     # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
-    con.execute("CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
-                {"genres": [g for g, _ in units], "units": [u.id for _, u in units]})
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
+        {"genres": [g for g, _ in units], "units": [u.id for _, u in units]},
+    )
     try:
-        run_sql(con, "plan_cells.sql", corpus=corpus_id, rubric=bundle.hash, judge=judge_hash, samples=samples,
-                genres=genres, skip_disqualified=skip_disqualified, shard_size=shard_size)
+        run_sql(
+            con,
+            "plan_cells.sql",
+            corpus=corpus_id,
+            rubric=bundle.hash,
+            judge=judge_hash,
+            samples=samples,
+            genres=genres,
+            skip_disqualified=skip_disqualified,
+            shard_size=shard_size,
+        )
         total = con.execute(
             "SELECT count(*) * $samples FROM texts t JOIN plan_units u ON u.genre_key = "
             "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END "
             "WHERE t.corpus_id = $corpus AND t.removed_at IS NULL",
-            {"samples": samples, "genres": genres, "corpus": corpus_id}).fetchall()[0][0]
+            {"samples": samples, "genres": genres, "corpus": corpus_id},
+        ).fetchall()[0][0]
     finally:
         con.execute("DROP TABLE plan_units")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,11 +152,14 @@ def plan_cells(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle, j
         old.unlink()
     shards, cells, chars = con.execute(
         "SELECT count(DISTINCT shard), count(*), coalesce(sum(length(text) + length(coalesce(input, '')) "
-        "+ length(coalesce(context, ''))), 0) FROM plan").fetchall()[0]
+        "+ length(coalesce(context, ''))), 0) FROM plan"
+    ).fetchall()[0]
     files = []
     for index in range(shards):  # DuckDB writes the files itself: the plan never passes through Python
         path = out_dir / f"shard-{index:05d}.parquet"
-        con.execute(f"COPY (SELECT * EXCLUDE (shard) FROM plan WHERE shard = {index}) TO {_literal(path)} (FORMAT parquet)")
+        con.execute(
+            f"COPY (SELECT * EXCLUDE (shard) FROM plan WHERE shard = {index}) TO {_literal(path)} (FORMAT parquet)"
+        )
         files.append(path)
     con.execute("DROP TABLE plan")
     return Plan(files, cells, total, int(chars), adopted)
@@ -152,13 +199,17 @@ def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: 
     try:
         (check,) = fetch(con, "labels_unmatched.sql", corpus=corpus_id)
         if check["unmatched"]:
-            raise InputError(f"{source}: {check['unmatched']} of {check['label_ids']} labelled text ids match no text of "
-                             f"corpus {corpus_id!r} (e.g. {', '.join(map(repr, check['examples']))}); nothing was stored. "
-                             "Check the corpus (-c) and the ids (`rubricflow ingest --id-field`)")
+            raise InputError(
+                f"{source}: {check['unmatched']} of {check['label_ids']} labelled text ids match no text of "
+                f"corpus {corpus_id!r} (e.g. {', '.join(map(repr, check['examples']))}); nothing was stored. "
+                "Check the corpus (-c) and the ids (`rubricflow ingest --id-field`)"
+            )
         with transaction(con):
-            con.execute("INSERT OR REPLACE INTO labels (corpus_id, text_id, criterion_id, rater, score, source) "
-                        "SELECT $corpus, text_id, criterion_id, rater, score, $source FROM incoming_labels",
-                        {"corpus": corpus_id, "source": source})
+            con.execute(
+                "INSERT OR REPLACE INTO labels (corpus_id, text_id, criterion_id, rater, score, source) "
+                "SELECT $corpus, text_id, criterion_id, rater, score, $source FROM incoming_labels",
+                {"corpus": corpus_id, "source": source},
+            )
     finally:
         con.unregister("incoming_labels")
     return len(labels)
@@ -168,40 +219,73 @@ def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: st
     """Texts that arrive with a label set (not through ingest): id, text, input, context."""
     con.register("incoming_texts", texts)
     try:
-        con.execute("INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata, "
-                    "removed_at) SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL, NULL "
-                    "FROM incoming_texts",
-                    {"corpus": corpus_id})
-        run_sql(con, "register_corpus.sql", corpus=corpus_id, source=source, parquet="", rows_ok=len(texts),
-                rows_quarantined=0)
+        con.execute(
+            "INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata, "
+            "removed_at) SELECT $corpus, text_id, sha256(text), text, input, context, NULL, NULL, NULL "
+            "FROM incoming_texts",
+            {"corpus": corpus_id},
+        )
+        run_sql(
+            con,
+            "register_corpus.sql",
+            corpus=corpus_id,
+            source=source,
+            parquet="",
+            rows_ok=len(texts),
+            rows_quarantined=0,
+        )
     finally:
         con.unregister("incoming_texts")
 
 
-def record_batch(con: duckdb.DuckDBPyConnection, batch_id: str, input_file_id: str, run_id: str, corpus_id: str,
-                 rubric_hash: str, judge_hash: str, cells) -> None:
+def record_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch_id: str,
+    input_file_id: str,
+    run_id: str,
+    corpus_id: str,
+    rubric_hash: str,
+    judge_hash: str,
+    cells,
+) -> None:
     """A submitted batch and its requests, in one transaction."""
-    requests = pa.table({"cell_key": [c.cell_key for c in cells], "text_id": [c.text_id for c in cells],
-                         "text_sha256": [c.text_sha256 for c in cells], "unit_id": [c.unit_id for c in cells],
-                         "sample": pa.array([c.sample for c in cells], pa.int32())})
+    requests = pa.table(
+        {
+            "cell_key": [c.cell_key for c in cells],
+            "text_id": [c.text_id for c in cells],
+            "text_sha256": [c.text_sha256 for c in cells],
+            "unit_id": [c.unit_id for c in cells],
+            "sample": pa.array([c.sample for c in cells], pa.int32()),
+        }
+    )
     con.register("incoming_requests", requests)
     try:
         with transaction(con):
-            con.execute("INSERT INTO batches (batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, cells, "
-                        "status, online_cells, submitted_at, finished_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, current_timestamp, NULL)",
-                        [batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, len(cells)])
-            con.execute("INSERT INTO batch_requests (batch_id, cell_key, text_id, text_sha256, unit_id, sample) "
-                        "SELECT ?, cell_key, text_id, text_sha256, unit_id, sample FROM incoming_requests", [batch_id])
+            con.execute(
+                "INSERT INTO batches (batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, cells, "
+                "status, online_cells, submitted_at, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, current_timestamp, NULL)",
+                [batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, len(cells)],
+            )
+            con.execute(
+                "INSERT INTO batch_requests (batch_id, cell_key, text_id, text_sha256, unit_id, sample) "
+                "SELECT ?, cell_key, text_id, text_sha256, unit_id, sample FROM incoming_requests",
+                [batch_id],
+            )
     finally:
         con.unregister("incoming_requests")
 
 
 def pending_batches(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, judge_hash: str) -> list[str]:
     """Batches of this corpus, rubric and judge that were submitted and never landed."""
-    return [r[0] for r in con.execute(
-        "SELECT batch_id FROM batches WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ? "
-        "AND status = 'submitted' ORDER BY submitted_at", [corpus_id, rubric_hash, judge_hash]).fetchall()]
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT batch_id FROM batches WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ? "
+            "AND status = 'submitted' ORDER BY submitted_at",
+            [corpus_id, rubric_hash, judge_hash],
+        ).fetchall()
+    ]
 
 
 # --------------------------------------------------------------------------- a run's bookkeeping
@@ -222,9 +306,15 @@ def start_run(con: duckdb.DuckDBPyConnection, **run) -> None:
 
 def record_price(con: duckdb.DuckDBPyConnection, price) -> None:
     """Keep the price (tasks.costs.Price) a run was costed with, for the cost views."""
-    run_sql(con, "record_price.sql", model=price.model, input_per_mtok=price.input_per_mtok,
-            output_per_mtok=price.output_per_mtok, cached_input_per_mtok=price.cached_input_per_mtok,
-            source=price.source)
+    run_sql(
+        con,
+        "record_price.sql",
+        model=price.model,
+        input_per_mtok=price.input_per_mtok,
+        output_per_mtok=price.output_per_mtok,
+        cached_input_per_mtok=price.cached_input_per_mtok,
+        source=price.source,
+    )
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None) -> None:
@@ -250,8 +340,11 @@ def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> li
     for `load_pending`."""
     from .locks import holder
 
-    stale = [r["run_id"] for r in fetch(con, "running_runs.sql")
-             if holder(warehouse_path, r["corpus_id"], r["rubric_hash"], r["judge_hash"]) != r["run_id"]]
+    stale = [
+        r["run_id"]
+        for r in fetch(con, "running_runs.sql")
+        if holder(warehouse_path, r["corpus_id"], r["rubric_hash"], r["judge_hash"]) != r["run_id"]
+    ]
     for run_id in stale:
         run_sql(con, "interrupt_run.sql", run=run_id)
         shutil.rmtree(warehouse_path.parent / "runs" / run_id / "plan", ignore_errors=True)

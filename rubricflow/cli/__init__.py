@@ -12,8 +12,12 @@ import os
 import sys
 
 # Set before Prefect is imported: no telemetry (there is no network here), a patient ephemeral server.
-ENV_DEFAULTS = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
-                "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120", "PREFECT_LOGGING_LEVEL": "WARNING"}
+ENV_DEFAULTS = {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+}
 
 
 def set_env_defaults() -> None:
@@ -78,7 +82,9 @@ app.add_typer(improve.app, name="improve")
 
 
 @app.callback()
-def options(debug: bool = typer.Option(False, "--debug", help="Show tracebacks and Prefect's error logs in full.")) -> None:
+def options(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and Prefect's error logs in full."),
+) -> None:
     """rubricflow: rubric-driven LLM judging of large text corpora."""
     if debug:
         os.environ["RUBRICFLOW_DEBUG"] = "1"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -14,13 +13,18 @@ from rubricflow.errors import CheckFailed
 from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, write_report
 
 
-def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with text_id, criterion, score, rater; a "
-                                        "hand-graded PaperBench tree (expected_result.json); or the Topical-Chat "
-                                        "release's folder (its texts too)."),
-           corpus: str = typer.Option(..., "--corpus", "-c"),
-           text_id: Optional[str] = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
-           rater: str = typer.Option("grader", help="Graded tree: the rater's name."),
-           warehouse: Optional[Path] = WarehouseOpt) -> None:
+def labels(
+    path: Path = typer.Argument(
+        ...,
+        help="CSV, JSONL or Parquet with text_id, criterion, score, rater; a "
+        "hand-graded PaperBench tree (expected_result.json); or the Topical-Chat "
+        "release's folder (its texts too).",
+    ),
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    text_id: str | None = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
+    rater: str = typer.Option("grader", help="Graded tree: the rater's name."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Import human (or another judge's) labels into the warehouse. A graded tree's grades become
     labels of every node, and each internal node's grade is checked against the rubric's
     aggregation of the leaf grades (exit 1 when one disagrees)."""
@@ -33,14 +37,30 @@ def labels(path: Path = typer.Argument(..., help="CSV, JSONL or Parquet with tex
         return
     if path.suffix.lower() == ".json" and path.is_file() and is_graded_tree(_json_or_none(path)):
         n, rubric_hash, check = import_graded_tree(path, corpus, warehouse_path(warehouse), text_id, rater)
-        print_rows(f"graded tree {path.name} (rubric {rubric_hash[:12]}): internal nodes, grade vs aggregate of leaf grades",
-                   [{"node": c["node_id"], "weight": c["weight"], "graded": c["graded"], "aggregated": c["aggregated"],
-                     "agrees": "yes" if c["agrees"] else "NO"} for c in check])
+        print_rows(
+            f"graded tree {path.name} (rubric {rubric_hash[:12]}): internal nodes, grade vs aggregate of leaf grades",
+            [
+                {
+                    "node": c["node_id"],
+                    "weight": c["weight"],
+                    "graded": c["graded"],
+                    "aggregated": c["aggregated"],
+                    "agrees": "yes" if c["agrees"] else "NO",
+                }
+                for c in check
+            ],
+        )
         wrong = [c["node_id"] for c in check if not c["agrees"]]
-        out.print(escape(f"{n} labels for corpus {corpus} from {path}; {len(check) - len(wrong)} of {len(check)} "
-                         "internal nodes agree with the tree's aggregation"))
+        out.print(
+            escape(
+                f"{n} labels for corpus {corpus} from {path}; {len(check) - len(wrong)} of {len(check)} "
+                "internal nodes agree with the tree's aggregation"
+            )
+        )
         if wrong:
-            raise CheckFailed(f"{len(wrong)} internal nodes disagree with the aggregate of their leaves: {', '.join(wrong[:5])}")
+            raise CheckFailed(
+                f"{len(wrong)} internal nodes disagree with the aggregate of their leaves: {', '.join(wrong[:5])}"
+            )
         return
     n, raters = import_labels(path, corpus, warehouse_path(warehouse))
     out.print(escape(f"{n} labels for corpus {corpus} from {path} (raters: {', '.join(raters)})"))
@@ -53,27 +73,35 @@ def _json_or_none(path: Path):
         return None
 
 
-def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
-              judge: str = typer.Option("unieval", help="Label rater whose scores are checked (ignored with --rubric)."),
-              human: Optional[list[str]] = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
-              rubric: Optional[str] = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
-              model: Optional[str] = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),
-              judge_hash: Optional[str] = typer.Option(None, help="With --rubric: the judge setup (a judge hash prefix, "
-                                                       "as listed when several scored it: other temperature, seed...)."),
-              score: str = typer.Option("sampled", help="With --rubric: the judge's sampled scores, or `weighted`: "
-                                        "its logprob-weighted ones (G-Eval; endpoints that return logprobs)."),
-              step: float = typer.Option(1.0, help="Category width for kappas and confusion matrices."),
-              confusion: bool = typer.Option(False, help="Print the confusion matrices."),
-              topical_chat: Optional[Path] = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
-              report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
-              as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON (one record per criterion)."),
-              warehouse: Optional[Path] = WarehouseOpt) -> None:
+def calibrate(
+    corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
+    judge: str = typer.Option("unieval", help="Label rater whose scores are checked (ignored with --rubric)."),
+    human: list[str] | None = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
+    rubric: str | None = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
+    model: str | None = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),
+    judge_hash: str | None = typer.Option(
+        None,
+        help="With --rubric: the judge setup (a judge hash prefix, "
+        "as listed when several scored it: other temperature, seed...).",
+    ),
+    score: str = typer.Option(
+        "sampled",
+        help="With --rubric: the judge's sampled scores, or `weighted`: "
+        "its logprob-weighted ones (G-Eval; endpoints that return logprobs).",
+    ),
+    step: float = typer.Option(1.0, help="Category width for kappas and confusion matrices."),
+    confusion: bool = typer.Option(False, help="Print the confusion matrices."),
+    topical_chat: Path | None = typer.Option(None, help="Import the Topical-Chat release from this folder first."),
+    report: Path | None = typer.Option(None, help="Also write the HTML report here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON (one record per criterion)."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Agreement of a judge with human labels, per criterion: Pearson, Spearman, Kendall tau-b
     (sample level, pooled), Cohen's and quadratic weighted kappa, Fleiss' kappa and Krippendorff's
     alpha among the humans, and the human-vs-human baseline the judge should be held to."""
-    from rubricflow.tasks.stats.calibration import calibration, record
     from rubricflow.tasks.loaders.labels import import_topical_chat
     from rubricflow.tasks.presentation.tables import show
+    from rubricflow.tasks.stats.calibration import calibration, record
     from rubricflow.warehouse import db
 
     path = warehouse_path(warehouse)
@@ -86,21 +114,49 @@ def calibrate(corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
     if as_json:
         print(json.dumps(result.as_records(), indent=2))
         return
-    print_rows(f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)", [
-        {"criterion": r.criterion_id, "n": r.n, "Pearson": show(r.pearson, ".6f"), "Spearman": show(r.spearman, ".6f"),
-         "Kendall tau-b": show(r.kendall_tau_b, ".6f")} for r in result.rows])
-    print_rows(f"kappas (categories of width {step:g}, halves rounded up) and the human baseline", [
-        {"criterion ": r.criterion_id, "Cohen kappa": r.cohen_kappa, "QWK": r.qwk, "humans": r.humans,
-         "Fleiss kappa": r.fleiss_kappa, "Fleiss n": r.fleiss_texts, "alpha humans": r.alpha_humans,
-         "alpha +judge": r.alpha_with_judge, "human r": r.human_pearson, "human QWK": r.human_qwk} for r in result.rows])
+    print_rows(
+        f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)",
+        [
+            {
+                "criterion": r.criterion_id,
+                "n": r.n,
+                "Pearson": show(r.pearson, ".6f"),
+                "Spearman": show(r.spearman, ".6f"),
+                "Kendall tau-b": show(r.kendall_tau_b, ".6f"),
+            }
+            for r in result.rows
+        ],
+    )
+    print_rows(
+        f"kappas (categories of width {step:g}, halves rounded up) and the human baseline",
+        [
+            {
+                "criterion ": r.criterion_id,
+                "Cohen kappa": r.cohen_kappa,
+                "QWK": r.qwk,
+                "humans": r.humans,
+                "Fleiss kappa": r.fleiss_kappa,
+                "Fleiss n": r.fleiss_texts,
+                "alpha humans": r.alpha_humans,
+                "alpha +judge": r.alpha_with_judge,
+                "human r": r.human_pearson,
+                "human QWK": r.human_qwk,
+            }
+            for r in result.rows
+        ],
+    )
     for r in result.rows:
         if r.note:
             out.print(escape(f"note: {r.criterion_id}: {r.note}"))
-    out.print("Fleiss n: the texts every human rated (Fleiss' kappa needs a full table; the other figures use all pairs)")
+    out.print(
+        "Fleiss n: the texts every human rated (Fleiss' kappa needs a full table; the other figures use all pairs)"
+    )
     if confusion:
         for r in result.rows:
-            print_rows(f"{r.criterion_id}: judge (rows) x humans (columns)",
-                       [{"judge": lv, **{str(c): n for c, n in zip(r.levels, row)}} for lv, row in zip(r.levels, r.confusion)])
+            print_rows(
+                f"{r.criterion_id}: judge (rows) x humans (columns)",
+                [{"judge": lv, **{str(c): n for c, n in zip(r.levels, row, strict=True)}} for lv, row in zip(r.levels, r.confusion, strict=True)],
+            )
     if report:
         from rubricflow.tasks.presentation.report import calibration_report
 

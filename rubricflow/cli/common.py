@@ -8,9 +8,9 @@ flow stays as quick to start as the rubric code alone.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -21,12 +21,19 @@ from rubricflow.errors import InputError
 out = Console()
 err = Console(stderr=True)
 
-WarehouseOpt = typer.Option(None, "--warehouse", "-w",
-                            help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb).")
-OutputModeOpt = typer.Option("auto", help="How the answer's structure is asked for: auto (json_schema, then the "
-                             "next mode each refusal allows), json_schema, json_object, tools or text.")
-SystemPromptOpt = typer.Option("auto", help="Where the rubric goes: auto (checked once per run: a server that drops "
-                               "system messages gets it in the user turn), system or user.")
+WarehouseOpt = typer.Option(
+    None, "--warehouse", "-w", help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb)."
+)
+OutputModeOpt = typer.Option(
+    "auto",
+    help="How the answer's structure is asked for: auto (json_schema, then the "
+    "next mode each refusal allows), json_schema, json_object, tools or text.",
+)
+SystemPromptOpt = typer.Option(
+    "auto",
+    help="Where the rubric goes: auto (checked once per run: a server that drops "
+    "system messages gets it in the user turn), system or user.",
+)
 
 
 def debugging() -> bool:
@@ -79,14 +86,14 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def warehouse_path(path: Optional[Path]) -> Path:
+def warehouse_path(path: Path | None) -> Path:
     from rubricflow.warehouse.db import default_path
 
     return Path(path) if path else default_path()
 
 
 @contextmanager
-def reading(path: Optional[Path]) -> Iterator:
+def reading(path: Path | None) -> Iterator:
     """A read-only connection to the warehouse; a missing or locked one is a WarehouseError."""
     from rubricflow.warehouse import db
 
@@ -129,8 +136,9 @@ def write_report(path: Path, page: str) -> None:
     out.print(f"wrote {escape(str(path))} ({len(page) / 1024:.0f} KiB, self-contained)")
 
 
-def judge_settings(model: Optional[str] = None, base_url: Optional[str] = None, *, need_endpoint: bool = False,
-                   **fields) -> dict:
+def judge_settings(
+    model: str | None = None, base_url: str | None = None, *, need_endpoint: bool = False, **fields
+) -> dict:
     """JudgeConfig fields from command-line options, checked here so a bad combination is a usage
     error before any flow starts. Options left as None keep JudgeConfig's defaults. With
     `need_endpoint`, a run that would judge with neither a model nor an endpoint is refused."""
@@ -144,8 +152,10 @@ def judge_settings(model: Optional[str] = None, base_url: Optional[str] = None, 
     if base_url:
         settings["base_url"] = base_url
     if need_endpoint and not base_url and not model and not os.environ.get("OPENAI_BASE_URL"):
-        raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
-                         "and point --base-url at it, or try `rubricflow demo`")
+        raise InputError(
+            "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
+            "and point --base-url at it, or try `rubricflow demo`"
+        )
     try:
         JudgeConfig(**settings)
     except ValidationError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -26,45 +25,73 @@ from .common import (
 )
 
 
-def compare(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
-            a: str = typer.Option(..., "--a", help="Side A: rubric file or library name, or (with --no-score) id, id@version or hash prefix."),
-            b: Optional[str] = typer.Option(None, "--b", help="Side B (default: the same rubric as A, e.g. with another --model-b)."),
-            model: Optional[list[str]] = typer.Option(None, help="Judge model for both sides (repeatable: a panel, "
-                                                      "one comparison per judge)."),
-            model_a: Optional[str] = typer.Option(None, help="Judge model for side A."),
-            model_b: Optional[str] = typer.Option(None, help="Judge model for side B."),
-            base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-            strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-            samples: int = typer.Option(1, help="Judgments per cell."),
-            no_score: bool = typer.Option(False, "--no-score", help="Compare landed judgments only; judge nothing."),
-            allow_mixed: bool = typer.Option(False, help="Allow a side to span several rubric versions or judges."),
-            top: int = typer.Option(10, help="How many of the texts that moved most to list."),
-            json_out: Optional[Path] = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
-            report: Optional[Path] = typer.Option(None, help="Also write the HTML report here."),
-            output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
-            warehouse: Optional[Path] = WarehouseOpt) -> None:
+def compare(
+    corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
+    a: str = typer.Option(
+        ..., "--a", help="Side A: rubric file or library name, or (with --no-score) id, id@version or hash prefix."
+    ),
+    b: str | None = typer.Option(
+        None, "--b", help="Side B (default: the same rubric as A, e.g. with another --model-b)."
+    ),
+    model: list[str] | None = typer.Option(
+        None, help="Judge model for both sides (repeatable: a panel, one comparison per judge)."
+    ),
+    model_a: str | None = typer.Option(None, help="Judge model for side A."),
+    model_b: str | None = typer.Option(None, help="Judge model for side B."),
+    base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+    samples: int = typer.Option(1, help="Judgments per cell."),
+    no_score: bool = typer.Option(False, "--no-score", help="Compare landed judgments only; judge nothing."),
+    allow_mixed: bool = typer.Option(False, help="Allow a side to span several rubric versions or judges."),
+    top: int = typer.Option(10, help="How many of the texts that moved most to list."),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
+    report: Path | None = typer.Option(None, help="Also write the HTML report here."),
+    output_mode: str = OutputModeOpt,
+    system_prompt: str = SystemPromptOpt,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
     McNemar, disqualifier/pattern rate changes and the texts that moved most."""
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
-        raise InputError("no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare "
-                         "landed judgments")
+        raise InputError(
+            "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments"
+        )
     panel = list(model or [None])
     if len(panel) > 1 and (model_a or model_b or json_out or report):
-        raise InputError("several --model values compare A and B once per judge; --model-a/--model-b, --json and "
-                         "--report take one judge")
+        raise InputError(
+            "several --model values compare A and B once per judge; --model-a/--model-b, --json and "
+            "--report take one judge"
+        )
     start_flows()
     from rubricflow.flows.compare import compare_flow
 
     from .progress import scoring_progress
 
     for judge_model in panel:
-        judges = [judge_settings(side_model, base_url, strategy=strategy, samples=samples, output_mode=output_mode,
-                                 system_prompt=system_prompt)
-                  for side_model in (model_a or judge_model, model_b or judge_model)]
+        judges = [
+            judge_settings(
+                side_model,
+                base_url,
+                strategy=strategy,
+                samples=samples,
+                output_mode=output_mode,
+                system_prompt=system_prompt,
+            )
+            for side_model in (model_a or judge_model, model_b or judge_model)
+        ]
         with scoring_progress():
-            result = compare_flow(corpus, a, b or a, str(warehouse_path(warehouse)), judges[0], judges[1],
-                                  score=not no_score, allow_mixed=allow_mixed, top=top)
+            result = compare_flow(
+                corpus,
+                a,
+                b or a,
+                str(warehouse_path(warehouse)),
+                judges[0],
+                judges[1],
+                score=not no_score,
+                allow_mixed=allow_mixed,
+                top=top,
+            )
         print_comparison(result)
     if json_out:
         json_out.write_text(result.to_json(), encoding="utf-8")
@@ -80,25 +107,56 @@ def print_comparison(c) -> None:
 
     s = c.summary
     ci = s["mean_delta_ci"]
-    out.print(f"\n[bold]A/B on {escape(c.corpus)}[/]: A = {escape(c.rubric_a)} ({c.a[0][0][:12]}, judge {c.a[0][1][:8]})  "
-              f"B = {escape(c.rubric_b)} ({c.b[0][0][:12]}, judge {c.b[0][1][:8]})")
-    out.print(f"texts paired {s['texts_paired']} of {s['texts_both_sides']}; mean A {show(s['mean_a'])}, "
-              f"B {show(s['mean_b'])}; delta B-A {show(s['mean_delta'])} "
-              f"(95% paired bootstrap {show(ci) if ci else 'n/a'})", markup=False)
-    out.print(f"Pearson {show(s['pearson'])}  Spearman {show(s['spearman'])}  "
-              f"Kendall tau-b {show(s['kendall_tau_b'])}; "
-              f"pass->fail {s['pass_to_fail']}, fail->pass {s['fail_to_pass']}, label changes {s['label_changes']}; "
-              f"disqualified A {show(s['dq_rate_a'])} -> B {show(s['dq_rate_b'])}", markup=False)
+    out.print(
+        f"\n[bold]A/B on {escape(c.corpus)}[/]: A = {escape(c.rubric_a)} ({c.a[0][0][:12]}, judge {c.a[0][1][:8]})  "
+        f"B = {escape(c.rubric_b)} ({c.b[0][0][:12]}, judge {c.b[0][1][:8]})"
+    )
+    out.print(
+        f"texts paired {s['texts_paired']} of {s['texts_both_sides']}; mean A {show(s['mean_a'])}, "
+        f"B {show(s['mean_b'])}; delta B-A {show(s['mean_delta'])} "
+        f"(95% paired bootstrap {show(ci) if ci else 'n/a'})",
+        markup=False,
+    )
+    out.print(
+        f"Pearson {show(s['pearson'])}  Spearman {show(s['spearman'])}  "
+        f"Kendall tau-b {show(s['kendall_tau_b'])}; "
+        f"pass->fail {s['pass_to_fail']}, fail->pass {s['fail_to_pass']}, label changes {s['label_changes']}; "
+        f"disqualified A {show(s['dq_rate_a'])} -> B {show(s['dq_rate_b'])}",
+        markup=False,
+    )
     if c.added_criteria or c.removed_criteria:
-        out.print(f"criteria only in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}",
-                  markup=False)
-    print_rows("criteria (matched by id; * = wording changed between versions)", [
-        {"criterion": r["criterion_id"] + (" *" if r["changed"] else ""), "n": r["n"], "delta": r["mean_delta"],
-         "95% CI": r["mean_delta_ci"], "exact": r["exact_agreement"], "within one": r["within_one"], "QWK": r["qwk"],
-         "pass->fail": r["pass_to_fail"], "fail->pass": r["fail_to_pass"], "McNemar p": r["mcnemar_p"]}
-        for r in c.criteria])
+        out.print(
+            f"criteria only in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}",
+            markup=False,
+        )
+    print_rows(
+        "criteria (matched by id; * = wording changed between versions)",
+        [
+            {
+                "criterion": r["criterion_id"] + (" *" if r["changed"] else ""),
+                "n": r["n"],
+                "delta": r["mean_delta"],
+                "95% CI": r["mean_delta_ci"],
+                "exact": r["exact_agreement"],
+                "within one": r["within_one"],
+                "QWK": r["qwk"],
+                "pass->fail": r["pass_to_fail"],
+                "fail->pass": r["fail_to_pass"],
+                "McNemar p": r["mcnemar_p"],
+            }
+            for r in c.criteria
+        ],
+    )
     print_rows("label flips (A -> B)", c.flips)
     print_rows("disqualifier and pattern rates", c.rates)
-    print_rows("texts that moved most", [
-        {**{k: r[k] for k in ("text_id", "score_a", "score_b", "delta")},
-         "why A": clip(r["rationale_a"]), "why B": clip(r["rationale_b"])} for r in c.movers])
+    print_rows(
+        "texts that moved most",
+        [
+            {
+                **{k: r[k] for k in ("text_id", "score_a", "score_b", "delta")},
+                "why A": clip(r["rationale_a"]),
+                "why B": clip(r["rationale_b"]),
+            }
+            for r in c.movers
+        ],
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -25,8 +24,10 @@ def prepare_folder(warehouse: Path, fresh: bool) -> None:
     folder = warehouse.parent
     marker = folder / MARKER
     if folder.is_dir() and any(folder.iterdir()) and not marker.is_file():
-        raise InputError(f"{folder} holds files the demo did not create, and the demo never touches those: "
-                         f"give it a folder of its own, e.g. -w {DEMO_WAREHOUSE}")
+        raise InputError(
+            f"{folder} holds files the demo did not create, and the demo never touches those: "
+            f"give it a folder of its own, e.g. -w {DEMO_WAREHOUSE}"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text("made by `rubricflow demo`, which empties this folder's demo files on each --fresh run\n")
     if fresh:
@@ -45,12 +46,18 @@ def sample_corpus() -> Path:
     return Path(rubricflow.flows.__file__).parent / "samples" / "demo_corpus.jsonl"
 
 
-def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
-                                        help="The demo's warehouse, in a folder of its own."),
-         fresh: bool = typer.Option(True, help="Start from an empty demo warehouse (only ever the demo's own files)."),
-         local_model: bool = typer.Option(False, "--local-model", help="Judge with a real model on this machine "
-                                          "(Gemma 3 270M through llama.cpp; needs the `local` extra)."),
-         texts: Optional[int] = typer.Option(None, min=1, help="Only the sample corpus's first N texts.")) -> None:
+def demo(
+    warehouse: Path = typer.Option(
+        DEMO_WAREHOUSE, "--warehouse", "-w", help="The demo's warehouse, in a folder of its own."
+    ),
+    fresh: bool = typer.Option(True, help="Start from an empty demo warehouse (only ever the demo's own files)."),
+    local_model: bool = typer.Option(
+        False,
+        "--local-model",
+        help="Judge with a real model on this machine (Gemma 3 270M through llama.cpp; needs the `local` extra).",
+    ),
+    texts: int | None = typer.Option(None, min=1, help="Only the sample corpus's first N texts."),
+) -> None:
     """The whole job: ingest the sample corpus, score it with two built-in rubrics, and print
     summary tables read from the warehouse. Judged by the OFFLINE judge (a deterministic stand-in),
     or with --local-model by a real small model served on 127.0.0.1."""
@@ -62,14 +69,19 @@ def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
     prepare_folder(warehouse, fresh)
     if local_model:
         out.print(f"[bold]rubricflow demo[/]: judging with a REAL local model: {escape(MODEL_SOURCE)}")
-        out.print(f"model file: {escape(str(model_file()))}; served by llama.cpp on 127.0.0.1 "
-                  f"(log: {escape(str(warehouse.parent / 'llama-server.log'))}); about 10 s a call on two cores")
+        out.print(
+            f"model file: {escape(str(model_file()))}; served by llama.cpp on 127.0.0.1 "
+            f"(log: {escape(str(warehouse.parent / 'llama-server.log'))}); about 10 s a call on two cores"
+        )
         # a short answer cap keeps a small model from rambling (a cut-off answer is asked again, then UNSCORED)
-        server_cm, judge = LocalModelServer(log=warehouse.parent / "llama-server.log"), {"model": MODEL_ALIAS,
-                                                                                          "max_tokens": 384}
+        server_cm, judge = (
+            LocalModelServer(log=warehouse.parent / "llama-server.log"),
+            {"model": MODEL_ALIAS, "max_tokens": 384},
+        )
     else:
-        out.print("[bold]rubricflow demo[/]: judging with the OFFLINE judge, a deterministic stand-in "
-                  "(no model, no network)")
+        out.print(
+            "[bold]rubricflow demo[/]: judging with the OFFLINE judge, a deterministic stand-in (no model, no network)"
+        )
         server_cm, judge = RunningServer(), {}
     with server_cm as server:
         out.print(f"judge endpoint {server.base_url}")
@@ -77,6 +89,9 @@ def demo(warehouse: Path = typer.Option(DEMO_WAREHOUSE, "--warehouse", "-w",
         for rubric in DEMO_RUBRICS:
             summary = run_score("demo", rubric, warehouse, {**judge, "base_url": server.base_url})
             print_run(warehouse, summary["run_id"])
-    out.print(f"\nwarehouse: {warehouse}   try: rubricflow query -w {warehouse} \"SELECT * FROM text_scores LIMIT 5\"",
-              markup=False, highlight=False)
+    out.print(
+        f'\nwarehouse: {warehouse}   try: rubricflow query -w {warehouse} "SELECT * FROM text_scores LIMIT 5"',
+        markup=False,
+        highlight=False,
+    )
     out.print(f"browse it: rubricflow view -w {warehouse}", markup=False, highlight=False, soft_wrap=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 from rich.markup import escape
 
@@ -12,34 +10,57 @@ from rubricflow.errors import CheckFailed
 from .common import OutputModeOpt, SystemPromptOpt, judge_settings, out, print_rows
 
 
-def rubric_test(refs: Optional[list[str]] = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
-                base_url: Optional[str] = typer.Option(None, help="Judge endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
-                model: Optional[str] = typer.Option(None, help="Judge model."),
-                strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-                output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt) -> None:
+def rubric_test(
+    refs: list[str] | None = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
+    base_url: str | None = typer.Option(
+        None, help="Judge endpoint (default: $OPENAI_BASE_URL, else the offline judge)."
+    ),
+    model: str | None = typer.Option(None, help="Judge model."),
+    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+    output_mode: str = OutputModeOpt,
+    system_prompt: str = SystemPromptOpt,
+) -> None:
     """Run each rubric's goldens through the judge; exits 1 if any golden fails."""
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.library import Library, resolve
     from rubricflow.tasks.improve.goldens import check_goldens
 
-    bundles = [compile_or_raise(resolve(r), source=r) for r in refs] if refs else \
-        [compile_or_raise(e.rubric, source=str(e.path)) for e in Library().entries()]
+    bundles = (
+        [compile_or_raise(resolve(r), source=r) for r in refs]
+        if refs
+        else [compile_or_raise(e.rubric, source=str(e.path)) for e in Library().entries()]
+    )
     failures = total = 0
 
     def offline(url: str) -> None:
         out.print(f"judging goldens with the OFFLINE judge (a deterministic stand-in) on {url}")
 
-    for bundle, results in check_goldens(bundles, judge_settings(model, base_url, strategy=strategy, output_mode=output_mode,
-                                                                 system_prompt=system_prompt), offline):
+    for bundle, results in check_goldens(
+        bundles,
+        judge_settings(model, base_url, strategy=strategy, output_mode=output_mode, system_prompt=system_prompt),
+        offline,
+    ):
         name = escape(f"{bundle.id}@{bundle.version}")
         if not bundle.rubric.goldens:
             out.print(f"{name}: no goldens")
             continue
         total += len(results)
         failures += sum(not r.ok for r in results)
-        print_rows(f"{name}: {sum(r.ok for r in results)}/{len(results)} goldens pass", [
-            {"golden": r.name, "expected": r.expected or "", "got": r.got or "", "score": r.score, "label": r.label,
-             "result": "PASS" if r.ok else "FAIL", "why": r.error or "; ".join(r.mismatches)} for r in results])
+        print_rows(
+            f"{name}: {sum(r.ok for r in results)}/{len(results)} goldens pass",
+            [
+                {
+                    "golden": r.name,
+                    "expected": r.expected or "",
+                    "got": r.got or "",
+                    "score": r.score,
+                    "label": r.label,
+                    "result": "PASS" if r.ok else "FAIL",
+                    "why": r.error or "; ".join(r.mismatches),
+                }
+                for r in results
+            ],
+        )
     out.print(f"{total - failures}/{total} goldens pass")
     if failures:
         raise CheckFailed(f"{failures} of {total} goldens fail")

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
 
 from .common import WarehouseOpt, fail, out, print_rows, warehouse_path
 
-app = typer.Typer(help="Make a rubric agree better with human labels: fit its weights and cut-offs, or evolve it.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Make a rubric agree better with human labels: fit its weights and cut-offs, or evolve it.",
+    no_args_is_help=True,
+)
 
 
 def _target(labels: str) -> tuple[list[str], str]:
@@ -21,24 +22,37 @@ def _target(labels: str) -> tuple[list[str], str]:
 
 
 @app.command()
-def fit(corpus: str = typer.Option(..., "--corpus", "-c"),
-        rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric to fit (a file or a library name)."),
-        labels: str = typer.Option("human:overall", help="What to fit to: RATER[,RATER...][:CRITERION], the mean of "
-                                   "these raters' labels on this criterion (default human:overall)."),
-        from_rater: Optional[str] = typer.Option(None, help="Fit another rater's labels of the rubric's criteria "
-                                                 "(another judge's scores) instead of this warehouse's judgments."),
-        model: Optional[str] = typer.Option(None, help="The judge model whose judgments to fit."),
-        judge_hash: Optional[str] = typer.Option(None, help="The judge setup whose judgments to fit (a hash prefix)."),
-        folds: int = typer.Option(5, help="Cross-validation folds (texts shuffled with --seed)."),
-        seed: int = typer.Option(0),
-        pass_at: Optional[float] = typer.Option(None, help="Also fit the pass threshold: a text passes for the "
-                                                "humans when their score is at least this."),
-        label_at: Optional[str] = typer.Option(None, help="Also fit the labels' cut-offs: the human scores that "
-                                               "separate the rubric's labels, lowest first, comma-separated."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write the fitted rubric "
-                                              "(default: ID@VERSION.yaml here)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
-        warehouse: Optional[Path] = WarehouseOpt) -> None:
+def fit(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric to fit (a file or a library name)."),
+    labels: str = typer.Option(
+        "human:overall",
+        help="What to fit to: RATER[,RATER...][:CRITERION], the mean of "
+        "these raters' labels on this criterion (default human:overall).",
+    ),
+    from_rater: str | None = typer.Option(
+        None,
+        help="Fit another rater's labels of the rubric's criteria "
+        "(another judge's scores) instead of this warehouse's judgments.",
+    ),
+    model: str | None = typer.Option(None, help="The judge model whose judgments to fit."),
+    judge_hash: str | None = typer.Option(None, help="The judge setup whose judgments to fit (a hash prefix)."),
+    folds: int = typer.Option(5, help="Cross-validation folds (texts shuffled with --seed)."),
+    seed: int = typer.Option(0),
+    pass_at: float | None = typer.Option(
+        None, help="Also fit the pass threshold: a text passes for the humans when their score is at least this."
+    ),
+    label_at: str | None = typer.Option(
+        None,
+        help="Also fit the labels' cut-offs: the human scores that "
+        "separate the rubric's labels, lowest first, comma-separated.",
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Where to write the fitted rubric (default: ID@VERSION.yaml here)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Fit criterion weights (and with --pass-at / --label-at the pass threshold and label
     cut-offs) to human labels from scores already in the warehouse: no judge call. Prints the
     cross-validated held-out agreement of equal, the rubric's and the fitted weights, and writes
@@ -62,55 +76,95 @@ def fit(corpus: str = typer.Option(..., "--corpus", "-c"),
         judge = None if from_rater else one_judge_setup(con, corpus, bundle.hash, model, judge_hash)[1]
         data = fitting.load(con, corpus, bundle, raters, criterion, judge, from_rater)
     report = fitting.cross_validate(data, bundle.rubric, folds, seed, pass_at, cuts)
-    provenance = {"fitted_by": "rubricflow improve fit", "fitted_from": f"{bundle.id}@{bundle.version} ({bundle.hash[:12]})",
-                  "fit_corpus": corpus, "fit_scores": data.source, "fit_target": f"{','.join(raters)}:{criterion}",
-                  "fit_split": f"{folds}-fold by text, seed {seed}", "fit_texts": data.scores.shape[0],
-                  "fit_metric": "least squares shrunk toward the rubric's weights (weights), isotonic crossing (cut-offs)",
-                  "fit_shrinkage": report.fitted.shrinkage}
+    provenance = {
+        "fitted_by": "rubricflow improve fit",
+        "fitted_from": f"{bundle.id}@{bundle.version} ({bundle.hash[:12]})",
+        "fit_corpus": corpus,
+        "fit_scores": data.source,
+        "fit_target": f"{','.join(raters)}:{criterion}",
+        "fit_split": f"{folds}-fold by text, seed {seed}",
+        "fit_texts": data.scores.shape[0],
+        "fit_metric": "least squares shrunk toward the rubric's weights (weights), isotonic crossing (cut-offs)",
+        "fit_shrinkage": report.fitted.shrinkage,
+    }
     for side in ("rubric", "fitted"):
         for metric, value in report.held_out[side].items():
-            provenance[f"held_out_{metric}_{'before' if side == 'rubric' else 'after'}"] = \
+            provenance[f"held_out_{metric}_{'before' if side == 'rubric' else 'after'}"] = (
                 None if value is None else round(value, 6)
+            )
     new = fitting.fitted_rubric(bundle.rubric, report, provenance)
     compile_or_raise(new)
     written = output or Path(f"{new.metadata.id}@{new.metadata.version}.yaml")
     written.write_text(dump_yaml(new), encoding="utf-8")
     if as_json:
-        print(json.dumps({"texts": report.texts, "left_out": data.left_out, "folds": folds, "seed": seed,
-                          "held_out": report.held_out, "weights": report.fitted.weights, "shrinkage": report.fitted.shrinkage,
-                          "pass_threshold": report.fitted.pass_threshold, "label_mins": report.fitted.label_mins,
-                          "output": str(written), "judge_calls": 0}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "texts": report.texts,
+                    "left_out": data.left_out,
+                    "folds": folds,
+                    "seed": seed,
+                    "held_out": report.held_out,
+                    "weights": report.fitted.weights,
+                    "shrinkage": report.fitted.shrinkage,
+                    "pass_threshold": report.fitted.pass_threshold,
+                    "label_mins": report.fitted.label_mins,
+                    "output": str(written),
+                    "judge_calls": 0,
+                },
+                indent=2,
+            )
+        )
         return
-    out.print(escape(f"fit {bundle.id}@{bundle.version} on corpus {corpus}: {report.texts} texts ({data.source} -> "
-                     f"{','.join(raters)}:{criterion}; {data.left_out} left out, not every criterion scored), "
-                     f"{folds}-fold by text, seed {seed}; 0 judge calls; weights moved {report.fitted.shrinkage:.0%} of the way "
-                     "from the rubric's own to the least-squares fit"))
-    print_rows(f"held out (mean over {folds} folds)", [{"weights": side, **{m: v for m, v in report.held_out[side].items()}}
-                                                        for side in ("equal", "rubric", "fitted")])
-    print_rows("weights", [{"criterion": c.id, "before": c.weight, "fitted": report.fitted.weights[c.id]}
-                           for c in bundle.rubric.criteria])
+    out.print(
+        escape(
+            f"fit {bundle.id}@{bundle.version} on corpus {corpus}: {report.texts} texts ({data.source} -> "
+            f"{','.join(raters)}:{criterion}; {data.left_out} left out, not every criterion scored), "
+            f"{folds}-fold by text, seed {seed}; 0 judge calls; weights moved {report.fitted.shrinkage:.0%} of the way "
+            "from the rubric's own to the least-squares fit"
+        )
+    )
+    print_rows(
+        f"held out (mean over {folds} folds)",
+        [
+            {"weights": side, **{m: v for m, v in report.held_out[side].items()}}
+            for side in ("equal", "rubric", "fitted")
+        ],
+    )
+    print_rows(
+        "weights",
+        [
+            {"criterion": c.id, "before": c.weight, "fitted": report.fitted.weights[c.id]}
+            for c in bundle.rubric.criteria
+        ],
+    )
     for change in diff(bundle.rubric, new):
         out.print(escape(f"  {change}"))
     out.print(escape(f"wrote {written} ({new.metadata.id}@{new.metadata.version})"))
 
 
 @app.command()
-def evolve(corpus: str = typer.Option(..., "--corpus", "-c"),
-           rubric: str = typer.Option(..., "--rubric", "-r", help="The starting rubric (a file or a library name)."),
-           labels: str = typer.Option("human:overall", help="What to agree with: RATER[,RATER...][:CRITERION]."),
-           base_url: Optional[str] = typer.Option(None, help="The judge's endpoint (default: $OPENAI_BASE_URL)."),
-           model: Optional[str] = typer.Option(None, help="The judge model."),
-           max_in_flight: Optional[int] = typer.Option(None, min=1, help="Judge calls in flight at once (default 64)."),
-           reflect_base_url: Optional[str] = typer.Option(None, help="The reflection model's endpoint (default: the judge's)."),
-           reflect_model: Optional[str] = typer.Option(None, help="The reflection model (default: the judge model)."),
-           shard_size: int = typer.Option(2000, min=1, help="Cells per shard: what a killed run loses at most."),
-           max_rounds: int = typer.Option(3, min=1),
-           max_calls: Optional[int] = typer.Option(None, min=1, help="Stop before a round once the judge calls spent reach this."),
-           seed: int = typer.Option(0, help="Of the train / held-out split by text."),
-           held_out: float = typer.Option(0.3, min=0.05, max=0.9, help="Share of the labelled texts held out."),
-           output_dir: Optional[Path] = typer.Option(None, help="Where candidates and the best version go "
-                                                     "(default: evolve-RUBRIC-ID)."),
-           warehouse: Optional[Path] = WarehouseOpt) -> None:
+def evolve(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="The starting rubric (a file or a library name)."),
+    labels: str = typer.Option("human:overall", help="What to agree with: RATER[,RATER...][:CRITERION]."),
+    base_url: str | None = typer.Option(None, help="The judge's endpoint (default: $OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, help="The judge model."),
+    max_in_flight: int | None = typer.Option(None, min=1, help="Judge calls in flight at once (default 64)."),
+    reflect_base_url: str | None = typer.Option(None, help="The reflection model's endpoint (default: the judge's)."),
+    reflect_model: str | None = typer.Option(None, help="The reflection model (default: the judge model)."),
+    shard_size: int = typer.Option(2000, min=1, help="Cells per shard: what a killed run loses at most."),
+    max_rounds: int = typer.Option(3, min=1),
+    max_calls: int | None = typer.Option(
+        None, min=1, help="Stop before a round once the judge calls spent reach this."
+    ),
+    seed: int = typer.Option(0, help="Of the train / held-out split by text."),
+    held_out: float = typer.Option(0.3, min=0.05, max=0.9, help="Share of the labelled texts held out."),
+    output_dir: Path | None = typer.Option(
+        None, help="Where candidates and the best version go (default: evolve-RUBRIC-ID)."
+    ),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Rounds of: find the criterion that agrees least with the humans (training texts), ask a
     reflection model for mutations, judge the candidate (only its changed criteria cost calls),
     keep it if the held-out agreement (Pearson r) improves. Every round is recorded in the
@@ -128,18 +182,49 @@ def evolve(corpus: str = typer.Option(..., "--corpus", "-c"),
     from rubricflow.flows.evolve import evolve_flow
 
     with scoring_progress():
-        result = evolve_flow(corpus, rubric, str(warehouse_path(warehouse)), raters, criterion, judge, reflection,
-                             max_rounds, max_calls, seed, held_out, str(folder), shard_size)
+        result = evolve_flow(
+            corpus,
+            rubric,
+            str(warehouse_path(warehouse)),
+            raters,
+            criterion,
+            judge,
+            reflection,
+            max_rounds,
+            max_calls,
+            seed,
+            held_out,
+            str(folder),
+            shard_size,
+        )
     rows = []
     for r in result["rounds"]:
-        bound = (r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r.get("total_criteria") else None
-        rows.append({"round": r["round"], "criterion": r["criterion"], "status": r["status"],
-                     "held-out r before": r["metric_before"], "after": r["metric_after"], "judge calls": r["calls"],
-                     "bound": bound, "full re-score": r["full_rescore_calls"],
-                     "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"]})
-    print_rows(f"evolution {result['evolution_id']} of {rubric} on {corpus}: {result['training_texts']} training, "
-               f"{result['held_out_texts']} held-out texts", rows)
+        bound = (
+            (r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r.get("total_criteria") else None
+        )
+        rows.append(
+            {
+                "round": r["round"],
+                "criterion": r["criterion"],
+                "status": r["status"],
+                "held-out r before": r["metric_before"],
+                "after": r["metric_after"],
+                "judge calls": r["calls"],
+                "bound": bound,
+                "full re-score": r["full_rescore_calls"],
+                "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"],
+            }
+        )
+    print_rows(
+        f"evolution {result['evolution_id']} of {rubric} on {corpus}: {result['training_texts']} training, "
+        f"{result['held_out_texts']} held-out texts",
+        rows,
+    )
     refused = sum(r["status"] == "refused" for r in result["rounds"])
-    out.print(escape(f"{result['calls']} judge calls in {len(rows)} rounds, {result['calls_this_run']} of them in this run "
-                     f"(rounds recorded earlier are replayed); {refused} reflection answers refused; the starting "
-                     f"version cost {result['first_run_calls']} calls now; best version: {result['best_file']}"))
+    out.print(
+        escape(
+            f"{result['calls']} judge calls in {len(rows)} rounds, {result['calls_this_run']} of them in this run "
+            f"(rounds recorded earlier are replayed); {refused} reflection answers refused; the starting "
+            f"version cost {result['first_run_calls']} calls now; best version: {result['best_file']}"
+        )
+    )

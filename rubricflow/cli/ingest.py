@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from .common import WarehouseOpt, err, fail, out, start_flows, warehouse_path
 
 
-def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a folder of .txt/.md files."),
-           corpus: Optional[str] = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
-           text_field: Optional[str] = typer.Option(None, help="Column holding the text (default: text/output/completion/response/content)."),
-           id_field: Optional[str] = typer.Option(None, help="Column holding each text's id (default: text_id, else id, "
-                                                  "else the first 16 hex digits of the text's sha256)."),
-           max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
-           allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
-           limit: Optional[int] = typer.Option(None, min=1, help="Read only the source's first N rows."),
-           warehouse: Optional[Path] = WarehouseOpt) -> None:
+def ingest(
+    source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a folder of .txt/.md files."),
+    corpus: str | None = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
+    text_field: str | None = typer.Option(
+        None, help="Column holding the text (default: text/output/completion/response/content)."
+    ),
+    id_field: str | None = typer.Option(
+        None,
+        help="Column holding each text's id (default: text_id, else id, "
+        "else the first 16 hex digits of the text's sha256).",
+    ),
+    max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
+    allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
+    limit: int | None = typer.Option(None, min=1, help="Read only the source's first N rows."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
     Exits 1 when any row was quarantined (the good rows are loaded all the same)."""
     if not source.exists():
@@ -30,14 +36,19 @@ def ingest(source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a fo
     report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit, id_field)
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:
-        fail(f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "
-             "fix them or pass --allow-quarantine", code=1)
+        fail(
+            f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "
+            "fix them or pass --allow-quarantine",
+            code=1,
+        )
 
 
 def print_ingest(report: dict) -> None:
-    out.print(f"corpus [bold]{report['corpus_id']}[/]: {report['rows_ok']} texts loaded, "
-              f"{report['rows_quarantined']} rows quarantined, {report['duplicates_identical']} identical duplicates skipped",
-              highlight=False)
+    out.print(
+        f"corpus [bold]{report['corpus_id']}[/]: {report['rows_ok']} texts loaded, "
+        f"{report['rows_quarantined']} rows quarantined, {report['duplicates_identical']} identical duplicates skipped",
+        highlight=False,
+    )
     if report["rows_quarantined"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in report["reasons"].items())
         out.print(f"  quarantine: {report['quarantine']} ({reasons})", markup=False, highlight=False)

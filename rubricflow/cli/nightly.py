@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -28,27 +27,62 @@ MinCoverageOpt = typer.Option(0.95, help="Fail the night when a rubric's coverag
 CanaryOpt = typer.Option(20, help="Corpus texts re-judged every night with the goldens (0: no canary).")
 
 
-def night_parameters(source: Path, corpus: str, rubric: list[str], model: Optional[str], base_url: Optional[str],
-                     rpm: Optional[float], budget: Optional[float], min_coverage: float, canary: int,
-                     warehouse: Optional[Path], **judge) -> dict:
+def night_parameters(
+    source: Path,
+    corpus: str,
+    rubric: list[str],
+    model: str | None,
+    base_url: str | None,
+    rpm: float | None,
+    budget: float | None,
+    min_coverage: float,
+    canary: int,
+    warehouse: Path | None,
+    **judge,
+) -> dict:
     """The nightly flow's parameters (what a deployment stores: never the API key)."""
-    return {"source": str(source.resolve()), "corpus_id": corpus, "rubrics": list(rubric),
-            "warehouse_path": str(warehouse_path(warehouse).resolve()),
-            "judge": judge_settings(model, base_url, rpm=rpm, budget_usd=budget, **judge),
-            "min_coverage": min_coverage, "canary_size": canary}
+    return {
+        "source": str(source.resolve()),
+        "corpus_id": corpus,
+        "rubrics": list(rubric),
+        "warehouse_path": str(warehouse_path(warehouse).resolve()),
+        "judge": judge_settings(model, base_url, rpm=rpm, budget_usd=budget, **judge),
+        "min_coverage": min_coverage,
+        "canary_size": canary,
+    }
 
 
-def nightly(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str] = RubricOpt,
-            model: Optional[str] = typer.Option(None), base_url: Optional[str] = typer.Option(None),
-            rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
-            min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
-            night: Optional[str] = typer.Option(None, help="Night label (default: today, UTC)."),
-            output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
-            warehouse: Optional[Path] = WarehouseOpt) -> None:
+def nightly(
+    source: Path = SourceOpt,
+    corpus: str = CorpusOpt,
+    rubric: list[str] = RubricOpt,
+    model: str | None = typer.Option(None),
+    base_url: str | None = typer.Option(None),
+    rpm: float | None = typer.Option(None),
+    budget: float | None = typer.Option(None),
+    min_coverage: float = MinCoverageOpt,
+    canary: int = CanaryOpt,
+    night: str | None = typer.Option(None, help="Night label (default: today, UTC)."),
+    output_mode: str = OutputModeOpt,
+    system_prompt: str = SystemPromptOpt,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """One night now: ingest if the source changed, score new or changed work, re-judge the canary,
     compare with the previous night; exit 1 when coverage is under --min-coverage."""
-    params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse,
-                              output_mode=output_mode, system_prompt=system_prompt)
+    params = night_parameters(
+        source,
+        corpus,
+        rubric,
+        model,
+        base_url,
+        rpm,
+        budget,
+        min_coverage,
+        canary,
+        warehouse,
+        output_mode=output_mode,
+        system_prompt=system_prompt,
+    )
     start_flows()
     from rubricflow.flows.nightly import nightly_scoring
 
@@ -59,19 +93,30 @@ def nightly(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str]
     print_rows("night", result)
 
 
-def serve(source: Path = SourceOpt, corpus: str = CorpusOpt, rubric: list[str] = RubricOpt,
-          cron: str = typer.Option("0 2 * * *", help="When to run (cron, UTC)."),
-          model: Optional[str] = typer.Option(None), base_url: Optional[str] = typer.Option(None),
-          rpm: Optional[float] = typer.Option(None), budget: Optional[float] = typer.Option(None),
-          min_coverage: float = MinCoverageOpt, canary: int = CanaryOpt,
-          warehouse: Optional[Path] = WarehouseOpt) -> None:
+def serve(
+    source: Path = SourceOpt,
+    corpus: str = CorpusOpt,
+    rubric: list[str] = RubricOpt,
+    cron: str = typer.Option("0 2 * * *", help="When to run (cron, UTC)."),
+    model: str | None = typer.Option(None),
+    base_url: str | None = typer.Option(None),
+    rpm: float | None = typer.Option(None),
+    budget: float | None = typer.Option(None),
+    min_coverage: float = MinCoverageOpt,
+    canary: int = CanaryOpt,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Run the nightly job on this machine on a cron schedule (Prefect `flow.serve`; Ctrl-C stops)."""
     if not os.environ.get("PREFECT_API_URL"):
-        raise InputError("serve needs a Prefect server for its scheduler (the ephemeral one cannot schedule): run "
-                         "`prefect server start` in another shell, then `export PREFECT_API_URL=http://127.0.0.1:4200/api`; "
-                         "or run one night now with `rubricflow nightly`")
+        raise InputError(
+            "serve needs a Prefect server for its scheduler (the ephemeral one cannot schedule): run "
+            "`prefect server start` in another shell, then `export PREFECT_API_URL=http://127.0.0.1:4200/api`; "
+            "or run one night now with `rubricflow nightly`"
+        )
     from rubricflow.flows.nightly import nightly_scoring
 
     params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
-    out.print(f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops", highlight=False, markup=False)
+    out.print(
+        f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops", highlight=False, markup=False
+    )
     nightly_scoring.serve(name=f"nightly-{corpus}", cron=cron, parameters=params)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -11,15 +10,19 @@ from rich.markup import escape
 from .common import OutputModeOpt, SystemPromptOpt, WarehouseOpt, judge_settings, out, print_rows, warehouse_path
 
 
-def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corpus (see `rubricflow ingest`)."),
-             rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
-             model: Optional[list[str]] = typer.Option(None, help="Judge model (repeatable: a panel)."),
-             base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-             strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-             max_tokens: int = typer.Option(1024), rpm: Optional[float] = typer.Option(None),
-             shard_size: int = typer.Option(2000, help="Cells per shard (the unit that lands at once)."),
-             output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
-             warehouse: Optional[Path] = WarehouseOpt) -> None:
+def pairwise(
+    corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corpus (see `rubricflow ingest`)."),
+    rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
+    model: list[str] | None = typer.Option(None, help="Judge model (repeatable: a panel)."),
+    base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+    max_tokens: int = typer.Option(1024),
+    rpm: float | None = typer.Option(None),
+    shard_size: int = typer.Option(2000, help="Cells per shard (the unit that lands at once)."),
+    output_mode: str = OutputModeOpt,
+    system_prompt: str = SystemPromptOpt,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Which of two responses is better, criterion by criterion: every pair is judged in both orders
     (A-B and B-A, two cells of their own) with the rubric's pairwise form (verdicts a, b, tie);
     prints consistency after the swap, the position-bias rate and agreement with human labels.
@@ -34,8 +37,19 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
     from .score import run_panel, run_score
 
     path = warehouse_path(warehouse)
-    judges = [judge_settings(one, base_url, need_endpoint=True, strategy=strategy, max_tokens=max_tokens, rpm=rpm,
-                             output_mode=output_mode, system_prompt=system_prompt) for one in (model or [None])]
+    judges = [
+        judge_settings(
+            one,
+            base_url,
+            need_endpoint=True,
+            strategy=strategy,
+            max_tokens=max_tokens,
+            rpm=rpm,
+            output_mode=output_mode,
+            system_prompt=system_prompt,
+        )
+        for one in (model or [None])
+    ]
     for ref in rubric:
         pair_form = pairwise_rubric(resolve(ref, Library(default_roots(None)) if not Path(ref).is_file() else None))
         bundle = compile_or_raise(pair_form, source=ref)
@@ -51,20 +65,45 @@ def pairwise(corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corp
         if not rows:
             out.print(escape(f"no pair verdicts on corpus {corpus}: is it a pair corpus (response_a, response_b)?"))
             continue
-        print_rows(f"{pair_form.metadata.id} on {corpus}: both orders per pair", [
-            {"judge": r["judge"], "criterion": r["criterion_id"], "pairs": r["pairs"], "consistent": r["consistency"],
-             "position bias": r["position_bias"], "a / b / tie": f"{r['a_share']:.2f} / {r['b_share']:.2f} / "
-             f"{r['tie_share']:.2f}", "labelled": r["labelled"], "accuracy": r["accuracy"],
-             "acc. no ties": r["accuracy_no_ties"], "kappa": r["kappa"]} for r in rows])
+        print_rows(
+            f"{pair_form.metadata.id} on {corpus}: both orders per pair",
+            [
+                {
+                    "judge": r["judge"],
+                    "criterion": r["criterion_id"],
+                    "pairs": r["pairs"],
+                    "consistent": r["consistency"],
+                    "position bias": r["position_bias"],
+                    "a / b / tie": f"{r['a_share']:.2f} / {r['b_share']:.2f} / {r['tie_share']:.2f}",
+                    "labelled": r["labelled"],
+                    "accuracy": r["accuracy"],
+                    "acc. no ties": r["accuracy_no_ties"],
+                    "kappa": r["kappa"],
+                }
+                for r in rows
+            ],
+        )
         for judge_hash in dict.fromkeys(r["judge_hash"] for r in rows):
             with db.reader(path) as con:
                 outcomes = db.fetch(con, "pair_outcomes.sql", corpus=corpus, rubric=bundle.hash, judge=judge_hash)
             for criterion in sorted({o["criterion_id"] for o in outcomes}):
-                ranking = bradley_terry([(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes
-                                         if o["criterion_id"] == criterion])
-                print_rows(f"ranking by {criterion} (Bradley-Terry, Elo scale, 95% bootstrap interval; judge "
-                           f"{judge_hash[:8]})", [{"system": r["system"], "rating": f"{r['rating']:+.0f}",
-                                                   "interval": f"[{r['low']:+.0f}, {r['high']:+.0f}]",
-                                                   "comparisons": r["comparisons"]} for r in ranking])
-    out.print("rule: an order-inconsistent pair counts as a tie; position bias = share of pairs whose verdict "
-              "names the same slot in both orders")
+                ranking = bradley_terry(
+                    [(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes if o["criterion_id"] == criterion]
+                )
+                print_rows(
+                    f"ranking by {criterion} (Bradley-Terry, Elo scale, 95% bootstrap interval; judge "
+                    f"{judge_hash[:8]})",
+                    [
+                        {
+                            "system": r["system"],
+                            "rating": f"{r['rating']:+.0f}",
+                            "interval": f"[{r['low']:+.0f}, {r['high']:+.0f}]",
+                            "comparisons": r["comparisons"],
+                        }
+                        for r in ranking
+                    ],
+                )
+    out.print(
+        "rule: an order-inconsistent pair counts as a tie; position bias = share of pairs whose verdict "
+        "names the same slot in both orders"
+    )

@@ -7,8 +7,10 @@ import typer
 from .common import out
 
 
-def prefect_server(stop: bool = typer.Option(False, "--stop", help="Stop it (the next flow command starts it again)."),
-                   start: bool = typer.Option(False, "--start", help="Start it now, if it is not running.")) -> None:
+def prefect_server(
+    stop: bool = typer.Option(False, "--stop", help="Stop it (the next flow command starts it again)."),
+    start: bool = typer.Option(False, "--start", help="Start it now, if it is not running."),
+) -> None:
     """Show, start or stop the local Prefect server every flow command reuses (started by the first
     one; it stops itself after $RUBRICFLOW_PREFECT_IDLE_S seconds idle, default 1800), and with
     --stop the warm workers that run flow commands with their imports done. A set
@@ -19,7 +21,11 @@ def prefect_server(stop: bool = typer.Option(False, "--stop", help="Stop it (the
 
     if stop:
         stopped = server.stop()
-        out.print(f"stopped the local Prefect server (pid {stopped.pid})" if stopped else "no local Prefect server was running")
+        out.print(
+            f"stopped the local Prefect server (pid {stopped.pid})"
+            if stopped
+            else "no local Prefect server was running"
+        )
         if workers := warm_worker.stop_all():
             out.print(f"stopped {workers} warm worker(s)")
         return

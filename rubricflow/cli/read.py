@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -14,14 +13,15 @@ from rubricflow.errors import CheckFailed, InputError
 from .common import WarehouseOpt, err, out, print_query, reading, warehouse_path
 
 
-def runs(warehouse: Optional[Path] = WarehouseOpt, limit: int = typer.Option(20)) -> None:
+def runs(warehouse: Path | None = WarehouseOpt, limit: int = typer.Option(20)) -> None:
     """Recent runs with their counts, tokens and coverage."""
     with reading(warehouse) as con:
         print_query(con, "runs", "recent_runs.sql", limit=limit)
 
 
-def show(text_id: str, corpus: Optional[str] = typer.Option(None, "--corpus", "-c"),
-         warehouse: Optional[Path] = WarehouseOpt) -> None:
+def show(
+    text_id: str, corpus: str | None = typer.Option(None, "--corpus", "-c"), warehouse: Path | None = WarehouseOpt
+) -> None:
     """One text: its scores under every rubric, and each criterion's judgment and rationale."""
     from rubricflow.warehouse import db
 
@@ -30,18 +30,22 @@ def show(text_id: str, corpus: Optional[str] = typer.Option(None, "--corpus", "-
         if not texts:
             raise CheckFailed(f"no text {text_id!r}" + (f" in corpus {corpus!r}" if corpus else ""))
         for t in texts:
-            out.print(f"[bold]{escape(t['corpus_id'])}/{escape(text_id)}[/]"
-                      + (f" (genre {escape(t['genre'])})" if t["genre"] else ""))
+            out.print(
+                f"[bold]{escape(t['corpus_id'])}/{escape(text_id)}[/]"
+                + (f" (genre {escape(t['genre'])})" if t["genre"] else "")
+            )
             text = t["text"]
             out.print(text if len(text) < 1200 else text[:1200] + " ...", markup=False, highlight=False)
             print_query(con, "scores", "text_scores_of.sql", corpus=t["corpus_id"], text=text_id)
             print_query(con, "judgments", "text_judgments.sql", corpus=t["corpus_id"], text=text_id)
 
 
-def query(sql_text: str = typer.Argument(..., metavar="SQL"),
-          format: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
-          output: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (required for parquet)."),
-          warehouse: Optional[Path] = WarehouseOpt) -> None:
+def query(
+    sql_text: str = typer.Argument(..., metavar="SQL"),
+    format: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
+    output: Path | None = typer.Option(None, "--out", "-o", help="File to write (required for parquet)."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Run one read-only SELECT against the warehouse: statements of any other kind are refused,
     and the query can reach no file, network or setting, only the warehouse's tables and views."""
     import polars as pl

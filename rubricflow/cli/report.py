@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,7 +13,7 @@ ReportOut = typer.Option(..., "--out", "-o", help="HTML file to write.")
 
 
 @app.command("run")
-def report_run(run_id: str, output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+def report_run(run_id: str, output: Path = ReportOut, warehouse: Path | None = WarehouseOpt) -> None:
     """One run: its counts, score distribution, labels and per-criterion scores and consistency."""
     from rubricflow.tasks.presentation.report import run_report
 
@@ -24,33 +23,47 @@ def report_run(run_id: str, output: Path = ReportOut, warehouse: Optional[Path] 
 
 
 @app.command("compare")
-def report_compare(corpus: str = typer.Option(..., "--corpus", "-c"), a: str = typer.Option(..., "--a"),
-                   b: Optional[str] = typer.Option(None, "--b"), model_a: Optional[str] = typer.Option(None),
-                   model_b: Optional[str] = typer.Option(None), allow_mixed: bool = typer.Option(False),
-                   top: int = typer.Option(10), output: Path = ReportOut,
-                   warehouse: Optional[Path] = WarehouseOpt) -> None:
+def report_compare(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    a: str = typer.Option(..., "--a"),
+    b: str | None = typer.Option(None, "--b"),
+    model_a: str | None = typer.Option(None),
+    model_b: str | None = typer.Option(None),
+    allow_mixed: bool = typer.Option(False),
+    top: int = typer.Option(10),
+    output: Path = ReportOut,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """An A/B of landed judgments (see `rubricflow compare`): distributions, deltas with intervals,
     flip matrix, score scatter, rates and the texts that moved most."""
-    from rubricflow.tasks.stats.compare import compare as compare_sets
-    from rubricflow.tasks.stats.compare import judgment_sets
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.presentation.report import comparison_report
+    from rubricflow.tasks.stats.compare import compare as compare_sets
+    from rubricflow.tasks.stats.compare import judgment_sets
 
     with reading(warehouse) as con:
-        sides = [judgment_sets(con, corpus, ref, JudgeConfig(model=m).judge_hash() if m else None, allow_mixed, name)
-                 for ref, m, name in ((a, model_a, "A"), (b or a, model_b, "B"))]
+        sides = [
+            judgment_sets(con, corpus, ref, JudgeConfig(model=m).judge_hash() if m else None, allow_mixed, name)
+            for ref, m, name in ((a, model_a, "A"), (b or a, model_b, "B"))
+        ]
         result = compare_sets(con, corpus, *sides, top=top)
     write_report(output, comparison_report(result))
 
 
 @app.command("calibration")
-def report_calibration(corpus: str = typer.Option(..., "--corpus", "-c"), judge: str = typer.Option("unieval"),
-                       human: Optional[list[str]] = typer.Option(None), rubric: Optional[str] = typer.Option(None),
-                       model: Optional[str] = typer.Option(None), step: float = typer.Option(1.0),
-                       output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+def report_calibration(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    judge: str = typer.Option("unieval"),
+    human: list[str] | None = typer.Option(None),
+    rubric: str | None = typer.Option(None),
+    model: str | None = typer.Option(None),
+    step: float = typer.Option(1.0),
+    output: Path = ReportOut,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Judge vs human agreement (see `rubricflow calibrate`): table, scatter plots, confusion matrices."""
-    from rubricflow.tasks.stats.calibration import calibration
     from rubricflow.tasks.presentation.report import calibration_report
+    from rubricflow.tasks.stats.calibration import calibration
 
     with reading(warehouse) as con:
         result = calibration(con, corpus, judge, human, rubric, model, step)
@@ -58,9 +71,12 @@ def report_calibration(corpus: str = typer.Option(..., "--corpus", "-c"), judge:
 
 
 @app.command("pairwise")
-def report_pairwise(corpus: str = typer.Option(..., "--corpus", "-c"),
-                    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric as given to `pairwise`."),
-                    output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+def report_pairwise(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric as given to `pairwise`."),
+    output: Path = ReportOut,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Pairwise judging (see `rubricflow pairwise`): bias and consistency per judge, win rates,
     rankings, and the pairs where orders or judges disagree with both rationales."""
     from rubricflow.rubrics.compiler import compile_or_raise
@@ -75,9 +91,12 @@ def report_pairwise(corpus: str = typer.Option(..., "--corpus", "-c"),
 
 
 @app.command("evolution")
-def report_evolution(corpus: Optional[str] = typer.Option(None, "--corpus", "-c", help="Its latest evolution."),
-                     evolution_id: Optional[str] = typer.Option(None, "--id", help="An evolution id (as printed)."),
-                     output: Path = ReportOut, warehouse: Optional[Path] = WarehouseOpt) -> None:
+def report_evolution(
+    corpus: str | None = typer.Option(None, "--corpus", "-c", help="Its latest evolution."),
+    evolution_id: str | None = typer.Option(None, "--id", help="An evolution id (as printed)."),
+    output: Path = ReportOut,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """An `improve evolve` history: held-out agreement per round, accepted mutations, calls spent."""
     from rubricflow.tasks.presentation.report import evolution_report
     from rubricflow.warehouse import db
@@ -88,8 +107,11 @@ def report_evolution(corpus: Optional[str] = typer.Option(None, "--corpus", "-c"
         if evolution_id is None:
             latest = db.fetch(con, "latest_evolution.sql", corpus=corpus) if corpus else []
             if not latest:
-                fail(f"no evolution of corpus {corpus!r}; run `rubricflow improve evolve` first" if corpus
-                     else "name an evolution: --id ID or --corpus CORPUS")
+                fail(
+                    f"no evolution of corpus {corpus!r}; run `rubricflow improve evolve` first"
+                    if corpus
+                    else "name an evolution: --id ID or --corpus CORPUS"
+                )
             evolution_id = latest[0]["evolution_id"]
         if not db.fetch(con, "evolution_rounds.sql", evolution=evolution_id):
             fail(f"evolution {evolution_id!r} has no recorded rounds")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -17,7 +16,9 @@ from .common import clip, out
 app = typer.Typer(help="Work with rubrics: files or names from the library.", no_args_is_help=True)
 STRATEGIES = ("per_criterion", "grouped", "holistic")  # as rubricflow.rubrics.render names them
 
-LibraryOpt = typer.Option(None, "--library", "-L", help="Extra library folder (repeatable); RUBRICFLOW_LIBRARY also adds folders.")
+LibraryOpt = typer.Option(
+    None, "--library", "-L", help="Extra library folder (repeatable); RUBRICFLOW_LIBRARY also adds folders."
+)
 
 
 def plain(*cells: str) -> list[str]:
@@ -25,30 +26,35 @@ def plain(*cells: str) -> list[str]:
     return [escape(str(c)) for c in cells]
 
 
-def library_of(extra: Optional[list[Path]]):
+def library_of(extra: list[Path] | None):
     from rubricflow.rubrics.library import Library, default_roots
 
     return Library(default_roots(extra))
 
 
-def resolve_ref(ref: str, extra: Optional[list[Path]]):
+def resolve_ref(ref: str, extra: list[Path] | None):
     from rubricflow.rubrics.library import resolve
 
     return resolve(ref, library_of(extra) if not Path(ref).is_file() else None)
 
 
 @app.command("list")
-def list_(library: Optional[list[Path]] = LibraryOpt,
-          tag: list[str] = typer.Option([], "--tag", help="Only rubrics with this tag (repeatable)."),
-          artifact_type: Optional[str] = typer.Option(None, "--type", help="Only rubrics for this artifact type.")) -> None:
+def list_(
+    library: list[Path] | None = LibraryOpt,
+    tag: list[str] = typer.Option([], "--tag", help="Only rubrics with this tag (repeatable)."),
+    artifact_type: str | None = typer.Option(None, "--type", help="Only rubrics for this artifact type."),
+) -> None:
     """List the rubrics in the library."""
     _print_entries(library_of(library).find("", artifact_type, tuple(tag)))
 
 
 @app.command()
-def search(text: str, library: Optional[list[Path]] = LibraryOpt,
-           tag: list[str] = typer.Option([], "--tag"),
-           artifact_type: Optional[str] = typer.Option(None, "--type")) -> None:
+def search(
+    text: str,
+    library: list[Path] | None = LibraryOpt,
+    tag: list[str] = typer.Option([], "--tag"),
+    artifact_type: str | None = typer.Option(None, "--type"),
+) -> None:
     """Find rubrics whose id, title, description or tags mention TEXT."""
     found = library_of(library).find(text, artifact_type, tuple(tag))
     if not found:
@@ -62,13 +68,16 @@ def _print_entries(entries) -> None:
         table.add_column(col, overflow="fold")
     for e in entries:
         m = e.rubric.metadata
-        table.add_row(*plain(m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags),
-                              e.path.name))
+        table.add_row(
+            *plain(
+                m.id, m.version, m.title, m.artifact_type, str(len(e.rubric.criteria)), ", ".join(m.tags), e.path.name
+            )
+        )
     out.print(table)
 
 
 @app.command()
-def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
+def show(ref: str, library: list[Path] | None = LibraryOpt) -> None:
     """Show a rubric: metadata, criteria, disqualifiers, lattice and hash."""
     from rubricflow.rubrics.compiler import compile_rubric
 
@@ -84,8 +93,17 @@ def show(ref: str, library: Optional[list[Path]] = LibraryOpt) -> None:
     for col in ("id", "title", "scale", "weight", "importance", "patterns", "genre"):
         table.add_column(col, overflow="fold")
     for c in rubric.criteria:
-        table.add_row(*plain(c.id, c.title or c.description[:60], c.scale.describe(), f"{c.weight:g}", c.importance,
-                              ", ".join(c.patterns), ", ".join(c.genre)))
+        table.add_row(
+            *plain(
+                c.id,
+                c.title or c.description[:60],
+                c.scale.describe(),
+                f"{c.weight:g}",
+                c.importance,
+                ", ".join(c.patterns),
+                ", ".join(c.genre),
+            )
+        )
     out.print(table)
     if rubric.disqualifiers:
         dq = Table(title="disqualifiers")
@@ -122,11 +140,14 @@ def print_issues(source: str, issues) -> None:
 
 
 @app.command()
-def render(ref: str, library: Optional[list[Path]] = LibraryOpt,
-           strategy: str = typer.Option("holistic", help=f"One of {', '.join(STRATEGIES)}."),
-           genre: Optional[str] = typer.Option(None, help="Render for texts of this genre."),
-           unit: Optional[str] = typer.Option(None, help="Only this call unit (criterion or group id)."),
-           schema: bool = typer.Option(True, help="Also print the output JSON Schema.")) -> None:
+def render(
+    ref: str,
+    library: list[Path] | None = LibraryOpt,
+    strategy: str = typer.Option("holistic", help=f"One of {', '.join(STRATEGIES)}."),
+    genre: str | None = typer.Option(None, help="Render for texts of this genre."),
+    unit: str | None = typer.Option(None, help="Only this call unit (criterion or group id)."),
+    schema: bool = typer.Option(True, help="Also print the output JSON Schema."),
+) -> None:
     """Print the judge's system prompt (and output schema) for each call unit."""
     from rubricflow.rubrics.render import call_units, render_system_prompt, schema_json
 
@@ -147,7 +168,7 @@ def render(ref: str, library: Optional[list[Path]] = LibraryOpt,
 
 
 @app.command("diff")
-def diff_(a: str, b: str, library: Optional[list[Path]] = LibraryOpt) -> None:
+def diff_(a: str, b: str, library: list[Path] | None = LibraryOpt) -> None:
     """List what changed from rubric A to rubric B (criteria matched by id)."""
     from rubricflow.rubrics import algebra
 

@@ -4,7 +4,6 @@ rubric review` (judge a rubric with the built-in meta-rubric, beside the compile
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -21,12 +20,14 @@ def _offline(url: str) -> None:
     out.print(f"asking the OFFLINE judge (a deterministic stand-in, not a model) on {url}")
 
 
-def generate(source: Path = typer.Argument(..., help="The source document: a style guide, a policy, a book's rules."),
-             rubric_id: Optional[str] = typer.Option(None, "--id", help="The rubric's id (default: from the file name)."),
-             base_url: Optional[str] = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
-             model: Optional[str] = typer.Option(None, help="The drafting model."),
-             output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write it (default: ID.yaml here)."),
-             max_tokens: int = typer.Option(4096, help="Room for the draft.")) -> None:
+def generate(
+    source: Path = typer.Argument(..., help="The source document: a style guide, a policy, a book's rules."),
+    rubric_id: str | None = typer.Option(None, "--id", help="The rubric's id (default: from the file name)."),
+    base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
+    model: str | None = typer.Option(None, help="The drafting model."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write it (default: ID.yaml here)."),
+    max_tokens: int = typer.Option(4096, help="Room for the draft."),
+) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
     not compile is asked for again once, with the errors), write it, and report its lattice profile."""
     from rubricflow.rubrics.formats import dump_yaml
@@ -38,20 +39,30 @@ def generate(source: Path = typer.Argument(..., help="The source document: a sty
     rubric = result.bundle.rubric
     path = output or Path(f"{rubric.metadata.id}.yaml")
     path.write_text(dump_yaml(rubric), encoding="utf-8")
-    print_rows(f"{rubric.metadata.id}: {len(rubric.criteria)} criteria drafted from {source.name}",
-               [{"criterion": c.id, "scale": c.scale.describe(), "weight": c.weight, "description": c.description}
-                for c in rubric.criteria])
+    print_rows(
+        f"{rubric.metadata.id}: {len(rubric.criteria)} criteria drafted from {source.name}",
+        [
+            {"criterion": c.id, "scale": c.scale.describe(), "weight": c.weight, "description": c.description}
+            for c in rubric.criteria
+        ],
+    )
     print_issues(str(path), result.issues)
-    out.print(escape(f"wrote {path} ({result.bundle.hash[:12]}); profile {result.bundle.profile}; "
-                     f"{sum(i.severity == 'warning' for i in result.issues)} lattice warnings; "
-                     f"compiled on draft {result.attempts}"))
+    out.print(
+        escape(
+            f"wrote {path} ({result.bundle.hash[:12]}); profile {result.bundle.profile}; "
+            f"{sum(i.severity == 'warning' for i in result.issues)} lattice warnings; "
+            f"compiled on draft {result.attempts}"
+        )
+    )
 
 
-def review(ref: str = typer.Argument(..., help="The rubric to review (a file or a library name)."),
-           source: Optional[Path] = typer.Option(None, help="The document the rubric was drawn from (for coverage)."),
-           base_url: Optional[str] = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
-           model: Optional[str] = typer.Option(None, help="The reviewing model."),
-           library: Optional[list[Path]] = LibraryOpt) -> None:
+def review(
+    ref: str = typer.Argument(..., help="The rubric to review (a file or a library name)."),
+    source: Path | None = typer.Option(None, help="The document the rubric was drawn from (for coverage)."),
+    base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
+    model: str | None = typer.Option(None, help="The reviewing model."),
+    library: list[Path] | None = LibraryOpt,
+) -> None:
     """Judge a rubric with the built-in meta-rubric (observable criteria, anchors per level, overlap,
     weights, coverage of the source, disqualifier precision), with the rubric's YAML as the text, and
     print the meta-judgment beside the compiler's lattice findings. Exits 1 if the rubric does not compile."""
@@ -66,13 +77,27 @@ def review(ref: str = typer.Argument(..., help="The rubric to review (a file or 
     meta = compile_or_raise(Library().get(META_RUBRIC).rubric)
     with endpoint(judge_settings(model, base_url, strategy="per_criterion"), _offline) as config:
         judged = judge_text(meta, config, f"review-{rubric.metadata.id}", dump_yaml(rubric), context=context)
-    print_rows(f"{rubric.metadata.id}@{rubric.metadata.version} reviewed with {META_RUBRIC}@{meta.version}", [
-        {"criterion": j.criterion_id, "value": j.value, "unit score": j.unit_score,
-         "rationale": j.rationale if j.status == "scored" else f"unscored: {j.reason}"} for j in judged.judgments])
+    print_rows(
+        f"{rubric.metadata.id}@{rubric.metadata.version} reviewed with {META_RUBRIC}@{meta.version}",
+        [
+            {
+                "criterion": j.criterion_id,
+                "value": j.value,
+                "unit score": j.unit_score,
+                "rationale": j.rationale if j.status == "scored" else f"unscored: {j.reason}",
+            }
+            for j in judged.judgments
+        ],
+    )
     v = judged.verdict
-    out.print(escape(f"meta-judgment: score {v.score if v.score is None else round(v.score, 3)}, "
-                     f"{'passes' if v.passed else 'fails' if v.passed is not None else 'no verdict'}"
-                     f"{' (' + v.label + ')' if v.label else ''}" + (f"; errors: {'; '.join(judged.errors)}" if judged.errors else "")))
+    out.print(
+        escape(
+            f"meta-judgment: score {v.score if v.score is None else round(v.score, 3)}, "
+            f"{'passes' if v.passed else 'fails' if v.passed is not None else 'no verdict'}"
+            f"{' (' + v.label + ')' if v.label else ''}"
+            + (f"; errors: {'; '.join(judged.errors)}" if judged.errors else "")
+        )
+    )
     print_issues(f"{ref} (compiler)", issues)
     if bundle is None:
         raise CheckFailed(f"{ref}: does not compile (see the issues above)")

@@ -4,7 +4,6 @@ supported format (and folders of them)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -16,10 +15,13 @@ from .common import err, out
 from .rubric import LibraryOpt, library_of, print_issues
 
 
-def validate(refs: list[str] = typer.Argument(None, help="Rubric files, folders of them, or library names; "
-                                               "none = the whole library."),
-             library: Optional[list[Path]] = LibraryOpt,
-             strict: bool = typer.Option(False, help="Treat warnings as errors.")) -> None:
+def validate(
+    refs: list[str] = typer.Argument(
+        None, help="Rubric files, folders of them, or library names; none = the whole library."
+    ),
+    library: list[Path] | None = LibraryOpt,
+    strict: bool = typer.Option(False, help="Treat warnings as errors."),
+) -> None:
     """Compile rubrics; exit 1 when any has errors (or warnings, with --strict)."""
     from rubricflow.rubrics.compiler import compile_rubric
     from rubricflow.rubrics.formats import (
@@ -55,8 +57,14 @@ def validate(refs: list[str] = typer.Argument(None, help="Rubric files, folders 
         warnings = [i for i in issues if i.severity == "warning"]
         bad = bool(errors) or (strict and bool(warnings))
         failed += bad
-        table.add_row(escape(source), "[red]FAIL[/]" if bad else "[green]ok[/]", str(len(errors)), str(len(warnings)),
-                      bundle.profile if bundle else "-", bundle.short_hash if bundle else "-")
+        table.add_row(
+            escape(source),
+            "[red]FAIL[/]" if bad else "[green]ok[/]",
+            str(len(errors)),
+            str(len(warnings)),
+            bundle.profile if bundle else "-",
+            bundle.short_hash if bundle else "-",
+        )
         if errors or (strict and warnings):
             print_issues(source, issues)
         for i in issues:  # one plain line per problem (and per pattern kept for the slower engine) on stderr
@@ -68,9 +76,12 @@ def validate(refs: list[str] = typer.Argument(None, help="Rubric files, folders 
         raise typer.Exit(1)
 
 
-def convert(src: Path, to: str = typer.Option("yaml", help="yaml, json or xml."),
-            out_path: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (one rubric)."),
-            out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Folder to write each rubric into.")) -> None:
+def convert(
+    src: Path,
+    to: str = typer.Option("yaml", help="yaml, json or xml."),
+    out_path: Path | None = typer.Option(None, "--out", "-o", help="File to write (one rubric)."),
+    out_dir: Path | None = typer.Option(None, "--out-dir", help="Folder to write each rubric into."),
+) -> None:
     """Import any supported file and write it as native YAML/JSON or the XML spec."""
     from rubricflow.rubrics.compiler import compile_rubric
     from rubricflow.rubrics.formats import dump, load_rubrics

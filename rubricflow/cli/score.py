@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -22,53 +21,95 @@ from .common import (
 )
 
 
-def score(corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
-          rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
-          model: Optional[list[str]] = typer.Option(None, help="Judge model (repeatable: a panel of judges, each a judge "
-                                                    "setup of its own; default: the offline stand-in)."),
-          base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-          strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-          samples: int = typer.Option(1, help="Judgments per cell (repeat sampling)."),
-          temperature: float = typer.Option(0.0),
-          seed: Optional[int] = typer.Option(None),
-          max_tokens: int = typer.Option(1024),
-          rpm: Optional[float] = typer.Option(None, help="Requests per minute limit."),
-          tpm: Optional[float] = typer.Option(None, help="Tokens per minute limit (estimated from the prompt)."),
-          max_in_flight: int = typer.Option(64, help="Calls in flight at once."),
-          timeout: Optional[float] = typer.Option(None, help="Seconds for a whole answer before it counts as timed out "
-                                                  "(default 60; 300 for an endpoint on this machine)."),
-          shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
-          skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
-          budget: Optional[float] = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
-          prices: Optional[Path] = typer.Option(None, help="Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."),
-          logprobs: Optional[bool] = typer.Option(None, "--logprobs/--no-logprobs", show_default="on, off for a local server",
-                                                  help="Ask for top_logprobs and keep a logprob-weighted score too (G-Eval)."),
-          workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
-          batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
-          batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
-          output_mode: str = OutputModeOpt, system_prompt: str = SystemPromptOpt,
-          warehouse: Optional[Path] = WarehouseOpt) -> None:
+def score(
+    corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
+    rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
+    model: list[str] | None = typer.Option(
+        None,
+        help="Judge model (repeatable: a panel of judges, each a judge "
+        "setup of its own; default: the offline stand-in).",
+    ),
+    base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+    samples: int = typer.Option(1, help="Judgments per cell (repeat sampling)."),
+    temperature: float = typer.Option(0.0),
+    seed: int | None = typer.Option(None),
+    max_tokens: int = typer.Option(1024),
+    rpm: float | None = typer.Option(None, help="Requests per minute limit."),
+    tpm: float | None = typer.Option(None, help="Tokens per minute limit (estimated from the prompt)."),
+    max_in_flight: int = typer.Option(64, help="Calls in flight at once."),
+    timeout: float | None = typer.Option(
+        None,
+        help="Seconds for a whole answer before it counts as timed out "
+        "(default 60; 300 for an endpoint on this machine).",
+    ),
+    shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
+    skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
+    budget: float | None = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
+    prices: Path | None = typer.Option(None, help="Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."),
+    logprobs: bool | None = typer.Option(
+        None,
+        "--logprobs/--no-logprobs",
+        show_default="on, off for a local server",
+        help="Ask for top_logprobs and keep a logprob-weighted score too (G-Eval).",
+    ),
+    workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
+    batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
+    batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
+    output_mode: str = OutputModeOpt,
+    system_prompt: str = SystemPromptOpt,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
     The cost estimate is printed before any call."""
-    judges = [judge_settings(one, base_url, need_endpoint=True, strategy=strategy, samples=samples,
-                             temperature=temperature, seed=seed, max_tokens=max_tokens, rpm=rpm, tpm=tpm,
-                             max_in_flight=max_in_flight, timeout_s=timeout, budget_usd=budget,
-                             prices=str(prices) if prices else None, batch=batch, batch_poll_s=batch_poll,
-                             output_mode=output_mode, system_prompt=system_prompt, logprobs=logprobs)
-              for one in (model or [None])]
+    judges = [
+        judge_settings(
+            one,
+            base_url,
+            need_endpoint=True,
+            strategy=strategy,
+            samples=samples,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            rpm=rpm,
+            tpm=tpm,
+            max_in_flight=max_in_flight,
+            timeout_s=timeout,
+            budget_usd=budget,
+            prices=str(prices) if prices else None,
+            batch=batch,
+            batch_poll_s=batch_poll,
+            output_mode=output_mode,
+            system_prompt=system_prompt,
+            logprobs=logprobs,
+        )
+        for one in (model or [None])
+    ]
     for ref in rubric:
         if len(judges) == 1:
-            summaries = [run_score(corpus, ref, warehouse_path(warehouse), judges[0], shard_size, skip_disqualified, workers)]
+            summaries = [
+                run_score(corpus, ref, warehouse_path(warehouse), judges[0], shard_size, skip_disqualified, workers)
+            ]
         else:
             summaries = run_panel(corpus, ref, warehouse_path(warehouse), judges, shard_size, skip_disqualified)
         for summary in summaries:
             print_run(warehouse_path(warehouse), summary["run_id"])
     if len(judges) > 1:
-        out.print(f"a panel of {len(judges)} judges: `rubricflow panel -c {escape(corpus)} -r RUBRIC` for their agreement")
+        out.print(
+            f"a panel of {len(judges)} judges: `rubricflow panel -c {escape(corpus)} -r RUBRIC` for their agreement"
+        )
 
 
-def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size: int = 2000,
-              skip_disqualified: bool = False, workers: int = 0) -> dict:
+def run_score(
+    corpus: str,
+    rubric: str,
+    warehouse: Path,
+    judge: dict,
+    shard_size: int = 2000,
+    skip_disqualified: bool = False,
+    workers: int = 0,
+) -> dict:
     """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
     start_flows()
     from rubricflow.flows.score import scoring_flow
@@ -76,12 +117,19 @@ def run_score(corpus: str, rubric: str, warehouse: Path, judge: dict, shard_size
     from .progress import scoring_progress
 
     with scoring_progress():
-        return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified,
-                                     workers=workers)
+        return scoring_flow(workers)(
+            corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified, workers=workers
+        )
 
 
-def run_panel(corpus: str, rubric: str, warehouse: Path, judges: list[dict], shard_size: int = 2000,
-              skip_disqualified: bool = False) -> list[dict]:
+def run_panel(
+    corpus: str,
+    rubric: str,
+    warehouse: Path,
+    judges: list[dict],
+    shard_size: int = 2000,
+    skip_disqualified: bool = False,
+) -> list[dict]:
     """Several judges as one flow run (flows/panel.py), with the live progress bar."""
     start_flows()
     from rubricflow.flows.panel import panel_flow
@@ -99,14 +147,19 @@ def print_run(warehouse: Path, run_id: str) -> None:
 
     with reading(warehouse) as con:
         run = db.fetch(con, "run_report.sql", run=run_id)[0]
-        out.print(f"\n[bold]run {run_id}[/]  rubric {escape(run['rubric'])} ({run['rubric_hash'][:12]})  "
-                  f"model {escape(run['model'])}  status {run['status']}")
+        out.print(
+            f"\n[bold]run {run_id}[/]  rubric {escape(run['rubric'])} ({run['rubric_hash'][:12]})  "
+            f"model {escape(run['model'])}  status {run['status']}"
+        )
         adopted = f" ({run['adopted_cells']} from another version's unchanged criteria)" if run["adopted_cells"] else ""
-        out.print(f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs{adopted}, "
-                  f"{run['landed_cells']} judged now ({run['ok_cells']} ok, {run['failed_cells']} failed"
-                  f"{'; ' + run['errors'] if run['errors'] else ''}); calls {run['calls']} (retries {run['retries']}); "
-                  f"tokens {run['prompt_tokens'] + run['completion_tokens']:,}; coverage {run['coverage'] or 0:.0%}",
-                  markup=False, highlight=False)
+        out.print(
+            f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs{adopted}, "
+            f"{run['landed_cells']} judged now ({run['ok_cells']} ok, {run['failed_cells']} failed"
+            f"{'; ' + run['errors'] if run['errors'] else ''}); calls {run['calls']} (retries {run['retries']}); "
+            f"tokens {run['prompt_tokens'] + run['completion_tokens']:,}; coverage {run['coverage'] or 0:.0%}",
+            markup=False,
+            highlight=False,
+        )
         print_query(con, "labels", "run_labels.sql", run=run_id)
         criteria = db.fetch(con, "run_criteria.sql", run=run_id)
         if all(r["flip_rate"] is None for r in criteria):  # one sample per cell: no consistency to show

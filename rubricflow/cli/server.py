@@ -3,51 +3,77 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 import typer
 
 from rubricflow.errors import InputError
 
 
-def judge_server(port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any free port)."),
-                 latency_ms: float = typer.Option(0.0, help="Added latency per answer."),
-                 rpm: Optional[float] = typer.Option(None, help="Enforce this requests/min limit with 429s."),
-                 no_retry_after: bool = typer.Option(False, help="Send 429s without a Retry-After header."),
-                 fault_rate: float = typer.Option(0.0, help="Share of requests that get an injected fault."),
-                 faults: Optional[str] = typer.Option(None, help="Which faults to inject, comma-separated "
-                                                      "(default: every transient one, i.e. all but refusal)."),
-                 fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
-                 stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
-                 supports: str = typer.Option("json_schema", help="Richest output mode accepted: json_schema, "
-                                              "json_object, tools or text."),
-                 refusal_status: int = typer.Option(400, help="HTTP status of a refused output mode (llama.cpp's "
-                                                    "Python server: 500)."),
-                 drop_system: bool = typer.Option(False, help="Drop system messages, as a chat template without a "
-                                                  "system role does."),
-                 slots: int = typer.Option(0, help="Answer at most this many requests at once; the rest queue (0: no limit)."),
-                 batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
-                 batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
-                 batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
-                 require_key_env: Optional[str] = typer.Option(None, help="Answer 401 unless the request carries the key "
-                                                               "held in this environment variable.")) -> None:
+def judge_server(
+    port: int = typer.Option(8765, help="Port on 127.0.0.1 (0: any free port)."),
+    latency_ms: float = typer.Option(0.0, help="Added latency per answer."),
+    rpm: float | None = typer.Option(None, help="Enforce this requests/min limit with 429s."),
+    no_retry_after: bool = typer.Option(False, help="Send 429s without a Retry-After header."),
+    fault_rate: float = typer.Option(0.0, help="Share of requests that get an injected fault."),
+    faults: str | None = typer.Option(
+        None, help="Which faults to inject, comma-separated (default: every transient one, i.e. all but refusal)."
+    ),
+    fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
+    stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
+    supports: str = typer.Option(
+        "json_schema", help="Richest output mode accepted: json_schema, json_object, tools or text."
+    ),
+    refusal_status: int = typer.Option(
+        400, help="HTTP status of a refused output mode (llama.cpp's Python server: 500)."
+    ),
+    drop_system: bool = typer.Option(
+        False, help="Drop system messages, as a chat template without a system role does."
+    ),
+    slots: int = typer.Option(0, help="Answer at most this many requests at once; the rest queue (0: no limit)."),
+    batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
+    batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
+    batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
+    require_key_env: str | None = typer.Option(
+        None, help="Answer 401 unless the request carries the key held in this environment variable."
+    ),
+) -> None:
     """Serve the OFFLINE judge: a deterministic, model-free stand-in (pattern hits and text statistics)."""
     from rubricflow.tasks.standins.batch_api import BatchConfig
-    from rubricflow.tasks.standins.judge_server import FAULTS, TRANSIENT_FAULTS, JudgeServer, ServerConfig, bind, make_server
+    from rubricflow.tasks.standins.judge_server import (
+        FAULTS,
+        TRANSIENT_FAULTS,
+        JudgeServer,
+        ServerConfig,
+        bind,
+        make_server,
+    )
 
     chosen = tuple(f.strip() for f in faults.split(",") if f.strip()) if faults is not None else TRANSIENT_FAULTS
     unknown = [f for f in chosen if f not in FAULTS]
     if unknown:
         raise InputError(f"unknown faults {unknown}; choose from {', '.join(FAULTS)}")
-    config = ServerConfig(latency_ms=latency_ms, rpm=rpm, retry_after=not no_retry_after, fault_rate=fault_rate,
-                          faults=chosen, fault_attempts=fault_attempts, stall_s=stall_s, supports=supports,
-                          batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire),
-                          api_key=os.environ.get(require_key_env, "") if require_key_env else None,
-                          refusal_status=refusal_status, drop_system=drop_system, slots=slots)
+    config = ServerConfig(
+        latency_ms=latency_ms,
+        rpm=rpm,
+        retry_after=not no_retry_after,
+        fault_rate=fault_rate,
+        faults=chosen,
+        fault_attempts=fault_attempts,
+        stall_s=stall_s,
+        supports=supports,
+        batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire),
+        api_key=os.environ.get(require_key_env, "") if require_key_env else None,
+        refusal_status=refusal_status,
+        drop_system=drop_system,
+        slots=slots,
+    )
     try:
         sock = bind(port=port)
     except OSError as exc:
         raise InputError(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
-    print(f"rubricflow offline judge (a deterministic stand-in, not a model) listening on "
-          f"http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
+    print(
+        f"rubricflow offline judge (a deterministic stand-in, not a model) listening on "
+        f"http://127.0.0.1:{sock.getsockname()[1]}/v1",
+        flush=True,
+    )
     make_server(JudgeServer(config)).run(sockets=[sock])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -11,9 +10,11 @@ from rich.markup import escape
 from .common import WarehouseOpt, fail, out, warehouse_path
 
 
-def view(warehouse: Optional[Path] = WarehouseOpt,
-         port: int = typer.Option(8000, help="Port (0: any free one)."),
-         host: str = typer.Option("127.0.0.1", help="Address to serve on (default: this machine only).")) -> None:
+def view(
+    warehouse: Path | None = WarehouseOpt,
+    port: int = typer.Option(8000, help="Port (0: any free one)."),
+    host: str = typer.Option("127.0.0.1", help="Address to serve on (default: this machine only)."),
+) -> None:
     """Serve a read-only web view of the warehouse: runs, judgment sets, texts (searchable, filtered
     in SQL), one text with its evidence and pattern hits highlighted under every rubric and judge,
     A/B with click-through to the texts that moved, and calibration. No network: every asset is local."""
@@ -30,7 +31,10 @@ def view(warehouse: Optional[Path] = WarehouseOpt,
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)  # requests wait in the backlog until the server accepts them
-    out.print(escape(f"rubricflow view of {path} (read-only; Ctrl-C stops it): http://{host}:{sock.getsockname()[1]}/"),
-              highlight=False, soft_wrap=True)
+    out.print(
+        escape(f"rubricflow view of {path} (read-only; Ctrl-C stops it): http://{host}:{sock.getsockname()[1]}/"),
+        highlight=False,
+        soft_wrap=True,
+    )
     server = uvicorn.Server(uvicorn.Config(create_app(path), log_level="warning"))
     server.run(sockets=[sock])

@@ -31,9 +31,7 @@ def import_evals(data: dict, source: Path) -> Rubric:
     values = [float(v) for v in scores.values()]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     span = (high - low) or 1.0
-    categories = [
-        {"value": str(c), "score": (float(scores[c]) - low) / span if c in scores else None} for c in choices
-    ]
+    categories = [{"value": str(c), "score": (float(scores[c]) - low) / span if c in scores else None} for c in choices]
     instructions = [
         "The grader prompt below is the rubric's original wording; its {input}, {completion}, {ideal} and "
         "{criteria} slots refer to the INPUT, the TEXT and the CONTEXT blocks of the data.",
@@ -45,16 +43,21 @@ def import_evals(data: dict, source: Path) -> Rubric:
         "metadata": {
             "id": kebab(str(name)),
             "title": str(name),
-            "provenance": {"format": "openai-evals-modelgraded", "source": source.name,
-                           "eval_type": str(spec.get("eval_type", ""))},
+            "provenance": {
+                "format": "openai-evals-modelgraded",
+                "source": source.name,
+                "eval_type": str(spec.get("eval_type", "")),
+            },
         },
         "goal": f"Grade the submission as the OpenAI Evals '{name}' model-graded eval does.",
-        "criteria": [{
-            "id": "choice",
-            "title": f"{name} choice",
-            "description": "The grader's answer: one of " + ", ".join(map(str, choices)) + ".",
-            "scale": {"kind": "nominal", "categories": categories},
-        }],
+        "criteria": [
+            {
+                "id": "choice",
+                "title": f"{name} choice",
+                "description": "The grader's answer: one of " + ", ".join(map(str, choices)) + ".",
+                "scale": {"kind": "nominal", "categories": categories},
+            }
+        ],
         "instructions": instructions,
     }
     return rubric_from_data(doc, source)

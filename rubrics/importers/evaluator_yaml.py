@@ -26,17 +26,27 @@ def looks_like_evaluator(data: dict) -> bool:
 def import_evaluator(data: dict, source: Path) -> Rubric:
     criteria, groups = _criteria(data, source, seen=(source.resolve(),))
     name = str(data.get("name") or data.get("id") or source.stem)
-    inputs = [{"name": str(k), "description": str(v)} for k, v in (data.get("input_mapping") or {}).items()] \
-        if isinstance(data.get("input_mapping"), dict) else []
+    inputs = (
+        [{"name": str(k), "description": str(v)} for k, v in (data.get("input_mapping") or {}).items()]
+        if isinstance(data.get("input_mapping"), dict)
+        else []
+    )
     instructions = [str(data[k]) for k in ("instructions", "prompt", "system_prompt") if isinstance(data.get(k), str)]
     if data.get("chain_of_thought"):
         instructions.append("Reason step by step in the rationale before giving each score.")
     doc = {
-        "metadata": {"id": kebab(name), "title": str(data.get("title") or name), "version": semver(data.get("version")),
-                     "description": str(data.get("description") or ""),
-                     "provenance": {"format": "evaluator-yaml", "source": source.name,
-                                    "score_normalization": str(data.get("score_normalization") or ""),
-                                    "output_format": str(data.get("output_format") or "")}},
+        "metadata": {
+            "id": kebab(name),
+            "title": str(data.get("title") or name),
+            "version": semver(data.get("version")),
+            "description": str(data.get("description") or ""),
+            "provenance": {
+                "format": "evaluator-yaml",
+                "source": source.name,
+                "score_normalization": str(data.get("score_normalization") or ""),
+                "output_format": str(data.get("output_format") or ""),
+            },
+        },
         "goal": str(data.get("description") or data.get("goal") or f"Evaluate as the {name} evaluator does."),
         "inputs": inputs,
         "criteria": criteria,
@@ -59,12 +69,16 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
     shared_levels = anchors_from(data.get("rating_levels"))
     for i, entry in enumerate(listed or []):
         if not isinstance(entry, dict):
-            raise RubricImportError(source, f"field evaluation_criteria[{i}]: expected a mapping, found {type(entry).__name__}")
+            raise RubricImportError(
+                source, f"field evaluation_criteria[{i}]: expected a mapping, found {type(entry).__name__}"
+            )
         cid = prefix + safe_id(entry.get("id") or entry.get("name"), f"criterion-{i + 1}")
         levels = anchors_from(entry.get("rating_levels") or entry.get("levels") or entry.get("scale")) or shared_levels
         criteria.append(_criterion(cid, entry, levels, source, f"evaluation_criteria[{i}]"))
     if not listed and shared_levels and not _umbrella_entries(data):  # one holistic criterion
-        criteria.append(_criterion(prefix + safe_id(data.get("name"), "score"), data, shared_levels, source, "rating_levels"))
+        criteria.append(
+            _criterion(prefix + safe_id(data.get("name"), "score"), data, shared_levels, source, "rating_levels")
+        )
     for i, (file, weight) in enumerate(_umbrella_entries(data)):
         where = f"field {next(k for k in UMBRELLA_KEYS if k in data)}[{i}]"
         path = (source.parent / file).resolve()
@@ -82,9 +96,18 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
         criteria += sub_criteria
         groups += sub_groups
         held = {c for g in sub_groups for c in g["children"]}  # the sub-file's top: what no group of it holds
-        children = [g["id"] for g in sub_groups if g["id"] not in held] + [c["id"] for c in sub_criteria if c["id"] not in held]
-        groups.append({"id": f"{prefix}{group_id}", "title": str(sub.get("name") or path.stem), "weight": weight,
-                       "description": str(sub.get("description") or ""), "children": children})
+        children = [g["id"] for g in sub_groups if g["id"] not in held] + [
+            c["id"] for c in sub_criteria if c["id"] not in held
+        ]
+        groups.append(
+            {
+                "id": f"{prefix}{group_id}",
+                "title": str(sub.get("name") or path.stem),
+                "weight": weight,
+                "description": str(sub.get("description") or ""),
+                "children": children,
+            }
+        )
     return criteria, groups
 
 
@@ -108,8 +131,13 @@ def _criterion(cid: str, entry: dict, anchors: list[dict], source: Path, where: 
     weight = entry.get("weight", 1.0)
     if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
         raise RubricImportError(source, f"field {where}.weight: expected a number >= 0, found {weight!r}")
-    return {"id": cid, "title": str(entry.get("name") or cid), "description": str(entry.get("description") or ""),
-            "weight": float(weight), "scale": {"kind": "ordinal", "anchors": anchors}}
+    return {
+        "id": cid,
+        "title": str(entry.get("name") or cid),
+        "description": str(entry.get("description") or ""),
+        "weight": float(weight),
+        "scale": {"kind": "ordinal", "anchors": anchors},
+    }
 
 
 def _unit(threshold: float, criteria: list[dict]) -> float:
@@ -119,4 +147,3 @@ def _unit(threshold: float, criteria: list[dict]) -> float:
     values = [a["value"] for a in criteria[0]["scale"]["anchors"]]
     low, high = min(values), max(values)
     return max(0.0, min(1.0, (threshold - low) / (high - low)))
-

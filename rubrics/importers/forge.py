@@ -18,7 +18,9 @@ def looks_like_forge(data: dict) -> bool:
     criteria = data.get("criteria")
     if "negative_criteria" in data or "essential_minimum" in data:
         return True
-    return isinstance(criteria, list) and any(isinstance(c, dict) and isinstance(c.get("anchors"), dict) for c in criteria)
+    return isinstance(criteria, list) and any(
+        isinstance(c, dict) and isinstance(c.get("anchors"), dict) for c in criteria
+    )
 
 
 def _unit(value: Any, low: int, high: int, field: str, source: Path) -> float:
@@ -37,13 +39,16 @@ def import_forge(data: dict, source: Path) -> Rubric:
         where = f"criteria[{i}]"
         if not isinstance(c, dict) or not isinstance(c.get("anchors"), dict):
             raise RubricImportError(source, f"field {where}.anchors: a map of level -> description is required")
-        anchors = [{"value": int(k), "description": str(v)} for k, v in sorted(c["anchors"].items(), key=lambda kv: int(kv[0]))]
+        anchors = [
+            {"value": int(k), "description": str(v)} for k, v in sorted(c["anchors"].items(), key=lambda kv: int(kv[0]))
+        ]
         low, high = anchors[0]["value"], anchors[-1]["value"]
         weight = c.get("weight", "important")
         importance = weight if weight in WEIGHTS else "important"
         examples = [
             {"score": int(str(k).split("_")[-1]), "text": str(v)}
-            for k, v in (c.get("examples") or {}).items() if str(k).startswith("score_")
+            for k, v in (c.get("examples") or {}).items()
+            if str(k).startswith("score_")
         ]
         crit: dict[str, Any] = {
             "id": safe_id(c.get("id") or c.get("name"), f"C{i + 1}"),
@@ -75,7 +80,9 @@ def import_forge(data: dict, source: Path) -> Rubric:
     if data.get("pass_threshold") is not None:
         scoring["pass_threshold"] = _unit(data["pass_threshold"], scale_low, scale_high, "pass_threshold", source)
     if data.get("essential_minimum") is not None:
-        scoring["essential_minimum"] = _unit(data["essential_minimum"], scale_low, scale_high, "essential_minimum", source)
+        scoring["essential_minimum"] = _unit(
+            data["essential_minimum"], scale_low, scale_high, "essential_minimum", source
+        )
     name = str(data.get("name") or data.get("id") or source.stem)
     doc = {
         "metadata": {

@@ -16,15 +16,19 @@ def import_healthbench(data: dict, source: Path) -> Rubric:
         if not isinstance(item, dict) or "criterion" not in item or "points" not in item:
             raise RubricImportError(source, f"field rubrics[{i}]: needs `criterion` and `points`")
         points = float(item["points"])
-        criteria.append({
-            "id": f"R{i + 1}",
-            "description": str(item["criterion"]),
-            "scale": {"kind": "binary", "labels": ["not met", "met"]},
-            "points": points,
-            "tags": [str(t) for t in item.get("tags", [])],
-        })
+        criteria.append(
+            {
+                "id": f"R{i + 1}",
+                "description": str(item["criterion"]),
+                "scale": {"kind": "binary", "labels": ["not met", "met"]},
+                "points": points,
+                "tags": [str(t) for t in item.get("tags", [])],
+            }
+        )
     conversation = "\n".join(
-        f"{turn.get('role', 'user')}: {turn.get('content', '')}" for turn in data.get("prompt", []) if isinstance(turn, dict)
+        f"{turn.get('role', 'user')}: {turn.get('content', '')}"
+        for turn in data.get("prompt", [])
+        if isinstance(turn, dict)
     )
     prompt_id = str(data.get("prompt_id") or source.stem)
     doc = {
@@ -35,7 +39,7 @@ def import_healthbench(data: dict, source: Path) -> Rubric:
             "provenance": {"format": "healthbench", "source": source.name, "prompt_id": prompt_id},
         },
         "goal": "Judge whether the assistant's final response meets each rubric item. Items with negative "
-                "points describe undesirable behaviour: mark them met (1) when the response shows it.",
+        "points describe undesirable behaviour: mark them met (1) when the response shows it.",
         "instructions": [f"The conversation the response answers:\n{conversation}"] if conversation else [],
         "criteria": criteria,
         "scoring": {"method": "points"},

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_LEVEL_KEY = re.compile(r"^\s*(?:score|level|rating|point)?[\s_-]*(-?\d+)(?:[\s_-]*(?:description|desc|points?))?\s*$", re.I)
+_LEVEL_KEY = re.compile(
+    r"^\s*(?:score|level|rating|point)?[\s_-]*(-?\d+)(?:[\s_-]*(?:description|desc|points?))?\s*$", re.I
+)
 _LEVEL_LINE = re.compile(r"^\s*[-*]?\s*\**\s*(?:score|level|rating)?\s*(-?\d+)\s*\**\s*(?:[:.)=-]|\*\*)\s*(.+)$", re.I)
 NUMBER_KEYS = ("score", "value", "rating", "level", "points", "grade")
 LABEL_KEYS = ("label", "name", "title")
@@ -36,7 +38,7 @@ def anchors_from(levels: Any) -> list[dict]:
 
 
 def anchors_from_text(text: str) -> list[dict]:
-    """"Score 1: ..." / "1 - ..." / "- **2**: ..." lines; a line that does not start a level
+    """ "Score 1: ..." / "1 - ..." / "- **2**: ..." lines; a line that does not start a level
     continues the one before."""
     anchors: dict[int, dict] = {}
     current = None

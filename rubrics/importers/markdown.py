@@ -48,13 +48,15 @@ def import_markdown(text: str, source: Path) -> Rubric:
     for i, g in enumerate(meta.get("goldens") or []):
         if not isinstance(g, dict) or "output" not in g:
             raise RubricImportError(source, f"field goldens[{i}]: a golden needs an `output`")
-        goldens.append({
-            "name": str(g.get("name") or f"golden-{i + 1}"),
-            "input": str(g.get("input", "")),
-            "output": str(g["output"]),
-            "context": str(g.get("context", "")),
-            "expected": str(g["expected"]).lower() if g.get("expected") is not None else None,
-        })
+        goldens.append(
+            {
+                "name": str(g.get("name") or f"golden-{i + 1}"),
+                "input": str(g.get("input", "")),
+                "output": str(g["output"]),
+                "context": str(g.get("context", "")),
+                "expected": str(g["expected"]).lower() if g.get("expected") is not None else None,
+            }
+        )
     body = post.content.strip()
     data = {
         "metadata": {
@@ -65,12 +67,14 @@ def import_markdown(text: str, source: Path) -> Rubric:
             "provenance": {"format": "markdown-frontmatter", "source": source.name},
         },
         "goal": description,
-        "criteria": [{
-            "id": "verdict",
-            "title": name,
-            "description": description,
-            "scale": {"kind": "binary", "labels": ["fail", "pass"]},
-        }],
+        "criteria": [
+            {
+                "id": "verdict",
+                "title": name,
+                "description": description,
+                "scale": {"kind": "binary", "labels": ["fail", "pass"]},
+            }
+        ],
         "instructions": [body] if body else [],
         "goldens": goldens,
     }

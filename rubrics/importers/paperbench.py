@@ -38,6 +38,7 @@ def node_grades(tree: dict) -> dict[str, float]:
             grades[node_id] = float(node["score"])
         for child in node.get("sub_tasks") or []:
             walk(child)
+
     walk(tree)
     return grades
 
@@ -48,11 +49,15 @@ def import_envelope(data: dict, source: Path) -> Rubric:
         raise RubricImportError(source, "field rubric: the envelope carries no rubric tree")
     actual = canonical_sha256(tree)
     if actual != data["rubric_sha256"]:
-        raise RubricImportError(source, f"field rubric_sha256: {data['rubric_sha256']} does not match the tree ({actual})")
+        raise RubricImportError(
+            source, f"field rubric_sha256: {data['rubric_sha256']} does not match the tree ({actual})"
+        )
     provenance = {k: str(data[k]) for k in ENVELOPE_FIELDS if k in data}
     audit = data.get("audit") or data.get("audit_flags") or {}
     if isinstance(audit, dict):
-        provenance.update({f"audit.{k}": v if isinstance(v, (str, int, float, bool)) else json.dumps(v) for k, v in audit.items()})
+        provenance.update(
+            {f"audit.{k}": v if isinstance(v, (str, int, float, bool)) else json.dumps(v) for k, v in audit.items()}
+        )
     elif isinstance(audit, list):
         provenance["audit"] = ",".join(map(str, audit))
     return import_tree(tree, source, extra_provenance=provenance)
@@ -73,19 +78,28 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
         children = node.get("sub_tasks") or []
         category = node.get("task_category")
         if not children:
-            criteria.append({
-                "id": node_id,
-                "description": str(node["requirements"]),
-                "scale": {"kind": "binary", "labels": ["not satisfied", "satisfied"]},
-                "weight": weight,
-                "tags": [str(t) for t in (category, node.get("finegrained_task_category")) if t],
-            })
+            criteria.append(
+                {
+                    "id": node_id,
+                    "description": str(node["requirements"]),
+                    "scale": {"kind": "binary", "labels": ["not satisfied", "satisfied"]},
+                    "weight": weight,
+                    "tags": [str(t) for t in (category, node.get("finegrained_task_category")) if t],
+                }
+            )
             if "score" in node:
                 expected[node_id] = int(round(float(node["score"])))
         else:
             child_ids = [walk(child, f"{path}.sub_tasks[{i}]") for i, child in enumerate(children)]
-            groups.append({"id": node_id, "description": str(node["requirements"]), "weight": weight,
-                           "children": child_ids, "aggregation": "weighted_mean"})
+            groups.append(
+                {
+                    "id": node_id,
+                    "description": str(node["requirements"]),
+                    "weight": weight,
+                    "children": child_ids,
+                    "aggregation": "weighted_mean",
+                }
+            )
         return node_id
 
     root_id = walk(tree, "(root)")

@@ -46,11 +46,13 @@ def import_record(record: dict, source: Path, line: int | None = None) -> Rubric
             "provenance": {"format": "prometheus", "source": source.name, "line": line},
         },
         "goal": str(rubric["criteria"]),
-        "criteria": [{
-            "id": "score",
-            "title": "Score rubric",
-            "description": str(rubric["criteria"]),
-            "scale": {"kind": "ordinal", "anchors": anchors},
-        }],
+        "criteria": [
+            {
+                "id": "score",
+                "title": "Score rubric",
+                "description": str(rubric["criteria"]),
+                "scale": {"kind": "ordinal", "anchors": anchors},
+            }
+        ],
     }
     return rubric_from_data(doc, source)

@@ -14,13 +14,17 @@ from .levels import anchors_from_text, section_scores_span
 
 PROMETHEUS_MARK = "###Score Rubrics:"
 _SLOT = re.compile(r"\{\{\s*([A-Za-z_][\w ]*?)\s*\}\}")
-_HEADING = re.compile(r"^\s*(Evaluation Criteria|Evaluation Steps|Evaluation Form[^:\n]*|Example|Source Text|"
-                      r"Summary|Document|Response|Instruction)s?\s*:\s*$", re.I | re.M)
+_HEADING = re.compile(
+    r"^\s*(Evaluation Criteria|Evaluation Steps|Evaluation Form[^:\n]*|Example|Source Text|"
+    r"Summary|Document|Response|Instruction)s?\s*:\s*$",
+    re.I | re.M,
+)
 
 
 def looks_like_geval(text: str) -> bool:
-    return bool(re.search(r"^\s*Evaluation Criteria\s*:", text, re.I | re.M)) and \
-        bool(re.search(r"^\s*Evaluation Steps\s*:", text, re.I | re.M))
+    return bool(re.search(r"^\s*Evaluation Criteria\s*:", text, re.I | re.M)) and bool(
+        re.search(r"^\s*Evaluation Steps\s*:", text, re.I | re.M)
+    )
 
 
 def import_geval(text: str, source: Path) -> Rubric:
@@ -36,27 +40,46 @@ def import_geval(text: str, source: Path) -> Rubric:
     else:
         span = section_scores_span(criteria_text) or section_scores_span(text)
         if span is None:
-            raise RubricImportError(source, "G-Eval prompt: no scale such as `Coherence (1-5) - ...` in Evaluation Criteria")
+            raise RubricImportError(
+                source, "G-Eval prompt: no scale such as `Coherence (1-5) - ...` in Evaluation Criteria"
+            )
         name, (low, high), definition = source.stem, span, criteria_text
     if low >= high:
         raise RubricImportError(source, f"G-Eval prompt: scale {low}-{high} runs the wrong way")
-    steps = [re.sub(r"^\s*\d+[.)]\s*", "", line).strip() for line in sections.get("evaluation steps", "").splitlines()
-             if line.strip()]
+    steps = [
+        re.sub(r"^\s*\d+[.)]\s*", "", line).strip()
+        for line in sections.get("evaluation steps", "").splitlines()
+        if line.strip()
+    ]
     slots = list(dict.fromkeys(_SLOT.findall(text)))
     anchors = anchors_from_text(criteria_text) or [
         {"value": low, "label": "lowest", "description": f"the text shows none of: {name.lower()}"},
-        {"value": high, "label": "highest", "description": f"the text fully shows: {name.lower()}"}]
+        {"value": high, "label": "highest", "description": f"the text fully shows: {name.lower()}"},
+    ]
     doc = {
-        "metadata": {"id": kebab(f"{source.stem}"), "title": name.strip(),
-                     "provenance": {"format": "g-eval", "source": source.name, "slots": ", ".join(slots)}},
+        "metadata": {
+            "id": kebab(f"{source.stem}"),
+            "title": name.strip(),
+            "provenance": {"format": "g-eval", "source": source.name, "slots": ", ".join(slots)},
+        },
         "goal": _intro(text) or f"Rate the text on {name.strip()}.",
-        "criteria": [{"id": safe_id(kebab(name), "score"), "title": name.strip(), "description": definition,
-                      "scale": {"kind": "ordinal", "anchors": anchors, "min": low, "max": high}}],
-        "instructions": ["Evaluation steps (G-Eval): " + " ".join(f"({i}) {s}" for i, s in enumerate(steps, 1))] if steps else [],
+        "criteria": [
+            {
+                "id": safe_id(kebab(name), "score"),
+                "title": name.strip(),
+                "description": definition,
+                "scale": {"kind": "ordinal", "anchors": anchors, "min": low, "max": high},
+            }
+        ],
+        "instructions": ["Evaluation steps (G-Eval): " + " ".join(f"({i}) {s}" for i, s in enumerate(steps, 1))]
+        if steps
+        else [],
     }
     if slots:
-        doc["instructions"].append(f"The prompt's slots {', '.join('{{' + s + '}}' for s in slots)} are the INPUT, "
-                                   "CONTEXT and TEXT blocks of the data.")
+        doc["instructions"].append(
+            f"The prompt's slots {', '.join('{{' + s + '}}' for s in slots)} are the INPUT, "
+            "CONTEXT and TEXT blocks of the data."
+        )
     return rubric_from_data(doc, source)
 
 
@@ -73,11 +96,20 @@ def import_prometheus_block(text: str, source: Path) -> Rubric:
         raise RubricImportError(source, f"{PROMETHEUS_MARK} block: expected `[criteria]` then `Score 1: ...` lines")
     criteria = " ".join(question.group(1).split())
     doc = {
-        "metadata": {"id": kebab(source.stem), "title": criteria[:120],
-                     "provenance": {"format": "prometheus-prompt", "source": source.name}},
+        "metadata": {
+            "id": kebab(source.stem),
+            "title": criteria[:120],
+            "provenance": {"format": "prometheus-prompt", "source": source.name},
+        },
         "goal": criteria,
-        "criteria": [{"id": "score", "title": "Score rubric", "description": criteria,
-                      "scale": {"kind": "ordinal", "anchors": anchors}}],
+        "criteria": [
+            {
+                "id": "score",
+                "title": "Score rubric",
+                "description": criteria,
+                "scale": {"kind": "ordinal", "anchors": anchors},
+            }
+        ],
     }
     return rubric_from_data(doc, source)
 

@@ -14,9 +14,16 @@ from ..model import Rubric
 from .common import kebab, safe_id
 
 GRADED = ("llm-rubric", "g-eval", "model-graded-closedqa")
-G_EVAL_LEVELS = [{"value": v, "description": d} for v, d in (
-    (1, "does not meet the criteria"), (2, "meets few of the criteria"), (3, "meets the criteria in part"),
-    (4, "meets most of the criteria"), (5, "fully meets the criteria"))]
+G_EVAL_LEVELS = [
+    {"value": v, "description": d}
+    for v, d in (
+        (1, "does not meet the criteria"),
+        (2, "meets few of the criteria"),
+        (3, "meets the criteria in part"),
+        (4, "meets most of the criteria"),
+        (5, "fully meets the criteria"),
+    )
+]
 
 
 def assertions(data: Any) -> list[dict]:
@@ -29,6 +36,7 @@ def assertions(data: Any) -> list[dict]:
                 found.append(item)
             elif isinstance(item, dict) and item.get("type") in ("assert-set",):
                 take(item.get("assert"))
+
     if isinstance(data, list):
         take(data)
     elif isinstance(data, dict):
@@ -61,8 +69,7 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
         seen.add(text)
         kind = str(item["type"])
         cid = safe_id(item.get("metric") or f"{kind.removeprefix('not-')}-{len(criteria) + 1}", f"criterion-{i + 1}")
-        criterion: dict = {"id": cid, "title": str(item.get("metric") or kind), "description": text,
-                           "tags": [kind]}
+        criterion: dict = {"id": cid, "title": str(item.get("metric") or kind), "description": text, "tags": [kind]}
         threshold = item.get("threshold")
         if kind.endswith("g-eval"):
             criterion["scale"] = {"kind": "ordinal", "anchors": G_EVAL_LEVELS}
@@ -76,11 +83,15 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
         if isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight >= 0:
             criterion["weight"] = float(weight)
         criteria.append(criterion)
-    name = str(data.get("description") if isinstance(data, dict) and isinstance(data.get("description"), str)
-               else source.stem)
+    name = str(
+        data.get("description") if isinstance(data, dict) and isinstance(data.get("description"), str) else source.stem
+    )
     doc = {
-        "metadata": {"id": kebab(source.stem if source.stem != "promptfooconfig" else name), "title": name,
-                     "provenance": {"format": "promptfoo", "source": source.name}},
+        "metadata": {
+            "id": kebab(source.stem if source.stem != "promptfooconfig" else name),
+            "title": name,
+            "provenance": {"format": "promptfoo", "source": source.name},
+        },
         "goal": f"Grade the output by the model-graded assertions of {source.name}.",
         "criteria": criteria,
     }

@@ -51,17 +51,24 @@ def import_skillset(data: Any, source: Path) -> Rubric:
             raise RubricImportError(source, f"skill {name!r}: needs scoring levels (e.g. 1-5 descriptions)")
         cid = safe_id(kebab(name, f"skill-{i + 1}"), f"skill-{i + 1}")
         question = next((str(skill[k]) for k in QUESTION_KEYS if isinstance(skill.get(k), str)), "")
-        criteria.append({"id": cid, "title": name, "description": question,
-                         "scale": {"kind": "ordinal", "anchors": anchors}})
+        criteria.append(
+            {"id": cid, "title": name, "description": question, "scale": {"kind": "ordinal", "anchors": anchors}}
+        )
         ability = next((str(skill[k]) for k in GROUP_KEYS if skill.get(k)), None)
         if ability:
             groups.setdefault(ability, []).append(cid)
     title = str(data.get("name") or source.stem) if isinstance(data, dict) else source.stem
     doc = {
-        "metadata": {"id": kebab(title), "title": title, "provenance": {"format": "flask-skillset", "source": source.name}},
+        "metadata": {
+            "id": kebab(title),
+            "title": title,
+            "provenance": {"format": "flask-skillset", "source": source.name},
+        },
         "goal": "Score the response on each skill by its scoring levels.",
         "criteria": criteria,
-        "groups": [{"id": safe_id(kebab(a), f"ability-{i + 1}"), "title": a, "children": ids}
-                   for i, (a, ids) in enumerate(groups.items())],
+        "groups": [
+            {"id": safe_id(kebab(a), f"ability-{i + 1}"), "title": a, "children": ids}
+            for i, (a, ids) in enumerate(groups.items())
+        ],
     }
     return rubric_from_data(doc, source)

@@ -73,7 +73,9 @@ def parse(text: str, source: Path) -> ET.Element:
         raise RubricImportError(source, f"unsafe XML refused: {exc}") from None
     except ET.ParseError as exc:
         line, col = exc.position
-        raise RubricImportError(source, f"XML cannot be read even leniently (line {line}, column {col}): {exc}") from None
+        raise RubricImportError(
+            source, f"XML cannot be read even leniently (line {line}, column {col}): {exc}"
+        ) from None
 
 
 def import_xml(text: str, source: Path) -> Rubric:
@@ -103,6 +105,7 @@ def _find(el: ET.Element, *names: str) -> ET.Element | None:
 
 def translate_regex(regex: str) -> tuple[str, bool]:
     r"""JavaScript/Python escapes RE2 lacks: `\uXXXX` (and the 5-digit `\u1F300` authors mean) -> `\x{...}`."""
+
     def sub(m: re.Match) -> str:
         digits = m.group(1)
         return "\\x{" + digits + "}"
@@ -174,7 +177,9 @@ class _SpecReader:
             if m:
                 anchors.append({"value": int(m.group(1)), "description": _text(child)})
             elif child.tag == "anchor" and child.get("value", "").lstrip("-").isdigit():
-                anchors.append({"value": int(child.get("value")), "label": child.get("label", ""), "description": _text(child)})
+                anchors.append(
+                    {"value": int(child.get("value")), "label": child.get("label", ""), "description": _text(child)}
+                )
         scale: dict = {"kind": "binary"}
         if len(anchors) >= 2:
             scale = {"kind": "ordinal", "anchors": anchors}
@@ -353,7 +358,10 @@ def _decode(el: ET.Element) -> Any:
     if kind == "l":
         return [_decode(child) for child in el]
     text = el.text or ""
-    return {"b": lambda: text == "true", "i": lambda: int(text), "f": lambda: float(text), "n": lambda: None,
-            "j": lambda: json.loads(text)}.get(
-        kind, lambda: text
-    )()
+    return {
+        "b": lambda: text == "true",
+        "i": lambda: int(text),
+        "f": lambda: float(text),
+        "n": lambda: None,
+        "j": lambda: json.loads(text),
+    }.get(kind, lambda: text)()

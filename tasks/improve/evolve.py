@@ -35,41 +35,95 @@ def evolution_id(corpus: str, rubric_hash: str, judge_hash: str, target: str, se
     return "e" + hashlib.sha256(key.encode()).hexdigest()[:15]
 
 
-def split(con: duckdb.DuckDBPyConnection, corpus: str, raters: list[str], label: str, seed: int,
-          share: float) -> tuple[list[str], list[str]]:
+def split(
+    con: duckdb.DuckDBPyConnection, corpus: str, raters: list[str], label: str, seed: int, share: float
+) -> tuple[list[str], list[str]]:
     """(training, held-out) text ids among the labelled texts: a seeded shuffle by text."""
     ids = [r["text_id"] for r in db.fetch(con, "fit_target.sql", corpus=corpus, raters=raters, criterion=label)]
     held = int(round(len(ids) * share))
     if len(ids) < 10 or not 0 < held < len(ids):
-        raise EvolveError(f"{len(ids)} texts of corpus {corpus!r} have labels by {', '.join(raters)} on {label!r}; "
-                          f"a train / held-out split ({share:.0%} held out) needs at least 10 and both parts non-empty")
+        raise EvolveError(
+            f"{len(ids)} texts of corpus {corpus!r} have labels by {', '.join(raters)} on {label!r}; "
+            f"a train / held-out split ({share:.0%} held out) needs at least 10 and both parts non-empty"
+        )
     order = np.random.default_rng(seed).permutation(len(ids))
     chosen = {ids[i] for i in order[:held]}
     return [t for t in ids if t not in chosen], sorted(chosen)
 
 
-def metric(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, judge_hash: str, raters: list[str],
-           label: str, texts: list[str]) -> float | None:
+def metric(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    rubric_hash: str,
+    judge_hash: str,
+    raters: list[str],
+    label: str,
+    texts: list[str],
+) -> float | None:
     """Pearson's r of the version's text scores with the human target on `texts` (None: undefined)."""
-    row = db.fetch(con, "evolve_metric.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters,
-                   label=label, texts=texts)[0]
+    row = db.fetch(
+        con,
+        "evolve_metric.sql",
+        corpus=corpus,
+        rubric=rubric_hash,
+        judge=judge_hash,
+        raters=raters,
+        label=label,
+        texts=texts,
+    )[0]
     return None if row["pearson"] is None or np.isnan(row["pearson"]) else float(row["pearson"])
 
 
-def least_agreeing(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, judge_hash: str, raters: list[str],
-                   label: str, texts: list[str]) -> tuple[str, dict[str, float | None]]:
-    rows = db.fetch(con, "evolve_disagreement.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters,
-                    label=label, texts=texts)
+def least_agreeing(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    rubric_hash: str,
+    judge_hash: str,
+    raters: list[str],
+    label: str,
+    texts: list[str],
+) -> tuple[str, dict[str, float | None]]:
+    rows = db.fetch(
+        con,
+        "evolve_disagreement.sql",
+        corpus=corpus,
+        rubric=rubric_hash,
+        judge=judge_hash,
+        raters=raters,
+        label=label,
+        texts=texts,
+    )
     if not rows:
         raise EvolveError(f"no judgments of rubric {rubric_hash[:12]} on the training texts of corpus {corpus!r}")
-    agreement = {r["criterion_id"]: None if r["pearson"] is None or np.isnan(r["pearson"]) else r["pearson"] for r in rows}
+    agreement = {
+        r["criterion_id"]: None if r["pearson"] is None or np.isnan(r["pearson"]) else r["pearson"] for r in rows
+    }
     return rows[0]["criterion_id"], agreement
 
 
-def examples(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, judge_hash: str, raters: list[str],
-             label: str, criterion: str, texts: list[str], limit: int = 12) -> list[Example]:
-    rows = db.fetch(con, "evolve_examples.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters,
-                    label=label, criterion=criterion, texts=texts, limit=limit)
+def examples(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    rubric_hash: str,
+    judge_hash: str,
+    raters: list[str],
+    label: str,
+    criterion: str,
+    texts: list[str],
+    limit: int = 12,
+) -> list[Example]:
+    rows = db.fetch(
+        con,
+        "evolve_examples.sql",
+        corpus=corpus,
+        rubric=rubric_hash,
+        judge=judge_hash,
+        raters=raters,
+        label=label,
+        criterion=criterion,
+        texts=texts,
+        limit=limit,
+    )
     return [Example(r["text"], float(r["human"]), float(r["judge"])) for r in rows]
 
 

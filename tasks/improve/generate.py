@@ -35,13 +35,15 @@ class Draft:
 
 def messages(source: str, rubric_id: str, errors: list[str] = ()) -> list[dict]:
     tag = fence_tag(source)
-    system = (f"{GENERATE_MARK} from the source document in the user message, in rubricflow's native format, "
-              "as one JSON object. Turn each rule of the source into a criterion a reader can check in a text: "
-              "an observable description, an ordinal scale with an anchor for every level (or a binary scale), "
-              "a weight where rules differ in importance; add regular-expression patterns for rules a "
-              "pattern can check, and disqualifiers for rules whose breach fails a text outright. "
-              f"Use metadata.id {rubric_id!r} and version 1.0.0.\n"
-              f"JSON Schema of the answer:\n{json.dumps(Rubric.model_json_schema())}")
+    system = (
+        f"{GENERATE_MARK} from the source document in the user message, in rubricflow's native format, "
+        "as one JSON object. Turn each rule of the source into a criterion a reader can check in a text: "
+        "an observable description, an ordinal scale with an anchor for every level (or a binary scale), "
+        "a weight where rules differ in importance; add regular-expression patterns for rules a "
+        "pattern can check, and disqualifiers for rules whose breach fails a text outright. "
+        f"Use metadata.id {rubric_id!r} and version 1.0.0.\n"
+        f"JSON Schema of the answer:\n{json.dumps(Rubric.model_json_schema())}"
+    )
     user = f"<<<BEGIN SOURCE {tag}>>>\n{source[:SOURCE_CHARS]}\n<<<END SOURCE {tag}>>>"
     if errors:
         user += "\n\nYour last draft did not compile; fix these errors:\n" + "\n".join(f"- {e}" for e in errors)
@@ -68,4 +70,6 @@ def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, 
         if bundle is not None:
             return Draft(bundle, issues, attempt)
         errors = [str(i) for i in issues if i.severity == "error"]
-    raise GenerateError(f"{source_path}: the model's {attempts} drafts did not compile; last errors: {'; '.join(errors)}")
+    raise GenerateError(
+        f"{source_path}: the model's {attempts} drafts did not compile; last errors: {'; '.join(errors)}"
+    )

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterator
 
 import duckdb
 
@@ -45,14 +45,23 @@ class TextJudgment:
     errors: list[str]
 
 
-def judge_text(bundle: Bundle, config: JudgeConfig, name: str, text: str, input: str = "", context: str = "",
-               genre: str | None = None) -> TextJudgment:
+def judge_text(
+    bundle: Bundle,
+    config: JudgeConfig,
+    name: str,
+    text: str,
+    input: str = "",
+    context: str = "",
+    genre: str | None = None,
+) -> TextJudgment:
     """Judge one text with the rubric (no warehouse): a golden, or a rubric under review."""
     rubric = bundle.rubric
     judge = Worker.get().judge(bundle, config, f"single-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "single")
     sha = hashlib.sha256(text.encode()).hexdigest()
-    cells = [Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)
-             for u in call_units(rubric, config.strategy, genre)]  # type: ignore[arg-type]
+    cells = [
+        Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)
+        for u in call_units(rubric, config.strategy, genre)
+    ]  # type: ignore[arg-type]
     outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
     errors = [o.completion["error"] for o in outcomes if o.completion["status"] != "ok"]
     judgments = [j for o in outcomes for j in o.judgments]
@@ -65,8 +74,9 @@ def judge_text(bundle: Bundle, config: JudgeConfig, name: str, text: str, input:
 def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
     results = []
     for golden in bundle.rubric.goldens:
-        judged = judge_text(bundle, config, f"golden-{golden.name}", golden.output, golden.input, golden.context,
-                            golden.genre)
+        judged = judge_text(
+            bundle, config, f"golden-{golden.name}", golden.output, golden.input, golden.context, golden.genre
+        )
         v = judged.verdict
         values = {j.criterion_id: j.value for j in judged.judgments if j.status == "scored"}
         got = None if v.passed is None else "pass" if v.passed else "fail"
@@ -76,8 +86,17 @@ def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
         for cid, want in golden.expected_scores.items():
             if values.get(cid) != want:
                 mismatches.append(f"{cid}: expected {want!r}, got {values.get(cid)!r}")
-        results.append(GoldenResult(golden.name, golden.expected, got, v.score, v.label, tuple(mismatches),
-                                    "; ".join(judged.errors) if judged.errors else None))
+        results.append(
+            GoldenResult(
+                golden.name,
+                golden.expected,
+                got,
+                v.score,
+                v.label,
+                tuple(mismatches),
+                "; ".join(judged.errors) if judged.errors else None,
+            )
+        )
     return results
 
 
@@ -87,12 +106,19 @@ def matched_patterns(text: str, regexes: dict[str, str]) -> set[str]:
     if not regexes:
         return set()
     refused = re2_errors(list(regexes.values()))
-    matched = {pid for pid, source in regexes.items() if refused[source]
-               and (compiled := backtracking(source)) is not None and backtracking_hits(compiled, text)}
+    matched = {
+        pid
+        for pid, source in regexes.items()
+        if refused[source] and (compiled := backtracking(source)) is not None and backtracking_hits(compiled, text)
+    }
     con = duckdb.connect()
     try:
-        return matched | {pid for pid, source in regexes.items() if not refused[source]
-                          and con.execute("SELECT regexp_matches($t, $r)", {"t": text, "r": source}).fetchall()[0][0]}
+        return matched | {
+            pid
+            for pid, source in regexes.items()
+            if not refused[source]
+            and con.execute("SELECT regexp_matches($t, $r)", {"t": text, "r": source}).fetchall()[0][0]
+        }
     finally:
         con.close()
 

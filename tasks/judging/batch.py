@@ -16,7 +16,6 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from rubricflow.rubrics.render import render_user_message
-
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
 from rubricflow.tasks.judging.verify import AnswerError
 
@@ -38,11 +37,17 @@ def request_body(judge: Judge, cell: Cell) -> dict:
 
 
 async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: str = "24h") -> Submitted:
-    lines = "".join(json.dumps({"custom_id": c.cell_key, "method": "POST", "url": "/v1/chat/completions",
-                                "body": request_body(judge, c)}) + "\n" for c in cells)
+    lines = "".join(
+        json.dumps(
+            {"custom_id": c.cell_key, "method": "POST", "url": "/v1/chat/completions", "body": request_body(judge, c)}
+        )
+        + "\n"
+        for c in cells
+    )
     upload = await client.files.create(file=("rubricflow-batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
-    batch = await client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions",
-                                        completion_window=window)  # type: ignore[arg-type]
+    batch = await client.batches.create(
+        input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window=window
+    )  # type: ignore[arg-type]
     return Submitted(batch.id, upload.id, len(cells))
 
 
@@ -90,9 +95,19 @@ def outcome_from_body(judge: Judge, cell: Cell, body: dict, batch_id: str) -> Ou
     for r in results:
         r.warnings = warnings + r.warnings
     usage = response.usage
-    row.update(model=response.model, system_fingerprint=response.system_fingerprint, response_id=response.id,
-               output_mode=f"batch:{judge.mode}", attempts=1, status="ok", declared_disqualifiers=declared,
-               prompt_tokens=usage.prompt_tokens if usage else None,
-               completion_tokens=usage.completion_tokens if usage else None,
-               latency_ms=None, created_at=time.time(), error=None, error_kind=None)
+    row.update(
+        model=response.model,
+        system_fingerprint=response.system_fingerprint,
+        response_id=response.id,
+        output_mode=f"batch:{judge.mode}",
+        attempts=1,
+        status="ok",
+        declared_disqualifiers=declared,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        latency_ms=None,
+        created_at=time.time(),
+        error=None,
+        error_kind=None,
+    )
     return Outcome(row, results)

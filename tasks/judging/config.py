@@ -56,27 +56,37 @@ class JudgeConfig(BaseModel):
     change the sampled judgment, so it is not part of the judge hash."""
 
     @model_validator(mode="after")
-    def _no_credentials_in_the_url(self) -> "JudgeConfig":
+    def _no_credentials_in_the_url(self) -> JudgeConfig:
         # The URL is a flow parameter and is stored with the run; a key belongs in OPENAI_API_KEY.
         found = url_credentials(self.base_url) if self.base_url else []
         if found:
-            raise ValueError(f"--base-url carries credentials ({', '.join(found)}), which would be stored with the "
-                             "run and in Prefect: put the key in OPENAI_API_KEY and pass the URL without it")
+            raise ValueError(
+                f"--base-url carries credentials ({', '.join(found)}), which would be stored with the "
+                "run and in Prefect: put the key in OPENAI_API_KEY and pass the URL without it"
+            )
         return self
 
     @model_validator(mode="after")
-    def _budget_needs_online_calls(self) -> "JudgeConfig":
+    def _budget_needs_online_calls(self) -> JudgeConfig:
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
         if self.batch and self.budget_usd is not None:
-            raise ValueError("--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "
-                             "check the estimate printed before the run instead")
+            raise ValueError(
+                "--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "
+                "check the estimate printed before the run instead"
+            )
         return self
 
     def judge_hash(self) -> str:
         """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""
-        identity = {"model": self.model, "strategy": self.strategy, "temperature": self.temperature,
-                    "seed": self.seed, "max_tokens": self.max_tokens, "prompt_format": PROMPT_FORMAT}
+        identity = {
+            "model": self.model,
+            "strategy": self.strategy,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "prompt_format": PROMPT_FORMAT,
+        }
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def resolved_base_url(self) -> str | None:

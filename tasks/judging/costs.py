@@ -44,7 +44,9 @@ class Price:
         """USD of one call; `cached_tokens` are the part of `prompt_tokens` served from the prefix cache."""
         cached_rate = self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
         fresh = max(0.0, prompt_tokens - cached_tokens)
-        return (fresh * self.input_per_mtok + cached_tokens * cached_rate + completion_tokens * self.output_per_mtok) / 1e6
+        return (
+            fresh * self.input_per_mtok + cached_tokens * cached_rate + completion_tokens * self.output_per_mtok
+        ) / 1e6
 
 
 def price_table(path: str | Path | None = None) -> dict[str, Price]:
@@ -61,11 +63,18 @@ def price_table(path: str | Path | None = None) -> dict[str, Price]:
         for model, entry in data.items():
             try:
                 cached = entry.get("cached_input")
-                table[str(model)] = Price(str(model), float(entry["input"]), float(entry["output"]),
-                                          None if cached is None else float(cached), source=str(path))
+                table[str(model)] = Price(
+                    str(model),
+                    float(entry["input"]),
+                    float(entry["output"]),
+                    None if cached is None else float(cached),
+                    source=str(path),
+                )
             except (TypeError, KeyError, ValueError, AttributeError):
-                raise PriceError(f"{path}: model {model!r}: needs numeric `input` and `output` "
-                                 "(USD per 1M tokens; `cached_input` optional)") from None
+                raise PriceError(
+                    f"{path}: model {model!r}: needs numeric `input` and `output` "
+                    "(USD per 1M tokens; `cached_input` optional)"
+                ) from None
     return table
 
 
@@ -85,12 +94,17 @@ def maintained_price(model: str) -> Price | None:
 
     def usd(**usage: int) -> float:
         return float(calc_price(Usage(**usage), model).total_price)
+
     try:
         n = RATE_PROBE_TOKENS
         per_mtok = 1e6 / n
-        return Price(model, usd(input_tokens=n) * per_mtok, usd(output_tokens=n) * per_mtok,
-                     usd(input_tokens=n, cache_read_tokens=n) * per_mtok,
-                     source=f"genai-prices {version('genai-prices')}")
+        return Price(
+            model,
+            usd(input_tokens=n) * per_mtok,
+            usd(output_tokens=n) * per_mtok,
+            usd(input_tokens=n, cache_read_tokens=n) * per_mtok,
+            source=f"genai-prices {version('genai-prices')}",
+        )
     except LookupError:
         return None
 
@@ -104,8 +118,10 @@ class Estimate:
 
     def describe(self, model: str) -> str:
         money = f"${self.usd:,.4f}" if self.usd is not None else "unknown (no price for this model; see --prices)"
-        return (f"estimate for {self.cells:,} cells with {model}: ~{self.prompt_tokens:,} prompt + "
-                f"~{self.completion_tokens:,} completion tokens, cost {money}")
+        return (
+            f"estimate for {self.cells:,} cells with {model}: ~{self.prompt_tokens:,} prompt + "
+            f"~{self.completion_tokens:,} completion tokens, cost {money}"
+        )
 
 
 class TokenEstimator:
@@ -158,6 +174,7 @@ class Budget:
                 return False
             state["reserved"] += amount
             return True
+
         if not update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, take):
             return None
         return amount
@@ -174,11 +191,13 @@ class Budget:
         def pay(state: dict) -> None:
             state["reserved"] -= reserved
             state["spent"] += cost
+
         update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, pay)
 
 
-def estimate_cost(rubric, strategy: str, cells: int, text_chars: int, seen_completion_tokens: float | None,
-                  price: Price | None) -> Estimate:
+def estimate_cost(
+    rubric, strategy: str, cells: int, text_chars: int, seen_completion_tokens: float | None, price: Price | None
+) -> Estimate:
     """Tokens and cost of judging `cells` cells: the rendered system prompt of each call unit and
     the cells' text, at CHARS_PER_TOKEN; the output at the mean of earlier completions of the same
     rubric and judge, or OUTPUT_TOKENS_PER_CRITERION per criterion before there are any."""

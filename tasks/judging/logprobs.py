@@ -41,7 +41,7 @@ def token_spans(content: list[Any]) -> tuple[str, list[tuple[int, Any]]]:
 def value_offset(text: str, criterion_id: str) -> int | None:
     """Where the criterion's value starts in the answer text: after `"<id>": {... "value":` or a
     bare `"<id>":`. None when the key is not found."""
-    key = re.compile(r'(?<!\\)' + re.escape(json.dumps(criterion_id)) + r'\s*:\s*')
+    key = re.compile(r"(?<!\\)" + re.escape(json.dumps(criterion_id)) + r"\s*:\s*")
     for match in key.finditer(text):
         rest = match.end()
         if text.startswith("{", rest):
@@ -61,7 +61,7 @@ def _token_at(spans: list[tuple[int, Any]], offset: int) -> int | None:
 
 
 def _clean(token: str) -> str:
-    return token.strip().lstrip(':').strip().strip('"').strip()
+    return token.strip().lstrip(":").strip().strip('"').strip()
 
 
 def _value_of(scale: Any, piece: str) -> Any | None:
@@ -95,7 +95,7 @@ def weigh(scale: Any, sampled: Any, text: str, spans: list[tuple[int, Any]], cri
     if index is None:
         return None
     start, entry = spans[index]
-    if not _clean(entry.token[offset - start:]) and index + 1 < len(spans):  # the token was only the opening quote
+    if not _clean(entry.token[offset - start :]) and index + 1 < len(spans):  # the token was only the opening quote
         index += 1
         start, entry = spans[index]
     choices = [entry] + list(getattr(entry, "top_logprobs", None) or [])
@@ -120,9 +120,11 @@ def weigh(scale: Any, sampled: Any, text: str, spans: list[tuple[int, Any]], cri
     mass = sum(scored.values())
     if mass <= 0:
         return None
-    return Weighted(unit_score=sum(p * units[v] for v, p in scored.items()) / mass,
-                    probs={str(v): p / mass for v, p in sorted(scored.items(), key=lambda kv: str(kv[0]))},
-                    mass=min(1.0, mass))
+    return Weighted(
+        unit_score=sum(p * units[v] for v, p in scored.items()) / mass,
+        probs={str(v): p / mass for v, p in sorted(scored.items(), key=lambda kv: str(kv[0]))},
+        mass=min(1.0, mass),
+    )
 
 
 def answer_logprobs(choice: Any) -> list[Any] | None:

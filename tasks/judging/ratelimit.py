@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from rubricflow.tasks.runtime.lease import LeasedBucket, SharedQuota
 
@@ -19,8 +19,13 @@ from rubricflow.tasks.runtime.lease import LeasedBucket, SharedQuota
 class TokenBucket:
     """`clock` and `sleep` are the real ones except in tests, which drive the bucket on a fake clock."""
 
-    def __init__(self, per_minute: float, burst_s: float = 1.0, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+    def __init__(
+        self,
+        per_minute: float,
+        burst_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
         if per_minute <= 0:
             raise ValueError("a rate limit must be positive")
         self.rate = per_minute / 60.0
@@ -116,21 +121,29 @@ class AdaptiveConcurrency:
 class RateLimiter:
     """All three limits together; `None` means unlimited."""
 
-    def __init__(self, rpm: float | None = None, tpm: float | None = None, max_in_flight: int = 64,
-                 shared: Path | None = None, concurrency: AdaptiveConcurrency | None = None):
+    def __init__(
+        self,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        max_in_flight: int = 64,
+        shared: Path | None = None,
+        concurrency: AdaptiveConcurrency | None = None,
+    ):
         """With `shared` (a folder), rpm and tpm hold across every process that uses the folder;
         `concurrency` is the endpoint's controller when the process already has one."""
+
         def bucket(per_minute: float | None, name: str):
             if not per_minute:
                 return None
             return LeasedBucket(SharedQuota(shared / f"{name}.json", per_minute)) if shared else TokenBucket(per_minute)
+
         self.requests = bucket(rpm, "requests")
         self.tokens = bucket(tpm, "tokens")
         self.concurrency = concurrency or AdaptiveConcurrency(max_in_flight)
         if concurrency is not None:
             concurrency.set_ceiling(max_in_flight)
 
-    def slot(self) -> "Slot":
+    def slot(self) -> Slot:
         """`async with limiter.slot() as slot:` around one request; tell it how the call went."""
         return Slot(self.concurrency)
 
@@ -151,7 +164,7 @@ class Slot:
         self.overloaded = False
         self.in_flight = 0
 
-    async def __aenter__(self) -> "Slot":
+    async def __aenter__(self) -> Slot:
         self.in_flight = await self.concurrency.acquire()
         return self
 

@@ -12,7 +12,9 @@ from urllib.parse import urlsplit
 REDACTED = "[redacted]"
 _CREDENTIALS = [
     re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"),  # an Authorization header's value
-    re.compile(r"(?i)\b(api[-_]?key|x-api-key|authorization|access[-_]?token|secret)([\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{6,}"),
+    re.compile(
+        r"(?i)\b(api[-_]?key|x-api-key|authorization|access[-_]?token|secret)([\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{6,}"
+    ),
     re.compile(r"()()\bsk-[A-Za-z0-9_-]{8,}"),  # OpenAI-style keys
 ]
 CREDENTIAL_QUERY_KEYS = {"key", "api_key", "api-key", "apikey", "token", "access_token", "secret", "sig", "signature"}

@@ -15,23 +15,22 @@ import json
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from rubricflow.rubrics.compiler import Bundle
-from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
-
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, RateLimiter
 from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
 
 
 @dataclass
@@ -55,7 +54,7 @@ class Worker:
     run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused by every
     shard of that run."""
 
-    _instance: "Worker | None" = None
+    _instance: Worker | None = None
     _guard = threading.Lock()
 
     def __init__(self) -> None:
@@ -68,7 +67,7 @@ class Worker:
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
 
     @classmethod
-    def get(cls) -> "Worker":
+    def get(cls) -> Worker:
         with cls._guard:
             if cls._instance is None:
                 cls._instance = Worker()
@@ -90,8 +89,13 @@ class Worker:
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
         key = (config.resolved_base_url(), config.resolved_timeout_s(), api_key())  # a fixed key gets a new client
         if key not in self.clients:
-            self.clients[key] = AsyncOpenAI(base_url=key[0], api_key=key[2], max_retries=0, timeout=key[1],
-                                            http_client=DefaultAioHttpClient(timeout=key[1]))
+            self.clients[key] = AsyncOpenAI(
+                base_url=key[0],
+                api_key=key[2],
+                max_retries=0,
+                timeout=key[1],
+                http_client=DefaultAioHttpClient(timeout=key[1]),
+            )
         return self.clients[key]
 
     def controller(self, config: JudgeConfig) -> AdaptiveConcurrency:
@@ -102,19 +106,22 @@ class Worker:
             self.controllers[key] = AdaptiveConcurrency(config.max_in_flight)
         return self.controllers[key]
 
-    def judge(self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str,
-              run_folder: Path | None = None) -> Judge:
+    def judge(
+        self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, run_folder: Path | None = None
+    ) -> Judge:
         """`run_folder` holds what the run's processes share: the budget ledger and, with
         several processes, the rate-limit quota files."""
         if run_id not in self.judges:
             spend = None
             if config.budget_usd is not None and run_folder is not None:
-                spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)),
-                               run_folder / "budget.json")
+                spend = Budget(
+                    config.budget_usd, price_of(config.model, price_table(config.prices)), run_folder / "budget.json"
+                )
             quota = run_folder / "quota" if run_folder is not None and config.shared_limits else None
             limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, quota, self.controller(config))
-            self.judges[run_id] = Judge(bundle, config, self.client(config), limiter,
-                                        RetryBudget(config.retry_budget), run_id, corpus_id, spend)
+            self.judges[run_id] = Judge(
+                bundle, config, self.client(config), limiter, RetryBudget(config.retry_budget), run_id, corpus_id, spend
+            )
         return self.judges[run_id]
 
 
@@ -143,22 +150,39 @@ def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
     for o in outcomes:
         c = o.completion
         for r in o.judgments:
-            judgments.append({
-                "cell_key": c["cell_key"], "criterion_id": r.criterion_id, "run_id": c["run_id"],
-                "corpus_id": c["corpus_id"], "text_id": c["text_id"], "text_sha256": c["text_sha256"],
-                "rubric_hash": c["rubric_hash"],
-                "judge_hash": c["judge_hash"], "sample": c["sample"],
-                "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
-                "unit_score": r.unit_score, "rationale": scrub(r.rationale), "evidence": r.evidence,
-                "evidence_verified": r.evidence_verified, "warnings": r.warnings, "status": r.status,
-                "reason": scrub(r.reason),
-                "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
-                "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
-                "prob_mass": r.weighted.mass if r.weighted else None,
-            })
-    completions = [{**o.completion, "created_at": _ts(o.completion["created_at"]),
-                    "raw_response": scrub(o.completion["raw_response"]), "error": scrub(o.completion["error"])}
-                   for o in outcomes]
+            judgments.append(
+                {
+                    "cell_key": c["cell_key"],
+                    "criterion_id": r.criterion_id,
+                    "run_id": c["run_id"],
+                    "corpus_id": c["corpus_id"],
+                    "text_id": c["text_id"],
+                    "text_sha256": c["text_sha256"],
+                    "rubric_hash": c["rubric_hash"],
+                    "judge_hash": c["judge_hash"],
+                    "sample": c["sample"],
+                    "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
+                    "unit_score": r.unit_score,
+                    "rationale": scrub(r.rationale),
+                    "evidence": r.evidence,
+                    "evidence_verified": r.evidence_verified,
+                    "warnings": r.warnings,
+                    "status": r.status,
+                    "reason": scrub(r.reason),
+                    "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
+                    "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
+                    "prob_mass": r.weighted.mass if r.weighted else None,
+                }
+            )
+    completions = [
+        {
+            **o.completion,
+            "created_at": _ts(o.completion["created_at"]),
+            "raw_response": scrub(o.completion["raw_response"]),
+            "error": scrub(o.completion["error"]),
+        }
+        for o in outcomes
+    ]
     landing_dir.mkdir(parents=True, exist_ok=True)
     _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT), landing_dir / f"{shard}.judgments.parquet")
     target = landing_dir / f"{shard}.completions.parquet"
@@ -167,7 +191,7 @@ def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
 
 
 def _ts(epoch: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).replace(tzinfo=None)
 
 
 FLUSH_S = 2.0  # how often a running shard lands the cells it finished
@@ -197,8 +221,15 @@ class Begun:
                 raise
 
 
-def begin_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
-                run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> None:
+def begin_shard(
+    plan_file: str | Path,
+    landing_dir: str | Path,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> None:
     """Start judging one plan file's cells on this process's worker loop and return at once;
     `run_shard` of the same file waits for them. The flow begins the next shard this way while the
     current one lands and loads, so the endpoint never sits idle between shards."""
@@ -212,6 +243,7 @@ def begin_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, 
         begun.done.append(outcome)
         if on_done:
             on_done(outcome)
+
     judge = worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent)
     begun.future = worker.submit(judge_all(judge, cells, done))
     worker.begun[str(plan_file)] = begun
@@ -232,8 +264,15 @@ def abandon_shards() -> None:
     worker.begun.clear()
 
 
-def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, config: JudgeConfig,
-              run_id: str, corpus_id: str, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:
+def run_shard(
+    plan_file: str | Path,
+    landing_dir: str | Path,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> ShardResult:
     """Judge every cell of one plan file on this process's worker loop (or wait for the calls
     `begin_shard` started), landing finished cells of every begun shard every FLUSH_S seconds."""
     begin_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, on_done)
@@ -257,9 +296,13 @@ def run_shard(plan_file: str | Path, landing_dir: str | Path, bundle: Bundle, co
 def shard_result(shard: str, outcomes: list[Outcome], target: Path, unjudged: int) -> ShardResult:
     ok = sum(1 for o in outcomes if o.completion["status"] == "ok")
     return ShardResult(
-        shard=shard, cells=len(outcomes), ok=ok, failed=len(outcomes) - ok,
+        shard=shard,
+        cells=len(outcomes),
+        ok=ok,
+        failed=len(outcomes) - ok,
         calls=sum(o.completion["attempts"] for o in outcomes),
         prompt_tokens=sum(o.completion["prompt_tokens"] or 0 for o in outcomes),
         completion_tokens=sum(o.completion["completion_tokens"] or 0 for o in outcomes),
-        completions_file=str(target), unjudged=unjudged,
+        completions_file=str(target),
+        unjudged=unjudged,
     )

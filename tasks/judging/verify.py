@@ -99,7 +99,9 @@ def check_constraint(c: OutputConstraint, value: Any) -> str | None:
     return "; ".join(problems) or None
 
 
-def verify_answer(rubric: Rubric, unit: CallUnit, answer: dict, text: str) -> tuple[list[CriterionResult], list[str], list[str]]:
+def verify_answer(
+    rubric: Rubric, unit: CallUnit, answer: dict, text: str
+) -> tuple[list[CriterionResult], list[str], list[str]]:
     """Return (per-criterion results, declared disqualifier ids, cell-level warnings)."""
     scores = answer.get("criteria")
     if not isinstance(scores, dict):

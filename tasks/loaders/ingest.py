@@ -13,9 +13,10 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,16 +24,18 @@ import pyarrow.parquet as pq
 from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
 
-SCHEMA = pa.schema([
-    ("text_id", pa.string()),
-    ("text", pa.string()),
-    ("input", pa.string()),
-    ("context", pa.string()),
-    ("genre", pa.string()),
-    ("metadata", pa.string()),  # JSON object of the row's other fields
-    ("sha256", pa.string()),
-    ("row", pa.int64()),
-])
+SCHEMA = pa.schema(
+    [
+        ("text_id", pa.string()),
+        ("text", pa.string()),
+        ("input", pa.string()),
+        ("context", pa.string()),
+        ("genre", pa.string()),
+        ("metadata", pa.string()),  # JSON object of the row's other fields
+        ("sha256", pa.string()),
+        ("row", pa.int64()),
+    ]
+)
 TEXT_FIELDS = ("text", "output", "completion", "response", "content")
 ID_FIELDS = ("text_id", "id")
 KNOWN = {"text_id", "id", "text", "input", "context", "genre"}
@@ -101,8 +104,11 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
         if not isinstance(rows, list):
             raise CorpusError(f"{path}: a .json corpus is an array of records, found {type(rows).__name__}")
         for number, record in enumerate(rows, start=1):
-            yield (number, record, None) if isinstance(record, dict) else \
-                (number, None, f"a JSON object is required, found {type(record).__name__}")
+            yield (
+                (number, record, None)
+                if isinstance(record, dict)
+                else (number, None, f"a JSON object is required, found {type(record).__name__}")
+            )
     elif suffix == ".csv":
         yield from _csv_records(path)
     elif suffix == ".parquet":
@@ -113,7 +119,9 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 number += 1
                 yield number, record, None
     else:
-        raise CorpusError(f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder)")
+        raise CorpusError(
+            f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder)"
+        )
 
 
 CSV_FIELD_LIMIT = 2**31 - 1  # Python's default (131,072) is below --max-chars: a longer field desynchronised the reader
@@ -122,7 +130,7 @@ CSV_FIELD_LIMIT = 2**31 - 1  # Python's default (131,072) is below --max-chars: 
 def _folder_files(folder: Path) -> Iterator[Path]:
     """The .txt/.md files under a folder, without descending into linked folders; linked files are
     listed (and quarantined by the caller), so a link to /etc/hostname is never read."""
-    for root, dirs, names in os.walk(folder, followlinks=False):
+    for root, _dirs, names in os.walk(folder, followlinks=False):
         for name in names:
             candidate = Path(root) / name
             if candidate.suffix.lower() in (".txt", ".md"):
@@ -135,8 +143,10 @@ CORPUS_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 def check_corpus_id(corpus_id: str) -> str:
     """A corpus id names a folder under the warehouse: letters, digits, '.', '_' and '-' only."""
     if not CORPUS_ID.fullmatch(corpus_id) or ".." in corpus_id:
-        raise CorpusError(f"corpus id {corpus_id!r} is not a name: use letters, digits, '.', '_' and '-' "
-                          "(at most 128, starting with a letter or digit)")
+        raise CorpusError(
+            f"corpus id {corpus_id!r} is not a name: use letters, digits, '.', '_' and '-' "
+            "(at most 128, starting with a letter or digit)"
+        )
     return corpus_id
 
 
@@ -158,13 +168,23 @@ def _csv_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
             break
         except UnicodeDecodeError as exc:
             # the stream cannot be resynchronised reliably: quarantine the rest with the reason
-            yield number + 1, None, f"invalid UTF-8 at byte {exc.start} of a read block; rows from here on were not read"
+            yield (
+                number + 1,
+                None,
+                f"invalid UTF-8 at byte {exc.start} of a read block; rows from here on were not read",
+            )
             break
         except csv.Error as exc:
             number += 1
             if "unexpected end of data" in str(exc):
-                yield number, None, (f"malformed CSV: a quoted field opened on line {first_line} never closes; "
-                                     f"line {first_line} to the end of the file was not read as rows")
+                yield (
+                    number,
+                    None,
+                    (
+                        f"malformed CSV: a quoted field opened on line {first_line} never closes; "
+                        f"line {first_line} to the end of the file was not read as rows"
+                    ),
+                )
                 break
             yield number, None, f"malformed CSV on line {first_line}: {exc}"
             continue
@@ -218,12 +238,23 @@ def ingest_corpus(
     return report
 
 
-def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine: Path,
-           text_field: str | None, max_chars: int, limit: int | None = None, id_field: str | None = None) -> None:
+def _write(
+    source: Path,
+    report: IngestReport,
+    tmp_parquet: Path,
+    tmp_quarantine: Path,
+    text_field: str | None,
+    max_chars: int,
+    limit: int | None = None,
+    id_field: str | None = None,
+) -> None:
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
     column_checked = False
-    with pq.ParquetWriter(tmp_parquet, SCHEMA, compression="zstd") as writer, tmp_quarantine.open("w", encoding="utf-8") as bad:
+    with (
+        pq.ParquetWriter(tmp_parquet, SCHEMA, compression="zstd") as writer,
+        tmp_quarantine.open("w", encoding="utf-8") as bad,
+    ):
 
         def reject(number: int, reason: str, text_id: Any = None) -> None:
             report.rows_quarantined += 1
@@ -242,16 +273,26 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
                 column_checked = True
                 if column is None or (text_field and text_field not in record):
                     wanted = text_field or " or ".join(TEXT_FIELDS)
-                    raise CorpusError(f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}")
+                    raise CorpusError(
+                        f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}"
+                    )
                 if id_field and id_field not in record:
-                    raise CorpusError(f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}")
+                    raise CorpusError(
+                        f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}"
+                    )
             text = record.get(column) if column else None
-            text_id = next((record[f] for f in ((id_field,) if id_field else ID_FIELDS) if record.get(f) not in (None, "")), None)
+            text_id = next(
+                (record[f] for f in ((id_field,) if id_field else ID_FIELDS) if record.get(f) not in (None, "")), None
+            )
             if id_field and text_id is None:
                 reject(number, f"missing or empty id ({id_field})")
                 continue
             if not isinstance(text, str) or not text.strip():
-                reject(number, "missing or empty text" if not isinstance(text, (dict, list)) else "text is not a string", text_id)
+                reject(
+                    number,
+                    "missing or empty text" if not isinstance(text, (dict, list)) else "text is not a string",
+                    text_id,
+                )
                 continue
             if len(text) > max_chars:
                 reject(number, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id)
@@ -267,13 +308,18 @@ def _write(source: Path, report: IngestReport, tmp_parquet: Path, tmp_quarantine
                 continue
             seen[text_id] = bytes.fromhex(digest)[:16]
             extra = {k: v for k, v in record.items() if k not in KNOWN and k != column}
-            batch.append({
-                "text_id": text_id, "text": text,
-                "input": _str_or_none(record.get("input")), "context": _str_or_none(record.get("context")),
-                "genre": _str_or_none(record.get("genre")),
-                "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
-                "sha256": digest, "row": number,
-            })
+            batch.append(
+                {
+                    "text_id": text_id,
+                    "text": text,
+                    "input": _str_or_none(record.get("input")),
+                    "context": _str_or_none(record.get("context")),
+                    "genre": _str_or_none(record.get("genre")),
+                    "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
+                    "sha256": digest,
+                    "row": number,
+                }
+            )
             if len(batch) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
                 report.rows_ok += len(batch)

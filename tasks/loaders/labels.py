@@ -33,14 +33,19 @@ def read_labels(path: str | Path) -> pl.DataFrame:
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise LabelError(f"{path}: missing columns {missing}; found {frame.columns}")
-    frame = frame.select(pl.col("text_id").cast(pl.Utf8), pl.col("criterion").cast(pl.Utf8).alias("criterion_id"),
-                         pl.col("rater").cast(pl.Utf8), pl.col("score").cast(pl.Float64, strict=False).alias("score"),
-                         pl.col("score").alias("raw"))
+    frame = frame.select(
+        pl.col("text_id").cast(pl.Utf8),
+        pl.col("criterion").cast(pl.Utf8).alias("criterion_id"),
+        pl.col("rater").cast(pl.Utf8),
+        pl.col("score").cast(pl.Float64, strict=False).alias("score"),
+        pl.col("score").alias("raw"),
+    )
     bad = frame.with_row_index("row", offset=1).filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
     if bad.height:
         first = bad.row(0, named=True)
-        raise LabelError(f"{path}: row {first['row']}: score {first['raw']!r} is not a finite number "
-                         f"({bad.height} such rows)")
+        raise LabelError(
+            f"{path}: row {first['row']}: score {first['raw']!r} is not a finite number ({bad.height} such rows)"
+        )
     return frame.drop("raw")
 
 
@@ -55,7 +60,9 @@ def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
         texts.append({"text_id": text_id, "text": r["system_output"], "input": r["source"], "context": r["context"]})
         for rater, field in (("human", "scores"), ("unieval", "predict_scores")):
             scores = r[field] if isinstance(r[field], dict) else ast.literal_eval(r[field])
-            labels += [{"text_id": text_id, "criterion_id": c, "rater": rater, "score": float(v)} for c, v in scores.items()]
+            labels += [
+                {"text_id": text_id, "criterion_id": c, "rater": rater, "score": float(v)} for c, v in scores.items()
+            ]
     return pl.DataFrame(texts), pl.DataFrame(labels)
 
 
@@ -82,8 +89,9 @@ def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str 
         steps.load_labels(con, corpus_id, labels, str(folder))
 
 
-def import_graded_tree(path: str | Path, corpus_id: str, warehouse_path: str | Path, text_id: str | None = None,
-                       rater: str = "grader") -> tuple[int, str, list[dict]]:
+def import_graded_tree(
+    path: str | Path, corpus_id: str, warehouse_path: str | Path, text_id: str | None = None, rater: str = "grader"
+) -> tuple[int, str, list[dict]]:
     """A hand-graded PaperBench tree (expected_result.json): its rubric registered in the warehouse,
     and every node's grade stored as a label of one submission (`text_id`, default the file's stem),
     the leaves as criterion scores and the internal nodes as the grader's aggregates. Returns
@@ -100,11 +108,17 @@ def import_graded_tree(path: str | Path, corpus_id: str, warehouse_path: str | P
     except (OSError, ValueError) as exc:
         raise LabelError(f"{path}: cannot be read as JSON: {exc}") from None
     if not is_graded_tree(tree):
-        raise LabelError(f"{path}: not a graded PaperBench tree (a task node with `requirements`, `sub_tasks` and `score`)")
+        raise LabelError(
+            f"{path}: not a graded PaperBench tree (a task node with `requirements`, `sub_tasks` and `score`)"
+        )
     bundle = compile_or_raise(load_rubric(path), source=str(path))
     submission = text_id or path.name.split(".")[0]
-    frame = pl.DataFrame([{"text_id": submission, "criterion_id": node, "rater": rater, "score": score}
-                          for node, score in node_grades(tree).items()])
+    frame = pl.DataFrame(
+        [
+            {"text_id": submission, "criterion_id": node, "rater": rater, "score": score}
+            for node, score in node_grades(tree).items()
+        ]
+    )
     with db.writer(warehouse_path) as con:
         db.register_rubric(con, bundle, str(path))
         n = steps.load_labels(con, corpus_id, frame, str(path))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 FIRST, SECOND = "[Response A]", "[Response B]"
 LABELS = ("a", "b", "tie")
@@ -26,16 +27,18 @@ def split_pair(text: str) -> tuple[str, str] | None:
     the marker cannot move the boundary forward)."""
     if not text.startswith(FIRST + "\n"):
         return None
-    body = text[len(FIRST) + 1:]
+    body = text[len(FIRST) + 1 :]
     cut = body.rfind(f"\n\n{SECOND}\n")
-    return None if cut < 0 else (body[:cut], body[cut + len(SECOND) + 3:])
+    return None if cut < 0 else (body[:cut], body[cut + len(SECOND) + 3 :])
 
 
 def is_pair_record(record: Any) -> bool:
     return isinstance(record, dict) and ("response_a" in record or "chosen_instruction" in record)
 
 
-def expand_pairs(records: Iterator[tuple[int, Any, str | None]], seed: int = 0) -> Iterator[tuple[int, Any, str | None]]:
+def expand_pairs(
+    records: Iterator[tuple[int, Any, str | None]], seed: int = 0
+) -> Iterator[tuple[int, Any, str | None]]:
     """Pair rows (row number, record, error) as two text rows each; a bad pair is one error row."""
     for number, record, error in records:
         if error or record is None:
@@ -57,10 +60,21 @@ def expand_pairs(records: Iterator[tuple[int, Any, str | None]], seed: int = 0) 
         pair_id = str(record.get("pair_id") or record.get("id") or _digest(record)[:16])
         meta = {k: v for k, v in record.items() if k not in PAIR_FIELDS + ("pair_id", "id", "text", "input")}
         meta.update(pair_id=pair_id, label=None if label is None else str(label).strip().lower())
-        for order, first, second in (("ab", record["response_a"], record["response_b"]),
-                                     ("ba", record["response_b"], record["response_a"])):
-            yield number, {**meta, "text_id": f"{pair_id}:{order}", "order": order, "text": render_pair(first, second),
-                           "input": record["prompt"]}, None
+        for order, first, second in (
+            ("ab", record["response_a"], record["response_b"]),
+            ("ba", record["response_b"], record["response_a"]),
+        ):
+            yield (
+                number,
+                {
+                    **meta,
+                    "text_id": f"{pair_id}:{order}",
+                    "order": order,
+                    "text": render_pair(first, second),
+                    "input": record["prompt"],
+                },
+                None,
+            )
 
 
 def from_prometheus_preference(record: dict, number: int, seed: int) -> tuple[dict, str | None]:
@@ -73,8 +87,13 @@ def from_prometheus_preference(record: dict, number: int, seed: int) -> tuple[di
         return {}, "a preference pair without `###The instruction to evaluate:` and `###Response to evaluate:` blocks"
     chosen_first = random.Random(f"{seed}:{number}:{chosen['instruction']}").random() < 0.5
     a, b = (chosen["response"], rejected["response"]) if chosen_first else (rejected["response"], chosen["response"])
-    pair = {"pair_id": f"{record.get('source', 'pair')}-{number:04d}", "prompt": chosen["instruction"],
-            "response_a": a, "response_b": b, "label": "a" if chosen_first else "b"}
+    pair = {
+        "pair_id": f"{record.get('source', 'pair')}-{number:04d}",
+        "prompt": chosen["instruction"],
+        "response_a": a,
+        "response_b": b,
+        "label": "a" if chosen_first else "b",
+    }
     if record.get("source"):
         pair["source"] = record["source"]
     if chosen.get("rubric"):
@@ -82,12 +101,17 @@ def from_prometheus_preference(record: dict, number: int, seed: int) -> tuple[di
     return pair, None
 
 
-_BLOCK = re.compile(r"^###(The instruction to evaluate|Response to evaluate|Score Rubrics):\s*\n(.*?)(?=^###|\Z)",
-                    re.M | re.S)
+_BLOCK = re.compile(
+    r"^###(The instruction to evaluate|Response to evaluate|Score Rubrics):\s*\n(.*?)(?=^###|\Z)", re.M | re.S
+)
 
 
 def _blocks(prompt: Any) -> dict[str, str]:
-    names = {"The instruction to evaluate": "instruction", "Response to evaluate": "response", "Score Rubrics": "rubric"}
+    names = {
+        "The instruction to evaluate": "instruction",
+        "Response to evaluate": "response",
+        "Score Rubrics": "rubric",
+    }
     if not isinstance(prompt, str):
         return {}
     return {names[m.group(1)]: m.group(2).strip() for m in _BLOCK.finditer(prompt)}

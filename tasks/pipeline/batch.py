@@ -19,8 +19,15 @@ from rubricflow.warehouse import db, steps
 
 
 @task(name="submit-batches", cache_policy=NO_CACHE)
-def submit_batches(warehouse_path: str, plan_files: list[Path], bundle: Bundle, config: JudgeConfig, run_id: str,
-                   corpus_id: str, run_folder: Path) -> list[str]:
+def submit_batches(
+    warehouse_path: str,
+    plan_files: list[Path],
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    run_folder: Path,
+) -> list[str]:
     worker = Worker.get()
     judge = worker.judge(bundle, config, run_id, corpus_id, run_folder)
     submitted = []
@@ -28,16 +35,18 @@ def submit_batches(warehouse_path: str, plan_files: list[Path], bundle: Bundle, 
         cells = read_cells(plan_file)
         batch = worker.submit(submit(worker.client(config), judge, cells)).result()
         with db.writer(warehouse_path) as con:
-            steps.record_batch(con, batch.batch_id, batch.input_file_id, run_id, corpus_id, bundle.hash,
-                               config.judge_hash(), cells)
+            steps.record_batch(
+                con, batch.batch_id, batch.input_file_id, run_id, corpus_id, bundle.hash, config.judge_hash(), cells
+            )
         plan_file.unlink()
         submitted.append(batch.batch_id)
     return submitted
 
 
 @task(name="collect-batch", cache_policy=NO_CACHE)
-def collect_batch(warehouse_path: str, batch_id: str, bundle: Bundle, config: JudgeConfig, run_id: str,
-                  corpus_id: str, landing: Path) -> ShardResult:
+def collect_batch(
+    warehouse_path: str, batch_id: str, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, landing: Path
+) -> ShardResult:
     """The batch's answers landed and loaded (failed lines judged online); while it is not final
     at the timeout its cells count as waiting (it stays recorded, and a later run collects it)."""
     worker = Worker.get()

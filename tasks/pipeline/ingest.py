@@ -17,8 +17,14 @@ def corpus_dir(warehouse_path: Path, corpus_id: str) -> Path:
 
 
 @task(name="normalise-corpus", cache_policy=NO_CACHE)
-def normalise(source: str, out_dir: str, text_field: str | None, max_chars: int, limit: int | None = None,
-              id_field: str | None = None) -> IngestReport:
+def normalise(
+    source: str,
+    out_dir: str,
+    text_field: str | None,
+    max_chars: int,
+    limit: int | None = None,
+    id_field: str | None = None,
+) -> IngestReport:
     return ingest_corpus(source, out_dir, text_field=text_field, max_chars=max_chars, limit=limit, id_field=id_field)
 
 

@@ -46,10 +46,19 @@ def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, si
     goldens = compile_or_raise(resolve(rubric), source=rubric).rubric.goldens
     with db.writer(warehouse_path) as con:
         sample = db.fetch(con, "canary_sample.sql", corpus=corpus_id, size=size)
-        rows = [{"text_id": f"{night}:golden:{g.name}", "text": g.output, "input": g.input or None,
-                 "context": g.context or None} for g in goldens]
-        rows += [{"text_id": f"{night}:{r['text_id']}", "text": r["text"], "input": r["input"], "context": r["context"]}
-                 for r in sample]
+        rows = [
+            {
+                "text_id": f"{night}:golden:{g.name}",
+                "text": g.output,
+                "input": g.input or None,
+                "context": g.context or None,
+            }
+            for g in goldens
+        ]
+        rows += [
+            {"text_id": f"{night}:{r['text_id']}", "text": r["text"], "input": r["input"], "context": r["context"]}
+            for r in sample
+        ]
         frame = pl.DataFrame(rows, schema={"text_id": pl.Utf8, "text": pl.Utf8, "input": pl.Utf8, "context": pl.Utf8})
         with db.transaction(con):
             steps.load_texts(con, canary, frame, f"canary of {corpus_id} for {night}")
@@ -59,6 +68,12 @@ def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, si
 @task(name="record-night", cache_policy=NO_CACHE)
 def record_night(warehouse_path: str, night: str, corpus_id: str, run: dict, canary_run: dict | None) -> dict:
     with db.writer(warehouse_path) as con:
-        steps.run_sql(con, "record_night.sql", night=night, corpus=corpus_id, run=run["run_id"],
-                      canary_run=canary_run["run_id"] if canary_run else None)
+        steps.run_sql(
+            con,
+            "record_night.sql",
+            night=night,
+            corpus=corpus_id,
+            run=run["run_id"],
+            canary_run=canary_run["run_id"] if canary_run else None,
+        )
         return db.fetch(con, "night_report.sql", night=night, corpus=corpus_id, run=run["run_id"])[0]

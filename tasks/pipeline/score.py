@@ -15,8 +15,8 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate, PriceError, estimate_cost, price_of, price_table
 from rubricflow.tasks.judging.judge import Outcome
-from rubricflow.tasks.runtime.progress import notify
 from rubricflow.tasks.judging.shard import ShardResult, run_shard
+from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
 
 
@@ -25,13 +25,23 @@ def run_dir(warehouse_path: Path, run_id: str) -> Path:
 
 
 @task(name="prepare-run", cache_policy=NO_CACHE)
-def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str, config: JudgeConfig,
-                run_id: str, shard_size: int, skip_disqualified: bool) -> tuple[steps.Plan, int, Estimate]:
+def prepare_run(
+    warehouse_path: str,
+    corpus_id: str,
+    bundle: Bundle,
+    source: str,
+    config: JudgeConfig,
+    run_id: str,
+    shard_size: int,
+    skip_disqualified: bool,
+) -> tuple[steps.Plan, int, Estimate]:
     path = Path(warehouse_path)
     if config.budget_usd is not None and price_of(config.model, price_table(config.prices)) is None:
-        raise PriceError(f"--budget needs a price for model {config.model!r}, and neither genai-prices nor "
-                         "--prices / $RUBRICFLOW_PRICES has one: add it (USD per 1M tokens: {model: {input: ..., "
-                         "output: ...}}) or run without --budget")
+        raise PriceError(
+            f"--budget needs a price for model {config.model!r}, and neither genai-prices nor "
+            "--prices / $RUBRICFLOW_PRICES has one: add it (USD per 1M tokens: {model: {input: ..., "
+            "output: ...}}) or run without --budget"
+        )
     with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
@@ -39,17 +49,38 @@ def prepare_run(warehouse_path: str, corpus_id: str, bundle: Bundle, source: str
         recovered = steps.load_pending(con, path.parent / "runs")
         db.register_rubric(con, bundle, source)
         steps.count_pattern_hits(con, corpus_id, bundle)
-        plan = steps.plan_cells(con, corpus_id, bundle, config.judge_hash(), config.strategy, config.samples,
-                                run_dir(path, run_id) / "plan", shard_size, skip_disqualified, run_id)
+        plan = steps.plan_cells(
+            con,
+            corpus_id,
+            bundle,
+            config.judge_hash(),
+            config.strategy,
+            config.samples,
+            run_dir(path, run_id) / "plan",
+            shard_size,
+            skip_disqualified,
+            run_id,
+        )
         price = price_of(config.model, price_table(config.prices))
         seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())
         estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
         params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
         with db.transaction(con):
-            steps.start_run(con, run=run_id, corpus=corpus_id, rubric=bundle.hash, judge=config.judge_hash(),
-                            model=config.model, strategy=config.strategy, samples=config.samples,
-                            parameters=json.dumps(params), planned=plan.total, skipped=plan.total - plan.cells,
-                            estimated_usd=estimate.usd, budget_usd=config.budget_usd)
+            steps.start_run(
+                con,
+                run=run_id,
+                corpus=corpus_id,
+                rubric=bundle.hash,
+                judge=config.judge_hash(),
+                model=config.model,
+                strategy=config.strategy,
+                samples=config.samples,
+                parameters=json.dumps(params),
+                planned=plan.total,
+                skipped=plan.total - plan.cells,
+                estimated_usd=estimate.usd,
+                budget_usd=config.budget_usd,
+            )
             if price is not None:
                 steps.record_price(con, price)
     return plan, recovered, estimate
@@ -60,8 +91,9 @@ def cell_done(outcome: Outcome) -> None:
 
 
 @task(name="judge-shard", cache_policy=NO_CACHE)
-def judge_shard(plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig,
-                run_id: str, corpus_id: str) -> ShardResult:
+def judge_shard(
+    plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str
+) -> ShardResult:
     return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, cell_done)
 
 

@@ -15,9 +15,9 @@ matplotlib.use("Agg")  # no display here; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from rubricflow.tasks.presentation.tables import run_rows, show  # noqa: E402
 from rubricflow.tasks.stats.calibration import Calibration  # noqa: E402
 from rubricflow.tasks.stats.compare import Comparison  # noqa: E402
-from rubricflow.tasks.presentation.tables import run_rows, show  # noqa: E402
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;
@@ -37,17 +37,22 @@ def _table(rows: list[dict]) -> str:
     if not rows:
         return "<p><i>none</i></p>"
     head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
-    body = "".join("<tr>" + "".join(
-        f'<td class="{"t" if isinstance(v, str) else ""}">{html.escape(show(v))}</td>' for v in r.values()) + "</tr>"
-        for r in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="{"t" if isinstance(v, str) else ""}">{html.escape(show(v))}</td>' for v in r.values())
+        + "</tr>"
+        for r in rows
+    )
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _page(title: str, *sections: str) -> str:
     made = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-            f"<p>rubricflow report, {made}</p>{''.join(sections)}</body></html>\n")
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<p>rubricflow report, {made}</p>{''.join(sections)}</body></html>\n"
+    )
 
 
 def _heatmap(matrix, rows: list[str], cols: list[str], title: str, xlabel: str, ylabel: str) -> str:
@@ -86,33 +91,73 @@ def comparison_report(c: Comparison) -> str:
     deltas = _figure(fig)
 
     labels = sorted({f["label_a"] for f in c.flips} | {f["label_b"] for f in c.flips})
-    matrix = [[sum(f["texts"] for f in c.flips if f["label_a"] == a and f["label_b"] == b) for b in labels] for a in labels]
+    matrix = [
+        [sum(f["texts"] for f in c.flips if f["label_a"] == a and f["label_b"] == b) for b in labels] for a in labels
+    ]
     flips = _heatmap(matrix, labels, labels, "Label flips", "label under B", "label under A")
 
     fig, ax = plt.subplots(figsize=(4.2, 4.2))
     if c.scatter:
-        xa, xb = zip(*c.scatter)
+        xa, xb = zip(*c.scatter, strict=True)
         ax.scatter(xa, xb, s=8, alpha=0.4)
     ax.plot([0, 1], [0, 1], color="#999", lw=1)
     ax.set(title=f"Text scores (Pearson {show(s['pearson'])})", xlabel="A", ylabel="B")
     scatter = _figure(fig)
 
-    summary = {k: s[k] for k in ("texts_paired", "mean_a", "mean_b", "mean_delta", "mean_delta_ci", "pearson",
-                                 "spearman", "kendall_tau_b", "pass_to_fail", "fail_to_pass", "dq_rate_a", "dq_rate_b")}
-    criteria = [{"criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""), **{
-        k: r[k] for k in ("n", "mean_delta", "mean_delta_ci", "exact_agreement", "within_one", "qwk",
-                          "pass_to_fail", "fail_to_pass", "mcnemar_p")}} for r in c.criteria]
+    summary = {
+        k: s[k]
+        for k in (
+            "texts_paired",
+            "mean_a",
+            "mean_b",
+            "mean_delta",
+            "mean_delta_ci",
+            "pearson",
+            "spearman",
+            "kendall_tau_b",
+            "pass_to_fail",
+            "fail_to_pass",
+            "dq_rate_a",
+            "dq_rate_b",
+        )
+    }
+    criteria = [
+        {
+            "criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""),
+            **{
+                k: r[k]
+                for k in (
+                    "n",
+                    "mean_delta",
+                    "mean_delta_ci",
+                    "exact_agreement",
+                    "within_one",
+                    "qwk",
+                    "pass_to_fail",
+                    "fail_to_pass",
+                    "mcnemar_p",
+                )
+            },
+        }
+        for r in c.criteria
+    ]
     return _page(
         f"A/B: {c.rubric_a} vs {c.rubric_b} on {c.corpus}",
         f"<p>A: rubric {html.escape(c.a[0][0][:12])}, judge {html.escape(c.a[0][1][:12])}; "
         f"B: rubric {html.escape(c.b[0][0][:12])}, judge {html.escape(c.b[0][1][:12])}</p>",
-        "<h2>Summary</h2>", _table([summary]),
+        "<h2>Summary</h2>",
+        _table([summary]),
         f'<div class="grid">{dist}{scatter}</div>',
         "<h2>Criteria</h2><p>Matched by id; (changed) marks a criterion whose definition differs between the versions. "
         f"Only in B: {html.escape(', '.join(c.added_criteria) or '-')}; only in A: {html.escape(', '.join(c.removed_criteria) or '-')}.</p>",
-        _table(criteria), deltas,
-        "<h2>Label flips</h2>", flips, "<h2>Disqualifier and pattern rates</h2>", _table(c.rates),
-        "<h2>Texts that moved most</h2>", _table(c.movers),
+        _table(criteria),
+        deltas,
+        "<h2>Label flips</h2>",
+        flips,
+        "<h2>Disqualifier and pattern rates</h2>",
+        _table(c.rates),
+        "<h2>Texts that moved most</h2>",
+        _table(c.movers),
     )
 
 
@@ -121,24 +166,53 @@ def calibration_report(cal: Calibration) -> str:
     cols = min(3, len(rows))
     grid_rows = (len(rows) + cols - 1) // cols
     fig, axes = plt.subplots(grid_rows, cols, figsize=(4 * cols, 3.6 * grid_rows), squeeze=False, layout="constrained")
-    for ax, r in zip(axes.flat, rows):
+    for ax, r in zip(axes.flat, rows, strict=False):
         ax.scatter(r.human_scores, r.judge_scores, s=8, alpha=0.4)
         ax.set(title=f"{r.criterion_id} (r={r.pearson:.3f})", xlabel="human consensus", ylabel=cal.judge)
-    for ax in list(axes.flat)[len(rows):]:
+    for ax in list(axes.flat)[len(rows) :]:
         ax.axis("off")
     scatter = _figure(fig)
-    matrices = "".join(_heatmap(r.confusion, [str(v) for v in r.levels], [str(v) for v in r.levels],
-                                f"{r.criterion_id}: confusion", "humans' category", "judge's category") for r in rows)
-    table = [{"criterion": r.criterion_id, "n": r.n, "Pearson": r.pearson, "Spearman": r.spearman,
-              "Kendall tau-b": r.kendall_tau_b, "Cohen kappa": r.cohen_kappa, "QWK": r.qwk, "humans": r.humans,
-              "Fleiss kappa": r.fleiss_kappa, "alpha humans": r.alpha_humans, "alpha +judge": r.alpha_with_judge,
-              "human r": r.human_pearson, "human QWK": r.human_qwk} for r in rows]
-    return _page(f"Calibration: {cal.judge} vs {', '.join(cal.humans)} on {cal.corpus}",
-                 "<h2>Agreement per criterion</h2>", _table(table),
-                 f"<p>Kappas and confusion matrices use categories of width {cal.step:g}. "
-                 "Human r / QWK: each human against the mean of the other humans (the baseline). Fleiss, alpha and the "
-                 "baseline need at least two human raters (blank otherwise).</p>",
-                 "<h2>Judge vs humans</h2>", scatter, "<h2>Confusion matrices</h2>", f'<div class="grid">{matrices}</div>')
+    matrices = "".join(
+        _heatmap(
+            r.confusion,
+            [str(v) for v in r.levels],
+            [str(v) for v in r.levels],
+            f"{r.criterion_id}: confusion",
+            "humans' category",
+            "judge's category",
+        )
+        for r in rows
+    )
+    table = [
+        {
+            "criterion": r.criterion_id,
+            "n": r.n,
+            "Pearson": r.pearson,
+            "Spearman": r.spearman,
+            "Kendall tau-b": r.kendall_tau_b,
+            "Cohen kappa": r.cohen_kappa,
+            "QWK": r.qwk,
+            "humans": r.humans,
+            "Fleiss kappa": r.fleiss_kappa,
+            "alpha humans": r.alpha_humans,
+            "alpha +judge": r.alpha_with_judge,
+            "human r": r.human_pearson,
+            "human QWK": r.human_qwk,
+        }
+        for r in rows
+    ]
+    return _page(
+        f"Calibration: {cal.judge} vs {', '.join(cal.humans)} on {cal.corpus}",
+        "<h2>Agreement per criterion</h2>",
+        _table(table),
+        f"<p>Kappas and confusion matrices use categories of width {cal.step:g}. "
+        "Human r / QWK: each human against the mean of the other humans (the baseline). Fleiss, alpha and the "
+        "baseline need at least two human raters (blank otherwise).</p>",
+        "<h2>Judge vs humans</h2>",
+        scatter,
+        "<h2>Confusion matrices</h2>",
+        f'<div class="grid">{matrices}</div>',
+    )
 
 
 def run_report(con, run_id: str) -> str:
@@ -152,11 +226,16 @@ def run_report(con, run_id: str) -> str:
     ax.set(title="Mean unit score per criterion", xlim=(0, 1))
     bars = _figure(fig)
     r = run[0]
-    return _page(f"Run {run_id}: {r['rubric']} on {r['corpus_id']}",
-                 f"<p>model {html.escape(str(r['model']))}, status {html.escape(str(r['status']))}</p>",
-                 _table(run), f'<div class="grid">{hist}{bars}</div>', "<h2>Labels</h2>", _table(labels),
-                 "<h2>Criteria</h2><p>sample_stddev and flip_rate show repeat-sampling consistency (runs with --samples > 1).</p>",
-                 _table(criteria))
+    return _page(
+        f"Run {run_id}: {r['rubric']} on {r['corpus_id']}",
+        f"<p>model {html.escape(str(r['model']))}, status {html.escape(str(r['status']))}</p>",
+        _table(run),
+        f'<div class="grid">{hist}{bars}</div>',
+        "<h2>Labels</h2>",
+        _table(labels),
+        "<h2>Criteria</h2><p>sample_stddev and flip_rate show repeat-sampling consistency (runs with --samples > 1).</p>",
+        _table(criteria),
+    )
 
 
 def pairwise_html(con, corpus: str, rubric_hash: str, title: str, limit: int = 200) -> str:
@@ -177,15 +256,25 @@ def pairwise_html(con, corpus: str, rubric_hash: str, title: str, limit: int = 2
     for judge_hash in dict.fromkeys(r["judge_hash"] for r in summary):
         outcomes = db.fetch(con, "pair_outcomes.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash)
         for criterion in sorted({o["criterion_id"] for o in outcomes}):
-            rankings += [{"judge": judge_hash[:8], "criterion": criterion, **r} for r in bradley_terry(
-                [(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes if o["criterion_id"] == criterion])]
-    return _page(title, f"<p>corpus {html.escape(corpus)}; each pair judged in both orders; an order-inconsistent "
-                        "pair counts as a tie.</p>",
-                 _table([{k: v for k, v in r.items() if k != "judge_hash"} for r in summary]), _figure(fig),
-                 "<h2>Win rates</h2>", _table(db.fetch(con, "pair_win_table.sql", corpus=corpus, rubric=rubric_hash)),
-                 "<h2>Ranking (Bradley-Terry, Elo scale, 95% bootstrap interval)</h2>", _table(rankings),
-                 f"<h2>Pairs where the orders or the judges disagree (first {limit})</h2>",
-                 _table(db.fetch(con, "pair_disagreements.sql", corpus=corpus, rubric=rubric_hash, limit=limit)))
+            rankings += [
+                {"judge": judge_hash[:8], "criterion": criterion, **r}
+                for r in bradley_terry(
+                    [(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes if o["criterion_id"] == criterion]
+                )
+            ]
+    return _page(
+        title,
+        f"<p>corpus {html.escape(corpus)}; each pair judged in both orders; an order-inconsistent "
+        "pair counts as a tie.</p>",
+        _table([{k: v for k, v in r.items() if k != "judge_hash"} for r in summary]),
+        _figure(fig),
+        "<h2>Win rates</h2>",
+        _table(db.fetch(con, "pair_win_table.sql", corpus=corpus, rubric=rubric_hash)),
+        "<h2>Ranking (Bradley-Terry, Elo scale, 95% bootstrap interval)</h2>",
+        _table(rankings),
+        f"<h2>Pairs where the orders or the judges disagree (first {limit})</h2>",
+        _table(db.fetch(con, "pair_disagreements.sql", corpus=corpus, rubric=rubric_hash, limit=limit)),
+    )
 
 
 def evolution_report(con, evolution_id: str) -> str:
@@ -204,23 +293,43 @@ def evolution_report(con, evolution_id: str) -> str:
     left.step([0, *numbers], best, where="post", color="#444", label="best version")
     colours = {"accepted": "tab:green", "rejected": "tab:red"}
     for status, colour in colours.items():
-        points = [(r["round"], r["metric_after"]) for r in rounds if r["status"] == status and r["metric_after"] is not None]
+        points = [
+            (r["round"], r["metric_after"]) for r in rounds if r["status"] == status and r["metric_after"] is not None
+        ]
         if points:
-            left.scatter(*zip(*points), color=colour, label=f"candidate {status}", zorder=3)
+            left.scatter(*zip(*points, strict=True), color=colour, label=f"candidate {status}", zorder=3)
     refused = [r["round"] for r in rounds if r["status"] == "refused"]
     if refused:
-        left.scatter(refused, [best[n - 1] for n in refused], marker="x", color="grey", label="answer refused", zorder=3)
-    left.set(title="Held-out agreement (Pearson r)", xlabel="round (0: the starting version)", ylabel="r",
-             xticks=[0, *numbers])
+        left.scatter(
+            refused, [best[n - 1] for n in refused], marker="x", color="grey", label="answer refused", zorder=3
+        )
+    left.set(
+        title="Held-out agreement (Pearson r)",
+        xlabel="round (0: the starting version)",
+        ylabel="r",
+        xticks=[0, *numbers],
+    )
     left.legend(fontsize=8)
-    bounds = [(r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r["total_criteria"] else 0
-              for r in rounds]
+    bounds = [
+        (r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r["total_criteria"] else 0
+        for r in rounds
+    ]
     right.bar([n - 0.2 for n in numbers], [r["calls"] or 0 for r in rounds], width=0.4, label="judge calls")
     right.bar([n + 0.2 for n in numbers], bounds, width=0.4, label="bound: changed / all x full re-score")
     right.set(title="Calls spent per round", xlabel="round", ylabel="calls", xticks=numbers)
     right.legend(fontsize=8, loc="lower right")
-    table = [{"round": r["round"], "criterion": r["criterion_id"], "status": r["status"], "r before": r["metric_before"],
-              "r after": r["metric_after"], "calls": r["calls"], "bound": bound, "full re-score": r["full_rescore_calls"],
-              "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"] or ""}
-             for r, bound in zip(rounds, bounds)]
+    table = [
+        {
+            "round": r["round"],
+            "criterion": r["criterion_id"],
+            "status": r["status"],
+            "r before": r["metric_before"],
+            "r after": r["metric_after"],
+            "calls": r["calls"],
+            "bound": bound,
+            "full re-score": r["full_rescore_calls"],
+            "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"] or "",
+        }
+        for r, bound in zip(rounds, bounds, strict=True)
+    ]
     return _page(f"Evolution {evolution_id}", _figure(fig), "<h2>Rounds</h2>", _table(table))

@@ -33,7 +33,9 @@ def _cell(value) -> str:
     return show(value, ".4g").replace("|", "\\|").replace("\n", " ")[:200]
 
 
-def run_rows(con: duckdb.DuckDBPyConnection, run_id: str, with_scores: bool = True) -> tuple[list[dict], list[dict], list[dict], list]:
+def run_rows(
+    con: duckdb.DuckDBPyConnection, run_id: str, with_scores: bool = True
+) -> tuple[list[dict], list[dict], list[dict], list]:
     """A run's summary row, label distribution, criteria and text scores (for markdown and HTML)."""
     run = db.fetch(con, "run_report.sql", run=run_id)
     if not run:

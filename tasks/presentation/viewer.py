@@ -78,8 +78,15 @@ def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
     for p in patterns:  # RE2 syntax, read the way the warehouse's second engine reads it
         compiled = backtracking(p["regex"])
         try:
-            spans += [(m.start(), m.end(), "pattern " + p["pattern_id"])
-                      for m in compiled.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.end() > m.start()] if compiled else []
+            spans += (
+                [
+                    (m.start(), m.end(), "pattern " + p["pattern_id"])
+                    for m in compiled.finditer(text, timeout=BACKTRACKING_TIMEOUT_S)
+                    if m.end() > m.start()
+                ]
+                if compiled
+                else []
+            )
         except TimeoutError:
             continue
     out, at = [], 0
@@ -88,8 +95,11 @@ def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
             continue  # overlaps the previous mark
         out.append(escape(text[at:start]))
         cls, _, pid = kind.partition(" ")
-        out.append(Markup('<mark class="{}" title="{}">{}</mark>').format(cls, pid or "verified evidence quote",
-                                                                          text[start:end]))
+        out.append(
+            Markup('<mark class="{}" title="{}">{}</mark>').format(
+                cls, pid or "verified evidence quote", text[start:end]
+            )
+        )
         at = end
     out.append(escape(text[at:]))
     return Markup("").join(out)
@@ -120,17 +130,31 @@ def create_app(warehouse_path: Path) -> Starlette:
 
     def judgment_set(request: Request) -> HTMLResponse:
         key = args(request, "corpus", "rubric", "judge")
-        return page("set.html", key=key, bins=store.fetch("view_set_summary.sql", **key),
-                    criteria=store.fetch("view_set_criteria.sql", **key), rates=store.fetch("view_set_rates.sql", **key))
+        return page(
+            "set.html",
+            key=key,
+            bins=store.fetch("view_set_summary.sql", **key),
+            criteria=store.fetch("view_set_criteria.sql", **key),
+            rates=store.fetch("view_set_rates.sql", **key),
+        )
 
     def texts(request: Request) -> HTMLResponse:
         key = args(request, "corpus", "rubric", "judge")
         filters = args(request, "search", "label", "criterion", "disqualifier", "pattern")
         bounds = {k: float(v) if v else None for k, v in args(request, "min_unit", "max_unit").items()}
         number = max(int(request.query_params.get("page", 1)), 1)
-        rows = store.fetch("view_texts.sql", **key, **filters, **bounds, limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
-        return page("texts.html", key=key, filters={**filters, **bounds}, texts=rows, number=number,
-                    matching=rows[0]["matching"] if rows else 0, more=len(rows) == PAGE_SIZE)
+        rows = store.fetch(
+            "view_texts.sql", **key, **filters, **bounds, limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE
+        )
+        return page(
+            "texts.html",
+            key=key,
+            filters={**filters, **bounds},
+            texts=rows,
+            number=number,
+            matching=rows[0]["matching"] if rows else 0,
+            more=len(rows) == PAGE_SIZE,
+        )
 
     def text(request: Request) -> HTMLResponse:
         corpus, text_id = request.query_params.get("corpus"), request.query_params.get("id")
@@ -145,8 +169,12 @@ def create_app(warehouse_path: Path) -> Starlette:
         for j in judgments:
             groups.setdefault((j["rubric"], j["rubric_hash"], j["judge_hash"], j["model"]), []).append(j)
         if sides:  # the A/B click-through: the two sides first, side by side
-            groups = dict(sorted(groups.items(), key=lambda g: (g[0][1] not in sides, sides.index(g[0][1])
-                                                                 if g[0][1] in sides else 0)))
+            groups = dict(
+                sorted(
+                    groups.items(),
+                    key=lambda g: (g[0][1] not in sides, sides.index(g[0][1]) if g[0][1] in sides else 0),
+                )
+            )
         return page("text.html", t=found[0], marked=marked, groups=groups, sides=sides)
 
     def ab(request: Request) -> HTMLResponse:
@@ -154,11 +182,26 @@ def create_app(warehouse_path: Path) -> Starlette:
 
         corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))
         if not (corpus and a and b):
-            return page("form.html", title="A/B: two rubric versions (or judges) on one corpus", action="/compare",
-                        fields=[("corpus", "a corpus id"), ("a", "id@version or a rubric hash prefix"),
-                                ("b", "id@version or a rubric hash prefix")])
-        result = store.run(lambda con: compare(con, corpus, judgment_sets(con, corpus, a, None, True, "A"),
-                                               judgment_sets(con, corpus, b, None, True, "B"), top=20, resamples=500))
+            return page(
+                "form.html",
+                title="A/B: two rubric versions (or judges) on one corpus",
+                action="/compare",
+                fields=[
+                    ("corpus", "a corpus id"),
+                    ("a", "id@version or a rubric hash prefix"),
+                    ("b", "id@version or a rubric hash prefix"),
+                ],
+            )
+        result = store.run(
+            lambda con: compare(
+                con,
+                corpus,
+                judgment_sets(con, corpus, a, None, True, "A"),
+                judgment_sets(con, corpus, b, None, True, "B"),
+                top=20,
+                resamples=500,
+            )
+        )
         return page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
 
     def calibration(request: Request) -> HTMLResponse:
@@ -166,9 +209,16 @@ def create_app(warehouse_path: Path) -> Starlette:
 
         q = args(request, "corpus", "judge", "rubric")
         if not q["corpus"]:
-            return page("form.html", title="Calibration: a judge against human labels", action="/calibration",
-                        fields=[("corpus", "a corpus id"), ("rubric", "this warehouse's judge: the rubric it applied"),
-                                ("judge", "or a label rater (default unieval)")])
+            return page(
+                "form.html",
+                title="Calibration: a judge against human labels",
+                action="/calibration",
+                fields=[
+                    ("corpus", "a corpus id"),
+                    ("rubric", "this warehouse's judge: the rubric it applied"),
+                    ("judge", "or a label rater (default unieval)"),
+                ],
+            )
         result = store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
         return page("calibration.html", cal=result)
 
@@ -180,20 +230,36 @@ def create_app(warehouse_path: Path) -> Starlette:
 
     def panel(request: Request) -> HTMLResponse:
         q = args(request, "corpus", "rubric")
-        return page("panel.html", corpus=q["corpus"], rubric=q["rubric"],
-                    rows=store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200))
+        return page(
+            "panel.html",
+            corpus=q["corpus"],
+            rubric=q["rubric"],
+            rows=store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200),
+        )
 
     async def refused(request: Request, exc: Exception) -> HTMLResponse:
         """A request the warehouse cannot answer (no such corpus, no labels, a bad number): said on the page."""
-        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc)),
-                            status_code=400)
+        return HTMLResponse(
+            env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc)), status_code=400
+        )
 
     async def failed(request: Request, exc: Exception) -> HTMLResponse:
         """A bug: its type and message on the page, its traceback in the server's log."""
-        return HTMLResponse(env.get_template("missing.html").render(warehouse=str(store.path),
-                                                                   what=f"{type(exc).__name__}: {exc}"), status_code=500)
+        return HTMLResponse(
+            env.get_template("missing.html").render(warehouse=str(store.path), what=f"{type(exc).__name__}: {exc}"),
+            status_code=500,
+        )
 
-    return Starlette(routes=[Route("/", runs), Route("/set", judgment_set), Route("/texts", texts),
-                             Route("/text", text), Route("/compare", ab), Route("/calibration", calibration),
-                             Route("/pairwise", pairwise), Route("/panel", panel)],
-                     exception_handlers={RubricflowError: refused, ValueError: refused, Exception: failed})
+    return Starlette(
+        routes=[
+            Route("/", runs),
+            Route("/set", judgment_set),
+            Route("/texts", texts),
+            Route("/text", text),
+            Route("/compare", ab),
+            Route("/calibration", calibration),
+            Route("/pairwise", pairwise),
+            Route("/panel", panel),
+        ],
+        exception_handlers={RubricflowError: refused, ValueError: refused, Exception: failed},
+    )

@@ -1,1 +1,3 @@
-"""Process plumbing: the shared Prefect server, the warm worker, child processes, progress events and state files shared under flock. Imports nothing else of tasks/."""
+"""Process plumbing: the shared Prefect server, the warm worker, child processes, progress events and
+state files shared under flock. Imports nothing else of tasks/.
+"""

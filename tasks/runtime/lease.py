@@ -14,8 +14,9 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def update_locked(path: Path, default: dict, change: Callable[[dict], Any]) -> Any:
@@ -38,7 +39,9 @@ def update_locked(path: Path, default: dict, change: Callable[[dict], Any]) -> A
 class SharedQuota:
     """One token bucket in a file; `clock` is wall time (shared by processes) except in tests."""
 
-    def __init__(self, path: str | Path, per_minute: float, burst_s: float = 1.0, clock: Callable[[], float] = time.time):
+    def __init__(
+        self, path: str | Path, per_minute: float, burst_s: float = 1.0, clock: Callable[[], float] = time.time
+    ):
         self.path = Path(path)
         self.clock = clock
         self.rate = per_minute / 60.0
@@ -48,12 +51,14 @@ class SharedQuota:
 
     def lease(self, wanted: float) -> float:
         """Take up to max(wanted, chunk) from the shared bucket now; returns what was granted."""
+
         def take(state: dict) -> float:
             now = self.clock()
             level = min(self.capacity, state["level"] + max(0.0, now - state["stamp"]) * self.rate)
             granted = max(0.0, min(level, max(wanted, self.chunk)))
             state.update(level=level - granted, stamp=now)
             return granted
+
         return update_locked(self.path, {"level": 0.0, "stamp": self.clock()}, take)
 
 

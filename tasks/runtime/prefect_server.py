@@ -29,8 +29,13 @@ from rubricflow.tasks.runtime.lease import update_locked
 IDLE_S = 1800.0
 START_TIMEOUT_S = 120.0
 # What Prefect's own ephemeral server runs with: no UI, none of the scheduling services.
-SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1",
-              "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+SERVER_ENV = {
+    "PREFECT_UI_ENABLED": "0",
+    "PREFECT__SERVER_EPHEMERAL": "1",
+    "PREFECT__SERVER_FINAL": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+}
 
 
 class PrefectServerError(TransientError):
@@ -48,7 +53,10 @@ class ServerState:
 
 
 def state_dir() -> Path:
-    base = os.environ.get("RUBRICFLOW_STATE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
+    base = (
+        os.environ.get("RUBRICFLOW_STATE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
+    )
     path = Path(base)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -143,6 +151,7 @@ def _start_once() -> ServerState:
             state = _launch()
             _file("json").write_text(json.dumps({"pid": state.pid, "port": state.port}))
         found.append(state)
+
     update_locked(_file("lock"), {}, start)
     return found[0]
 
@@ -150,9 +159,14 @@ def _start_once() -> ServerState:
 def _launch() -> ServerState:
     port = _free_port()
     log = open(_file("log"), "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "rubricflow.tasks.runtime.prefect_server", str(port)],
-                            env=_server_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                            start_new_session=True)  # not ended by the command's Ctrl-C: later commands reuse it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubricflow.tasks.runtime.prefect_server", str(port)],
+        env=_server_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )  # not ended by the command's Ctrl-C: later commands reuse it
     log.close()
     state = ServerState(proc.pid, port)
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -163,7 +177,9 @@ def _launch() -> ServerState:
             return state
         time.sleep(0.1)
     proc.terminate()
-    raise PrefectServerError(f"the local Prefect server did not answer within {START_TIMEOUT_S:g} s; see {_file('log')}")
+    raise PrefectServerError(
+        f"the local Prefect server did not answer within {START_TIMEOUT_S:g} s; see {_file('log')}"
+    )
 
 
 def _server_env() -> dict[str, str]:
@@ -214,6 +230,7 @@ def serve(port: int, idle_s: float) -> None:
             time.sleep(min(5.0, idle_s / 4))
             if time.monotonic() - last[0] > idle_s:
                 server.should_exit = True
+
     threading.Thread(target=watch, daemon=True).start()
     server.run()
 

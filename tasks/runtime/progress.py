@@ -7,8 +7,9 @@ Prefect's worker emits into nothing. Events come from the judge's event loop thr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 Listener = Callable[[str, Any], None]
 _listeners: list[Listener] = []

@@ -31,8 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env, state_dir, use_shared_server
 
@@ -81,7 +81,9 @@ def setup_key() -> str:
 
     h = hashlib.sha256()
     h.update(f"{sys.executable}\0{state_dir()}\0".encode())
-    for name in sorted(k for k in os.environ if k.startswith(("PREFECT_", "RUBRICFLOW_PREFECT")) or k == "DO_NOT_TRACK"):
+    for name in sorted(
+        k for k in os.environ if k.startswith(("PREFECT_", "RUBRICFLOW_PREFECT")) or k == "DO_NOT_TRACK"
+    ):
         h.update(f"{name}={os.environ[name]}\0".encode())
     for name in PREFECT_SETTINGS_FILES:
         file = Path(name)
@@ -119,8 +121,14 @@ def _start(key: str, path: Path) -> None:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     log = open(state_dir() / f"warm-worker-{key}.log", "ab")
-    subprocess.Popen([sys.executable, "-m", "rubricflow.launch", WORKER_FLAG, str(path), key], env=_server_env(),
-                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    subprocess.Popen(
+        [sys.executable, "-m", "rubricflow.launch", WORKER_FLAG, str(path), key],
+        env=_server_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
     log.close()
 
 
@@ -144,6 +152,7 @@ def _hand_over(conn: socket.socket, argv: list[str], env: dict[str, str]) -> int
             os.kill(runner, signum)
         except ProcessLookupError:
             pass
+
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, forward)
     line = replies.readline()  # the exit code, when the runner ends
@@ -185,6 +194,7 @@ def _is_worker(pid: int) -> bool:
 
 # The worker process.
 
+
 def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[list[str]], None]) -> None:
     """Import `prewarm`, then fork `command(argv)` for each caller until idle for RUBRICFLOW_PREFECT_IDLE_S."""
     listener = _bind(path)
@@ -203,7 +213,7 @@ def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[lis
     while True:
         try:
             conn, _ = listener.accept()
-        except socket.timeout:
+        except TimeoutError:
             _leave(path, key)
         except InterruptedError:
             continue

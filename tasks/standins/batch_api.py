@@ -11,8 +11,8 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass
@@ -32,15 +32,22 @@ class BatchStore:
 
     def upload(self, content_type: str, body: bytes) -> tuple[int, dict]:
         message = email.parser.BytesParser(policy=email.policy.default).parsebytes(
-            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
+        )
         parts = {p.get_param("name", header="content-disposition"): p for p in message.iter_parts()}
         if "file" not in parts:
             return 400, _error("multipart field `file` is missing")
         data = parts["file"].get_payload(decode=True)
         file_id = f"file-{uuid.uuid4().hex[:24]}"
         self.files[file_id] = data
-        return 200, {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-                     "filename": parts["file"].get_filename() or "batch.jsonl", "purpose": "batch"}
+        return 200, {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": parts["file"].get_filename() or "batch.jsonl",
+            "purpose": "batch",
+        }
 
     def content(self, file_id: str) -> tuple[int, bytes | dict]:
         if file_id not in self.files:
@@ -54,10 +61,18 @@ class BatchStore:
         batch_id = f"batch_{uuid.uuid4().hex[:24]}"
         now = int(time.time())
         self.batches[batch_id] = {
-            "id": batch_id, "object": "batch", "endpoint": body.get("endpoint", "/v1/chat/completions"),
-            "input_file_id": body["input_file_id"], "completion_window": body.get("completion_window", "24h"),
-            "status": "in_progress", "created_at": now, "in_progress_at": now, "output_file_id": None,
-            "error_file_id": None, "errors": None, "request_counts": {"total": 0, "completed": 0, "failed": 0},
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": body.get("endpoint", "/v1/chat/completions"),
+            "input_file_id": body["input_file_id"],
+            "completion_window": body.get("completion_window", "24h"),
+            "status": "in_progress",
+            "created_at": now,
+            "in_progress_at": now,
+            "output_file_id": None,
+            "error_file_id": None,
+            "errors": None,
+            "request_counts": {"total": 0, "completed": 0, "failed": 0},
             "_done_at": time.monotonic() + self.config.delay_s,
         }
         return 200, self._public(self.batches[batch_id])
@@ -82,11 +97,25 @@ class BatchStore:
             custom_id = request["custom_id"]
             row = {"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id": custom_id}
             if int(hashlib.sha256(custom_id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < self.config.fail_rate:
-                errors.append(json.dumps({**row, "response": None,
-                                          "error": {"code": "server_error", "message": "injected batch line failure"}}))
+                errors.append(
+                    json.dumps(
+                        {
+                            **row,
+                            "response": None,
+                            "error": {"code": "server_error", "message": "injected batch line failure"},
+                        }
+                    )
+                )
                 continue
-            out.append(json.dumps({**row, "response": {"status_code": 200, "request_id": row["id"],
-                                                       "body": self.answer(request["body"])}, "error": None}))
+            out.append(
+                json.dumps(
+                    {
+                        **row,
+                        "response": {"status_code": 200, "request_id": row["id"], "body": self.answer(request["body"])},
+                        "error": None,
+                    }
+                )
+            )
             ok += 1
         batch["output_file_id"] = self._store("\n".join(out))
         batch["error_file_id"] = self._store("\n".join(errors)) if errors else None

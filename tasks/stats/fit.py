@@ -60,17 +60,28 @@ class FitReport:
 
 def check_fittable(rubric: Rubric, label_at: list[float] | None = None) -> None:
     if rubric.groups or rubric.scoring.method != "weighted_mean" or rubric.scoring.invert:
-        raise FitError(f"{rubric.metadata.id}: fitting handles flat weighted-mean rubrics; this one has "
-                       f"{'groups' if rubric.groups else 'scoring method ' + rubric.scoring.method}")
+        raise FitError(
+            f"{rubric.metadata.id}: fitting handles flat weighted-mean rubrics; this one has "
+            f"{'groups' if rubric.groups else 'scoring method ' + rubric.scoring.method}"
+        )
     if label_at and len(label_at) != len(rubric.scoring.labels) - 1:
-        raise FitError(f"--label-at gives {len(label_at)} human boundaries; {rubric.metadata.id}'s "
-                       f"{len(rubric.scoring.labels)} labels need {max(len(rubric.scoring.labels) - 1, 0)}")
+        raise FitError(
+            f"--label-at gives {len(label_at)} human boundaries; {rubric.metadata.id}'s "
+            f"{len(rubric.scoring.labels)} labels need {max(len(rubric.scoring.labels) - 1, 0)}"
+        )
     if label_at and label_at != sorted(label_at):
         raise FitError(f"--label-at boundaries must rise: {label_at}")
 
 
-def load(con: duckdb.DuckDBPyConnection, corpus: str, bundle: Bundle, target_raters: list[str], target_criterion: str,
-         judge_hash: str | None = None, rater: str | None = None) -> FitData:
+def load(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    bundle: Bundle,
+    target_raters: list[str],
+    target_criterion: str,
+    judge_hash: str | None = None,
+    rater: str | None = None,
+) -> FitData:
     """Per-text unit scores of the rubric's criteria (a judge's, or `rater`'s labels on the rubric's
     scales) beside the mean of the target raters' labels on `target_criterion`."""
     rubric = bundle.rubric
@@ -81,41 +92,61 @@ def load(con: duckdb.DuckDBPyConnection, corpus: str, bundle: Bundle, target_rat
         for r in rows:
             low, high, _ = db.scale_geometry(rubric.criterion(r["criterion_id"]).scale)
             if low is None:
-                raise FitError(f"criterion {r['criterion_id']!r} has a nominal scale: rater scores cannot be placed on it")
+                raise FitError(
+                    f"criterion {r['criterion_id']!r} has a nominal scale: rater scores cannot be placed on it"
+                )
             unit = (r["score"] - low) / (high - low)
             if not -1e-9 <= unit <= 1 + 1e-9:
-                raise FitError(f"rater {rater!r} scored {r['criterion_id']!r} of text {r['text_id']!r} {r['score']:g}, "
-                               f"outside the rubric's scale [{low:g}, {high:g}]")
+                raise FitError(
+                    f"rater {rater!r} scored {r['criterion_id']!r} of text {r['text_id']!r} {r['score']:g}, "
+                    f"outside the rubric's scale [{low:g}, {high:g}]"
+                )
             units[(r["text_id"], r["criterion_id"])] = unit
         source = f"rater:{rater}"
     else:
         rows = db.fetch(con, "fit_judge_scores.sql", corpus=corpus, rubric=bundle.hash, judge=judge_hash)
         units = {(r["text_id"], r["criterion_id"]): r["unit_score"] for r in rows}
         source = f"judge:{judge_hash}"
-    targets = {r["text_id"]: r["score"] for r in
-               db.fetch(con, "fit_target.sql", corpus=corpus, raters=target_raters, criterion=target_criterion)}
+    targets = {
+        r["text_id"]: r["score"]
+        for r in db.fetch(con, "fit_target.sql", corpus=corpus, raters=target_raters, criterion=target_criterion)
+    }
     if not targets:
         raise FitError(f"no labels by {', '.join(target_raters)} on {target_criterion!r} in corpus {corpus!r}")
     if not units:
         raise FitError(f"no scores of {rubric.metadata.id}'s criteria by {source} in corpus {corpus!r}")
     complete = sorted(t for t in targets if all((t, c) in units for c in criteria))
     if len(complete) < 10:
-        raise FitError(f"only {len(complete)} texts have a label and every criterion scored by {source}; fitting needs 10")
-    return FitData(complete, criteria, np.array([[units[(t, c)] for c in criteria] for t in complete]),
-                   np.array([targets[t] for t in complete]), source, len(targets) - len(complete))
+        raise FitError(
+            f"only {len(complete)} texts have a label and every criterion scored by {source}; fitting needs 10"
+        )
+    return FitData(
+        complete,
+        criteria,
+        np.array([[units[(t, c)] for c in criteria] for t in complete]),
+        np.array([targets[t] for t in complete]),
+        source,
+        len(targets) - len(complete),
+    )
 
 
 SHRINKAGE = (0.0, 0.25, 0.5, 0.75, 1.0)  # how far the weights move from the rubric's own toward the data's
 
 
-def fit(scores: np.ndarray, target: np.ndarray, rubric: Rubric, pass_at: float | None,
-        label_at: list[float] | None, seed: int = 0) -> Fitted:
+def fit(
+    scores: np.ndarray,
+    target: np.ndarray,
+    rubric: Rubric,
+    pass_at: float | None,
+    label_at: list[float] | None,
+    seed: int = 0,
+) -> Fitted:
     """Weights, then cut-offs where the isotonic regression of the human score on the fitted score
     crosses each human boundary."""
     total = sum(c.weight for c in rubric.criteria) or len(rubric.criteria)
     w, shrinkage = fit_weights(scores, target, _prior(rubric), seed)
     w = w * total
-    result = Fitted({c.id: round(float(x), 6) for c, x in zip(rubric.criteria, w)}, shrinkage=shrinkage)
+    result = Fitted({c.id: round(float(x), 6) for c, x in zip(rubric.criteria, w, strict=True)}, shrinkage=shrinkage)
     fitted_score = scores @ w / w.sum()
     if pass_at is not None:
         result.pass_threshold = _crossing(fitted_score, (target >= pass_at).astype(float), 0.5)
@@ -124,7 +155,9 @@ def fit(scores: np.ndarray, target: np.ndarray, rubric: Rubric, pass_at: float |
     return result
 
 
-def fit_weights(scores: np.ndarray, target: np.ndarray, prior: np.ndarray, seed: int, folds: int = 5) -> tuple[np.ndarray, float]:
+def fit_weights(
+    scores: np.ndarray, target: np.ndarray, prior: np.ndarray, seed: int, folds: int = 5
+) -> tuple[np.ndarray, float]:
     """Non-negative least squares on centred data (the best linear fit of the human score by a
     weighted mean, up to scale and offset), shrunk toward the rubric's own weights: the share of the
     way to move is chosen by an inner cross-validation on these texts (the mean of Pearson and
@@ -139,7 +172,9 @@ def fit_weights(scores: np.ndarray, target: np.ndarray, prior: np.ndarray, seed:
         w = _nnls(scores[train], target[train])
         for s in SHRINKAGE:
             held = scores[test] @ (s * w + (1 - s) * prior)
-            agreement[s] += sum(v or 0.0 for v in (_stat(pearsonr, held, target[test]), _stat(spearmanr, held, target[test])))
+            agreement[s] += sum(
+                v or 0.0 for v in (_stat(pearsonr, held, target[test]), _stat(spearmanr, held, target[test]))
+            )
     shrinkage = max(SHRINKAGE, key=lambda s: (agreement[s], -s))
     return shrinkage * _nnls(scores, target) + (1 - shrinkage) * prior, shrinkage
 
@@ -169,10 +204,20 @@ def _lowest_min(rubric: Rubric) -> float:
     return min((label.min for label in rubric.scoring.labels), default=0.0)
 
 
-def evaluate(scores: np.ndarray, target: np.ndarray, weights: np.ndarray, pass_threshold: float | None,
-             pass_at: float | None, label_mins: list[float] | None, label_at: list[float] | None) -> dict[str, float | None]:
+def evaluate(
+    scores: np.ndarray,
+    target: np.ndarray,
+    weights: np.ndarray,
+    pass_threshold: float | None,
+    pass_at: float | None,
+    label_mins: list[float] | None,
+    label_at: list[float] | None,
+) -> dict[str, float | None]:
     score = scores @ weights / weights.sum()
-    out: dict[str, float | None] = {"pearson": _stat(pearsonr, score, target), "spearman": _stat(spearmanr, score, target)}
+    out: dict[str, float | None] = {
+        "pearson": _stat(pearsonr, score, target),
+        "spearman": _stat(spearmanr, score, target),
+    }
     if pass_at is not None and pass_threshold is not None:
         truth, said = target >= pass_at, score >= pass_threshold
         rates = [float(np.mean(said[truth == v] == v)) for v in (True, False) if np.any(truth == v)]
@@ -191,8 +236,14 @@ def _stat(fn, x: np.ndarray, y: np.ndarray) -> float | None:
     return None if math.isnan(value) else value
 
 
-def cross_validate(data: FitData, rubric: Rubric, folds: int, seed: int, pass_at: float | None = None,
-                   label_at: list[float] | None = None) -> FitReport:
+def cross_validate(
+    data: FitData,
+    rubric: Rubric,
+    folds: int,
+    seed: int,
+    pass_at: float | None = None,
+    label_at: list[float] | None = None,
+) -> FitReport:
     """Mean held-out figures over `folds` folds of texts (a seeded shuffle), then the fit on every text."""
     n = len(data.text_ids)
     if not 2 <= folds <= n // 2:
@@ -206,15 +257,31 @@ def cross_validate(data: FitData, rubric: Rubric, folds: int, seed: int, pass_at
         train, test = fold_of != k, fold_of == k
         f = fit(data.scores[train], data.target[train], rubric, pass_at, label_at, seed)
         x, y = data.scores[test], data.target[test]
-        per_fold.append({
-            "fold": k, "texts": int(test.sum()),
-            "equal": evaluate(x, y, np.ones(len(own)), rubric.scoring.pass_threshold, pass_at, own_labels, label_at),
-            "rubric": evaluate(x, y, own if own.sum() > 0 else np.ones(len(own)), rubric.scoring.pass_threshold, pass_at,
-                               own_labels, label_at),
-            "fitted": evaluate(x, y, np.array(list(f.weights.values())), f.pass_threshold, pass_at, f.label_mins, label_at),
-        })
-    held_out = {side: {metric: _mean([p[side][metric] for p in per_fold]) for metric in per_fold[0][side]}
-                for side in ("equal", "rubric", "fitted")}
+        per_fold.append(
+            {
+                "fold": k,
+                "texts": int(test.sum()),
+                "equal": evaluate(
+                    x, y, np.ones(len(own)), rubric.scoring.pass_threshold, pass_at, own_labels, label_at
+                ),
+                "rubric": evaluate(
+                    x,
+                    y,
+                    own if own.sum() > 0 else np.ones(len(own)),
+                    rubric.scoring.pass_threshold,
+                    pass_at,
+                    own_labels,
+                    label_at,
+                ),
+                "fitted": evaluate(
+                    x, y, np.array(list(f.weights.values())), f.pass_threshold, pass_at, f.label_mins, label_at
+                ),
+            }
+        )
+    held_out = {
+        side: {metric: _mean([p[side][metric] for p in per_fold]) for metric in per_fold[0][side]}
+        for side in ("equal", "rubric", "fitted")
+    }
     return FitReport(folds, seed, n, held_out, fit(data.scores, data.target, rubric, pass_at, label_at, seed), per_fold)
 
 
@@ -233,11 +300,19 @@ def fitted_rubric(rubric: Rubric, report: FitReport, provenance: dict[str, str |
         scoring = scoring.model_copy(update={"pass_threshold": f.pass_threshold})
     if f.label_mins is not None:
         ordered = sorted(rubric.scoring.labels, key=lambda label: label.min)
-        scoring = scoring.model_copy(update={"labels": tuple(DecisionLabel(label=label.label, min=m)
-                                                             for label, m in zip(ordered, f.label_mins))})
+        scoring = scoring.model_copy(
+            update={"labels": tuple(DecisionLabel(label=label.label, min=m) for label, m in zip(ordered, f.label_mins, strict=True))}
+        )
     version = semver.Version.parse(rubric.metadata.version)
     version = version.bump_minor() if scoring != rubric.scoring else version.bump_patch()
-    metadata = rubric.metadata.model_copy(update={"version": str(version),
-                                                  "provenance": {**rubric.metadata.provenance, **provenance}})
-    return Rubric.model_validate({**rubric.model_dump(mode="json"), "criteria": [c.model_dump(mode="json") for c in criteria],
-                                  "scoring": scoring.model_dump(mode="json"), "metadata": metadata.model_dump(mode="json")})
+    metadata = rubric.metadata.model_copy(
+        update={"version": str(version), "provenance": {**rubric.metadata.provenance, **provenance}}
+    )
+    return Rubric.model_validate(
+        {
+            **rubric.model_dump(mode="json"),
+            "criteria": [c.model_dump(mode="json") for c in criteria],
+            "scoring": scoring.model_dump(mode="json"),
+            "metadata": metadata.model_dump(mode="json"),
+        }
+    )

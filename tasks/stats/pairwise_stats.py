@@ -16,8 +16,11 @@ CODES = {"a": 0, "b": 1, "tie": 2}
 def pairwise_report(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str) -> list[dict]:
     rows = db.fetch(con, "pairwise_report.sql", corpus=corpus, rubric=rubric_hash)
     for row in rows:
-        pairs = [p for p in db.fetch(con, "pair_labels.sql", corpus=corpus, rubric=rubric_hash, judge=row["judge_hash"])
-                 if p["criterion_id"] == row["criterion_id"]]
+        pairs = [
+            p
+            for p in db.fetch(con, "pair_labels.sql", corpus=corpus, rubric=rubric_hash, judge=row["judge_hash"])
+            if p["criterion_id"] == row["criterion_id"]
+        ]
         row["kappa"] = label_kappa([p["verdict"] for p in pairs], [p["label"] for p in pairs])
     return rows
 
@@ -38,12 +41,24 @@ def bradley_terry(outcomes: list[tuple[str, str, str]], resamples: int = 200, se
         return []
     point = _bt_fit(outcomes, systems)
     rng = np.random.default_rng(seed)
-    draws = np.array([_bt_fit([outcomes[i] for i in rng.integers(0, len(outcomes), len(outcomes))], systems)
-                      for _ in range(resamples)])
+    draws = np.array(
+        [
+            _bt_fit([outcomes[i] for i in rng.integers(0, len(outcomes), len(outcomes))], systems)
+            for _ in range(resamples)
+        ]
+    )
     low, high = np.percentile(draws, [2.5, 97.5], axis=0)
     order = np.argsort(-point)
-    return [{"system": systems[i], "rating": float(point[i]), "low": float(low[i]), "high": float(high[i]),
-             "comparisons": sum(systems[i] in (a, b) for a, b, _ in outcomes)} for i in order]
+    return [
+        {
+            "system": systems[i],
+            "rating": float(point[i]),
+            "low": float(low[i]),
+            "high": float(high[i]),
+            "comparisons": sum(systems[i] in (a, b) for a, b, _ in outcomes),
+        }
+        for i in order
+    ]
 
 
 def _bt_fit(outcomes: list[tuple[str, str, str]], systems: list[str]) -> np.ndarray:
@@ -56,6 +71,7 @@ def _bt_fit(outcomes: list[tuple[str, str, str]], systems: list[str]) -> np.ndar
 
     def loss(theta: np.ndarray) -> float:  # negative log-likelihood, a small ridge keeps unbeaten systems finite
         diff = theta[a] - theta[b]
-        return float(np.sum(np.logaddexp(0, -diff) * win + np.logaddexp(0, diff) * (1 - win)) + 1e-3 * np.sum(theta ** 2))
+        return float(np.sum(np.logaddexp(0, -diff) * win + np.logaddexp(0, diff) * (1 - win)) + 1e-3 * np.sum(theta**2))
+
     theta = minimize(loss, np.zeros(len(systems)), method="L-BFGS-B").x
     return (theta - theta.mean()) * 400 / np.log(10)

@@ -44,8 +44,10 @@ def panel_agreement(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str) ->
     rows = db.fetch(con, "panel_raters.sql", corpus=corpus, rubric=hashes.pop())
     judges = sorted({r["judge"] for r in rows})
     if len(judges) < 2:
-        raise PanelError(f"one judge scored {rubric!r} on corpus {corpus!r}; a panel needs two or more "
-                         "(`rubricflow score --model A --model B ...`)")
+        raise PanelError(
+            f"one judge scored {rubric!r} on corpus {corpus!r}; a panel needs two or more "
+            "(`rubricflow score --model A --model B ...`)"
+        )
     out = []
     for criterion in sorted({r["criterion_id"] for r in rows}):
         mine = [r for r in rows if r["criterion_id"] == criterion]
@@ -63,12 +65,18 @@ def panel_agreement(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str) ->
             if both.sum() >= 2:
                 pairs.append(kappas(categories(grid[a][both]), categories(grid[b][both])))
         rated = [row[~np.isnan(row)] for row in grid.T]
-        out.append(PanelAgreement(
-            criterion, int((~np.isnan(grid)).any(axis=1).sum()), int(shared.sum()), _safe_alpha(grid, level),
-            float(np.nanmean([p[0] for p in pairs])) if pairs else float("nan"),
-            float(np.nanmean([p[1] for p in pairs])) if pairs else float("nan"),
-            float(np.nanmin([p[1] for p in pairs])) if pairs else float("nan"),
-            float(np.mean([len(set(v.tolist())) > 1 for v in rated]))))
+        out.append(
+            PanelAgreement(
+                criterion,
+                int((~np.isnan(grid)).any(axis=1).sum()),
+                int(shared.sum()),
+                _safe_alpha(grid, level),
+                float(np.nanmean([p[0] for p in pairs])) if pairs else float("nan"),
+                float(np.nanmean([p[1] for p in pairs])) if pairs else float("nan"),
+                float(np.nanmin([p[1] for p in pairs])) if pairs else float("nan"),
+                float(np.mean([len(set(v.tolist())) > 1 for v in rated])),
+            )
+        )
     return judges, out
 
 

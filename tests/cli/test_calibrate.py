@@ -16,9 +16,14 @@ PUBLISHED = {  # the table in shared/data/README.md (UniEval vs human, sample le
 
 
 def test_topical_chat_correlations_match_the_published_table(tmp_path):
-    result = subprocess.run([EXE, "calibrate", "--topical-chat", str(SHARED / "calibration" / "topical_chat"),
-                             "-w", "w.duckdb"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "COLUMNS": "200"})
+    result = subprocess.run(
+        [EXE, "calibrate", "--topical-chat", str(SHARED / "calibration" / "topical_chat"), "-w", "w.duckdb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert result.returncode == 0, result.stderr
     first_table = result.stdout.split("└")[0]
     rows = {line.split()[1]: line.split()[2:] for line in first_table.splitlines() if line.startswith("│")}
@@ -31,17 +36,30 @@ def test_labels_import_refuses_bad_files(tmp_path):
     (tmp_path / "bad.csv").write_text("text_id,criterion,score,rater\nt1,c,high,h\n")
     (tmp_path / "cols.csv").write_text("id,score\n1,2\n")
     (tmp_path / "nan.csv").write_text("text_id,criterion,score,rater\nt1,c,3,h\nt2,c,NaN,h\n")  # crashed calibrate
-    for name, message in (("bad.csv", "bad.csv: row 1: score 'high' is not a finite number"),
-                          ("nan.csv", "nan.csv: row 2: score nan is not a finite number"),
-                          ("cols.csv", "cols.csv: missing columns ['text_id', 'criterion', 'rater']")):
-        result = subprocess.run([EXE, "labels", name, "-c", "x", "-w", "w.duckdb"], cwd=tmp_path,
-                                capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    for name, message in (
+        ("bad.csv", "bad.csv: row 1: score 'high' is not a finite number"),
+        ("nan.csv", "nan.csv: row 2: score nan is not a finite number"),
+        ("cols.csv", "cols.csv: missing columns ['text_id', 'criterion', 'rater']"),
+    ):
+        result = subprocess.run(
+            [EXE, "labels", name, "-c", "x", "-w", "w.duckdb"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         assert result.returncode == 2 and message in " ".join(result.stderr.split()), result.stderr
 
 
 def cli(tmp_path, *args, timeout=300):
-    return subprocess.run([EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "250"})
+    return subprocess.run(
+        [EXE, *args, "-w", "w.duckdb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "250"},
+    )
 
 
 def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_path, judge_server):
@@ -52,17 +70,24 @@ def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_pat
     import duckdb
 
     server = judge_server()
-    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": f"Text {i}. " * (i + 1)}) + "\n"
-                                              for i in range(8)))
+    (tmp_path / "c.jsonl").write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": f"Text {i}. " * (i + 1)}) + "\n" for i in range(8))
+    )
     assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
     for extra in ([], ["--temperature", "0.7", "--seed", "1"]):
-        assert cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, *extra).returncode == 0
-    (tmp_path / "labels.csv").write_text("text_id,criterion,score,rater\n" + "".join(
-        f"t{i},{c},{(i % 4)},ann\n" for i in range(8) for c in ("scaffolding", "puffery")))
+        assert (
+            cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, *extra).returncode == 0
+        )
+    (tmp_path / "labels.csv").write_text(
+        "text_id,criterion,score,rater\n"
+        + "".join(f"t{i},{c},{(i % 4)},ann\n" for i in range(8) for c in ("scaffolding", "puffery"))
+    )
     assert cli(tmp_path, "labels", "labels.csv", "-c", "c").returncode == 0
 
     two = cli(tmp_path, "calibrate", "-c", "c", "--rubric", "llm-slop")
-    assert two.returncode == 1 and "2 judge setups scored 'llm-slop'" in two.stderr and "--allow-mixed" not in two.stderr
+    assert (
+        two.returncode == 1 and "2 judge setups scored 'llm-slop'" in two.stderr and "--allow-mixed" not in two.stderr
+    )
     hashes = [word for word in two.stderr.replace(",", " ").split() if len(word) == 12 and word.isalnum()]
     picked = cli(tmp_path, "calibrate", "-c", "c", "--rubric", "llm-slop", "--judge-hash", hashes[1], "--json")
     assert picked.returncode == 0, picked.stderr

@@ -17,8 +17,14 @@ RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
 
 
 def cli(tmp_path, *args):
-    return subprocess.run([EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [EXE, *args, "-w", "w.duckdb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def test_fit_on_topical_chat_beats_equal_weights_held_out_and_writes_the_next_version(tmp_path):
@@ -26,8 +32,24 @@ def test_fit_on_topical_chat_beats_equal_weights_held_out_and_writes_the_next_ve
     assert done.returncode == 0, done.stderr
     runs = []
     for name in ("first.yaml", "second.yaml"):
-        done = cli(tmp_path, "improve", "fit", "-c", "tc", "-r", RUBRIC, "--from-rater", "unieval", "--labels",
-                   "human:overall", "--seed", "0", "--json", "-o", name)
+        done = cli(
+            tmp_path,
+            "improve",
+            "fit",
+            "-c",
+            "tc",
+            "-r",
+            RUBRIC,
+            "--from-rater",
+            "unieval",
+            "--labels",
+            "human:overall",
+            "--seed",
+            "0",
+            "--json",
+            "-o",
+            name,
+        )
         assert done.returncode == 0, done.stderr
         runs.append(json.loads(done.stdout))
     first, second = runs
@@ -61,6 +83,9 @@ def test_fit_on_a_judges_judgments_makes_no_call(tmp_path, judge_server):
     done = cli(tmp_path, "improve", "fit", "-c", "tc", "-r", RUBRIC, "--json", "-o", "fitted.yaml")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert server.stats()["answered"] == calls and rows(tmp_path / "w.duckdb", "SELECT count(*) FROM completions") == landed
+    assert (
+        server.stats()["answered"] == calls
+        and rows(tmp_path / "w.duckdb", "SELECT count(*) FROM completions") == landed
+    )
     assert result["texts"] == 360 and sum(result["weights"].values()) == pytest.approx(5.0)
     assert load_rubric(tmp_path / "fitted.yaml").metadata.provenance["fit_scores"].startswith("judge:")

@@ -11,8 +11,14 @@ EXE = shutil.which("rubricflow")
 
 
 def run(*args, cwd=None, env=None):
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=300)
+    return subprocess.run(
+        [EXE, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +70,15 @@ def test_runs_and_show(demo_dir):
     assert missing.returncode == 1 and "no text 'nope'" in missing.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (("score", "-c", "x", "-r", "llm-slop"), "no judge endpoint"),
-    (("ingest", "missing.jsonl"), "missing.jsonl: no such file"),
-    (("query", "SELECT 1", "-w", "nowhere.duckdb"), "no warehouse at nowhere.duckdb"),
-    (("judge-server", "--faults", "gremlins"), "unknown faults ['gremlins']"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("score", "-c", "x", "-r", "llm-slop"), "no judge endpoint"),
+        (("ingest", "missing.jsonl"), "missing.jsonl: no such file"),
+        (("query", "SELECT 1", "-w", "nowhere.duckdb"), "no warehouse at nowhere.duckdb"),
+        (("judge-server", "--faults", "gremlins"), "unknown faults ['gremlins']"),
+    ],
+)
 def test_errors_name_the_problem(tmp_path, args, message):
     result = run(*args, cwd=tmp_path, env={"OPENAI_BASE_URL": ""})
     assert result.returncode == 2 and message in result.stderr.replace("\n", " ")
@@ -78,16 +87,50 @@ def test_errors_name_the_problem(tmp_path, args, message):
 
 def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
     cwd, _ = demo_dir
-    bad_rubric = run("score", "-c", "demo", "-r", "no-such-rubric", "--base-url", "http://127.0.0.1:9/v1",
-                     "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
+    bad_rubric = run(
+        "score",
+        "-c",
+        "demo",
+        "-r",
+        "no-such-rubric",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "-w",
+        "warehouse/demo/demo.duckdb",
+        cwd=cwd,
+    )
     assert bad_rubric.returncode == 2 and "no rubric named 'no-such-rubric'" in bad_rubric.stderr
-    bad_corpus = run("score", "-c", "nope", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1",
-                     "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
+    bad_corpus = run(
+        "score",
+        "-c",
+        "nope",
+        "-r",
+        "llm-slop",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "-w",
+        "warehouse/demo/demo.duckdb",
+        cwd=cwd,
+    )
     assert bad_corpus.returncode == 2 and "no corpus 'nope'" in bad_corpus.stderr
     # an error raised inside the flow is one line, not Prefect's 60 lines of traceback
     assert "Traceback" not in bad_corpus.stderr and "Task run failed" not in bad_corpus.stderr
-    assert "Traceback" in run("--debug", "score", "-c", "nope", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1",
-                              "-w", "warehouse/demo/demo.duckdb", cwd=cwd).stderr
+    assert (
+        "Traceback"
+        in run(
+            "--debug",
+            "score",
+            "-c",
+            "nope",
+            "-r",
+            "llm-slop",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "-w",
+            "warehouse/demo/demo.duckdb",
+            cwd=cwd,
+        ).stderr
+    )
 
 
 def test_demo_never_deletes_what_it_did_not_create(tmp_path):

@@ -12,7 +12,9 @@ EXE = shutil.which("rubricflow")
 
 def run(*args, cwd=None, columns=200):
     assert EXE, "the rubricflow console script is not installed (pip install -e .)"
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, env={"COLUMNS": str(columns), "PATH": ""})
+    return subprocess.run(
+        [EXE, *args], capture_output=True, text=True, cwd=cwd, env={"COLUMNS": str(columns), "PATH": ""}
+    )
 
 
 def test_list_and_search():
@@ -26,22 +28,30 @@ def test_list_and_search():
 def test_validate_library_and_refusals():
     ok = run("rubric", "validate")
     assert ok.returncode == 0 and ok.stdout.count(" ok ") == 9
-    bad = run("rubric", "validate", str(SHARED_RUBRICS / "secemp9/completeness_rubric.md"),
-              str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"))
+    bad = run(
+        "rubric",
+        "validate",
+        str(SHARED_RUBRICS / "secemp9/completeness_rubric.md"),
+        str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"),
+    )
     assert bad.returncode == 1
     assert "completeness_rubric.md: not a rubric" in " ".join(bad.stderr.split())
 
 
 def test_validate_names_file_and_field_of_a_bad_regex(tmp_path):
     f = tmp_path / "bad.yaml"
-    f.write_text("metadata: {id: bad}\ngoal: g\npatterns: [{id: unclosed, regex: '(x|y'}]\n"
-                 "criteria: [{id: a, patterns: [unclosed]}]\n")
+    f.write_text(
+        "metadata: {id: bad}\ngoal: g\npatterns: [{id: unclosed, regex: '(x|y'}]\n"
+        "criteria: [{id: a, patterns: [unclosed]}]\n"
+    )
     res = run("rubric", "validate", str(f))
     assert res.returncode == 1
     assert "E_REGEX" in res.stdout and "patterns[0].regex" in res.stdout and "unclosed" in res.stdout
     # a look-behind RE2 cannot run is kept: a warning, and the rubric validates
-    f.write_text("metadata: {id: bad}\ngoal: g\npatterns: [{id: lookbehind, regex: '(?<=x)y'}]\n"
-                 "criteria: [{id: a, patterns: [lookbehind]}]\n")
+    f.write_text(
+        "metadata: {id: bad}\ngoal: g\npatterns: [{id: lookbehind, regex: '(?<=x)y'}]\n"
+        "criteria: [{id: a, patterns: [lookbehind]}]\n"
+    )
     res = run("rubric", "validate", str(f))
     assert res.returncode == 0 and "patterns[0].regex: W_REGEX_BACKTRACKING" in res.stderr
 
@@ -52,21 +62,32 @@ def test_show_render_convert_and_diff(tmp_path):
     rendered = run("rubric", "render", "writing-quality", "--strategy", "per_criterion", "--unit", "economy")
     assert rendered.returncode == 0 and "due to the fact that" in rendered.stdout and '"maximum": 4' in rendered.stdout
     out = tmp_path / "anti.yaml"
-    conv = run("rubric", "convert", str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"), "--to", "yaml", "--out", str(out))
+    conv = run(
+        "rubric", "convert", str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"), "--to", "yaml", "--out", str(out)
+    )
     assert conv.returncode == 0 and out.read_text().startswith("metadata:")
     changed = tmp_path / "anti2.yaml"
     changed.write_text(out.read_text().replace("weight: 3.0", "weight: 4.0", 1))
     d = run("rubric", "diff", str(out), str(changed))
     assert d.returncode == 0 and "criteria.C1.weight" in d.stdout
-    many = run("rubric", "convert", str(SHARED_RUBRICS / "prometheus/score_rubrics_sample.jsonl"), "--out-dir", str(tmp_path / "p"))
+    many = run(
+        "rubric",
+        "convert",
+        str(SHARED_RUBRICS / "prometheus/score_rubrics_sample.jsonl"),
+        "--out-dir",
+        str(tmp_path / "p"),
+    )
     assert many.returncode == 0 and len(list((tmp_path / "p").glob("*.yaml"))) == 40
 
 
-@pytest.mark.parametrize("args, message", [
-    (("rubric", "show", "no-such-rubric"), "no rubric named 'no-such-rubric'"),
-    (("rubric", "show", "missing/file.yaml"), "missing/file.yaml: no such file"),
-    (("rubric", "render", "llm-slop", "--strategy", "bogus"), "unknown strategy 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("rubric", "show", "no-such-rubric"), "no rubric named 'no-such-rubric'"),
+        (("rubric", "show", "missing/file.yaml"), "missing/file.yaml: no such file"),
+        (("rubric", "render", "llm-slop", "--strategy", "bogus"), "unknown strategy 'bogus'"),
+    ],
+)
 def test_errors_exit_non_zero_with_a_reason(args, message):
     res = run(*args)
     assert res.returncode == 2 and message in " ".join(res.stderr.split())
@@ -75,12 +96,18 @@ def test_errors_exit_non_zero_with_a_reason(args, message):
 def test_rich_markup_in_rubric_text_is_shown_as_written(tmp_path):
     """A `[/]` or `[bold]` in a title, goal or label crashed the output (reliability pass)."""
     path = tmp_path / "markup.yaml"
-    path.write_text('metadata: {id: markup, title: "Costs [/] and [bold]$5[/bold]"}\ngoal: "Check [/] works"\n'
-                    'criteria:\n  - {id: a, title: "A [/]"}\n'
-                    'scoring: {labels: [{label: "[/]", min: 0.5}, {label: "$", min: 0}]}\n')
+    path.write_text(
+        'metadata: {id: markup, title: "Costs [/] and [bold]$5[/bold]"}\ngoal: "Check [/] works"\n'
+        'criteria:\n  - {id: a, title: "A [/]"}\n'
+        'scoring: {labels: [{label: "[/]", min: 0.5}, {label: "$", min: 0}]}\n'
+    )
     shown = run("rubric", "show", str(path), cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
-    assert "Costs [/] and [bold]$5[/bold]" in shown.stdout and "Check [/] works" in shown.stdout and "A [/]" in shown.stdout
+    assert (
+        "Costs [/] and [bold]$5[/bold]" in shown.stdout
+        and "Check [/] works" in shown.stdout
+        and "A [/]" in shown.stdout
+    )
     validated = run("rubric", "validate", str(path), cwd=tmp_path)
     assert validated.returncode == 0, validated.stderr
 
@@ -109,30 +136,39 @@ def test_show_lists_the_groups_and_fails_on_a_rubric_that_does_not_compile(tmp_p
 
 
 def test_generate_drafts_a_rubric_from_a_source_document_and_reports_its_profile(tmp_path):
-    (tmp_path / "style.md").write_text("# House style\n\nRules we keep:\n\n- Every number cites its source.\n"
-                                       "- Sentences stay under thirty words.\n1. Never use exclamation marks.\n"
-                                       "- Be nice.\n")  # two words: not a checkable rule
+    (tmp_path / "style.md").write_text(
+        "# House style\n\nRules we keep:\n\n- Every number cites its source.\n"
+        "- Sentences stay under thirty words.\n1. Never use exclamation marks.\n"
+        "- Be nice.\n"
+    )  # two words: not a checkable rule
     done = run("rubric", "generate", "style.md", "--id", "house", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "OFFLINE judge" in done.stdout and "profile compliance" in done.stdout and "compiled on draft 1" in done.stdout
+    assert (
+        "OFFLINE judge" in done.stdout and "profile compliance" in done.stdout and "compiled on draft 1" in done.stdout
+    )
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.formats import load_rubric
 
     drafted = load_rubric(tmp_path / "house.yaml")
     assert drafted.metadata.id == "house" and [c.description for c in drafted.criteria] == [
-        "Every number cites its source.", "Sentences stay under thirty words.", "Never use exclamation marks."]
+        "Every number cites its source.",
+        "Sentences stay under thirty words.",
+        "Never use exclamation marks.",
+    ]
     compile_or_raise(drafted)
     (tmp_path / "empty.md").write_text("# Nothing to check here\n\nJust prose, no rules.\n")
     refused = run("rubric", "generate", "empty.md", cwd=tmp_path)
-    assert refused.returncode == 2 and "2 drafts did not compile" in refused.stderr and "N2_NO_STRUCTURE" in refused.stderr
+    assert (
+        refused.returncode == 2 and "2 drafts did not compile" in refused.stderr and "N2_NO_STRUCTURE" in refused.stderr
+    )
 
 
 def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import Library
-    from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.standins.judge_server import RunningServer
 
     meta = compile_or_raise(Library().get("rubric-quality").rubric)
@@ -143,7 +179,13 @@ def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
     assert len(reviews) == 9
     for rubric_id, review in reviews.items():
         assert not review.errors and review.verdict.score is not None, rubric_id
-        assert {j.criterion_id for j in review.judgments if j.status == "scored"} == {c.id for c in meta.rubric.criteria}
+        assert {j.criterion_id for j in review.judgments if j.status == "scored"} == {
+            c.id for c in meta.rubric.criteria
+        }
     assert reviews["llm-slop"].verdict.passed  # anchored, weighted, with disqualifiers
     done = run("rubric", "review", "llm-slop")
-    assert done.returncode == 0 and "reviewed with rubric-quality@1.0.0" in done.stdout and "meta-judgment: score" in done.stdout
+    assert (
+        done.returncode == 0
+        and "reviewed with rubric-quality@1.0.0" in done.stdout
+        and "meta-judgment: score" in done.stdout
+    )

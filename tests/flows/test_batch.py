@@ -27,8 +27,13 @@ def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path
         ingest_flow(str(corpus), str(tmp_path / f"{name}.duckdb"), "c")
     score_corpus("c", "llm-slop", str(tmp_path / "online.duckdb"), {"base_url": online.base_url})
     (tmp_path / "prices.yaml").write_text("rubricflow-offline-judge: {input: 1000, output: 2000}\n")
-    run = score_corpus("c", "llm-slop", str(tmp_path / "batch.duckdb"),
-                       {"base_url": batched.base_url, "prices": str(tmp_path / "prices.yaml"), **BATCH}, shard_size=8)
+    run = score_corpus(
+        "c",
+        "llm-slop",
+        str(tmp_path / "batch.duckdb"),
+        {"base_url": batched.base_url, "prices": str(tmp_path / "prices.yaml"), **BATCH},
+        shard_size=8,
+    )
     warehouse = str(tmp_path / "batch.duckdb")
     stats = batched.stats()
     assert stats["batches_created"] == 3  # 20 cells in shards of 8
@@ -36,13 +41,17 @@ def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path
     assert modes["batch:json_schema"] + modes["json_schema"] == 20 and modes["json_schema"] == stats["requests"] > 0
     assert run["judged_cells"] == 20 and run["ok_cells"] == 20
     assert judged(warehouse) == judged(str(tmp_path / "online.duckdb"))  # same answers either way
-    assert rows(warehouse, "SELECT count(*), sum(online_cells) FROM batches WHERE status = 'landed (completed)'") == \
-        [(3, modes["json_schema"])]
+    assert rows(warehouse, "SELECT count(*), sum(online_cells) FROM batches WHERE status = 'landed (completed)'") == [
+        (3, modes["json_schema"])
+    ]
     # batch lines cost half of online ones
-    (usd, expected), = rows(warehouse, """
+    ((usd, expected),) = rows(
+        warehouse,
+        """
         SELECT any_value(r.usd), sum((c.prompt_tokens * 1000 + c.completion_tokens * 2000) / 1e6
                                      * CASE WHEN c.output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END)
-        FROM run_costs r JOIN completions c USING (run_id)""")
+        FROM run_costs r JOIN completions c USING (run_id)""",
+    )
     assert usd == pytest.approx(expected) and expected > 0
 
 
@@ -60,12 +69,30 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
     try:
         write_corpus(tmp_path / "c.jsonl", 12)
         env = {**os.environ, "COLUMNS": "200"}
-        assert subprocess.run([EXE, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb"], cwd=tmp_path, env=env,
-                              capture_output=True).returncode == 0
-        command = [EXE, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--batch",
-                   "--batch-poll", "0.2", "-w", "w.duckdb"]
-        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 start_new_session=True)
+        assert (
+            subprocess.run(
+                [EXE, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb"], cwd=tmp_path, env=env, capture_output=True
+            ).returncode
+            == 0
+        )
+        command = [
+            EXE,
+            "score",
+            "-c",
+            "c",
+            "-r",
+            "llm-slop",
+            "--base-url",
+            server.base_url,
+            "--batch",
+            "--batch-poll",
+            "0.2",
+            "-w",
+            "w.duckdb",
+        ]
+        first = subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.time() + 120
         while server.stats().get("batches_created", 0) < 1 and time.time() < deadline:
             time.sleep(0.2)

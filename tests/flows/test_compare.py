@@ -48,8 +48,16 @@ def ab(tmp_path_factory):
         result = compare_flow("c", str(a), str(b), warehouse, judge, judge, top=5, resamples=3000)
         requests = server.stats()["requests"]
         again = compare_flow("c", str(a), str(b), warehouse, judge, judge, top=5, resamples=3000)
-        yield {"result": result, "again": again, "warehouse": warehouse, "a": a, "b": b, "server": server,
-               "first_requests": requests, "tmp": tmp}
+        yield {
+            "result": result,
+            "again": again,
+            "warehouse": warehouse,
+            "a": a,
+            "b": b,
+            "server": server,
+            "first_requests": requests,
+            "tmp": tmp,
+        }
     finally:
         server.stop()
 
@@ -60,15 +68,21 @@ def test_landed_work_is_reused(ab):
     again, first = ab["again"].summary, ab["result"].summary
     assert again.keys() == first.keys()
     for key, value in first.items():  # parallel float sums may differ in the last bit
-        assert again[key] == (pytest.approx(value) if not isinstance(value, tuple) else pytest.approx(value, abs=1e-9)), key
+        assert again[key] == (
+            pytest.approx(value) if not isinstance(value, tuple) else pytest.approx(value, abs=1e-9)
+        ), key
 
 
 def test_text_level_statistics_match_scipy(ab):
     r, w = ab["result"], ab["warehouse"]
     ha, hb = r.a[0][0], r.b[0][0]
-    pairs = rows(w, """SELECT a.score, b.score, a.label, b.label, a.passed, b.passed FROM text_scores a
+    pairs = rows(
+        w,
+        """SELECT a.score, b.score, a.label, b.label, a.passed, b.passed FROM text_scores a
                         JOIN text_scores b USING (corpus_id, text_id)
-                        WHERE a.rubric_hash = ? AND b.rubric_hash = ? ORDER BY text_id""", [ha, hb])
+                        WHERE a.rubric_hash = ? AND b.rubric_hash = ? ORDER BY text_id""",
+        [ha, hb],
+    )
     xa = np.round([p[0] for p in pairs], 12)  # as compare_prepare.sql: float noise is no rank difference
     xb = np.round([p[1] for p in pairs], 12)
     s = r.summary
@@ -94,10 +108,13 @@ def test_criterion_statistics_match_statsmodels(ab):
     assert r.added_criteria == ["brevity"] and r.removed_criteria == []
     assert by_id["puffery"]["changed"] and by_id["meta-talk"]["changed"] and not by_id["scaffolding"]["changed"]
     for cid, row in by_id.items():
-        pairs = rows(w, """SELECT a.unit_score, b.unit_score, a.passed, b.passed FROM criterion_scores a
+        pairs = rows(
+            w,
+            """SELECT a.unit_score, b.unit_score, a.passed, b.passed FROM criterion_scores a
                             JOIN criterion_scores b USING (corpus_id, text_id, criterion_id)
                             WHERE a.rubric_hash = ? AND b.rubric_hash = ? AND criterion_id = ?""",
-                      [r.a[0][0], r.b[0][0], cid])
+            [r.a[0][0], r.b[0][0], cid],
+        )
         ua, ub = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         levels = 3 if cid != "meta-talk" else 1  # ordinal 0..3 / binary
         ca, cb = np.rint(ua * levels).astype(int), np.rint(ub * levels).astype(int)
@@ -164,7 +181,9 @@ def test_reports_are_self_contained_and_escape_data(ab, tmp_path):
     r.movers[0]["rationale_a"] = "<script>alert(1)</script>"
     page = comparison_report(r)
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert len(re.findall(r'<img alt="plot" src="data:image/png;base64,', page)) == 4  # distribution, scatter, deltas, flips
+    assert (
+        len(re.findall(r'<img alt="plot" src="data:image/png;base64,', page)) == 4
+    )  # distribution, scatter, deltas, flips
     assert not re.search(r'(src|href)="(http|//)', page)
     for text in ("meta-talk (changed)", "puffery (changed)", "Only in B: brevity", f"{r.summary['pearson']:.3f}"):
         assert text in page
@@ -173,8 +192,21 @@ def test_reports_are_self_contained_and_escape_data(ab, tmp_path):
     assert run_page.count("data:image/png;base64,") == 2 and "writing" not in run_page
     out = tmp_path / "cal.html"
     from tests.conftest import SHARED
-    result = subprocess.run([EXE, "calibrate", "--topical-chat", str(SHARED / "calibration" / "topical_chat"),
-                             "-w", str(tmp_path / "tc.duckdb"), "--report", str(out)], capture_output=True, text=True)
+
+    result = subprocess.run(
+        [
+            EXE,
+            "calibrate",
+            "--topical-chat",
+            str(SHARED / "calibration" / "topical_chat"),
+            "-w",
+            str(tmp_path / "tc.duckdb"),
+            "--report",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     cal = out.read_text()
     assert cal.count("data:image/png;base64,") == 1 + 6  # scatter grid + a confusion matrix per criterion
@@ -184,9 +216,22 @@ def test_reports_are_self_contained_and_escape_data(ab, tmp_path):
         pytest.skip("chromium not installed: rendering not checked (.ci/run installs it where apt is available)")
     (tmp_path / "cmp.html").write_text(page)
     shot = tmp_path / "cmp.png"
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--no-first-run", "--window-size=1200,2400", f"--screenshot={shot}",
-                    (tmp_path / "cmp.html").as_uri()], capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--window-size=1200,2400",
+            f"--screenshot={shot}",
+            (tmp_path / "cmp.html").as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.stat().st_size > 50_000  # a blank page is a few KB; the plots make it far larger
 
 
@@ -197,11 +242,14 @@ def test_each_flow_run_leaves_a_markdown_artifact(ab):
 
     con = sqlite3.connect(Path(os.environ["PREFECT_HOME"]) / "prefect.db")
     try:
+
         def latest(key):
-            found = con.execute("SELECT data FROM artifact WHERE key = ? AND type = 'markdown' ORDER BY created DESC",
-                                [key]).fetchall()
+            found = con.execute(
+                "SELECT data FROM artifact WHERE key = ? AND type = 'markdown' ORDER BY created DESC", [key]
+            ).fetchall()
             assert found, f"no artifact {key}"
             return json.loads(found[0][0]) if found[0][0].startswith('"') else found[0][0]
+
         assert "| meta-talk (changed) |" in latest("compare-c-slop-ab-1-0-0-slop-ab-2-0-0")
         score = latest("score-c-slop-ab")
         assert "## Criteria" in score and "| puffery |" in score
@@ -211,6 +259,7 @@ def test_each_flow_run_leaves_a_markdown_artifact(ab):
 
 def db_reader(path):
     from rubricflow.warehouse import db
+
     return db.reader(path)
 
 

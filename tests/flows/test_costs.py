@@ -39,7 +39,8 @@ def test_models_the_file_does_not_price_come_from_genai_prices():
         assert 0 < price.cached_input_per_mtok < price.input_per_mtok < price.output_per_mtok
         usage = genai_prices.Usage(input_tokens=3000, cache_read_tokens=1000, output_tokens=500)
         assert price.cost(3000, 500, cached_tokens=1000) == pytest.approx(
-            float(genai_prices.calc_price(usage, model).total_price))
+            float(genai_prices.calc_price(usage, model).total_price)
+        )
 
 
 def test_budget_stops_before_exceeding_and_the_rest_is_judged_later(tmp_path, judge_server):
@@ -52,10 +53,11 @@ def test_budget_stops_before_exceeding_and_the_rest_is_judged_later(tmp_path, ju
     run = score_corpus("c", "llm-slop", warehouse, {**judge, "budget_usd": budget})
     assert 0 < run["judged_cells"] < 20 and run["unjudged_cells"] == 20 - run["judged_cells"]
     assert server.stats()["requests"] == run["judged_cells"]  # nothing was sent beyond the budget
-    (status, message), = rows(warehouse, "SELECT status, message FROM runs WHERE run_id = ?", [run["run_id"]])
+    ((status, message),) = rows(warehouse, "SELECT status, message FROM runs WHERE run_id = ?", [run["run_id"]])
     assert status == "stopped" and "budget $12.0000 reached" in message
-    (spent, estimated, cap), = rows(warehouse, "SELECT usd, estimated_usd, budget_usd FROM run_costs WHERE run_id = ?",
-                                    [run["run_id"]])
+    ((spent, estimated, cap),) = rows(
+        warehouse, "SELECT usd, estimated_usd, budget_usd FROM run_costs WHERE run_id = ?", [run["run_id"]]
+    )
     assert spent <= budget and cap == budget and estimated > budget
     rest = score_corpus("c", "llm-slop", warehouse, judge)  # no budget: the cells left are judged now, once
     assert rest["judged_cells"] == 20 - run["judged_cells"] and rest["skipped_cells"] == run["judged_cells"]
@@ -67,15 +69,39 @@ def test_estimate_is_printed_before_any_call_and_costs_add_up(tmp_path, judge_se
     (tmp_path / "prices.yaml").write_text(PRICES)
     env = {**os.environ, "COLUMNS": "200", "RUBRICFLOW_PRICES": str(tmp_path / "prices.yaml")}
     write_corpus(tmp_path / "c.jsonl", 12)
-    assert subprocess.run([EXE, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb"], cwd=tmp_path, env=env,
-                          capture_output=True).returncode == 0
-    result = subprocess.run([EXE, "score", "-c", "c", "-r", "writing-quality", "--base-url", server.base_url,
-                             "--strategy", "per_criterion", "-w", "w.duckdb"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)
+    assert (
+        subprocess.run(
+            [EXE, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb"], cwd=tmp_path, env=env, capture_output=True
+        ).returncode
+        == 0
+    )
+    result = subprocess.run(
+        [
+            EXE,
+            "score",
+            "-c",
+            "c",
+            "-r",
+            "writing-quality",
+            "--base-url",
+            server.base_url,
+            "--strategy",
+            "per_criterion",
+            "-w",
+            "w.duckdb",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "estimate for 36 cells with rubricflow-offline-judge" in result.stderr
     warehouse = str(tmp_path / "w.duckdb")
-    (usd, estimated, prompt, completion), = rows(warehouse, "SELECT usd, estimated_usd, prompt_tokens, completion_tokens FROM run_costs")
+    ((usd, estimated, prompt, completion),) = rows(
+        warehouse, "SELECT usd, estimated_usd, prompt_tokens, completion_tokens FROM run_costs"
+    )
     assert usd == pytest.approx((prompt * 1000 + completion * 2000) / 1e6)
     assert estimated == pytest.approx(usd, rel=0.35)  # chars/4 and 80 output tokens per criterion: close, not exact
     by_criterion = rows(warehouse, "SELECT criterion_id, judgments, usd FROM criterion_costs ORDER BY criterion_id")
@@ -91,15 +117,27 @@ def test_cached_input_is_priced_at_its_own_rate_in_the_budget_and_the_views(tmp_
     (tmp_path / "prices.yaml").write_text("rubricflow-offline-judge: {input: 1000, output: 2000, cached_input: 100}\n")
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 10)), warehouse, "c")
-    score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url, "strategy": "per_criterion",
-                                                     "prices": str(tmp_path / "prices.yaml"), "budget_usd": 1000.0})
-    (prompt, cached, completion), = rows(warehouse, "SELECT sum(prompt_tokens), sum(cached_tokens), "
-                                                    "sum(completion_tokens) FROM completions")
+    score_corpus(
+        "c",
+        "writing-quality",
+        warehouse,
+        {
+            "base_url": server.base_url,
+            "strategy": "per_criterion",
+            "prices": str(tmp_path / "prices.yaml"),
+            "budget_usd": 1000.0,
+        },
+    )
+    ((prompt, cached, completion),) = rows(
+        warehouse, "SELECT sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens) FROM completions"
+    )
     assert 0 < cached < prompt
-    (usd,), = rows(warehouse, "SELECT usd FROM run_costs")
+    ((usd,),) = rows(warehouse, "SELECT usd FROM run_costs")
     assert usd == pytest.approx(((prompt - cached) * 1000 + cached * 100 + completion * 2000) / 1e6)
-    assert rows(warehouse, "SELECT cached_input_per_mtok, source FROM model_prices") == [(100, str(tmp_path / "prices.yaml"))]
-    ledger, = (tmp_path / "runs").glob("*/budget.json")  # what the budget paid, call by call
+    assert rows(warehouse, "SELECT cached_input_per_mtok, source FROM model_prices") == [
+        (100, str(tmp_path / "prices.yaml"))
+    ]
+    (ledger,) = (tmp_path / "runs").glob("*/budget.json")  # what the budget paid, call by call
     assert json.loads(ledger.read_text())["spent"] == pytest.approx(usd)
 
 
@@ -114,15 +152,26 @@ def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, te
     from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
     (tmp_path / "prices.yaml").write_text(PRICES)
-    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": f"{i} {text}"}) + "\n" for i in range(30)))
+    (tmp_path / "c.jsonl").write_text(
+        "".join(json.dumps({"id": f"t{i}", "text": f"{i} {text}"}) + "\n" for i in range(30))
+    )
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(tmp_path / "c.jsonl"), warehouse, "c")
     budget = 40.0
     with RunningServer(ServerConfig(fault_rate=0.5, faults=("malformed",), fault_attempts=1)) as server:
-        run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "prices": str(tmp_path / "prices.yaml"),
-                                                        "max_tokens": 1024, "budget_usd": budget})
+        run = score_corpus(
+            "c",
+            "llm-slop",
+            warehouse,
+            {
+                "base_url": server.base_url,
+                "prices": str(tmp_path / "prices.yaml"),
+                "max_tokens": 1024,
+                "budget_usd": budget,
+            },
+        )
         reasked = server.app.stats.faults["malformed"]
-    (spent,), = rows(warehouse, "SELECT usd FROM run_costs WHERE run_id = ?", [run["run_id"]])
+    ((spent,),) = rows(warehouse, "SELECT usd FROM run_costs WHERE run_id = ?", [run["run_id"]])
     assert reasked > 0 and 0 < run["judged_cells"] < 30  # re-asks happened, and the budget stopped the run
     assert spent <= budget, f"spent ${spent:.2f} of ${budget:.2f}"
     assert spent > budget * 0.5  # and it was not needlessly timid
@@ -135,7 +184,11 @@ def test_a_budget_for_a_model_without_a_price_is_refused(tmp_path, judge_server)
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 5)), warehouse, "c")
     with pytest.raises(PriceError, match="--budget needs a price for model 'someones-finetune'"):
-        score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "model": "someones-finetune",
-                                                   "budget_usd": 0.000001})
+        score_corpus(
+            "c",
+            "llm-slop",
+            warehouse,
+            {"base_url": server.base_url, "model": "someones-finetune", "budget_usd": 0.000001},
+        )
     assert server.stats()["requests"] == 0
     assert rows(warehouse, "SELECT count(*) FROM runs") == [(0,)]

@@ -16,8 +16,11 @@ VIEWS = "SELECT text_id, score, label, passed, coverage FROM text_scores ORDER B
 def contents(warehouse):
     con = duckdb.connect(warehouse, read_only=True)
     try:
-        return con.execute(CONTENT).fetchall(), con.execute(VIEWS).fetchall(), \
-            con.execute("SELECT count(DISTINCT run_id) FROM completions").fetchall()
+        return (
+            con.execute(CONTENT).fetchall(),
+            con.execute(VIEWS).fetchall(),
+            con.execute("SELECT count(DISTINCT run_id) FROM completions").fetchall(),
+        )
     finally:
         con.close()
 

@@ -25,10 +25,13 @@ TOPICAL_CHAT = SHARED / "calibration" / "topical_chat"
 
 
 def held_out_pearson(warehouse, rubric_hash: str, texts: list[str]) -> float:
-    pairs = rows(warehouse, "SELECT s.score, avg(l.score) FROM text_scores s JOIN labels l ON l.corpus_id = s.corpus_id "
-                            "AND l.text_id = s.text_id AND l.rater = 'human' AND l.criterion_id = 'overall' "
-                            "WHERE s.rubric_hash = ? AND list_contains(?, s.text_id) GROUP BY s.text_id, s.score",
-                 [rubric_hash, texts])
+    pairs = rows(
+        warehouse,
+        "SELECT s.score, avg(l.score) FROM text_scores s JOIN labels l ON l.corpus_id = s.corpus_id "
+        "AND l.text_id = s.text_id AND l.rater = 'human' AND l.criterion_id = 'overall' "
+        "WHERE s.rubric_hash = ? AND list_contains(?, s.text_id) GROUP BY s.text_id, s.score",
+        [rubric_hash, texts],
+    )
     judge, human = np.array(pairs).T
     return float(np.corrcoef(judge, human)[0, 1])
 
@@ -37,8 +40,20 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     import_topical_chat(TOPICAL_CHAT, "tc", warehouse)
-    args = ("tc", RUBRIC, warehouse, ["human"], "overall", {"base_url": server.base_url}, None, 3, None, 0, 0.3,
-            str(tmp_path / "evo"))
+    args = (
+        "tc",
+        RUBRIC,
+        warehouse,
+        ["human"],
+        "overall",
+        {"base_url": server.base_url},
+        None,
+        3,
+        None,
+        0,
+        0.3,
+        str(tmp_path / "evo"),
+    )
     result = evolve_flow(*args)
     rounds = result["rounds"]
     assert [r["round"] for r in rounds] == [1, 2, 3] and result["first_run_calls"] == 1800  # 360 texts x 5 criteria
@@ -49,7 +64,7 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     assert accepted and result["best"] == accepted[-1]["candidate_hash"] != result["start"]
     recorded = rows(warehouse, "SELECT round, status, metric_before, metric_after FROM evolution_rounds ORDER BY round")
     assert [(r[0], r[1]) for r in recorded] == [(r["round"], r["status"]) for r in rounds]
-    for number, status, before, after in recorded:
+    for _number, status, before, after in recorded:
         assert (after > before) == (status == "accepted")
     # The recorded held-out r of the best version, recomputed from the raw rows with the same split.
     con = duckdb.connect(warehouse, read_only=True)
@@ -62,7 +77,7 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     con = duckdb.connect(warehouse, read_only=True)
     page = evolution_report(con, result["evolution_id"])
     con.close()
-    assert page.count("<img") == 1 and all(f"<td class=\"t\">{r['status']}</td>" in page for r in rounds)
+    assert page.count("<img") == 1 and all(f'<td class="t">{r["status"]}</td>' in page for r in rounds)
 
     answered = server.stats()["answered"]
     again = evolve_flow(*args)  # the same command: every round is replayed from the warehouse
@@ -71,12 +86,26 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
 
 
 def test_malformed_reflection_answers_are_refused_and_counted(tmp_path, judge_server):
-    judge, reflection = judge_server(), judge_server("--fault-rate", "1", "--faults", "malformed,wrong_keys",
-                                                     "--fault-attempts", "100")
+    judge, reflection = (
+        judge_server(),
+        judge_server("--fault-rate", "1", "--faults", "malformed,wrong_keys", "--fault-attempts", "100"),
+    )
     warehouse = str(tmp_path / "w.duckdb")
     import_topical_chat(TOPICAL_CHAT, "tc", warehouse)
-    result = evolve_flow("tc", RUBRIC, warehouse, ["human"], "overall", {"base_url": judge.base_url},
-                         {"base_url": reflection.base_url}, 2, None, 0, 0.3, str(tmp_path / "evo"))
+    result = evolve_flow(
+        "tc",
+        RUBRIC,
+        warehouse,
+        ["human"],
+        "overall",
+        {"base_url": judge.base_url},
+        {"base_url": reflection.base_url},
+        2,
+        None,
+        0,
+        0.3,
+        str(tmp_path / "evo"),
+    )
     assert [r["status"] for r in result["rounds"]] == ["refused", "refused"] and result["calls"] == 0
     reasons = rows(warehouse, "SELECT reason FROM evolution_rounds ORDER BY round")
     assert all(r[0].startswith(("not JSON", "expected {", "not valid mutations")) for r in reasons), reasons
@@ -90,10 +119,35 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
     score_corpus("tc", RUBRIC, str(warehouse), {"base_url": fast.base_url, "strategy": "per_criterion"})
 
     def evolve(base_url: str, **kw) -> subprocess.Popen:
-        return subprocess.Popen([EXE, "improve", "evolve", "-c", "tc", "-r", RUBRIC, "--base-url", base_url,
-                                 "--max-rounds", "1", "--max-in-flight", "4", "--shard-size", "20", "-w", str(warehouse), "--output-dir",
-                                 str(tmp_path / "evo")], cwd=tmp_path, env={**os.environ, "COLUMNS": "200"},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+        return subprocess.Popen(
+            [
+                EXE,
+                "improve",
+                "evolve",
+                "-c",
+                "tc",
+                "-r",
+                RUBRIC,
+                "--base-url",
+                base_url,
+                "--max-rounds",
+                "1",
+                "--max-in-flight",
+                "4",
+                "--shard-size",
+                "20",
+                "-w",
+                str(warehouse),
+                "--output-dir",
+                str(tmp_path / "evo"),
+            ],
+            cwd=tmp_path,
+            env={**os.environ, "COLUMNS": "200"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            **kw,
+        )
 
     proc = evolve(slow.base_url, start_new_session=True)
     deadline = time.monotonic() + 180
@@ -103,20 +157,29 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
     os.killpg(proc.pid, signal.SIGKILL)  # mid-round: the proposal is recorded, the candidate half judged
     proc.wait()
     time.sleep(1)  # the forked run ends with its caller
-    [(status, created, mutations, candidate)] = rows(warehouse, "SELECT status, created_at, mutations, candidate_hash "
-                                                                "FROM evolution_rounds")
+    [(status, created, mutations, candidate)] = rows(
+        warehouse, "SELECT status, created_at, mutations, candidate_hash FROM evolution_rounds"
+    )
     assert status == "proposed"
-    judged_before = rows(warehouse, "SELECT count(*) FROM completions WHERE rubric_hash = ? AND adopted_from IS NULL",
-                         [candidate])[0][0]
+    judged_before = rows(
+        warehouse, "SELECT count(*) FROM completions WHERE rubric_hash = ? AND adopted_from IS NULL", [candidate]
+    )[0][0]
     assert 0 < judged_before < 360
 
     done = evolve(fast.base_url)
     out, err = done.communicate(timeout=300)
     assert done.returncode == 0, err
     [(status, created_again, mutations_again, candidate_again, calls)] = rows(
-        warehouse, "SELECT status, created_at, mutations, candidate_hash, calls FROM evolution_rounds")
-    assert status in ("accepted", "rejected") and (created_again, mutations_again, candidate_again) == \
-        (created, mutations, candidate)  # the same round, not a new proposal
-    assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE rubric_hash = ? "
-                           "AND adopted_from IS NULL", [candidate]) == [(360, 360)]  # each changed cell judged once
+        warehouse, "SELECT status, created_at, mutations, candidate_hash, calls FROM evolution_rounds"
+    )
+    assert status in ("accepted", "rejected") and (created_again, mutations_again, candidate_again) == (
+        created,
+        mutations,
+        candidate,
+    )  # the same round, not a new proposal
+    assert rows(
+        warehouse,
+        "SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE rubric_hash = ? AND adopted_from IS NULL",
+        [candidate],
+    ) == [(360, 360)]  # each changed cell judged once
     assert calls <= 360 - judged_before + 20  # the resumed round paid for what was missing (and the shard cut off)

@@ -13,8 +13,8 @@ import pytest
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging import shard as shard_module
-from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from rubricflow.tasks.pipeline.score import run_dir
+from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from rubricflow.warehouse import db, steps
 from tests.conftest import EXE, rows, write_corpus
 
@@ -29,9 +29,12 @@ def q(warehouse, query):
 
 def invariants(warehouse, planned_texts, criteria):
     """Nothing lost, nothing twice, every raw completion kept, every unscored judgment has a reason."""
-    assert q(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(planned_texts, planned_texts)]
+    assert q(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [
+        (planned_texts, planned_texts)
+    ]
     assert q(warehouse, "SELECT count(*), count(DISTINCT (cell_key, criterion_id)) FROM judgments") == [
-        (planned_texts * criteria, planned_texts * criteria)]
+        (planned_texts * criteria, planned_texts * criteria)
+    ]
     assert q(warehouse, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
     assert q(warehouse, "SELECT count(*) FROM completions WHERE status = 'ok' AND raw_response IS NULL") == [(0,)]
 
@@ -48,13 +51,17 @@ def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_wa
     clean = tmp_path / "clean.duckdb"
     ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
     score_corpus("c", "llm-slop", str(clean), {"base_url": clean_server.base_url})
-    faulty = judge_server("--fault-rate", "0.7", "--faults", ",".join(TRANSIENT_FAULTS), "--fault-attempts", "2",
-                          "--stall-s", "2")
-    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": faulty.base_url, "timeout_s": 1.0},
-                           shard_size=9)
+    faulty = judge_server(
+        "--fault-rate", "0.7", "--faults", ",".join(TRANSIENT_FAULTS), "--fault-attempts", "2", "--stall-s", "2"
+    )
+    summary = score_corpus(
+        "c", "llm-slop", str(corpus_warehouse), {"base_url": faulty.base_url, "timeout_s": 1.0}, shard_size=9
+    )
     injected = sum(faulty.stats()["faults"].values())
-    print(f"\nfault matrix: {injected} faults injected ({faulty.stats()['faults']}), {summary['planned_cells']} cells "
-          f"planned, {summary['ok_cells']} ok, lost 0, duplicates 0, calls {summary['calls']}")
+    print(
+        f"\nfault matrix: {injected} faults injected ({faulty.stats()['faults']}), {summary['planned_cells']} cells "
+        f"planned, {summary['ok_cells']} ok, lost 0, duplicates 0, calls {summary['calls']}"
+    )
     assert injected >= 40 and summary["ok_cells"] == 40
     invariants(corpus_warehouse, 40, 3)
     pick = "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY 1, 2"
@@ -75,11 +82,14 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
     ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
     score_corpus("c", "llm-slop", str(clean), {"base_url": judge_server().base_url})
     hostile = judge_server("--fault-rate", "0.8", "--faults", ",".join(HOSTILE_FAULTS), "--fault-attempts", "1")
-    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": hostile.base_url, "timeout_s": 2.0},
-                           shard_size=9)
+    summary = score_corpus(
+        "c", "llm-slop", str(corpus_warehouse), {"base_url": hostile.base_url, "timeout_s": 2.0}, shard_size=9
+    )
     injected = hostile.stats()["faults"]
-    print(f"\nhostile fault matrix: {sum(injected.values())} faults injected ({injected}), {summary['planned_cells']} "
-          f"cells planned, {summary['ok_cells']} ok, lost 0, duplicates 0")
+    print(
+        f"\nhostile fault matrix: {sum(injected.values())} faults injected ({injected}), {summary['planned_cells']} "
+        f"cells planned, {summary['ok_cells']} ok, lost 0, duplicates 0"
+    )
     assert len(injected) == len(HOSTILE_FAULTS) and summary["ok_cells"] == 40
     invariants(corpus_warehouse, 40, 3)
     pick = "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY 1, 2"
@@ -105,11 +115,14 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
     # a second rubric's shard lands; its judgments file is cut short, as by a crash while writing
     from rubricflow.rubrics.library import Library
     from rubricflow.tasks.judging.config import JudgeConfig
+
     bundle, config = Library().bundle("writing-quality"), JudgeConfig(base_url=server.base_url)
     with db.writer(corpus_warehouse) as con:
         db.register_rubric(con, bundle)
         plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
-    landed = shard_module.run_shard(plan.files[0], run_dir(corpus_warehouse, "r2") / "landing", bundle, config, "r2", "c")
+    landed = shard_module.run_shard(
+        plan.files[0], run_dir(corpus_warehouse, "r2") / "landing", bundle, config, "r2", "c"
+    )
     completions = os.path.abspath(landed.completions_file)
     judgments = completions.replace(".completions.", ".judgments.")
     good = open(judgments, "rb").read()
@@ -126,17 +139,30 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
 
 def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus_warehouse, judge_server):
     server = judge_server()
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
-                               "print('locked', flush=True); sys.stdin.read()", str(corpus_warehouse)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); sys.stdin.read()",
+            str(corpus_warehouse),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        result = subprocess.run([EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse),
-                                 "--base-url", server.base_url], capture_output=True, text=True, timeout=300,
-                                env={**os.environ, "RUBRICFLOW_LOCK_WAIT_S": "1"})
+        result = subprocess.run(
+            [EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse), "--base-url", server.base_url],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "RUBRICFLOW_LOCK_WAIT_S": "1"},
+        )
         assert result.returncode == 2
-        assert "is locked by another process (DuckDB allows one writer, or readers only) (waited 1 s" \
-            in " ".join(result.stderr.split())
+        assert "is locked by another process (DuckDB allows one writer, or readers only) (waited 1 s" in " ".join(
+            result.stderr.split()
+        )
         assert server.stats()["requests"] == 0
     finally:
         holder.stdin.close()
@@ -179,8 +205,20 @@ def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_w
     from rubricflow.warehouse import locks
 
     server = judge_server("--latency-ms", "1000")  # the first run lasts ~40 s: far longer than the second's start
-    command = [EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(corpus_warehouse), "--base-url", server.base_url,
-               "--max-in-flight", "1"]
+    command = [
+        EXE,
+        "score",
+        "-c",
+        "c",
+        "-r",
+        "llm-slop",
+        "-w",
+        str(corpus_warehouse),
+        "--base-url",
+        server.base_url,
+        "--max-in-flight",
+        "1",
+    ]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     key = (corpus_warehouse, "c", Library().bundle("llm-slop").hash, JudgeConfig().judge_hash())
     deadline = time.monotonic() + 120

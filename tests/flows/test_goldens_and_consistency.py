@@ -17,8 +17,14 @@ from tests.conftest import EXE, write_corpus
 
 
 def cli(*args, cwd, env=None):
-    return subprocess.run([EXE, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [EXE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 def test_builtin_goldens_pass_against_the_offline_judge(tmp_path):
@@ -59,8 +65,13 @@ def sampled(tmp_path_factory):
         ingest_flow(str(tmp / "c.jsonl"), again_wh, "c")
         score_corpus("c", "writing-quality", again_wh, judge)
         flat = score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url})
-        yield {"warehouse": warehouse, "run": first["run_id"], "flat_run": flat["run_id"], "rows": rows,
-               "again": judgments(again_wh)}
+        yield {
+            "warehouse": warehouse,
+            "run": first["run_id"],
+            "flat_run": flat["run_id"],
+            "rows": rows,
+            "again": judgments(again_wh),
+        }
     finally:
         server.stop()
 
@@ -85,9 +96,12 @@ def test_repeat_samples_differ_and_are_reproducible(sampled):
 def test_consistency_per_criterion(sampled):
     with db.reader(sampled["warehouse"]) as con:
         rows = {r["criterion_id"]: r for r in db.fetch(con, "run_criteria.sql", run=sampled["run"])}
-        units = con.execute("""SELECT j.criterion_id, j.text_id, list(j.unit_score), any_value(c.pass_threshold)
+        units = con.execute(
+            """SELECT j.criterion_id, j.text_id, list(j.unit_score), any_value(c.pass_threshold)
                                FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id)
-                               WHERE j.run_id = ? GROUP BY ALL""", [sampled["run"]]).fetchall()
+                               WHERE j.run_id = ? GROUP BY ALL""",
+            [sampled["run"]],
+        ).fetchall()
         flat = db.fetch(con, "run_criteria.sql", run=sampled["flat_run"])
     for criterion, row in rows.items():
         cells = [(u, t) for c, _, u, t in units if c == criterion]
@@ -106,17 +120,26 @@ def test_calibration_of_warehouse_judgments_in_native_units(sampled, tmp_path):
 
     warehouse = sampled["warehouse"]
     with db.reader(warehouse) as con:
-        native = con.execute("""SELECT s.text_id, s.criterion_id, c.scale_min + s.unit_score * (c.scale_max - c.scale_min)
+        native = con.execute(
+            """SELECT s.text_id, s.criterion_id, c.scale_min + s.unit_score * (c.scale_max - c.scale_min)
                                 FROM criterion_scores s JOIN runs r USING (corpus_id, rubric_hash, judge_hash)
                                 JOIN criteria c USING (rubric_hash, criterion_id) WHERE r.run_id = ?""",
-                             [sampled["flat_run"]]).fetchall()
-    labels = pl.DataFrame({"text_id": [t for t, _, _ in native], "criterion_id": [c for _, c, _ in native],
-                           "rater": ["copy"] * len(native), "score": [v for _, _, v in native]})
+            [sampled["flat_run"]],
+        ).fetchall()
+    labels = pl.DataFrame(
+        {
+            "text_id": [t for t, _, _ in native],
+            "criterion_id": [c for _, c, _ in native],
+            "rater": ["copy"] * len(native),
+            "score": [v for _, _, v in native],
+        }
+    )
     shifted = labels.with_columns(pl.lit("shifted").alias("rater"), (pl.col("score") + 1).alias("score"))
     with db.writer(warehouse) as con:
         steps.load_labels(con, "c", pl.concat([labels, shifted]), "test")
     with db.reader(warehouse) as con:
         from rubricflow.tasks.judging.config import JudgeConfig
+
         exact = calibration(con, "c", "", ["copy"], "writing-quality", JudgeConfig().model)
         moved = calibration(con, "c", "", ["shifted"], "writing-quality", JudgeConfig().model)
     for row in exact.rows:

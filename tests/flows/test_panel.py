@@ -33,17 +33,21 @@ def panel_warehouse(tmp_path_factory):
 def native(warehouse) -> dict:
     """criterion -> model -> text -> value, straight from the judgments table."""
     out: dict = {}
-    for criterion, model, text, value in rows(warehouse, """
+    for criterion, model, text, value in rows(
+        warehouse,
+        """
             SELECT j.criterion_id, r.model, j.text_id, j.value::INTEGER FROM judgments j JOIN runs r USING (run_id)
-            WHERE j.status = 'scored'"""):
+            WHERE j.status = 'scored'""",
+    ):
         out.setdefault(criterion, {}).setdefault(model, {})[text] = value
     return out
 
 
 def test_the_panel_view_pools_every_judge_per_text_and_criterion(panel_warehouse):
     scores = native(panel_warehouse)
-    pooled = rows(panel_warehouse, "SELECT criterion_id, text_id, judges, mean, median, spread, majority_share "
-                                   "FROM panel_scores")
+    pooled = rows(
+        panel_warehouse, "SELECT criterion_id, text_id, judges, mean, median, spread, majority_share FROM panel_scores"
+    )
     assert len(pooled) == 15 * 3
     for criterion, text, judges, mean, median, spread, share in pooled:
         units = [(scores[criterion][m][text] - 1) / 3 for m in JUDGES]  # writing-quality levels are 1..4
@@ -73,19 +77,38 @@ def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_
     env = {**os.environ, "COLUMNS": "200"}
 
     def cli(*args):
-        return subprocess.run([EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run(
+            [EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+
     assert cli("ingest", "c.jsonl", "-c", "c").returncode == 0
     assert cli("score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--model", "solo").returncode == 0
     import duckdb
-    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con, pytest.raises(PanelError, match="one judge"):
+
+    with (
+        duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con,
+        pytest.raises(PanelError, match="one judge"),
+    ):
         panel_agreement(con, "c", "llm-slop")
     scored = cli("score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--model", "x", "--model", "y")
     assert scored.returncode == 0 and "a panel of 2 judges" in scored.stdout
     shown = cli("panel", "-c", "c", "-r", "llm-slop")
     assert shown.returncode == 0, shown.stderr
     assert "panel of 3 judges" in shown.stdout and "solo (" in shown.stdout and "mean QWK" in shown.stdout
-    compared = cli("compare", "-c", "c", "--a", "llm-slop", "--b", "llm-slop", "--base-url", server.base_url,
-                   "--model", "x", "--model", "y")
+    compared = cli(
+        "compare",
+        "-c",
+        "c",
+        "--a",
+        "llm-slop",
+        "--b",
+        "llm-slop",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "x",
+        "--model",
+        "y",
+    )
     assert compared.returncode == 0, compared.stderr
     assert compared.stdout.count("A/B on c") == 2  # one comparison per judge of the panel

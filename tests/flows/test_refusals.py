@@ -20,7 +20,9 @@ def test_a_bad_key_fails_the_run_and_a_fixed_key_judges_everything(tmp_path, mon
         assert server.app.stats.requests <= 3  # the run stopped sending after the first refusals
         [(status, message)] = rows(warehouse, "SELECT status, message FROM runs")
         assert status == "failed" and "401" in message and "a-wrong-key-456" not in message
-        assert rows(warehouse, "SELECT count(*), count(*) FILTER (WHERE error_kind = 'setup') FROM completions") == [(20, 20)]
+        assert rows(warehouse, "SELECT count(*), count(*) FILTER (WHERE error_kind = 'setup') FROM completions") == [
+            (20, 20)
+        ]
         assert rows(warehouse, "SELECT max(coverage) FROM run_summary") == [(0.0,)]
         monkeypatch.setenv("OPENAI_API_KEY", "the-right-key-123")
         fixed = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url})

@@ -12,8 +12,8 @@ from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.pipeline.score import run_dir
 from rubricflow.tasks.judging.shard import run_shard
+from rubricflow.tasks.pipeline.score import run_dir
 from rubricflow.warehouse import db, steps
 
 EXE = shutil.which("rubricflow")
@@ -31,9 +31,27 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     server = judge_server("--latency-ms", "40")
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(80)), str(warehouse), "c")
-    proc = subprocess.Popen([EXE, "score", "-c", "c", "-r", "llm-slop", "-w", str(warehouse), "--base-url", server.base_url,
-                             "--shard-size", "10", "--max-in-flight", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            EXE,
+            "score",
+            "-c",
+            "c",
+            "-r",
+            "llm-slop",
+            "-w",
+            str(warehouse),
+            "--base-url",
+            server.base_url,
+            "--shard-size",
+            "10",
+            "--max-in-flight",
+            "4",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while server.stats()["answered"] < 35 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -44,7 +62,9 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert 0 < landed_before < 80
     summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, shard_size=10)
     assert summary["skipped_cells"] + summary["judged_cells"] + summary["recovered_cells"] >= 80
-    assert count(warehouse, "SELECT count(*), count(DISTINCT cell_key), count(*) FILTER (WHERE status = 'ok') FROM completions") == (80, 80, 80)
+    assert count(
+        warehouse, "SELECT count(*), count(DISTINCT cell_key), count(*) FILTER (WHERE status = 'ok') FROM completions"
+    ) == (80, 80, 80)
     assert count(warehouse, "SELECT count(*), count(DISTINCT (cell_key, criterion_id)) FROM judgments") == (240, 240)
     assert count(warehouse, "SELECT count(*), min(coverage) FROM text_scores") == (80, 1.0)
     # every call the server answered either landed or was re-asked: at most the in-flight ones and
@@ -52,8 +72,10 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert server.stats()["answered"] <= 80 + 4 + 10
     # N1: the re-run holds the same work's lock as the dead run; the dead run is still recognised
     # (by the run id in the lock), closed as interrupted, and its plan files are gone
-    assert count(warehouse, "SELECT count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER "
-                            "(WHERE status = 'running') FROM runs") == (1, 0)
+    assert count(
+        warehouse,
+        "SELECT count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER (WHERE status = 'running') FROM runs",
+    ) == (1, 0)
     assert not list((warehouse.parent / "runs").glob("*/plan/*.parquet"))
 
 
@@ -81,8 +103,9 @@ def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, co
     assert not list((warehouse.parent / "runs").rglob("*.completions.parquet"))
 
 
-def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_nothing_twice(tmp_path, corpus,
-                                                                                          judge_server):
+def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_nothing_twice(
+    tmp_path, corpus, judge_server
+):
     """N1: the re-run holds the very lock the dead run held (same corpus, rubric and judge), so a
     check of "is the lock held" took the dead run for live, skipped its landed shard and bought its
     cells again. The dead run is now known by the run id its lock names."""
@@ -94,9 +117,21 @@ def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_noth
     (run_dir(warehouse, "dead-run") / "plan" / "shard-00000.parquet").write_bytes(b"left behind")
     bundle, config = Library().bundle("llm-slop"), JudgeConfig(base_url=server.base_url)
     with db.writer(warehouse) as con:
-        steps.start_run(con, run="dead-run", corpus="c", rubric=bundle.hash, judge=config.judge_hash(), model=config.model,
-                        strategy="holistic", samples=1, parameters="{}", planned=10, skipped=0, estimated_usd=None,
-                        budget_usd=None)
+        steps.start_run(
+            con,
+            run="dead-run",
+            corpus="c",
+            rubric=bundle.hash,
+            judge=config.judge_hash(),
+            model=config.model,
+            strategy="holistic",
+            samples=1,
+            parameters="{}",
+            planned=10,
+            skipped=0,
+            estimated_usd=None,
+            budget_usd=None,
+        )
     summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
     assert (summary["recovered_cells"], summary["judged_cells"]) == (landed.cells, 0)
     assert server.stats()["requests"] == 10  # only the dead run's calls, none bought again

@@ -9,8 +9,11 @@ from tests.conftest import rows
 
 
 def judgments(warehouse, run_filter=""):
-    return rows(warehouse, f"SELECT text_id, criterion_id, sample, value, unit_score, status FROM judgments {run_filter} "
-                           "ORDER BY text_id, criterion_id, sample")
+    return rows(
+        warehouse,
+        f"SELECT text_id, criterion_id, sample, value, unit_score, status FROM judgments {run_filter} "
+        "ORDER BY text_id, criterion_id, sample",
+    )
 
 
 def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, judge_server):
@@ -28,7 +31,9 @@ def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, jud
     assert (again["skipped_cells"], again["judged_cells"], again["calls"]) == (30, 0, 0)
     assert server.stats()["requests"] == calls_before
     # a changed judge setup is new work; samples multiply cells
-    sampled = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "samples": 2, "temperature": 0.5})
+    sampled = score_corpus(
+        "c", "llm-slop", str(warehouse), {"base_url": server.base_url, "samples": 2, "temperature": 0.5}
+    )
     assert sampled["judged_cells"] == 60
 
 
@@ -53,6 +58,7 @@ def test_each_transient_fault_ends_with_the_same_judgments(fault, tmp_path, judg
     server = judge_server("--fault-rate", "1", "--faults", fault, "--stall-s", "2")
     warehouse = tmp_path / "w.duckdb"
     from tests.conftest import write_corpus
+
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 12)), str(warehouse), "c")
     summary = score_corpus("c", "writing-quality", str(warehouse), {"base_url": server.base_url, "timeout_s": 1.0})
     assert server.stats()["faults"].get(fault) == 12
@@ -100,8 +106,11 @@ def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, judge
         # shard's two concurrent calls are refused per step down (json_schema, json_object[, tools])
         refused = server.stats()["requests"] - 6
         assert 1 <= refused <= 2 * (2 if supports == "tools" else 3)
-    modes = rows(warehouse, "SELECT r.rubric_id, c.output_mode, count(*) FROM completions c JOIN rubrics r USING (rubric_hash) "
-                            "GROUP BY ALL ORDER BY 1")
+    modes = rows(
+        warehouse,
+        "SELECT r.rubric_id, c.output_mode, count(*) FROM completions c JOIN rubrics r USING (rubric_hash) "
+        "GROUP BY ALL ORDER BY 1",
+    )
     assert modes == [("llm-slop", "tools", 6), ("writing-quality", "text", 6)]
 
 
@@ -110,12 +119,17 @@ def test_run_summary_matches_the_flow_and_records_the_model(tmp_path, corpus, ju
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(20)), str(warehouse), "c")
     s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "seed": 7, "max_tokens": 300})
-    summary = rows(warehouse, "SELECT planned_cells, landed_cells, ok_cells, calls, retries, prompt_tokens, coverage "
-                              "FROM run_summary WHERE run_id = ?", [s["run_id"]])
+    summary = rows(
+        warehouse,
+        "SELECT planned_cells, landed_cells, ok_cells, calls, retries, prompt_tokens, coverage "
+        "FROM run_summary WHERE run_id = ?",
+        [s["run_id"]],
+    )
     assert summary == [(20, 20, 20, s["calls"], s["calls"] - 20, s["prompt_tokens"], 1.0)]
     assert s["calls"] > 20
     assert rows(warehouse, "SELECT DISTINCT model, system_fingerprint FROM completions") == [
-        ("rubricflow-offline-judge", "fp_rubricflow_offline")]
+        ("rubricflow-offline-judge", "fp_rubricflow_offline")
+    ]
     params = rows(warehouse, "SELECT parameters->>'seed', parameters->>'max_tokens' FROM runs")
     assert params == [("7", "300")]
 
@@ -140,28 +154,35 @@ def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, co
     assert s["judged_cells"] == 9 and s["planned_cells"] == 10
     assert rows(warehouse, "SELECT count(*) FROM completions WHERE text_id = 'ai'") == [(0,)]
     assert rows(warehouse, "SELECT disqualifier_id, kind FROM disqualifier_hits WHERE text_id = 'ai'") == [
-        ("ai-self-disclosure", "pattern")]
+        ("ai-self-disclosure", "pattern")
+    ]
     assert rows(warehouse, "SELECT score, label, passed, coverage FROM text_scores WHERE text_id = 'ai'") == [
-        (0.0, "disqualified", False, 0.0)]
+        (0.0, "disqualified", False, 0.0)
+    ]
 
 
-def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_reads_either(tmp_path, corpus, judge_server):
+def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_reads_either(
+    tmp_path, corpus, judge_server
+):
     """G-Eval: the offline judge returns top_logprobs that hesitate between neighbouring levels."""
     import duckdb
 
-    from rubricflow.tasks.stats.calibration import calibration
-    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
     from rubricflow.tasks.loaders.labels import import_labels
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.stats.calibration import calibration
 
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(corpus(12)), warehouse, "c")
     score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url, "logprobs": True})
-    recomputed = rows(warehouse, """
+    recomputed = rows(
+        warehouse,
+        """
         SELECT any_value(j.weighted_unit_score), sum(e.value::DOUBLE * (e.key::DOUBLE - c.scale_min) / (c.scale_max - c.scale_min)),
                sum(e.value::DOUBLE), any_value(j.prob_mass), any_value(j.unit_score)
         FROM judgments j JOIN criteria c USING (rubric_hash, criterion_id), json_each(j.value_probs) e
-        WHERE j.status = 'scored' GROUP BY j.cell_key, j.criterion_id""")
+        WHERE j.status = 'scored' GROUP BY j.cell_key, j.criterion_id""",
+    )
     assert len(recomputed) == 36  # every scored judgment has a distribution
     for weighted, mean, total, mass, sampled in recomputed:
         assert weighted == pytest.approx(mean) and total == pytest.approx(1.0) and 0 < mass <= 1
@@ -170,9 +191,10 @@ def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_read
     assert rows(warehouse, "SELECT count(weighted_unit_score) FROM criterion_scores") == [(36,)]
 
     labels = tmp_path / "labels.csv"
-    texts = [t for t, in rows(warehouse, "SELECT text_id FROM texts ORDER BY text_id")]
-    labels.write_text("text_id,criterion,score,rater\n" + "".join(
-        f"{t},clarity,{1 + i % 4},ann\n" for i, t in enumerate(texts)))
+    texts = [t for (t,) in rows(warehouse, "SELECT text_id FROM texts ORDER BY text_id")]
+    labels.write_text(
+        "text_id,criterion,score,rater\n" + "".join(f"{t},clarity,{1 + i % 4},ann\n" for i, t in enumerate(texts))
+    )
     import_labels(labels, "c", warehouse)
     with duckdb.connect(warehouse, read_only=True) as con:
         sampled = calibration(con, "c", "", ["ann"], "writing-quality")
@@ -183,8 +205,14 @@ def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_read
     with RunningServer(ServerConfig(logprobs=False)) as refusing:  # an endpoint without logprobs: asked once, then not
         score_corpus("c", "llm-slop", warehouse, {"base_url": refusing.base_url, "logprobs": True})
         assert 12 < refusing.app.stats.requests <= 12 + 8  # the calls in flight when the first refusal came
-    assert rows(warehouse, "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN rubrics r USING (rubric_hash) "
-                           "WHERE r.rubric_id = 'llm-slop' AND j.status = 'scored'") == [(36, 0)]
+    assert rows(
+        warehouse,
+        "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN rubrics r USING (rubric_hash) "
+        "WHERE r.rubric_id = 'llm-slop' AND j.status = 'scored'",
+    ) == [(36, 0)]
     score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "strategy": "per_criterion"})
-    assert rows(warehouse, "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN runs r USING (run_id) "
-                           "WHERE r.strategy = 'per_criterion'") == [(36, 0)]  # off by default for a server on this machine
+    assert rows(
+        warehouse,
+        "SELECT count(*), count(weighted_unit_score) FROM judgments j JOIN runs r USING (run_id) "
+        "WHERE r.strategy = 'per_criterion'",
+    ) == [(36, 0)]  # off by default for a server on this machine

@@ -18,8 +18,12 @@ def write(path, records) -> str:
 
 
 def scores(warehouse, rubric):
-    return rows(warehouse, "SELECT text_id, round(score, 9), label, passed, disqualifiers, coverage FROM text_scores "
-                           "WHERE rubric_id = ? ORDER BY text_id", [rubric])
+    return rows(
+        warehouse,
+        "SELECT text_id, round(score, 9), label, passed, disqualifiers, coverage FROM text_scores "
+        "WHERE rubric_id = ? ORDER BY text_id",
+        [rubric],
+    )
 
 
 def score_fresh(tmp_path, name, records, rubric, server):
@@ -40,13 +44,17 @@ def test_a_changed_text_is_scored_as_its_new_version_only(tmp_path, judge_server
     run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url})
     assert run["judged_cells"] == 1  # only the changed text
     assert scores(warehouse, "llm-slop") == score_fresh(tmp_path, "fresh", after, "llm-slop", server)
-    assert rows(warehouse, "SELECT count(DISTINCT text_sha256) FROM judgments WHERE text_id = 'a'") == [(2,)]  # history kept
+    assert rows(warehouse, "SELECT count(DISTINCT text_sha256) FROM judgments WHERE text_id = 'a'") == [
+        (2,)
+    ]  # history kept
 
 
 def test_a_changed_context_or_genre_is_new_work(tmp_path, judge_server):
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
-    grounded = [{"id": "g", "text": "The bridge opened in 1932.", "context": "The bridge opened in 1932 after four years."}]
+    grounded = [
+        {"id": "g", "text": "The bridge opened in 1932.", "context": "The bridge opened in 1932 after four years."}
+    ]
     moved = [{"id": "g", "text": "The bridge opened in 1932.", "context": "The tunnel was dug in 1950."}]
     ingest_flow(write(tmp_path / "v1.jsonl", grounded), warehouse, "c")
     score_corpus("c", "groundedness", warehouse, {"base_url": server.base_url})
@@ -55,7 +63,9 @@ def test_a_changed_context_or_genre_is_new_work(tmp_path, judge_server):
     assert run["judged_cells"] == 1
     assert scores(warehouse, "groundedness") == score_fresh(tmp_path, "fresh-context", moved, "groundedness", server)
     # a genre change re-judges too, and coverage never passes 1
-    genre = [{"id": "g", "text": "The bridge opened in 1932.", "context": "The tunnel was dug in 1950.", "genre": "news"}]
+    genre = [
+        {"id": "g", "text": "The bridge opened in 1932.", "context": "The tunnel was dug in 1950.", "genre": "news"}
+    ]
     ingest_flow(write(tmp_path / "v3.jsonl", genre), warehouse, "c")
     assert score_corpus("c", "groundedness", warehouse, {"base_url": server.base_url})["judged_cells"] == 1
     assert rows(warehouse, "SELECT max(coverage) FROM text_scores") == [(1.0,)]
@@ -91,8 +101,16 @@ def test_a_new_version_judges_only_its_changed_criteria_and_adopts_the_rest(tmp_
     judge = {"base_url": server.base_url, "strategy": "per_criterion"}
     first = score_corpus("c", "llm-slop", warehouse, judge)
     v1 = Library().bundle("llm-slop").rubric
-    v2 = evolve(v1, [{"op": "rewrite_criterion", "id": "puffery",
-                      "changes": {"description": "Hype words, and opinions dressed up as facts."}}])
+    v2 = evolve(
+        v1,
+        [
+            {
+                "op": "rewrite_criterion",
+                "id": "puffery",
+                "changes": {"description": "Hype words, and opinions dressed up as facts."},
+            }
+        ],
+    )
     (tmp_path / "v2.yaml").write_text(dump_yaml(v2))
     answered = server.stats()["answered"]
     second = score_corpus("c", str(tmp_path / "v2.yaml"), warehouse, judge)
@@ -100,13 +118,23 @@ def test_a_new_version_judges_only_its_changed_criteria_and_adopts_the_rest(tmp_
     assert server.stats()["answered"] - answered == second["calls"] == second["judged_cells"] == 6  # puffery only
     assert second["adopted_cells"] == second["skipped_cells"] == 12
     # The adopted judgments are the first version's, under the new version's hash; the sums stay honest.
-    assert rows(warehouse, "SELECT count(*) FROM judgments a JOIN judgments b ON b.cell_key = a.adopted_from "
-                           "WHERE a.rubric_hash = ? AND (a.value, a.rationale, a.criterion_id) = (b.value, b.rationale, "
-                           "b.criterion_id) AND b.rubric_hash = ?", [second["rubric_hash"], first["rubric_hash"]]) == [(12,)]
-    assert rows(warehouse, "SELECT calls, adopted_cells, landed_cells, coverage FROM run_summary WHERE run_id = ?",
-                [second["run_id"]]) == [(6, 12, 6, 1.0)]
-    assert rows(warehouse, "SELECT count(*), count(DISTINCT text_id) FROM text_scores WHERE rubric_hash = ?",
-                [second["rubric_hash"]]) == [(6, 6)]
+    assert rows(
+        warehouse,
+        "SELECT count(*) FROM judgments a JOIN judgments b ON b.cell_key = a.adopted_from "
+        "WHERE a.rubric_hash = ? AND (a.value, a.rationale, a.criterion_id) = (b.value, b.rationale, "
+        "b.criterion_id) AND b.rubric_hash = ?",
+        [second["rubric_hash"], first["rubric_hash"]],
+    ) == [(12,)]
+    assert rows(
+        warehouse,
+        "SELECT calls, adopted_cells, landed_cells, coverage FROM run_summary WHERE run_id = ?",
+        [second["run_id"]],
+    ) == [(6, 12, 6, 1.0)]
+    assert rows(
+        warehouse,
+        "SELECT count(*), count(DISTINCT text_id) FROM text_scores WHERE rubric_hash = ?",
+        [second["rubric_hash"]],
+    ) == [(6, 6)]
     # Holistic calls (the default) see the whole rubric, so a changed criterion changes every call.
     holistic = {"base_url": server.base_url}
     score_corpus("c", "llm-slop", warehouse, holistic)

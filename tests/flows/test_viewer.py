@@ -18,7 +18,9 @@ from rubricflow.rubrics.library import Library
 from tests.browser import Browser, chromium_path
 from tests.conftest import EXE, rows
 
-HOSTILE = 'Certainly! <script>alert("x")</script> Nestled in the heart of town </td></table><b>bold</b>. I hope this helps.'
+HOSTILE = (
+    'Certainly! <script>alert("x")</script> Nestled in the heart of town </td></table><b>bold</b>. I hope this helps.'
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +32,28 @@ def served(tmp_path_factory, request):
     request.addfinalizer(judge.stop)
     warehouse = str(tmp / "w.duckdb")
     texts = [{"id": "hostile", "text": HOSTILE}] + [
-        {"id": f"t{i:02d}", "text": "Moreover, this vibrant town plays a vital role." if i % 3 == 0
-         else f"The council met on day {i} and approved the road budget by seven votes to two."} for i in range(30)]
+        {
+            "id": f"t{i:02d}",
+            "text": "Moreover, this vibrant town plays a vital role."
+            if i % 3 == 0
+            else f"The council met on day {i} and approved the road budget by seven votes to two.",
+        }
+        for i in range(30)
+    ]
     (tmp / "c.jsonl").write_text("".join(json.dumps(t) + "\n" for t in texts))
     ingest_flow(str(tmp / "c.jsonl"), warehouse, "c")
     per_criterion = {"base_url": judge.base_url, "strategy": "per_criterion"}
     v1 = score_corpus("c", "llm-slop", warehouse, per_criterion)
-    v2_rubric = evolve(Library().bundle("llm-slop").rubric, [{"op": "rewrite_criterion", "id": "puffery", "changes": {
-        "description": "Hype words; <i>opinions</i> dressed as facts.", "patterns": []}}])
+    v2_rubric = evolve(
+        Library().bundle("llm-slop").rubric,
+        [
+            {
+                "op": "rewrite_criterion",
+                "id": "puffery",
+                "changes": {"description": "Hype words; <i>opinions</i> dressed as facts.", "patterns": []},
+            }
+        ],
+    )
     (tmp / "v2.yaml").write_text(dump_yaml(v2_rubric))
     v2 = score_corpus("c", str(tmp / "v2.yaml"), warehouse, per_criterion)
     score_corpus("c", str(tmp / "v2.yaml"), warehouse, {**per_criterion, "model": "second-judge"})  # a panel of two
@@ -58,11 +74,16 @@ def get(served, path: str) -> tuple[int, str]:
 def test_every_page_answers_and_escapes_what_it_shows(served):
     v1, v2 = served["v1"], served["v2"]
     key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"
-    pages = {"/": [v1["run_id"], v2["run_id"]], f"/set?{key}": ["puffery", "Score distribution"],
-             f"/texts?{key}": ["31 texts match", "hostile"], "/text?corpus=c&id=hostile": ["llm-slop@1.0.0", "llm-slop@1.1.0"],
-             "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0": ["class=\"mover\"", "puffery (changed)"],
-             "/compare": ["<form"], "/calibration": ["<form"],
-             f"/panel?corpus=c&rubric={v2['rubric_hash']}": ["where the judges of rubric"]}
+    pages = {
+        "/": [v1["run_id"], v2["run_id"]],
+        f"/set?{key}": ["puffery", "Score distribution"],
+        f"/texts?{key}": ["31 texts match", "hostile"],
+        "/text?corpus=c&id=hostile": ["llm-slop@1.0.0", "llm-slop@1.1.0"],
+        "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0": ['class="mover"', "puffery (changed)"],
+        "/compare": ["<form"],
+        "/calibration": ["<form"],
+        f"/panel?corpus=c&rubric={v2['rubric_hash']}": ["where the judges of rubric"],
+    }
     for path, expected in pages.items():
         status, page = get(served, path)
         assert status == 200, (path, page[-500:])
@@ -72,8 +93,10 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     status, page = get(served, "/text?corpus=c&id=hostile")
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
     assert re.search(r'<mark class="evidence"[^>]*>Certainly!</mark>', page)  # a verified quote, highlighted
-    assert "<mark class=\"pattern\"" in page  # pattern hits too
-    panel = rows(served["warehouse"], "SELECT count(*) FROM panel_scores WHERE rubric_hash = ?", [v2["rubric_hash"]])[0][0]
+    assert '<mark class="pattern"' in page  # pattern hits too
+    panel = rows(served["warehouse"], "SELECT count(*) FROM panel_scores WHERE rubric_hash = ?", [v2["rubric_hash"]])[
+        0
+    ][0]
     status, page = get(served, f"/panel?corpus=c&rubric={v2['rubric_hash']}")
     assert panel > 0 and page.count('<td class="n">2</td>') == min(panel, 200)  # each row: two judges
     status, page = get(served, "/text?corpus=c&id=nope")
@@ -85,9 +108,12 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
 def test_texts_are_filtered_and_paged_in_sql(served):
     v2 = served["v2"]
     key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"
-    low = rows(served["warehouse"], "SELECT list(text_id ORDER BY text_id) FROM criterion_scores WHERE rubric_hash = ? "
-                                    "AND judge_hash = ? AND criterion_id = 'scaffolding' AND unit_score <= 0.5",
-               [v2["rubric_hash"], v2["judge_hash"]])[0][0]
+    low = rows(
+        served["warehouse"],
+        "SELECT list(text_id ORDER BY text_id) FROM criterion_scores WHERE rubric_hash = ? "
+        "AND judge_hash = ? AND criterion_id = 'scaffolding' AND unit_score <= 0.5",
+        [v2["rubric_hash"], v2["judge_hash"]],
+    )[0][0]
     status, page = get(served, f"/texts?{key}&criterion=scaffolding&max_unit=0.5")
     assert status == 200 and f"{len(low)} texts match" in page
     assert re.findall(r'class="text-link" href="[^"]*">([^<]+)</a>', page) == low
@@ -95,7 +121,9 @@ def test_texts_are_filtered_and_paged_in_sql(served):
     assert "20 texts match" in page and "hostile" not in page
 
 
-@pytest.mark.skipif(chromium_path() is None, reason="chromium not installed (.ci/run installs it where apt is available)")
+@pytest.mark.skipif(
+    chromium_path() is None, reason="chromium not installed (.ci/run installs it where apt is available)"
+)
 def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
     with Browser(served["base"] + "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0") as browser:
         mover = browser.evaluate("document.querySelector('a.mover').textContent")
@@ -104,8 +132,10 @@ def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
         assert browser.evaluate("document.querySelector('h2').textContent").startswith(mover)
         sides = browser.evaluate("[...document.querySelectorAll('.side')].map(s => s.querySelector('h4').textContent)")
         assert [s[:2] for s in sides] == ["A:", "B:"] and "llm-slop@1.0.0" in sides[0] and "llm-slop@1.1.0" in sides[1]
-        rationales = browser.evaluate("[...document.querySelectorAll('.side')].map(s => "
-                                      "[...s.querySelectorAll('td.rationale')].map(td => td.textContent))")
+        rationales = browser.evaluate(
+            "[...document.querySelectorAll('.side')].map(s => "
+            "[...s.querySelectorAll('td.rationale')].map(td => td.textContent))"
+        )
         assert all(len(side) == 3 and all(r.strip() for r in side) for side in rationales)
         browser.screenshot(served["tmp"] / "mover.png")
     assert (served["tmp"] / "mover.png").stat().st_size > 10_000
@@ -113,19 +143,31 @@ def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
 
 def test_the_demo_warehouse_serves_every_page(tmp_path):
     warehouse = tmp_path / "demo" / "demo.duckdb"
-    done = subprocess.run([EXE, "demo", "-w", str(warehouse), "--texts", "8"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [EXE, "demo", "-w", str(warehouse), "--texts", "8"], capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     assert f"browse it: rubricflow view -w {warehouse}" in done.stdout
     proc = subprocess.Popen([EXE, "view", "-w", str(warehouse), "--port", "0"], stdout=subprocess.PIPE, text=True)
     try:
         served = {"base": re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline()).group(0)}
-        [(rubric, judge)] = rows(warehouse, "SELECT rubric_hash, judge_hash FROM runs r JOIN rubrics USING (rubric_hash) "
-                                            "WHERE rubric_id = 'llm-slop'")
+        [(rubric, judge)] = rows(
+            warehouse,
+            "SELECT rubric_hash, judge_hash FROM runs r JOIN rubrics USING (rubric_hash) WHERE rubric_id = 'llm-slop'",
+        )
         text_id = rows(warehouse, "SELECT min(text_id) FROM texts")[0][0]
         key = f"corpus=demo&rubric={rubric}&judge={judge}"
-        for path in ("/", f"/set?{key}", f"/texts?{key}", f"/texts?{key}&criterion=puffery&max_unit=0.5",
-                     f"/text?corpus=demo&id={text_id}", "/compare?corpus=demo&a=llm-slop&b=writing-quality",
-                     "/compare", "/calibration", f"/panel?corpus=demo&rubric={rubric}"):
+        for path in (
+            "/",
+            f"/set?{key}",
+            f"/texts?{key}",
+            f"/texts?{key}&criterion=puffery&max_unit=0.5",
+            f"/text?corpus=demo&id={text_id}",
+            "/compare?corpus=demo&a=llm-slop&b=writing-quality",
+            "/compare",
+            "/calibration",
+            f"/panel?corpus=demo&rubric={rubric}",
+        ):
             status, page = get(served, path)
             assert status == 200, (path, page[-300:])
         status, page = get(served, "/calibration?corpus=demo&rubric=llm-slop")  # the demo has no human labels

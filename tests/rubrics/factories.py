@@ -9,8 +9,18 @@ def rubric(**overrides) -> Rubric:
         "goal": "Judge test texts.",
         "criteria": [
             {"id": "a", "description": "first", "scale": {"kind": "binary"}},
-            {"id": "b", "description": "second", "scale": {"kind": "ordinal", "anchors": [
-                {"value": 1, "description": "low"}, {"value": 3, "description": "mid"}, {"value": 5, "description": "high"}]}},
+            {
+                "id": "b",
+                "description": "second",
+                "scale": {
+                    "kind": "ordinal",
+                    "anchors": [
+                        {"value": 1, "description": "low"},
+                        {"value": 3, "description": "mid"},
+                        {"value": 5, "description": "high"},
+                    ],
+                },
+            },
         ],
     }
     data.update(overrides)

@@ -35,10 +35,12 @@ def test_product_and_coproduct(lib):
 
 
 def test_project_prunes_groups_disqualifiers_and_goldens():
-    r = rubric(criteria=[{"id": "a"}, {"id": "b"}, {"id": "c"}],
-               groups=[{"id": "g", "children": ["a", "b"]}, {"id": "h", "children": ["c"]}],
-               disqualifiers=[{"id": "d", "kind": "criterion", "criterion": "c"}],
-               goldens=[{"name": "x", "output": "t", "expected_scores": {"a": 1, "c": 0}}])
+    r = rubric(
+        criteria=[{"id": "a"}, {"id": "b"}, {"id": "c"}],
+        groups=[{"id": "g", "children": ["a", "b"]}, {"id": "h", "children": ["c"]}],
+        disqualifiers=[{"id": "d", "kind": "criterion", "criterion": "c"}],
+        goldens=[{"name": "x", "output": "t", "expected_scores": {"a": 1, "c": 0}}],
+    )
     p = algebra.project(r, ["a"])
     assert [c.id for c in p.criteria] == ["a"] and [(g.id, g.children) for g in p.groups] == [("g", ("a",))]
     assert p.disqualifiers == () and dict(p.goldens[0].expected_scores) == {"a": 1}
@@ -50,11 +52,14 @@ def test_project_prunes_groups_disqualifiers_and_goldens():
 def test_evolve_applies_mutations_and_bumps_semver():
     r = rubric()
     assert algebra.evolve(r, [{"op": "adjust_weight", "id": "a", "weight": 4}]).metadata.version == "1.0.1"
-    added = algebra.evolve(r, [
-        {"op": "add_pattern", "pattern": {"id": "p", "regex": "foo"}},
-        {"op": "add_criterion", "criterion": {"id": "n", "patterns": ["p"]}},
-        {"op": "add_disqualifier", "disqualifier": {"id": "dq", "kind": "pattern", "patterns": ["p"]}},
-    ])
+    added = algebra.evolve(
+        r,
+        [
+            {"op": "add_pattern", "pattern": {"id": "p", "regex": "foo"}},
+            {"op": "add_criterion", "criterion": {"id": "n", "patterns": ["p"]}},
+            {"op": "add_disqualifier", "disqualifier": {"id": "dq", "kind": "pattern", "patterns": ["p"]}},
+        ],
+    )
     assert added.metadata.version == "1.1.0" and added.criterion("n").patterns == ("p",)
     compile_or_raise(added)
     removed = algebra.evolve(added, [{"op": "remove_criterion", "id": "a"}])
@@ -67,7 +72,10 @@ def test_diff_lists_changes_and_marks_reworded_criteria():
     b = algebra.evolve(a, [{"op": "adjust_weight", "id": "b", "weight": 2}])
     b = b.model_copy(update={"criteria": (b.criteria[0].model_copy(update={"description": "reworded"}), b.criteria[1])})
     changes = {(c.kind, c.path) for c in algebra.diff(a, b)}
-    assert changes == {("changed", "criteria.a.description"), ("changed", "criteria.b.weight"),
-                       ("changed", "metadata.version")}
+    assert changes == {
+        ("changed", "criteria.a.description"),
+        ("changed", "criteria.b.weight"),
+        ("changed", "metadata.version"),
+    }
     assert algebra.changed_criteria(a, b) == {"a", "b"}
     assert algebra.diff(a, a) == []

@@ -21,15 +21,27 @@ def test_minimal_rubric_compiles_with_sufficiency_warnings():
     bundle, issues = compile_rubric(rubric())
     assert bundle is not None and len(bundle.hash) == 64
     assert {i.code for i in issues} == {"S3_NOT_MECHANICAL", "S4_NO_DISQUALIFIERS", "S5_NO_RITUAL", "S6_NOT_RESTATED"}
-    assert dict(bundle.lattice) == {"N1": True, "N2": True, "N3": True, "S1": True, "S2": True,
-                                    "S3": False, "S4": False, "S5": False, "S6": False}
+    assert dict(bundle.lattice) == {
+        "N1": True,
+        "N2": True,
+        "N3": True,
+        "S1": True,
+        "S2": True,
+        "S3": False,
+        "S4": False,
+        "S5": False,
+        "S6": False,
+    }
 
 
-@pytest.mark.parametrize("overrides, code", [
-    ({"goal": ""}, "N1_NO_GOAL"),
-    ({"criteria": []}, "N2_NO_STRUCTURE"),
-    ({"criteria": [], "decision_rules": ["pass if polite"]}, "N3_NO_OUTPUT_CONTRACT"),
-])
+@pytest.mark.parametrize(
+    "overrides, code",
+    [
+        ({"goal": ""}, "N1_NO_GOAL"),
+        ({"criteria": []}, "N2_NO_STRUCTURE"),
+        ({"criteria": [], "decision_rules": ["pass if polite"]}, "N3_NO_OUTPUT_CONTRACT"),
+    ],
+)
 def test_necessary_conditions_are_errors(overrides, code):
     assert codes(rubric(**overrides))[code] == "error"
     assert compile_rubric(rubric(**overrides))[0] is None
@@ -48,19 +60,24 @@ def test_sufficient_conditions_clear_when_present():
 
 
 def test_s1_unanchored_and_s2_misaligned_template():
-    r = rubric(criteria=[{"id": "n", "description": "x", "scale": {"kind": "numeric", "min": 0, "max": 1}}],
-               output={"template": '{"scores": {"other": 0}}'})
+    r = rubric(
+        criteria=[{"id": "n", "description": "x", "scale": {"kind": "numeric", "min": 0, "max": 1}}],
+        output={"template": '{"scores": {"other": 0}}'},
+    )
     got = codes(r)
     assert got["S1_UNANCHORED"] == "warning" and got["S2_SCHEMA_MISALIGNED"] == "warning"
     aligned = rubric(output={"template": '{"score": 0, "criterion_scores": {"a": 0, "b": 0}}'})
     assert "S2_SCHEMA_MISALIGNED" not in codes(aligned)
 
 
-@pytest.mark.parametrize("regex, why", [
-    (r"a{2,1}", "invalid repetition size"),
-    (r"[z-a]", "invalid character class range"),
-    (r"(unclosed", "missing )"),
-])
+@pytest.mark.parametrize(
+    "regex, why",
+    [
+        (r"a{2,1}", "invalid repetition size"),
+        (r"[z-a]", "invalid character class range"),
+        (r"(unclosed", "missing )"),
+    ],
+)
 def test_a_regex_no_engine_reads_is_refused_naming_the_pattern(regex, why):
     r = rubric(patterns=[{"id": "bad_one", "regex": regex}], criteria=[{"id": "a", "patterns": ["bad_one"]}])
     with pytest.raises(RubricCompileError) as exc:
@@ -85,20 +102,39 @@ def test_catastrophic_backtracking_pattern_is_safe_under_re2():
     assert hit is False
 
 
-@pytest.mark.parametrize("overrides, code, path", [
-    ({"criteria": [{"id": "a"}, {"id": "a"}]}, "E_DUPLICATE_ID", "criteria/groups[1].id"),
-    ({"criteria": [{"id": "a", "patterns": ["nope"]}]}, "E_UNKNOWN_PATTERN", "criteria[0].patterns"),
-    ({"groups": [{"id": "g", "children": ["a", "zzz"]}]}, "E_UNKNOWN_CHILD", "groups[0].children"),
-    ({"groups": [{"id": "g", "children": ["a"]}, {"id": "h", "children": ["a"]}]}, "E_TREE", "groups[1].children"),
-    ({"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["g"]}]}, "E_TREE", "groups"),
-    ({"scoring": {"root": "nope"}}, "E_UNKNOWN_ROOT", "scoring.root"),
-    ({"disqualifiers": [{"id": "d", "kind": "criterion", "criterion": "zz"}]}, "E_UNKNOWN_CRITERION", "disqualifiers[0].criterion"),
-    ({"goldens": [{"name": "g", "output": "x", "expected_scores": {"b": 9}}]}, "E_GOLDEN_SCORE", "goldens[0].expected_scores.b"),
-    ({"criteria": [{"id": "a", "examples": [{"score": 3, "text": "x"}]}]}, "E_EXAMPLE_SCORE", "criteria[0].examples[0].score"),
-    ({"scoring": {"labels": [{"label": "x", "min": 0.5}, {"label": "y", "min": 0.5}]}}, "E_LABELS", "scoring.labels"),
-    ({"scoring": {"method": "points"}}, "E_POINTS", "scoring.method"),
-    ({"criteria": [{"id": "a", "weight": 0}]}, "E_ZERO_WEIGHTS", "criteria"),
-])
+@pytest.mark.parametrize(
+    "overrides, code, path",
+    [
+        ({"criteria": [{"id": "a"}, {"id": "a"}]}, "E_DUPLICATE_ID", "criteria/groups[1].id"),
+        ({"criteria": [{"id": "a", "patterns": ["nope"]}]}, "E_UNKNOWN_PATTERN", "criteria[0].patterns"),
+        ({"groups": [{"id": "g", "children": ["a", "zzz"]}]}, "E_UNKNOWN_CHILD", "groups[0].children"),
+        ({"groups": [{"id": "g", "children": ["a"]}, {"id": "h", "children": ["a"]}]}, "E_TREE", "groups[1].children"),
+        ({"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["g"]}]}, "E_TREE", "groups"),
+        ({"scoring": {"root": "nope"}}, "E_UNKNOWN_ROOT", "scoring.root"),
+        (
+            {"disqualifiers": [{"id": "d", "kind": "criterion", "criterion": "zz"}]},
+            "E_UNKNOWN_CRITERION",
+            "disqualifiers[0].criterion",
+        ),
+        (
+            {"goldens": [{"name": "g", "output": "x", "expected_scores": {"b": 9}}]},
+            "E_GOLDEN_SCORE",
+            "goldens[0].expected_scores.b",
+        ),
+        (
+            {"criteria": [{"id": "a", "examples": [{"score": 3, "text": "x"}]}]},
+            "E_EXAMPLE_SCORE",
+            "criteria[0].examples[0].score",
+        ),
+        (
+            {"scoring": {"labels": [{"label": "x", "min": 0.5}, {"label": "y", "min": 0.5}]}},
+            "E_LABELS",
+            "scoring.labels",
+        ),
+        ({"scoring": {"method": "points"}}, "E_POINTS", "scoring.method"),
+        ({"criteria": [{"id": "a", "weight": 0}]}, "E_ZERO_WEIGHTS", "criteria"),
+    ],
+)
 def test_hard_errors_name_code_and_path(overrides, code, path):
     bundle, issues = compile_rubric(rubric(**overrides))
     assert bundle is None
@@ -111,8 +147,12 @@ def test_unknown_fields_are_rejected():
 
 
 def test_bundle_is_deeply_immutable():
-    bundle = compile_or_raise(rubric(metadata={"id": "t", "provenance": {"k": "v"}},
-                                     goldens=[{"name": "g", "output": "x", "expected_scores": {"a": 1}}]))
+    bundle = compile_or_raise(
+        rubric(
+            metadata={"id": "t", "provenance": {"k": "v"}},
+            goldens=[{"name": "g", "output": "x", "expected_scores": {"a": 1}}],
+        )
+    )
     with pytest.raises(dataclasses.FrozenInstanceError):
         bundle.hash = "x"  # type: ignore[misc]
     with pytest.raises(ValidationError):
@@ -133,7 +173,9 @@ def test_hash_is_content_addressed():
 
 
 def test_bundle_save_and_reload(tmp_path):
-    bundle = compile_or_raise(rubric(patterns=[{"id": "p", "words": ["ok"]}], criteria=[{"id": "a", "patterns": ["p"]}]))
+    bundle = compile_or_raise(
+        rubric(patterns=[{"id": "p", "words": ["ok"]}], criteria=[{"id": "a", "patterns": ["p"]}])
+    )
     path = bundle.save(tmp_path / "b.json")
     again = load_bundle(path)
     assert again.hash == bundle.hash and again.rubric == bundle.rubric and again.profile == bundle.profile
@@ -146,6 +188,7 @@ def test_bundle_save_and_reload(tmp_path):
 
 def test_profiles():
     from rubricflow.rubrics.compiler import profile_of
+
     assert profile_of(rubric()) == "scoring"
     assert profile_of(rubric(criteria=[{"id": "a"}, {"id": "b"}])) == "compliance"
     assert profile_of(rubric(criteria=[], output={"constraints": [{"id": "c", "prefix": "X"}]})) == "constraint"
@@ -153,12 +196,15 @@ def test_profiles():
     assert profile_of(detect) == "detection"
 
 
-@pytest.mark.parametrize("path, patch", [
-    ("criteria.0.weight", {"criteria": [{"id": "a", "weight": float("inf")}]}),
-    ("criteria.0.pass_threshold", {"criteria": [{"id": "a", "pass_threshold": float("nan")}]}),
-    ("scoring.pass_threshold", {"criteria": [{"id": "a"}], "scoring": {"pass_threshold": float("inf")}}),
-    ("criteria.0.points", {"criteria": [{"id": "a", "points": float("-inf")}]}),
-])
+@pytest.mark.parametrize(
+    "path, patch",
+    [
+        ("criteria.0.weight", {"criteria": [{"id": "a", "weight": float("inf")}]}),
+        ("criteria.0.pass_threshold", {"criteria": [{"id": "a", "pass_threshold": float("nan")}]}),
+        ("scoring.pass_threshold", {"criteria": [{"id": "a"}], "scoring": {"pass_threshold": float("inf")}}),
+        ("criteria.0.points", {"criteria": [{"id": "a", "points": float("-inf")}]}),
+    ],
+)
 def test_non_finite_numbers_are_refused_with_their_field(path, patch):
     """`weight: .inf` and `pass_threshold: .nan` used to compile (reliability pass, compiler finding)."""
     from rubricflow.rubrics.documents import RubricImportError, rubric_from_data

@@ -23,8 +23,19 @@ def test_the_rubric_files_users_bring_cover_every_format():
     """Issue 13: 25+ real rubric files across the formats users bring validate in CI."""
     files = user_rubric_files()
     assert len([f for f in files if f.name not in NOT_A_RUBRIC]) >= 25
-    assert {f.parent.name for f in files} >= {"secemp9", "waza", "openai_evals", "paperbench", "healthbench", "prometheus",
-                                              "evaluator_yaml", "promptfoo", "flask", "geval", "xml"}
+    assert {f.parent.name for f in files} >= {
+        "secemp9",
+        "waza",
+        "openai_evals",
+        "paperbench",
+        "healthbench",
+        "prometheus",
+        "evaluator_yaml",
+        "promptfoo",
+        "flask",
+        "geval",
+        "xml",
+    }
 
 
 @pytest.mark.parametrize("path", user_rubric_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -65,11 +76,20 @@ def test_unrecognised_shape_is_refused_not_empty(tmp_path):
         load_rubric(bad)
 
 
-@pytest.mark.parametrize("payload, why", [
-    ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><LLM_JUDGE_SPEC><mission>&a;</mission></LLM_JUDGE_SPEC>', "DOCTYPE or ENTITY"),
-    ('<!DOCTYPE x [<!ENTITY ext SYSTEM "file:///etc/passwd">]><LLM_JUDGE_SPEC><mission>&ext;</mission></LLM_JUDGE_SPEC>', "DOCTYPE or ENTITY"),
-    ('<LLM_JUDGE_SPEC><mission>unclosed', "no <LLM_JUDGE_SPEC>"),
-])
+@pytest.mark.parametrize(
+    "payload, why",
+    [
+        (
+            '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><LLM_JUDGE_SPEC><mission>&a;</mission></LLM_JUDGE_SPEC>',
+            "DOCTYPE or ENTITY",
+        ),
+        (
+            '<!DOCTYPE x [<!ENTITY ext SYSTEM "file:///etc/passwd">]><LLM_JUDGE_SPEC><mission>&ext;</mission></LLM_JUDGE_SPEC>',
+            "DOCTYPE or ENTITY",
+        ),
+        ("<LLM_JUDGE_SPEC><mission>unclosed", "no <LLM_JUDGE_SPEC>"),
+    ],
+)
 def test_unsafe_or_broken_xml_is_refused(tmp_path, payload, why):
     bad = tmp_path / "bad.xml"
     bad.write_text(payload)
@@ -88,7 +108,7 @@ def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path):
     """A 206 KB YAML of aliases once expanded to 886 MB during `validate` (reliability pass)."""
     import time
 
-    lines = ['metadata: {id: bomb}', 'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines = ["metadata: {id: bomb}", 'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 10)]
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("\n".join(lines) + "\n")
@@ -108,8 +128,9 @@ def test_a_recursive_yaml_document_is_refused(tmp_path):
 def test_yaml_is_read_as_yaml_1_2_and_versions_as_written(tmp_path):
     """`labels: [no, yes]` stayed booleans and `version: 2.10` became 2.1.0 under YAML 1.1."""
     f = tmp_path / "r.yaml"
-    f.write_text("metadata: {id: r, version: 2.10}\ngoal: g\n"
-                 "criteria: [{id: a, scale: {kind: binary, labels: [no, yes]}}]\n")
+    f.write_text(
+        "metadata: {id: r, version: 2.10}\ngoal: g\ncriteria: [{id: a, scale: {kind: binary, labels: [no, yes]}}]\n"
+    )
     r = load_rubric(f)
     assert r.metadata.version == "2.10.0" and r.criteria[0].scale.labels == ("no", "yes")
     md = tmp_path / "w.md"

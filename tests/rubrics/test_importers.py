@@ -24,7 +24,9 @@ def test_anti_slop_xml_keeps_regexes_patterns_and_constraints():
     assert r.pattern("named_ref_in_refs").regex.startswith("(&lt;|<)references(>|&gt;)")
     assert r.pattern("emoji").regex.endswith(r"\x{1F300}-\x{1FAFF}]")
     assert {d.id: (d.kind, d.patterns) for d in r.disqualifiers}["DQ2"] == (
-        "pattern", ("oaicite", "turn_tokens", "utm_openai", "attr_json"))
+        "pattern",
+        ("oaicite", "turn_tokens", "utm_openai", "attr_json"),
+    )
     because = next(c for c in r.output.constraints if c.field == "rationale")
     assert (because.prefix, because.min_words, because.max_words, because.suffix) == ("BECAUSE:", 35, 35, ".")
     fix = next(c for c in r.output.constraints if c.field == "advice")
@@ -42,7 +44,10 @@ def test_zinsser_xml_genres_labels_and_notes():
     assert len(r.active_criteria()) == 12 and len(r.active_criteria("travel")) == 13
     assert "When <context> provided" in r.criterion("C10").notes
     assert r.criterion("C5").mechanical_rules[1].startswith("Passive proxy")
-    assert [(lab.label, lab.min) for lab in r.scoring.labels][:2] == [("Publish-ready", 0.9), ("Strong draft (light copyedit)", 0.75)]
+    assert [(lab.label, lab.min) for lab in r.scoring.labels][:2] == [
+        ("Publish-ready", 0.9),
+        ("Strong draft (light copyedit)", 0.75),
+    ]
     assert [d.kind for d in r.disqualifiers] == ["judge"] * 4
     assert [i.name for i in r.inputs] == ["candidate_text", "context", "genre", "goal"]
 
@@ -51,7 +56,10 @@ def test_waza_markdown_goldens_and_body():
     r = load_rubric(SHARED_RUBRICS / "waza/groundedness.md")
     assert r.metadata.id == "groundedness" and isinstance(r.criteria[0].scale, BinaryScale)
     assert [(g.name, g.expected) for g in r.goldens] == [
-        ("grounded-answer-passes", "pass"), ("unsupported-claim-fails", "fail"), ("partial-answer-still-grounded", "pass")]
+        ("grounded-answer-passes", "pass"),
+        ("unsupported-claim-fails", "fail"),
+        ("partial-answer-still-grounded", "pass"),
+    ]
     assert r.goldens[0].context.startswith("NASA article") and "## What to check" in r.instructions[0]
 
 
@@ -105,6 +113,7 @@ def test_paperbench_tree_matches_hand_graded_scores_at_every_node():
                 collect(child)
         else:
             leaves[node["id"]] = node["score"]
+
     collect(graded)
     units = {cid: float(score) for cid, score in leaves.items()}
 
@@ -114,6 +123,7 @@ def test_paperbench_tree_matches_hand_graded_scores_at_every_node():
             assert aggregate(as_root, units) == pytest.approx(node["score"]), node["id"]
             for child in node["sub_tasks"]:
                 check(child)
+
     check(graded)
     assert len(r.groups) > 5 and dict(r.goldens[0].expected_scores) == {k: int(v) for k, v in leaves.items()}
     assert verdict(r, r.goldens[0].expected_scores).score == pytest.approx(graded["score"])
@@ -121,12 +131,19 @@ def test_paperbench_tree_matches_hand_graded_scores_at_every_node():
 
 def test_paperbench_envelope_sha_is_verified(tmp_path):
     tree = json.loads((SHARED_RUBRICS / "paperbench/nested_hex_flags.json").read_text())
-    envelope = {"paper_sha256": hashlib.sha256(b"paper").hexdigest(), "rubric_sha256": canonical_sha256(tree),
-                "generator": "rubric-gen 0.3", "audit": {"human_reviewed": True}, "rubric": tree}
+    envelope = {
+        "paper_sha256": hashlib.sha256(b"paper").hexdigest(),
+        "rubric_sha256": canonical_sha256(tree),
+        "generator": "rubric-gen 0.3",
+        "audit": {"human_reviewed": True},
+        "rubric": tree,
+    }
     good = tmp_path / "good.json"
     good.write_text(json.dumps(envelope))
     r = load_rubric(good)
-    assert r.metadata.provenance["generator"] == "rubric-gen 0.3" and r.metadata.provenance["audit.human_reviewed"] is True
+    assert (
+        r.metadata.provenance["generator"] == "rubric-gen 0.3" and r.metadata.provenance["audit.human_reviewed"] is True
+    )
     envelope["rubric"]["sub_tasks"][0]["weight"] = 5
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(envelope))
@@ -147,7 +164,9 @@ def test_forge_yaml_anchors_thresholds_and_negative_criteria():
     v = verdict(r, {"actionable": 5, "kind": 1})
     assert v.score == pytest.approx((2 * 1.0 + 1 * 0.0) / 3) and v.passed is True
     assert verdict(r, {"actionable": 2, "kind": 5}).passed is False  # essential below its minimum
-    assert verdict(r, {"actionable": 5, "kind": 5}, matched_patterns={"leaks-secret_p2"}).disqualified == ("leaks-secret",)
+    assert verdict(r, {"actionable": 5, "kind": 5}, matched_patterns={"leaks-secret_p2"}).disqualified == (
+        "leaks-secret",
+    )
 
 
 def test_shared_readme_is_present():
@@ -166,8 +185,10 @@ def test_a_pattern_re2_cannot_run_is_kept_with_a_warning_not_refused():
 
 def test_a_pattern_no_engine_reads_is_still_refused(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("metadata: {id: bad}\ngoal: g\npatterns: [{id: open, regex: '(unclosed'}]\n"
-                   "criteria: [{id: a, patterns: [open]}]\n")
+    bad.write_text(
+        "metadata: {id: bad}\ngoal: g\npatterns: [{id: open, regex: '(unclosed'}]\n"
+        "criteria: [{id: a, patterns: [open]}]\n"
+    )
     with pytest.raises(Exception, match="E_REGEX|not a valid regex"):
         compile_or_raise(load_rubric(bad))
 
@@ -175,24 +196,31 @@ def test_a_pattern_no_engine_reads_is_still_refused(tmp_path):
 def test_evaluator_yaml_levels_weights_and_an_umbrella_over_sibling_files():
     coherence = load_rubric(OURS / "evaluator_yaml/coherence.yaml")
     assert [(c.id, c.weight, c.scale.domain()) for c in coherence.criteria] == [
-        ("logical_flow", 0.6, [1, 2, 3, 4, 5]), ("consistency", 0.4, [1, 2, 3, 4, 5])]
+        ("logical_flow", 0.6, [1, 2, 3, 4, 5]),
+        ("consistency", 0.4, [1, 2, 3, 4, 5]),
+    ]
     assert coherence.criteria[0].scale.anchors[1].description == "Some connections, frequent unexplained jumps."
     assert coherence.scoring.pass_threshold == 0.5  # threshold 3 on 1..5
     assert [i.name for i in coherence.inputs] == ["query", "response"] and coherence.metadata.version == "1.2.0"
     umbrella = load_rubric(OURS / "evaluator_yaml/rag_quality.yaml")
     assert [c.id for c in umbrella.criteria] == ["coherence.logical_flow", "coherence.consistency", "fluency.fluency"]
     assert {g.id: (g.weight, g.children) for g in umbrella.groups} == {
-        "coherence": (0.6, ("coherence.logical_flow", "coherence.consistency")), "fluency": (0.4, ("fluency.fluency",))}
+        "coherence": (0.6, ("coherence.logical_flow", "coherence.consistency")),
+        "fluency": (0.4, ("fluency.fluency",)),
+    }
     # the tree aggregates like any grouped rubric: 0.6 * mean(coherence) + 0.4 * fluency
     scores = {"coherence.logical_flow": 5, "coherence.consistency": 3, "fluency.fluency": 1}
     coherent = (0.6 * 1.0 + 0.4 * 0.5) / 1.0
-    assert aggregate(umbrella, {k: umbrella.criterion(k).scale.unit(v) for k, v in scores.items()}) == \
-        pytest.approx(0.6 * coherent + 0.4 * 0.0)
+    assert aggregate(umbrella, {k: umbrella.criterion(k).scale.unit(v) for k, v in scores.items()}) == pytest.approx(
+        0.6 * coherent + 0.4 * 0.0
+    )
 
 
 def test_an_umbrella_whose_sibling_is_missing_or_includes_itself_names_the_file(tmp_path):
     (tmp_path / "top.yaml").write_text("name: top\nsub_rubrics: [{file: gone.yaml, weight: 1}]\n")
-    with pytest.raises(RubricImportError, match=r"top.yaml: field sub_rubrics\[0\]: sub-rubric file gone.yaml not found"):
+    with pytest.raises(
+        RubricImportError, match=r"top.yaml: field sub_rubrics\[0\]: sub-rubric file gone.yaml not found"
+    ):
         load_rubric(tmp_path / "top.yaml")
     (tmp_path / "loop.yaml").write_text("name: loop\nsub_rubrics: [loop.yaml]\n")
     with pytest.raises(RubricImportError, match="includes itself"):
@@ -211,7 +239,10 @@ def test_an_evals_registry_file_with_several_specs_imports_as_several_rubrics():
 def test_promptfoo_model_graded_assertions_become_criteria():
     config = load_rubric(OURS / "promptfoo/promptfooconfig.yaml")
     assert [(c.id, c.scale.kind) for c in config.criteria] == [
-        ("politeness", "binary"), ("llm-rubric-2", "binary"), ("next-steps", "ordinal")]  # the repeat is one criterion
+        ("politeness", "binary"),
+        ("llm-rubric-2", "binary"),
+        ("next-steps", "ordinal"),
+    ]  # the repeat is one criterion
     assert "must NOT" in config.criteria[1].description and config.criteria[2].pass_threshold == 0.7
     asserts = load_rubric(OURS / "promptfoo/asserts.yaml")
     assert [c.weight for c in asserts.criteria] == [2.0, 1.0]  # the javascript assertion is promptfoo's own check

@@ -6,8 +6,16 @@ from rubricflow.rubrics.compiler import compile_rubric
 from rubricflow.rubrics.library import BUILTIN, Library, LibraryError, resolve
 from rubricflow.rubrics.scoring import verdict
 
-REQUIRED = {"writing-quality", "llm-slop", "request-compliance", "completeness", "groundedness",
-            "helpfulness", "instruction-following", "user-story-quality"}
+REQUIRED = {
+    "writing-quality",
+    "llm-slop",
+    "request-compliance",
+    "completeness",
+    "groundedness",
+    "helpfulness",
+    "instruction-following",
+    "user-story-quality",
+}
 
 
 def test_builtin_library_compiles_cleanly_with_goldens():

@@ -14,50 +14,104 @@ from rubricflow.rubrics.render import (
     render_user_message,
 )
 
-FULL = Rubric.model_validate({
-    "metadata": {"id": "full", "title": "MARK_title", "description": "MARK_mdesc", "tags": ["tag-x"],
-                 "provenance": {"from": "tests"}, "calibration_dataset": "file:///cal.parquet"},
-    "goal": "MARK_goal",
-    "role": {"persona": "MARK_persona", "obligations": ["MARK_oblig"], "constraints": ["MARK_rolecons"]},
-    "inputs": [{"name": "MARK_inname", "required": True, "description": "MARK_indesc"}],
-    "criteria": [
-        {"id": "c1", "title": "MARK_c1title", "description": "MARK_c1desc", "weight": 2, "importance": "essential",
-         "pass_threshold": 0.5, "points": 3,
-         "scale": {"kind": "ordinal", "anchors": [
-             {"value": 1, "label": "MARK_c1lab", "description": "MARK_c1a1", "examples": ["MARK_c1a1ex"]},
-             {"value": 3, "description": "MARK_c1a3"}]},
-         "evidence": {"required": True, "max_items": 2},
-         "mechanical_rules": ["MARK_c1rule"], "patterns": ["p1"], "notes": "MARK_c1notes", "tags": ["MARK_c1tag"],
-         "examples": [{"score": 1, "text": "MARK_c1ex", "explanation": "MARK_c1why"}]},
-        {"id": "c2", "title": "MARK_c2title", "description": "MARK_c2desc",
-         "scale": {"kind": "nominal", "categories": [{"value": "MARK_c2A", "description": "MARK_c2Adesc", "score": 1},
-                                                      {"value": "MARK_c2B", "score": 0}]}},
-        {"id": "c3", "title": "MARK_c3title", "description": "MARK_c3desc",
-         "scale": {"kind": "numeric", "min": 0, "max": 10, "step": 0.5}},
-        {"id": "c4", "title": "MARK_c4title", "description": "MARK_c4desc", "genre": ["news"],
-         "scale": {"kind": "binary", "labels": ["MARK_c4no", "MARK_c4yes"]}},
-    ],
-    "groups": [{"id": "g1", "title": "MARK_g1title", "description": "MARK_g1desc", "children": ["c1", "c2"]},
-               {"id": "g2", "title": "MARK_g2title", "children": ["c3", "c4"]},
-               {"id": "top", "description": "MARK_topdesc", "children": ["g1", "g2"]}],
-    "patterns": [{"id": "p1", "regex": "MARK_p1re", "description": "MARK_p1desc"}],
-    "definitions": [{"term": "MARK_term", "meaning": "MARK_meaning"}],
-    "advice": [{"when": ["p1"], "advice": "MARK_advice"}],
-    "instructions": ["MARK_instr"],
-    "decision_rules": ["MARK_rule"],
-    "validation": ["MARK_valid"],
-    "disqualifiers": [{"id": "d1", "description": "MARK_dq1"},
-                      {"id": "d2", "kind": "pattern", "patterns": ["p1"], "description": "MARK_dq2"},
-                      {"id": "d3", "kind": "criterion", "criterion": "c3", "description": "MARK_dq3"}],
-    "output": {"constraints": [{"id": "oc", "field": "advice", "prefix": "MARK_prefix", "description": "MARK_ocdesc"}],
-               "template": "MARK_template", "notes": ["MARK_onote"]},
-    "scoring": {"formula": "MARK_formula", "labels": [{"label": "MARK_label", "min": 0.5}]},
-    "goldens": [{"name": "g", "output": "golden text"}],
-})
+FULL = Rubric.model_validate(
+    {
+        "metadata": {
+            "id": "full",
+            "title": "MARK_title",
+            "description": "MARK_mdesc",
+            "tags": ["tag-x"],
+            "provenance": {"from": "tests"},
+            "calibration_dataset": "file:///cal.parquet",
+        },
+        "goal": "MARK_goal",
+        "role": {"persona": "MARK_persona", "obligations": ["MARK_oblig"], "constraints": ["MARK_rolecons"]},
+        "inputs": [{"name": "MARK_inname", "required": True, "description": "MARK_indesc"}],
+        "criteria": [
+            {
+                "id": "c1",
+                "title": "MARK_c1title",
+                "description": "MARK_c1desc",
+                "weight": 2,
+                "importance": "essential",
+                "pass_threshold": 0.5,
+                "points": 3,
+                "scale": {
+                    "kind": "ordinal",
+                    "anchors": [
+                        {"value": 1, "label": "MARK_c1lab", "description": "MARK_c1a1", "examples": ["MARK_c1a1ex"]},
+                        {"value": 3, "description": "MARK_c1a3"},
+                    ],
+                },
+                "evidence": {"required": True, "max_items": 2},
+                "mechanical_rules": ["MARK_c1rule"],
+                "patterns": ["p1"],
+                "notes": "MARK_c1notes",
+                "tags": ["MARK_c1tag"],
+                "examples": [{"score": 1, "text": "MARK_c1ex", "explanation": "MARK_c1why"}],
+            },
+            {
+                "id": "c2",
+                "title": "MARK_c2title",
+                "description": "MARK_c2desc",
+                "scale": {
+                    "kind": "nominal",
+                    "categories": [
+                        {"value": "MARK_c2A", "description": "MARK_c2Adesc", "score": 1},
+                        {"value": "MARK_c2B", "score": 0},
+                    ],
+                },
+            },
+            {
+                "id": "c3",
+                "title": "MARK_c3title",
+                "description": "MARK_c3desc",
+                "scale": {"kind": "numeric", "min": 0, "max": 10, "step": 0.5},
+            },
+            {
+                "id": "c4",
+                "title": "MARK_c4title",
+                "description": "MARK_c4desc",
+                "genre": ["news"],
+                "scale": {"kind": "binary", "labels": ["MARK_c4no", "MARK_c4yes"]},
+            },
+        ],
+        "groups": [
+            {"id": "g1", "title": "MARK_g1title", "description": "MARK_g1desc", "children": ["c1", "c2"]},
+            {"id": "g2", "title": "MARK_g2title", "children": ["c3", "c4"]},
+            {"id": "top", "description": "MARK_topdesc", "children": ["g1", "g2"]},
+        ],
+        "patterns": [{"id": "p1", "regex": "MARK_p1re", "description": "MARK_p1desc"}],
+        "definitions": [{"term": "MARK_term", "meaning": "MARK_meaning"}],
+        "advice": [{"when": ["p1"], "advice": "MARK_advice"}],
+        "instructions": ["MARK_instr"],
+        "decision_rules": ["MARK_rule"],
+        "validation": ["MARK_valid"],
+        "disqualifiers": [
+            {"id": "d1", "description": "MARK_dq1"},
+            {"id": "d2", "kind": "pattern", "patterns": ["p1"], "description": "MARK_dq2"},
+            {"id": "d3", "kind": "criterion", "criterion": "c3", "description": "MARK_dq3"},
+        ],
+        "output": {
+            "constraints": [{"id": "oc", "field": "advice", "prefix": "MARK_prefix", "description": "MARK_ocdesc"}],
+            "template": "MARK_template",
+            "notes": ["MARK_onote"],
+        },
+        "scoring": {"formula": "MARK_formula", "labels": [{"label": "MARK_label", "min": 0.5}]},
+        "goldens": [{"name": "g", "output": "golden text"}],
+    }
+)
 
 # Fields a judge does not need: bookkeeping and test data. Everything else must reach the prompt.
-NOT_FOR_THE_JUDGE = {"metadata.provenance", "metadata.calibration_dataset", "metadata.tags", "metadata.id",
-                     "metadata.version", "metadata.artifact_type", "goldens"}
+NOT_FOR_THE_JUDGE = {
+    "metadata.provenance",
+    "metadata.calibration_dataset",
+    "metadata.tags",
+    "metadata.id",
+    "metadata.version",
+    "metadata.artifact_type",
+    "goldens",
+}
 
 
 def markers(data, path=""):
@@ -112,7 +166,10 @@ def _leaves(node_id: str) -> list[str]:
 
 def test_per_criterion_and_grouped_units():
     assert [u.id for u in call_units(FULL, "per_criterion")] == ["c1", "c2", "c3"]
-    assert [(u.id, u.criteria) for u in call_units(FULL, "grouped", "news")] == [("g1", ("c1", "c2")), ("g2", ("c3", "c4"))]
+    assert [(u.id, u.criteria) for u in call_units(FULL, "grouped", "news")] == [
+        ("g1", ("c1", "c2")),
+        ("g2", ("c3", "c4")),
+    ]
     assert call_units(FULL, "holistic")[0].criteria == ("c1", "c2", "c3")
 
 

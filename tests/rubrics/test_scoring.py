@@ -7,25 +7,31 @@ from .factories import rubric
 
 def three(method, **extra):
     """Criteria a (binary), b (ordinal 1..5), c (binary) under one root with `method`."""
-    return rubric(criteria=[
-        {"id": "a", "weight": 1, "points": 4},
-        {"id": "b", "weight": 3, "scale": {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 5}]}},
-        {"id": "c", "weight": 1, "points": -2},
-    ], scoring={"method": method, **extra})
+    return rubric(
+        criteria=[
+            {"id": "a", "weight": 1, "points": 4},
+            {"id": "b", "weight": 3, "scale": {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 5}]}},
+            {"id": "c", "weight": 1, "points": -2},
+        ],
+        scoring={"method": method, **extra},
+    )
 
 
 VALUES = {"a": 1, "b": 4, "c": 0}  # units: 1.0, 0.75, 0.0
 
 
-@pytest.mark.parametrize("method, expected", [
-    ("weighted_mean", (1.0 + 3 * 0.75 + 0.0) / 5),
-    ("weighted_sum", 1.0 + 3 * 0.75 + 0.0),
-    ("min", 0.0),
-    ("max", 1.0),
-    ("all", 0.0),
-    ("any", 1.0),
-    ("points", 4 / 4),
-])
+@pytest.mark.parametrize(
+    "method, expected",
+    [
+        ("weighted_mean", (1.0 + 3 * 0.75 + 0.0) / 5),
+        ("weighted_sum", 1.0 + 3 * 0.75 + 0.0),
+        ("min", 0.0),
+        ("max", 1.0),
+        ("all", 0.0),
+        ("any", 1.0),
+        ("points", 4 / 4),
+    ],
+)
 def test_each_aggregation(method, expected):
     assert verdict(three(method), VALUES).score == pytest.approx(expected)
 
@@ -43,24 +49,35 @@ def test_unscored_is_left_out_never_zero():
 
 
 def test_nested_groups_weighted():
-    r = rubric(criteria=[{"id": "x"}, {"id": "y"}, {"id": "z"}],
-               groups=[{"id": "inner", "children": ["x", "y"], "aggregation": "min", "weight": 3},
-                       {"id": "root", "children": ["inner", "z"]}],
-               scoring={"root": "root"})
+    r = rubric(
+        criteria=[{"id": "x"}, {"id": "y"}, {"id": "z"}],
+        groups=[
+            {"id": "inner", "children": ["x", "y"], "aggregation": "min", "weight": 3},
+            {"id": "root", "children": ["inner", "z"]},
+        ],
+        scoring={"root": "root"},
+    )
     # inner = min(1, 0) = 0 with weight 3; z = 1 with weight 1 -> 0.25
     assert verdict(r, {"x": 1, "y": 0, "z": 1}).score == pytest.approx(0.25)
 
 
 def test_disqualifier_kinds_labels_invert_and_essentials():
     r = rubric(
-        criteria=[{"id": "a", "importance": "essential"},
-                  {"id": "b", "scale": {"kind": "ordinal", "anchors": [{"value": 0}, {"value": 4}]}}],
+        criteria=[
+            {"id": "a", "importance": "essential"},
+            {"id": "b", "scale": {"kind": "ordinal", "anchors": [{"value": 0}, {"value": 4}]}},
+        ],
         patterns=[{"id": "p", "regex": "x"}],
-        disqualifiers=[{"id": "by-pattern", "kind": "pattern", "patterns": ["p"]},
-                       {"id": "by-floor", "kind": "criterion", "criterion": "b"},
-                       {"id": "by-judge", "kind": "judge"}],
-        scoring={"labels": [{"label": "good", "min": 0.7}, {"label": "bad", "min": 0.0}],
-                 "pass_threshold": 0.5, "essential_minimum": 1.0},
+        disqualifiers=[
+            {"id": "by-pattern", "kind": "pattern", "patterns": ["p"]},
+            {"id": "by-floor", "kind": "criterion", "criterion": "b"},
+            {"id": "by-judge", "kind": "judge"},
+        ],
+        scoring={
+            "labels": [{"label": "good", "min": 0.7}, {"label": "bad", "min": 0.0}],
+            "pass_threshold": 0.5,
+            "essential_minimum": 1.0,
+        },
     )
     ok = verdict(r, {"a": 1, "b": 3})
     assert (ok.score, ok.label, ok.passed, ok.disqualified) == (pytest.approx(0.875), "good", True, ())

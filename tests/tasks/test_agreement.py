@@ -5,7 +5,15 @@ import pytest
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from rubricflow.tasks.stats.agreement import alpha, bootstrap_mean_ci, categories, confusion, fleiss, kappas, rater_agreement
+from rubricflow.tasks.stats.agreement import (
+    alpha,
+    bootstrap_mean_ci,
+    categories,
+    confusion,
+    fleiss,
+    kappas,
+    rater_agreement,
+)
 
 
 def test_cohen_kappa_matches_the_textbook_example():
@@ -24,8 +32,18 @@ def test_quadratic_kappa_of_a_perfect_reversal_is_minus_one_and_of_identity_one(
 
 def test_fleiss_kappa_matches_the_textbook_example():
     # Wikipedia's "Fleiss' kappa" worked example: 10 subjects, 14 raters, 5 categories -> 0.210
-    counts = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-              [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    counts = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
     codes = np.array([[cat for cat, n in enumerate(row) for _ in range(n)] for row in counts])  # subjects x raters
     assert fleiss(codes) == pytest.approx(0.2099, abs=5e-5)
 
@@ -33,8 +51,12 @@ def test_fleiss_kappa_matches_the_textbook_example():
 def test_krippendorff_alpha_matches_krippendorffs_published_example():
     # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 coders, 12 units, gaps
     nan = np.nan
-    data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-            [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
+    data = [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+    ]
     assert alpha(data, "nominal") == pytest.approx(0.743, abs=5e-4)
     assert alpha(data, "ordinal") == pytest.approx(0.815, abs=5e-4)
     assert alpha(data, "interval") == pytest.approx(0.849, abs=5e-4)
@@ -60,7 +82,9 @@ def test_confusion_spans_the_full_range_of_codes():
 def test_rater_agreement_with_several_humans_and_the_baseline():
     rng = np.random.default_rng(0)
     truth = rng.integers(1, 6, size=60)
-    humans = {f"h{i}": {f"t{k}": float(np.clip(truth[k] + rng.integers(-1, 2), 1, 5)) for k in range(60)} for i in range(3)}
+    humans = {
+        f"h{i}": {f"t{k}": float(np.clip(truth[k] + rng.integers(-1, 2), 1, 5)) for k in range(60)} for i in range(3)
+    }
     judge = {f"t{k}": float(truth[k]) for k in range(60)}
     judge.pop("t0")  # the judge skipped one text
     (row,) = rater_agreement({"quality": {**humans, "judge": judge}}, "judge", ["h0", "h1", "h2"])
@@ -75,7 +99,9 @@ def test_rater_agreement_with_several_humans_and_the_baseline():
     assert row.qwk == pytest.approx(inter_rater.cohens_kappa(table, wt="quadratic").kappa)
     assert np.array(row.confusion).sum() == 59
     full = grid.T  # texts x raters, over the texts the judge also scored
-    assert row.fleiss_kappa == pytest.approx(inter_rater.fleiss_kappa(inter_rater.aggregate_raters(full.astype(int))[0]))
+    assert row.fleiss_kappa == pytest.approx(
+        inter_rater.fleiss_kappa(inter_rater.aggregate_raters(full.astype(int))[0])
+    )
     assert row.alpha_humans < row.alpha_with_judge  # the judge sits on the truth the humans scatter around
     assert 0 < row.human_pearson < 1 and row.human_qwk is not None
 
@@ -87,9 +113,13 @@ def test_half_point_scores_round_up_not_to_even():
 
 
 def test_a_constant_judge_gets_undefined_correlations_with_the_reason_and_no_negative_zero():
-    scores = {"c": {"judge": {f"t{i}": 3.0 for i in range(6)},
-                    "ann": {f"t{i}": float(1 + i % 5) for i in range(6)},
-                    "bob": {f"t{i}": float(1 + (i + 1) % 5) for i in range(4)}}}  # bob rated 4 of the 6 texts
+    scores = {
+        "c": {
+            "judge": {f"t{i}": 3.0 for i in range(6)},
+            "ann": {f"t{i}": float(1 + i % 5) for i in range(6)},
+            "bob": {f"t{i}": float(1 + (i + 1) % 5) for i in range(4)},
+        }
+    }  # bob rated 4 of the 6 texts
     (row,) = rater_agreement(scores, "judge", ["ann", "bob"])
     assert np.isnan(row.pearson) and np.isnan(row.spearman)
     assert "judge gave every text the same score (3)" in row.note

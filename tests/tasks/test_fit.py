@@ -12,13 +12,18 @@ CRITERIA = ["a", "b", "c", "d"]
 
 
 def rubric(labels=(), groups=()) -> Rubric:
-    return Rubric.model_validate({
-        "metadata": {"id": "toy", "version": "1.2.3"}, "goal": "Score toy texts.",
-        "criteria": [{"id": c, "description": f"criterion {c}", "scale": {"kind": "numeric", "min": 0, "max": 1}}
-                     for c in CRITERIA],
-        "groups": list(groups),
-        "scoring": {"pass_threshold": 0.5, "labels": list(labels)},
-    })
+    return Rubric.model_validate(
+        {
+            "metadata": {"id": "toy", "version": "1.2.3"},
+            "goal": "Score toy texts.",
+            "criteria": [
+                {"id": c, "description": f"criterion {c}", "scale": {"kind": "numeric", "min": 0, "max": 1}}
+                for c in CRITERIA
+            ],
+            "groups": list(groups),
+            "scoring": {"pass_threshold": 0.5, "labels": list(labels)},
+        }
+    )
 
 
 def data(n=600, noise=0.05, seed=1, true=(0.6, 0.3, 0.1, 0.0)):
@@ -53,7 +58,9 @@ def test_noise_keeps_the_weights_near_the_rubrics_own():
 
 def test_pass_threshold_and_label_cut_offs_land_where_the_humans_draw_them():
     d = data(noise=0.01, true=(0.25, 0.25, 0.25, 0.25))
-    labelled = rubric(labels=[{"label": "poor", "min": 0}, {"label": "fair", "min": 0.45}, {"label": "good", "min": 0.55}])
+    labelled = rubric(
+        labels=[{"label": "poor", "min": 0}, {"label": "fair", "min": 0.45}, {"label": "good", "min": 0.55}]
+    )
     report = fitting.cross_validate(d, labelled, folds=5, seed=0, pass_at=3.0, label_at=[2.0, 4.0])
     f = report.fitted
     # human 3.0 = 1 + 4 * score at score 0.5; 2.0 and 4.0 at 0.25 and 0.75

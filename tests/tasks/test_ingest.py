@@ -42,7 +42,9 @@ def test_jsonl_bad_rows_each_get_a_reason(tmp_path):
 
 def test_csv_with_embedded_newlines_and_short_or_long_rows(tmp_path):
     src = tmp_path / "c.csv"
-    src.write_text('id,text,genre\n1,"line one\nline two",news\n2,"ok"\n3\n4,"four",x,extra\n5,five,\n', encoding="utf-8")
+    src.write_text(
+        'id,text,genre\n1,"line one\nline two",news\n2,"ok"\n3\n4,"four",x,extra\n5,five,\n', encoding="utf-8"
+    )
     report = ingest_corpus(src, tmp_path / "out")
     rows = pq.read_table(report.parquet).to_pylist()
     assert [r["text_id"] for r in rows] == ["1", "5"] and rows[0]["text"] == "line one\nline two"
@@ -76,8 +78,10 @@ def test_an_unterminated_quote_quarantines_the_rest_of_the_file_by_name(tmp_path
     src.write_text('id,text\n1,fine\n2,"never closed\n3,swallowed\n4,swallowed too\n', encoding="utf-8")
     report = ingest_corpus(src, tmp_path / "out")
     assert [r["text_id"] for r in pq.read_table(report.parquet).to_pylist()] == ["1"]
-    assert quarantined(report)[2] == ("malformed CSV: a quoted field opened on line 3 never closes; "
-                                      "line 3 to the end of the file was not read as rows")
+    assert quarantined(report)[2] == (
+        "malformed CSV: a quoted field opened on line 3 never closes; "
+        "line 3 to the end of the file was not read as rows"
+    )
 
 
 def test_parquet_and_folder_sources(tmp_path):
@@ -93,10 +97,13 @@ def test_parquet_and_folder_sources(tmp_path):
     assert again.rows_ok == 2
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "empty corpus"),
-    ('{"id": 1, "body": "no text column"}\n', "has no text column"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "empty corpus"),
+        ('{"id": 1, "body": "no text column"}\n', "has no text column"),
+    ],
+)
 def test_corpus_level_errors(tmp_path, content, message):
     src = tmp_path / "c.jsonl"
     src.write_text(content)
@@ -142,11 +149,21 @@ def test_plain_corpus_ids_pass():
 
 def test_an_id_field_names_each_texts_id_and_rows_without_it_are_quarantined(tmp_path):
     src = tmp_path / "c.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"uid": "a-1", "id": "ignored", "text": "first"}, {"uid": "", "text": "second"}, {"uid": 7, "text": "third"}]))
+    src.write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for r in [
+                {"uid": "a-1", "id": "ignored", "text": "first"},
+                {"uid": "", "text": "second"},
+                {"uid": 7, "text": "third"},
+            ]
+        )
+    )
     report = ingest_corpus(src, tmp_path / "out", id_field="uid")
     assert pq.read_table(report.parquet).column("text_id").to_pylist() == ["a-1", "7"]
-    assert report.rows_quarantined == 1 and "missing or empty id (uid)" in (tmp_path / "out/quarantine.jsonl").read_text()
+    assert (
+        report.rows_quarantined == 1 and "missing or empty id (uid)" in (tmp_path / "out/quarantine.jsonl").read_text()
+    )
     with pytest.raises(CorpusError, match=r"row 1 has no id column 'key'"):
         ingest_corpus(src, tmp_path / "out2", id_field="key")
     default = ingest_corpus(src, tmp_path / "out3")  # without: `id`, else the text's sha256 prefix

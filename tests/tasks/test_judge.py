@@ -12,20 +12,30 @@ from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell, Judge, RetryBudget, judge_all
-from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from rubricflow.tasks.judging.ratelimit import RateLimiter
+from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
 BUNDLE = compile_or_raise(resolve("llm-slop"))
-TEXTS = ["The council approved the road budget by seven votes to two.",
-         "Certainly! Nestled in the heart of town, this vibrant place plays a vital role."]
+TEXTS = [
+    "The council approved the road budget by seven votes to two.",
+    "Certainly! Nestled in the heart of town, this vibrant place plays a vital role.",
+]
 
 
 def cells(n: int = 1) -> list[Cell]:
     out = []
     for i in range(n):
         text = TEXTS[i % len(TEXTS)] + f" ({i})"
-        out.append(Cell(cell_key=f"k{i}", text_id=f"t{i}", text_sha256=hashlib.sha256(text.encode()).hexdigest(),
-                        unit_id="_all", sample=0, text=text))
+        out.append(
+            Cell(
+                cell_key=f"k{i}",
+                text_id=f"t{i}",
+                text_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                unit_id="_all",
+                sample=0,
+                text=text,
+            )
+        )
     return out
 
 
@@ -36,12 +46,14 @@ def judge_cells(server_config: ServerConfig, n: int = 1, retry_budget: int = 100
 
         async def go():
             client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-            judge = Judge(BUNDLE, judge_config, client, RateLimiter(max_in_flight=4), RetryBudget(retry_budget),
-                          "run-1", "corpus")
+            judge = Judge(
+                BUNDLE, judge_config, client, RateLimiter(max_in_flight=4), RetryBudget(retry_budget), "run-1", "corpus"
+            )
             try:
                 return await judge_all(judge, cells(n)), judge
             finally:
                 await client.close()
+
         outcomes, judge = asyncio.run(go())
         return outcomes, judge, server.app.stats
 
@@ -110,8 +122,14 @@ def test_a_refusal_is_not_asked_again():
 
 # Finding 3 of the reliability pass: one odd 200 answer used to fail the whole shard's gather.
 HOSTILE_OUTCOME = {
-    "deep_json": "failed", "usage_missing": "ok", "usage_null": "ok", "text_plain": "failed",
-    "message_null": "failed", "content_parts": "ok", "content_number": "failed", "echo_headers": "failed",
+    "deep_json": "failed",
+    "usage_missing": "ok",
+    "usage_null": "ok",
+    "text_plain": "failed",
+    "message_null": "failed",
+    "content_parts": "ok",
+    "content_number": "failed",
+    "echo_headers": "failed",
 }
 
 
@@ -149,14 +167,21 @@ def test_a_catastrophic_pattern_cannot_hang_the_offline_judge():
     from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
     from rubricflow.tasks.standins import offline_judge
 
-    rubric = Rubric.model_validate({"metadata": {"id": "evil"}, "goal": "no runaway regex",
-                                    "patterns": [{"id": "evil", "regex": "(a+)+$"}, {"id": "worse", "regex": "(a|aa)+$"}],
-                                    "criteria": [{"id": "c", "patterns": ["evil", "worse"]}]})
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "evil"},
+            "goal": "no runaway regex",
+            "patterns": [{"id": "evil", "regex": "(a+)+$"}, {"id": "worse", "regex": "(a|aa)+$"}],
+            "criteria": [{"id": "c", "patterns": ["evil", "worse"]}],
+        }
+    )
     compile_or_raise(rubric)
     unit = call_units(rubric, "holistic")[0]
     system = render_system_prompt(rubric, unit)
     started = time.monotonic()
-    answer = offline_judge.judge(system, render_user_message("a" * 60 + "!", "", ""), output_schema(rubric, unit), 0.0, None)
+    answer = offline_judge.judge(
+        system, render_user_message("a" * 60 + "!", "", ""), output_schema(rubric, unit), 0.0, None
+    )
     assert time.monotonic() - started < 5 and "c" in answer["criteria"]
 
 
@@ -200,8 +225,7 @@ def test_a_server_that_keeps_system_messages_keeps_the_system_layout():
 def test_a_server_that_queues_is_not_flooded_and_nothing_times_out():
     """One request at a time, 0.3 s each: 64 calls in flight would wait in its queue until they
     time out; the adaptive limit finds that latency grows with the calls in flight and backs off."""
-    outcomes, judge, stats = judge_cells(ServerConfig(slots=1, latency_ms=300), n=24, timeout_s=2.5,
-                                         max_in_flight=64)
+    outcomes, judge, stats = judge_cells(ServerConfig(slots=1, latency_ms=300), n=24, timeout_s=2.5, max_in_flight=64)
     assert all(o.completion["status"] == "ok" for o in outcomes)
     assert stats.requests == 24  # no timeouts, no retries
     assert judge.limiter.concurrency.limit <= 3

@@ -32,7 +32,9 @@ def test_a_graded_tree_lands_as_labels_and_every_internal_node_checks(tmp_path):
         assert c["agrees"] and c["aggregated"] == pytest.approx(expected[c["node_id"]])
     (root,) = [c for c in check if c["node_id"] == tree["id"]]
     assert root["graded"] == pytest.approx(0.91)
-    assert rows(warehouse, "SELECT count(DISTINCT rater), min(text_id) FROM labels") == [(1, "semantic-self-consistency")]
+    assert rows(warehouse, "SELECT count(DISTINCT rater), min(text_id) FROM labels") == [
+        (1, "semantic-self-consistency")
+    ]
 
 
 def test_a_grade_that_contradicts_its_leaves_is_found(tmp_path):

@@ -48,10 +48,12 @@ def test_leased_bucket_waits_for_quota(tmp_path):
             for _ in range(200):
                 await asyncio.sleep(0.001)
                 clock.now += 0.01
+
         mover = asyncio.create_task(advance())
         for _ in range(50):
             await bucket.take(1)
         mover.cancel()
+
     start = clock.now
     asyncio.run(scenario())
     assert clock.now - start >= 0.49  # 50 requests at 100/s need half a second of quota
@@ -71,8 +73,10 @@ for _ in range(int(sys.argv[2])):
 
 def test_state_updates_from_several_processes_are_not_lost(tmp_path):
     path = tmp_path / "counter.json"
-    procs = [subprocess.Popen([sys.executable, "-c", INCREMENT, str(path), "200"], stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", INCREMENT, str(path), "200"], stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, err

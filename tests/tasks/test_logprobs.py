@@ -19,14 +19,22 @@ def tokens(*pieces):
     out = []
     for piece in pieces:
         token, alternatives = (piece, {piece: 1.0}) if isinstance(piece, str) else piece
-        out.append(SimpleNamespace(token=token, logprob=math.log(alternatives[token]), top_logprobs=[
-            SimpleNamespace(token=t, logprob=math.log(p)) for t, p in alternatives.items()]))
+        out.append(
+            SimpleNamespace(
+                token=token,
+                logprob=math.log(alternatives[token]),
+                top_logprobs=[SimpleNamespace(token=t, logprob=math.log(p)) for t, p in alternatives.items()],
+            )
+        )
     return token_spans(out)
 
 
 def test_the_weighted_score_is_the_mean_over_the_scale_values_among_the_alternatives():
-    text, spans = tokens('{"criteria": {"clarity": {"value": ', ("4", {"4": 0.6, "3": 0.25, "7": 0.1, "x": 0.05}),
-                         ', "rationale": "ok"}}}')
+    text, spans = tokens(
+        '{"criteria": {"clarity": {"value": ',
+        ("4", {"4": 0.6, "3": 0.25, "7": 0.1, "x": 0.05}),
+        ', "rationale": "ok"}}}',
+    )
     w = weigh(FIVE, 4, text, spans, "clarity")
     mass = 0.6 + 0.25  # 7 lies outside 1..5 and x is not a level: neither counts
     assert w.mass == pytest.approx(mass)
@@ -36,8 +44,12 @@ def test_the_weighted_score_is_the_mean_over_the_scale_values_among_the_alternat
 
 
 def test_the_value_is_found_after_its_own_criterion_not_in_a_rationale_that_quotes_it():
-    answer = {"criteria": {"economy": {"value": 2, "rationale": 'says "clarity": {"value": 5}'},
-                           "clarity": {"value": 4, "rationale": ""}}}
+    answer = {
+        "criteria": {
+            "economy": {"value": 2, "rationale": 'says "clarity": {"value": 5}'},
+            "clarity": {"value": 4, "rationale": ""},
+        }
+    }
     text = json.dumps(answer)
     assert text[value_offset(text, "clarity")] == "4"
     assert text[value_offset(text, "economy")] == "2"
@@ -62,10 +74,14 @@ def test_binary_and_nominal_values_split_over_tokens():
     binary = BinaryScale()
     text, spans = tokens('{"criteria": {"b": {"value": ', ("1", {"1": 0.8, "0": 0.2}), "}}}")
     assert weigh(binary, 1, text, spans, "b").unit_score == pytest.approx(0.8)
-    nominal = NominalScale(categories=(Category(value="accept", score=1.0), Category(value="reject", score=0.0),
-                                       Category(value="abstain", score=None)))
-    text, spans = tokens('{"criteria": {"n": {"value": ', '"', ("acc", {"acc": 0.5, "rej": 0.3, "ab": 0.2}),
-                         'ept"}}}')
+    nominal = NominalScale(
+        categories=(
+            Category(value="accept", score=1.0),
+            Category(value="reject", score=0.0),
+            Category(value="abstain", score=None),
+        )
+    )
+    text, spans = tokens('{"criteria": {"n": {"value": ', '"', ("acc", {"acc": 0.5, "rej": 0.3, "ab": 0.2}), 'ept"}}}')
     w = weigh(nominal, "accept", text, spans, "n")
     assert w.probs == pytest.approx({"accept": 0.5 / 0.8, "reject": 0.3 / 0.8})  # abstain has no score
     assert w.unit_score == pytest.approx(0.5 / 0.8)

@@ -18,8 +18,13 @@ def test_two_systems_rate_by_the_log_odds_of_their_wins():
 
 
 def test_ties_count_half_and_order_follows_strength():
-    outcomes = ([("a", "b", "a")] * 8 + [("b", "c", "a")] * 8 + [("a", "c", "a")] * 8 + [("a", "b", "tie")] * 4
-                + [("c", "a", "b")] * 2)
+    outcomes = (
+        [("a", "b", "a")] * 8
+        + [("b", "c", "a")] * 8
+        + [("a", "c", "a")] * 8
+        + [("a", "b", "tie")] * 4
+        + [("c", "a", "b")] * 2
+    )
     assert [r["system"] for r in bradley_terry(outcomes)] == ["a", "b", "c"]
     even = bradley_terry([("p", "q", "tie")] * 10)
     assert abs(even[0]["rating"]) < 1e-6 and abs(even[1]["rating"]) < 1e-6

@@ -23,9 +23,19 @@ def state(tmp_path, monkeypatch):
 
 def test_started_once_by_concurrent_commands_then_reused_and_stopped(state, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-for-the-prefect-server")
-    starters = [subprocess.Popen([sys.executable, "-c", "from rubricflow.tasks.runtime import prefect_server as p; "
-                                  "print(p.use_shared_server())"], stdout=subprocess.PIPE, text=True, env=os.environ)
-                for _ in range(3)]
+    starters = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from rubricflow.tasks.runtime import prefect_server as p; print(p.use_shared_server())",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=os.environ,
+        )
+        for _ in range(3)
+    ]
     urls = {p.communicate(timeout=180)[0].strip() for p in starters}
     assert len(urls) == 1 and next(iter(urls)).startswith("http://127.0.0.1:")  # one server for all three
     recorded = json.loads(prefect_server.state_file().read_text())

@@ -77,8 +77,10 @@ def test_calls_in_flight_never_exceed_the_cap():
                 peak = max(peak, active)
                 await asyncio.sleep(0.001)
                 active -= 1
+
         await asyncio.gather(*(call() for _ in range(40)))
         return peak
+
     assert asyncio.run(scenario()) == 3
 
 
@@ -90,6 +92,7 @@ def test_unset_limits_do_not_wait():
 def test_slots_go_first_in_first_out_and_a_release_wakes_one_waiter():
     """Thousands of a shard's cells wait here; waking them all on every answer made each call's
     cost grow with the shard (issue 22). A freed slot goes to the longest waiter, and only to it."""
+
     async def scenario() -> tuple[list[int], int]:
         concurrency = AdaptiveConcurrency(ceiling=1, start=1)
         order, woken = [], 0
@@ -101,8 +104,10 @@ def test_slots_go_first_in_first_out_and_a_release_wakes_one_waiter():
             order.append(i)
             await asyncio.sleep(0)
             await concurrency.release(0.001, 1, False)
+
         await asyncio.gather(*(call(i) for i in range(500)))
         return order, woken
+
     order, woken = asyncio.run(scenario())
     assert order == list(range(500)) and woken == 500
 
@@ -118,6 +123,7 @@ def test_a_cancelled_waiter_gives_its_slot_to_the_next():
         await concurrency.release(0.001, 1, False)
         await asyncio.wait_for(second, 1)
         return concurrency.active
+
     assert asyncio.run(scenario()) == 1
 
 

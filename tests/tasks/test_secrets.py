@@ -7,13 +7,16 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.secrets import REDACTED, scrub
 
 
-@pytest.mark.parametrize("text", [
-    "headers were: authorization: Bearer sk-live-0123456789abcdef; host: 127.0.0.1",
-    "Authorization: Basic dXNlcjpwYXNzd29yZA==",
-    '{"api_key": "abcdef123456"}',
-    "x-api-key=abcdef123456&model=x",
-    "key sk-proj-ABCDEFGHIJKLMNOP in the middle",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "headers were: authorization: Bearer sk-live-0123456789abcdef; host: 127.0.0.1",
+        "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        '{"api_key": "abcdef123456"}',
+        "x-api-key=abcdef123456&model=x",
+        "key sk-proj-ABCDEFGHIJKLMNOP in the middle",
+    ],
+)
 def test_credential_shaped_strings_are_redacted(text):
     cleaned = scrub(text)
     assert REDACTED in cleaned
@@ -23,8 +26,10 @@ def test_credential_shaped_strings_are_redacted(text):
 
 def test_the_configured_key_is_redacted_whatever_its_shape(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "plain-looking-token-42")
-    assert scrub("the server said plain-looking-token-42 twice: plain-looking-token-42") == \
-        f"the server said {REDACTED} twice: {REDACTED}"
+    assert (
+        scrub("the server said plain-looking-token-42 twice: plain-looking-token-42")
+        == f"the server said {REDACTED} twice: {REDACTED}"
+    )
 
 
 def test_ordinary_text_is_left_alone():
@@ -32,8 +37,15 @@ def test_ordinary_text_is_left_alone():
     assert scrub(text) == text and scrub(None) is None
 
 
-@pytest.mark.parametrize("url", ["http://user:pw@127.0.0.1:8000/v1", "http://token@127.0.0.1/v1",
-                                 "https://proxy.example/v1?api_key=abc123", "http://127.0.0.1/v1?key=abc&x=1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:pw@127.0.0.1:8000/v1",
+        "http://token@127.0.0.1/v1",
+        "https://proxy.example/v1?api_key=abc123",
+        "http://127.0.0.1/v1?key=abc&x=1",
+    ],
+)
 def test_a_base_url_with_credentials_is_refused(url):
     with pytest.raises(ValueError, match="carries credentials"):
         JudgeConfig(base_url=url)
@@ -41,4 +53,3 @@ def test_a_base_url_with_credentials_is_refused(url):
 
 def test_a_plain_base_url_is_fine():
     assert JudgeConfig(base_url="http://127.0.0.1:8765/v1?region=eu").base_url.endswith("region=eu")
-

@@ -6,25 +6,35 @@ from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import CallUnit
 from rubricflow.tasks.judging.verify import AnswerError, check_constraint, parse_json_answer, verify_answer
 
-RUBRIC = Rubric.model_validate({
-    "metadata": {"id": "v"}, "goal": "g",
-    "criteria": [
-        {"id": "a", "scale": {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 5}]}},
-        {"id": "b", "evidence": {"required": True, "min_items": 1}},
-    ],
-    "disqualifiers": [{"id": "dq", "kind": "judge"}],
-    "output": {"constraints": [{"id": "because", "field": "rationale", "prefix": "BECAUSE:", "severity": "soft"},
-                               {"id": "short", "field": "rationale", "max_words": 8, "severity": "hard"}]},
-})
+RUBRIC = Rubric.model_validate(
+    {
+        "metadata": {"id": "v"},
+        "goal": "g",
+        "criteria": [
+            {"id": "a", "scale": {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 5}]}},
+            {"id": "b", "evidence": {"required": True, "min_items": 1}},
+        ],
+        "disqualifiers": [{"id": "dq", "kind": "judge"}],
+        "output": {
+            "constraints": [
+                {"id": "because", "field": "rationale", "prefix": "BECAUSE:", "severity": "soft"},
+                {"id": "short", "field": "rationale", "max_words": 8, "severity": "hard"},
+            ]
+        },
+    }
+)
 UNIT = CallUnit("_all", ("a", "b"))
 TEXT = "The bridge closed on Monday because of a cracked beam."
 
 
-@pytest.mark.parametrize("content", [
-    '{"criteria": {"a": {"value": 3}}}',
-    'Sure, here it is:\n```json\n{"criteria": {"a": {"value": 3}}}\n```\nThanks.',
-    'My verdict {"criteria": {"a": {"value": 3},},} as requested',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"criteria": {"a": {"value": 3}}}',
+        'Sure, here it is:\n```json\n{"criteria": {"a": {"value": 3}}}\n```\nThanks.',
+        'My verdict {"criteria": {"a": {"value": 3},},} as requested',
+    ],
+)
 def test_tolerant_parsing(content):
     assert parse_json_answer(content)["criteria"]["a"]["value"] == 3
 
@@ -36,8 +46,12 @@ def test_unparseable_answers_raise(content):
 
 
 def test_values_outside_the_scale_are_flagged_not_clamped():
-    answer = {"criteria": {"a": {"value": 9, "rationale": "BECAUSE: x", "evidence": []},
-                           "b": {"value": 1, "rationale": "BECAUSE: y", "evidence": ["cracked beam"]}}}
+    answer = {
+        "criteria": {
+            "a": {"value": 9, "rationale": "BECAUSE: x", "evidence": []},
+            "b": {"value": 1, "rationale": "BECAUSE: y", "evidence": ["cracked beam"]},
+        }
+    }
     results, _, _ = verify_answer(RUBRIC, UNIT, answer, TEXT)
     a, b = results
     assert (a.status, a.value, a.unit_score) == ("unscored", 9, None) and a.reason.startswith("out of scale")
@@ -45,9 +59,13 @@ def test_values_outside_the_scale_are_flagged_not_clamped():
 
 
 def test_evidence_and_constraints():
-    answer = {"criteria": {"a": {"value": 5, "rationale": "fine", "evidence": ["a quote that is not there"]},
-                           "b": {"value": 1, "rationale": "BECAUSE: y", "evidence": []}},
-              "disqualifiers": ["dq", "made-up"]}
+    answer = {
+        "criteria": {
+            "a": {"value": 5, "rationale": "fine", "evidence": ["a quote that is not there"]},
+            "b": {"value": 1, "rationale": "BECAUSE: y", "evidence": []},
+        },
+        "disqualifiers": ["dq", "made-up"],
+    }
     results, declared, warnings = verify_answer(RUBRIC, UNIT, answer, TEXT)
     a, b = results
     assert a.status == "scored" and a.evidence_verified is False
@@ -67,7 +85,9 @@ def test_missing_criteria_and_wrong_shape():
 
 
 def test_item_constraints_with_separator():
-    rule = RUBRIC.output.constraints[0].model_copy(update={"prefix": "FIX:", "min_items": 3, "max_items": 3, "separator": ";"})
+    rule = RUBRIC.output.constraints[0].model_copy(
+        update={"prefix": "FIX:", "min_items": 3, "max_items": 3, "separator": ";"}
+    )
     assert check_constraint(rule, "FIX: a; b; c") is None
     assert check_constraint(rule, "FIX: a; b") == "2 items < 3"
 

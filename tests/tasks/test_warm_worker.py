@@ -28,7 +28,9 @@ def env(tmp_path):
 
 def served(state: Path) -> list[str]:
     """The commands the worker of this state folder ran, from its log."""
-    return [line for log in state.glob("warm-worker-*.log") for line in log.read_text().splitlines() if ": runner " in line]
+    return [
+        line for log in state.glob("warm-worker-*.log") for line in log.read_text().splitlines() if ": runner " in line
+    ]
 
 
 def worker_ready(state: Path, timeout_s: float = 120) -> dict:
@@ -45,8 +47,9 @@ def cli(env: dict, cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([EXE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, **kw)
 
 
-def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environment_and_exit_code(env, tmp_path,
-                                                                                                judge_server):
+def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environment_and_exit_code(
+    env, tmp_path, judge_server
+):
     server = judge_server()
     state = Path(env["RUBRICFLOW_STATE_DIR"])
     first, second = tmp_path / "first", tmp_path / "second"
@@ -89,9 +92,28 @@ def test_ctrl_c_reaches_the_command_and_a_killed_caller_takes_its_command_along(
 
     def start_scoring(environ: dict) -> tuple[subprocess.Popen, int | None]:
         before, answered = len(served(state)), server.stats()["answered"]
-        proc = subprocess.Popen([EXE, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "-w",
-                                 "w.duckdb", "--max-in-flight", "2"], cwd=tmp_path, env=environ,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                EXE,
+                "score",
+                "-c",
+                "c",
+                "-r",
+                "llm-slop",
+                "--base-url",
+                server.base_url,
+                "-w",
+                "w.duckdb",
+                "--max-in-flight",
+                "2",
+            ],
+            cwd=tmp_path,
+            env=environ,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while server.stats()["answered"] < answered + 4 and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -103,7 +125,9 @@ def test_ctrl_c_reaches_the_command_and_a_killed_caller_takes_its_command_along(
         proc, runner = start_scoring(environ)
         proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the caller
         proc.communicate(timeout=120)
-        endings.append((proc.returncode, rows(tmp_path / "w.duckdb", "SELECT status FROM runs ORDER BY started_at DESC")[0]))
+        endings.append(
+            (proc.returncode, rows(tmp_path / "w.duckdb", "SELECT status FROM runs ORDER BY started_at DESC")[0])
+        )
     assert runner is not None and not prefect_server._alive(runner)
     assert endings[0] == endings[1] == (130, ("failed",))
 
@@ -115,6 +139,7 @@ def test_ctrl_c_reaches_the_command_and_a_killed_caller_takes_its_command_along(
         time.sleep(0.1)
     assert not prefect_server._alive(runner)
     assert rows(tmp_path / "w.duckdb", "SELECT count(*) < 600 FROM completions") == [(True,)]
+
 
 def test_a_changed_setup_gets_its_own_worker_but_another_folder_does_not(tmp_path, monkeypatch):
     monkeypatch.setenv("RUBRICFLOW_STATE_DIR", str(tmp_path / "state"))

@@ -10,12 +10,16 @@ import pytest
 
 from rubricflow.warehouse import db, locks, steps
 
-HOLD = ("import duckdb, sys, time; c = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == 'r'); "
-        "print('held', flush=True); time.sleep(float(sys.argv[3]))")
+HOLD = (
+    "import duckdb, sys, time; c = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == 'r'); "
+    "print('held', flush=True); time.sleep(float(sys.argv[3]))"
+)
 
 
 def hold(path, mode: str, seconds: float) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), mode, str(seconds)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(path), mode, str(seconds)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 
@@ -64,15 +68,19 @@ def test_the_same_work_cannot_run_twice_at_once(tmp_path):
 
 
 def test_a_run_whose_process_died_is_closed_as_interrupted(warehouse, tmp_path):
-    code = ("import sys, time; from rubricflow.warehouse.locks import run_lock; "
-            "cm = run_lock(sys.argv[1], 'c', 'r', 'j', 'dead'); cm.__enter__(); print('locked', flush=True); time.sleep(60)")
+    code = (
+        "import sys, time; from rubricflow.warehouse.locks import run_lock; "
+        "cm = run_lock(sys.argv[1], 'c', 'r', 'j', 'dead'); cm.__enter__(); print('locked', flush=True); time.sleep(60)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(warehouse)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
     with db.writer(warehouse) as con:
         for run_id, rubric in (("dead", "r"), ("alive", "r2")):
-            con.execute("INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, "
-                        "parameters, status, started_at) VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'running', now())",
-                        [run_id, rubric])
+            con.execute(
+                "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, "
+                "parameters, status, started_at) VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'running', now())",
+                [run_id, rubric],
+            )
         with locks.run_lock(warehouse, "c", "r2", "j", "alive"):
             assert steps.close_stale_runs(con, warehouse) == []  # both processes live
             proc.kill()

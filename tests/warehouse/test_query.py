@@ -23,22 +23,27 @@ def digest(path) -> str:
 
 def test_a_select_reads_tables_and_views(warehouse):
     assert db.read_only_query(warehouse, "SELECT text FROM texts").to_pylist() == [{"text": "hello"}]
-    assert db.read_only_query(warehouse, "WITH x AS (SELECT count(*) AS n FROM text_scores) SELECT n FROM x").num_rows == 1
+    assert (
+        db.read_only_query(warehouse, "WITH x AS (SELECT count(*) AS n FROM text_scores) SELECT n FROM x").num_rows == 1
+    )
 
 
-@pytest.mark.parametrize("statement", [
-    "COPY (SELECT 'x') TO '{w}' (FORMAT csv)",
-    "EXPORT DATABASE '{tmp}/export'",
-    "INSTALL httpfs",
-    "LOAD httpfs",
-    "PRAGMA enable_profiling",
-    "SET threads = 1",
-    "CREATE TEMP TABLE t AS SELECT 1",
-    "ATTACH '{tmp}/other.duckdb' AS other",
-    "DELETE FROM texts",
-    "SELECT 1; DROP TABLE texts",
-    "SELECT * FROM texts; COPY texts TO '{tmp}/leak.csv'",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "COPY (SELECT 'x') TO '{w}' (FORMAT csv)",
+        "EXPORT DATABASE '{tmp}/export'",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "PRAGMA enable_profiling",
+        "SET threads = 1",
+        "CREATE TEMP TABLE t AS SELECT 1",
+        "ATTACH '{tmp}/other.duckdb' AS other",
+        "DELETE FROM texts",
+        "SELECT 1; DROP TABLE texts",
+        "SELECT * FROM texts; COPY texts TO '{tmp}/leak.csv'",
+    ],
+)
 def test_statements_that_are_not_one_select_are_refused(warehouse, statement):
     before = digest(warehouse)
     with pytest.raises(db.QueryRefused, match="query refused"):
@@ -47,13 +52,16 @@ def test_statements_that_are_not_one_select_are_refused(warehouse, statement):
     assert sorted(p.name for p in warehouse.parent.iterdir()) == ["w.duckdb"]
 
 
-@pytest.mark.parametrize("select", [
-    "SELECT * FROM read_csv('/etc/passwd')",
-    "SELECT * FROM read_text('/etc/hostname')",
-    "SELECT * FROM glob('/etc/*')",
-    "SELECT * FROM read_parquet('{tmp}/*.parquet')",
-    "SELECT * FROM 'https://127.0.0.1:9/x.csv'",
-])
+@pytest.mark.parametrize(
+    "select",
+    [
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('/etc/hostname')",
+        "SELECT * FROM glob('/etc/*')",
+        "SELECT * FROM read_parquet('{tmp}/*.parquet')",
+        "SELECT * FROM 'https://127.0.0.1:9/x.csv'",
+    ],
+)
 def test_a_select_cannot_reach_files_or_the_network(warehouse, select):
     with pytest.raises(db.QueryRefused, match="disabled by configuration|Permission"):
         db.read_only_query(warehouse, select.format(tmp=warehouse.parent))

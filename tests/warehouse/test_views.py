@@ -17,7 +17,10 @@ BASE = {
         {"id": "a", "importance": "essential", "points": 5},
         {"id": "b", "scale": {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 5}]}, "weight": 2, "points": -3},
         {"id": "c", "scale": {"kind": "numeric", "min": 0, "max": 10}, "pass_threshold": 0.7, "points": 2},
-        {"id": "d", "scale": {"kind": "nominal", "categories": [{"value": "x", "score": 1}, {"value": "y", "score": 0.25}]}},
+        {
+            "id": "d",
+            "scale": {"kind": "nominal", "categories": [{"value": "x", "score": 1}, {"value": "y", "score": 0.25}]},
+        },
         {"id": "news", "genre": ["news"], "weight": 3},
     ],
     "patterns": [{"id": "p", "regex": "forbidden"}],
@@ -26,15 +29,22 @@ BASE = {
         {"id": "dq-floor", "kind": "criterion", "criterion": "b"},
         {"id": "dq-judge", "kind": "judge"},
     ],
-    "scoring": {"labels": [{"label": "high", "min": 0.7}, {"label": "mid", "min": 0.4}, {"label": "low", "min": 0.0}],
-                "pass_threshold": 0.5, "essential_minimum": 1.0},
+    "scoring": {
+        "labels": [{"label": "high", "min": 0.7}, {"label": "mid", "min": 0.4}, {"label": "low", "min": 0.0}],
+        "pass_threshold": 0.5,
+        "essential_minimum": 1.0,
+    },
 }
 VARIANTS = {
     "flat-weighted-mean": {},
-    "nested-groups": {"groups": [{"id": "inner", "children": ["b", "c"], "aggregation": "min", "weight": 2},
-                                 {"id": "outer", "children": ["inner", "d"], "aggregation": "weighted_mean"},
-                                 {"id": "top", "children": ["outer", "a", "news"], "aggregation": "weighted_mean"}],
-                      "scoring": {**BASE["scoring"], "root": "top"}},
+    "nested-groups": {
+        "groups": [
+            {"id": "inner", "children": ["b", "c"], "aggregation": "min", "weight": 2},
+            {"id": "outer", "children": ["inner", "d"], "aggregation": "weighted_mean"},
+            {"id": "top", "children": ["outer", "a", "news"], "aggregation": "weighted_mean"},
+        ],
+        "scoring": {**BASE["scoring"], "root": "top"},
+    },
     "points": {"scoring": {"method": "points", "pass_threshold": 0.5}},
     "all": {"scoring": {"method": "all", "labels": [{"label": "ok", "min": 1.0}]}},
     "any-inverted": {"scoring": {"method": "any", "invert": True}},
@@ -67,31 +77,67 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
         declared = ["dq-judge"] if rng.random() < 0.1 else []
         for cid in list(values) + unscored:
             unit = rubric.criterion(cid).scale.unit(values[cid]) if cid in values else None
-            judgment_rows.append((f"k{i}", cid, "run", "c", text_id, bundle.hash, "j", 0, json.dumps(values.get(cid)), unit,
-                                  None, [], None, [], "scored" if cid in values else "unscored", None))
+            judgment_rows.append(
+                (
+                    f"k{i}",
+                    cid,
+                    "run",
+                    "c",
+                    text_id,
+                    bundle.hash,
+                    "j",
+                    0,
+                    json.dumps(values.get(cid)),
+                    unit,
+                    None,
+                    [],
+                    None,
+                    [],
+                    "scored" if cid in values else "unscored",
+                    None,
+                )
+            )
         completions.append((f"k{i}", "run", "c", text_id, f"sha{i}", "_all", bundle.hash, "j", 0, declared))
         if matched:
             hits.append(("c", text_id, f"sha{i}", bundle.hash, "p", 2))
         expected[text_id] = verdict(rubric, values, genre, matched_patterns=matched, judge_disqualifiers=set(declared))
     with db.writer(tmp_path / "w.duckdb") as con:
         db.register_rubric(con, bundle)
-        con.execute("INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, "
-                    "now(), now(), NULL, NULL, NULL)", [bundle.hash])
-        con.executemany("INSERT INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", texts)
-        con.executemany("INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, "
-                        "sample, value, unit_score, rationale, evidence, evidence_verified, warnings, status, reason) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", judgment_rows)
-        con.executemany("INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
-                        "judge_hash, sample, declared_disqualifiers, attempts, status, created_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok', now())", completions)
+        con.execute(
+            "INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, "
+            "now(), now(), NULL, NULL, NULL)",
+            [bundle.hash],
+        )
+        con.executemany(
+            "INSERT INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            texts,
+        )
+        con.executemany(
+            "INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, "
+            "sample, value, unit_score, rationale, evidence, evidence_verified, warnings, status, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            judgment_rows,
+        )
+        con.executemany(
+            "INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
+            "judge_hash, sample, declared_disqualifiers, attempts, status, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok', now())",
+            completions,
+        )
         for table in ("judgments", "completions"):  # each row judged the text's current version
-            con.execute(f"UPDATE {table} x SET text_sha256 = text_version(t.sha256, t.input, t.context, t.genre) "
-                        "FROM texts t WHERE t.corpus_id = x.corpus_id AND t.text_id = x.text_id")
+            con.execute(
+                f"UPDATE {table} x SET text_sha256 = text_version(t.sha256, t.input, t.context, t.genre) "
+                "FROM texts t WHERE t.corpus_id = x.corpus_id AND t.text_id = x.text_id"
+            )
         if hits:
             con.executemany("INSERT INTO pattern_hits VALUES (?, ?, ?, ?, ?, ?)", hits)
-        got = {r[0]: r[1:] for r in con.execute(
-            "SELECT text_id, score, label, passed, disqualifiers, coverage FROM text_scores").fetchall()}
+        got = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "SELECT text_id, score, label, passed, disqualifiers, coverage FROM text_scores"
+            ).fetchall()
+        }
     assert set(got) == set(expected)
     for text_id, v in expected.items():
         score, label, passed, disqualifiers, coverage = got[text_id]
@@ -105,9 +151,12 @@ def test_pattern_and_run_summary_views(tmp_path):
     bundle = compile_or_raise(Rubric.model_validate(BASE))
     with db.writer(tmp_path / "w.duckdb") as con:
         db.register_rubric(con, bundle)
-        con.executemany("INSERT INTO texts (corpus_id, text_id, sha256, text) VALUES ('c', ?, ?, ?)",
-                        [("t1", "s1", "a forbidden word, forbidden twice"), ("t2", "s2", "clean"), ("t3", "s3", "forbidden")])
+        con.executemany(
+            "INSERT INTO texts (corpus_id, text_id, sha256, text) VALUES ('c', ?, ?, ?)",
+            [("t1", "s1", "a forbidden word, forbidden twice"), ("t2", "s2", "clean"), ("t3", "s3", "forbidden")],
+        )
         from rubricflow.warehouse.steps import count_pattern_hits
+
         count_pattern_hits(con, "c", bundle)
         summary = con.execute("SELECT texts_hit, texts_checked, total_hits, hit_rate FROM pattern_summary").fetchall()
         per_text = dict(con.execute("SELECT text_id, hits FROM pattern_hit_counts").fetchall())

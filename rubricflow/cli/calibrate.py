@@ -155,7 +155,10 @@ def calibrate(
         for r in result.rows:
             print_rows(
                 f"{r.criterion_id}: judge (rows) x humans (columns)",
-                [{"judge": lv, **{str(c): n for c, n in zip(r.levels, row, strict=True)}} for lv, row in zip(r.levels, r.confusion, strict=True)],
+                [
+                    {"judge": lv, **{str(c): n for c, n in zip(r.levels, row, strict=True)}}
+                    for lv, row in zip(r.levels, r.confusion, strict=True)
+                ],
             )
     if report:
         from rubricflow.tasks.presentation.report import calibration_report

@@ -1,2 +1,1 @@
-"""Files into normalised rows: corpora (JSONL, CSV, Parquet, folders), pair corpora, labels.
-"""
+"""Files into normalised rows: corpora (JSONL, CSV, Parquet, folders), pair corpora, labels."""

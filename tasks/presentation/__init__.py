@@ -1,2 +1,1 @@
-"""What people read: table formatting, HTML reports, the `rubricflow view` web app.
-"""
+"""What people read: table formatting, HTML reports, the `rubricflow view` web app."""

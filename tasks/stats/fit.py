@@ -301,7 +301,11 @@ def fitted_rubric(rubric: Rubric, report: FitReport, provenance: dict[str, str |
     if f.label_mins is not None:
         ordered = sorted(rubric.scoring.labels, key=lambda label: label.min)
         scoring = scoring.model_copy(
-            update={"labels": tuple(DecisionLabel(label=label.label, min=m) for label, m in zip(ordered, f.label_mins, strict=True))}
+            update={
+                "labels": tuple(
+                    DecisionLabel(label=label.label, min=m) for label, m in zip(ordered, f.label_mins, strict=True)
+                )
+            }
         )
     version = semver.Version.parse(rubric.metadata.version)
     version = version.bump_minor() if scoring != rubric.scoring else version.bump_patch()

@@ -45,13 +45,14 @@ def fill(con, bundle, texts: int, run: str = "run", shift: int = 0, with_texts: 
     h = bundle.hash
     db.register_rubric(con, bundle)
     con.execute(
-        "INSERT INTO runs VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now(), "
-        "NULL, NULL, NULL)",
+        "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, parameters, status, "
+        "planned_cells, skipped_cells, started_at, finished_at) "
+        "VALUES (?, 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', ?, 0, now(), now())",
         [run, h, texts],
     )
     if with_texts:
         con.execute(
-            "INSERT INTO texts SELECT 'c', 't' || i, 's' || i, 'text', NULL, NULL, NULL, NULL FROM range(?) r(i)",
+            "INSERT INTO texts (corpus_id, text_id, sha256, text) SELECT 'c', 't' || i, 's' || i, 'text' FROM range(?) r(i)",
             [texts],
         )
     con.execute(
@@ -64,16 +65,19 @@ def fill(con, bundle, texts: int, run: str = "run", shift: int = 0, with_texts: 
     )
     con.execute(
         """
-        INSERT INTO judgments
+        INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, sample, value,
+                               unit_score, rationale, evidence, evidence_verified, warnings, status, reason, text_sha256)
         SELECT $run || 'k' || i, 'c' || c, $run, 'c', 't' || i, $h, 'j', 0, v::VARCHAR::JSON,
                CASE WHEN (i + c) % 97 = 0 THEN NULL ELSE v / 4.0 END,
-               'rationale ' || i, [], NULL, [], CASE WHEN (i + c) % 97 = 0 THEN 'unscored' ELSE 'scored' END, NULL
+               'rationale ' || i, [], NULL, [], CASE WHEN (i + c) % 97 = 0 THEN 'unscored' ELSE 'scored' END, NULL,
+               's' || i
         FROM (SELECT i, c, least(4, (i * 7 + c * 3) % 5 + CASE WHEN (i + c) % 11 < $shift THEN 1 ELSE 0 END) AS v
               FROM range($n) r(i), range($k) k(c))""",
         {"run": run, "h": h, "n": texts, "k": CRITERIA, "shift": shift},
     )
     con.execute(
-        """INSERT INTO pattern_hits SELECT 'c', 't' || i, 's' || i, ?, 'p' || p, (i + p) % 13 = 0
+        """INSERT INTO pattern_hits (corpus_id, text_id, text_sha256, rubric_hash, pattern_id, hits)
+                   SELECT 'c', 't' || i, 's' || i, ?, 'p' || p, (i + p) % 13 = 0
                    FROM range(?) r(i), range(2) q(p)""",
         [h, texts],
     )

@@ -13,18 +13,18 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-SMOKE = {
+SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "throughput.py": (["--sizes", "200,400", "--latency-cells", "150"], "mean in flight"),
-    "compare.py": (["--texts", "2000", "--repeat", "1"], "x"),
-    "views.py": (["--texts", "2000"], "x"),
-    "viewer.py": (["--texts", "2000", "--runs", "1"], "x"),
-    "library_lookup.py": (["--rubrics", "50", "--lookups", "500"], "p99"),
-    "rate_limit.py": (["--rpm", "600", "--seconds", "3", "--latency-ms", "50"], "rpm"),
-    "nightly.py": (["--texts", "300"], "s"),
-    "scale.py": (["--texts", "300"], "score"),
-    "pairwise.py": (["--pairs", "30"], "s"),
-    "cli_flows.py": (["--runs", "1"], "x"),
-    "cli_start.py": (["--runs", "1"], "s"),
+    "compare.py": (["--texts", "2000", "--repeat", "1"], "ratio full / bare"),
+    "views.py": (["--texts", "2000"], "text_scores rows that differ from the hand query: 0"),
+    "viewer.py": (["--texts", "2000", "--runs", "1"], "calibration"),
+    "library_lookup.py": (["--rubrics", "50", "--lookups", "500"], "baseline: parse file each time"),
+    "rate_limit.py": (["--rpm", "600", "--seconds", "3", "--latency-ms", "50"], "cells ok: 30/30"),
+    "nightly.py": (["--texts", "300"], "night 2 (no change)"),
+    "scale.py": (["--texts", "300"], "server saw 0 new requests"),
+    "pairwise.py": (["--pairs", "30"], "panel of 2 judges"),
+    "cli_flows.py": (["--runs", "1"], "the first command"),
+    "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
 }
 
 
@@ -37,7 +37,13 @@ def test_every_bench_has_a_smoke_size():
 def test_the_bench_runs_at_a_smoke_size(script, tmp_path):
     args, expected = SMOKE[script]
     env = {**os.environ, "PREFECT_LOGGING_LEVEL": "WARNING"}
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert expected in done.stdout, done.stdout[-2000:]

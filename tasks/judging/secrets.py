@@ -17,6 +17,8 @@ _CREDENTIALS = [
     ),
     re.compile(r"()()\bsk-[A-Za-z0-9_-]{8,}"),  # OpenAI-style keys
 ]
+# Every credential pattern above needs one of these words: one quick search clears most texts.
+_MAYBE = re.compile(r"(?i)bearer|basic|api|authorization|token|secret|sk-")
 CREDENTIAL_QUERY_KEYS = {"key", "api_key", "api-key", "apikey", "token", "access_token", "secret", "sig", "signature"}
 
 
@@ -27,6 +29,8 @@ def scrub(text: str | None) -> str | None:
     key = os.environ.get("OPENAI_API_KEY") or ""
     if len(key) >= 6:
         text = text.replace(key, REDACTED)
+    if not _MAYBE.search(text):
+        return text
     for pattern in _CREDENTIALS:
         text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return text

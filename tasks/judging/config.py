@@ -27,7 +27,7 @@ class JudgeConfig(BaseModel):
     base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
     strategy: Strategy = "holistic"
     samples: int = Field(default=1, ge=1, le=100)
-    temperature: float = 0.0
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # nan/inf: refused, not sent
     seed: int | None = None
     max_tokens: int = Field(default=1024, ge=16)
     output_mode: Literal["auto", "json_schema", "json_object", "tools", "text"] = "auto"

@@ -9,6 +9,7 @@ The warehouse keeps the price a run used (`model_prices`) so costs stay queryabl
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,10 +41,27 @@ class Price:
     cached_input_per_mtok: float | None = None  # None: cached input costs what input costs
     source: str = "rubricflow"
 
+    def __post_init__(self) -> None:
+        rates = {
+            "input": self.input_per_mtok,
+            "output": self.output_per_mtok,
+            "cached_input": self.cached_input_per_mtok,
+        }
+        bad = {name: rate for name, rate in rates.items() if rate is not None and not (0 <= rate < math.inf)}
+        if bad:  # a NaN rate made every budget check pass; a negative one paid the budget back
+            raise PriceError(
+                f"{self.source}: model {self.model!r}: prices must be finite and >= 0 (USD per 1M tokens), got "
+                + ", ".join(f"{name}={rate}" for name, rate in bad.items())
+            )
+
     def cost(self, prompt_tokens: float, completion_tokens: float, cached_tokens: float = 0) -> float:
-        """USD of one call; `cached_tokens` are the part of `prompt_tokens` served from the prefix cache."""
+        """USD of one call; `cached_tokens` are the part of `prompt_tokens` served from the prefix cache.
+        Counts an endpoint reports are not trusted to be sane: negative ones count as 0, and cached
+        tokens as at most the prompt (a call never costs less than nothing)."""
+        prompt_tokens, completion_tokens = max(0.0, prompt_tokens), max(0.0, completion_tokens)
+        cached_tokens = min(max(0.0, cached_tokens), prompt_tokens)
         cached_rate = self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
-        fresh = max(0.0, prompt_tokens - cached_tokens)
+        fresh = prompt_tokens - cached_tokens
         return (
             fresh * self.input_per_mtok + cached_tokens * cached_rate + completion_tokens * self.output_per_mtok
         ) / 1e6
@@ -70,6 +88,8 @@ def price_table(path: str | Path | None = None) -> dict[str, Price]:
                     None if cached is None else float(cached),
                     source=str(path),
                 )
+            except PriceError:
+                raise
             except (TypeError, KeyError, ValueError, AttributeError):
                 raise PriceError(
                     f"{path}: model {model!r}: needs numeric `input` and `output` "

@@ -19,7 +19,23 @@ _CREDENTIALS = [
 ]
 # Every credential pattern above needs one of these words: one quick search clears most texts.
 _MAYBE = re.compile(r"(?i)bearer|basic|api|authorization|token|secret|sk-")
-CREDENTIAL_QUERY_KEYS = {"key", "api_key", "api-key", "apikey", "token", "access_token", "secret", "sig", "signature"}
+CREDENTIAL_QUERY_KEYS = {  # query parameters that carry a credential (Azure: `code`, some proxies: x-api-key)
+    "key",
+    "api_key",
+    "api-key",
+    "apikey",
+    "x-api-key",
+    "x_api_key",
+    "token",
+    "access_token",
+    "auth",
+    "code",
+    "password",
+    "secret",
+    "client_secret",
+    "sig",
+    "signature",
+}
 
 
 def scrub(text: str | None) -> str | None:

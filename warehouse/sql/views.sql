@@ -269,12 +269,13 @@ FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j US
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
 -- One call's cost: fresh input, cached input (at its own rate, else the input rate) and output;
--- the Batch API bills half.
+-- the Batch API bills half. Counts as an endpoint reported them are made sane first (negative ones
+-- are 0, cached tokens at most the prompt), as tasks/judging/costs.Price.cost does: never below $0.
 CREATE OR REPLACE MACRO call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode,
                                  input_rate, cached_rate, output_rate) AS
-    ((prompt_tokens - coalesce(cached_tokens, 0)) * input_rate
-     + coalesce(cached_tokens, 0) * coalesce(cached_rate, input_rate)
-     + completion_tokens * output_rate) / 1e6
+    ((greatest(prompt_tokens, 0) - least(greatest(coalesce(cached_tokens, 0), 0), greatest(prompt_tokens, 0))) * input_rate
+     + least(greatest(coalesce(cached_tokens, 0), 0), greatest(prompt_tokens, 0)) * coalesce(cached_rate, input_rate)
+     + greatest(completion_tokens, 0) * output_rate) / 1e6
     * CASE WHEN output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END;
 
 -- Cost per run at the prices in model_prices (NULL for a model without a price).

@@ -58,6 +58,9 @@ class IngestReport:
     reasons: dict[str, int] = field(default_factory=dict)
 
 
+BOM = "\ufeff"  # a byte-order mark: not part of the first field or text
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -74,7 +77,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, {"text_id": str(p.relative_to(path))}, "a symbolic link: not followed"
                 continue
             try:
-                yield number, {"text_id": str(p.relative_to(path)), "text": p.read_bytes().decode("utf-8")}, None
+                text = p.read_bytes().decode("utf-8").removeprefix(BOM)
+                yield number, {"text_id": str(p.relative_to(path)), "text": text}, None
             except UnicodeDecodeError as exc:
                 yield number, {"text_id": str(p.relative_to(path))}, f"invalid UTF-8 at byte {exc.start}"
     elif suffix in (".jsonl", ".ndjson"):
@@ -83,7 +87,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 if not raw.strip():
                     continue
                 try:
-                    line = raw.decode("utf-8")
+                    line = raw.decode("utf-8").removeprefix(BOM if number == 1 else "")  # Excel and Notepad write one
                 except UnicodeDecodeError as exc:
                     yield number, None, f"invalid UTF-8 at byte {exc.start}"
                     continue
@@ -98,7 +102,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, record, None
     elif suffix == ".json":  # one JSON array of records
         try:
-            rows = json.loads(path.read_bytes())
+            rows = json.loads(path.read_bytes().removeprefix(BOM.encode()))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
         if not isinstance(rows, list):
@@ -156,7 +160,9 @@ def _csv_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     name (it used to swallow the rows after it silently)."""
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     raw = path.open("rb")
-    text = io.TextIOWrapper(raw, encoding="utf-8", newline="", errors="strict")
+    text = io.TextIOWrapper(
+        raw, encoding="utf-8-sig", newline="", errors="strict"
+    )  # an Excel export's BOM is not the id
     reader = csv.DictReader(text, strict=True)
     width = None
     number = 0

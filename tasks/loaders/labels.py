@@ -23,7 +23,12 @@ def read_labels(path: str | Path) -> pl.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise LabelError(f"{path}: no such file")
-    readers = {".csv": pl.read_csv, ".jsonl": pl.read_ndjson, ".ndjson": pl.read_ndjson, ".parquet": pl.read_parquet}
+    readers = {  # a CSV is read as text: ids stay as written ("007", hex), as `ingest` keeps them
+        ".csv": lambda f: pl.read_csv(f, infer_schema=False),
+        ".jsonl": pl.read_ndjson,
+        ".ndjson": pl.read_ndjson,
+        ".parquet": pl.read_parquet,
+    }
     if path.suffix.lower() not in readers:
         raise LabelError(f"{path}: unsupported label format {path.suffix!r} (use .csv, .jsonl or .parquet)")
     try:

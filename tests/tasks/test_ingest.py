@@ -168,3 +168,28 @@ def test_an_id_field_names_each_texts_id_and_rows_without_it_are_quarantined(tmp
         ingest_corpus(src, tmp_path / "out2", id_field="key")
     default = ingest_corpus(src, tmp_path / "out3")  # without: `id`, else the text's sha256 prefix
     assert pq.read_table(default.parquet).column("text_id").to_pylist()[0] == "ignored"
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("excel.csv", "\ufeffid,text\r\n007,first text\r\nx1f,second text\r\n"),  # Excel's "CSV UTF-8" export
+        ("notepad.jsonl", '\ufeff{"id": "007", "text": "first text"}\n{"id": "x1f", "text": "second text"}\n'),
+        ("array.json", '\ufeff[{"id": "007", "text": "first text"}, {"id": "x1f", "text": "second text"}]'),
+    ],
+)
+def test_a_byte_order_mark_is_not_part_of_the_first_field(tmp_path, name, content):
+    """N14: a BOM made an Excel CSV's `id` column unknown (ids derived from the text instead) and
+    quarantined a JSONL file's first row as invalid JSON."""
+    src = tmp_path / name
+    src.write_text(content, encoding="utf-8")
+    report = ingest_corpus(src, tmp_path / "out", max_chars=100)
+    assert (report.rows_ok, report.rows_quarantined) == (2, 0)
+    assert [r["text_id"] for r in pq.read_table(report.parquet).to_pylist()] == ["007", "x1f"]
+
+
+def test_a_bom_in_a_text_file_of_a_folder_is_not_part_of_the_text(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_text("\ufeffHello there.", encoding="utf-8")
+    report = ingest_corpus(tmp_path / "src", tmp_path / "out", max_chars=100)
+    assert pq.read_table(report.parquet).to_pylist()[0]["text"] == "Hello there."

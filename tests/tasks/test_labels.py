@@ -45,3 +45,15 @@ def test_a_grade_that_contradicts_its_leaves_is_found(tmp_path):
     _, _, check = import_graded_tree(broken, "papers", tmp_path / "w.duckdb")
     wrong = {c["node_id"] for c in check if not c["agrees"]}
     assert tree["sub_tasks"][0]["id"] in wrong
+
+
+def test_label_ids_stay_as_written_in_a_csv_with_a_bom(tmp_path):
+    """Issue 26: a labels CSV guessed id types ("007" -> 7, hex ids refused); ids are strings,
+    exactly as `ingest` keeps them, and an Excel BOM is not part of the first column's name."""
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_bytes(b"\xef\xbb\xbftext_id,criterion,rater,score\r\n007,c,h,3\r\n0x1f,c,h,4\r\n12e3,c,h,2\r\n")
+    frame = read_labels(path)
+    assert frame["text_id"].to_list() == ["007", "0x1f", "12e3"]
+    assert frame["score"].to_list() == [3.0, 4.0, 2.0]

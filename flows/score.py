@@ -16,7 +16,7 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
-from rubricflow.rubrics.compiler import Bundle, compile_or_raise
+from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.secrets import scrub
@@ -91,7 +91,7 @@ def score_corpus(
     config = JudgeConfig(**(judge or {}))
     if workers >= 2:
         config = config.model_copy(update={"shared_limits": True})
-    bundle = compile_or_raise(resolve(rubric), source=rubric)
+    bundle = compile_for_scoring(resolve(rubric), source=rubric)
     run_id = run_id or new_run_id()
     with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
         started = dt.datetime.now()

@@ -121,6 +121,26 @@ def compile_or_raise(rubric: Rubric, source: str = "<rubric>") -> Bundle:
     return bundle
 
 
+def compile_for_scoring(rubric: Rubric, source: str = "<rubric>") -> Bundle:
+    """A bundle a judge can score: it compiles and has criteria. A rubric of decision rules or an
+    output template alone is a valid document (it imports, exports, renders), but a run judges
+    criteria: refused here with the reason, before any plan or call (F13: it crashed the run)."""
+    bundle = compile_or_raise(rubric, source)
+    if not rubric.criteria:
+        raise RubricCompileError(
+            source,
+            [
+                CompileIssue(
+                    "error",
+                    "E_NO_CRITERIA",
+                    "criteria",
+                    "scoring needs at least one criterion; this rubric has decision rules or an output template only",
+                )
+            ],
+        )
+    return bundle
+
+
 def compile_rubric(rubric: Rubric) -> tuple[Bundle | None, list[CompileIssue]]:
     """Check `rubric`; return (bundle, issues). The bundle is None when any issue is an error."""
     checks = _Checks(rubric)

@@ -220,3 +220,21 @@ def test_a_rubric_whose_criteria_all_need_a_genre_is_refused():
     assert [(i.code, i.path) for i in issues if i.severity == "error"] == [("E_EMPTY_CALL_UNIT", "criteria")]
     ok, _ = compile_rubric(rubric(criteria=[{"id": "a", "genre": ["news"]}, {"id": "b"}]))
     assert ok is not None
+
+
+def test_a_rubric_without_criteria_is_a_valid_document_but_refused_for_scoring():
+    """F13: a rubric of decision rules and an output template validated, then `score` crashed."""
+    from rubricflow.rubrics.compiler import RubricCompileError, compile_for_scoring, compile_rubric
+    from rubricflow.rubrics.model import Rubric
+
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "no-criteria", "version": "1.0.0"},
+            "goal": "judge the texts",
+            "decision_rules": ["a good text is short"],
+            "output": {"template": '{"verdict": "good|bad"}'},
+        }
+    )
+    assert compile_rubric(rubric)[0] is not None
+    with pytest.raises(RubricCompileError, match=r"(?s)no-criteria.yaml: rubric does not compile:.*E_NO_CRITERIA"):
+        compile_for_scoring(rubric, "no-criteria.yaml")

@@ -12,6 +12,7 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")  # no display here; must precede pyplot
+matplotlib.rcParams["text.parse_math"] = False  # titles from rubrics are shown as written: a `$` is no math
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 

@@ -28,6 +28,30 @@ from rubricflow.warehouse import db
 
 IDLE_CLOSE_S = 2.0
 PAGE_SIZE = 50
+MAX_PAGE = 1_000_000  # 50M rows deep: far past any warehouse, short of an offset DuckDB refuses
+
+
+def page_number(request: Request) -> int:
+    """The `page` parameter: a whole number from 1 to MAX_PAGE, else a 400 saying so (N16: a huge
+    page number was a 500)."""
+    raw = request.query_params.get("page") or "1"
+    try:
+        number = int(raw)
+    except ValueError:
+        raise ValueError(f"page {raw[:40]!r} is not a whole number") from None
+    if not 1 <= number <= MAX_PAGE:
+        raise ValueError(f"page {number} is out of range: 1 to {MAX_PAGE:,}")
+    return number
+
+
+def require(query: dict, *names: str) -> None:
+    """A page of one judgment set or corpus needs its key in the address: a 400 naming what is
+    missing, not a 500 (N16)."""
+    missing = [n for n in names if not query.get(n)]
+    if missing:
+        raise ValueError(f"this page needs {', '.join(missing)} in its address (open it from the runs page)")
+
+
 TEMPLATES = Path(__file__).with_name("viewer_templates")
 
 
@@ -124,12 +148,13 @@ def create_app(warehouse_path: Path) -> Starlette:
         return {n: (request.query_params.get(n) or None) for n in names}
 
     def runs(request: Request) -> HTMLResponse:
-        number = max(int(request.query_params.get("page", 1)), 1)
+        number = page_number(request)
         rows = store.fetch("view_runs.sql", limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
         return page("runs.html", runs=rows, number=number, more=len(rows) == PAGE_SIZE)
 
     def judgment_set(request: Request) -> HTMLResponse:
         key = args(request, "corpus", "rubric", "judge")
+        require(key, "corpus", "rubric", "judge")
         return page(
             "set.html",
             key=key,
@@ -140,9 +165,10 @@ def create_app(warehouse_path: Path) -> Starlette:
 
     def texts(request: Request) -> HTMLResponse:
         key = args(request, "corpus", "rubric", "judge")
+        require(key, "corpus", "rubric", "judge")
         filters = args(request, "search", "label", "criterion", "disqualifier", "pattern")
         bounds = {k: float(v) if v else None for k, v in args(request, "min_unit", "max_unit").items()}
-        number = max(int(request.query_params.get("page", 1)), 1)
+        number = page_number(request)
         rows = store.fetch(
             "view_texts.sql", **key, **filters, **bounds, limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE
         )
@@ -158,6 +184,7 @@ def create_app(warehouse_path: Path) -> Starlette:
 
     def text(request: Request) -> HTMLResponse:
         corpus, text_id = request.query_params.get("corpus"), request.query_params.get("id")
+        require({"corpus": corpus, "id": text_id}, "corpus", "id")
         found = store.fetch("view_text.sql", corpus=corpus, text=text_id)
         if not found:
             return page("missing.html", what=f"text {text_id!r} of corpus {corpus!r}")
@@ -226,10 +253,12 @@ def create_app(warehouse_path: Path) -> Starlette:
         from rubricflow.tasks.presentation.report import pairwise_html
 
         q = args(request, "corpus", "rubric")
+        require(q, "corpus", "rubric")
         return HTMLResponse(store.run(pairwise_html, q["corpus"], q["rubric"], f"Pairwise on {q['corpus']}"))
 
     def panel(request: Request) -> HTMLResponse:
         q = args(request, "corpus", "rubric")
+        require(q, "corpus", "rubric")
         return page(
             "panel.html",
             corpus=q["corpus"],

@@ -105,6 +105,22 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     assert status == 400 and "no labels by any human rater" in page
 
 
+def test_a_page_without_its_key_or_with_a_page_number_out_of_range_is_a_400_that_says_why(served):
+    """N16: pages without parameters and a huge page number answered 500."""
+    for path, says in [
+        ("/set", "needs corpus, rubric, judge"),
+        ("/texts?corpus=c", "needs rubric, judge"),
+        ("/text?corpus=c", "needs id"),
+        ("/pairwise", "needs corpus, rubric"),
+        ("/panel?rubric=x", "needs corpus"),
+        ("/?page=99999999999999999999", "out of range"),
+        ("/?page=0", "out of range"),
+        ("/?page=two", "not a whole number"),
+    ]:
+        status, body = get(served, path)
+        assert (status, says in body) == (400, True), (path, status, body[-300:])
+
+
 def test_texts_are_filtered_and_paged_in_sql(served):
     v2 = served["v2"]
     key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"

@@ -50,6 +50,11 @@ def messages(source: str, rubric_id: str, errors: list[str] = ()) -> list[dict]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def default_id(source_path: Path) -> str:
+    """The drafted rubric's id when --id is not given: the source file's name, slugged."""
+    return re.sub(r"[^a-z0-9]+", "-", source_path.stem.lower()).strip("-") or "drafted"
+
+
 def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, attempts: int = 2) -> Draft:
     try:
         source = source_path.read_text(encoding="utf-8")
@@ -57,7 +62,7 @@ def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, 
         raise InputError(f"{source_path}: cannot be read: {exc}") from None
     if not source.strip():
         raise InputError(f"{source_path}: the source document is empty")
-    rubric_id = rubric_id or (re.sub(r"[^a-z0-9]+", "-", source_path.stem.lower()).strip("-") or "drafted")
+    rubric_id = rubric_id or default_id(source_path)
     errors: list[str] = []
     for attempt in range(1, attempts + 1):
         content = ask(config, messages(source, rubric_id, errors))
@@ -66,6 +71,8 @@ def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, 
         except (AnswerError, InputError) as exc:
             errors = [str(exc)]
             continue
+        if rubric.metadata.id != rubric_id:  # the id is the user's (--id), not the model's choice (N7)
+            rubric = rubric.model_copy(update={"metadata": rubric.metadata.model_copy(update={"id": rubric_id})})
         bundle, issues = compile_rubric(rubric)
         if bundle is not None:
             return Draft(bundle, issues, attempt)

@@ -156,6 +156,11 @@ def test_generate_drafts_a_rubric_from_a_source_document_and_reports_its_profile
         "Never use exclamation marks.",
     ]
     compile_or_raise(drafted)
+    before = (tmp_path / "house.yaml").read_bytes()
+    again = run("rubric", "generate", "style.md", "--id", "house", cwd=tmp_path)  # N7: never overwritten silently
+    assert again.returncode == 2 and "house.yaml exists; pass --force" in again.stderr
+    assert (tmp_path / "house.yaml").read_bytes() == before
+    assert run("rubric", "generate", "style.md", "--id", "house", "--force", cwd=tmp_path).returncode == 0
     (tmp_path / "empty.md").write_text("# Nothing to check here\n\nJust prose, no rules.\n")
     refused = run("rubric", "generate", "empty.md", cwd=tmp_path)
     assert (

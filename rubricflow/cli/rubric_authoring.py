@@ -74,11 +74,12 @@ def review(
     from rubricflow.rubrics.compiler import compile_or_raise, compile_rubric
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import Library
+    from rubricflow.tasks.improve.generate import read_source
     from rubricflow.tasks.improve.goldens import endpoint, judge_text
 
     rubric = resolve_ref(ref, library)
     bundle, issues = compile_rubric(rubric)
-    context = source.read_text(encoding="utf-8") if source else ""
+    context = read_source(source) if source else ""
     meta = compile_or_raise(Library().get(META_RUBRIC).rubric)
     with endpoint(judge_settings(model, base_url, strategy="per_criterion"), _offline) as config:
         judged = judge_text(meta, config, f"review-{rubric.metadata.id}", dump_yaml(rubric), context=context)

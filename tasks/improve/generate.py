@@ -50,16 +50,23 @@ def messages(source: str, rubric_id: str, errors: list[str] = ()) -> list[dict]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def read_source(source_path: Path) -> str:
+    """A source document's text, or an InputError naming the file (N17: a traceback before)."""
+    try:
+        return source_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source_path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise InputError(f"{source_path}: cannot be read: {exc.strerror or exc}") from None
+
+
 def default_id(source_path: Path) -> str:
     """The drafted rubric's id when --id is not given: the source file's name, slugged."""
     return re.sub(r"[^a-z0-9]+", "-", source_path.stem.lower()).strip("-") or "drafted"
 
 
 def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, attempts: int = 2) -> Draft:
-    try:
-        source = source_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{source_path}: cannot be read: {exc}") from None
+    source = read_source(source_path)
     if not source.strip():
         raise InputError(f"{source_path}: the source document is empty")
     rubric_id = rubric_id or default_id(source_path)

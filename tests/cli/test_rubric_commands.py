@@ -194,3 +194,11 @@ def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
         and "reviewed with rubric-quality@1.0.0" in done.stdout
         and "meta-judgment: score" in done.stdout
     )
+
+
+def test_review_names_a_source_it_cannot_read_without_a_traceback(tmp_path):
+    """N17: `rubric review --source` of a missing or non-UTF-8 file ended in a traceback."""
+    (tmp_path / "latin1.md").write_bytes("Règles de la maison".encode("latin-1"))
+    for name, says in (("missing.md", "cannot be read"), ("latin1.md", "not UTF-8 text")):
+        done = run("rubric", "review", "llm-slop", "--source", name, cwd=tmp_path)
+        assert done.returncode == 2 and f"{name}: {says}" in done.stderr and "Traceback" not in done.stderr

@@ -38,7 +38,7 @@ def test_labels_import_refuses_bad_files(tmp_path):
     (tmp_path / "nan.csv").write_text("text_id,criterion,score,rater\nt1,c,3,h\nt2,c,NaN,h\n")  # crashed calibrate
     for name, message in (
         ("bad.csv", "bad.csv: row 1: score 'high' is not a finite number"),
-        ("nan.csv", "nan.csv: row 2: score nan is not a finite number"),
+        ("nan.csv", "nan.csv: row 2: score 'NaN' is not a finite number"),  # as written in the file
         ("cols.csv", "cols.csv: missing columns ['text_id', 'criterion', 'rater']"),
     ):
         result = subprocess.run(

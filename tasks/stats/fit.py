@@ -248,6 +248,11 @@ def cross_validate(
     n = len(data.text_ids)
     if not 2 <= folds <= n // 2:
         raise FitError(f"--folds must be between 2 and {n // 2} for {n} texts")
+    if np.ptp(data.target) == 0:  # N19: every figure would be undefined, and the version written empty
+        raise FitError(
+            f"the labels are constant (all {n} texts scored {data.target[0]:g}): there is nothing to fit "
+            "and no correlation to report; check the rater and criterion (--labels)"
+        )
     fold_of = np.empty(n, dtype=int)
     fold_of[np.random.default_rng(seed).permutation(n)] = np.arange(n) % folds
     own = np.array([c.weight for c in rubric.criteria])

@@ -84,3 +84,7 @@ def test_what_cannot_be_fitted_is_refused_by_name():
         fitting.check_fittable(rubric(labels=[{"label": "x", "min": 0}, {"label": "y", "min": 0.5}]), [2.0, 3.0])
     with pytest.raises(fitting.FitError, match="between 2 and"):
         fitting.cross_validate(data(n=12), rubric(), folds=10, seed=0)
+    constant = data(n=40)
+    constant.target[:] = 3.0
+    with pytest.raises(fitting.FitError, match="labels are constant"):  # N19: wrote a version with empty figures
+        fitting.cross_validate(constant, rubric(), folds=5, seed=0)

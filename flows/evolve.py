@@ -20,6 +20,7 @@ from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.improve import evolve, reflect
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.verify import AnswerError
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db
 from rubricflow.warehouse.steps import run_sql
@@ -33,6 +34,8 @@ def propose(reflect_config: JudgeConfig, messages: list[dict], parent: Bundle) -
         return reflect.candidate(parent.rubric, ask(reflect_config, messages))
     except reflect.ReflectionRefused as exc:
         return str(exc)
+    except AnswerError as exc:  # no usable text (null message, no choices, cut off): a refused round
+        return f"the reflection model's answer was unusable ({exc.kind}): {exc}"
 
 
 @flow(name="evolve-rubric", log_prints=True)

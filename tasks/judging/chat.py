@@ -1,37 +1,82 @@
-"""One JSON-mode chat call to any OpenAI-compatible endpoint, retried on transient failures: what
-`improve evolve` asks its reflection model and `rubric generate` its drafting model. (Judge calls
-have their own path, with output-mode negotiation, rate limits and budgets: tasks/judging/judge.py.)"""
+"""One chat call for the project's model paths besides judging: the reflection model of `improve
+evolve` and the drafting model of `rubric generate`. They share the judge's hardening
+(tasks/judging/judge.py): transport retries with backoff and Retry-After, a deadline on the whole
+answer (a server that drips bytes cannot hold a call open), an answer read whatever its shape
+(`answer_text`), and error texts scrubbed of secrets before anyone sees them. No second client."""
 
 from __future__ import annotations
 
-from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
+import asyncio
 
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from rubricflow.errors import TransientError
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
+from rubricflow.tasks.judging.judge import Wait, describe, is_transient, post_chat
+from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.tasks.judging.verify import AnswerError
 
 
-def _transient(exc: BaseException) -> bool:
-    from openai import APIConnectionError, APIStatusError, APITimeoutError, RateLimitError
+class ModelCallFailed(TransientError):
+    """The model endpoint gave no answer after the retries (the message says why, scrubbed)."""
 
-    return isinstance(exc, (APIConnectionError, APITimeoutError, RateLimitError)) or (
-        isinstance(exc, APIStatusError) and exc.status_code >= 500
+
+def ask(config: JudgeConfig, messages: list[dict]) -> str:
+    """The answer's text (JSON mode; the schema is in the prompt). AnswerError when the answer
+    has no usable text (the caller may ask again), ModelCallFailed when no answer came."""
+    return asyncio.run(_ask(config, messages))
+
+
+async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
+    timeout_s = config.resolved_timeout_s()
+    client = AsyncOpenAI(base_url=config.resolved_base_url(), api_key=api_key(), max_retries=0, timeout=timeout_s)
+    body = {
+        "model": config.model,
+        "messages": messages,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "response_format": {"type": "json_object"},
+    }
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(config.max_attempts), wait=Wait(), retry=retry_if_exception(is_transient), reraise=True
     )
+    try:
+        async for attempt in retrying:
+            with attempt:
+                response = await post_chat(client, body, timeout_s)
+        return scrub(answer_text(response)) or ""  # an endpoint that echoes the request echoes the key
+    except AnswerError as exc:
+        raise AnswerError(exc.kind, scrub(str(exc)) or "") from None
+    except Exception as exc:  # an API error, a timeout, no connection: said in one scrubbed line
+        raise ModelCallFailed(scrub(f"the model endpoint gave no answer: {describe(exc)}")) from None
+    finally:
+        await client.close()
 
 
-@retry(
-    retry=retry_if_exception(_transient), stop=stop_after_attempt(4), wait=wait_exponential(0.5, max=8), reraise=True
-)
-def ask(config: JudgeConfig, messages: list[dict]) -> str | None:
-    """The answer's text (JSON mode; the schema is in the prompt)."""
-    from openai import OpenAI
-
-    client = OpenAI(
-        base_url=config.resolved_base_url(), api_key=api_key(), max_retries=0, timeout=config.resolved_timeout_s()
-    )
-    response = client.chat.completions.create(
-        model=config.model,
-        messages=messages,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        response_format={"type": "json_object"},
-    )
-    return response.choices[0].message.content
+def answer_text(response: object) -> str:
+    """The text of a chat completion, whatever shape the endpoint gave it: a non-JSON body, no
+    choices, a null message, content as typed parts, a refusal or a cut-off answer is an
+    AnswerError with its kind, never a traceback."""
+    if not isinstance(response, ChatCompletion):
+        raise AnswerError(
+            "malformed",
+            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}",
+        )
+    if not response.choices:
+        raise AnswerError("empty", "the response has no choices")
+    choice = response.choices[0]
+    message = choice.message
+    if message is None:
+        raise AnswerError("malformed", "the response's choice has no message")
+    if getattr(message, "refusal", None):
+        raise AnswerError("refusal", f"the model refused: {message.refusal}")
+    if choice.finish_reason == "length":
+        raise AnswerError("truncated", "the answer was cut off at max_tokens")
+    content = message.content
+    if isinstance(content, list):  # typed content parts: the text parts, in order
+        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    if not isinstance(content, str) or not content.strip():
+        raise AnswerError("empty", f"the answer has no text (content {type(content).__name__})")
+    return content

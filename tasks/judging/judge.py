@@ -125,6 +125,20 @@ class NotSent(Exception):
     """A call the run did not send because the endpoint refused (or never answered) its first calls."""
 
 
+async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float) -> Any:
+    """One chat request under a deadline for the whole answer, for every model call the project
+    makes: a read timeout alone never fires on a server that drips a byte at a time. The body goes
+    through the client's `post` as built: `chat.completions.create` first walks every message
+    against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells."""
+    try:
+        return await asyncio.wait_for(
+            client.post("/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout_s}),
+            timeout_s + 1,
+        )
+    except TimeoutError:
+        raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
+
+
 def error_kind(exc: BaseException) -> str:
     """How a failed call is kept: `transient` (retried now, planned again by a later run),
     `unreachable` (the same, but nothing answered at all), `setup`
@@ -205,7 +219,7 @@ def retry_after_s(exc: BaseException | None) -> float | None:
     return None
 
 
-class _Wait:
+class Wait:
     """Retry-After when the server gives one, else exponential backoff with jitter."""
 
     def __init__(self) -> None:
@@ -302,7 +316,7 @@ class Judge:
         attempt reserves its worst case from the money budget first and settles after."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts) | (lambda state: not self.retries.take()),
-            wait=_Wait(),
+            wait=Wait(),
             retry=retry_if_exception(is_transient),
             reraise=True,
         )
@@ -349,26 +363,14 @@ class Judge:
         raise AssertionError("unreachable")
 
     async def _create(self, body: dict[str, Any]) -> Any:
-        """One HTTP call under a deadline for the whole answer: a read timeout alone never fires on
-        a server that drips a byte at a time. The body goes through the client's `post` as built:
-        `chat.completions.create` first walks every message against the typed parameters, which
-        cost a quarter of the judge thread's CPU at 10k cells."""
-        try:
-            return await asyncio.wait_for(
-                self.client.post(
-                    "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": self.timeout_s}
-                ),
-                self.timeout_s + 1,
-            )
-        except TimeoutError:
-            raise DeadlineExceeded(f"no complete answer within {self.timeout_s:g} s") from None
+        return await post_chat(self.client, body, self.timeout_s)
 
     def _note_refusal(self, exc: BaseException) -> None:
         """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,
         with no answer yet, the run stops sending (see SETUP_FAILURES_BEFORE_STOP)."""
         if isinstance(exc, Exception) and error_kind(exc) in ("setup", "unreachable"):
             self.setup_failures += 1
-            self.first_setup_error = self.first_setup_error or _describe(exc)
+            self.first_setup_error = self.first_setup_error or describe(exc)
 
     def _reserve(self, prompt: Prompt) -> float:
         if not self.spend:
@@ -443,10 +445,10 @@ class Judge:
                     continue
                 if refuses_mode(exc, mode) and self._fall_back(mode):
                     continue
-                row.update(error_kind=error_kind(exc), error=_describe(exc))
+                row.update(error_kind=error_kind(exc), error=describe(exc))
                 return None
             except Exception as exc:  # transient and exhausted, a setup problem, or another API error
-                row.update(error_kind=error_kind(exc), error=_describe(exc))
+                row.update(error_kind=error_kind(exc), error=describe(exc))
                 return None
             row.update(
                 model=getattr(response, "model", None),
@@ -492,7 +494,7 @@ class Judge:
                     continue
                 break
             except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
-                row.update(error_kind="malformed", error=_describe(exc))
+                row.update(error_kind="malformed", error=describe(exc))
                 results = []
                 break
             if (
@@ -593,7 +595,7 @@ def _cached_tokens(usage: Any) -> int | None:
     return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0 else None
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     if isinstance(exc, NotSent):
         return str(exc)
     if is_unreachable(exc):  # say what the transport saw, not "Request timed out."

@@ -1,0 +1,54 @@
+"""The model paths besides judging (reflection, drafting) share the judge's hardening, against the
+offline judge server over real HTTP: N2 (a key echoed by the endpoint reached the terminal) and N5
+(text/plain bodies, `message: null`, no choices and content parts crashed them; a slow drip hung
+`rubric generate`)."""
+
+import pytest
+
+from rubricflow.tasks.judging.chat import ModelCallFailed, ask
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.prompts import GENERATE_MARK
+from rubricflow.tasks.judging.verify import AnswerError
+from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+
+KEY = "sk-canary-chat-0123456789abcdef"
+MESSAGES = [
+    {"role": "system", "content": f"{GENERATE_MARK} from the source document. Use metadata.id 'house'."},
+    {"role": "user", "content": "<<<BEGIN SOURCE x>>>\n- Every number cites its source.\n<<<END SOURCE x>>>"},
+]
+
+
+def asked(fault: str | None, attempts: int = 99, **config) -> str:
+    server_config = ServerConfig(fault_rate=1.0, faults=(fault,), fault_attempts=attempts) if fault else ServerConfig()
+    with RunningServer(server_config) as server:
+        return ask(JudgeConfig(base_url=server.base_url, **config), MESSAGES)
+
+
+@pytest.fixture(autouse=True)
+def planted_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"), [("message_null", "malformed"), ("empty", "empty"), ("text_plain", "malformed")]
+)
+def test_an_answer_without_usable_text_is_an_answer_error_not_a_traceback(fault, kind):
+    with pytest.raises(AnswerError) as caught:
+        asked(fault)
+    assert caught.value.kind == kind
+
+
+def test_content_parts_and_transient_errors_still_give_the_answer():
+    assert '"criteria"' in asked("content_parts")
+    assert '"criteria"' in asked("503", attempts=2)  # retried like a judge call
+
+
+def test_an_endpoint_that_echoes_the_key_never_shows_it():
+    answer = asked("echo_headers")
+    assert KEY not in answer and "[redacted]" in answer
+
+
+def test_a_slow_drip_ends_at_the_whole_answer_deadline():
+    with pytest.raises(ModelCallFailed, match="no complete answer within 1 s") as caught:
+        asked("slow_drip", timeout_s=1, max_attempts=1)
+    assert KEY not in str(caught.value)

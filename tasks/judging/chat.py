@@ -9,12 +9,11 @@ from __future__ import annotations
 import asyncio
 
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.errors import TransientError
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
-from rubricflow.tasks.judging.judge import Wait, describe, is_transient, post_chat
+from rubricflow.tasks.judging.judge import Wait, describe, first_choice, is_transient, post_chat, text_parts
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.verify import AnswerError
 
@@ -59,24 +58,13 @@ def answer_text(response: object) -> str:
     """The text of a chat completion, whatever shape the endpoint gave it: a non-JSON body, no
     choices, a null message, content as typed parts, a refusal or a cut-off answer is an
     AnswerError with its kind, never a traceback."""
-    if not isinstance(response, ChatCompletion):
-        raise AnswerError(
-            "malformed",
-            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}",
-        )
-    if not response.choices:
-        raise AnswerError("empty", "the response has no choices")
-    choice = response.choices[0]
+    choice = first_choice(response)
     message = choice.message
-    if message is None:
-        raise AnswerError("malformed", "the response's choice has no message")
     if getattr(message, "refusal", None):
         raise AnswerError("refusal", f"the model refused: {message.refusal}")
     if choice.finish_reason == "length":
         raise AnswerError("truncated", "the answer was cut off at max_tokens")
-    content = message.content
-    if isinstance(content, list):  # typed content parts: the text parts, in order
-        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    content = text_parts(message.content)
     if not isinstance(content, str) or not content.strip():
         raise AnswerError("empty", f"the answer has no text (content {type(content).__name__})")
     return content

@@ -139,6 +139,28 @@ async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float)
         raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
 
 
+def first_choice(response: Any) -> Any:
+    """The first choice of a chat completion, with its message; an AnswerError for any other shape
+    (a non-JSON body, no choices, `message: null`): every model path reads answers through this."""
+    if not isinstance(response, ChatCompletion):
+        raise AnswerError(
+            "malformed",
+            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}",
+        )
+    if not response.choices:
+        raise AnswerError("empty", "the response has no choices")
+    if response.choices[0].message is None:
+        raise AnswerError("malformed", "the response's choice has no message")
+    return response.choices[0]
+
+
+def text_parts(content: Any) -> Any:
+    """Content given as a list of typed parts, as its text parts in order; anything else as is."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return content
+
+
 def error_kind(exc: BaseException) -> str:
     """How a failed call is kept: `transient` (retried now, planned again by a later run),
     `unreachable` (the same, but nothing answered at all), `setup`
@@ -551,21 +573,12 @@ class Judge:
         in `row`. Raises AnswerError for an answer that cannot be used (refused, cut off, not JSON)."""
         if not isinstance(response, ChatCompletion):
             row["raw_response"] = str(response)[:2000]
-            raise AnswerError(
-                "malformed",
-                f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}",
-            )
-        if not response.choices:
-            raise AnswerError("empty", "the response has no choices")
-        choice = response.choices[0]
+        elif response.choices:
+            row["finish_reason"] = response.choices[0].finish_reason
+        choice = first_choice(response)
         message = choice.message
-        row["finish_reason"] = choice.finish_reason
-        if message is None:
-            raise AnswerError("malformed", "the response's choice has no message")
         tool_calls = getattr(message, "tool_calls", None) or []
-        content = tool_calls[0].function.arguments if tool_calls else message.content
-        if isinstance(content, list):  # typed content parts: the text parts, in order
-            content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+        content = text_parts(tool_calls[0].function.arguments if tool_calls else message.content)
         row["raw_response"] = content if content is None or isinstance(content, str) else json.dumps(content)
         if content is not None and not isinstance(content, str):
             raise AnswerError("malformed", f"the answer's content is a {type(content).__name__}, not text")

@@ -175,25 +175,27 @@ def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus
 def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monkeypatch):
     server = judge_server()
     real_write = shard_module.pq.write_table
-    writes = {"n": 0}
+    failed = []
 
     def failing_write(table, where, **kw):  # the 3rd shard's first file hits a full disk (once)
-        writes["n"] += 1
-        if writes["n"] == 5:
+        if "shard-00002" in str(where) and not failed:
+            failed.append(str(where))
             raise OSError(28, "No space left on device")
         return real_write(table, where, **kw)
 
     monkeypatch.setattr(shard_module.pq, "write_table", failing_write)
     with pytest.raises(OSError, match="No space left on device"):
         score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
-    assert q(corpus_warehouse, "SELECT count(*) FROM completions") == [(20,)]  # two shards landed and loaded
+    loaded = q(corpus_warehouse, "SELECT count(*) FROM completions")[0][0]
+    assert 10 <= loaded <= 20  # the shards before it loaded (the 2nd too, unless the failure met its wait)
     assert q(corpus_warehouse, "SELECT status, message LIKE '%No space left%' FROM runs") == [("failed", True)]
     assert not [p for p in (corpus_warehouse.parent / "runs").rglob("*.tmp")]  # no partial file left
     monkeypatch.setattr(shard_module.pq, "write_table", real_write)
     summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
-    # the failed shard's answers landed on the retry and the begun next shard's too: loaded, not bought again
-    assert (summary["recovered_cells"], summary["judged_cells"], summary["skipped_cells"]) == (20, 0, 40)
-    assert server.stats()["answered"] == 40  # every cell bought once
+    # what the failed run's calls answered was landed on the retry (the failed write's cells included)
+    # and is loaded now, not bought again: whatever the timing of the parts, every cell is bought once
+    assert summary["recovered_cells"] >= 10  # at least the failed shard's own cells
+    assert server.stats()["answered"] == 40
     invariants(corpus_warehouse, 40, 3)
 
 

@@ -102,10 +102,11 @@ def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, judge
         server = judge_server("--supports", supports)
         summary = score_corpus("c", rubric, str(warehouse), {"base_url": server.base_url}, shard_size=2)
         assert summary["ok_cells"] == 6
-        # the fallback is learned once per run, not again in every shard: at most the first
-        # shard's two concurrent calls are refused per step down (json_schema, json_object[, tools])
+        # the fallback is learned once per run, not again in every shard: at most the calls in flight
+        # when it is learned are refused per step down (json_schema, json_object[, tools]): the first
+        # shard's two and the next shard's two, begun while the first lands
         refused = server.stats()["requests"] - 6
-        assert 1 <= refused <= 2 * (2 if supports == "tools" else 3)
+        assert 1 <= refused <= 4 * (2 if supports == "tools" else 3)
     modes = rows(
         warehouse,
         "SELECT r.rubric_id, c.output_mode, count(*) FROM completions c JOIN rubrics r USING (rubric_hash) "

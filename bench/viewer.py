@@ -192,10 +192,11 @@ def main() -> None:
         text=True,
     )
     try:
-        base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline()).group(0)
+        base, token = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", proc.stdout.readline()).groups()
 
         def fetch(url: str):
-            with urllib.request.urlopen(base + url, timeout=600) as response:
+            request = urllib.request.Request(base + url, headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(request, timeout=600) as response:
                 assert response.status == 200, url
                 response.read()
 

@@ -17,12 +17,16 @@ def view(
 ) -> None:
     """Serve a read-only web view of the warehouse: runs, judgment sets, texts (searchable, filtered
     in SQL), one text with its evidence and pattern hits highlighted under every rubric and judge,
-    A/B with click-through to the texts that moved, and calibration. No network: every asset is local."""
+    A/B with click-through to the texts that moved, and calibration. No network: every asset is local.
+    Only for you: the address it prints carries your secret (kept in a 0600 file of your state folder);
+    other users of the machine, and web pages of other sites, are refused."""
     import socket
 
     import uvicorn
 
-    from rubricflow.tasks.presentation.viewer import create_app
+    from rubricflow.tasks.presentation.viewer import create_app, owner_only
+    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, owner_secret
+    from rubricflow.tasks.runtime.prefect_server import state_dir
 
     path = warehouse_path(warehouse)
     if not path.exists():
@@ -31,10 +35,13 @@ def view(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)  # requests wait in the backlog until the server accepts them
+    port = sock.getsockname()[1]
+    token = owner_secret("viewer", state_dir())
     out.print(
-        escape(f"rubricflow view of {path} (read-only; Ctrl-C stops it): http://{host}:{sock.getsockname()[1]}/"),
+        escape(f"rubricflow view of {path} (read-only; Ctrl-C stops it): http://{host}:{port}/?token={token}"),
         highlight=False,
         soft_wrap=True,
     )
-    server = uvicorn.Server(uvicorn.Config(create_app(path), log_level="warning"))
+    app = owner_only(create_app(path), token, f"rubricflow_view_{port}", LOOPBACK_HOSTS | {host.lower()})
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])

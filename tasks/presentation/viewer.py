@@ -9,6 +9,7 @@ so a `score` started meanwhile waits at most that long for its write lock.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -19,11 +20,12 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
 from rubricflow.errors import RubricflowError
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse, same_secret
 from rubricflow.warehouse import db
 
 IDLE_CLOSE_S = 2.0
@@ -133,6 +135,30 @@ def url(path: str, *parts: dict, **query) -> str:
     """A link with its query string; `parts` are dicts of parameters (a page's key and filters)."""
     merged = {k: v for part in (*parts, query) for k, v in part.items() if v is not None}
     return path + ("?" + urlencode(merged) if merged else "")
+
+
+def owner_only(app, token: str, cookie: str, hosts: frozenset[str] = LOOPBACK_HOSTS):
+    """The viewer for the holder of `token` (the user's secret): given once as `?token=` (answered by
+    a redirect to the same page without it, setting a session cookie that is valid only while this
+    viewer runs), or as `Authorization: Bearer`. Anything else is a 401 that says how to get in."""
+    session = secrets.token_urlsafe(24)
+
+    async def guarded(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        request = Request(scope)
+        given = request.query_params.get("token")
+        if given is not None and same_secret(given, token):
+            query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
+            response = RedirectResponse(scope["path"] + ("?" + query if query else ""), status_code=303)
+            response.set_cookie(cookie, session, httponly=True, samesite="strict")
+            return await response(scope, receive, send)
+        bearer = request.headers.get("authorization", "")
+        if same_secret(request.cookies.get(cookie), session) or same_secret(bearer.removeprefix("Bearer "), token):
+            return await app(scope, receive, send)
+        await refuse(scope, send, 401, "this viewer serves its owner only: open the address `rubricflow view` printed")
+
+    return loopback_only(guarded, hosts)
 
 
 def create_app(warehouse_path: Path) -> Starlette:

@@ -4,8 +4,13 @@ server, which each CLI process would start again (about 10 s of every `ingest` o
 The first command that runs a flow starts the server in the background on 127.0.0.1 and notes
 its port and PID in a state file; later commands find it healthy and only point PREFECT_API_URL
 at it. It stops itself after RUBRICFLOW_PREFECT_IDLE_S seconds without a request (default 1800),
-or with `rubricflow prefect-server --stop`. A user's own PREFECT_API_URL is always used as is, and
-RUBRICFLOW_PREFECT_SERVER=ephemeral keeps Prefect's per-process server.
+or with `rubricflow prefect-server --stop`. A user's own PREFECT_API_URL (in the environment, the
+active Prefect profile, or a `.env` / `prefect.toml` of the working directory) is always used as is,
+and RUBRICFLOW_PREFECT_SERVER=ephemeral keeps Prefect's per-process server.
+
+The server is its owner's only (tasks/runtime/owner.py): Prefect's own basic-auth string, made from a
+per-user secret, is required of every request but the health check; requests naming another Host are
+refused; CORS allows no other origin.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 
 from rubricflow.errors import TransientError
 from rubricflow.tasks.runtime.lease import update_locked
+from rubricflow.tasks.runtime.owner import loopback_only, owner_secret
 
 IDLE_S = 1800.0
 START_TIMEOUT_S = 120.0
@@ -88,24 +94,74 @@ def healthy(state: ServerState | None, timeout_s: float = 1.0) -> bool:
         return False
 
 
-def current() -> ServerState | None:
-    """The recorded server, if its process is alive and answers."""
+def _recorded() -> tuple[ServerState, bool] | None:
+    """The recorded server, if its process is alive and answers, and whether it requires the secret."""
     try:
         data = json.loads(_file("json").read_text())
         state = ServerState(int(data["pid"]), int(data["port"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return state if _alive(state.pid) and healthy(state) else None
+    return (state, bool(data.get("owner_only"))) if _alive(state.pid) and healthy(state) else None
+
+
+def current() -> ServerState | None:
+    """The recorded server, if it is alive, answers and serves its owner only."""
+    found = _recorded()
+    return found[0] if found and found[1] else None
+
+
+def auth_string() -> str:
+    """Prefect's `user:password` for the shared server: the user's own secret."""
+    return "rubricflow:" + owner_secret("prefect-server", state_dir())
 
 
 def use_shared_server() -> str | None:
     """Point this process's Prefect at the shared server, starting it if needed; call before
     Prefect is imported. Returns the API URL, or None when the user's settings decide."""
-    if os.environ.get("PREFECT_API_URL") or os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared":
+    if users_api_url() or os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared":
         return None
     state = current() or _start_once()
     os.environ["PREFECT_API_URL"] = state.api_url
+    os.environ["PREFECT_API_AUTH_STRING"] = auth_string()
     return state.api_url
+
+
+def users_api_url() -> str | None:
+    """The PREFECT_API_URL the user set, wherever Prefect would read it from (N12: a profile's was
+    replaced by the local server): the environment, a `.env` or `prefect.toml` of the working
+    directory, or the active profile. Read without importing Prefect (it costs a second)."""
+    import tomllib
+
+    if os.environ.get("PREFECT_API_URL"):
+        return os.environ["PREFECT_API_URL"]
+    try:
+        for line in Path(".env").read_text().splitlines():
+            name, _, value = line.partition("=")
+            if name.strip().removeprefix("export ").strip() == "PREFECT_API_URL" and value.strip():
+                return value.strip().strip("'\"")
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        if url := tomllib.loads(Path("prefect.toml").read_text()).get("api", {}).get("url"):
+            return str(url)
+    except (OSError, ValueError):
+        pass
+    return _profile_api_url()
+
+
+def _profile_api_url() -> str | None:
+    """PREFECT_API_URL of the active Prefect profile (PREFECT_PROFILE, else the file's `active`)."""
+    import tomllib
+
+    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
+    path = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    name = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
+    url = data.get("profiles", {}).get(name, {}).get("PREFECT_API_URL")
+    return str(url) if url else None
 
 
 def stop() -> ServerState | None:
@@ -146,10 +202,13 @@ def _start_once() -> ServerState:
     found: list[ServerState] = []
 
     def start(lock_state: dict) -> None:
+        recorded = _recorded()
+        if recorded and not recorded[1]:
+            _end(recorded[0].pid)  # started by an older rubricflow that let anyone in: replaced
         state = current()
         if state is None:
             state = _launch()
-            _file("json").write_text(json.dumps({"pid": state.pid, "port": state.port}))
+            _file("json").write_text(json.dumps({"pid": state.pid, "port": state.port, "owner_only": True}))
         found.append(state)
 
     update_locked(_file("lock"), {}, start)
@@ -159,9 +218,13 @@ def _start_once() -> ServerState:
 def _launch() -> ServerState:
     port = _free_port()
     log = open(_file("log"), "ab")
+    guarded = {
+        "PREFECT_SERVER_API_AUTH_STRING": auth_string(),
+        "PREFECT_SERVER_API_CORS_ALLOWED_ORIGINS": f"http://127.0.0.1:{port}",  # its own, no other origin
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "rubricflow.tasks.runtime.prefect_server", str(port)],
-        env=_server_env(),
+        env={**_server_env(), **guarded},
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=log,
@@ -212,7 +275,8 @@ def _free_port() -> int:
 
 
 def serve(port: int, idle_s: float) -> None:
-    """The server process: Prefect's API app under uvicorn, stopped after `idle_s` without a request."""
+    """The server process: Prefect's API app under uvicorn, for loopback Host headers only, stopped
+    after `idle_s` without a request."""
     import uvicorn
     from prefect.server.api.server import create_app
 
@@ -223,7 +287,9 @@ def serve(port: int, idle_s: float) -> None:
         last[0] = time.monotonic()
         await app(scope, receive, send)
 
-    server = uvicorn.Server(uvicorn.Config(touched, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(loopback_only(touched), host="127.0.0.1", port=port, log_level="error", lifespan="on")
+    )
 
     def watch() -> None:
         while not server.should_exit:

@@ -2,6 +2,7 @@
 every page answers, every value is escaped, filters are applied in SQL, and in a real browser a
 click from the A/B page's movers reaches the text with both sides' rationales."""
 
+import http.client
 import json
 import re
 import subprocess
@@ -59,13 +60,21 @@ def served(tmp_path_factory, request):
     score_corpus("c", str(tmp / "v2.yaml"), warehouse, {**per_criterion, "model": "second-judge"})  # a panel of two
     proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
     request.addfinalizer(lambda: (proc.terminate(), proc.wait(10)))
-    base = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline()).group(0)
-    return {"base": base.rstrip("/"), "v1": v1, "v2": v2, "warehouse": warehouse, "tmp": tmp}
+    return {**address(proc.stdout.readline()), "v1": v1, "v2": v2, "warehouse": warehouse, "tmp": tmp}
 
 
-def get(served, path: str) -> tuple[int, str]:
+def address(line: str) -> dict:
+    """The viewer's printed address: its base URL and the owner's token."""
+    found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+    return {"base": found.group(1), "token": found.group(2)}
+
+
+def get(served, path: str, headers: dict | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(
+        served["base"] + path, headers={"Authorization": f"Bearer {served['token']}"} if headers is None else headers
+    )
     try:
-        with urllib.request.urlopen(served["base"] + path, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -105,6 +114,30 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     assert status == 400 and "no labels by any human rater" in page
 
 
+def raw(served, path: str, headers: dict) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection(served["base"].removeprefix("http://"), timeout=60)
+    connection.request("GET", path, headers=headers)
+    return connection.getresponse()
+
+
+def test_the_viewer_serves_its_owner_only(served):
+    """#21 N4: no token, a wrong one, a forged session cookie or another Host (DNS rebinding) get
+    nothing; no response carries CORS; the token given once becomes a session cookie."""
+    evil = {"Origin": "http://evil.example"}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Cookie": f"rubricflow_view_{served['base'][-5:]}=x"}):
+        status, page = get(served, "/", {**evil, **headers})
+        assert status == 401 and "serves its owner only" in page and "council" not in page
+    rebound = raw(served, "/", {**evil, "Host": "evil.example:80", "Authorization": f"Bearer {served['token']}"})
+    assert rebound.status == 403 and b"answers only to" in rebound.read()
+    assert rebound.getheader("access-control-allow-origin") is None
+    entry = raw(served, f"/texts?corpus=c&token={served['token']}&page=1", evil)
+    assert entry.status == 303 and entry.getheader("location") == "/texts?corpus=c&page=1"
+    cookie = entry.getheader("set-cookie")
+    assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower() and served["token"] not in cookie
+    page = raw(served, "/", {**evil, "Cookie": cookie.split(";")[0]})
+    assert page.status == 200 and page.getheader("access-control-allow-origin") is None
+
+
 def test_a_page_without_its_key_or_with_a_page_number_out_of_range_is_a_400_that_says_why(served):
     """N16: pages without parameters and a huge page number answered 500."""
     for path, says in [
@@ -141,7 +174,10 @@ def test_texts_are_filtered_and_paged_in_sql(served):
     chromium_path() is None, reason="chromium not installed (.ci/run installs it where apt is available)"
 )
 def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
-    with Browser(served["base"] + "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0") as browser:
+    with Browser(
+        served["base"] + f"/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0&token={served['token']}"
+    ) as browser:
+        assert "token" not in browser.evaluate("location.search")  # the redirect took it out of the address
         mover = browser.evaluate("document.querySelector('a.mover').textContent")
         browser.click("a.mover")
         assert browser.evaluate("location.pathname") == "/text"
@@ -166,7 +202,7 @@ def test_the_demo_warehouse_serves_every_page(tmp_path):
     assert f"browse it: rubricflow view -w {warehouse}" in done.stdout
     proc = subprocess.Popen([EXE, "view", "-w", str(warehouse), "--port", "0"], stdout=subprocess.PIPE, text=True)
     try:
-        served = {"base": re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline()).group(0)}
+        served = address(proc.stdout.readline())
         [(rubric, judge)] = rows(
             warehouse,
             "SELECT rubric_hash, judge_hash FROM runs r JOIN rubrics USING (rubric_hash) WHERE rubric_id = 'llm-slop'",

@@ -1,11 +1,14 @@
 """The local Prefect server flow commands share: started once, reused, stopped by its PID, gone
 by itself when idle, and never used when the user points PREFECT_API_URL elsewhere."""
 
+import base64
 import json
 import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -86,3 +89,52 @@ def test_commands_that_run_no_flow_never_start_a_server(state, tmp_path):
     for args in (["rubric", "list"], ["query", "SELECT 1", "-w", str(tmp_path / "w.duckdb")], ["prefect-server"]):
         subprocess.run([EXE, *args], capture_output=True, text=True, env=os.environ, timeout=120)
     assert prefect_server.current() is None and not prefect_server.state_file().exists()
+
+
+def _call(url: str, method: str = "POST", headers: dict | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=b"{}" if method == "POST" else None, method=method)
+    for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers)
+
+
+def test_the_shared_server_serves_its_owner_only(state):
+    """#21 N3: another local user, or a web page, read flow parameters and forged artifacts."""
+    api = prefect_server.use_shared_server()
+    auth = os.environ["PREFECT_API_AUTH_STRING"]
+    assert (state / "prefect-server.secret").stat().st_mode & 0o777 == 0o600
+    assert auth.split(":", 1)[1] == (state / "prefect-server.secret").read_text()
+    owner = {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()}
+    assert _call(f"{api}/flow_runs/filter")[0] == 401  # no secret: nothing read
+    assert _call(f"{api}/artifacts/", headers={"Authorization": "Basic " + base64.b64encode(b"x:y").decode()})[0] == 401
+    assert _call(f"{api}/flow_runs/filter", headers=owner)[0] == 200
+    rebound = _call(f"{api}/flow_runs/filter", headers={**owner, "Host": "evil.example"})
+    assert rebound[0] == 403
+    preflight = {"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}
+    status, headers = _call(f"{api}/flow_runs/filter", "OPTIONS", preflight)
+    assert "access-control-allow-origin" not in {k.lower() for k in headers}, headers
+    assert _call(f"{api}/health", "GET")[0] == 200  # the health check alone is open (it says nothing)
+
+
+def test_a_prefect_profiles_or_settings_files_api_url_is_left_alone(state, tmp_path, monkeypatch):
+    """#21 N12: a profile's PREFECT_API_URL (`prefect config set`) was replaced by the local server."""
+    profiles = tmp_path / "profiles.toml"
+    profiles.write_text(
+        'active = "team"\n[profiles.team]\nPREFECT_API_URL = "http://127.0.0.1:4999/api"\n[profiles.ephemeral]\n'
+    )
+    monkeypatch.setenv("PREFECT_PROFILES_PATH", str(profiles))
+    monkeypatch.chdir(tmp_path)
+    assert prefect_server.use_shared_server() is None and "PREFECT_API_URL" not in os.environ
+    monkeypatch.setenv("PREFECT_PROFILE", "ephemeral")  # the profile chosen by variable decides
+    (tmp_path / "prefect.toml").write_text('[api]\nurl = "http://127.0.0.1:4998/api"\n')
+    assert prefect_server.users_api_url() == "http://127.0.0.1:4998/api"
+    (tmp_path / "prefect.toml").unlink()
+    (tmp_path / ".env").write_text("PREFECT_API_URL='http://127.0.0.1:4997/api'\n")
+    assert prefect_server.users_api_url() == "http://127.0.0.1:4997/api"
+    (tmp_path / ".env").unlink()
+    assert prefect_server.users_api_url() is None
+    assert not prefect_server.state_file().exists()

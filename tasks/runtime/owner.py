@@ -1,0 +1,90 @@
+"""A server rubricflow starts serves its owner only (#21 N3/N4): the viewer and the shared Prefect
+server listen on 127.0.0.1, answer only requests whose Host header names this machine's loopback
+(so a web page that rebinds its DNS name to 127.0.0.1 gets nothing), send no permissive CORS, and
+require a per-user secret kept in a 0600 file of the user's state folder (as notebook servers do).
+
+Another local user can reach the port but cannot read the secret; a browser tab of another origin
+cannot send it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import stat
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from rubricflow.errors import InputError
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+Asgi = Callable[[dict, Callable, Callable], Awaitable[None]]
+
+
+def owner_secret(name: str, folder: Path) -> str:
+    """The secret `name` of this user, made on first use: random, in `folder/name.secret`, mode 0600.
+    A file someone else owns or others can read is refused by name, never used."""
+    path = folder / f"{name}.secret"
+    if not path.exists():
+        _create(path)
+    info = path.stat()
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise InputError(
+            f"{path} is readable by others or not yours (mode {stat.filemode(info.st_mode)}): "
+            "remove it and a new secret is made"
+        )
+    return path.read_text().strip()
+
+
+def _create(path: Path) -> None:
+    """Write the secret to a private temporary file and link it in place: two processes starting at
+    once end up with one secret, and no one ever reads a half-written file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, secrets.token_urlsafe(32).encode())
+    finally:
+        os.close(fd)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        pass  # another process made it first: use theirs
+    finally:
+        temporary.unlink()
+
+
+def same_secret(given: str | None, secret: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), secret.encode())
+
+
+def host_name(scope: dict) -> str:
+    """The Host header's name without its port, lower case ('' when absent)."""
+    raw = dict(scope.get("headers") or ()).get(b"host", b"").decode("latin-1").strip().lower()
+    if raw.startswith("["):
+        return raw[: raw.find("]") + 1]
+    return raw.split(":", 1)[0]
+
+
+def loopback_only(app: Asgi, hosts: frozenset[str] = LOOPBACK_HOSTS) -> Asgi:
+    """`app`, answering only requests whose Host header is one of `hosts` (DNS rebinding gets a 403)."""
+
+    async def guarded(scope, receive, send):
+        if scope["type"] in ("http", "websocket") and host_name(scope) not in hosts:
+            await refuse(scope, send, 403, f"this server answers only to {', '.join(sorted(hosts))}")
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def refuse(scope: dict, send, status: int, why: str) -> None:
+    """A plain-text refusal (or a closed websocket), no CORS header."""
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    body = (why + "\n").encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -60,6 +60,7 @@ def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
 
 
 LOCK_WAIT_ENV = "RUBRICFLOW_LOCK_WAIT_S"
+WRITER_MARK_FRESH_S = 5.0  # a waiting writer refreshes its mark at least every second
 DEFAULT_LOCK_WAIT_S = 60.0
 
 
@@ -71,28 +72,61 @@ def lock_wait_s() -> float:
         raise InputError(f"${LOCK_WAIT_ENV} must be a number of seconds") from None
 
 
-def connect(path: Path, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
+def writer_waiting(path: Path) -> Path:
+    """The mark a writer leaves while another process holds the file: long-lived readers (the
+    viewer) see it, close their connection and let the writer in (N10)."""
+    return path.with_name(path.name + ".writer-waiting")
+
+
+def connect(
+    path: Path, read_only: bool, config: dict | None = None, wait_s: float | None = None
+) -> duckdb.DuckDBPyConnection:
     """A connection to the warehouse file, waiting with backoff while another process holds it
     (DuckDB allows one writing process, or several readers): a `query` or a second command
-    delays a running score by a moment instead of failing it."""
-    deadline = time.monotonic() + lock_wait_s()
+    delays a running score by a moment instead of failing it. `wait_s` overrides how long."""
+    deadline = time.monotonic() + (lock_wait_s() if wait_s is None else wait_s)
     pause = 0.05
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only, config=config or {})
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
-                waited = (
-                    f" (waited {lock_wait_s():g} s; ${LOCK_WAIT_ENV} sets how long)"
-                    if "lock" in str(exc).lower()
-                    else ""
-                )
-                raise WarehouseLocked(
-                    f"warehouse {path} is locked by another process (DuckDB allows one writer, or readers only)"
-                    f"{waited}; wait for it to finish or use another --warehouse. ({exc})"
-                ) from None
-            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(1.0, pause * 2)
+    mark = None
+    try:
+        while True:
+            try:
+                return duckdb.connect(str(path), read_only=read_only, config=config or {})
+            except duckdb.IOException as exc:
+                if not read_only and "lock" in str(exc).lower():
+                    mark = _mark_waiting(path)
+                _wait_or_raise(path, exc, deadline, pause)
+                pause = min(1.0, pause * 2)
+    finally:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
+
+
+def _mark_waiting(path: Path) -> Path:
+    """Leave (or refresh: a mark older than WRITER_MARK_FRESH_S is a dead writer's) the waiting mark."""
+    mark = writer_waiting(path)
+    try:
+        mark.touch()
+    except OSError:
+        pass  # a folder the writer cannot write to: the connection itself will say so
+    return mark
+
+
+def writer_waits(path: Path) -> bool:
+    """Whether a live writer waits for the file (its mark is fresh)."""
+    try:
+        return time.time() - writer_waiting(path).stat().st_mtime < WRITER_MARK_FRESH_S
+    except OSError:
+        return False
+
+
+def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: float) -> None:
+    if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+        waited = f" (waited {lock_wait_s():g} s; ${LOCK_WAIT_ENV} sets how long)" if "lock" in str(exc).lower() else ""
+        raise WarehouseLocked(
+            f"warehouse {path} is locked by another process (DuckDB allows one writer, or readers only)"
+            f"{waited}; wait for it to finish or use another --warehouse. ({exc})"
+        ) from None
+    time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
 
 @contextmanager

@@ -3,8 +3,9 @@
 Jinja2 templates with autoescaping: texts and rationales are hostile input, and nothing is fetched
 from the network (no CDN, no script).
 
-The warehouse is opened read-only while requests come in and closed after IDLE_CLOSE_S without one,
-so a `score` started meanwhile waits at most that long for its write lock.
+The warehouse is opened read-only while requests come in and closed after IDLE_CLOSE_S without one;
+a writer waiting for the file (warehouse.db.writer_waiting) has priority: the connection is closed at
+once and pages answer 503 until the writer is in, so a browser left open never fails a `score`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse
 from rubricflow.warehouse import db
 
 IDLE_CLOSE_S = 2.0
+WRITER_POLL_S = 0.1  # how soon a waiting writer gets the file, even between two requests
 PAGE_SIZE = 50
 MAX_PAGE = 1_000_000  # 50M rows deep: far past any warehouse, short of an offset DuckDB refuses
 
@@ -78,19 +80,43 @@ class Warehouse:
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         self.last = time.monotonic()
+        if self._writer_waits():
+            raise WriterFirst(
+                "another rubricflow command is writing to this warehouse; this page answers when it has begun"
+            )
         if self.con is None:
             if not self.path.exists():
                 raise RubricflowError(f"no warehouse at {self.path}")
-            self.con = db.connect(self.path, read_only=True)
+            try:
+                self.con = db.connect(self.path, read_only=True, wait_s=IDLE_CLOSE_S)
+            except db.WarehouseLocked:
+                raise WriterFirst(
+                    "another rubricflow command is writing to this warehouse; reload in a moment"
+                ) from None
         return self.con
+
+    def _writer_waits(self) -> bool:
+        """Whether a writer waits for the file; if so the connection is closed to let it in."""
+        if not db.writer_waits(self.path):
+            return False
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        return True
 
     def _close_when_idle(self) -> None:
         while True:
-            time.sleep(IDLE_CLOSE_S / 4)
+            time.sleep(WRITER_POLL_S)
             with self.lock:
+                if self._writer_waits():
+                    continue
                 if self.con is not None and time.monotonic() - self.last > IDLE_CLOSE_S:
                     self.con.close()
                     self.con = None
+
+
+class WriterFirst(RubricflowError):
+    """A writer waits for the warehouse: the page is a 503, to be reloaded."""
 
 
 def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
@@ -292,6 +318,11 @@ def create_app(warehouse_path: Path) -> Starlette:
             rows=store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200),
         )
 
+    async def busy(request: Request, exc: Exception) -> HTMLResponse:
+        """A writer goes first: reload in a moment."""
+        page = env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc))
+        return HTMLResponse(page, status_code=503, headers={"Retry-After": "2"})
+
     async def refused(request: Request, exc: Exception) -> HTMLResponse:
         """A request the warehouse cannot answer (no such corpus, no labels, a bad number): said on the page."""
         return HTMLResponse(
@@ -316,5 +347,5 @@ def create_app(warehouse_path: Path) -> Starlette:
             Route("/pairwise", pairwise),
             Route("/panel", panel),
         ],
-        exception_handlers={RubricflowError: refused, ValueError: refused, Exception: failed},
+        exception_handlers={WriterFirst: busy, RubricflowError: refused, ValueError: refused, Exception: failed},
     )

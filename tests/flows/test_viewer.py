@@ -6,8 +6,11 @@ import http.client
 import json
 import re
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -136,6 +139,36 @@ def test_the_viewer_serves_its_owner_only(served):
     assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower() and served["token"] not in cookie
     page = raw(served, "/", {**evil, "Cookie": cookie.split(";")[0]})
     assert page.status == 200 and page.getheader("access-control-allow-origin") is None
+
+
+def test_a_browser_polling_the_viewer_never_keeps_a_writer_out(served, monkeypatch):
+    """#21 N10: pages asked for every 0.2 s kept the read-only connection open, and `score` failed
+    "locked". A waiting writer now gets the file within a moment; meanwhile pages say 503."""
+    from rubricflow.warehouse import db
+
+    monkeypatch.setenv("RUBRICFLOW_LOCK_WAIT_S", "8")
+    statuses: list[int] = []
+    stop = threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            statuses.append(get(served, "/")[0])
+            time.sleep(0.2)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        time.sleep(1)
+        started = time.monotonic()
+        with db.writer(served["warehouse"]) as con:
+            waited = time.monotonic() - started
+            con.execute("SELECT count(*) FROM runs").fetchone()
+            time.sleep(1)
+    finally:
+        stop.set()
+        poller.join()
+    assert waited < 3 and 503 in statuses and statuses[0] == 200, (waited, statuses)
+    assert get(served, "/")[0] == 200 and not db.writer_waiting(Path(served["warehouse"])).exists()
 
 
 def test_a_page_without_its_key_or_with_a_page_number_out_of_range_is_a_400_that_says_why(served):

@@ -193,11 +193,31 @@ def read_only_query(path: str | Path, statement: str):
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET lock_configuration = true")  # from here on no SET can undo the sandbox
-        return con.sql(statement).to_arrow_table()
+        relation = con.sql(statement)
+        if repeated := sorted({c for c in relation.columns if relation.columns.count(c) > 1}):
+            raise QueryRefused(f"query refused: columns {', '.join(map(repr, repeated))} appear twice; name each with AS")
+        return portable(relation).to_arrow_table()
     except duckdb.Error as exc:
         raise QueryRefused(f"query refused: {exc}") from None
     finally:
         con.close()
+
+
+# Types that leave DuckDB as Arrow types polars, CSV or JSON writers cannot take (N15): sent as text.
+UNPORTABLE_TYPES = re.compile(r"\b(INTERVAL|UNION|BLOB|VARIANT|BIT|UUID|U?HUGEINT|ENUM|GEOMETRY|WITH TIME ZONE)\b")
+
+
+def portable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """The relation with every column of an unportable type (or holding one) cast to VARCHAR, which
+    DuckDB writes the way it prints it; columns taken by position, so duplicate names are no matter."""
+    casts = []
+    for position, (name, kind) in enumerate(zip(relation.columns, relation.types, strict=True), start=1):
+        bare = re.sub(r"'(?:[^']|'')*'", "''", str(kind))  # an ENUM's values are not types
+        alias = '"' + name.replace('"', '""') + '"'
+        casts.append(
+            f"CAST(#{position} AS VARCHAR) AS {alias}" if UNPORTABLE_TYPES.search(bare) else f"#{position} AS {alias}"
+        )
+    return relation.project(", ".join(casts))
 
 
 @contextmanager

@@ -60,6 +60,30 @@ def test_query_formats_and_read_only(demo_dir):
     assert lists.returncode == 0 and lists.stdout.splitlines()[1].startswith('doc-001,"[')  # list columns as JSON
 
 
+EVERY_TYPE = (
+    "SELECT INTERVAL 3 DAY AS i, union_value(n := 2)::UNION(n INT, s VARCHAR) AS u, '\\xAA\\x00'::BLOB AS b,"
+    " 1::VARIANT AS v, {'a': INTERVAL 1 DAY} AS s, [1, 2] AS l, MAP {'k': 1} AS m, 1::HUGEINT AS h,"
+    " 1.5::DECIMAL(38, 2) AS d, uuid() AS id, 'x'::ENUM('x', 'y') AS e, '101'::BIT AS bits, TIMETZ '01:02:03+01' AS tz"
+)
+
+
+@pytest.mark.parametrize("form", ["table", "csv", "json", "parquet"])
+def test_query_writes_every_duckdb_type_in_every_format(demo_dir, form):
+    """#21 N15: INTERVAL, UNION, BLOB and VARIANT columns crashed some formats (a panic in JSON)."""
+    cwd, _ = demo_dir
+    target = cwd / f"every.{form}"
+    done = run("query", EVERY_TYPE, "-f", form, "-o", str(target), "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-1500:]
+    if form == "json":
+        row = json.loads(target.read_text())
+        assert row["i"] == "3 days" and row["u"] == "2" and row["b"] == "\\xAA\\x00" and row["v"] == "1"
+        assert row["l"] == [1, 2] and row["m"] == {"k": 1} and row["bits"] == "101" and row["tz"] == "01:02:03+01"
+    if form == "table":
+        assert "3 days" in done.stdout and "\\xAA\\x00" in done.stdout
+    twice = run("query", "SELECT 1 AS a, 2 AS a", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
+    assert twice.returncode == 1 and "'a' appear twice" in twice.stderr and "Traceback" not in twice.stderr
+
+
 def test_runs_and_show(demo_dir):
     cwd, _ = demo_dir
     runs = run("runs", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)

@@ -131,11 +131,11 @@ def score_corpus(
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
         with db.reader(warehouse_path) as con:
             refused = db.fetch(con, "run_refusals.sql", run=run_id)[0]
-        if refused["setup_cells"] and not refused["ok_cells"]:
+        if refused["unanswered_cells"] and not refused["ok_cells"]:
             message = (
-                f"the endpoint refused or never answered every call ({refused['setup_cells']} cells; "
-                f"{refused['setup_error']}); check that it runs, and OPENAI_API_KEY, --base-url and --model, "
-                "then run again: these cells are planned again then"
+                f"the endpoint refused, never answered or gave no usable answer to every call "
+                f"({refused['unanswered_cells']} cells; {refused['unanswered_error']}); check that it runs, "
+                "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
             )
             logger.error(message)
             finish_run(warehouse_path, run_id, "failed", scrub(message))
@@ -179,7 +179,7 @@ def score_corpus(
             adopted_cells=plan.adopted,
         )
         logger.info("run %s finished: %s", run_id, summary)
-        if refused["setup_cells"] and not refused["ok_cells"]:
+        if refused["unanswered_cells"] and not refused["ok_cells"]:
             raise EndpointRefused(scrub(message))
         return asdict(summary)
 

@@ -19,6 +19,7 @@ def judge_server(
         None, help="Which faults to inject, comma-separated (default: every transient one, i.e. all but refusal)."
     ),
     fault_attempts: int = typer.Option(1, help="How many attempts of a faulty request fail."),
+    fault_cycle: bool = typer.Option(False, help="Inject the faults in turn (every kind appears), not by request."),
     stall_s: float = typer.Option(3.0, help="How long a `timeout` fault stalls."),
     supports: str = typer.Option(
         "json_schema", help="Richest output mode accepted: json_schema, json_object, tools or text."
@@ -59,6 +60,7 @@ def judge_server(
         fault_rate=fault_rate,
         faults=chosen,
         fault_attempts=fault_attempts,
+        fault_cycle=fault_cycle,
         stall_s=stall_s,
         supports=supports,
         batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire),

@@ -125,18 +125,36 @@ class NotSent(Exception):
     """A call the run did not send because the endpoint refused (or never answered) its first calls."""
 
 
+class NotAChatCompletion(Exception):
+    """A 200 whose body is no chat completion (an HTML page, plain text, `message: null`): what a
+    proxy or gateway in trouble sends, not the model's answer. Transient: retried now, and the cell
+    is planned again by a later run (F30: it was final, so a re-run after the fix judged nothing)."""
+
+
+def gateway_answer(response: Any) -> Any:
+    """The response, or NotAChatCompletion when it is not a chat completion at all."""
+    if not isinstance(response, ChatCompletion):
+        raise NotAChatCompletion(
+            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}"
+        )
+    if response.choices and response.choices[0].message is None:
+        raise NotAChatCompletion("the endpoint answered a chat completion whose choice has no message")
+    return response
+
+
 async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float) -> Any:
     """One chat request under a deadline for the whole answer, for every model call the project
     makes: a read timeout alone never fires on a server that drips a byte at a time. The body goes
     through the client's `post` as built: `chat.completions.create` first walks every message
     against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells."""
     try:
-        return await asyncio.wait_for(
+        response = await asyncio.wait_for(
             client.post("/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout_s}),
             timeout_s + 1,
         )
     except TimeoutError:
         raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
+    return gateway_answer(response)
 
 
 def first_choice(response: Any) -> Any:
@@ -215,7 +233,7 @@ def refuses_logprobs(exc: BaseException) -> bool:
 
 
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, DeadlineExceeded)):
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, DeadlineExceeded, NotAChatCompletion)):
         return True
     if isinstance(exc, openai.APIStatusError):
         return (

@@ -32,6 +32,7 @@ HOSTILE_FAULTS = (
     "usage_missing",
     "usage_null",
     "text_plain",
+    "html_page",
     "message_null",
     "content_parts",
     "content_number",
@@ -79,6 +80,7 @@ class ServerConfig:
     fault_rate: float = 0.0  # share of requests that get a fault
     faults: tuple[str, ...] = TRANSIENT_FAULTS
     fault_attempts: int = 1  # how many attempts of a faulty request fail
+    fault_cycle: bool = False  # faults in turn (every kind injected), not chosen by a hash of the request
     stall_s: float = 3.0  # how long a `timeout` fault stalls before answering
     supports: str = "json_schema"  # json_schema | json_object | tools | text: the richest output mode it accepts
     refusal_status: int = 400  # how it refuses a richer mode (llama.cpp's Python server says 500)
@@ -252,6 +254,8 @@ class JudgeServer:
             await asyncio.sleep(self.config.stall_s)
         if fault == "text_plain":
             return await _text(send, "Service temporarily degraded. Please try again.")
+        if fault == "html_page":  # a proxy's or captive portal's page, with status 200
+            return await _text(send, "<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         response = self.answer(body, key, fault)
         if fault == "echo_headers":  # a proxy that reflects the request, Authorization included
             echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
@@ -322,6 +326,8 @@ class JudgeServer:
             return None
         if int(key[8:16], 16) / 0xFFFFFFFF >= c.fault_rate:
             return None
+        if c.fault_cycle:
+            return c.faults[sum(self.stats.faults.values()) % len(c.faults)]
         return c.faults[int(key[:8], 16) % len(c.faults)]
 
     def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_tokens: int) -> dict:
@@ -429,13 +435,13 @@ async def _json(send, status: int, payload: dict, headers: list | None = None) -
     await send({"type": "http.response.body", "body": data})
 
 
-async def _text(send, text: str) -> None:
+async def _text(send, text: str, kind: str = "text/plain") -> None:
     data = text.encode()
     await send(
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(data)).encode())],
+            "headers": [(b"content-type", kind.encode()), (b"content-length", str(len(data)).encode())],
         }
     )
     await send({"type": "http.response.body", "body": data})

@@ -81,7 +81,9 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
     clean = tmp_path / "clean.duckdb"
     ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
     score_corpus("c", "llm-slop", str(clean), {"base_url": judge_server().base_url})
-    hostile = judge_server("--fault-rate", "0.8", "--faults", ",".join(HOSTILE_FAULTS), "--fault-attempts", "1")
+    hostile = judge_server(
+        "--fault-rate", "0.8", "--faults", ",".join(HOSTILE_FAULTS), "--fault-attempts", "1", "--fault-cycle"
+    )
     summary = score_corpus(
         "c", "llm-slop", str(corpus_warehouse), {"base_url": hostile.base_url, "timeout_s": 2.0}, shard_size=9
     )
@@ -98,6 +100,24 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
         for path in folder.rglob("*"):
             if path.is_file():
                 assert canary.encode() not in path.read_bytes(), path
+
+
+def test_a_proxy_answering_html_fails_the_run_and_a_rerun_after_the_fix_judges_everything(
+    corpus_warehouse, judge_server
+):
+    """F30: a 200 with an HTML page (a proxy's) was final: the run "completed" at 0% coverage, exit
+    0, and the run after the proxy was fixed judged nothing."""
+    from rubricflow.flows.score import EndpointRefused
+
+    proxy = judge_server("--fault-rate", "1", "--faults", "html_page", "--fault-attempts", "99")
+    with pytest.raises(EndpointRefused, match="no usable answer to every call .40 cells; the endpoint answered str"):
+        score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": proxy.base_url, "max_attempts": 2})
+    assert q(corpus_warehouse, "SELECT status FROM runs") == [("failed",)]
+    assert q(corpus_warehouse, "SELECT DISTINCT error_kind FROM completions") == [("transient",)]
+    fixed = judge_server()
+    summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": fixed.base_url})
+    assert summary["ok_cells"] == 40 and summary["calls"] == 40 and fixed.stats()["answered"] == 40
+    assert q(corpus_warehouse, "SELECT count(*) FROM completions WHERE status = 'ok'") == [(40,)]
 
 
 @pytest.mark.parametrize("retry_after", [True, False])

@@ -126,6 +126,7 @@ HOSTILE_OUTCOME = {
     "usage_missing": "ok",
     "usage_null": "ok",
     "text_plain": "failed",
+    "html_page": "failed",
     "message_null": "failed",
     "content_parts": "ok",
     "content_number": "failed",
@@ -145,6 +146,16 @@ def test_a_hostile_answer_costs_its_own_cell_only(fault):
         else:
             assert all(r.status == "scored" for r in o.judgments)
     assert stats.faults[fault] >= 4
+
+
+@pytest.mark.parametrize("fault", ["html_page", "text_plain", "message_null"])
+def test_a_200_that_is_no_chat_completion_is_a_gateway_hiccup_retried_then_planned_again(fault):
+    """F30: a proxy's HTML page (or plain text, or `message: null`) with status 200 was final."""
+    [once], _, stats = judge_cells(faults(fault, attempts=1))
+    assert once.completion["status"] == "ok" and once.completion["attempts"] == 2 and stats.requests == 2
+    [always], _, _ = judge_cells(faults(fault, attempts=99), max_attempts=3)
+    row = always.completion
+    assert row["status"] == "failed" and row["error_kind"] == "transient" and row["attempts"] == 3, row["error"]
 
 
 def test_a_server_that_drips_bytes_cannot_outlast_the_timeout():

@@ -1,8 +1,9 @@
--- Whether the endpoint refused or never answered a run: its cells landed ok, its cells that failed
--- on a setup problem (a bad key, model or URL) or reached no server, and one such error as it was
--- said. Params: $run.
+-- Whether the endpoint gave a run no usable answer: its cells landed ok, its cells that failed on a
+-- setup problem (a bad key, model or URL), reached no server, or kept failing transiently (429s,
+-- 5xx, a proxy's HTML page), all of which a later run plans again, and one such error as it was said.
+-- Params: $run.
 SELECT count(*) FILTER (WHERE status = 'ok') AS ok_cells,
-       count(*) FILTER (WHERE error_kind IN ('setup', 'unreachable')) AS setup_cells,
-       min(error) FILTER (WHERE error_kind IN ('setup', 'unreachable') AND attempts > 0) AS setup_error
+       count(*) FILTER (WHERE error_kind IN ('setup', 'unreachable', 'transient')) AS unanswered_cells,
+       min(error) FILTER (WHERE error_kind IN ('setup', 'unreachable', 'transient') AND attempts > 0) AS unanswered_error
 FROM completions
 WHERE run_id = $run;

@@ -14,7 +14,7 @@ import errno
 import json
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
@@ -85,6 +85,29 @@ class Prompt:
     user: str
     raw_tokens: int  # TokenEstimator.raw of system + user, counted once per cell
     prompt_tokens: int
+    feedback: tuple[dict[str, str], ...] = ()  # a re-ask: the unusable answer and what was wrong with it
+    max_tokens: int | None = None  # a re-ask after a cut-off answer: a larger, bounded allowance
+    feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
+
+
+REASK_GROWTH = 1.5  # each re-ask after a cut-off answer may use 1.5x the tokens of the one before...
+REASK_MAX_TOKENS_FACTOR = 2.0  # ...up to twice --max-tokens
+
+
+def reask_note(kind: str, error: str, max_tokens: int) -> str:
+    """What the model is told before it answers again: never the same request twice (a deterministic
+    model would give the same unusable answer, 555 s for one call on a slow server)."""
+    if kind == "truncated":
+        return (
+            f"Your answer was cut off at {max_tokens} tokens. Answer again with only the JSON object, "
+            "each rationale in at most 25 words and no text before or after it."
+        )
+    if kind == "out_of_scale":
+        return f"Your answer had a value outside the scale ({error}). Answer again using only the scale's values."
+    return (
+        f"Your answer could not be read ({error}). Answer again with only the JSON object the schema asks for, "
+        "no text before or after it."
+    )
 
 
 @dataclass
@@ -313,10 +336,24 @@ class Judge:
         """A genre no criterion names activates the same criteria as no genre."""
         return self._units[(unit_id, genre if genre in self.genres else None)]
 
-    def request_body(self, system: str, schema: dict, user: str, mode: str, sample: int) -> dict[str, Any]:
-        """The chat request of one call as sent: online (see _create), or one line of a batch."""
+    def request_body(
+        self,
+        system: str,
+        schema: dict,
+        user: str,
+        mode: str,
+        sample: int,
+        feedback: tuple[dict[str, str], ...] = (),
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The chat request of one call as sent: online (see _create), or one line of a batch; a
+        re-ask adds the unusable answer and what was wrong with it after the user turn."""
         c = self.config
-        kwargs: dict[str, Any] = {"model": c.model, "temperature": c.temperature, "max_tokens": c.max_tokens}
+        kwargs: dict[str, Any] = {
+            "model": c.model,
+            "temperature": c.temperature,
+            "max_tokens": max_tokens or c.max_tokens,
+        }
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
@@ -341,9 +378,9 @@ class Judge:
         else:
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
         if self.layout == "user":  # a server whose template drops the system role gets it all in the user turn
-            kwargs["messages"] = [{"role": "user", "content": f"{system}\n\n{user}"}]
+            kwargs["messages"] = [{"role": "user", "content": f"{system}\n\n{user}"}, *feedback]
         else:
-            kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+            kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user}, *feedback]
         return kwargs
 
     # Three layers, innermost first: `_send` retries one request through transient errors; `_ask`
@@ -372,7 +409,7 @@ class Judge:
                     if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
                         kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
                     reserved = self._reserve(prompt)
-                    await self.limiter.admit(prompt.prompt_tokens + self.config.max_tokens)
+                    await self.limiter.admit(prompt.prompt_tokens + (prompt.max_tokens or self.config.max_tokens))
                     attempts.count += 1
                     started = time.perf_counter()
                     attempts.queued_s += started - waiting_since
@@ -415,7 +452,7 @@ class Judge:
     def _reserve(self, prompt: Prompt) -> float:
         if not self.spend:
             return 0.0
-        reserved = self.spend.reserve(prompt.prompt_tokens, self.config.max_tokens)
+        reserved = self.spend.reserve(prompt.prompt_tokens, prompt.max_tokens or self.config.max_tokens)
         if reserved is None:
             raise BudgetSpent(f"budget ${self.spend.usd:,.4f} reached: not sent")
         return reserved
@@ -476,7 +513,9 @@ class Judge:
             await self.check_delivery()
         while True:
             mode = self.mode
-            kwargs = self.request_body(prompt.system, prompt.schema, prompt.user, mode, sample)
+            kwargs = self.request_body(
+                prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback, prompt.max_tokens
+            )
             try:
                 response = await self._send(kwargs, prompt, attempts)
             except openai.APIStatusError as exc:
@@ -531,17 +570,18 @@ class Judge:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
                 if exc.kind in REASKED_ANSWER_ERRORS and may_ask_again and self.retries.take():
+                    prompt = self.reasked(prompt, row["raw_response"], exc.kind, str(exc), answer_try + 2)
                     continue
                 break
             except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
                 row.update(error_kind="malformed", error=describe(exc))
                 results = []
                 break
-            if (
-                any(r.reason and r.reason.startswith("out of scale") for r in results)
-                and may_ask_again
-                and self.retries.take()
-            ):
+            out_of_scale = [r.reason for r in results if r.reason and r.reason.startswith("out of scale")]
+            if out_of_scale and may_ask_again and self.retries.take():
+                prompt = self.reasked(
+                    prompt, row["raw_response"], "out_of_scale", "; ".join(out_of_scale), answer_try + 2
+                )
                 continue
             for r in results:
                 r.warnings = warnings + r.warnings
@@ -558,6 +598,23 @@ class Judge:
         if row["error_kind"] == "budget" and attempts.count == 0:
             return None  # nothing was sent for this cell: it stays unjudged, for a later run
         return Outcome(row, results)
+
+    def reasked(self, prompt: Prompt, answer: str | None, kind: str, error: str, ask: int = 2) -> Prompt:
+        """The prompt of the next ask: the unusable answer, what was wrong with it, and after a cut-off
+        answer a larger allowance (x1.5 each time, at most twice --max-tokens). `ask` (2 for the first
+        re-ask) is said too, so even an identical unusable answer never gets an identical request."""
+        used = prompt.max_tokens or self.config.max_tokens
+        allowance = used
+        if kind == "truncated":
+            allowance = min(int(used * REASK_GROWTH), int(self.config.max_tokens * REASK_MAX_TOKENS_FACTOR))
+        note = f"(Ask {ask} of {self.config.answer_retries + 1}.) " + reask_note(kind, error[:300], used)
+        feedback = (
+            {"role": "assistant", "content": (answer or "")[-2000:] or "(no answer)"},
+            {"role": "user", "content": note},
+        )
+        added = self.tokens.estimate(TokenEstimator.raw(feedback[0]["content"] + note))
+        tokens = prompt.prompt_tokens - prompt.feedback_tokens + added
+        return replace(prompt, feedback=feedback, max_tokens=allowance, prompt_tokens=tokens, feedback_tokens=added)
 
     def new_row(self, cell: Cell) -> dict[str, Any]:
         """A cell's completion row before any answer: failed until an answer is read."""

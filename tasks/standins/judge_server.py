@@ -9,6 +9,7 @@ as against a clean server.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import socket
@@ -99,6 +100,7 @@ class Stats:
     answered: int = 0
     rate_limited: int = 0
     faults: Counter = field(default_factory=Counter)
+    repeats_after_an_answer: int = 0  # requests identical to one already answered (a wasted deterministic call)
 
 
 class JudgeServer:
@@ -108,6 +110,7 @@ class JudgeServer:
         self.config = config
         self.stats = Stats()
         self.attempts: Counter = Counter()
+        self.answered_bodies: set[str] = set()  # hashes of the request bodies answered with a 200
         self.level = 1.0
         self.stamp = time.monotonic()
         self.rate = (config.rpm or 0) / 60.0
@@ -235,6 +238,8 @@ class JudgeServer:
             await asyncio.sleep(self.config.latency_ms / 1000)
         key = offline_judge.request_key(body)
         self.attempts[key] += 1
+        whole = hashlib.sha256(raw).hexdigest()
+        self.stats.repeats_after_an_answer += whole in self.answered_bodies
         fault = self._fault(key)
         if fault:
             self.stats.faults[fault] += 1
@@ -257,6 +262,7 @@ class JudgeServer:
         if fault == "html_page":  # a proxy's or captive portal's page, with status 200
             return await _text(send, "<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         response = self.answer(body, key, fault)
+        self.answered_bodies.add(whole)
         if fault == "echo_headers":  # a proxy that reflects the request, Authorization included
             echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
             response["choices"][0]["message"]["content"] = f"bad request, headers were: {echoed}"
@@ -269,7 +275,7 @@ class JudgeServer:
 
     def answer(self, body: dict, key: str | None = None, fault: str | None = None) -> dict:
         """The completion for one chat request body (online, or one line of a batch)."""
-        messages = body.get("messages", [])
+        messages = offline_judge.first_turn(body)
         schema, mode = offline_judge.request_schema(body)
         user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)

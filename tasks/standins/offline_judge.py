@@ -176,7 +176,7 @@ def request_schema(body: dict) -> tuple[dict, str]:
         return fmt["schema"], "json_object"
     for tool in body.get("tools") or []:
         return tool["function"]["parameters"], "tools"
-    messages = body.get("messages", [])
+    messages = first_turn(body)
     system = next((m["content"] for m in messages if m.get("role") == "system"), None)
     if system is None:  # the rubric came in the user turn
         system = next((m["content"] for m in messages if m.get("role") == "user"), "")
@@ -184,8 +184,16 @@ def request_schema(body: dict) -> tuple[dict, str]:
     return (json.loads(m.group(1)) if m else {}), "text"
 
 
+def first_turn(body: dict) -> list[dict]:
+    """The request's messages before any earlier answer: a re-ask (the unusable answer and what was
+    wrong with it) is the same question, judged the same and counted as the same request's attempt."""
+    messages = body.get("messages", [])
+    cut = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), len(messages))
+    return messages[:cut]
+
+
 def request_key(body: dict) -> str:
-    return hashlib.sha256(json.dumps(body.get("messages", []), sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(first_turn(body), sort_keys=True).encode()).hexdigest()
 
 
 _TOKEN = re.compile(r"\d|[A-Za-z_]+|\s+|[^\sA-Za-z_\d]")

@@ -11,7 +11,7 @@ from openai import AsyncOpenAI
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.judge import Cell, Judge, RetryBudget, judge_all
+from rubricflow.tasks.judging.judge import Cell, Judge, Prompt, RetryBudget, judge_all
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
@@ -112,6 +112,34 @@ def test_an_answer_unusable_every_time_lands_unscored_after_the_re_asks():
     row = outcome.completion
     assert row["status"] == "failed" and row["error_kind"] == "parse" and stats.requests == 3
     assert all(r.status == "unscored" and r.reason.startswith("parse:") for r in outcome.judgments)
+
+
+@pytest.mark.parametrize("fault", ["truncated", "malformed", "out_of_range"])
+def test_a_re_ask_changes_the_request_and_never_repeats_a_deterministic_call(fault):
+    """#21: an answer cut off at max_tokens was asked again with the identical request at
+    temperature 0, and ran to max_tokens again (555 s for one call on llama.cpp)."""
+    [outcome], _, stats = judge_cells(faults(fault, attempts=2), answer_retries=2)
+    assert outcome.completion["status"] == "ok" and stats.requests == 3
+    assert stats.repeats_after_an_answer == 0
+
+
+def test_the_re_ask_says_what_was_wrong_and_grows_max_tokens_within_a_bound():
+    _, judge, _ = judge_cells(ServerConfig(), max_tokens=400)
+    prompt = Prompt("system", {}, "user", 10, 12)
+    first = judge.reasked(prompt, '{"criteria": [{"id": "a", "rationale": "very long', "truncated", "cut off")
+    second = judge.reasked(first, "{...", "truncated", "cut off", 3)
+    third = judge.reasked(second, "{...", "truncated", "cut off", 4)
+    assert [p.max_tokens for p in (first, second, third)] == [600, 800, 800]  # x1.5, capped at 2x --max-tokens
+    assert first.feedback[0] == {"role": "assistant", "content": '{"criteria": [{"id": "a", "rationale": "very long'}
+    assert "cut off at 400 tokens" in first.feedback[1]["content"] and "cut off at 600" in second.feedback[1]["content"]
+    assert third.prompt_tokens == second.prompt_tokens  # the feedback replaces the last, never piles up
+    assert "(Ask 3 of 3.)" in second.feedback[1]["content"]
+    body = judge.request_body("s", {}, "u", "json_schema", 0, third.feedback, third.max_tokens)
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"] and body[
+        "max_tokens"
+    ] == 800
+    scale = judge.reasked(prompt, '{"value": 9}', "out_of_scale", "out of scale: 9 is not on 1-5")
+    assert scale.max_tokens == 400 and "9 is not on 1-5" in scale.feedback[1]["content"]
 
 
 def test_a_refusal_is_not_asked_again():

@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# What a flow command imports, imported once by the worker.
+# What a flow command imports, imported once by the worker. Not polars or statsmodels (which imports
+# polars): polars starts threads when imported, and the worker must fork with none but its own.
 PREWARM = (
     "rubricflow.cli",
     "prefect.main",
@@ -19,9 +20,7 @@ PREWARM = (
     "rubricflow.flows.nightly",
     "pyarrow.parquet",
     "pandas",
-    "polars",
     "scipy.stats",
-    "statsmodels.stats.inter_rater",
 )
 
 

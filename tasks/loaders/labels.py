@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from rubricflow.errors import InputError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 REQUIRED = ("text_id", "criterion", "score", "rater")
 
@@ -20,6 +22,8 @@ class LabelError(InputError):
 
 def read_labels(path: str | Path) -> pl.DataFrame:
     """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row."""
+    import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
+
     path = Path(path)
     if not path.is_file():
         raise LabelError(f"{path}: no such file")
@@ -57,6 +61,8 @@ def read_labels(path: str | Path) -> pl.DataFrame:
 def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(texts, labels) of the Topical-Chat release: averaged human scores (rater `human`) and the
     UniEval judge's published scores (rater `unieval`) for the same 360 responses."""
+    import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
+
     folder = Path(folder)
     rows = json.loads((folder / "judge_predictions.json").read_text(encoding="utf-8"))
     texts, labels = [], []
@@ -102,6 +108,8 @@ def import_graded_tree(
     the leaves as criterion scores and the internal nodes as the grader's aggregates. Returns
     (labels stored, rubric hash, the internal-node check: the grader's score beside the tree's
     aggregate of the leaf grades, from the `graded_nodes` view)."""
+    import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
+
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.formats import load_rubric
     from rubricflow.rubrics.importers.paperbench import is_graded_tree, node_grades

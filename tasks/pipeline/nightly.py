@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -59,6 +58,8 @@ def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, si
             {"text_id": f"{night}:{r['text_id']}", "text": r["text"], "input": r["input"], "context": r["context"]}
             for r in sample
         ]
+        import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
+
         frame = pl.DataFrame(rows, schema={"text_id": pl.Utf8, "text": pl.Utf8, "input": pl.Utf8, "context": pl.Utf8})
         with db.transaction(con):
             steps.load_texts(con, canary, frame, f"canary of {corpus_id} for {night}")

@@ -10,9 +10,15 @@ runner: the runner becomes the command (the caller's environment, fresh random s
 and the waiter reports its exit code. The caller forwards Ctrl-C, SIGTERM and SIGHUP to the runner
 and exits with its code; a caller that dies takes its runner with it.
 
-A worker serves one setup: the Python, Prefect settings (variables and settings files in the working
-directory) and rubricflow's code (file sizes and times) it started with; a change starts a new
-worker, which retires the old one (one per state folder). An idle worker stops after
+A worker serves one setup: the Python (and the variables it reads at start), Prefect settings
+(variables and settings files in the working directory), the installed packages and rubricflow's code
+(file sizes and times) it started with; a change starts a new worker, which retires the old one (one
+per state folder).
+
+Safe to fork: the worker imports nothing that starts a thread (polars and statsmodels are imported by
+the commands that use them; OpenBLAS and Arrow's jemalloc are configured single-threaded) and checks
+before every fork that its own thread is the only one, else it refuses and the caller runs the
+command itself. A command never runs twice: the worker offers, the caller says go or hangs up. An idle worker stops after
 RUBRICFLOW_PREFECT_IDLE_S seconds (default 1800), or with `rubricflow prefect-server --stop`.
 RUBRICFLOW_WARM_WORKER=0 turns it off. The worker's own environment holds no secrets; a command's
 API key reaches only its runner, over a socket that only its user can open.
@@ -39,7 +45,12 @@ from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env,
 WORKER_FLAG = "--serve-warm-worker"  # `python -m rubricflow.launch --serve-warm-worker SOCKET KEY` is a worker
 FLOW_COMMANDS = frozenset({"ingest", "score", "compare", "pairwise", "panel", "nightly", "demo"})
 PREFECT_SETTINGS_FILES = (".env", "prefect.toml", "pyproject.toml")  # read by Prefect from the working directory
-CONNECT_WAIT_S = 120.0  # a worker still importing answers once it is ready
+OFFER_WAIT_S = 5.0  # a ready worker offers to run a command within this, or the caller runs it itself
+GO_WAIT_S = 5.0  # a worker's offer not taken within this is withdrawn: the command never runs twice
+# What makes the libraries a worker imports start no thread of their own: it forks with one thread.
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "JE_ARROW_MALLOC_CONF": "background_thread:false"}
+# Variables read when Python starts (paths, encodings): a change needs another worker.
+INTERPRETER_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_ALL", "LC_CTYPE")
 
 
 def wanted(argv: list[str]) -> bool:
@@ -63,6 +74,12 @@ def run(argv: list[str]) -> int | None:
         os.environ.clear()
         os.environ.update(env)
     path = socket_path(key)
+    record = _read_record(key)
+    if record is None:
+        _start(key, path)
+        return None
+    if not record.get("ready"):
+        return None  # still importing: this command runs itself, the next one goes to the worker
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(str(path))
@@ -71,20 +88,32 @@ def run(argv: list[str]) -> int | None:
         _start(key, path)
         return None
     with conn:
-        return _hand_over(conn, argv, env)
+        code = _hand_over(conn, argv, env)
+    if code is None and not _offered_in_time[0]:
+        _retire(record)  # a stalled worker: the next command starts a fresh one
+    return code
 
 
 def setup_key() -> str:
-    """What a worker's imports depend on: the interpreter, Prefect's settings (its variables and the
-    settings files Prefect reads from the working directory) and rubricflow's code."""
+    """What a worker's imports depend on: the interpreter and the variables it reads at start,
+    Prefect's settings (its variables and the settings files Prefect reads from the working
+    directory), the installed distributions (each import folder's modification time: installing or
+    removing a package changes it) and rubricflow's code (N11: the worker kept running old code)."""
     import importlib.util
 
     h = hashlib.sha256()
     h.update(f"{sys.executable}\0{state_dir()}\0".encode())
     for name in sorted(
-        k for k in os.environ if k.startswith(("PREFECT_", "RUBRICFLOW_PREFECT")) or k == "DO_NOT_TRACK"
+        k
+        for k in os.environ
+        if k.startswith(("PREFECT_", "RUBRICFLOW_PREFECT")) or k == "DO_NOT_TRACK" or k in INTERPRETER_ENV
     ):
         h.update(f"{name}={os.environ[name]}\0".encode())
+    for folder in sys.path:
+        try:
+            h.update(f"{folder}\0{os.stat(folder or '.').st_mtime_ns}\0".encode())
+        except OSError:
+            h.update(f"{folder}\0-\0".encode())
     for name in PREFECT_SETTINGS_FILES:
         file = Path(name)
         h.update(file.read_bytes() if file.is_file() else b"-")
@@ -111,6 +140,29 @@ def _record(key: str) -> Path:
     return state_dir() / f"warm-worker-{key}.json"
 
 
+def _read_record(key: str) -> dict | None:
+    """The record of this setup's worker, if that worker is alive."""
+    try:
+        data = json.loads(_record(key).read_text())
+        return data if _alive(int(data["pid"])) and _is_worker(int(data["pid"])) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _retire(record: dict) -> None:
+    """End a worker that did not offer in time (stopped, or stuck), by the PID it recorded."""
+    pid = int(record["pid"])
+    if _alive(pid) and _is_worker(pid):
+        os.kill(pid, signal.SIGKILL)
+    Path(record["socket"]).unlink(missing_ok=True)
+    for found in state_dir().glob("warm-worker-*.json"):
+        try:
+            if json.loads(found.read_text()).get("pid") == pid:
+                found.unlink(missing_ok=True)
+        except (OSError, ValueError):
+            continue
+
+
 def _start(key: str, path: Path) -> None:
     """Start a worker in the background unless one of this setup is starting already."""
     record = _record(key)
@@ -123,7 +175,7 @@ def _start(key: str, path: Path) -> None:
     log = open(state_dir() / f"warm-worker-{key}.log", "ab")
     subprocess.Popen(
         [sys.executable, "-m", "rubricflow.launch", WORKER_FLAG, str(path), key],
-        env=_server_env(),
+        env={**_server_env(), **SINGLE_THREADED},
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=log,
@@ -132,20 +184,34 @@ def _start(key: str, path: Path) -> None:
     log.close()
 
 
+_offered_in_time = [True]  # whether the last hand-over got the worker's offer (or its refusal) in time
+
+
 def _hand_over(conn: socket.socket, argv: list[str], env: dict[str, str]) -> int | None:
+    """Hand the command to the worker and wait for its exit code; None when the worker did not take
+    it, so the caller runs it itself. Two steps make that decision the caller's alone (N8: a stalled
+    worker ran a request its caller had given up on and run itself): the worker offers, the caller
+    says "go" or hangs up, and a worker never runs a command whose caller did not say "go"."""
     request = json.dumps({"argv": argv, "env": env, "cwd": os.getcwd(), "umask": _umask()}).encode()
+    _offered_in_time[0] = True
+    replies = conn.makefile("rb")
     try:
         socket.send_fds(conn, [b"R"], [0, 1, 2])
         conn.sendall(struct.pack("!I", len(request)) + request)
-        conn.settimeout(CONNECT_WAIT_S)
-        replies = conn.makefile("rb")
-        first = replies.readline()
-    except OSError:
-        return None  # nothing ran: the caller runs the command itself
-    if not first:
-        return None
-    runner = json.loads(first)["pid"]
+        conn.settimeout(float(os.environ.get("RUBRICFLOW_WARM_WORKER_WAIT_S", OFFER_WAIT_S)))
+        offer = json.loads(replies.readline() or b"{}")
+    except (OSError, ValueError):
+        _offered_in_time[0] = False
+        return None  # no offer in time: the caller hangs up (withdrawing the request) and runs it itself
+    if not offer.get("offer"):
+        return None  # refused (say, a thread alive at fork): nothing ran
     conn.settimeout(None)
+    conn.sendall(b"G")
+    first = replies.readline()  # from here the command is the worker's: never run here as well
+    if not first:
+        print("rubricflow: the warm worker ended before starting the command", file=sys.stderr)
+        return 1
+    runner = json.loads(first)["pid"]
 
     def forward(signum, frame):
         try:
@@ -202,11 +268,13 @@ def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[lis
         return  # another worker of this setup serves
     signal.signal(signal.SIGTERM, lambda *_: _leave(path, key))
     stop_all()  # one worker per state folder: the others served a setup that changed (or another one)
-    _record(key).write_text(json.dumps({"pid": os.getpid(), "socket": str(path)}))
+    record = {"pid": os.getpid(), "socket": str(path)}
+    _record(key).write_text(json.dumps(record))
     import importlib
 
     for name in prewarm:
         importlib.import_module(name)
+    _record(key).write_text(json.dumps({**record, "ready": True, "threads": threads()}))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
     listener.settimeout(float(os.environ.get("RUBRICFLOW_PREFECT_IDLE_S", IDLE_S)))
     print(f"warm worker {os.getpid()} ready on {path}", flush=True)
@@ -225,7 +293,10 @@ def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[lis
             print(f"refused a request: {exc}", flush=True)
             conn.close()
             continue
-        if os.fork() == 0:
+        if len(threads()) > 1:  # forking with another thread alive is unsafe (locks it holds stay held)
+            print(f"refused a request: threads alive at fork: {threads()}", flush=True)
+            _send_quietly(conn, {"offer": False, "why": "threads alive"})
+        elif os.fork() == 0:
             listener.close()
             _wait_for(conn, fds, request, command)  # never returns
         conn.close()
@@ -269,10 +340,43 @@ def _read(conn: socket.socket, size: int) -> bytes:
     return data
 
 
+def threads() -> list[str]:
+    """The names of this process's OS threads (one when it has only its main thread)."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            names.append(Path(f"/proc/self/task/{task}/comm").read_text().strip())
+        except OSError:
+            continue
+    return sorted(names)
+
+
+def _send_quietly(conn: socket.socket, message: dict) -> None:
+    try:
+        conn.sendall(json.dumps(message).encode() + b"\n")
+    except OSError:
+        pass
+
+
+def _taken(conn: socket.socket) -> bool:
+    """Offer to run the request; True once the caller says go (it may have given up meanwhile)."""
+    try:
+        conn.sendall(b'{"offer": true}\n')
+        conn.settimeout(GO_WAIT_S)
+        taken = conn.recv(1) == b"G"
+        conn.settimeout(None)
+        return taken
+    except OSError:
+        return False
+
+
 def _wait_for(conn: socket.socket, fds: list[int], request: dict, command: Callable[[list[str]], None]) -> None:
-    """The waiter: fork the runner, report its PID and exit code; end it if the caller goes away."""
+    """The waiter: offer, then fork the runner, report its PID and exit code; end it if the caller goes away."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not _taken(conn):
+        print(f"{request['argv'][0]}: withdrawn by its caller", flush=True)
+        os._exit(0)
     pid = os.fork()
     if pid == 0:
         conn.close()
@@ -316,6 +420,7 @@ def _become_caller(fds: list[int], request: dict) -> None:
     os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
+    time.tzset()  # the caller's TZ (N11), not the worker's
     random.seed()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()

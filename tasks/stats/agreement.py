@@ -6,10 +6,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import krippendorff
 import numpy as np
 from scipy import stats
-from statsmodels.stats import inter_rater
 
 
 def bootstrap_mean_ci(
@@ -55,6 +53,10 @@ def kappas(a_codes, b_codes) -> tuple[float, float]:
     _, table = confusion(a_codes, b_codes)
     if len(table) < 2:
         return float("nan"), float("nan")
+    from statsmodels.stats import (
+        inter_rater,  # imported when used: it starts threads, and the warm worker forks with none alive
+    )
+
     with (
         warnings.catch_warnings()
     ):  # statsmodels' z statistic divides by 0 for a constant rater; kappa is still defined
@@ -72,12 +74,18 @@ def _zeroed(value: float) -> float:
 
 def fleiss(codes_by_rater: np.ndarray) -> float:
     """Fleiss' kappa over texts x raters codes (every rater rated every text)."""
+    from statsmodels.stats import (
+        inter_rater,  # imported when used: it starts threads, and the warm worker forks with none alive
+    )
+
     table, _ = inter_rater.aggregate_raters(codes_by_rater)
     return float(inter_rater.fleiss_kappa(table))
 
 
 def alpha(data_by_rater, level: str = "ordinal") -> float:
     """Krippendorff's alpha over raters x texts (NaN = not rated)."""
+    import krippendorff  # imported when used, like statsmodels
+
     return float(
         krippendorff.alpha(reliability_data=np.asarray(data_by_rater, dtype=float), level_of_measurement=level)
     )

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import duckdb
 from scipy import stats
-from statsmodels.stats.contingency_tables import mcnemar
 
 from rubricflow.errors import CheckFailed
 from rubricflow.rubrics.algebra import changed_criteria
@@ -159,6 +158,10 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, resamples: int, seed: int) -> dic
 
 
 def _mcnemar(row: dict) -> float | None:
+    from statsmodels.stats.contingency_tables import (
+        mcnemar,  # imported when used: it starts threads, and the warm worker forks with none alive
+    )
+
     b, c = row["pass_to_fail"], row["fail_to_pass"]
     if b + c == 0:
         return 1.0

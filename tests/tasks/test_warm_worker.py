@@ -5,6 +5,7 @@ takes its command along; the worker holds no secrets, and a changed setup gets a
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -60,6 +61,7 @@ def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environmen
     assert done.returncode == 0, done.stderr
     assert served(state) == []
     record = worker_ready(state)
+    assert len(record["threads"]) == 1 and len(os.listdir(f"/proc/{record['pid']}/task")) == 1  # safe to fork
     environ = Path(f"/proc/{record['pid']}/environ").read_bytes()
     assert b"RUBRICFLOW_STATE_DIR" in environ and b"sk-canary-never-in-the-worker" not in environ
 
@@ -155,7 +157,78 @@ def test_a_changed_setup_gets_its_own_worker_but_another_folder_does_not(tmp_pat
     monkeypatch.chdir(tmp_path / "a")
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4201/api")
     assert warm_worker.setup_key() != key
+    key = warm_worker.setup_key()
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # N11: the caller's PYTHONPATH was ignored
+    assert warm_worker.setup_key() != key
+    key = warm_worker.setup_key()
+    packages = tmp_path / "site"
+    packages.mkdir()
+    monkeypatch.syspath_prepend(str(packages))
+    key = warm_worker.setup_key()
+    time.sleep(0.01)
+    (packages / "newly_installed-1.0.dist-info").mkdir()  # N11: pip install changed nothing for the worker
+    assert warm_worker.setup_key() != key
     assert warm_worker.wanted(["--debug", "score", "-c", "x"]) and not warm_worker.wanted(["score", "--help"])
     assert not warm_worker.wanted(["rubric", "list"]) and not warm_worker.wanted(["query", "SELECT 1"])
     monkeypatch.setenv("RUBRICFLOW_WARM_WORKER", "0")
     assert not warm_worker.wanted(["score", "-c", "x"])
+
+
+def test_an_offer_not_taken_is_withdrawn():
+    """The worker's side of the hand-over: it runs a command only once its caller says go."""
+    worker, caller = socket.socketpair()
+    caller.close()  # the caller gave up before the offer came
+    assert not warm_worker._taken(worker)
+    worker, caller = socket.socketpair()
+    caller.sendall(b"G")
+    assert warm_worker._taken(worker) and caller.recv(100) == b'{"offer": true}\n'
+
+
+def test_a_stalled_worker_is_passed_over_and_never_runs_the_command_as_well(env, tmp_path):
+    """N8: a stalled worker made each command wait 120 s, then run here while the queued request ran
+    there too. Now the caller waits a few seconds for the worker's offer, withdraws and runs the
+    command itself (once: its output says so once), and retires the stalled worker."""
+    state = Path(env["RUBRICFLOW_STATE_DIR"])
+    write_corpus(tmp_path / "c.jsonl", 4)
+    assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "a", "-w", "a.duckdb").returncode == 0
+    record = worker_ready(state)
+    os.kill(record["pid"], signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        done = cli(
+            {**env, "RUBRICFLOW_WARM_WORKER_WAIT_S": "1"}, tmp_path, "ingest", "c.jsonl", "-c", "b", "-w", "b.duckdb"
+        )
+        took = time.monotonic() - started
+    finally:
+        if prefect_server._alive(record["pid"]):
+            os.kill(record["pid"], signal.SIGCONT)
+    assert done.returncode == 0 and done.stdout.count("corpus b: 4 texts loaded") == 1, done.stdout + done.stderr
+    assert took < 60 and not prefect_server._alive(record["pid"])  # passed over, then ended by its PID
+    time.sleep(1)
+    assert served(state) == [] and rows(tmp_path / "b.duckdb", "SELECT count(*) FROM texts") == [(4,)]
+
+
+@pytest.mark.slow
+def test_concurrent_commands_never_hang_and_never_run_twice(env, tmp_path):
+    """8 commands at once, ROUNDS times (RUBRICFLOW_STRESS_ROUNDS, 3 here; 25 in the closing note's run):
+    every one ends in time, exits 0, and says its result exactly once."""
+    rounds = int(os.environ.get("RUBRICFLOW_STRESS_ROUNDS", "3"))
+    write_corpus(tmp_path / "c.jsonl", 3)
+    assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "warm", "-w", "warm.duckdb").returncode == 0
+    worker_ready(Path(env["RUBRICFLOW_STATE_DIR"]))
+    for r in range(rounds):
+        procs = [
+            subprocess.Popen(
+                [EXE, "ingest", "c.jsonl", "-c", f"c{r}x{i}", "-w", f"w{r}x{i}.duckdb"],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(8)
+        ]
+        for i, proc in enumerate(procs):
+            out, err = proc.communicate(timeout=180)  # a hang fails here
+            assert proc.returncode == 0 and out.count(f"corpus c{r}x{i}: 3 texts loaded") == 1, (out, err)
+    assert len(served(Path(env["RUBRICFLOW_STATE_DIR"]))) >= rounds * 8 // 2  # most went to the worker

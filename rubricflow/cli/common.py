@@ -57,9 +57,11 @@ def start_flows() -> None:
     --debug (the Prefect database keeps them all)."""
     import logging
 
-    from rubricflow.tasks.runtime.prefect_server import use_shared_server
+    from rubricflow.tasks.runtime.prefect_server import note_user, use_shared_server
 
     shared = use_shared_server()
+    if shared:
+        note_user()
     import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
 
     if shared:  # flow heartbeats feed crash detection services this server does not run; ending

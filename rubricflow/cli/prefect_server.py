@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import typer
 
+from rubricflow.errors import CheckFailed
+
 from .common import out
 
 
 def prefect_server(
     stop: bool = typer.Option(False, "--stop", help="Stop it (the next flow command starts it again)."),
+    force: bool = typer.Option(False, "--force", help="With --stop: stop it even while flow commands use it."),
     start: bool = typer.Option(False, "--start", help="Start it now, if it is not running."),
 ) -> None:
     """Show, start or stop the local Prefect server every flow command reuses (started by the first
@@ -20,6 +23,12 @@ def prefect_server(
     from rubricflow.tasks.runtime import warm_worker
 
     if stop:
+        if (running := server.users()) and not force:
+            listed = ", ".join(f"{pid} ({what})" for pid, what in sorted(running.items()))
+            raise CheckFailed(
+                f"{len(running)} flow command(s) are using the local Prefect server: {listed}; "
+                "let them finish (or stop them), or pass --force to stop it under them"
+            )
         stopped = server.stop()
         out.print(
             f"stopped the local Prefect server (pid {stopped.pid})"

@@ -164,6 +164,34 @@ def _profile_api_url() -> str | None:
     return str(url) if url else None
 
 
+def users_folder() -> Path:
+    folder = state_dir() / "flow-commands"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def note_user() -> None:
+    """Record this process as a flow command using the shared server until it exits (N9: stopping
+    the server under a running `score` hung it for minutes, with 125 KB of errors)."""
+    import atexit
+
+    mark = users_folder() / str(os.getpid())
+    mark.write_text(" ".join(sys.argv[1:3]))
+    atexit.register(mark.unlink, missing_ok=True)
+
+
+def users() -> dict[int, str]:
+    """The live flow commands using the shared server: PID -> what they run (dead ones forgotten)."""
+    found = {}
+    for mark in users_folder().iterdir():
+        pid = int(mark.name) if mark.name.isdigit() else 0
+        if pid and pid != os.getpid() and _alive(pid):
+            found[pid] = mark.read_text(errors="replace")
+        else:
+            mark.unlink(missing_ok=True)
+    return found
+
+
 def stop() -> ServerState | None:
     """Stop the shared server of this Prefect home (by the PID it recorded); returns what was stopped."""
     state = current()

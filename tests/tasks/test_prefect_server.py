@@ -138,3 +138,51 @@ def test_a_prefect_profiles_or_settings_files_api_url_is_left_alone(state, tmp_p
     (tmp_path / ".env").unlink()
     assert prefect_server.users_api_url() is None
     assert not prefect_server.state_file().exists()
+
+
+@pytest.mark.slow
+def test_stopping_the_server_under_a_running_command_is_refused_by_name(tmp_path, judge_server):
+    """N9: `prefect-server --stop` during a `score` hung the command ~4 min, printed 125 KB of
+    errors and exited 1. Now --stop names the commands using the server and leaves it running."""
+    from tests.conftest import EXE, write_corpus
+
+    env = {**os.environ, "RUBRICFLOW_STATE_DIR": str(tmp_path / "state"), "RUBRICFLOW_WARM_WORKER": "0"}
+    env.pop("PREFECT_API_URL", None)
+    slow = judge_server("--latency-ms", "400")
+    write_corpus(tmp_path / "c.jsonl", 12)
+    run = [EXE, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb"]
+    assert subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, timeout=300).returncode == 0
+    score = subprocess.Popen(
+        [
+            EXE,
+            "score",
+            "-c",
+            "c",
+            "-r",
+            "llm-slop",
+            "-w",
+            "w.duckdb",
+            "--base-url",
+            slow.base_url,
+            "--max-in-flight",
+            "1",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        users = tmp_path / "state" / "flow-commands"
+        deadline = time.monotonic() + 120
+        while not (users.is_dir() and any(users.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stop = subprocess.run([EXE, "prefect-server", "--stop"], env=env, capture_output=True, text=True, timeout=60)
+        assert stop.returncode == 1 and f"{score.pid} (score -c)" in stop.stderr.replace("\n", " "), stop.stderr
+        out, err = score.communicate(timeout=300)
+        assert score.returncode == 0 and "status completed" in out, err[-2000:]
+    finally:
+        score.kill()
+    stop = subprocess.run([EXE, "prefect-server", "--stop"], env=env, capture_output=True, text=True, timeout=60)
+    assert stop.returncode == 0 and "stopped the local Prefect server" in stop.stdout

@@ -49,6 +49,14 @@ def read_labels(path: str | Path) -> pl.DataFrame:
         pl.col("score").cast(pl.Float64, strict=False).alias("score"),
         pl.col("score").alias("raw"),
     )
+    for column, named in (("text_id", "text_id"), ("criterion_id", "criterion"), ("rater", "rater")):
+        empty = frame.with_row_index("row", offset=1).filter(
+            pl.col(column).is_null() | (pl.col(column).str.strip_chars() == "")
+        )
+        if empty.height:  # F25: an empty id was a NOT NULL ConstraintException traceback
+            raise LabelError(
+                f"{path}: row {empty['row'][0]}: {named} is empty ({empty.height} such rows); every label needs one"
+            )
     bad = frame.with_row_index("row", offset=1).filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
     if bad.height:
         first = bad.row(0, named=True)

@@ -57,3 +57,30 @@ def test_label_ids_stay_as_written_in_a_csv_with_a_bom(tmp_path):
     frame = read_labels(path)
     assert frame["text_id"].to_list() == ["007", "0x1f", "12e3"]
     assert frame["score"].to_list() == [3.0, 4.0, 2.0]
+
+
+def test_purely_numeric_label_ids_keep_their_leading_zeros(tmp_path):
+    """Ids that all look like numbers are still text: "007" and "010" stay as written."""
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text("text_id,criterion,rater,score\n007,c,h,3\n010,c,h,4\n")
+    assert read_labels(path)["text_id"].to_list() == ["007", "010"]
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (",c,h,3", "row 1: text_id is empty"),
+        ("t1,,h,3", "row 1: criterion is empty"),
+        ("t1,c, ,3", "row 1: rater is empty"),
+    ],
+)
+def test_an_empty_id_is_refused_by_row_and_column(tmp_path, row, message):
+    """F25: an empty rater or criterion was a ConstraintException traceback from the warehouse."""
+    from rubricflow.tasks.loaders.labels import LabelError, read_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text(f"text_id,criterion,rater,score\n{row}\n")
+    with pytest.raises(LabelError, match=message):
+        read_labels(path)

@@ -294,11 +294,7 @@ def _write(
                 reject(number, f"missing or empty id ({id_field})")
                 continue
             if not isinstance(text, str) or not text.strip():
-                reject(
-                    number,
-                    "missing or empty text" if not isinstance(text, (dict, list)) else "text is not a string",
-                    text_id,
-                )
+                reject(number, _why_no_text(text), text_id)
                 continue
             if len(text) > max_chars:
                 reject(number, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id)
@@ -351,3 +347,15 @@ def _str_or_none(value: Any) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _why_no_text(value: object) -> str:
+    """Why a row's text cannot be judged, naming what it is (F33: a number was called "missing")."""
+    if value is None:
+        return "missing text"
+    if isinstance(value, str):
+        return "empty text"
+    kind = {bool: "true/false", int: "a number", float: "a number", dict: "an object", list: "a list"}.get(
+        type(value), type(value).__name__
+    )
+    return f"text is {kind} ({str(value)[:40]}), not a string"

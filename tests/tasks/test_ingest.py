@@ -12,6 +12,19 @@ def quarantined(report):
     return {row["row"]: row["reason"] for row in map(json.loads, report.quarantine.read_text().splitlines())}
 
 
+def test_a_text_that_is_no_string_is_named_for_what_it_is(tmp_path):
+    """F33: a number as the text was quarantined as "missing or empty text"."""
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"id": "a", "text": 42}\n{"id": "b", "text": true}\n{"id": "c"}\n{"id": "d", "text": [1]}\n')
+    reasons = quarantined(ingest_corpus(src, tmp_path / "out"))
+    assert reasons == {
+        1: "text is a number (42), not a string",
+        2: "text is true/false (True), not a string",
+        3: "missing text",
+        4: "text is a list ([1]), not a string",
+    }
+
+
 def test_jsonl_bad_rows_each_get_a_reason(tmp_path):
     src = tmp_path / "c.jsonl"
     lines = [
@@ -31,9 +44,9 @@ def test_jsonl_bad_rows_each_get_a_reason(tmp_path):
     assert report.rows_ok == 2 and report.rows_quarantined == 7 and report.duplicates_identical == 1
     reasons = quarantined(report)
     assert sorted(reasons) == [2, 3, 4, 5, 6, 7, 8]
-    assert reasons[2] == "missing or empty text" and reasons[3].startswith("invalid JSON")
+    assert reasons[2] == "empty text" and reasons[3].startswith("invalid JSON")
     assert reasons[4].startswith("invalid UTF-8") and reasons[5].startswith("text over the size cap")
-    assert reasons[6] == "duplicate text_id with different text" and reasons[7] == "text is not a string"
+    assert reasons[6] == "duplicate text_id with different text" and reasons[7] == "text is an object ({'nested': 'json'}), not a string"
     assert reasons[8].startswith("a JSON object is required")
     table = pq.read_table(report.parquet).to_pylist()
     assert table[0]["genre"] == "news" and json.loads(table[0]["metadata"]) == {"author": "x"}

@@ -46,6 +46,7 @@ class Library:
         self._bundles: dict[tuple[str, str], Bundle] = {}
         self._sorted: list[Entry] | None = None
         self._by_tag: dict[str, set[tuple[str, str]]] = {}
+        self.skipped: list[tuple[Path, str]] = []  # files in a library folder that hold no usable rubric
         for root in self.roots:
             if not root.exists():
                 raise LibraryError(f"library folder {root} does not exist")
@@ -55,7 +56,14 @@ class Library:
             for path in files:
                 if path.name.upper().startswith(("README", "LICENSE")):
                     continue
-                for rubric in load_rubrics(path):
+                try:
+                    rubrics = load_rubrics(path)
+                except InputError as exc:  # F34: one stray YAML in a folder made every rubric unusable
+                    if root.is_file():
+                        raise
+                    self.skipped.append((path, str(exc)))
+                    continue
+                for rubric in rubrics:
                     self._add(Entry(rubric, path))
 
     def _add(self, entry: Entry) -> None:

@@ -18,8 +18,20 @@ from rich.markup import escape
 
 from rubricflow.errors import InputError
 
-out = Console()
-err = Console(stderr=True)
+# C0 and C1 control characters but newline and tab: an ESC in a rubric, a text or an answer would
+# otherwise recolour the terminal, move its cursor or plant an OSC 8 link (F16).
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+
+
+class SafeConsole(Console):
+    """rich's Console, showing control characters in any text it renders as visible escapes."""
+
+    def render_str(self, text: str, *args, **kwargs):
+        return super().render_str(text.translate(_CONTROL), *args, **kwargs)
+
+
+out = SafeConsole()
+err = SafeConsole(stderr=True)
 
 WarehouseOpt = typer.Option(
     None, "--warehouse", "-w", help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb)."

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from rubricflow.errors import CheckFailed, InputError
 
-from .common import clip, out
+from .common import clip, err, out
 
 # The rubric code is imported inside each command, so `rubricflow --help` does not pay for it.
 app = typer.Typer(help="Work with rubrics: files or names from the library.", no_args_is_help=True)
@@ -29,7 +29,10 @@ def plain(*cells: str) -> list[str]:
 def library_of(extra: list[Path] | None):
     from rubricflow.rubrics.library import Library, default_roots
 
-    return Library(default_roots(extra))
+    library = Library(default_roots(extra))
+    for path, why in library.skipped:  # said, not fatal: the folder's other rubrics stay usable
+        err.print(f"skipped {escape(str(path))}: {escape(why.splitlines()[0][:200])}", highlight=False)
+    return library
 
 
 def resolve_ref(ref: str, extra: list[Path] | None):

@@ -112,6 +112,33 @@ def test_rich_markup_in_rubric_text_is_shown_as_written(tmp_path):
     assert validated.returncode == 0, validated.stderr
 
 
+def test_terminal_escapes_in_rubric_text_are_shown_not_obeyed(tmp_path):
+    """F16: raw ANSI and OSC 8 escapes in a rubric's text reached the terminal (recolour, clear,
+    a hidden link). They are printed as visible escapes."""
+    path = tmp_path / "escapes.yaml"
+    path.write_text(
+        'metadata: {id: escapes, title: "Title \\e[2J\\e[31mred", description: "see \\e]8;;http://evil\\alink\\e]8;;\\a"}\n'
+        'goal: "goal \\x9b1m"\ncriteria:\n  - {id: a, title: "A \\e[5m"}\n'
+    )
+    shown = run("rubric", "show", str(path), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout and "\x9b" not in shown.stdout
+    assert "Title \\x1b[2J\\x1b[31mred" in shown.stdout and "\\x1b]8;;http://evil\\x07link" in shown.stdout
+
+
+def test_a_stray_file_in_a_library_folder_is_skipped_by_name_not_fatal(tmp_path):
+    """F34: one non-rubric YAML in a library folder made `rubric show` of every rubric fail."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "good.yaml").write_text("metadata: {id: good}\ngoal: g\ncriteria:\n  - {id: a}\n")
+    (folder / "docker-compose.yaml").write_text("services:\n  db: {image: postgres}\n")
+    shown = run("rubric", "show", "good", "--library", str(folder), cwd=tmp_path)
+    assert shown.returncode == 0 and "good v" in shown.stdout, shown.stderr
+    assert "skipped" in shown.stderr and "docker-compose.yaml" in shown.stderr
+    refused = run("rubric", "show", str(folder / "docker-compose.yaml"), cwd=tmp_path)
+    assert refused.returncode == 2 and "docker-compose.yaml" in refused.stderr
+
+
 def test_validate_every_rubric_file_a_user_brings_in_one_command():
     """Issue 13: folders of real rubric files in every format validate; the one file that is a
     prompt, not a rubric, is refused by name; multi-rubric files name each rubric."""

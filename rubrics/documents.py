@@ -62,6 +62,7 @@ class RubricImportError(InputError):
 
 
 MAX_EXPANDED_VALUES = 200_000  # far above any real rubric; a "billion laughs" alias bomb is far above this
+CHARACTERS_PER_VALUE = 100  # a long string counts as one value per 100 characters (20 MB expanded at most)
 
 
 def parse_yaml(text: str, source: str | Path) -> Any:
@@ -80,12 +81,14 @@ def parse_yaml(text: str, source: str | Path) -> Any:
 
 
 def check_expansion(data: Any, source: str | Path) -> None:
-    """Count the values `data` has once every alias is expanded, sharing the count of repeated
-    subtrees (so the check itself stays small); refuse recursion and bombs."""
+    """Count the values `data` has once every alias is expanded (a string by its length), sharing the
+    count of repeated subtrees (so the check itself stays small); refuse recursion and bombs."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
 
     def size(node: Any) -> int:
+        if isinstance(node, str):  # F24: one long string aliased 4,000 times counted as 4,000 values
+            return 1 + len(node) // CHARACTERS_PER_VALUE
         if not isinstance(node, (dict, list)):
             return 1
         key = id(node)
@@ -98,7 +101,7 @@ def check_expansion(data: Any, source: str | Path) -> None:
         total = 1 + sum(size(child) for child in children)
         open_nodes.discard(key)
         sizes[key] = total
-        if total > MAX_EXPANDED_VALUES:
+        if total > MAX_EXPANDED_VALUES:  # checked per subtree: a bomb is refused while being counted
             raise RubricImportError(
                 source,
                 f"its YAML aliases expand it to more than {MAX_EXPANDED_VALUES:,} values "

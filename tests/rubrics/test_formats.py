@@ -118,6 +118,18 @@ def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path):
     assert time.monotonic() - started < 2
 
 
+def test_a_long_string_aliased_thousands_of_times_is_refused(tmp_path):
+    """F24: a 208 KB file (one long string and thousands of aliases of it) still validated, at 845 MB: a
+    string counted as one value whatever its length."""
+    lines = ["metadata: {id: bomb}", "goal: &s " + "x" * 200_000, "criteria:"]
+    lines += ["  - {id: c%d, description: *s}" % i for i in range(3000)]
+    bomb = tmp_path / "strings.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    assert bomb.stat().st_size < 300_000
+    with pytest.raises(RubricImportError, match="aliases expand it to more than 200,000 values"):
+        load_rubrics(bomb)
+
+
 def test_a_recursive_yaml_document_is_refused(tmp_path):
     path = tmp_path / "loop.yaml"
     path.write_text("metadata: {id: loop}\ncriteria: &c [{id: a, examples: *c}]\n")

@@ -139,6 +139,21 @@ def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
     assert bad_corpus.returncode == 2 and "no corpus 'nope'" in bad_corpus.stderr
     # an error raised inside the flow is one line, not Prefect's 60 lines of traceback
     assert "Traceback" not in bad_corpus.stderr and "Task run failed" not in bad_corpus.stderr
+    assert "nanobind" not in bad_corpus.stderr and len(bad_corpus.stderr.splitlines()) <= 4  # N18: ~40 "leaked" lines
+    here = run(
+        "score",
+        "-c",
+        "nope",
+        "-r",
+        "llm-slop",
+        "-w",
+        "warehouse/demo/demo.duckdb",
+        cwd=cwd,
+        env={"RUBRICFLOW_WARM_WORKER": "0"},
+    )
+    assert (
+        here.returncode == 2 and "no corpus" in here.stderr and "nanobind" not in here.stderr
+    )  # without the worker too
     assert (
         "Traceback"
         in run(

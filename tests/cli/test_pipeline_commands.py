@@ -146,6 +146,8 @@ def test_score_unknown_rubric_and_corpus(tmp_path, demo_dir):
         "nope",
         "-r",
         "llm-slop",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
         "-w",
         "warehouse/demo/demo.duckdb",
         cwd=cwd,

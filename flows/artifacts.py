@@ -7,7 +7,7 @@ import re
 import duckdb
 from prefect.artifacts import create_markdown_artifact
 
-from rubricflow.tasks.presentation.tables import md_table, run_rows
+from rubricflow.tasks.presentation.tables import md_table, md_text, run_rows
 
 
 def artifact_key(*parts: str) -> str:
@@ -23,8 +23,8 @@ def run_markdown(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     run, labels, criteria, _ = run_rows(con, run_id, with_scores=False)
     r = run[0]
     return (
-        f"# Run {run_id}\n\nrubric **{r['rubric']}** ({r['rubric_hash'][:12]}), model `{r['model']}`, "
-        f"corpus `{r['corpus_id']}`, status **{r['status']}**\n\n"
+        f"# Run {run_id}\n\nrubric **{md_text(r['rubric'])}** ({r['rubric_hash'][:12]}), model {md_text(r['model'])}, "
+        f"corpus {md_text(r['corpus_id'])}, status **{r['status']}**\n\n"
         + md_table(
             run,
             [

@@ -8,7 +8,7 @@ from prefect import flow, get_run_logger
 from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.presentation.tables import md_table
+from rubricflow.tasks.presentation.tables import md_table, md_text
 from rubricflow.tasks.stats.compare import Comparison, compare, judgment_sets
 from rubricflow.warehouse import db
 
@@ -106,10 +106,11 @@ def comparison_markdown(c: Comparison) -> str:
     extra = ""
     if c.added_criteria or c.removed_criteria:
         extra = (
-            f"\nonly in B: {', '.join(c.added_criteria) or '-'}; only in A: {', '.join(c.removed_criteria) or '-'}\n"
+            f"\nonly in B: {md_text(', '.join(c.added_criteria) or '-')}; "
+            f"only in A: {md_text(', '.join(c.removed_criteria) or '-')}\n"
         )
     return (
-        f"# A/B: {c.rubric_a} vs {c.rubric_b} on `{c.corpus}`\n\n"
+        f"# A/B: {md_text(c.rubric_a)} vs {md_text(c.rubric_b)} on {md_text(c.corpus)}\n\n"
         + md_table([head])
         + extra
         + "\n## Criteria\n\n"

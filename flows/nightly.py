@@ -13,7 +13,7 @@ from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.pipeline.nightly import load_canary, record_night, source_changed
-from rubricflow.tasks.presentation.tables import md_table
+from rubricflow.tasks.presentation.tables import md_table, md_text
 from rubricflow.warehouse import db, steps
 
 
@@ -52,7 +52,7 @@ def nightly_scoring(
             canary_run = score_corpus(canary, rubric, warehouse_path, judge, shard_size)
         nights.append(record_night(warehouse_path, night, corpus_id, run, canary_run))
     publish(
-        f"# Night {night}: `{corpus_id}`\n\n" + md_table(nights),
+        f"# Night {md_text(night)}: {md_text(corpus_id)}\n\n" + md_table(nights),
         artifact_key("nightly", corpus_id),
         f"rubricflow nightly scoring of {corpus_id} on {night}",
     )

@@ -3,6 +3,9 @@ artifacts, markdown tables, and a run's summary rows read from the warehouse."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import duckdb
 
 from rubricflow.warehouse import db
@@ -29,8 +32,19 @@ def show(value, spec: str = ".3f") -> str:
     return str(value)
 
 
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()|~])")  # what makes emphasis, code, links, cells
+
+
+def md_text(value) -> str:
+    """A value as Markdown text that renders as written: HTML escaped (no `<img onerror>`), Markdown
+    punctuation backslash-escaped (no link, no `javascript:` URL, no emphasis), on one line (F26:
+    texts, rationales and ids reached Prefect's artifacts as live Markdown and HTML)."""
+    text = html.escape(str(value), quote=False).replace("\n", " ").replace("\r", " ")
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+
+
 def _cell(value) -> str:
-    return show(value, ".4g").replace("|", "\\|").replace("\n", " ")[:200]
+    return md_text(show(value, ".4g")[:200])
 
 
 def run_rows(

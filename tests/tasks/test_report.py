@@ -1,6 +1,9 @@
 """Reports render text from users' rubrics as written."""
 
+import re
+
 import numpy as np
+import pytest
 
 from rubricflow.tasks.presentation.report import _heatmap
 
@@ -11,3 +14,37 @@ def test_a_dollar_sign_in_a_criterion_title_is_text_not_math():
     labels = ["Names $\\PATH$ as written", "Costs $x^$ a month"]  # not valid math if read as math
     html = _heatmap(np.eye(2), labels, labels, "Shell $\\vars$ and $5 prices", "judge", "human")
     assert html.startswith("<img") or "data:image/png;base64," in html
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        '<img src=x onerror="alert(1)">',
+        "[click](javascript:alert(1))",
+        "<javascript:alert(1)>",
+        "**bold** `code` ~~gone~~ _em_",
+        "a | b\nnew | row",
+    ],
+)
+def test_a_value_in_a_markdown_artifact_renders_as_written(hostile):
+    """F26: texts, rationales, labels and ids reached Prefect's artifacts as live Markdown and HTML."""
+    from markdown_it import MarkdownIt  # CommonMark with GFM tables and strikethrough, as Prefect's UI renders
+
+    from rubricflow.tasks.presentation.tables import md_table, md_text
+
+    markdown = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+    table = md_table([{"label": hostile, "n": 1}])
+    assert len(table.strip().splitlines()) == 3  # one row: no cell or line broken out of the table
+    for source in (md_text(hostile), table):
+        rendered = markdown.render(source)
+        assert "<img" not in rendered and "<a " not in rendered and "<strong>" not in rendered
+        assert "<code>" not in rendered and "<em>" not in rendered and "<s>" not in rendered
+        shown = html_unescape(re.sub(r"<[^>]+>", "", rendered))
+        assert " ".join(hostile.split("\n")) in shown  # what the text says, as it says it
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)

@@ -19,17 +19,17 @@ MARKER = ".rubricflow-demo"  # in the demo's folder: the demo made it, so the de
 
 
 def prepare_folder(warehouse: Path, fresh: bool) -> None:
-    """The demo works in a folder of its own: one that is empty or that an earlier demo made. A
-    fresh start removes only what the demo writes there (its warehouse, runs and corpus)."""
+    """The demo works in a folder of its own: one that is empty or holds only what an earlier demo
+    wrote there (its marker, its warehouse, its runs and its corpus). A fresh start removes those
+    only, and never a warehouse that holds any corpus but the demo's (F2: a marker made any folder
+    the demo's for good, and a fresh demo deleted a warehouse with pending shards)."""
     folder = warehouse.parent
-    marker = folder / MARKER
-    if folder.is_dir() and any(folder.iterdir()) and not marker.is_file():
-        raise InputError(
-            f"{folder} holds files the demo did not create, and the demo never touches those: "
-            f"give it a folder of its own, e.g. -w {DEMO_WAREHOUSE}"
-        )
+    if folder.is_dir() and any(folder.iterdir()):
+        _check_only_demo_files(folder, warehouse)
     folder.mkdir(parents=True, exist_ok=True)
-    marker.write_text("made by `rubricflow demo`, which empties this folder's demo files on each --fresh run\n")
+    (folder / MARKER).write_text(
+        "made by `rubricflow demo`, which empties this folder's demo files on each --fresh run\n"
+    )
     if fresh:
         import shutil
 
@@ -37,6 +37,31 @@ def prepare_folder(warehouse: Path, fresh: bool) -> None:
             leftover.unlink(missing_ok=True)
         for tree in (folder / "runs", folder / "corpora" / "demo"):
             shutil.rmtree(tree, ignore_errors=True)
+
+
+def _check_only_demo_files(folder: Path, warehouse: Path) -> None:
+    """Refuse, naming it, anything in the folder the demo did not write."""
+    demo_files = {MARKER, warehouse.name, warehouse.name + ".wal", "runs", "corpora"}
+    strangers = sorted(p.name for p in folder.iterdir() if p.name not in demo_files)
+    strangers += sorted(f"corpora/{p.name}" for p in (folder / "corpora").glob("*") if p.name != "demo")
+    if not (folder / MARKER).is_file() or strangers:
+        named = f" ({', '.join(strangers[:5])})" if strangers else ""
+        raise InputError(
+            f"{folder} holds files the demo did not create{named}, and the demo never touches those: "
+            f"give it a folder of its own, e.g. -w {DEMO_WAREHOUSE}"
+        )
+    if warehouse.is_file() and (others := _other_corpora(warehouse)):
+        raise InputError(
+            f"{warehouse} holds corpora other than the demo's ({', '.join(others[:5])}): the demo never "
+            f"replaces such a warehouse; give it one of its own, e.g. -w {DEMO_WAREHOUSE}"
+        )
+
+
+def _other_corpora(warehouse: Path) -> list[str]:
+    from rubricflow.warehouse import db
+
+    with db.reader(warehouse) as con:
+        return [r["corpus_id"] for r in db.fetch(con, "corpus_ids.sql") if r["corpus_id"] != "demo"]
 
 
 def sample_corpus() -> Path:

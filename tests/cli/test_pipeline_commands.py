@@ -184,3 +184,25 @@ def test_demo_never_deletes_what_it_did_not_create(tmp_path):
     assert result.returncode == 2 and "files the demo did not create" in " ".join(result.stderr.split())
     assert (mine / "w.duckdb").read_bytes() == b"a real warehouse"
     assert (mine / "runs" / "r1" / "landing" / "shard-00000.completions.parquet").read_bytes() == b"landed work"
+
+
+def test_a_folder_the_demo_used_once_is_not_the_demos_for_good(tmp_path):
+    """F2: after one demo in an empty folder, its marker made the folder the demo's: a production
+    warehouse put there later (with pending shards) was deleted by the next `demo --fresh`."""
+    folder = tmp_path / "data"
+    first = run("demo", "-w", str(folder / "w.duckdb"), "--texts", "3", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    corpus = tmp_path / "prod.jsonl"
+    corpus.write_text('{"id": "p1", "text": "production text"}\n')
+    assert run("ingest", str(corpus), "-c", "prod", "-w", str(folder / "w.duckdb"), cwd=tmp_path).returncode == 0
+    again = run("demo", "-w", str(folder / "w.duckdb"), "--texts", "3", cwd=tmp_path)
+    assert again.returncode == 2 and "did not create (corpora/prod)" in " ".join(again.stderr.split())
+    shutil.rmtree(folder / "corpora" / "prod")  # the corpus's Parquet moved away: the warehouse still holds it
+    again = run("demo", "-w", str(folder / "w.duckdb"), "--texts", "3", cwd=tmp_path)
+    assert again.returncode == 2 and "corpora other than the demo's (prod)" in " ".join(again.stderr.split())
+    (folder / "notes.txt").write_text("mine")
+    third = run("demo", "-w", str(folder / "other.duckdb"), "--texts", "3", cwd=tmp_path)
+    assert third.returncode == 2 and "notes.txt" in third.stderr
+    from tests.conftest import rows
+
+    assert rows(folder / "w.duckdb", "SELECT count(*) FROM texts WHERE corpus_id = 'prod'") == [(1,)]

@@ -52,7 +52,7 @@ from . import (  # noqa: E402
     server,
     view,
 )
-from .common import debugging, err  # noqa: E402
+from .common import debugging, err, said_in_one_line  # noqa: E402
 
 app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
 app.command()(ingest.ingest)
@@ -96,10 +96,11 @@ def main() -> None:
     try:
         app()
         return
-    except RubricflowError as exc:
-        if debugging():
+    except (RubricflowError, OSError) as exc:
+        if debugging() or not said_in_one_line(exc):
             raise
-        message, code = str(exc), exc.exit_code
+        message = str(exc) if isinstance(exc, RubricflowError) else f"{exc.filename}: {exc.strerror or exc}"
+        code = getattr(exc, "exit_code", 2)
         _release_frames(exc)
     # Exit outside the handler: the error's traceback (and the frames and connections it holds)
     # is released first, so nothing is reported leaked at interpreter shutdown.

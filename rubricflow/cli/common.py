@@ -57,9 +57,15 @@ class _RestatesOurError:
     rubricflow's own errors (60 lines of traceback), since the CLI prints that error as one line."""
 
     def filter(self, record) -> bool:
-        from rubricflow.errors import RubricflowError
+        return not (record.exc_info and said_in_one_line(record.exc_info[1]))
 
-        return not (record.exc_info and isinstance(record.exc_info[1], RubricflowError))
+
+def said_in_one_line(exc: BaseException | None) -> bool:
+    """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
+    refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those)."""
+    from rubricflow.errors import RubricflowError
+
+    return isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None)
 
 
 def start_flows() -> None:

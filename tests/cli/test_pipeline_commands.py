@@ -101,6 +101,11 @@ def test_runs_and_show(demo_dir):
         (("ingest", "missing.jsonl"), "missing.jsonl: no such file"),
         (("query", "SELECT 1", "-w", "nowhere.duckdb"), "no warehouse at nowhere.duckdb"),
         (("judge-server", "--faults", "gremlins"), "unknown faults ['gremlins']"),
+        (  # F19: a path the machine refuses was a traceback
+            ("score", "-c", "x", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1", "-w", "/proc/x.duckdb"),
+            "/proc/runs: No such file or directory",
+        ),
+        (("nightly", "-c", "x", "--source", "gone.jsonl", "-r", "llm-slop"), "gone.jsonl: No such file or directory"),
     ],
 )
 def test_errors_name_the_problem(tmp_path, args, message):

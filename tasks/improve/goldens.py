@@ -8,7 +8,7 @@ import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 
@@ -18,6 +18,7 @@ from rubricflow.rubrics.render import call_units
 from rubricflow.rubrics.scoring import verdict
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell
+from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker
 
 
@@ -63,8 +64,12 @@ def judge_text(
         for u in call_units(rubric, config.strategy, genre)
     ]  # type: ignore[arg-type]
     outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
-    errors = [o.completion["error"] for o in outcomes if o.completion["status"] != "ok"]
-    judgments = [j for o in outcomes for j in o.judgments]
+    # What the endpoint said is scrubbed here as `land` scrubs it for the warehouse (N2: an endpoint
+    # echoing the Authorization header put the key on the terminal 24 times in `rubric review`).
+    errors = [scrub(o.completion["error"]) for o in outcomes if o.completion["status"] != "ok"]
+    judgments = [
+        replace(j, rationale=scrub(j.rationale), reason=scrub(j.reason)) for o in outcomes for j in o.judgments
+    ]
     values = {j.criterion_id: j.value for j in judgments if j.status == "scored"}
     declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"]}
     regexes = {p.id: p.effective_regex() for p in rubric.patterns}

@@ -38,6 +38,7 @@ HOSTILE_FAULTS = (
     "content_parts",
     "content_number",
     "echo_headers",
+    "echo_in_answer",
     "slow_drip",
 )
 FAULTS = (
@@ -263,9 +264,11 @@ class JudgeServer:
             return await _text(send, "<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         response = self.answer(body, key, fault)
         self.answered_bodies.add(whole)
+        echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
         if fault == "echo_headers":  # a proxy that reflects the request, Authorization included
-            echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
             response["choices"][0]["message"]["content"] = f"bad request, headers were: {echoed}"
+        elif fault == "echo_in_answer":  # a valid answer whose every rationale quotes the request's headers
+            _quote_in_rationales(response, f"(headers were: {echoed})")
         self.stats.answered += 1
         if fault == "drip":
             return await _drip(send, response)
@@ -518,3 +521,31 @@ class RunningServer:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def _quote_in_rationales(response: dict, quoted: str) -> None:
+    """Add `quoted` to every rationale of a JSON answer (content or tool call), in place."""
+    message = response["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    raw = calls[0]["function"]["arguments"] if calls else message.get("content")
+    try:
+        answer = json.loads(raw.strip().removeprefix("Here is my judgment.").strip().strip("`").removeprefix("json"))
+    except (ValueError, AttributeError):
+        return
+
+    def quote(node) -> None:
+        if isinstance(node, dict):
+            for name, value in node.items():
+                if name == "rationale" and isinstance(value, str):
+                    node[name] = f"{value} {quoted}"
+                else:
+                    quote(value)
+        elif isinstance(node, list):
+            for value in node:
+                quote(value)
+
+    quote(answer)
+    if calls:
+        calls[0]["function"]["arguments"] = json.dumps(answer)
+    else:
+        message["content"] = json.dumps(answer)

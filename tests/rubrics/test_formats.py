@@ -122,7 +122,7 @@ def test_a_long_string_aliased_thousands_of_times_is_refused(tmp_path):
     """F24: a 208 KB file (one long string and thousands of aliases of it) still validated, at 845 MB: a
     string counted as one value whatever its length."""
     lines = ["metadata: {id: bomb}", "goal: &s " + "x" * 200_000, "criteria:"]
-    lines += ["  - {id: c%d, description: *s}" % i for i in range(3000)]
+    lines += [f"  - {{id: c{i}, description: *s}}" for i in range(3000)]
     bomb = tmp_path / "strings.yaml"
     bomb.write_text("\n".join(lines) + "\n")
     assert bomb.stat().st_size < 300_000

@@ -46,7 +46,10 @@ def test_jsonl_bad_rows_each_get_a_reason(tmp_path):
     assert sorted(reasons) == [2, 3, 4, 5, 6, 7, 8]
     assert reasons[2] == "empty text" and reasons[3].startswith("invalid JSON")
     assert reasons[4].startswith("invalid UTF-8") and reasons[5].startswith("text over the size cap")
-    assert reasons[6] == "duplicate text_id with different text" and reasons[7] == "text is an object ({'nested': 'json'}), not a string"
+    assert (
+        reasons[6] == "duplicate text_id with different text"
+        and reasons[7] == "text is an object ({'nested': 'json'}), not a string"
+    )
     assert reasons[8].startswith("a JSON object is required")
     table = pq.read_table(report.parquet).to_pylist()
     assert table[0]["genre"] == "news" and json.loads(table[0]["metadata"]) == {"author": "x"}

@@ -159,6 +159,7 @@ HOSTILE_OUTCOME = {
     "content_parts": "ok",
     "content_number": "failed",
     "echo_headers": "failed",
+    "echo_in_answer": "ok",
 }
 
 

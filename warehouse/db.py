@@ -195,7 +195,9 @@ def read_only_query(path: str | Path, statement: str):
         con.execute("SET lock_configuration = true")  # from here on no SET can undo the sandbox
         relation = con.sql(statement)
         if repeated := sorted({c for c in relation.columns if relation.columns.count(c) > 1}):
-            raise QueryRefused(f"query refused: columns {', '.join(map(repr, repeated))} appear twice; name each with AS")
+            raise QueryRefused(
+                f"query refused: columns {', '.join(map(repr, repeated))} appear twice; name each with AS"
+            )
         return portable(relation).to_arrow_table()
     except duckdb.Error as exc:
         raise QueryRefused(f"query refused: {exc}") from None

@@ -3,6 +3,7 @@ shards. Each is one `.sql` file run on the single writer connection."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -189,7 +190,21 @@ def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
         for f in sorted(landing_root.rglob("*.completions.parquet")):
             if f.relative_to(landing_root).parts[0] not in live:
                 loaded += load_landed(con, f)
+        prune_finished(landing_root, live)
     return loaded
+
+
+def prune_finished(runs_root: Path, live: set[str]) -> None:
+    """Remove the empty folders finished and dead runs leave under runs/ (F31/F32: every run left
+    its plan/ and landing/ behind); a folder still holding a file (an unloaded part) stays."""
+    for run in runs_root.iterdir():
+        if not run.is_dir() or run.name in live or run.name == "locks":
+            continue
+        for folder in sorted((p for p in run.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty
+        with contextlib.suppress(OSError):
+            run.rmdir()
 
 
 def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: str) -> int:

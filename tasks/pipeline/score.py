@@ -108,3 +108,6 @@ def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
 def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
     with db.writer(warehouse_path) as con:
         steps.finish_run(con, run_id, status, message)
+    runs = Path(warehouse_path).parent / "runs"
+    if runs.is_dir():
+        steps.prune_finished(runs, live={r for r in (p.name for p in runs.iterdir()) if r != run_id})

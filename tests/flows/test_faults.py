@@ -110,7 +110,9 @@ def test_a_proxy_answering_html_fails_the_run_and_a_rerun_after_the_fix_judges_e
     from rubricflow.flows.score import EndpointRefused
 
     proxy = judge_server("--fault-rate", "1", "--faults", "html_page", "--fault-attempts", "99")
-    with pytest.raises(EndpointRefused, match="no usable answer to every call .40 cells; the endpoint answered str"):
+    with pytest.raises(
+        EndpointRefused, match="no usable answer to every call .40 cells; NotAChatCompletion: the endpoint answered str"
+    ):
         score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": proxy.base_url, "max_attempts": 2})
     assert q(corpus_warehouse, "SELECT status FROM runs") == [("failed",)]
     assert q(corpus_warehouse, "SELECT DISTINCT error_kind FROM completions") == [("transient",)]
@@ -118,6 +120,8 @@ def test_a_proxy_answering_html_fails_the_run_and_a_rerun_after_the_fix_judges_e
     summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": fixed.base_url})
     assert summary["ok_cells"] == 40 and summary["calls"] == 40 and fixed.stats()["answered"] == 40
     assert q(corpus_warehouse, "SELECT count(*) FROM completions WHERE status = 'ok'") == [(40,)]
+    runs = corpus_warehouse.parent / "runs"  # F31/F32: no run leaves its folders behind, the failed one included
+    assert sorted(p.name for p in runs.iterdir()) == ["locks"], [str(p) for p in runs.rglob("*")]
 
 
 @pytest.mark.parametrize("retry_after", [True, False])

@@ -1,12 +1,14 @@
 """`improve evolve` as one Prefect flow: rounds of pick the criterion that agrees least with the
 humans (training texts), ask the reflection model for mutations, judge the candidate (only the cells
-of changed criteria: the rest are adopted by unit fingerprint), and keep it only if the held-out
-agreement improves. Every round is recorded in `evolution_rounds`; the same command again resumes.
+of changed criteria: the rest are adopted by unit fingerprint), and keep it only if the agreement on
+the validation texts improves. The test texts are read once, for the final version. Every round is
+recorded in `evolution_rounds`; the same command again resumes.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -38,6 +40,35 @@ def propose(reflect_config: JudgeConfig, messages: list[dict], parent: Bundle) -
         return f"the reflection model's answer was unusable ({exc.kind}): {exc}"
 
 
+@dataclass
+class Evolution:
+    """One evolution's fixed settings and where it stands."""
+
+    eid: str
+    corpus_id: str
+    warehouse_path: str
+    judge_config: JudgeConfig
+    reflect_config: JudgeConfig
+    target: str
+    where: dict
+    split: evolve.Split
+    folder: Path
+    shard_size: int
+    start: Bundle
+    first_calls: int
+    recorded: dict[int, dict]
+    best: Bundle = None  # type: ignore[assignment]
+    spent: int = 0
+    spent_now: int = 0
+    history: list[dict] = field(default_factory=list)
+
+    def metric(self, rubric_hash: str, texts: list[str]) -> float | None:
+        with db.reader(self.warehouse_path) as con:
+            return evolve.metric(
+                con, rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where
+            )
+
+
 @flow(name="evolve-rubric", log_prints=True)
 def evolve_flow(
     corpus_id: str,
@@ -50,7 +81,8 @@ def evolve_flow(
     max_rounds: int = 3,
     max_calls: int | None = None,
     seed: int = 0,
-    held_out_share: float = 0.3,
+    validation_share: float = 0.2,
+    test_share: float = 0.2,
     output_dir: str = ".",
     shard_size: int = 2000,
 ) -> dict:
@@ -58,15 +90,47 @@ def evolve_flow(
     candidate re-judges only its changed criteria; the reflection model defaults to the judge's
     endpoint). `max_calls` stops before a round once the judge calls spent reach it."""
     logger = get_run_logger()
+    shares = (validation_share, test_share)
+    ev = _begin(corpus_id, rubric, warehouse_path, raters, label, judge, reflection, seed, shares, shard_size)
+    ev.folder = Path(output_dir)
+    (ev.folder / "candidates").mkdir(parents=True, exist_ok=True)
+    for number in range(1, max_rounds + 1):
+        row = ev.recorded.get(number)
+        if row and row["status"] in evolve.FINISHED:  # done before this run: replay its outcome
+            ev.spent += row["calls"] or 0
+            ev.best = evolve.rubric_of(row) if row["status"] == "accepted" else ev.best
+            ev.history.append(_slim(row))
+            continue
+        if max_calls is not None and ev.spent >= max_calls:
+            logger.info("stopping before round %s: %s judge calls spent (--max-calls %s)", number, ev.spent, max_calls)
+            break
+        _round(ev, number, row, logger)
+    return _finish(ev)
+
+
+def _begin(
+    corpus_id: str,
+    rubric: str,
+    warehouse_path: str,
+    raters: list[str],
+    label: str,
+    judge: dict | None,
+    reflection: dict | None,
+    seed: int,
+    shares: tuple[float, float],
+    shard_size: int,
+) -> Evolution:
+    """Score the starting version, register the evolution (keyed by every setting that changes its
+    answers) and split the labelled texts."""
     judge_config = JudgeConfig(**{"strategy": "per_criterion", **(judge or {})})
     reflect_config = JudgeConfig(
         **{"base_url": judge_config.base_url, "model": judge_config.model, **(reflection or {})}
     )
     start = compile_or_raise(resolve(rubric), source=rubric)
     target = f"{','.join(raters)}:{label}"
-    eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, seed, held_out_share)
-    folder = Path(output_dir)
-    (folder / "candidates").mkdir(parents=True, exist_ok=True)
+    validation_share, test_share = shares
+    key = (seed, validation_share, test_share, reflect_config.judge_hash())
+    eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, *key)
     first = score_corpus(corpus_id, rubric, warehouse_path, judge_config.model_dump(mode="json"), shard_size)
     with db.writer(warehouse_path) as con:
         run_sql(
@@ -78,139 +142,154 @@ def evolve_flow(
             judge=judge_config.judge_hash(),
             target=target,
             seed=seed,
-            share=held_out_share,
+            share=validation_share,
+            test_share=test_share,
             reflection_model=reflect_config.model,
+            reflection_hash=reflect_config.judge_hash(),
         )
-        train, held_out = evolve.split(con, corpus_id, raters, label, seed, held_out_share)
+        texts = evolve.split(con, corpus_id, raters, label, seed, validation_share, test_share)
         recorded = evolve.rounds(con, eid)
-    best, spent, spent_now, history = start, 0, 0, []
-    judge_fields, where = judge_config.model_dump(mode="json"), dict(corpus=corpus_id, raters=raters, label=label)
-    for number in range(1, max_rounds + 1):
-        row = recorded.get(number)
-        if row and row["status"] in evolve.FINISHED:  # done before this run: replay its outcome
-            spent += row["calls"] or 0
-            best = evolve.rubric_of(row) if row["status"] == "accepted" else best
-            history.append(_slim(row))
-            continue
-        if max_calls is not None and spent >= max_calls:
-            logger.info("stopping before round %s: %s judge calls spent (--max-calls %s)", number, spent, max_calls)
-            break
-        with db.reader(warehouse_path) as con:
-            before = evolve.metric(
-                con, rubric_hash=best.hash, judge_hash=judge_config.judge_hash(), texts=held_out, **where
-            )
-            criterion, agreement = evolve.least_agreeing(
-                con, rubric_hash=best.hash, judge_hash=judge_config.judge_hash(), texts=train, **where
-            )
-            shown = evolve.examples(
-                con,
-                rubric_hash=best.hash,
-                judge_hash=judge_config.judge_hash(),
-                criterion=criterion,
-                texts=train,
-                **where,
-            )
-        base = dict(
-            evolution=eid,
-            round=number,
-            parent=best.hash,
-            criterion=criterion,
-            metric_before=before,
-            metric_after=None,
-            calls=None,
-            full_rescore_calls=None,
-            changed_criteria=None,
-            total_criteria=None,
-            run_id=None,
-        )
-        if row is None:  # ask for mutations; a proposal recorded by a killed run is reused instead
-            tried = [
-                json.loads(r["mutations"])
-                for r in history
-                if r["status"] == "rejected" and r["parent"] == best.hash and r["criterion"] == criterion
-            ]
-            proposal = propose(
-                reflect_config, reflect.messages(best.rubric, criterion, agreement, shown, target, tried), best
-            )
-            if isinstance(proposal, str):
-                logger.warning("round %s: the reflection answer was refused: %s", number, proposal)
-                with db.writer(warehouse_path) as con:
-                    evolve.record(
-                        con,
-                        **base,
-                        status="refused",
-                        reason=proposal,
-                        mutations=None,
-                        candidate_hash=None,
-                        candidate=None,
-                    )
-                history.append(_slim({**base, "status": "refused", "reason": proposal, "calls": 0, "mutations": None}))
-                continue
-            mutations, candidate = proposal
-            row = {
-                **base,
-                "status": "proposed",
-                "reason": None,
-                "mutations": json.dumps(mutations),
-                "candidate_hash": candidate.hash,
-                "candidate": json.dumps(rubric_to_data(candidate.rubric)),
-            }
-            with db.writer(warehouse_path) as con:
-                evolve.record(con, **row)
-        else:
-            candidate = evolve.rubric_of(row)
-        path = folder / "candidates" / f"{candidate.id}@{candidate.version}-{candidate.hash[:12]}.yaml"
-        path.write_text(dump_yaml(candidate.rubric), encoding="utf-8")
-        notify("evolve", {"round": number, "criterion": criterion, "candidate": candidate.hash})
-        run = score_corpus(corpus_id, str(path), warehouse_path, judge_fields, shard_size)
-        with db.reader(warehouse_path) as con:
-            after = evolve.metric(
-                con, rubric_hash=candidate.hash, judge_hash=judge_config.judge_hash(), texts=held_out, **where
-            )
-        accepted = after is not None and (before is None or after > before + 1e-9)
-        outcome = {
-            **base,
-            "status": "accepted" if accepted else "rejected",
-            "reason": None if accepted else "the held-out agreement did not improve",
-            "mutations": row["mutations"],
-            "candidate_hash": candidate.hash,
-            "candidate": row["candidate"],
-            "metric_after": after,
-            "calls": run["calls"],
-            "full_rescore_calls": run["planned_cells"],
-            "changed_criteria": evolve.changed(best.rubric, candidate.rubric),
-            "total_criteria": len(candidate.rubric.criteria),
-            "run_id": run["run_id"],
-        }
-        with db.writer(warehouse_path) as con:
-            evolve.record(con, **outcome)
-        logger.info(
-            "round %s: %s %s (held-out r %s -> %s), %s judge calls",
-            number,
-            criterion,
-            outcome["status"],
-            before,
-            after,
-            run["calls"],
-        )
-        spent += run["calls"]
-        spent_now += run["calls"]
-        history.append(_slim(outcome))
-        if accepted:
-            best = candidate
-    final = folder / f"{best.id}@{best.version}.yaml"
-    final.write_text(dump_yaml(best.rubric), encoding="utf-8")
+    where = dict(corpus=corpus_id, raters=raters, label=label)
+    return Evolution(
+        eid,
+        corpus_id,
+        warehouse_path,
+        judge_config,
+        reflect_config,
+        target,
+        where,
+        texts,
+        Path("."),
+        shard_size,
+        start,
+        first["calls"],
+        recorded,
+        best=start,
+    )
+
+
+def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
+    """One round: the least-agreeing criterion on the training texts, a proposal (or the one a killed
+    run recorded), the candidate judged, kept if the validation r improves."""
+    judge_hash = ev.judge_config.judge_hash()
+    before = ev.metric(ev.best.hash, ev.split.validation)
+    with db.reader(ev.warehouse_path) as con:
+        look = dict(rubric_hash=ev.best.hash, judge_hash=judge_hash, texts=ev.split.train, **ev.where)
+        criterion, agreement = evolve.least_agreeing(con, **look)
+        shown = evolve.examples(con, criterion=criterion, **look)
+    base = dict(
+        evolution=ev.eid,
+        round=number,
+        parent=ev.best.hash,
+        criterion=criterion,
+        metric_before=before,
+        metric_after=None,
+        calls=None,
+        full_rescore_calls=None,
+        changed_criteria=None,
+        total_criteria=None,
+        run_id=None,
+    )
+    if row is None:
+        row = _propose(ev, base, criterion, agreement, shown, logger)
+        if row is None:
+            return
+    candidate = evolve.rubric_of(row)
+    path = ev.folder / "candidates" / f"{candidate.id}@{candidate.version}-{candidate.hash[:12]}.yaml"
+    path.write_text(dump_yaml(candidate.rubric), encoding="utf-8")
+    notify("evolve", {"round": number, "criterion": criterion, "candidate": candidate.hash})
+    run = score_corpus(
+        ev.corpus_id, str(path), ev.warehouse_path, ev.judge_config.model_dump(mode="json"), ev.shard_size
+    )
+    after = ev.metric(candidate.hash, ev.split.validation)
+    accepted = after is not None and (before is None or after > before + 1e-9)
+    outcome = {
+        **base,
+        "status": "accepted" if accepted else "rejected",
+        "reason": None if accepted else "the validation agreement did not improve",
+        "mutations": row["mutations"],
+        "candidate_hash": candidate.hash,
+        "candidate": row["candidate"],
+        "metric_after": after,
+        "calls": run["calls"],
+        "full_rescore_calls": run["planned_cells"],
+        "changed_criteria": evolve.changed(ev.best.rubric, candidate.rubric),
+        "total_criteria": len(candidate.rubric.criteria),
+        "run_id": run["run_id"],
+    }
+    with db.writer(ev.warehouse_path) as con:
+        evolve.record(con, **outcome)
+    logger.info(
+        "round %s: %s %s (validation r %s -> %s), %s judge calls",
+        number,
+        criterion,
+        outcome["status"],
+        before,
+        after,
+        run["calls"],
+    )
+    ev.spent, ev.spent_now = ev.spent + run["calls"], ev.spent_now + run["calls"]
+    ev.history.append(_slim(outcome))
+    ev.best = candidate if accepted else ev.best
+
+
+def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: list, logger) -> dict | None:
+    """Ask for mutations and record the proposal before its candidate is judged (a killed run
+    resumes it); None, with the round recorded as refused, when the answer cannot be used."""
+    tried = [
+        json.loads(r["mutations"])
+        for r in ev.history
+        if r["status"] == "rejected" and r["parent"] == ev.best.hash and r["criterion"] == criterion
+    ]
+    messages = reflect.messages(ev.best.rubric, criterion, agreement, shown, ev.target, tried)
+    proposal = propose(ev.reflect_config, messages, ev.best)
+    if isinstance(proposal, str):
+        logger.warning("round %s: the reflection answer was refused: %s", base["round"], proposal)
+        refused = {**base, "status": "refused", "reason": proposal, "mutations": None}
+        with db.writer(ev.warehouse_path) as con:
+            evolve.record(con, **refused, candidate_hash=None, candidate=None)
+        ev.history.append(_slim({**refused, "calls": 0}))
+        return None
+    mutations, candidate = proposal
+    row = {
+        **base,
+        "status": "proposed",
+        "reason": None,
+        "mutations": json.dumps(mutations),
+        "candidate_hash": candidate.hash,
+        "candidate": json.dumps(rubric_to_data(candidate.rubric)),
+    }
+    with db.writer(ev.warehouse_path) as con:
+        evolve.record(con, **row)
+    return row
+
+
+def _finish(ev: Evolution) -> dict:
+    """The best version's file, and the figures: validation r of the start and the best (what the
+    rounds were accepted on), and test r of both, read here once and never selected on."""
+    final = ev.folder / f"{ev.best.id}@{ev.best.version}.yaml"
+    final.write_text(dump_yaml(ev.best.rubric), encoding="utf-8")
+    figures = {
+        "validation_start": ev.metric(ev.start.hash, ev.split.validation),
+        "validation_best": ev.metric(ev.best.hash, ev.split.validation),
+        "test_start": ev.metric(ev.start.hash, ev.split.test),
+        "test_best": ev.metric(ev.best.hash, ev.split.test),
+    }
+    with db.writer(ev.warehouse_path) as con:
+        run_sql(con, "finish_evolution.sql", evolution=ev.eid, best=ev.best.hash, **figures)
     return {
-        "evolution_id": eid,
-        "start": start.hash,
-        "best": best.hash,
+        "evolution_id": ev.eid,
+        "start": ev.start.hash,
+        "best": ev.best.hash,
         "best_file": str(final),
-        "first_run_calls": first["calls"],
-        "rounds": history,
-        "calls": spent,
-        "calls_this_run": spent_now,
-        "held_out_texts": len(held_out),
-        "training_texts": len(train),
+        "first_run_calls": ev.first_calls,
+        "rounds": ev.history,
+        "calls": ev.spent,
+        "calls_this_run": ev.spent_now,
+        "training_texts": len(ev.split.train),
+        "validation_texts": len(ev.split.validation),
+        "test_texts": len(ev.split.test),
+        **figures,
     }
 
 

@@ -158,8 +158,13 @@ def evolve(
     max_calls: int | None = typer.Option(
         None, min=1, help="Stop before a round once the judge calls spent reach this."
     ),
-    seed: int = typer.Option(0, help="Of the train / held-out split by text."),
-    held_out: float = typer.Option(0.3, min=0.05, max=0.9, help="Share of the labelled texts held out."),
+    seed: int = typer.Option(0, help="Of the train / validation / test split by text."),
+    validation: float = typer.Option(
+        0.2, min=0.05, max=0.45, help="Share of the labelled texts that rounds are accepted on."
+    ),
+    test: float = typer.Option(
+        0.2, min=0.05, max=0.45, help="Share of the labelled texts read once, for the final version."
+    ),
     output_dir: Path | None = typer.Option(
         None, help="Where candidates and the best version go (default: evolve-RUBRIC-ID)."
     ),
@@ -167,8 +172,9 @@ def evolve(
 ) -> None:
     """Rounds of: find the criterion that agrees least with the humans (training texts), ask a
     reflection model for mutations, judge the candidate (only its changed criteria cost calls),
-    keep it if the held-out agreement (Pearson r) improves. Every round is recorded in the
-    warehouse (`evolution_rounds`); the same command again resumes an interrupted evolution."""
+    keep it if the agreement (Pearson r) on the validation texts improves; the test texts are read
+    once, for the final version. Every round is recorded in the warehouse (`evolution_rounds`); the
+    same command again resumes an interrupted evolution."""
     from rubricflow.rubrics.library import resolve
 
     from .common import judge_settings, start_flows
@@ -193,7 +199,8 @@ def evolve(
             max_rounds,
             max_calls,
             seed,
-            held_out,
+            validation,
+            test,
             str(folder),
             shard_size,
         )
@@ -207,7 +214,7 @@ def evolve(
                 "round": r["round"],
                 "criterion": r["criterion"],
                 "status": r["status"],
-                "held-out r before": r["metric_before"],
+                "validation r before": r["metric_before"],
                 "after": r["metric_after"],
                 "judge calls": r["calls"],
                 "bound": bound,
@@ -217,8 +224,15 @@ def evolve(
         )
     print_rows(
         f"evolution {result['evolution_id']} of {rubric} on {corpus}: {result['training_texts']} training, "
-        f"{result['held_out_texts']} held-out texts",
+        f"{result['validation_texts']} validation, {result['test_texts']} test texts",
         rows,
+    )
+    print_rows(
+        "agreement with the humans (Pearson r): rounds were accepted on validation; test was read once, now",
+        [
+            {"version": "start", "validation": result["validation_start"], "test": result["test_start"]},
+            {"version": "best", "validation": result["validation_best"], "test": result["test_best"]},
+        ],
     )
     refused = sum(r["status"] == "refused" for r in result["rounds"])
     out.print(

@@ -1,5 +1,5 @@
 """The pieces of `improve evolve` (flows/evolve.py runs them in rounds): the seeded train /
-held-out split by text, the held-out metric and the least-agreeing criterion (both in SQL), and
+validation / test split by text, the held-out metric and the least-agreeing criterion (both in SQL), and
 the rounds as the warehouse records them (the reflection call itself: tasks/judging/chat.py).
 
 A round's proposal is recorded before its candidate is judged, so a run killed mid-round resumes
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 import duckdb
 import numpy as np
@@ -29,26 +30,53 @@ class EvolveError(InputError):
     """An evolution that cannot start: no labels to agree with, too few texts to split."""
 
 
-def evolution_id(corpus: str, rubric_hash: str, judge_hash: str, target: str, seed: int, share: float) -> str:
-    """The same command names the same evolution, so running it again resumes it."""
-    key = json.dumps([corpus, rubric_hash, judge_hash, target, seed, share])
+def evolution_id(
+    corpus: str,
+    rubric_hash: str,
+    judge_hash: str,
+    target: str,
+    seed: int,
+    validation_share: float,
+    test_share: float,
+    reflection_hash: str,
+) -> str:
+    """The same command names the same evolution, so running it again resumes it; every setting that
+    changes its answers is in the key (N6: another reflection model's evolution was replayed)."""
+    key = json.dumps([corpus, rubric_hash, judge_hash, target, seed, validation_share, test_share, reflection_hash])
     return "e" + hashlib.sha256(key.encode()).hexdigest()[:15]
 
 
+@dataclass(frozen=True)
+class Split:
+    """Labelled texts by role: rounds learn from `train`, are accepted on `validation`, and `test`
+    is read once, for the final version (N6: one held-out set was both selected on and reported)."""
+
+    train: list[str]
+    validation: list[str]
+    test: list[str]
+
+
 def split(
-    con: duckdb.DuckDBPyConnection, corpus: str, raters: list[str], label: str, seed: int, share: float
-) -> tuple[list[str], list[str]]:
-    """(training, held-out) text ids among the labelled texts: a seeded shuffle by text."""
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    raters: list[str],
+    label: str,
+    seed: int,
+    validation_share: float,
+    test_share: float,
+) -> Split:
+    """A seeded shuffle of the labelled texts, cut into test, validation and training texts."""
     ids = [r["text_id"] for r in db.fetch(con, "fit_target.sql", corpus=corpus, raters=raters, criterion=label)]
-    held = int(round(len(ids) * share))
-    if len(ids) < 10 or not 0 < held < len(ids):
+    tested, validated = int(round(len(ids) * test_share)), int(round(len(ids) * validation_share))
+    if len(ids) < 10 or min(tested, validated, len(ids) - tested - validated) < 1:
         raise EvolveError(
-            f"{len(ids)} texts of corpus {corpus!r} have labels by {', '.join(raters)} on {label!r}; "
-            f"a train / held-out split ({share:.0%} held out) needs at least 10 and both parts non-empty"
+            f"{len(ids)} texts of corpus {corpus!r} have labels by {', '.join(raters)} on {label!r}; a train / "
+            f"validation / test split ({validation_share:.0%} and {test_share:.0%} held out) needs at least 10 "
+            "and every part non-empty"
         )
-    order = np.random.default_rng(seed).permutation(len(ids))
-    chosen = {ids[i] for i in order[:held]}
-    return [t for t in ids if t not in chosen], sorted(chosen)
+    order = [ids[i] for i in np.random.default_rng(seed).permutation(len(ids))]
+    test, validation = set(order[:tested]), set(order[tested : tested + validated])
+    return Split([t for t in ids if t not in test | validation], sorted(validation), sorted(test))
 
 
 def metric(

@@ -279,7 +279,7 @@ def pairwise_html(con, corpus: str, rubric_hash: str, title: str, limit: int = 2
 
 
 def evolution_report(con, evolution_id: str) -> str:
-    """An `improve evolve` history: held-out agreement per round (accepted, rejected, refused), the
+    """An `improve evolve` history: validation agreement per round (accepted, rejected, refused), the
     judge calls each candidate cost beside the bound (changed criteria / all x a full re-score)."""
     import json
 
@@ -305,7 +305,7 @@ def evolution_report(con, evolution_id: str) -> str:
             refused, [best[n - 1] for n in refused], marker="x", color="grey", label="answer refused", zorder=3
         )
     left.set(
-        title="Held-out agreement (Pearson r)",
+        title="Validation agreement (Pearson r)",
         xlabel="round (0: the starting version)",
         ylabel="r",
         xticks=[0, *numbers],

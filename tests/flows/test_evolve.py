@@ -50,8 +50,9 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
         None,
         3,
         None,
-        0,
-        0.3,
+        3,  # a seed whose validation texts see every round accepted (seed 1: two rejected, one accepted)
+        0.2,
+        0.2,
         str(tmp_path / "evo"),
     )
     result = evolve_flow(*args)
@@ -66,12 +67,21 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     assert [(r[0], r[1]) for r in recorded] == [(r["round"], r["status"]) for r in rounds]
     for _number, status, before, after in recorded:
         assert (after > before) == (status == "accepted")
-    # The recorded held-out r of the best version, recomputed from the raw rows with the same split.
+    # N6: rounds were accepted on validation texts; the test texts were never looked at until the end.
+    # Both figures recomputed from the raw rows with the same split.
     con = duckdb.connect(warehouse, read_only=True)
-    train, held_out = split(con, "tc", ["human"], "overall", 0, 0.3)
+    texts = split(con, "tc", ["human"], "overall", 3, 0.2, 0.2)
     con.close()
-    assert (len(train), len(held_out)) == (252, 108) and not set(train) & set(held_out)
-    assert abs(held_out_pearson(warehouse, result["best"], held_out) - accepted[-1]["metric_after"]) < 1e-9
+    parts = (set(texts.train), set(texts.validation), set(texts.test))
+    assert [len(p) for p in parts] == [216, 72, 72] and not (
+        parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2]
+    )
+    assert abs(held_out_pearson(warehouse, result["best"], texts.validation) - accepted[-1]["metric_after"]) < 1e-9
+    assert abs(held_out_pearson(warehouse, result["best"], texts.test) - result["test_best"]) < 1e-9
+    assert abs(held_out_pearson(warehouse, result["start"], texts.test) - result["test_start"]) < 1e-9
+    assert result["validation_best"] == accepted[-1]["metric_after"]
+    stored = rows(warehouse, "SELECT best_hash, test_best, reflection_hash IS NOT NULL FROM evolutions")
+    assert stored == [(result["best"], result["test_best"], True)]
     assert compile_or_raise(load_rubric(result["best_file"])).hash == result["best"]
 
     con = duckdb.connect(warehouse, read_only=True)
@@ -103,7 +113,8 @@ def test_malformed_reflection_answers_are_refused_and_counted(tmp_path, judge_se
         2,
         None,
         0,
-        0.3,
+        0.2,
+        0.2,
         str(tmp_path / "evo"),
     )
     assert [r["status"] for r in result["rounds"]] == ["refused", "refused"] and result["calls"] == 0

@@ -315,10 +315,18 @@ CREATE TABLE IF NOT EXISTS evolutions (
     judge_hash     VARCHAR NOT NULL,
     target         VARCHAR NOT NULL,     -- raters:criterion of the human labels
     seed           INTEGER NOT NULL,     -- of the train / held-out split by text
-    held_out_share DOUBLE NOT NULL,
+    held_out_share DOUBLE NOT NULL,      -- the validation share: rounds are accepted on those texts
     reflection_model VARCHAR,
     started_at     TIMESTAMP NOT NULL
 );
+-- The test texts, read once for the final version (N6), and what changes the reflection's answers.
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS test_share DOUBLE;
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS reflection_hash VARCHAR;
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS best_hash VARCHAR;
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS validation_start DOUBLE;
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS validation_best DOUBLE;
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS test_start DOUBLE;
+ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS test_best DOUBLE;
 
 CREATE TABLE IF NOT EXISTS evolution_rounds (
     evolution_id   VARCHAR NOT NULL,

@@ -219,7 +219,8 @@ def _judge_in_order(
     """Judge and load the shards in order, each shard's calls begun while the one before it is
     still out: the endpoint never drains to zero calls in flight while a shard lands and loads.
     Both share the process's judge (one limiter, one budget). A begun shard is always landed;
-    if the run fails, begun calls are cancelled (nothing is bought that no one lands)."""
+    if the run fails, no new call is sent and the calls already sent are waited for and landed
+    (nothing is bought that no one lands)."""
     results: list[ShardResult] = []
     try:
         for i, plan_file in enumerate(plan_files):
@@ -233,7 +234,7 @@ def _judge_in_order(
                 _load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id), plan_file)
             )
     finally:
-        abandon_shards()
+        abandon_shards(run_id)
     return results
 
 

@@ -148,6 +148,11 @@ class NotSent(Exception):
     """A call the run did not send because the endpoint refused (or never answered) its first calls."""
 
 
+class Stopped(Exception):
+    """A call not sent because its run is stopping (it failed or was interrupted): the cell stays
+    unjudged for the next run, while the calls already sent are waited for and landed."""
+
+
 class NotAChatCompletion(Exception):
     """A 200 whose body is no chat completion (an HTML page, plain text, `message: null`): what a
     proxy or gateway in trouble sends, not the model's answer. Transient: retried now, and the cell
@@ -213,6 +218,8 @@ def error_kind(exc: BaseException) -> str:
         return "transient"
     if isinstance(exc, BudgetSpent):
         return "budget"  # planned again by a later run with a larger budget
+    if isinstance(exc, Stopped):
+        return "stopped"
     if isinstance(exc, openai.APIStatusError):
         return "setup" if exc.status_code in SETUP_STATUS else "deterministic"
     return "setup"  # no HTTP answer at all (a malformed URL, an unsupported scheme): a setup problem
@@ -316,6 +323,7 @@ class Judge:
         self.timeout_s = config.resolved_timeout_s()
         self.run_id, self.corpus_id = run_id, corpus_id
         self.answered = self.setup_failures = 0  # usable answers and setup refusals so far (the stop rule)
+        self.stopping = False  # set when the run fails: no new call is sent, those sent are waited for
         self.first_setup_error: str | None = None
         self.judge_hash = config.judge_hash()
         self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
@@ -401,6 +409,8 @@ class Judge:
             with attempt:
                 waiting_since = time.perf_counter()
                 async with self.limiter.slot() as slot:
+                    if self.stopping:
+                        raise Stopped("not sent: the run is stopping")
                     if self.setup_failures >= SETUP_FAILURES_BEFORE_STOP and not self.answered:
                         raise NotSent(
                             f"not sent: the endpoint refused or never answered the run's first calls "
@@ -595,8 +605,10 @@ class Judge:
         if not results:  # the whole cell failed: every criterion is unscored with the reason
             reason = f"{row['error_kind']}: {row['error']}"
             results = [CriterionResult(cid, reason=reason) for cid in unit.criteria]
-        if row["error_kind"] == "budget" and attempts.count == 0:
+        if row["error_kind"] in ("budget", "stopped") and attempts.count == 0:
             return None  # nothing was sent for this cell: it stays unjudged, for a later run
+        if row["error_kind"] == "stopped":
+            row["error_kind"] = "transient"  # sent before, stopped before a retry: planned again
         return Outcome(row, results)
 
     def reasked(self, prompt: Prompt, answer: str | None, kind: str, error: str, ask: int = 2) -> Prompt:
@@ -684,7 +696,7 @@ def _cached_tokens(usage: Any) -> int | None:
 
 
 def describe(exc: BaseException) -> str:
-    if isinstance(exc, NotSent):
+    if isinstance(exc, (NotSent, Stopped)):
         return str(exc)
     if is_unreachable(exc):  # say what the transport saw, not "Request timed out."
         return f"no connection to the endpoint: {list(causes(exc))[-1]}"[:500]

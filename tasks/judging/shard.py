@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import datetime as dt
 import json
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -204,6 +206,7 @@ class Begun:
     shard: str
     cells: int
     landing: Path
+    run_id: str = ""
     done: deque = field(default_factory=deque)  # appended by the judge's loop thread, taken by flush
     parts: list[str] = field(default_factory=list)
     future: Future | None = None
@@ -237,7 +240,7 @@ def begin_shard(
     if str(plan_file) in worker.begun:
         return
     cells = read_cells(plan_file)
-    begun = Begun(Path(plan_file).stem, len(cells), Path(landing_dir))
+    begun = Begun(Path(plan_file).stem, len(cells), Path(landing_dir), run_id)
 
     def done(outcome: Outcome) -> None:
         begun.done.append(outcome)
@@ -249,19 +252,29 @@ def begin_shard(
     worker.begun[str(plan_file)] = begun
 
 
-def abandon_shards() -> None:
-    """The flow failed or was interrupted: cancel the calls of shards begun and not waited for
-    (nothing keeps buying answers), and land what they finished (the next run loads it)."""
+STOP_GRACE_S = 30.0  # how long a failing run waits for the calls it already sent
+
+
+def abandon_shards(run_id: str) -> None:
+    """The flow failed or was interrupted: send no new call, wait (at most STOP_GRACE_S) for the
+    calls already sent, whose answers are paid for, then cancel what is left and land what finished
+    (the next run loads it). Cancelling calls in flight lost answers already bought."""
     worker = Worker.get()
-    for begun in worker.begun.values():
+    mine = {plan: begun for plan, begun in worker.begun.items() if begun.run_id == run_id}
+    if not mine:
+        return
+    if run_id in worker.judges:
+        worker.judges[run_id].stopping = True
+    deadline = time.monotonic() + STOP_GRACE_S
+    for begun in mine.values():
         if begun.future is not None:
+            with contextlib.suppress(Exception):
+                begun.future.result(timeout=max(0.0, deadline - time.monotonic()))
             begun.future.cancel()
-    for begun in worker.begun.values():
-        try:
+    for plan, begun in mine.items():
+        with contextlib.suppress(Exception):  # still failing (a full disk): judged again by the next run
             begun.flush()
-        except Exception:  # still failing (a full disk): these cells are judged again by the next run
-            pass
-    worker.begun.clear()
+        del worker.begun[plan]
 
 
 def run_shard(

@@ -101,7 +101,7 @@ class Stats:
     answered: int = 0
     rate_limited: int = 0
     faults: Counter = field(default_factory=Counter)
-    repeats_after_an_answer: int = 0  # requests identical to one already answered (a wasted deterministic call)
+    repeats_after_an_answer: int = 0  # requests identical to one answered at once (a call bought twice)
 
 
 class JudgeServer:
@@ -146,6 +146,7 @@ class JudgeServer:
                     "answered": s.answered,
                     "rate_limited": s.rate_limited,
                     "faults": dict(s.faults),
+                    "repeats_after_an_answer": s.repeats_after_an_answer,
                     "batches_created": self.batches.created,
                 },
             )
@@ -263,7 +264,8 @@ class JudgeServer:
         if fault == "html_page":  # a proxy's or captive portal's page, with status 200
             return await _text(send, "<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         response = self.answer(body, key, fault)
-        self.answered_bodies.add(whole)
+        if fault not in ("timeout", "drip", "slow_drip", "message_null"):  # a model's answer, delivered at once
+            self.answered_bodies.add(whole)
         echoed = "; ".join(f"{k.decode()}: {v.decode()}" for k, v in headers or [])
         if fault == "echo_headers":  # a proxy that reflects the request, Authorization included
             response["choices"][0]["message"]["content"] = f"bad request, headers were: {echoed}"

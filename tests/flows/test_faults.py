@@ -60,9 +60,11 @@ def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_wa
     injected = sum(faulty.stats()["faults"].values())
     print(
         f"\nfault matrix: {injected} faults injected ({faulty.stats()['faults']}), {summary['planned_cells']} cells "
-        f"planned, {summary['ok_cells']} ok, lost 0, duplicates 0, calls {summary['calls']}"
+        f"planned, {summary['ok_cells']} ok, lost 0, duplicates 0, bought twice "
+        f"{faulty.stats()['repeats_after_an_answer']}, calls {summary['calls']}"
     )
     assert injected >= 40 and summary["ok_cells"] == 40
+    assert faulty.stats()["repeats_after_an_answer"] == 0  # no answered request sent again: nothing bought twice
     invariants(corpus_warehouse, 40, 3)
     pick = "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY 1, 2"
     assert q(corpus_warehouse, pick) == q(clean, pick)
@@ -93,6 +95,7 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
         f"cells planned, {summary['ok_cells']} ok, lost 0, duplicates 0"
     )
     assert len(injected) == len(HOSTILE_FAULTS) and summary["ok_cells"] == 40
+    assert hostile.stats()["repeats_after_an_answer"] == 0
     invariants(corpus_warehouse, 40, 3)
     pick = "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY 1, 2"
     assert q(corpus_warehouse, pick) == q(clean, pick)
@@ -219,7 +222,7 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
     # what the failed run's calls answered was landed on the retry (the failed write's cells included)
     # and is loaded now, not bought again: whatever the timing of the parts, every cell is bought once
     assert summary["recovered_cells"] >= 10  # at least the failed shard's own cells
-    assert server.stats()["answered"] == 40
+    assert server.stats()["answered"] == 40 and server.stats()["repeats_after_an_answer"] == 0
     invariants(corpus_warehouse, 40, 3)
 
 

@@ -86,8 +86,11 @@ def test_exhausted_retries_are_unscored_and_planned_again(tmp_path, corpus, judg
     server = judge_server("--fault-rate", "1", "--faults", "503", "--fault-attempts", "99")
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(4)), str(warehouse), "c")
-    first = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "max_attempts": 2})
-    assert first["failed_cells"] == 4 and first["calls"] == 8
+    from rubricflow.flows.score import EndpointRefused
+
+    with pytest.raises(EndpointRefused, match="4 cells; InternalServerError 503"):  # no usable answer: a failed run
+        score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "max_attempts": 2})
+    assert rows(warehouse, "SELECT failed_cells, calls FROM run_summary") == [(4, 8)]
     assert rows(warehouse, "SELECT DISTINCT error_kind FROM completions") == [("transient",)]
     healthy = judge_server()
     second = score_corpus("c", "llm-slop", str(warehouse), {"base_url": healthy.base_url})

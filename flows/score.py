@@ -67,7 +67,7 @@ def scoring_flow(workers: int = 0):
     from prefect_dask import DaskTaskRunner
 
     return score_corpus.with_options(
-        task_runner=DaskTaskRunner(
+        task_runner=DaskTaskRunner(  # type: ignore[arg-type]  # prefect-dask's runner is a TaskRunner
             cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
         )
     )
@@ -125,7 +125,7 @@ def score_corpus(
             else:
                 results = _judge_in_order(warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
         except BaseException as exc:
-            finish_run(warehouse_path, run_id, "failed", scrub(f"{type(exc).__name__}: {exc}")[:500])
+            finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise
         waiting = sum(r.waiting for r in results)
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting

@@ -51,8 +51,9 @@ def run_forked(argv: list[str]) -> None:
     from rubricflow.cli import main as run_here
 
     set_env_defaults()
-    common.out.__init__()
-    common.err.__init__(stderr=True)
+    # In place: modules imported `out` and `err` by name; re-made for the caller's terminal.
+    common.out.__init__()  # type: ignore[misc]
+    common.err.__init__(stderr=True)  # type: ignore[misc]
     run_here()
 
 

@@ -89,7 +89,7 @@ class Coproduct:
 
     def select(self, record: Mapping[str, Any]) -> Rubric:
         key = record.get(self.field)
-        if key in self.choices:
+        if key is not None and key in self.choices:
             return self.choices[key]
         if self.default is not None:
             return self.default
@@ -335,7 +335,7 @@ def evolve(rubric: Rubric, mutations: list, bump: Literal["auto", "major", "mino
         result = _apply(result, m)
     if bump == "auto":
         ranks = ["patch", "minor", "major"]
-        bump = max((_BUMP[m.op] for m in parsed), key=ranks.index)  # type: ignore[assignment]
+        bump = max((_BUMP[m.op] for m in parsed), key=ranks.index)  # type: ignore[misc]
     version = semver.Version.parse(rubric.metadata.version)
     new_version = {"major": version.bump_major, "minor": version.bump_minor, "patch": version.bump_patch}[bump]()
     return result.model_copy(update={"metadata": result.metadata.model_copy(update={"version": str(new_version)})})

@@ -39,7 +39,7 @@ class SAFE_LOADER(_BASE_LOADER):  # noqa: N801 (named as the constant it replace
         for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()
     }
 
-    def construct_yaml_float(self, node):  # type: ignore[override]
+    def construct_yaml_float(self, node):
         number = YamlFloat(super().construct_yaml_float(node))
         number.yaml_text = str(node.value)
         return number

@@ -6,7 +6,7 @@ goldens and is the specification the SQL views are tested against.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,8 +99,8 @@ def verdict(
     rubric: Rubric,
     values: Mapping[str, Any],
     genre: str | None = None,
-    matched_patterns: set[str] = frozenset(),
-    judge_disqualifiers: set[str] = frozenset(),
+    matched_patterns: Set[str] = frozenset(),
+    judge_disqualifiers: Set[str] = frozenset(),
 ) -> Verdict:
     units = unit_scores(rubric, values)
     active = rubric.active_criteria(genre)
@@ -109,8 +109,10 @@ def verdict(
     for d in rubric.disqualifiers:
         if d.kind == "pattern" and matched_patterns & set(d.patterns):
             fired.append(d.id)
-        elif d.kind == "criterion" and units.get(d.criterion) is not None and units[d.criterion] <= d.threshold:
-            fired.append(d.id)
+        elif d.kind == "criterion" and d.criterion is not None and d.threshold is not None:
+            unit = units.get(d.criterion)
+            if unit is not None and unit <= d.threshold:
+                fired.append(d.id)
         elif d.kind == "judge" and d.id in judge_disqualifiers:
             fired.append(d.id)
     s = rubric.scoring
@@ -125,10 +127,9 @@ def verdict(
     if s.pass_threshold is not None:
         passed = score >= s.pass_threshold
     if s.essential_minimum is not None:
+        minimum = s.essential_minimum
         essentials_ok = all(
-            units.get(c.id) is not None and units[c.id] >= s.essential_minimum
-            for c in active
-            if c.importance == "essential"
+            (unit := units.get(c.id)) is not None and unit >= minimum for c in active if c.importance == "essential"
         )
         passed = essentials_ok if passed is None else passed and essentials_ok
     return Verdict(score, label, passed, (), coverage)

@@ -276,7 +276,9 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
         parent = {child: g.id for g in r.groups for child in g.children}
         root = s.root
         top_parent = None if root else ROOT_NODE
-        nodes = [(h, c.id, parent.get(c.id, top_parent), True, None, c.weight) for c in r.criteria]
+        nodes: list[tuple[str, str, str | None, bool, str | None, float]] = [
+            (h, c.id, parent.get(c.id, top_parent), True, None, c.weight) for c in r.criteria
+        ]
         nodes += [
             (h, g.id, parent.get(g.id, None if g.id == root else top_parent), False, g.aggregation, g.weight)
             for g in r.groups

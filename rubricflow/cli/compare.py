@@ -57,7 +57,7 @@ def compare(
         raise InputError(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments"
         )
-    panel = list(model or [None])
+    panel: list[str | None] = [*model] if model else [None]
     if len(panel) > 1 and (model_a or model_b or json_out or report):
         raise InputError(
             "several --model values compare A and B once per judge; --model-a/--model-b, --json and "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -99,6 +100,7 @@ def demo(
             f"(log: {escape(str(warehouse.parent / 'llama-server.log'))}); about 10 s a call on two cores"
         )
         # a short answer cap keeps a small model from rambling (a cut-off answer is asked again, then UNSCORED)
+        server_cm: Any
         server_cm, judge = (
             LocalModelServer(log=warehouse.parent / "llama-server.log"),
             {"model": MODEL_ALIAS, "max_tokens": 384},

@@ -48,7 +48,7 @@ def pairwise(
             output_mode=output_mode,
             system_prompt=system_prompt,
         )
-        for one in (model or [None])
+        for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
     for ref in rubric:
         pair_form = pairwise_rubric(resolve(ref, Library(default_roots(None)) if not Path(ref).is_file() else None))

@@ -57,7 +57,7 @@ def query(
         raise InputError(f"unknown format {format!r}; use table, csv, json or parquet")
     if format == "parquet" and output is None:
         raise InputError("--format parquet needs --out FILE")
-    frame = pl.from_arrow(db.read_only_query(warehouse_path(warehouse), sql_text))
+    frame = pl.DataFrame(pl.from_arrow(db.read_only_query(warehouse_path(warehouse), sql_text)))
     if format == "table":
         table = Table(show_lines=False)
         for name in frame.columns:
@@ -74,7 +74,7 @@ def query(
         frame.with_columns(pl.col(c).map_elements(_json, return_dtype=pl.Utf8) for c in nested).write_csv(target)
     elif format == "json":
         frame.write_ndjson(target)
-    else:
+    elif output is not None:  # parquet: --out is required (checked above)
         frame.write_parquet(output)
     if output:
         err.print(f"wrote {frame.height} rows to {escape(str(output))}")

@@ -46,7 +46,7 @@ def report_compare(
             judgment_sets(con, corpus, ref, JudgeConfig(model=m).judge_hash() if m else None, allow_mixed, name)
             for ref, m, name in ((a, model_a, "A"), (b or a, model_b, "B"))
         ]
-        result = compare_sets(con, corpus, *sides, top=top)
+        result = compare_sets(con, corpus, sides[0], sides[1], top=top)
     write_report(output, comparison_report(result))
 
 

@@ -4,6 +4,7 @@ supported format (and folders of them)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -13,6 +14,9 @@ from rubricflow.errors import CheckFailed, InputError
 
 from .common import err, out
 from .rubric import LibraryOpt, library_of, print_issues
+
+if TYPE_CHECKING:
+    from rubricflow.rubrics.model import Rubric
 
 
 def validate(
@@ -31,7 +35,7 @@ def validate(
     )
     from rubricflow.rubrics.library import LibraryError, resolve
 
-    targets: list[tuple[str, object]] = []
+    targets: list[tuple[str, Rubric | None]] = []
     if not refs:
         targets = [(str(e.path), e.rubric) for e in library_of(library).entries()]
     for ref in expand_folders(refs or []):

@@ -84,7 +84,7 @@ def score(
             system_prompt=system_prompt,
             logprobs=logprobs,
         )
-        for one in (model or [None])
+        for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
     for ref in rubric:
         if len(judges) == 1:

@@ -39,10 +39,9 @@ def import_forge(data: dict, source: Path) -> Rubric:
         where = f"criteria[{i}]"
         if not isinstance(c, dict) or not isinstance(c.get("anchors"), dict):
             raise RubricImportError(source, f"field {where}.anchors: a map of level -> description is required")
-        anchors = [
-            {"value": int(k), "description": str(v)} for k, v in sorted(c["anchors"].items(), key=lambda kv: int(kv[0]))
-        ]
-        low, high = anchors[0]["value"], anchors[-1]["value"]
+        levels = sorted((int(k), str(v)) for k, v in c["anchors"].items())
+        anchors = [{"value": level, "description": text} for level, text in levels]
+        low, high = levels[0][0], levels[-1][0]
         weight = c.get("weight", "important")
         importance = weight if weight in WEIGHTS else "important"
         examples = [

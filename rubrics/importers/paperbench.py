@@ -52,7 +52,7 @@ def import_envelope(data: dict, source: Path) -> Rubric:
         raise RubricImportError(
             source, f"field rubric_sha256: {data['rubric_sha256']} does not match the tree ({actual})"
         )
-    provenance = {k: str(data[k]) for k in ENVELOPE_FIELDS if k in data}
+    provenance: dict[str, Any] = {k: str(data[k]) for k in ENVELOPE_FIELDS if k in data}
     audit = data.get("audit") or data.get("audit_flags") or {}
     if isinstance(audit, dict):
         provenance.update(

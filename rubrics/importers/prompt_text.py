@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
@@ -56,7 +57,7 @@ def import_geval(text: str, source: Path) -> Rubric:
         {"value": low, "label": "lowest", "description": f"the text shows none of: {name.lower()}"},
         {"value": high, "label": "highest", "description": f"the text fully shows: {name.lower()}"},
     ]
-    doc = {
+    doc: dict[str, Any] = {
         "metadata": {
             "id": kebab(f"{source.stem}"),
             "title": name.strip(),

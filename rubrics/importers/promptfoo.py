@@ -58,7 +58,8 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
     found = assertions(data)
     if not found:
         raise RubricImportError(source, f"no {', '.join(GRADED)} assertions: nothing a judge scores")
-    criteria, seen = [], set()
+    criteria: list[dict] = []
+    seen: set[str] = set()
     for i, item in enumerate(found):
         value = item.get("value")
         text = "\n".join(f"- {v}" for v in value) if isinstance(value, list) else str(value or "").strip()

@@ -43,7 +43,8 @@ def import_skillset(data: Any, source: Path) -> Rubric:
     skills = _skills(data)
     if not skills:
         raise RubricImportError(source, "no skills found")
-    criteria, groups = [], {}
+    criteria: list[dict] = []
+    groups: dict[str, list[str]] = {}
     for i, skill in enumerate(skills):
         name = next((str(skill[k]) for k in NAME_KEYS if skill.get(k)), f"skill-{i + 1}")
         anchors = _levels(skill)

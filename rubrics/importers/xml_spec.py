@@ -178,7 +178,7 @@ class _SpecReader:
                 anchors.append({"value": int(m.group(1)), "description": _text(child)})
             elif child.tag == "anchor" and child.get("value", "").lstrip("-").isdigit():
                 anchors.append(
-                    {"value": int(child.get("value")), "label": child.get("label", ""), "description": _text(child)}
+                    {"value": int(child.get("value", "")), "label": child.get("label", ""), "description": _text(child)}
                 )
         scale: dict = {"kind": "binary"}
         if len(anchors) >= 2:
@@ -194,8 +194,8 @@ class _SpecReader:
             "patterns": [p.strip() for p in re.split(r"[,|\s]+", uses) if p.strip()],
             "notes": _text(el.find("notes")),
         }
-        if el.get("genre"):
-            doc["genre"] = [g.strip() for g in el.get("genre").split(",")]
+        if genre := el.get("genre"):
+            doc["genre"] = [g.strip() for g in genre.split(",")]
         if el.get("importance") in ("essential", "important"):
             doc["importance"] = el.get("importance")
         return doc
@@ -347,7 +347,7 @@ def _encode(tag: str, value: Any) -> ET.Element:
 
 def _key(el: ET.Element) -> str:
     if "jkey" in el.attrib:
-        return json.loads(el.get("jkey"))
+        return json.loads(el.attrib["jkey"])
     return el.get("key", el.tag)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,7 @@ class Draft:
     attempts: int
 
 
-def messages(source: str, rubric_id: str, errors: list[str] = ()) -> list[dict]:
+def messages(source: str, rubric_id: str, errors: Sequence[str] = ()) -> list[dict]:
     tag = fence_tag(source)
     system = (
         f"{GENERATE_MARK} from the source document in the user message, in rubricflow's native format, "

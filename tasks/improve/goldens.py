@@ -15,7 +15,7 @@ import duckdb
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units
-from rubricflow.rubrics.scoring import verdict
+from rubricflow.rubrics.scoring import Verdict, verdict
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell
 from rubricflow.tasks.judging.secrets import scrub
@@ -41,7 +41,7 @@ class GoldenResult:
 class TextJudgment:
     """One text judged outside any corpus: the reference scorer's verdict and each criterion's judgment."""
 
-    verdict: object  # rubrics.scoring.Verdict
+    verdict: Verdict
     judgments: list  # tasks.judge criterion results, scored or not
     errors: list[str]
 
@@ -62,11 +62,11 @@ def judge_text(
     cells = [
         Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)
         for u in call_units(rubric, config.strategy, genre)
-    ]  # type: ignore[arg-type]
+    ]
     outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
     # What the endpoint said is scrubbed here as `land` scrubs it for the warehouse (N2: an endpoint
     # echoing the Authorization header put the key on the terminal 24 times in `rubric review`).
-    errors = [scrub(o.completion["error"]) for o in outcomes if o.completion["status"] != "ok"]
+    errors = [scrub(o.completion["error"]) or "" for o in outcomes if o.completion["status"] != "ok"]
     judgments = [
         replace(j, rationale=scrub(j.rationale), reason=scrub(j.reason)) for o in outcomes for j in o.judgments
     ]
@@ -140,7 +140,7 @@ def endpoint(judge: dict, on_offline=None) -> Iterator[JudgeConfig]:
 
     offline = not judge.get("base_url") and not os.environ.get("OPENAI_BASE_URL")
     with RunningServer() if offline else nullcontext() as server:
-        if offline:
+        if server is not None:
             judge = {**judge, "base_url": server.base_url}
             if on_offline:
                 on_offline(server.base_url)

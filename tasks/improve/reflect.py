@@ -7,6 +7,7 @@ that does not exist, is refused with the reason (the evolution counts it and goe
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import TypeAdapter, ValidationError
@@ -50,7 +51,7 @@ def messages(
     agreement: dict[str, float | None],
     examples: list[Example],
     target: str,
-    tried: list[list[dict]] = (),
+    tried: Sequence[list[dict]] = (),
 ) -> list[dict]:
     """The system message states the task and the answer's schema; the user message carries the rubric,
     the criterion's agreement with the humans beside the others', the texts it disagrees on most, and

@@ -46,8 +46,10 @@ async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: s
     )
     upload = await client.files.create(file=("rubricflow-batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
     batch = await client.batches.create(
-        input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window=window
-    )  # type: ignore[arg-type]
+        input_file_id=upload.id,
+        endpoint="/v1/chat/completions",
+        completion_window=window,  # type: ignore[arg-type]  # servers take other windows than 24h
+    )
     return Submitted(batch.id, upload.id, len(cells))
 
 

@@ -185,12 +185,12 @@ class Budget:
 
     def reserve(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """The amount reserved, or None when this call could exceed the budget (then stop)."""
-        if not self.active:
+        if self.price is None or self.usd is None:
             return 0.0
-        amount = self.price.cost(prompt_tokens, completion_tokens)
+        amount, cap = self.price.cost(prompt_tokens, completion_tokens), self.usd
 
         def take(state: dict) -> bool:
-            if state["spent"] + state["reserved"] + amount > self.usd:
+            if state["spent"] + state["reserved"] + amount > cap:
                 return False
             state["reserved"] += amount
             return True
@@ -200,7 +200,7 @@ class Budget:
         return amount
 
     def settle(self, reserved: float, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> None:
-        if self.active:
+        if self.price is not None and self.usd is not None:
             self.settle_amount(reserved, self.price.cost(prompt_tokens, completion_tokens, cached_tokens))
 
     def settle_amount(self, reserved: float, cost: float) -> None:

@@ -21,6 +21,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity.stop import stop_base
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
@@ -144,6 +145,16 @@ class DeadlineExceeded(Exception):
     """The whole answer did not arrive within the call's timeout (transient: retried)."""
 
 
+class RetryBudgetSpent(stop_base):
+    """Stop retrying once the run's retry budget is spent (each retry takes one from it)."""
+
+    def __init__(self, budget: RetryBudget):
+        self.budget = budget
+
+    def __call__(self, retry_state: Any) -> bool:
+        return not self.budget.take()
+
+
 class NotSent(Exception):
     """A call the run did not send because the endpoint refused (or never answered) its first calls."""
 
@@ -225,7 +236,7 @@ def error_kind(exc: BaseException) -> str:
     return "setup"  # no HTTP answer at all (a malformed URL, an unsupported scheme): a setup problem
 
 
-def causes(exc: BaseException):
+def causes(exc: BaseException | None):
     """The exception and what caused it, outermost first (a transport reports a refused connection
     as a timeout; the cause says what happened)."""
     seen = set()
@@ -337,7 +348,7 @@ class Judge:
         self.genres = {g for c in rubric.criteria for g in c.genre}
         self._units: dict[tuple[str, str | None], tuple[CallUnit, str, dict]] = {}
         for genre in {None} | self.genres:  # rendered once per run, reused for every cell
-            for unit in call_units(rubric, config.strategy, genre):  # type: ignore[arg-type]
+            for unit in call_units(rubric, config.strategy, genre):
                 self._units[(unit.id, genre)] = (unit, render_system_prompt(rubric, unit), output_schema(rubric, unit))
 
     def unit(self, unit_id: str, genre: str | None) -> tuple[CallUnit, str, dict]:
@@ -400,7 +411,7 @@ class Judge:
         within max_attempts and the run's retry budget; other errors are raised at once. Every
         attempt reserves its worst case from the money budget first and settles after."""
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts) | (lambda state: not self.retries.take()),
+            stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries),
             wait=Wait(),
             retry=retry_if_exception(is_transient),
             reraise=True,
@@ -648,7 +659,7 @@ class Judge:
         --output-mode set, there is no fallback: the refusal is the cell's error."""
         if self.config.output_mode != "auto" or used == "text":
             return False
-        nxt = OUTPUT_MODES[OUTPUT_MODES.index(used) + 1]
+        nxt: Any = OUTPUT_MODES[OUTPUT_MODES.index(used) + 1]
         if OUTPUT_MODES.index(self.mode) < OUTPUT_MODES.index(nxt):
             self.mode = nxt
         return True

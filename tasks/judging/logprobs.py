@@ -92,7 +92,7 @@ def weigh(scale: Any, sampled: Any, text: str, spans: list[tuple[int, Any]], cri
         return None
     offset = value_offset(text, criterion_id)
     index = None if offset is None else _token_at(spans, offset)
-    if index is None:
+    if index is None or offset is None:
         return None
     start, entry = spans[index]
     if not _clean(entry.token[offset - start :]) and index + 1 < len(spans):  # the token was only the opening quote

@@ -73,6 +73,7 @@ def quotes_in_text(quotes: list[str], text: str) -> bool | None:
 
 def check_constraint(c: OutputConstraint, value: Any) -> str | None:
     """Why `value` breaks constraint `c`, or None."""
+    items: list[Any] | None
     if isinstance(value, list):
         items = value
         text = " ".join(map(str, value))

@@ -27,6 +27,7 @@ API key reaches only its runner, over a socket that only its user can open.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import select
@@ -391,7 +392,7 @@ def _wait_for(conn: socket.socket, fds: list[int], request: dict, command: Calla
         conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
         done = os.pidfd_open(pid)
         while True:
-            ready, _, _ = select.select([conn, done], [], [])
+            ready, _, _ = select.select([conn.fileno(), done], [], [])
             if done in ready:
                 break
             if not conn.recv(1):  # the caller is gone (even by kill -9): so is its command
@@ -424,5 +425,6 @@ def _become_caller(fds: list[int], request: dict) -> None:
     random.seed()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
-    sys.stdout.reconfigure(line_buffering=sys.stdout.isatty())
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=sys.stdout.isatty())
     sys.argv = ["rubricflow", *request["argv"]]

@@ -37,7 +37,7 @@ class BatchStore:
         parts = {p.get_param("name", header="content-disposition"): p for p in message.iter_parts()}
         if "file" not in parts:
             return 400, _error("multipart field `file` is missing")
-        data = parts["file"].get_payload(decode=True)
+        data = bytes(parts["file"].get_payload(decode=True))
         file_id = f"file-{uuid.uuid4().hex[:24]}"
         self.files[file_id] = data
         return 200, {

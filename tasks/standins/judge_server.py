@@ -305,6 +305,7 @@ class JudgeServer:
 
     async def batch_route(self, method: str, path: str, headers: dict, body: bytes, send) -> None:
         parts = path.split("/")  # ['', 'v1', 'files' | 'batches', id?, 'content'?]
+        payload: Any
         if method == "POST" and path == "/v1/files":
             status, payload = self.batches.upload(headers.get(b"content-type", b"").decode(), body)
         elif method == "GET" and len(parts) == 5 and parts[2] == "files" and parts[4] == "content":
@@ -342,18 +343,19 @@ class JudgeServer:
         return c.faults[int(key[:8], 16) % len(c.faults)]
 
     def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_tokens: int) -> dict:
-        content = json.dumps(answer, ensure_ascii=False)
+        text = json.dumps(answer, ensure_ascii=False)
+        content: str | None = text
         finish = "stop"
         refusal = None
         if fault == "malformed":
-            content = content[: len(content) // 2] + "}{"
+            content = text[: len(text) // 2] + "}{"
         elif fault == "wrong_keys":
             content = json.dumps({"scores": answer.get("criteria", {})})
         elif fault == "out_of_range":
             broken = {cid: {**v, "value": "off-the-scale"} for cid, v in answer.get("criteria", {}).items()}
             content = json.dumps({**answer, "criteria": broken})
         elif fault == "truncated":
-            content, finish = content[: len(content) // 2], "length"
+            content, finish = text[: len(text) // 2], "length"
         elif fault == "refusal":
             content, refusal = None, "I can't help with that."
         elif fault == "deep_json":
@@ -372,10 +374,10 @@ class JudgeServer:
         elif mode == "text" and content is not None:
             message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
         if fault == "content_parts":  # content as a list of typed parts (valid in some APIs)
-            message["content"] = [{"type": "text", "text": part} for part in (content[:20], content[20:])]
+            message["content"] = [{"type": "text", "text": part} for part in (text[:20], text[20:])]
         elif fault == "content_number":
             message["content"] = 42
-        choices = (
+        choices: list[dict[str, Any]] = (
             [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
         )
         if fault == "message_null":

@@ -244,7 +244,10 @@ def reflect(user: str) -> dict:
     patterns hit); with no such word, a rewritten description."""
     import yaml
 
-    cid = re.search(r"^## Criterion to improve: (\S+)$", user, re.M).group(1)
+    found = re.search(r"^## Criterion to improve: (\S+)$", user, re.M)
+    if found is None:
+        return {"mutations": []}
+    cid = found.group(1)
     rubric = yaml.safe_load(user.split("## The rubric\n", 1)[1].split("\n## Criterion to improve:", 1)[0])
     criterion = next(c for c in rubric["criteria"] if c["id"] == cid)
     tried = (
@@ -305,7 +308,8 @@ def draft_rubric(user: str) -> dict:
     rubric_id = re.search(r"Use metadata\.id '([^']+)'", user)
     heading = _HEADING.search(source)
     title = heading.group(1).strip() if heading else "Drafted rubric"
-    criteria, seen = [], set()
+    criteria: list[dict] = []
+    seen: set[str] = set()
     for rule in _RULE.findall(source):
         words = re.findall(r"[a-z0-9]+", rule.lower())
         cid = "-".join(words[:4]) or f"rule-{len(criteria) + 1}"

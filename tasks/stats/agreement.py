@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
@@ -82,7 +83,7 @@ def fleiss(codes_by_rater: np.ndarray) -> float:
     return float(inter_rater.fleiss_kappa(table))
 
 
-def alpha(data_by_rater, level: str = "ordinal") -> float:
+def alpha(data_by_rater, level: Literal["nominal", "ordinal", "interval", "ratio"] = "ordinal") -> float:
     """Krippendorff's alpha over raters x texts (NaN = not rated)."""
     import krippendorff  # imported when used, like statsmodels
 
@@ -145,6 +146,7 @@ def rater_agreement(
             for who, values in ((judge, j), ("the humans", consensus))
             if np.all(values == values[0])
         )
+        baseline: tuple[float | None, float | None] = _human_baseline(grid, step) if many else (None, None)
         out.append(
             RaterAgreement(
                 criterion,
@@ -160,7 +162,7 @@ def rater_agreement(
                 fleiss(categories(grid[:, full].T, step)) if many and full.sum() > 1 else None,
                 alpha(grid) if many else None,
                 alpha(np.vstack([grid, j])) if many else None,
-                *(_human_baseline(grid, step) if many else (None, None)),
+                *baseline,
                 tuple(j.tolist()),
                 tuple(consensus.tolist()),
                 int(full.sum()) if many else None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -91,7 +92,7 @@ def load(
         units = {}
         for r in rows:
             low, high, _ = db.scale_geometry(rubric.criterion(r["criterion_id"]).scale)
-            if low is None:
+            if low is None or high is None:
                 raise FitError(
                     f"criterion {r['criterion_id']!r} has a nominal scale: rater scores cannot be placed on it"
                 )
@@ -257,7 +258,7 @@ def cross_validate(
     fold_of[np.random.default_rng(seed).permutation(n)] = np.arange(n) % folds
     own = np.array([c.weight for c in rubric.criteria])
     own_labels = sorted(label.min for label in rubric.scoring.labels) or None
-    per_fold = []
+    per_fold: list[dict[str, Any]] = []
     for k in range(folds):
         train, test = fold_of != k, fold_of == k
         f = fit(data.scores[train], data.target[train], rubric, pass_at, label_at, seed)

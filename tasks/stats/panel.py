@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Literal
 
 import duckdb
 import numpy as np
@@ -58,7 +59,7 @@ def panel_agreement(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str) ->
         if shared.sum() < 2:
             continue
         grid = grid[:, shared]
-        level = "nominal" if mine[0]["scale_kind"] == "nominal" else "ordinal"
+        level: Literal["nominal", "ordinal"] = "nominal" if mine[0]["scale_kind"] == "nominal" else "ordinal"
         pairs = []
         for a, b in combinations(range(len(judges)), 2):
             both = ~np.isnan(grid[a]) & ~np.isnan(grid[b])
@@ -80,7 +81,7 @@ def panel_agreement(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str) ->
     return judges, out
 
 
-def _safe_alpha(grid: np.ndarray, level: str) -> float:
+def _safe_alpha(grid: np.ndarray, level: Literal["nominal", "ordinal"]) -> float:
     """Krippendorff's alpha; NaN when the scores leave it undefined (every judge gave one value)."""
     try:
         return alpha(grid, level)

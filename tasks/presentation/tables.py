@@ -32,7 +32,7 @@ def show(value, spec: str = ".3f") -> str:
     return str(value)
 
 
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()|~])")  # what makes emphasis, code, links, cells
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]|~])")  # what makes emphasis, code, links, cells
 
 
 def md_text(value) -> str:

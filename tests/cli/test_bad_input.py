@@ -57,7 +57,7 @@ def texts(cwd):
             1,
             "dupes.jsonl: row 2: duplicate text_id with different text",
         ),
-        ("nested.jsonl", b'{"id": "n", "text": {"inner": "json"}}\n', 1, "nested.jsonl: row 1: text is not a string"),
+        ("nested.jsonl", b'{"id": "n", "text": {"inner": "json"}}\n', 1, "nested.jsonl: row 1: text is an object"),
         ("missing.jsonl", None, 2, "missing.jsonl: no such file"),
     ],
 )

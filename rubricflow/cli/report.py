@@ -97,7 +97,7 @@ def report_evolution(
     output: Path = ReportOut,
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
-    """An `improve evolve` history: held-out agreement per round, accepted mutations, calls spent."""
+    """An `improve evolve` history: validation agreement per round, accepted mutations, calls spent."""
     from rubricflow.tasks.presentation.report import evolution_report
     from rubricflow.warehouse import db
 

@@ -65,9 +65,35 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}  # read by pyarrow's streams
+
+
+def _kind(path: Path) -> tuple[str, str | None]:
+    """The format's suffix and the compression: `replies.jsonl.gz` is (".jsonl", "gzip")."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] in COMPRESSIONS:
+        return suffixes[-2], COMPRESSIONS[suffixes[-1]]
+    return path.suffix.lower(), None
+
+
+def _open(path: Path, compression: str | None):
+    """The file's bytes, decompressed as they are read (gzip, zstd, bz2)."""
+    return pa.input_stream(str(path), compression=compression) if compression else path.open("rb")
+
+
+def _lines(stream) -> Iterator[bytes]:
+    """The lines of a decompressing stream (pyarrow's streams read, but do not iterate by line)."""
+    rest = b""
+    while chunk := stream.read(1 << 20):
+        *lines, rest = (rest + chunk).split(b"\n")
+        yield from (line + b"\n" for line in lines)
+    if rest:
+        yield rest
+
+
 def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
-    suffix = path.suffix.lower()
+    suffix, compression = _kind(path)
     if path.is_dir():
         files = sorted(_folder_files(path))
         if not files:
@@ -82,8 +108,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
             except UnicodeDecodeError as exc:
                 yield number, {"text_id": str(p.relative_to(path))}, f"invalid UTF-8 at byte {exc.start}"
     elif suffix in (".jsonl", ".ndjson"):
-        with path.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
+        with _open(path, compression) as fh:
+            for number, raw in enumerate(fh if compression is None else _lines(fh), start=1):
                 if not raw.strip():
                     continue
                 try:
@@ -102,7 +128,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, record, None
     elif suffix == ".json":  # one JSON array of records
         try:
-            rows = json.loads(path.read_bytes().removeprefix(BOM.encode()))
+            with _open(path, compression) as fh:
+                rows = json.loads(fh.read().removeprefix(BOM.encode()))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
         if not isinstance(rows, list):
@@ -114,7 +141,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 else (number, None, f"a JSON object is required, found {type(record).__name__}")
             )
     elif suffix == ".csv":
-        yield from _csv_records(path)
+        yield from _csv_records(path, compression)
     elif suffix == ".parquet":
         pf = pq.ParquetFile(path)
         number = 0
@@ -124,7 +151,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, record, None
     else:
         raise CorpusError(
-            f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder)"
+            f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder; "
+            "JSONL, JSON and CSV may be compressed: .gz, .zst, .bz2)"
         )
 
 
@@ -154,12 +182,12 @@ def check_corpus_id(corpus_id: str) -> str:
     return corpus_id
 
 
-def _csv_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[int, Any, str | None]]:
     """Rows of a CSV file, strictly: a row with the wrong number of fields or broken quoting is
     quarantined with its line, and a quote that never closes quarantines the rest of the file by
     name (it used to swallow the rows after it silently)."""
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    raw = path.open("rb")
+    raw = _open(path, compression)
     text = io.TextIOWrapper(
         raw, encoding="utf-8-sig", newline="", errors="strict"
     )  # an Excel export's BOM is not the id

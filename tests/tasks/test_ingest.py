@@ -209,3 +209,53 @@ def test_a_bom_in_a_text_file_of_a_folder_is_not_part_of_the_text(tmp_path):
     (tmp_path / "src" / "a.txt").write_text("\ufeffHello there.", encoding="utf-8")
     report = ingest_corpus(tmp_path / "src", tmp_path / "out", max_chars=100)
     assert pq.read_table(report.parquet).to_pylist()[0]["text"] == "Hello there."
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zstd", "bz2"])
+@pytest.mark.parametrize("form", ["jsonl", "csv", "json"])
+def test_a_compressed_corpus_is_read_as_it_streams(tmp_path, compression, form):
+    """Issue 26: `replies.jsonl.gz` (or .zst, .bz2; JSONL, CSV or JSON) was refused as an unknown format."""
+    import pyarrow as pa
+
+    rows = [{"id": "a", "text": "first text"}, {"id": "b", "text": "second, with a comma"}]
+    body = {
+        "jsonl": "".join(json.dumps(r) + "\n" for r in rows),
+        "json": json.dumps(rows),
+        "csv": 'id,text\r\na,first text\r\nb,"second, with a comma"\r\n',
+    }[form]
+    suffix = {"gzip": ".gz", "zstd": ".zst", "bz2": ".bz2"}[compression]
+    path = tmp_path / f"c.{form}{suffix}"
+    with pa.output_stream(str(path), compression=compression) as out:
+        out.write(body.encode())
+    report = ingest_corpus(path, tmp_path / "out")
+    assert report.rows_ok == 2 and report.rows_quarantined == 0
+    table = pq.read_table(report.parquet).to_pylist()
+    assert [(r["text_id"], r["text"]) for r in table] == [("a", "first text"), ("b", "second, with a comma")]
+
+
+def test_a_nul_byte_or_crlf_in_a_text_is_kept_as_written(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_bytes(b'{"id": "a", "text": "before\\u0000after"}\r\n{"id": "b", "text": "two\\r\\nlines"}\r\n')
+    report = ingest_corpus(src, tmp_path / "out")
+    assert report.rows_ok == 2
+    assert [r["text"] for r in pq.read_table(report.parquet).to_pylist()] == ["before\x00after", "two\r\nlines"]
+
+
+def test_parquet_with_nested_columns_keeps_them_as_metadata(tmp_path):
+    import datetime
+
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "text": ["x one", "y two"],
+            "meta": [{"k": 1, "d": datetime.date(2024, 1, 2)}, {"k": 2, "d": None}],
+            "tags": [["t1"], []],
+        }
+    )
+    pq.write_table(table, tmp_path / "nested.parquet")
+    report = ingest_corpus(tmp_path / "nested.parquet", tmp_path / "out")
+    assert report.rows_ok == 2
+    first = pq.read_table(report.parquet).to_pylist()[0]
+    assert json.loads(first["metadata"]) == {"meta": {"k": 1, "d": "2024-01-02"}, "tags": ["t1"]}

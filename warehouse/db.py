@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -43,18 +44,18 @@ def sql(name: str) -> str:
     return (SQL_DIR / name).read_text(encoding="utf-8")
 
 
-_PARAM = re.compile(r"\$(\w+)")
-
-
-def used_params(statement: str, params: dict) -> dict:
-    """The named parameters a statement uses (DuckDB refuses unused ones)."""
-    return {p: params[p] for p in set(_PARAM.findall(statement))}
+def statements(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> Iterator[tuple[Any, dict]]:
+    """The statements of a `.sql` file as DuckDB's own parser splits them (comments, strings and
+    semicolons in them are its business), each with the named parameters it uses (DuckDB refuses
+    unused ones; a missing one is a KeyError naming it)."""
+    for statement in con.extract_statements(sql(name)):
+        yield statement, {p: params[p] for p in statement.named_parameters}
 
 
 def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
     """The rows of a one-query `.sql` file, as dicts."""
-    statement = sql(name)
-    cursor = con.execute(statement, used_params(statement, params))
+    [(statement, used)] = statements(con, name, params)
+    cursor = con.execute(statement, used)
     columns = [d[0] for d in cursor.description]
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 

@@ -4,7 +4,6 @@ shards. Each is one `.sql` file run on the single writer connection."""
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +16,13 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units, unit_fingerprint
 
-from .db import fetch, sql, transaction, used_params
+from .db import fetch, sql, statements, transaction
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
     """Run every statement of a `.sql` file, giving each the named parameters it uses."""
-    text = re.sub(r"^\s*--.*$", "", sql(name), flags=re.M)
-    for statement in (s.strip() for s in text.split(";\n")):
-        if statement:
-            con.execute(statement, used_params(statement, params))
+    for statement, used in statements(con, name, params):
+        con.execute(statement, used)
 
 
 def load_corpus(

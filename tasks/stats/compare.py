@@ -48,16 +48,8 @@ def judgment_sets(
     (one exact version), a rubric hash prefix, or a rubric id / id@version as registered in the
     warehouse. More than one set is refused unless `allow_mixed`."""
     exact = rubric_hash_of(ref)
-    rows = con.execute(
-        """SELECT DISTINCT r.rubric_hash, r.judge_hash, rb.rubric_id, rb.version
-           FROM runs r JOIN rubrics rb USING (rubric_hash)
-           WHERE r.corpus_id = $corpus AND ($judge IS NULL OR r.judge_hash = $judge)
-             AND CASE WHEN $exact IS NOT NULL THEN r.rubric_hash = $exact
-                      ELSE (length($ref) >= 8 AND starts_with(r.rubric_hash, $ref))
-                           OR rb.rubric_id = $ref OR rb.rubric_id || '@' || rb.version = $ref END
-           ORDER BY rb.version, r.rubric_hash, r.judge_hash""",
-        {"corpus": corpus, "judge": judge_hash, "exact": exact, "ref": ref},
-    ).fetchall()
+    found = db.fetch(con, "judgment_sets.sql", corpus=corpus, judge=judge_hash, exact=exact, ref=ref)
+    rows = [(r["rubric_hash"], r["judge_hash"], r["rubric_id"], r["version"]) for r in found]
     if not rows:
         raise CompareError(
             f"side {side}: no judgments of {ref!r} on corpus {corpus!r}"
@@ -112,7 +104,7 @@ def compare(
         steps.run_sql(con, "compare_latest.sql")
     steps.run_sql(con, "compare_pair.sql")
     summary = db.fetch(con, "compare_summary.sql")[0]
-    paired = con.execute("SELECT score_a, score_b FROM cmp_texts WHERE delta IS NOT NULL").fetchnumpy()
+    paired = con.execute(db.sql("compare_paired.sql")).fetchnumpy()
     summary["kendall_tau_b"] = (
         float(stats.kendalltau(paired["score_a"], paired["score_b"], variant="b").statistic)
         if len(paired["score_a"]) > 1
@@ -126,7 +118,7 @@ def compare(
         row["changed"] = row["criterion_id"] in changed
         row["mean_delta_ci"] = intervals.get(row["criterion_id"])
         row["mcnemar_p"] = _mcnemar(row) if row["is_binary"] else None
-    names = dict(con.execute("SELECT rubric_hash, rubric_id || '@' || version FROM rubrics").fetchall())
+    names = {r["rubric_hash"]: r["name"] for r in db.fetch(con, "rubric_names.sql")}
     return Comparison(
         corpus=corpus,
         a=a,
@@ -141,10 +133,7 @@ def compare(
         added_criteria=added,
         removed_criteria=removed,
         histogram=db.fetch(con, "compare_histogram.sql"),
-        scatter=con.execute(
-            "SELECT score_a, score_b FROM cmp_texts WHERE delta IS NOT NULL "
-            "USING SAMPLE reservoir(2000 ROWS) REPEATABLE (7)"
-        ).fetchall(),
+        scatter=[(r["score_a"], r["score_b"]) for r in db.fetch(con, "compare_scatter.sql")],
     )
 
 
@@ -172,11 +161,7 @@ def _criteria_changes(
     con: duckdb.DuckDBPyConnection, hash_a: str, hash_b: str
 ) -> tuple[set[str], list[str], list[str]]:
     """Criteria whose definition differs between the versions (the rubric diff), and those only one has."""
-    docs = dict(
-        con.execute(
-            "SELECT rubric_hash, document FROM rubrics WHERE rubric_hash IN (?, ?)", [hash_a, hash_b]
-        ).fetchall()
-    )
+    docs = {r["rubric_hash"]: r["document"] for r in db.fetch(con, "rubric_documents.sql", a=hash_a, b=hash_b)}
     ra = rubric_from_data(json.loads(docs[hash_a]), f"warehouse rubric {hash_a[:12]}")
     rb = rubric_from_data(json.loads(docs[hash_b]), f"warehouse rubric {hash_b[:12]}")
     ids_a, ids_b = {c.id for c in ra.criteria}, {c.id for c in rb.criteria}

@@ -66,8 +66,12 @@ def load_rubrics(path: str | Path) -> list[Rubric]:
 RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt")
 
 
+# A folder's own documents, never read as rubrics: README, licence, where its files come from.
+FOLDER_DOCUMENTS = ("README", "LICENSE", "LICENCE", "SOURCES", "NOTICE", "CHANGELOG")
+
+
 def expand_folders(refs: list[str]) -> list[str]:
-    """Folders stand for the rubric-like files under them (READMEs and licences left out)."""
+    """Folders stand for the rubric-like files under them (a folder's own documents left out)."""
     expanded = []
     for ref in refs:
         folder = Path(ref)
@@ -77,7 +81,7 @@ def expand_folders(refs: list[str]) -> list[str]:
                 for p in folder.rglob("*")
                 if p.is_file()
                 and p.suffix.lower() in RUBRIC_SUFFIXES
-                and not p.name.upper().startswith(("README", "LICENSE"))
+                and not p.name.upper().startswith(FOLDER_DOCUMENTS)
             )
         else:
             expanded.append(ref)

@@ -12,7 +12,7 @@ import semver
 from rubricflow.errors import InputError
 
 from .compiler import Bundle, RubricNamed, compile_or_raise
-from .formats import RubricImportError, load_rubrics
+from .formats import FOLDER_DOCUMENTS, RubricImportError, load_rubrics
 from .model import Rubric
 
 BUILTIN = Path(__file__).parent / "library"
@@ -54,7 +54,7 @@ class Library:
                 [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix.lower() in RUBRIC_SUFFIXES)
             )
             for path in files:
-                if path.name.upper().startswith(("README", "LICENSE")):
+                if path.name.upper().startswith(FOLDER_DOCUMENTS):
                     continue
                 try:
                     rubrics = load_rubrics(path)

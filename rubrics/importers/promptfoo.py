@@ -61,28 +61,29 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
     criteria: list[dict] = []
     seen: set[str] = set()
     for i, item in enumerate(found):
-        value = item.get("value")
+        where = f"assertion {i + 1} ({item.get('type')})"
+        value = _rubric_text(item.get("value"), source, where)
         text = "\n".join(f"- {v}" for v in value) if isinstance(value, list) else str(value or "").strip()
         if not text:
-            raise RubricImportError(source, f"assertion {i + 1} ({item.get('type')}): no `value` (the rubric text)")
+            raise RubricImportError(source, f"{where}: no `value` (the rubric text)")
         if text in seen:
             continue  # the same rubric asserted by several tests is one criterion
         seen.add(text)
         kind = str(item["type"])
         cid = safe_id(item.get("metric") or f"{kind.removeprefix('not-')}-{len(criteria) + 1}", f"criterion-{i + 1}")
         criterion: dict = {"id": cid, "title": str(item.get("metric") or kind), "description": text, "tags": [kind]}
-        threshold = item.get("threshold")
+        threshold = _number(item, "threshold", where, source, high=1.0)
         if kind.endswith("g-eval"):
             criterion["scale"] = {"kind": "ordinal", "anchors": G_EVAL_LEVELS}
-            if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
-                criterion["pass_threshold"] = max(0.0, min(1.0, float(threshold)))
+            if threshold is not None:
+                criterion["pass_threshold"] = threshold
         else:
             criterion["scale"] = {"kind": "binary", "labels": ["fail", "pass"]}
             if kind.startswith("not-"):
                 criterion["description"] = f"The output must NOT meet this rubric: {text}"
-        weight = item.get("weight")
-        if isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight >= 0:
-            criterion["weight"] = float(weight)
+        weight = _number(item, "weight", where, source)
+        if weight is not None:
+            criterion["weight"] = weight
         criteria.append(criterion)
     name = str(
         data.get("description") if isinstance(data, dict) and isinstance(data.get("description"), str) else source.stem
@@ -97,3 +98,31 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
         "criteria": criteria,
     }
     return rubric_from_data(doc, source)
+
+
+def _number(item: dict, field: str, where: str, source: Path, high: float | None = None) -> float | None:
+    """A numeric field of an assertion (absent: None); any other type, or a value out of range, is
+    an error naming the field, never a silent default (promptfoo's thresholds are 0 to 1)."""
+    value = item.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RubricImportError(source, f"{where}: `{field}` must be a number, found {value!r}")
+    if value < 0 or (high is not None and value > high):
+        bound = f"0 to {high:g}" if high is not None else "0 or more"
+        raise RubricImportError(source, f"{where}: `{field}` {value!r} is outside {bound}")
+    return float(value)
+
+
+def _rubric_text(value: Any, source: Path, where: str) -> Any:
+    """An assertion's rubric: text, a list of texts, or `file://PATH` read relative to the config
+    (as promptfoo reads it); a file that is missing is an error naming it."""
+    if isinstance(value, str) and value.startswith("file://"):
+        path = (source.parent / value.removeprefix("file://")).resolve()
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RubricImportError(source, f"{where}: `value` names {value}, which cannot be read ({exc})") from None
+    if value is not None and not isinstance(value, (str, list)):
+        raise RubricImportError(source, f"{where}: `value` must be text or a list of texts, found {value!r}")
+    return value

@@ -1,5 +1,6 @@
 import hashlib
 import json
+import re
 
 import pytest
 
@@ -284,3 +285,41 @@ def test_the_hhh_pairs_carry_prometheus_blocks_this_importer_reads(tmp_path):
         path.write_text(pair["chosen_instruction"], encoding="utf-8")
         r = load_rubric(path)
         assert r.criteria[0].scale.domain() == [1, 2, 3, 4, 5] and r.criteria[0].description
+
+
+def test_promptfoo_layouts_from_real_configs_and_the_documentation():
+    tweets = load_rubric(OURS / "promptfoo/tweets-layout.yaml")
+    assert [c.scale.kind for c in tweets.criteria] == ["binary"] * 3  # promptfoo's own checks left out
+    documented = load_rubric(OURS / "promptfoo/documented-layouts.yaml")
+    by_id = {c.id: c for c in documented.criteria}
+    assert (
+        by_id["professionalism"].pass_threshold == 0.8 and "- Verify that all" in by_id["professionalism"].description
+    )
+    assert by_id["clarity"].weight == 2.0 and any("verification email" in c.description for c in documented.criteria)
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        ("threshold: '0.8'", "`threshold` must be a number, found '0.8'"),
+        ("threshold: 4", "`threshold` 4 is outside 0 to 1"),
+        ("weight: -1", "`weight` -1 is outside 0 or more"),
+        ("weight: heavy", "`weight` must be a number, found 'heavy'"),
+        ("value: file://missing.md", "`value` names file://missing.md, which cannot be read"),
+    ],
+)
+def test_a_promptfoo_field_of_the_wrong_type_is_an_error_naming_it(tmp_path, field, message):
+    """Issue 26: a threshold or weight of the wrong type was dropped silently (and 4 was clamped to 1)."""
+    path = tmp_path / "promptfooconfig.yaml"
+    value = "" if field.startswith("value") else "\n        value: Is polite"
+    path.write_text(f"tests:\n  - assert:\n      - type: g-eval{value}\n        {field}\n")
+    with pytest.raises(RubricImportError, match=re.escape(message)):
+        load_rubric(path)
+
+
+def test_a_promptfoo_rubric_given_as_a_file_is_read_beside_the_config(tmp_path):
+    (tmp_path / "rubrics").mkdir()
+    (tmp_path / "rubrics" / "clarity.md").write_text("The answer is clear and names the next step.\n")
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text("tests:\n  - assert:\n      - type: llm-rubric\n        value: file://rubrics/clarity.md\n")
+    assert load_rubric(path).criteria[0].description == "The answer is clear and names the next step."

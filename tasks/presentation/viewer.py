@@ -187,44 +187,48 @@ def owner_only(app, token: str, cookie: str, hosts: frozenset[str] = LOOPBACK_HO
     return loopback_only(guarded, hosts)
 
 
-def create_app(warehouse_path: Path) -> Starlette:
-    store = Warehouse(Path(warehouse_path))
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    env.filters["num"] = lambda v, d=3: "" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
-    env.globals["url"] = url
+class Pages:
+    """The viewer's pages over one warehouse: each method answers one route with one or a few
+    `.sql` files rendered through an autoescaping template."""
 
-    def page(name: str, **context) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(warehouse=str(store.path), **context))
+    def __init__(self, warehouse_path: Path):
+        self.store = Warehouse(Path(warehouse_path))
+        self.env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
+        self.env.filters["num"] = lambda v, d=3: "" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+        self.env.globals["url"] = url
 
-    def args(request: Request, *names: str) -> dict:
+    def page(self, name: str, **context) -> HTMLResponse:
+        return HTMLResponse(self.env.get_template(name).render(warehouse=str(self.store.path), **context))
+
+    def args(self, request: Request, *names: str) -> dict:
         return {n: (request.query_params.get(n) or None) for n in names}
 
-    def runs(request: Request) -> HTMLResponse:
+    def runs(self, request: Request) -> HTMLResponse:
         number = page_number(request)
-        rows = store.fetch("view_runs.sql", limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
-        return page("runs.html", runs=rows, number=number, more=len(rows) == PAGE_SIZE)
+        rows = self.store.fetch("view_runs.sql", limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
+        return self.page("runs.html", runs=rows, number=number, more=len(rows) == PAGE_SIZE)
 
-    def judgment_set(request: Request) -> HTMLResponse:
-        key = args(request, "corpus", "rubric", "judge")
+    def judgment_set(self, request: Request) -> HTMLResponse:
+        key = self.args(request, "corpus", "rubric", "judge")
         require(key, "corpus", "rubric", "judge")
-        return page(
+        return self.page(
             "set.html",
             key=key,
-            bins=store.fetch("view_set_summary.sql", **key),
-            criteria=store.fetch("view_set_criteria.sql", **key),
-            rates=store.fetch("view_set_rates.sql", **key),
+            bins=self.store.fetch("view_set_summary.sql", **key),
+            criteria=self.store.fetch("view_set_criteria.sql", **key),
+            rates=self.store.fetch("view_set_rates.sql", **key),
         )
 
-    def texts(request: Request) -> HTMLResponse:
-        key = args(request, "corpus", "rubric", "judge")
+    def texts(self, request: Request) -> HTMLResponse:
+        key = self.args(request, "corpus", "rubric", "judge")
         require(key, "corpus", "rubric", "judge")
-        filters = args(request, "search", "label", "criterion", "disqualifier", "pattern")
-        bounds = {k: float(v) if v else None for k, v in args(request, "min_unit", "max_unit").items()}
+        filters = self.args(request, "search", "label", "criterion", "disqualifier", "pattern")
+        bounds = {k: float(v) if v else None for k, v in self.args(request, "min_unit", "max_unit").items()}
         number = page_number(request)
-        rows = store.fetch(
+        rows = self.store.fetch(
             "view_texts.sql", **key, **filters, **bounds, limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE
         )
-        return page(
+        return self.page(
             "texts.html",
             key=key,
             filters={**filters, **bounds},
@@ -234,16 +238,18 @@ def create_app(warehouse_path: Path) -> Starlette:
             more=len(rows) == PAGE_SIZE,
         )
 
-    def text(request: Request) -> HTMLResponse:
+    def text(self, request: Request) -> HTMLResponse:
         corpus, text_id = request.query_params.get("corpus"), request.query_params.get("id")
         require({"corpus": corpus, "id": text_id}, "corpus", "id")
-        found = store.fetch("view_text.sql", corpus=corpus, text=text_id)
+        found = self.store.fetch("view_text.sql", corpus=corpus, text=text_id)
         if not found:
-            return page("missing.html", what=f"text {text_id!r} of corpus {corpus!r}")
-        judgments = store.fetch("view_text_judgments.sql", corpus=corpus, text=text_id)
+            return self.page("missing.html", what=f"text {text_id!r} of corpus {corpus!r}")
+        judgments = self.store.fetch("view_text_judgments.sql", corpus=corpus, text=text_id)
         sides = [h for h in (request.query_params.get("a"), request.query_params.get("b")) if h]
         quotes = [q for j in judgments if j["evidence_verified"] for q in (j["evidence"] or [])]
-        marked = highlight(found[0]["text"], quotes, store.fetch("view_text_patterns.sql", corpus=corpus, text=text_id))
+        marked = highlight(
+            found[0]["text"], quotes, self.store.fetch("view_text_patterns.sql", corpus=corpus, text=text_id)
+        )
         groups: dict[tuple, list[dict]] = {}
         for j in judgments:
             groups.setdefault((j["rubric"], j["rubric_hash"], j["judge_hash"], j["model"]), []).append(j)
@@ -254,14 +260,14 @@ def create_app(warehouse_path: Path) -> Starlette:
                     key=lambda g: (g[0][1] not in sides, sides.index(g[0][1]) if g[0][1] in sides else 0),
                 )
             )
-        return page("text.html", t=found[0], marked=marked, groups=groups, sides=sides)
+        return self.page("text.html", t=found[0], marked=marked, groups=groups, sides=sides)
 
-    def ab(request: Request) -> HTMLResponse:
+    def ab(self, request: Request) -> HTMLResponse:
         from rubricflow.tasks.stats.compare import compare, judgment_sets
 
         corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))
         if not (corpus and a and b):
-            return page(
+            return self.page(
                 "form.html",
                 title="A/B: two rubric versions (or judges) on one corpus",
                 action="/compare",
@@ -271,7 +277,7 @@ def create_app(warehouse_path: Path) -> Starlette:
                     ("b", "id@version or a rubric hash prefix"),
                 ],
             )
-        result = store.run(
+        result = self.store.run(
             lambda con: compare(
                 con,
                 corpus,
@@ -281,14 +287,14 @@ def create_app(warehouse_path: Path) -> Starlette:
                 resamples=500,
             )
         )
-        return page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
+        return self.page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
 
-    def calibration(request: Request) -> HTMLResponse:
+    def calibration(self, request: Request) -> HTMLResponse:
         from rubricflow.tasks.stats.calibration import calibration as agreement
 
-        q = args(request, "corpus", "judge", "rubric")
+        q = self.args(request, "corpus", "judge", "rubric")
         if not q["corpus"]:
-            return page(
+            return self.page(
                 "form.html",
                 title="Calibration: a judge against human labels",
                 action="/calibration",
@@ -298,54 +304,64 @@ def create_app(warehouse_path: Path) -> Starlette:
                     ("judge", "or a label rater (default unieval)"),
                 ],
             )
-        result = store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
-        return page("calibration.html", cal=result)
+        result = self.store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
+        return self.page("calibration.html", cal=result)
 
-    def pairwise(request: Request) -> HTMLResponse:
+    def pairwise(self, request: Request) -> HTMLResponse:
         from rubricflow.tasks.presentation.report import pairwise_html
 
-        q = args(request, "corpus", "rubric")
+        q = self.args(request, "corpus", "rubric")
         require(q, "corpus", "rubric")
-        return HTMLResponse(store.run(pairwise_html, q["corpus"], q["rubric"], f"Pairwise on {q['corpus']}"))
+        return HTMLResponse(self.store.run(pairwise_html, q["corpus"], q["rubric"], f"Pairwise on {q['corpus']}"))
 
-    def panel(request: Request) -> HTMLResponse:
-        q = args(request, "corpus", "rubric")
+    def panel(self, request: Request) -> HTMLResponse:
+        q = self.args(request, "corpus", "rubric")
         require(q, "corpus", "rubric")
-        return page(
+        return self.page(
             "panel.html",
             corpus=q["corpus"],
             rubric=q["rubric"],
-            rows=store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200),
+            rows=self.store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200),
         )
 
-    async def busy(request: Request, exc: Exception) -> HTMLResponse:
+    async def busy(self, request: Request, exc: Exception) -> HTMLResponse:
         """A writer goes first: reload in a moment."""
-        page = env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc))
+        page = self.env.get_template("missing.html").render(warehouse=str(self.store.path), what=str(exc))
         return HTMLResponse(page, status_code=503, headers={"Retry-After": "2"})
 
-    async def refused(request: Request, exc: Exception) -> HTMLResponse:
+    async def refused(self, request: Request, exc: Exception) -> HTMLResponse:
         """A request the warehouse cannot answer (no such corpus, no labels, a bad number): said on the page."""
         return HTMLResponse(
-            env.get_template("missing.html").render(warehouse=str(store.path), what=str(exc)), status_code=400
+            self.env.get_template("missing.html").render(warehouse=str(self.store.path), what=str(exc)), status_code=400
         )
 
-    async def failed(request: Request, exc: Exception) -> HTMLResponse:
+    async def failed(self, request: Request, exc: Exception) -> HTMLResponse:
         """A bug: its type and message on the page, its traceback in the server's log."""
         return HTMLResponse(
-            env.get_template("missing.html").render(warehouse=str(store.path), what=f"{type(exc).__name__}: {exc}"),
+            self.env.get_template("missing.html").render(
+                warehouse=str(self.store.path), what=f"{type(exc).__name__}: {exc}"
+            ),
             status_code=500,
         )
 
+
+def create_app(warehouse_path: Path) -> Starlette:
+    pages = Pages(warehouse_path)
     return Starlette(
         routes=[
-            Route("/", runs),
-            Route("/set", judgment_set),
-            Route("/texts", texts),
-            Route("/text", text),
-            Route("/compare", ab),
-            Route("/calibration", calibration),
-            Route("/pairwise", pairwise),
-            Route("/panel", panel),
+            Route("/", pages.runs),
+            Route("/set", pages.judgment_set),
+            Route("/texts", pages.texts),
+            Route("/text", pages.text),
+            Route("/compare", pages.ab),
+            Route("/calibration", pages.calibration),
+            Route("/pairwise", pages.pairwise),
+            Route("/panel", pages.panel),
         ],
-        exception_handlers={WriterFirst: busy, RubricflowError: refused, ValueError: refused, Exception: failed},
+        exception_handlers={
+            WriterFirst: pages.busy,
+            RubricflowError: pages.refused,
+            ValueError: pages.refused,
+            Exception: pages.failed,
+        },
     )

@@ -163,7 +163,7 @@ def test_a_browser_polling_the_viewer_never_keeps_a_writer_out(served, monkeypat
         with db.writer(served["warehouse"]) as con:
             waited = time.monotonic() - started
             con.execute("SELECT count(*) FROM runs").fetchone()
-            time.sleep(1)
+            time.sleep(3)  # longer than a page waits for the file (2 s): the pages meanwhile say 503
     finally:
         stop.set()
         poller.join()

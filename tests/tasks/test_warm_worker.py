@@ -232,3 +232,29 @@ def test_concurrent_commands_never_hang_and_never_run_twice(env, tmp_path):
             out, err = proc.communicate(timeout=180)  # a hang fails here
             assert proc.returncode == 0 and out.count(f"corpus c{r}x{i}: 3 texts loaded") == 1, (out, err)
     assert len(served(Path(env["RUBRICFLOW_STATE_DIR"]))) >= rounds * 8 // 2  # most went to the worker
+
+
+def test_the_callers_time_zone_reaches_the_command(env, tmp_path):
+    """N11: a command run by the worker kept the worker's TZ (Prefect's log lines in its local time)."""
+    import datetime as dt
+    import re
+    from zoneinfo import ZoneInfo
+
+    write_corpus(tmp_path / "c.jsonl", 2)
+    assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb").returncode == 0
+    worker_ready(Path(env["RUBRICFLOW_STATE_DIR"]))
+    (tmp_path / "notes.xyz").write_text("not a corpus")
+    zone = "Etc/GMT-14"  # UTC+14: no machine's own zone
+    done = cli({**env, "TZ": zone}, tmp_path, "ingest", "notes.xyz", "-c", "x", "-w", "w.duckdb")
+    assert done.returncode == 2 and len(served(Path(env["RUBRICFLOW_STATE_DIR"]))) >= 1
+    logged = re.search(r"^(\d\d):(\d\d):\d\d\.\d+ \| ERROR", done.stdout + done.stderr, re.M)
+    assert logged, done.stdout + done.stderr
+    now = dt.datetime.now(ZoneInfo(zone))
+    minutes = int(logged.group(1)) * 60 + int(logged.group(2))
+    assert (
+        min(
+            abs(minutes - (now.hour * 60 + now.minute)) % 1440,
+            1440 - abs(minutes - (now.hour * 60 + now.minute)) % 1440,
+        )
+        <= 2
+    )

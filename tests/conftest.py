@@ -55,8 +55,10 @@ def shared_rubric_files() -> list[Path]:
 def user_rubric_files() -> list[Path]:
     """Every rubric file a user might bring that the tests hold: the shared third-party files and
     the files written here in other tools' formats (tests/data/rubrics)."""
+    from rubricflow.rubrics.formats import FOLDER_DOCUMENTS
+
     ours = sorted(
-        p for p in (TEST_DATA / "rubrics").rglob("*") if p.is_file() and p.name not in ("README.md", "SOURCES.md")
+        p for p in (TEST_DATA / "rubrics").rglob("*") if p.is_file() and not p.name.upper().startswith(FOLDER_DOCUMENTS)
     )
     return shared_rubric_files() + ours
 

@@ -73,6 +73,8 @@ def import_data(data: Any, path: Path) -> list[Rubric]:
     specs = {k: v for k, v in data.items() if isinstance(v, dict) and "prompt" in v}
     if specs and len(specs) == len(data):  # an OpenAI Evals registry file: one rubric per spec
         return [evals.import_evals({name: spec}, path) for name, spec in specs.items()]
+    if evals.looks_like_spec(data):  # one spec at the top level, named by its file (openai/evals' modelgraded/)
+        return [evals.import_evals({path.stem: data}, path)]
     if promptfoo.looks_like_promptfoo(data):
         return [promptfoo.import_promptfoo(data, path)]
     if evaluator_yaml.looks_like_evaluator(data):

@@ -9,6 +9,13 @@ from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab
 
+SPEC_FIELDS = {"prompt", "choice_strings", "choice_scores", "input_outputs", "eval_type", "args", "output_template"}
+
+
+def looks_like_spec(data: dict) -> bool:
+    """A model-graded spec itself: a prompt, the grader's choices, and only the spec's own fields."""
+    return "prompt" in data and "choice_strings" in data and set(map(str, data)) <= SPEC_FIELDS
+
 
 def import_evals(data: dict, source: Path) -> Rubric:
     name, spec = next(iter(data.items()))
@@ -39,6 +46,7 @@ def import_evals(data: dict, source: Path) -> Rubric:
     ]
     if spec.get("eval_type") in ("cot_classify", "classify_cot"):
         instructions.append("Reason step by step in the rationale before choosing.")
+    criteria = _criteria(name, spec, choices, categories, source)
     doc = {
         "metadata": {
             "id": kebab(str(name)),
@@ -50,14 +58,23 @@ def import_evals(data: dict, source: Path) -> Rubric:
             },
         },
         "goal": f"Grade the submission as the OpenAI Evals '{name}' model-graded eval does.",
-        "criteria": [
-            {
-                "id": "choice",
-                "title": f"{name} choice",
-                "description": "The grader's answer: one of " + ", ".join(map(str, choices)) + ".",
-                "scale": {"kind": "nominal", "categories": categories},
-            }
-        ],
+        "criteria": criteria,
         "instructions": instructions,
     }
     return rubric_from_data(doc, source)
+
+
+def _criteria(name: str, spec: dict, choices: list, categories: list[dict], source: Path) -> list[dict]:
+    """One criterion, the grader's choice; or, with `args: {criteria: {id: text}}` (the eval asks the
+    same question once per criterion, as `closedqa` does), one criterion per entry."""
+    scale = {"kind": "nominal", "categories": categories}
+    asked = (spec.get("args") or {}).get("criteria") if isinstance(spec.get("args"), dict) else None
+    if asked is None:
+        said = "The grader's answer: one of " + ", ".join(map(str, choices)) + "."
+        return [{"id": "choice", "title": f"{name} choice", "description": said, "scale": scale}]
+    if not isinstance(asked, dict) or not asked:
+        raise RubricImportError(source, f"field {name}.args.criteria: a map of criterion -> its wording is required")
+    return [
+        {"id": kebab(str(cid)), "title": str(cid), "description": str(text), "scale": scale}
+        for cid, text in asked.items()
+    ]

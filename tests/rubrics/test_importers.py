@@ -323,3 +323,22 @@ def test_a_promptfoo_rubric_given_as_a_file_is_read_beside_the_config(tmp_path):
     path = tmp_path / "promptfooconfig.yaml"
     path.write_text("tests:\n  - assert:\n      - type: llm-rubric\n        value: file://rubrics/clarity.md\n")
     assert load_rubric(path).criteria[0].description == "The answer is clear and names the next step."
+
+
+def test_openai_evals_own_modelgraded_files_import():
+    """Issue 26: the format's own repository keeps one spec per file at the top level (named by the
+    file); every such file was refused as "not a rubric in any known format"."""
+    folder = OURS / "openai_evals/registry"
+    humor = load_rubric(folder / "humor_likert.yaml")
+    assert humor.metadata.id == "humor-likert" and [c.score for c in humor.criteria[0].scale.categories] == [
+        0.0,
+        0.25,
+        0.5,
+        0.75,
+        1.0,
+    ]
+    closedqa = load_rubric(folder / "closedqa.yaml")
+    assert [c.id for c in closedqa.criteria] == ["relevance", "conciseness", "correct"]
+    assert closedqa.criteria[2].description == "correctness: Is the answer correct?"
+    assert [c.value for c in load_rubric(folder / "battle.yaml").criteria[0].scale.categories] == ["Yes", "No"]
+    assert [c.score for c in load_rubric(folder / "fact.yaml").criteria[0].scale.categories] == [None] * 5

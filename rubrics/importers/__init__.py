@@ -68,7 +68,7 @@ def import_data(data: Any, path: Path) -> list[Rubric]:
         return [paperbench.import_tree(data, path)]
     if isinstance(data.get("rubrics"), list):
         return [healthbench.import_healthbench(data, path)]
-    if "score_rubric" in data or {"criteria", "score1_description"} <= set(data):
+    if "score_rubric" in data or prometheus.looks_like_levels(data):
         return [prometheus.import_record(data, path)]
     specs = {k: v for k, v in data.items() if isinstance(v, dict) and "prompt" in v}
     if specs and len(specs) == len(data):  # an OpenAI Evals registry file: one rubric per spec

@@ -1,8 +1,10 @@
-"""Prometheus score rubrics: a criteria question plus score1..score5 descriptions, one per JSONL line."""
+"""Prometheus score rubrics: a criteria question plus score1..score5 descriptions, one per JSONL line
+(also the Preference Collection's `orig_` fields, and Ragas' RubricsScore maps of levels, 0-based or not)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..documents import RubricImportError, rubric_from_data
@@ -25,17 +27,39 @@ def import_jsonl(text: str, source: Path) -> list[Rubric]:
     return rubrics
 
 
+LEVEL = re.compile(r"^(?:orig_)?score(\d+)_description$")
+
+
+def looks_like_levels(data: dict) -> bool:
+    """A Prometheus record (`score_rubric`, or `criteria` beside `score1_description`, also with the
+    Preference Collection's `orig_` prefix) or a bare map of levels as Ragas' RubricsScore takes it."""
+    rubric = data.get("score_rubric", data)
+    return isinstance(rubric, dict) and sum(bool(LEVEL.match(str(k))) for k in rubric) >= 2
+
+
 def import_record(record: dict, source: Path, line: int | None = None) -> Rubric:
     where = f"line {line}: " if line else ""
     rubric = record.get("score_rubric", record)
-    if not isinstance(rubric, dict) or "criteria" not in rubric:
-        raise RubricImportError(source, f"{where}field score_rubric.criteria: missing")
-    anchors = []
-    for level in range(1, 6):
-        desc = rubric.get(f"score{level}_description")
-        if desc is None:
-            raise RubricImportError(source, f"{where}field score_rubric.score{level}_description: missing")
-        anchors.append({"value": level, "description": str(desc)})
+    if not isinstance(rubric, dict):
+        raise RubricImportError(
+            source, f"{where}field score_rubric: a map of criteria and level descriptions is required"
+        )
+    levels = {int(m.group(1)): value for key, value in rubric.items() if (m := LEVEL.match(str(key)))}
+    if len(levels) < 2 or sorted(levels) != list(range(min(levels), max(levels) + 1)):
+        raise RubricImportError(
+            source,
+            f"{where}field score_rubric: scoreN_description for consecutive levels is required, found {sorted(levels)}",
+        )
+    bad = [n for n, text in levels.items() if not isinstance(text, str) or not text.strip()]
+    if bad:
+        raise RubricImportError(
+            source, f"{where}field score{bad[0]}_description: text is required, found {levels[bad[0]]!r}"
+        )
+    anchors = [{"value": n, "description": levels[n].strip()} for n in sorted(levels)]
+    question = rubric.get("criteria", rubric.get("orig_criteria"))
+    if question is not None and not isinstance(question, str):
+        raise RubricImportError(source, f"{where}field criteria: text is required, found {question!r}")
+    question = question or "How well the response fits the levels below (a rubric given by its levels only)."
     name = str(record.get("id") or f"{source.stem}-{line or 1}")
     tags = [str(record[k]) for k in ("capability", "task") if record.get(k)]
     doc = {
@@ -45,12 +69,12 @@ def import_record(record: dict, source: Path, line: int | None = None) -> Rubric
             "tags": tags,
             "provenance": {"format": "prometheus", "source": source.name, "line": line},
         },
-        "goal": str(rubric["criteria"]),
+        "goal": question,
         "criteria": [
             {
                 "id": "score",
                 "title": "Score rubric",
-                "description": str(rubric["criteria"]),
+                "description": question,
                 "scale": {"kind": "ordinal", "anchors": anchors},
             }
         ],

@@ -342,3 +342,42 @@ def test_openai_evals_own_modelgraded_files_import():
     assert closedqa.criteria[2].description == "correctness: Is the answer correct?"
     assert [c.value for c in load_rubric(folder / "battle.yaml").criteria[0].scale.categories] == ["Yes", "No"]
     assert [c.score for c in load_rubric(folder / "fact.yaml").criteria[0].scale.categories] == [None] * 5
+
+
+@pytest.mark.parametrize(
+    ("record", "levels", "question"),
+    [
+        (  # Ragas' RubricsScore map of levels, 0-based (as ragas' attack-extraction metric writes it)
+            {f"score{n}_description": f"level {n}" for n in range(3)},
+            [0, 1, 2],
+            "How well the response fits the levels below",
+        ),
+        (  # the Preference / Feedback Collection's fields
+            {"orig_criteria": "Is it empathetic?", **{f"orig_score{n}_description": f"level {n}" for n in range(1, 6)}},
+            [1, 2, 3, 4, 5],
+            "Is it empathetic?",
+        ),
+    ],
+)
+def test_prometheus_style_levels_as_users_bring_them(tmp_path, record, levels, question):
+    """Issue 26: Ragas rubrics (no criteria, 0-based) and the Preference Collection's `orig_` fields
+    were refused; the levels decide the scale."""
+    path = tmp_path / "rubric.json"
+    path.write_text(json.dumps(record))
+    [criterion] = load_rubric(path).criteria
+    assert [a.value for a in criterion.scale.anchors] == levels and criterion.description.startswith(question)
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"criteria": "q", "score1_description": "a", "score3_description": "c"}, "consecutive levels"),
+        ({"criteria": "q", "score1_description": "a", "score2_description": 7}, "score2_description: text is required"),
+        ({"criteria": ["q"], "score1_description": "a", "score2_description": "b"}, "field criteria: text is required"),
+    ],
+)
+def test_a_prometheus_field_of_the_wrong_shape_is_named(tmp_path, record, message):
+    path = tmp_path / "rubric.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(RubricImportError, match=message):
+        load_rubric(path)

@@ -16,13 +16,15 @@ from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, writ
 def labels(
     path: Path = typer.Argument(
         ...,
-        help="CSV, JSONL or Parquet with text_id, criterion, score, rater; a "
-        "hand-graded PaperBench tree (expected_result.json); or the Topical-Chat "
-        "release's folder (its texts too).",
+        help="CSV, JSONL or Parquet, long (text_id, criterion, score[, rater]) or wide (an id and one "
+        "numeric column per criterion[, rater]); a hand-graded PaperBench tree (expected_result.json); "
+        "or the Topical-Chat release's folder (its texts too).",
     ),
     corpus: str = typer.Option(..., "--corpus", "-c"),
     text_id: str | None = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
-    rater: str = typer.Option("grader", help="Graded tree: the rater's name."),
+    rater: str | None = typer.Option(
+        None, help="The rater's name where the file names none (default: human; a graded tree: grader)."
+    ),
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Import human (or another judge's) labels into the warehouse. A graded tree's grades become
@@ -36,7 +38,7 @@ def labels(
         out.print(escape(f"corpus {corpus}: the Topical-Chat release from {path} (texts, raters human and unieval)"))
         return
     if path.suffix.lower() == ".json" and path.is_file() and is_graded_tree(_json_or_none(path)):
-        n, rubric_hash, check = import_graded_tree(path, corpus, warehouse_path(warehouse), text_id, rater)
+        n, rubric_hash, check = import_graded_tree(path, corpus, warehouse_path(warehouse), text_id, rater or "grader")
         print_rows(
             f"graded tree {path.name} (rubric {rubric_hash[:12]}): internal nodes, grade vs aggregate of leaf grades",
             [
@@ -62,7 +64,7 @@ def labels(
                 f"{len(wrong)} internal nodes disagree with the aggregate of their leaves: {', '.join(wrong[:5])}"
             )
         return
-    n, raters = import_labels(path, corpus, warehouse_path(warehouse))
+    n, raters = import_labels(path, corpus, warehouse_path(warehouse), rater or "human")
     out.print(escape(f"{n} labels for corpus {corpus} from {path} (raters: {', '.join(raters)})"))
 
 

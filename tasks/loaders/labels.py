@@ -13,15 +13,20 @@ from rubricflow.errors import InputError
 if TYPE_CHECKING:
     import polars as pl
 
-REQUIRED = ("text_id", "criterion", "score", "rater")
-
 
 class LabelError(InputError):
     """A label file that cannot be read: missing columns, scores that are not numbers."""
 
 
-def read_labels(path: str | Path) -> pl.DataFrame:
-    """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row."""
+ID_COLUMNS = ("text_id", "id")  # the text's id, as `ingest` reads it
+RATER_COLUMNS = ("rater", "annotator", "worker_id", "judge")
+TEXT_COLUMNS = ("text", "input", "context", "source", "output", "response", "reference", "system", "model")
+
+
+def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
+    """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row.
+    Long files (text_id, criterion, score[, rater]) and wide ones (an id, one numeric column per
+    criterion[, a rater]) are read; `rater` names the rater of a file that names none."""
     import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
 
     path = Path(path)
@@ -39,9 +44,7 @@ def read_labels(path: str | Path) -> pl.DataFrame:
         frame = readers[path.suffix.lower()](path)
     except Exception as exc:  # polars raises several error types for unreadable files
         raise LabelError(f"{path}: cannot be read: {exc}") from None
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise LabelError(f"{path}: missing columns {missing}; found {frame.columns}")
+    frame = _long(frame, path, rater)
     frame = frame.select(
         pl.col("text_id").cast(pl.Utf8),
         pl.col("criterion").cast(pl.Utf8).alias("criterion_id"),
@@ -66,6 +69,45 @@ def read_labels(path: str | Path) -> pl.DataFrame:
     return frame.drop("raw")
 
 
+def _long(frame: pl.DataFrame, path: Path, rater: str) -> pl.DataFrame:
+    """The labels one per row (text_id, criterion, score, rater), whichever layout the file has."""
+    import polars as pl
+
+    found = list(frame.columns)
+    named = next((c for c in RATER_COLUMNS if c in frame.columns), None)
+    frame = frame.rename({named: "rater"}) if named and named != "rater" else frame
+    if "rater" not in frame.columns:
+        frame = frame.with_columns(pl.lit(rater).alias("rater"))
+    ident = next((c for c in ID_COLUMNS if c in frame.columns), None)
+    if {"criterion", "score"} <= set(frame.columns) and ident:
+        return frame.rename({ident: "text_id"}) if ident != "text_id" else frame
+    if ident is None:
+        raise LabelError(f"{path}: no text id column ({' or '.join(ID_COLUMNS)}); found {found}")
+    criteria = [c for c in frame.columns if c not in (ident, "rater", *TEXT_COLUMNS) and _numeric(frame[c])]
+    if not criteria:
+        raise LabelError(
+            f"{path}: neither long (text_id, criterion, score[, rater]) nor wide (an id and one numeric column "
+            f"per criterion): found columns {found}"
+        )
+    wide = frame.select(pl.col(ident).cast(pl.Utf8).alias("text_id"), pl.col("rater"), *map(pl.col, criteria))
+    wide = wide.with_columns(pl.col(c).cast(pl.Utf8) for c in criteria)
+    long = wide.unpivot(criteria, index=["text_id", "rater"], variable_name="criterion", value_name="score")
+    return long.filter(pl.col("score").is_not_null() & (pl.col("score").str.strip_chars() != ""))  # not rated
+
+
+def _numeric(column) -> bool:
+    """A column of numbers (CSV columns are read as text: every non-empty value parses as one)."""
+    import polars as pl
+
+    if column.dtype.is_numeric():
+        return True
+    if column.dtype != pl.Utf8:
+        return False
+    values = column.drop_nulls().str.strip_chars()
+    values = values.filter(values != "")
+    return values.len() > 0 and values.cast(pl.Float64, strict=False).null_count() == 0
+
+
 def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(texts, labels) of the Topical-Chat release: averaged human scores (rater `human`) and the
     UniEval judge's published scores (rater `unieval`) for the same 360 responses."""
@@ -85,11 +127,13 @@ def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     return pl.DataFrame(texts), pl.DataFrame(labels)
 
 
-def import_labels(path: str | Path, corpus_id: str, warehouse_path: str | Path) -> tuple[int, list[str]]:
+def import_labels(
+    path: str | Path, corpus_id: str, warehouse_path: str | Path, rater: str = "human"
+) -> tuple[int, list[str]]:
     """Read a label file and store it in one transaction: (labels stored, raters)."""
     from rubricflow.warehouse import db, steps
 
-    frame = read_labels(path)
+    frame = read_labels(path, rater)
     with db.writer(warehouse_path) as con:
         n = steps.load_labels(con, corpus_id, frame, str(path))
     return n, sorted(set(frame["rater"].to_list()))

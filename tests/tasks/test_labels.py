@@ -84,3 +84,45 @@ def test_an_empty_id_is_refused_by_row_and_column(tmp_path, row, message):
     path.write_text(f"text_id,criterion,rater,score\n{row}\n")
     with pytest.raises(LabelError, match=message):
         read_labels(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        (  # wide, SummEval-style: one column per criterion and an annotator column
+            "summeval.csv",
+            "id,annotator,coherence,consistency,fluency,relevance\nd1,a1,4,5,5,3\nd1,a2,3,5,4,3\n",
+            {("d1", "a1", "coherence", 4.0), ("d1", "a2", "relevance", 3.0)},
+        ),
+        (  # wide without raters, HANNA-style numeric columns beside the story text; an empty cell is not rated
+            "hanna.csv",
+            "text_id,text,Relevance,Coherence\ns1,Once upon a time,4,\ns2,The end,2,3\n",
+            {("s1", "human", "Relevance", 4.0), ("s2", "human", "Coherence", 3.0)},
+        ),
+        (  # long without raters, JSONL
+            "judge.jsonl",
+            '{"text_id": "t1", "criterion": "overall", "score": 0.5}\n',
+            {("t1", "human", "overall", 0.5)},
+        ),
+    ],
+)
+def test_wide_and_rater_free_label_files_import(tmp_path, name, content, expected):
+    """Issue 26: only long files with a rater column were read; wide files (one column per criterion,
+    as SummEval, HANNA and UniEval's outputs are shared) and files without raters are common."""
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    path = tmp_path / name
+    path.write_text(content)
+    frame = read_labels(path)
+    rows = set(frame.select("text_id", "rater", "criterion_id", "score").iter_rows())
+    assert expected <= rows and frame["text_id"].dtype == frame["rater"].dtype
+    assert not {r for r in rows if r[2] in ("text", "id", "annotator")}
+
+
+def test_a_label_file_of_no_known_layout_says_what_it_found(tmp_path):
+    from rubricflow.tasks.loaders.labels import LabelError, read_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text("doc,comment\nd1,nice\n")
+    with pytest.raises(LabelError, match=r"no text id column \(text_id or id\); found \['doc', 'comment'\]"):
+        read_labels(path)

@@ -79,8 +79,13 @@ def _long(frame: pl.DataFrame, path: Path, rater: str) -> pl.DataFrame:
     if "rater" not in frame.columns:
         frame = frame.with_columns(pl.lit(rater).alias("rater"))
     ident = next((c for c in ID_COLUMNS if c in frame.columns), None)
-    if {"criterion", "score"} <= set(frame.columns) and ident:
-        return frame.rename({ident: "text_id"}) if ident != "text_id" else frame
+    if {"criterion", "score"} & set(frame.columns):  # a long file: every one of its columns is needed
+        missing = [
+            c for c in ("text_id", "criterion", "score") if c not in frame.columns and not (c == "text_id" and ident)
+        ]
+        if missing:
+            raise LabelError(f"{path}: missing columns {missing}; found {found}")
+        return frame.rename({ident: "text_id"}) if ident and ident != "text_id" else frame
     if ident is None:
         raise LabelError(f"{path}: no text id column ({' or '.join(ID_COLUMNS)}); found {found}")
     criteria = [c for c in frame.columns if c not in (ident, "rater", *TEXT_COLUMNS) and _numeric(frame[c])]

@@ -39,7 +39,7 @@ def test_labels_import_refuses_bad_files(tmp_path):
     for name, message in (
         ("bad.csv", "bad.csv: row 1: score 'high' is not a finite number"),
         ("nan.csv", "nan.csv: row 2: score 'NaN' is not a finite number"),  # as written in the file
-        ("cols.csv", "cols.csv: missing columns ['text_id', 'criterion', 'rater']"),
+        ("cols.csv", "cols.csv: missing columns ['criterion']"),
     ):
         result = subprocess.run(
             [EXE, "labels", name, "-c", "x", "-w", "w.duckdb"],

@@ -28,6 +28,7 @@ from rubricflow.rubrics.render import CallUnit, call_units, output_schema, rende
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
+from rubricflow.tasks.judging.prompts import REASK_MARK
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
 from rubricflow.tasks.runtime.progress import notify
@@ -86,13 +87,8 @@ class Prompt:
     user: str
     raw_tokens: int  # TokenEstimator.raw of system + user, counted once per cell
     prompt_tokens: int
-    feedback: tuple[dict[str, str], ...] = ()  # a re-ask: the unusable answer and what was wrong with it
-    max_tokens: int | None = None  # a re-ask after a cut-off answer: a larger, bounded allowance
+    feedback: str = ""  # a re-ask: what was wrong with the last answer, added to the user message
     feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
-
-
-REASK_GROWTH = 1.5  # each re-ask after a cut-off answer may use 1.5x the tokens of the one before...
-REASK_MAX_TOKENS_FACTOR = 2.0  # ...up to twice --max-tokens
 
 
 def reask_note(kind: str, error: str, max_tokens: int) -> str:
@@ -362,16 +358,17 @@ class Judge:
         user: str,
         mode: str,
         sample: int,
-        feedback: tuple[dict[str, str], ...] = (),
-        max_tokens: int | None = None,
+        feedback: str = "",
     ) -> dict[str, Any]:
         """The chat request of one call as sent: online (see _create), or one line of a batch; a
-        re-ask adds the unusable answer and what was wrong with it after the user turn."""
+        re-ask adds what was wrong with the last answer to the user turn (one user turn: templates
+        that demand alternating roles accept it, and the prompt grows by a sentence, not an answer)."""
         c = self.config
+        user = user + feedback
         kwargs: dict[str, Any] = {
             "model": c.model,
             "temperature": c.temperature,
-            "max_tokens": max_tokens or c.max_tokens,
+            "max_tokens": c.max_tokens,
         }
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
@@ -397,9 +394,9 @@ class Judge:
         else:
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
         if self.layout == "user":  # a server whose template drops the system role gets it all in the user turn
-            kwargs["messages"] = [{"role": "user", "content": f"{system}\n\n{user}"}, *feedback]
+            kwargs["messages"] = [{"role": "user", "content": f"{system}\n\n{user}"}]
         else:
-            kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user}, *feedback]
+            kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         return kwargs
 
     # Three layers, innermost first: `_send` retries one request through transient errors; `_ask`
@@ -430,7 +427,7 @@ class Judge:
                     if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
                         kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
                     reserved = self._reserve(prompt)
-                    await self.limiter.admit(prompt.prompt_tokens + (prompt.max_tokens or self.config.max_tokens))
+                    await self.limiter.admit(prompt.prompt_tokens + self.config.max_tokens)
                     attempts.count += 1
                     started = time.perf_counter()
                     attempts.queued_s += started - waiting_since
@@ -473,7 +470,7 @@ class Judge:
     def _reserve(self, prompt: Prompt) -> float:
         if not self.spend:
             return 0.0
-        reserved = self.spend.reserve(prompt.prompt_tokens, prompt.max_tokens or self.config.max_tokens)
+        reserved = self.spend.reserve(prompt.prompt_tokens, self.config.max_tokens)
         if reserved is None:
             raise BudgetSpent(f"budget ${self.spend.usd:,.4f} reached: not sent")
         return reserved
@@ -534,9 +531,7 @@ class Judge:
             await self.check_delivery()
         while True:
             mode = self.mode
-            kwargs = self.request_body(
-                prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback, prompt.max_tokens
-            )
+            kwargs = self.request_body(prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback)
             try:
                 response = await self._send(kwargs, prompt, attempts)
             except openai.APIStatusError as exc:
@@ -623,21 +618,16 @@ class Judge:
         return Outcome(row, results)
 
     def reasked(self, prompt: Prompt, answer: str | None, kind: str, error: str, ask: int = 2) -> Prompt:
-        """The prompt of the next ask: the unusable answer, what was wrong with it, and after a cut-off
-        answer a larger allowance (x1.5 each time, at most twice --max-tokens). `ask` (2 for the first
-        re-ask) is said too, so even an identical unusable answer never gets an identical request."""
-        used = prompt.max_tokens or self.config.max_tokens
-        allowance = used
-        if kind == "truncated":
-            allowance = min(int(used * REASK_GROWTH), int(self.config.max_tokens * REASK_MAX_TOKENS_FACTOR))
-        note = f"(Ask {ask} of {self.config.answer_retries + 1}.) " + reask_note(kind, error[:300], used)
-        feedback = (
-            {"role": "assistant", "content": (answer or "")[-2000:] or "(no answer)"},
-            {"role": "user", "content": note},
+        """The prompt of the next ask: what was wrong with the last answer, and which ask this is, so
+        even an identical unusable answer never gets an identical request. The answer itself is not
+        sent back (a small model's rambling would double the prompt) and max_tokens stays: a larger
+        allowance let a model that rambles ramble longer (llama.cpp here: 100+ s a call)."""
+        note = f"{REASK_MARK} (ask {ask} of {self.config.answer_retries + 1}) " + reask_note(
+            kind, error[:300], self.config.max_tokens
         )
-        added = self.tokens.estimate(TokenEstimator.raw(feedback[0]["content"] + note))
+        added = self.tokens.estimate(TokenEstimator.raw(note))
         tokens = prompt.prompt_tokens - prompt.feedback_tokens + added
-        return replace(prompt, feedback=feedback, max_tokens=allowance, prompt_tokens=tokens, feedback_tokens=added)
+        return replace(prompt, feedback=note, prompt_tokens=tokens, feedback_tokens=added)
 
     def new_row(self, cell: Cell) -> dict[str, Any]:
         """A cell's completion row before any answer: failed until an answer is read."""

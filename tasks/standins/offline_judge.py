@@ -17,6 +17,7 @@ from typing import Any
 import regex
 
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+from rubricflow.tasks.judging.prompts import REASK_MARK
 from rubricflow.tasks.loaders.pairs import split_pair
 
 _SECTION = re.compile(r"^## (.+)$", re.M)
@@ -185,11 +186,18 @@ def request_schema(body: dict) -> tuple[dict, str]:
 
 
 def first_turn(body: dict) -> list[dict]:
-    """The request's messages before any earlier answer: a re-ask (the unusable answer and what was
-    wrong with it) is the same question, judged the same and counted as the same request's attempt."""
-    messages = body.get("messages", [])
-    cut = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), len(messages))
-    return messages[:cut]
+    """The request's messages as first asked: a re-ask (what was wrong with the last answer, added
+    to the user turn after REASK_MARK) is the same question, judged the same and counted as the same
+    request's attempt."""
+    messages = []
+    for m in body.get("messages", []):
+        if m.get("role") == "assistant":
+            break
+        content = m.get("content")
+        if isinstance(content, str) and REASK_MARK in content:
+            m = {**m, "content": content.split(REASK_MARK, 1)[0]}
+        messages.append(m)
+    return messages
 
 
 def request_key(body: dict) -> str:

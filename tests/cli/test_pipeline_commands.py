@@ -109,7 +109,7 @@ def test_runs_and_show(demo_dir):
     ],
 )
 def test_errors_name_the_problem(tmp_path, args, message):
-    result = run(*args, cwd=tmp_path, env={"OPENAI_BASE_URL": ""})
+    result = run(*args, cwd=tmp_path, env={"OPENAI_BASE_URL": "", "COLUMNS": "1000"})  # no line wrapped
     assert result.returncode == 2 and message in result.stderr.replace("\n", " ")
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 3  # one error, said once
 

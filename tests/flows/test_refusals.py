@@ -15,7 +15,9 @@ def test_a_bad_key_fails_the_run_and_a_fixed_key_judges_everything(tmp_path, mon
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 20)), warehouse, "c")
     with RunningServer(ServerConfig(api_key="the-right-key-123")) as server:
         monkeypatch.setenv("OPENAI_API_KEY", "a-wrong-key-456")
-        with pytest.raises(EndpointRefused, match="refused or never answered every call.*401"):
+        with pytest.raises(
+            EndpointRefused, match="refused, never answered or gave no usable answer to every call.*401"
+        ):
             score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "max_in_flight": 1})
         assert server.app.stats.requests <= 3  # the run stopped sending after the first refusals
         [(status, message)] = rows(warehouse, "SELECT status, message FROM runs")
@@ -49,7 +51,7 @@ def test_an_endpoint_that_is_not_running_fails_the_run_with_its_reason(tmp_path)
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    with pytest.raises(EndpointRefused, match="never answered every call.*no connection to the endpoint"):
+    with pytest.raises(EndpointRefused, match="no usable answer to every call.*no connection to the endpoint"):
         score_corpus("c", "llm-slop", warehouse, {"base_url": dead, "max_attempts": 2, "max_in_flight": 1})
     assert rows(warehouse, "SELECT max(attempts), sum(attempts) FROM completions")[0][1] <= 3 * 2  # stopped sending
     with RunningServer() as server:

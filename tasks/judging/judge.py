@@ -586,7 +586,7 @@ class Judge:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
                 if exc.kind in REASKED_ANSWER_ERRORS and may_ask_again and self.retries.take():
-                    prompt = self.reasked(prompt, row["raw_response"], exc.kind, str(exc), answer_try + 2)
+                    prompt = self.reasked(prompt, exc.kind, str(exc), answer_try + 2)
                     continue
                 break
             except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
@@ -595,9 +595,7 @@ class Judge:
                 break
             out_of_scale = [r.reason for r in results if r.reason and r.reason.startswith("out of scale")]
             if out_of_scale and may_ask_again and self.retries.take():
-                prompt = self.reasked(
-                    prompt, row["raw_response"], "out_of_scale", "; ".join(out_of_scale), answer_try + 2
-                )
+                prompt = self.reasked(prompt, "out_of_scale", "; ".join(out_of_scale), answer_try + 2)
                 continue
             for r in results:
                 r.warnings = warnings + r.warnings
@@ -617,7 +615,7 @@ class Judge:
             row["error_kind"] = "transient"  # sent before, stopped before a retry: planned again
         return Outcome(row, results)
 
-    def reasked(self, prompt: Prompt, answer: str | None, kind: str, error: str, ask: int = 2) -> Prompt:
+    def reasked(self, prompt: Prompt, kind: str, error: str, ask: int = 2) -> Prompt:
         """The prompt of the next ask: what was wrong with the last answer, and which ask this is, so
         even an identical unusable answer never gets an identical request. The answer itself is not
         sent back (a small model's rambling would double the prompt) and max_tokens stays: a larger

@@ -126,14 +126,14 @@ def test_a_re_ask_changes_the_request_and_never_repeats_a_deterministic_call(fau
 def test_the_re_ask_says_what_was_wrong_in_the_user_turn_and_keeps_max_tokens():
     _, judge, _ = judge_cells(ServerConfig(), max_tokens=400)
     prompt = Prompt("system", {}, "user", 10, 12)
-    first = judge.reasked(prompt, '{"criteria": [{"id": "a", "rationale": "very long', "truncated", "cut off")
-    second = judge.reasked(first, "{...", "truncated", "cut off", 3)
+    first = judge.reasked(prompt, "truncated", "cut off")
+    second = judge.reasked(first, "truncated", "cut off", 3)
     assert "cut off at 400 tokens" in first.feedback and "(ask 2 of 3)" in first.feedback
     assert "(ask 3 of 3)" in second.feedback and second.prompt_tokens == first.prompt_tokens  # replaced, not piled up
     body = judge.request_body("s", {}, "u", "json_schema", 0, second.feedback)
     assert [m["role"] for m in body["messages"]] == ["system", "user"] and body["max_tokens"] == 400
     assert body["messages"][1]["content"].startswith("u\n\nAbout your previous answer: (ask 3 of 3)")
-    scale = judge.reasked(prompt, '{"value": 9}', "out_of_scale", "out of scale: 9 is not on 1-5")
+    scale = judge.reasked(prompt, "out_of_scale", "out of scale: 9 is not on 1-5")
     assert "9 is not on 1-5" in scale.feedback
 
 

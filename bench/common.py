@@ -55,3 +55,26 @@ def write_corpus(path: Path, n: int) -> Path:
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+MATERIALISED = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores")
+
+
+class Unmaterialised:
+    """The analytics asked the old way on a connection (read-only is fine): temp views named like
+    the public ones, computed from the raw rows by bench/unmaterialised_views.sql, shadow the
+    materialised tables' views until the block ends."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        baseline = (Path(__file__).parent / "unmaterialised_views.sql").read_text()
+        self.con.execute(baseline.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
+        for name in MATERIALISED:
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM unmat_{name}")
+        return self.con
+
+    def __exit__(self, *exc) -> None:
+        for name in MATERIALISED:
+            self.con.execute(f"DROP VIEW temp.{name}")

@@ -9,7 +9,7 @@ from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import md_table, md_text
-from rubricflow.tasks.stats.compare import Comparison, compare, judgment_sets
+from rubricflow.tasks.stats.compare import Comparison, compared, judgment_sets
 from rubricflow.warehouse import db
 
 
@@ -35,11 +35,11 @@ def compare_flow(
             for ref, judge in ((rubric_a, judge_a), (rubric_b, judge_b))
         ]
         a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
-    with db.reader(warehouse_path) as con:
-        if not score:
+    else:
+        with db.reader(warehouse_path) as con:
             a = judgment_sets(con, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A")
             b = judgment_sets(con, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B")
-        result = compare(con, corpus_id, a, b, top=top, resamples=resamples)
+    result = compared(warehouse_path, corpus_id, a, b, top=top, resamples=resamples)
     logger.info(
         "compared %s vs %s on %s: %s texts paired, mean delta %s",
         result.rubric_a,

@@ -25,7 +25,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.verify import AnswerError
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db
-from rubricflow.warehouse.steps import run_sql
+from rubricflow.warehouse.sqlfiles import run_sql
 
 
 @task(name="propose-mutations", cache_policy=NO_CACHE)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "throughput.py": (["--sizes", "200,400", "--latency-cells", "150"], "mean in flight"),
-    "compare.py": (["--texts", "2000", "--repeat", "1"], "ratio full / bare"),
+    "compare.py": (["--texts", "2000", "--repeat", "1"], "ratio stored / bare"),
     "views.py": (["--texts", "2000"], "text_scores rows that differ from the hand query: 0"),
     "viewer.py": (["--texts", "2000", "--runs", "1"], "calibration"),
     "library_lookup.py": (["--rubrics", "50", "--lookups", "500"], "baseline: parse file each time"),

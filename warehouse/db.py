@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -22,7 +21,11 @@ from rubricflow.rubrics.compiler import Bundle, rubric_document
 from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
 
-SQL_DIR = Path(__file__).parent / "sql"
+from . import analytics
+from .sqlfiles import SQL_DIR, fetch, run_sql, sql, statements, transaction
+
+__all__ = ["SQL_DIR", "fetch", "run_sql", "sql", "statements", "transaction"]  # the .sql helpers, for callers of db
+
 DEFAULT_PATH = Path("warehouse") / "rubricflow.duckdb"
 ROOT_NODE = "__root__"
 
@@ -37,27 +40,6 @@ class WarehouseLocked(WarehouseError, TransientError):
 
 def default_path() -> Path:
     return Path(os.environ.get("RUBRICFLOW_WAREHOUSE", DEFAULT_PATH))
-
-
-def sql(name: str) -> str:
-    """The text of one `.sql` file of the warehouse."""
-    return (SQL_DIR / name).read_text(encoding="utf-8")
-
-
-def statements(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> Iterator[tuple[Any, dict]]:
-    """The statements of a `.sql` file as DuckDB's own parser splits them (comments, strings and
-    semicolons in them are its business), each with the named parameters it uses (DuckDB refuses
-    unused ones; a missing one is a KeyError naming it)."""
-    for statement in con.extract_statements(sql(name)):
-        yield statement, {p: params[p] for p in statement.named_parameters}
-
-
-def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
-    """The rows of a one-query `.sql` file, as dicts."""
-    [(statement, used)] = statements(con, name, params)
-    cursor = con.execute(statement, used)
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 LOCK_WAIT_ENV = "RUBRICFLOW_LOCK_WAIT_S"
@@ -131,15 +113,20 @@ def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: 
 
 
 @contextmanager
-def writer(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection, schema applied; waits for another process's hold (see connect)."""
+def writer(path: str | Path | None = None, check_analytics: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection, schema applied, the materialised analytics rebuilt if they were
+    built by other definitions (`check_analytics`: `rebuild` does that itself); waits for another
+    process's hold (see connect)."""
     path = Path(path or default_path())
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(sql("001_schema.sql"))
+        con.execute(sql("analytics_tables.sql"))
         con.execute(sql("views.sql"))
+        if check_analytics:
+            analytics.ensure_current(con)
         yield con
     finally:
         con.close()
@@ -221,18 +208,6 @@ def portable(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
             f"CAST(#{position} AS VARCHAR) AS {alias}" if UNPORTABLE_TYPES.search(bare) else f"#{position} AS {alias}"
         )
     return relation.project(", ".join(casts))
-
-
-@contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """All the statements inside commit together or not at all."""
-    con.execute("BEGIN")
-    try:
-        yield con
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
 
 
 def scale_geometry(scale) -> tuple[float | None, float | None, float | None]:

@@ -16,13 +16,8 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units, unit_fingerprint
 
-from .db import fetch, sql, statements, transaction
-
-
-def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
-    """Run every statement of a `.sql` file, giving each the named parameters it uses."""
-    for statement, used in statements(con, name, params):
-        con.execute(statement, used)
+from . import analytics
+from .sqlfiles import fetch, run_sql, sql, transaction
 
 
 def load_corpus(
@@ -39,19 +34,27 @@ def load_corpus(
             rows_ok=rows_ok,
             rows_quarantined=rows_quarantined,
         )
+        analytics.refresh(con)
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
     """Each pattern's hits in every text that has no count for its current version: in SQL with
     RE2, or, for a pattern RE2 cannot run (look-around...), in Python with the `regex` engine."""
     refused = re2_errors([p.effective_regex() for p in bundle.rubric.patterns])
-    for p in bundle.rubric.patterns:
-        if refused[p.effective_regex()] is None:
-            run_sql(
-                con, "pattern_hits.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id, regex=p.effective_regex()
-            )
-        else:
-            _count_backtracking(con, corpus_id, bundle.hash, p.id, p.effective_regex())
+    with transaction(con):
+        for p in bundle.rubric.patterns:
+            if refused[p.effective_regex()] is None:
+                run_sql(
+                    con,
+                    "pattern_hits.sql",
+                    corpus=corpus_id,
+                    rubric=bundle.hash,
+                    pattern=p.id,
+                    regex=p.effective_regex(),
+                )
+            else:
+                _count_backtracking(con, corpus_id, bundle.hash, p.id, p.effective_regex())
+        analytics.refresh(con)
 
 
 def _count_backtracking(
@@ -73,6 +76,7 @@ def _count_backtracking(
         known = [c for c in counted if c[-1] is not None]
         if known:
             con.executemany(sql("record_pattern_hits.sql"), known)
+            con.executemany("INSERT INTO stale_texts VALUES (?, ?)", [(c[0], c[1]) for c in known])
         after = rows[-1]["text_id"]
 
 
@@ -120,6 +124,7 @@ def plan_cells(
             )
             adopted = con.execute("SELECT count(*) FROM adopted").fetchall()[0][0]
             con.execute("DROP TABLE adopted")
+            analytics.refresh(con)
     # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
     con.execute(
         "CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
@@ -173,6 +178,7 @@ def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
     with transaction(con):
         run_sql(con, "load_landed.sql", completions=str(completions_file), judgments=str(judgments_file))
         cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchall()[0][0]
+        analytics.refresh(con)
     completions_file.unlink()  # after the commit: a crash before this only reloads the same rows
     judgments_file.unlink(missing_ok=True)
     return cells
@@ -222,13 +228,18 @@ def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: 
                 "SELECT $corpus, text_id, criterion_id, rater, score, $source FROM incoming_labels",
                 {"corpus": corpus_id, "source": source},
             )
+            con.execute(
+                "INSERT INTO stale_texts SELECT DISTINCT $corpus, text_id FROM incoming_labels", {"corpus": corpus_id}
+            )
+            analytics.refresh(con)
     finally:
         con.unregister("incoming_labels")
     return len(labels)
 
 
 def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: str) -> None:
-    """Texts that arrive with a label set (not through ingest): id, text, input, context."""
+    """Texts that arrive with a label set (not through ingest): id, text, input, context.
+    Call inside a transaction (the refresh of their analytics goes with them)."""
     con.register("incoming_texts", texts)
     try:
         con.execute(
@@ -246,6 +257,8 @@ def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: st
             rows_ok=len(texts),
             rows_quarantined=0,
         )
+        con.execute("INSERT INTO stale_texts SELECT $corpus, text_id FROM incoming_texts", {"corpus": corpus_id})
+        analytics.refresh(con)
     finally:
         con.unregister("incoming_texts")
 
@@ -312,8 +325,10 @@ def mean_completion_tokens(con: duckdb.DuckDBPyConnection, rubric_hash: str, jud
 
 
 def start_run(con: duckdb.DuckDBPyConnection, **run) -> None:
-    """The run's row, status 'running'; the fields are start_run.sql's parameters."""
+    """The run's row, status 'running'; the fields are start_run.sql's parameters. Call inside a
+    transaction (the first run of a judgment set refreshes the corpus's analytics)."""
     run_sql(con, "start_run.sql", **run)
+    analytics.refresh(con)
 
 
 def record_price(con: duckdb.DuckDBPyConnection, price) -> None:

@@ -44,6 +44,7 @@ from . import (  # noqa: E402
     panel,
     prefect_server,
     read,
+    rebuild,
     report,
     rubric,
     rubric_authoring,
@@ -61,6 +62,7 @@ app.command()(compare.compare)
 app.command()(read.runs)
 app.command()(read.show)
 app.command()(read.query)
+app.command()(rebuild.rebuild)
 app.command("labels")(calibrate.labels)
 app.command()(calibrate.calibrate)
 app.command()(panel.panel)

@@ -21,7 +21,7 @@ from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.model import Rubric
 from rubricflow.tasks.improve.reflect import Example
 from rubricflow.warehouse import db
-from rubricflow.warehouse.steps import run_sql
+from rubricflow.warehouse.sqlfiles import run_sql
 
 FINISHED = ("accepted", "rejected", "refused")
 

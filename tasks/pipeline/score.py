@@ -17,6 +17,7 @@ from rubricflow.tasks.judging.costs import Estimate, PriceError, estimate_cost, 
 from rubricflow.tasks.judging.judge import Outcome
 from rubricflow.tasks.judging.shard import ShardResult, run_shard
 from rubricflow.tasks.runtime.progress import notify
+from rubricflow.tasks.stats.compare import refresh_stored
 from rubricflow.warehouse import db, steps
 
 
@@ -108,6 +109,7 @@ def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
 def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
     with db.writer(warehouse_path) as con:
         steps.finish_run(con, run_id, status, message)
+        refresh_stored(con, run_id)
     runs = Path(warehouse_path).parent / "runs"
     if runs.is_dir():
         steps.prune_finished(runs, live={r for r in (p.name for p in runs.iterdir()) if r != run_id})

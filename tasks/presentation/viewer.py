@@ -263,8 +263,6 @@ class Pages:
         return self.page("text.html", t=found[0], marked=marked, groups=groups, sides=sides)
 
     def ab(self, request: Request) -> HTMLResponse:
-        from rubricflow.tasks.stats.compare import compare, judgment_sets
-
         corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))
         if not (corpus and a and b):
             return self.page(
@@ -277,17 +275,16 @@ class Pages:
                     ("b", "id@version or a rubric hash prefix"),
                 ],
             )
-        result = self.store.run(
-            lambda con: compare(
-                con,
-                corpus,
-                judgment_sets(con, corpus, a, None, True, "A"),
-                judgment_sets(con, corpus, b, None, True, "B"),
-                top=20,
-                resamples=500,
-            )
-        )
+        result = self.store.run(lambda con: self._comparison(con, corpus, a, b))
         return self.page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
+
+    @staticmethod
+    def _comparison(con, corpus: str, a: str, b: str):
+        """The stored A/B of the two sides while it is current (`compare` keeps it), else computed now."""
+        from rubricflow.tasks.stats.compare import compare, judgment_sets, stored_comparison
+
+        sides = judgment_sets(con, corpus, a, None, True, "A"), judgment_sets(con, corpus, b, None, True, "B")
+        return stored_comparison(con, corpus, *sides, None) or compare(con, corpus, *sides, top=20, resamples=500)
 
     def calibration(self, request: Request) -> HTMLResponse:
         from rubricflow.tasks.stats.calibration import calibration as agreement

@@ -6,18 +6,17 @@ bootstrap interval and McNemar's test (statsmodels)."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import duckdb
-from scipy import stats
 
 from rubricflow.errors import CheckFailed
 from rubricflow.rubrics.algebra import changed_criteria
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.formats import rubric_from_data
 from rubricflow.rubrics.library import Library, LibraryError, resolve
-from rubricflow.tasks.stats.agreement import bootstrap_mean_ci
 from rubricflow.warehouse import db, steps
 
 JudgmentSet = tuple[str, str]  # (rubric_hash, judge_hash)
@@ -86,6 +85,73 @@ class Comparison:
     def to_json(self) -> str:
         return json.dumps(asdict(self), default=str, indent=2)
 
+    @classmethod
+    def from_json(cls, text: str) -> Comparison:
+        data = json.loads(text)
+        sides = {k: [tuple(s) for s in data[k]] for k in ("a", "b")}
+        return cls(**(data | sides | {"scatter": [tuple(p) for p in data["scatter"]]}))
+
+
+def _sides(a: list[JudgmentSet], b: list[JudgmentSet]) -> str:
+    return json.dumps({"a": [list(s) for s in a], "b": [list(s) for s in b]})
+
+
+def stored_comparison(
+    con: duckdb.DuckDBPyConnection, corpus: str, a: list[JudgmentSet], b: list[JudgmentSet], options: dict | None
+) -> Comparison | None:
+    """The A/B of these sides as last computed, while the corpus's analytics have not moved since
+    (and, given `options`, computed with them); None otherwise."""
+    found = db.fetch(
+        con, "ab_result.sql", corpus=corpus, sides=_sides(a, b), options=json.dumps(options) if options else None
+    )
+    return Comparison.from_json(found[0]["result"]) if found else None
+
+
+def compared(
+    warehouse_path: str | Path, corpus: str, a: list[JudgmentSet], b: list[JudgmentSet], top: int, resamples: int
+) -> Comparison:
+    """The A/B of two resolved sides: the stored one while it is current, else computed now (on a
+    read-only connection) and stored for the next question (a short write)."""
+    options = {"top": top, "resamples": resamples, "seed": 0}
+    with db.reader(warehouse_path) as con:
+        found = stored_comparison(con, corpus, a, b, options)
+        if found is not None:
+            return found
+        version = db.fetch(con, "analytics_version.sql", corpus=corpus)[0]["version"]
+        started = time.perf_counter()
+        result = compare(con, corpus, a, b, **options)
+        seconds = time.perf_counter() - started
+    with db.writer(warehouse_path) as con:
+        _remember(con, result, options, version, seconds)
+    return result
+
+
+def _remember(con: duckdb.DuckDBPyConnection, result: Comparison, options: dict, version: int, seconds: float) -> None:
+    db.run_sql(
+        con,
+        "record_ab_result.sql",
+        corpus=result.corpus,
+        sides=_sides(result.a, result.b),
+        options=json.dumps(options),
+        version=version,
+        seconds=seconds,
+        result=result.to_json(),
+    )
+
+
+def refresh_stored(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
+    """Recompute the stored comparisons on a finished run's corpus that its work made stale, so
+    the morning after a nightly run reads current A/B results at once. Returns how many."""
+    stale = db.fetch(con, "stale_ab_results.sql", run=run_id)
+    for row in stale:
+        sides, options = json.loads(row["sides"]), json.loads(row["options"])
+        version = db.fetch(con, "analytics_version.sql", corpus=row["corpus_id"])[0]["version"]
+        started = time.perf_counter()
+        a, b = ([tuple(s) for s in sides[k]] for k in ("a", "b"))
+        result = compare(con, row["corpus_id"], a, b, **options)
+        _remember(con, result, options, version, time.perf_counter() - started)
+    return len(stale)
+
 
 def compare(
     con: duckdb.DuckDBPyConnection,
@@ -97,6 +163,8 @@ def compare(
     seed: int = 0,
 ) -> Comparison:
     """Every A/B statistic for two resolved sides (see `judgment_sets`)."""
+    from scipy import stats  # imported when used (~1 s): the scoring flow imports this module for `refresh_stored`
+
     for side, sets in (("a", a), ("b", b)):
         for rubric_hash, judge_hash in sets:
             steps.run_sql(con, "compare_side.sql", side=side, corpus=corpus, rubric=rubric_hash, judge=judge_hash)
@@ -138,6 +206,8 @@ def compare(
 
 
 def _bootstrap(con: duckdb.DuckDBPyConnection, resamples: int, seed: int) -> dict:
+    from rubricflow.tasks.stats.agreement import bootstrap_mean_ci  # imports scipy.stats (~1 s): when used
+
     grouped: dict = {}
     for criterion, delta, n in con.execute(db.sql("compare_deltas.sql")).fetchall():
         values, counts = grouped.setdefault(criterion, ([], []))

@@ -42,3 +42,6 @@ FROM adopted a JOIN completions p ON p.cell_key = a.source_key;
 INSERT INTO judgments BY NAME
 SELECT j.* REPLACE (a.cell_key AS cell_key, $run AS run_id, $rubric AS rubric_hash, j.cell_key AS adopted_from)
 FROM adopted a JOIN judgments j ON j.cell_key = a.source_key;
+
+-- The adopted texts are marked for the analytics refresh (warehouse/analytics.py).
+INSERT INTO stale_texts SELECT DISTINCT c.corpus_id, c.text_id FROM adopted a JOIN completions c ON c.cell_key = a.cell_key;

@@ -27,188 +27,31 @@ CREATE OR REPLACE VIEW current_completions AS
 SELECT c.* FROM completions c
 JOIN current_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
 
--- One row per text and judged criterion: the mean unit score over the scored samples, and the
--- mean logprob-weighted unit score where the endpoint returned logprobs.
--- (Joining the small criteria table before aggregating is faster than after, at 10M rows.)
-CREATE OR REPLACE VIEW criterion_scores AS
-SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
-       c.weight, c.importance, c.pass_threshold, c.points,
-       count(*) AS judgments, count(j.unit_score) AS scored,
-       avg(j.unit_score) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
-       min(j.unit_score) AS unit_min, max(j.unit_score) AS unit_max,
-       avg(j.unit_score) >= c.pass_threshold AS passed,
-       avg(j.weighted_unit_score) AS weighted_unit_score  -- logprob-weighted (G-Eval); NULL without logprobs
-FROM current_judgments j
-JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
-GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
-         c.weight, c.importance, c.pass_threshold, c.points;
+-- The per-text analytics are tables kept current as work lands (analytics_tables.sql,
+-- analytics_refresh.sql); these views are their public names.
 
--- Tree aggregation for rubrics with groups, bottom up: leaves are the scored criteria; each round
--- recomputes the parents of the nodes that changed in the round before, from all of their scored
--- children. (A rubric without groups is scored in one pass by text_scores.)
+-- One row per text and judged criterion: the mean unit score over the scored samples (of the
+-- text's current version), and the mean logprob-weighted unit score where the endpoint returned logprobs.
+CREATE OR REPLACE VIEW criterion_scores AS
+SELECT corpus_id, rubric_hash, judge_hash, text_id, criterion_id, weight, importance, pass_threshold, points,
+       judgments, scored, unit_score, unit_stddev, unit_min, unit_max, passed, weighted_unit_score
+FROM mat_criterion_scores;
+
+-- The tree's inner nodes per text, for rubrics with groups (and human labels of their criteria,
+-- as judge 'label:<rater>'): value and whether it is met.
 CREATE OR REPLACE VIEW node_scores AS
-WITH RECURSIVE vals(corpus_id, rubric_hash, judge_hash, text_id, node_id, v, met)
-USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
-    -- the leaves: criterion_scores, restricted to rubrics with groups before aggregating (so a
-    -- warehouse of flat rubrics costs nothing here); and human labels of those criteria, as judge
-    -- 'label:<rater>' (a hand-graded tree aggregates like a judged one: see graded_nodes.sql)
-    SELECT * FROM (
-        SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
-               avg(j.unit_score), avg(j.unit_score) >= c.pass_threshold
-        FROM current_judgments j
-        JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND NOT r.is_flat
-        JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
-        GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id, c.pass_threshold
-        HAVING avg(j.unit_score) IS NOT NULL
-        UNION ALL
-        SELECT l.corpus_id, c.rubric_hash, 'label:' || l.rater, l.text_id, l.criterion_id,
-               avg(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)) AS v,
-               v >= c.pass_threshold
-        FROM labels l
-        JOIN criteria c ON c.criterion_id = l.criterion_id
-        JOIN rubrics r ON r.rubric_hash = c.rubric_hash AND NOT r.is_flat
-        GROUP BY l.corpus_id, c.rubric_hash, l.rater, l.text_id, l.criterion_id, c.pass_threshold
-    )
-    UNION
-    SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id,
-           CASE g.aggregation
-               WHEN 'weighted_mean' THEN sum(k.weight * c.v) / nullif(sum(k.weight), 0)
-               WHEN 'weighted_sum'  THEN sum(k.weight * c.v)
-               WHEN 'min'           THEN min(c.v)
-               WHEN 'max'           THEN max(c.v)
-               WHEN 'all'           THEN bool_and(c.met)::DOUBLE
-               WHEN 'any'           THEN bool_or(c.met)::DOUBLE
-               WHEN 'points'        THEN CASE WHEN sum(greatest(coalesce(cr.points, 0), 0)) > 0 THEN
-                    greatest(0, least(1, sum(CASE WHEN c.met THEN coalesce(cr.points, 0) ELSE 0 END)
-                                         / sum(greatest(coalesce(cr.points, 0), 0)))) END
-           END AS v,
-           NULL::BOOLEAN AS met
-    FROM (SELECT DISTINCT w.corpus_id, w.rubric_hash, w.judge_hash, w.text_id, n.parent_id
-          FROM vals w JOIN rubric_nodes n ON n.rubric_hash = w.rubric_hash AND n.node_id = w.node_id
-          WHERE n.parent_id IS NOT NULL) p
-    JOIN rubric_nodes g ON g.rubric_hash = p.rubric_hash AND g.node_id = p.parent_id
-    JOIN rubric_nodes k ON k.rubric_hash = p.rubric_hash AND k.parent_id = p.parent_id
-    JOIN recurring.vals c ON c.corpus_id = p.corpus_id AND c.rubric_hash = p.rubric_hash
-     AND c.judge_hash = p.judge_hash AND c.text_id = p.text_id AND c.node_id = k.node_id
-    LEFT JOIN criteria cr ON cr.rubric_hash = k.rubric_hash AND cr.criterion_id = k.node_id
-    GROUP BY c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id, g.aggregation
-)
-SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id,
-       v AS value, coalesce(met, v >= 0.5) AS met
-FROM vals;
+SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, value, met FROM mat_node_scores;
 
 -- Disqualifier hits of all three kinds, one row per text, disqualifier and cause (detail: the
--- pattern that matched, the criterion's score, or the call units that declared it). Pattern
--- disqualifiers look at the text under test only.
+-- pattern that matched, the criterion's score, or the call units that declared it).
 CREATE OR REPLACE VIEW disqualifier_hits AS
-WITH pattern_dq AS (
-    SELECT rubric_hash, disqualifier_id, unnest(patterns) AS pattern_id
-    FROM rubric_disqualifiers WHERE kind = 'pattern'
-),
-criterion_dq AS (
-    SELECT rubric_hash, disqualifier_id, criterion_id, threshold
-    FROM rubric_disqualifiers WHERE kind = 'criterion'
-)
-SELECT s.corpus_id, s.rubric_hash, s.judge_hash, h.text_id, d.disqualifier_id, 'pattern' AS kind,
-       h.pattern_id AS detail
-FROM pattern_hits h
-JOIN texts t ON t.corpus_id = h.corpus_id AND t.text_id = h.text_id AND t.sha256 = h.text_sha256 AND t.removed_at IS NULL
-JOIN pattern_dq d ON d.rubric_hash = h.rubric_hash AND d.pattern_id = h.pattern_id
-JOIN judgment_sets s ON s.corpus_id = h.corpus_id AND s.rubric_hash = h.rubric_hash
-WHERE h.hits > 0
-UNION ALL
-SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, 'criterion',
-       d.criterion_id || '=' || round(avg(j.unit_score), 4)
-FROM current_judgments j
-JOIN criterion_dq d ON d.rubric_hash = j.rubric_hash AND d.criterion_id = j.criterion_id
-GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, d.criterion_id, d.threshold
-HAVING avg(j.unit_score) <= d.threshold
-UNION ALL
-SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, d.disqualifier_id, 'judge',
-       string_agg(DISTINCT c.unit_id, ',')
-FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(declared_disqualifiers) AS disqualifier_id
-      FROM current_completions WHERE len(declared_disqualifiers) > 0) c
-JOIN rubric_disqualifiers d ON d.rubric_hash = c.rubric_hash AND d.kind = 'judge' AND d.disqualifier_id = c.disqualifier_id
-GROUP BY ALL;
+SELECT corpus_id, rubric_hash, judge_hash, text_id, disqualifier_id, kind, detail FROM mat_disqualifier_hits;
 
 -- Per text: the rubric's score, label and pass/fail, with coverage (scored / planned criteria).
 CREATE OR REPLACE VIEW text_scores AS
-WITH per_text AS (  -- one pass over the criterion scores: coverage, essentials, and the root of a flat rubric
-    SELECT corpus_id, rubric_hash, judge_hash, text_id,
-           count(unit_score) AS scored_criteria,
-           count(unit_score) FILTER (WHERE importance = 'essential') AS essentials_scored,
-           min(unit_score) FILTER (WHERE importance = 'essential') AS essential_min_score,
-           sum(weight * unit_score) / nullif(sum(weight) FILTER (WHERE unit_score IS NOT NULL), 0) AS weighted_mean,
-           sum(weight * unit_score) AS weighted_sum,
-           min(unit_score) AS min_score, max(unit_score) AS max_score,
-           bool_and(passed)::DOUBLE AS all_met, bool_or(passed)::DOUBLE AS any_met,
-           sum(CASE WHEN passed THEN coalesce(points, 0) ELSE 0 END) AS points_earned,
-           sum(greatest(coalesce(points, 0), 0)) FILTER (WHERE unit_score IS NOT NULL) AS points_possible
-    FROM criterion_scores GROUP BY ALL
-),
-planned AS (  -- active criteria per genre (genre-less criteria apply to every text)
-    SELECT g.corpus_id, g.rubric_hash, g.judge_hash, g.genre_key, count(*) AS planned_criteria,
-           count(*) FILTER (WHERE c.importance = 'essential') AS essentials
-    FROM (SELECT DISTINCT s.corpus_id, s.rubric_hash, s.judge_hash, coalesce(t.genre, '') AS genre_key
-          FROM judgment_sets s JOIN texts t ON t.corpus_id = s.corpus_id AND t.removed_at IS NULL) g
-    JOIN criteria c ON c.rubric_hash = g.rubric_hash AND (len(c.genre) = 0 OR list_contains(c.genre, g.genre_key))
-    GROUP BY ALL
-),
-deep_root AS (
-    SELECT n.corpus_id, n.rubric_hash, n.judge_hash, n.text_id, n.value
-    FROM node_scores n JOIN rubric_nodes r ON r.rubric_hash = n.rubric_hash AND r.node_id = n.node_id
-    WHERE r.parent_id IS NULL AND NOT r.is_leaf
-),
-dq AS (
-    SELECT corpus_id, rubric_hash, judge_hash, text_id,
-           list(DISTINCT disqualifier_id ORDER BY disqualifier_id) AS disqualifiers
-    FROM disqualifier_hits GROUP BY ALL
-),
-scored AS (
-    SELECT s.corpus_id, s.rubric_hash, s.judge_hash, t.text_id, rb.rubric_id, rb.version, rb.disqualified_label,
-           rb.pass_threshold AS rubric_pass, rb.essential_minimum, d.disqualifiers,
-           p.planned_criteria, coalesce(x.scored_criteria, 0) AS scored_criteria,
-           coalesce(x.essentials_scored, 0) = p.essentials AS essentials_scored, x.essential_min_score,
-           CASE WHEN rb.is_flat THEN CASE rb.method
-                    WHEN 'weighted_mean' THEN x.weighted_mean WHEN 'weighted_sum' THEN x.weighted_sum
-                    WHEN 'min' THEN x.min_score WHEN 'max' THEN x.max_score
-                    WHEN 'all' THEN x.all_met WHEN 'any' THEN x.any_met
-                    WHEN 'points' THEN CASE WHEN x.points_possible > 0
-                         THEN greatest(0, least(1, x.points_earned / x.points_possible)) END END
-                ELSE r.value END AS root_value,
-           rb.invert
-    FROM judgment_sets s
-    JOIN texts t ON t.corpus_id = s.corpus_id AND t.removed_at IS NULL
-    JOIN rubrics rb ON rb.rubric_hash = s.rubric_hash
-    JOIN planned p ON p.corpus_id = s.corpus_id AND p.rubric_hash = s.rubric_hash AND p.judge_hash = s.judge_hash
-     AND p.genre_key = coalesce(t.genre, '')
-    LEFT JOIN per_text x ON x.corpus_id = s.corpus_id AND x.rubric_hash = s.rubric_hash
-     AND x.judge_hash = s.judge_hash AND x.text_id = t.text_id
-    LEFT JOIN deep_root r ON r.corpus_id = s.corpus_id AND r.rubric_hash = s.rubric_hash
-     AND r.judge_hash = s.judge_hash AND r.text_id = t.text_id
-    LEFT JOIN dq d ON d.corpus_id = s.corpus_id AND d.rubric_hash = s.rubric_hash
-     AND d.judge_hash = s.judge_hash AND d.text_id = t.text_id
-),
-final AS (
-    SELECT *, CASE WHEN invert THEN 1 - root_value ELSE root_value END AS raw_score FROM scored
-)
-SELECT f.corpus_id, f.rubric_id, f.version, f.rubric_hash, f.judge_hash, f.text_id,
-       CASE WHEN f.disqualifiers IS NOT NULL THEN 0.0 ELSE f.raw_score END AS score,
-       CASE WHEN f.disqualifiers IS NOT NULL THEN f.disqualified_label
-            WHEN f.raw_score IS NULL THEN NULL
-            ELSE l.label END AS label,
-       CASE WHEN f.disqualifiers IS NOT NULL THEN FALSE
-            WHEN f.raw_score IS NULL THEN NULL
-            WHEN f.rubric_pass IS NULL AND f.essential_minimum IS NULL THEN NULL
-            ELSE coalesce(f.raw_score >= f.rubric_pass, TRUE)
-                 AND (f.essential_minimum IS NULL
-                      OR (f.essentials_scored AND coalesce(f.essential_min_score >= f.essential_minimum, TRUE)))
-       END AS passed,
-       coalesce(f.disqualifiers, []) AS disqualifiers,
-       f.scored_criteria, f.planned_criteria,
-       f.scored_criteria / f.planned_criteria AS coverage
-FROM final f
-ASOF LEFT JOIN rubric_labels l ON l.rubric_hash = f.rubric_hash AND f.raw_score >= l.min_score;
+SELECT corpus_id, rubric_id, version, rubric_hash, judge_hash, text_id, score, label, passed, disqualifiers,
+       scored_criteria, planned_criteria, coverage
+FROM mat_text_scores;
 
 -- Pattern hits per text and per pattern (counts for a text's earlier version are deleted when it changes).
 CREATE OR REPLACE VIEW pattern_hit_counts AS

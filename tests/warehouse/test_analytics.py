@@ -1,0 +1,321 @@
+"""The materialised analytics (warehouse/analytics.py) held to a from-scratch computation.
+
+Random sequences of what happens to a warehouse, each through the warehouse's own steps: ingests
+that add, change and remove texts; runs of several rubric versions (flat and tree, with pattern,
+criterion and judge disqualifiers) and judges, whose plans adopt the cells another version shares;
+shards landed with scored, unscored and failed cells; loads killed -9 before their commit and
+loaded again; human labels; pattern counts. After every sequence the materialised tables equal
+the analytics as computed before they were materialised (bench/unmaterialised_views.sql, over the
+raw rows), and equal a `rebuild`. RUBRICFLOW_ANALYTICS_EXAMPLES sets how many sequences (the bench
+runs more).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.model import Rubric
+from rubricflow.rubrics.render import call_units
+from rubricflow.warehouse import analytics, db, rows, sqlfiles, steps
+from tests.conftest import ROOT
+
+EXAMPLES = int(os.environ.get("RUBRICFLOW_ANALYTICS_EXAMPLES", "25"))
+TABLES = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores")
+ORDINAL = {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 2}, {"value": 3}]}
+
+
+def flat(version: str, b_description: str) -> Rubric:
+    return Rubric.model_validate(
+        {
+            "metadata": {"id": "flat", "version": version},
+            "goal": "g",
+            "criteria": [
+                {"id": "a", "description": "first", "scale": {"kind": "binary"}, "importance": "essential"},
+                {"id": "b", "description": b_description, "scale": ORDINAL, "weight": 2},
+                {"id": "n", "description": "news only", "scale": ORDINAL, "genre": ["news"]},
+            ],
+            "patterns": [{"id": "p", "regex": "bad"}],
+            "disqualifiers": [
+                {"id": "pat", "kind": "pattern", "patterns": ["p"]},
+                {"id": "floor", "kind": "criterion", "criterion": "b"},
+                {"id": "judge", "kind": "judge", "description": "refuses"},
+            ],
+            "scoring": {"pass_threshold": 0.5, "labels": [{"label": "hi", "min": 0.6}, {"label": "lo", "min": 0.0}]},
+        }
+    )
+
+
+def tree() -> Rubric:
+    return Rubric.model_validate(
+        {
+            "metadata": {"id": "tree", "version": "1.0.0"},
+            "goal": "g",
+            "criteria": [{"id": c, "description": c, "scale": ORDINAL} for c in ("x", "y", "z")],
+            "groups": [
+                {"id": "inner", "children": ["x", "y"], "aggregation": "min", "weight": 3},
+                {"id": "root", "children": ["inner", "z"]},
+            ],
+        }
+    )
+
+
+BUNDLES = [compile_or_raise(r) for r in (flat("1.0.0", "second"), flat("2.0.0", "second, reworded"), tree())]
+SETS = [(0, "j1", "per_criterion"), (1, "j1", "per_criterion"), (2, "j1", "holistic"), (0, "j2", "holistic")]
+
+ingest_op = st.tuples(st.just("ingest"), st.integers(0, 2**16))
+judge_op = st.tuples(st.just("judge"), st.integers(0, len(SETS) - 1), st.integers(0, 2**16), st.booleans())
+labels_op = st.tuples(st.just("labels"), st.integers(0, 2**16))
+patterns_op = st.tuples(st.just("patterns"), st.integers(0, len(BUNDLES) - 1))
+operations = st.lists(st.one_of(ingest_op, judge_op, labels_op, patterns_op), min_size=1, max_size=8)
+
+
+def ingest(con, folder: Path, seed: int) -> None:
+    """Twelve possible texts, each present, changed or gone at random (a re-ingest of the source)."""
+    rng = random.Random(seed)
+    texts = [
+        {
+            "text_id": f"t{i:02d}",
+            "text": rng.choice(["fine text", "a bad text", "another fine one"]),
+            "input": rng.choice([None, "q"]),
+            "context": None,
+            "genre": rng.choice([None, "news"]),
+            "metadata": None,
+        }
+        for i in range(12)
+        if rng.random() < 0.85
+    ]
+    for t in texts:
+        t["sha256"] = hashlib.sha256(t["text"].encode()).hexdigest()
+    path = folder / f"corpus-{seed}.parquet"
+    schema = pa.schema(
+        [(n, pa.string()) for n in ("text_id", "text", "input", "context", "genre", "metadata", "sha256")]
+    )
+    pq.write_table(pa.Table.from_pylist(texts, schema=schema), path)
+    steps.load_corpus(con, "c", "source", path, len(texts), 0)
+
+
+def answer(rng: random.Random, bundle, plan_row: dict, run_id: str, judge: str) -> tuple[dict, list[dict]]:
+    """One judged cell as a shard lands it: ok with scored or unscored criteria, or failed."""
+    rubric = bundle.rubric
+    units = {u.id: u.criteria for u in call_units(rubric, SETS[0][2], plan_row["genre"])}
+    units |= {u.id: u.criteria for u in call_units(rubric, "holistic", plan_row["genre"])}
+    ok = rng.random() < 0.9
+    key = {k: plan_row[k] for k in ("cell_key", "text_id", "text_sha256", "sample")}
+    base = {**key, "run_id": run_id, "corpus_id": "c", "rubric_hash": bundle.hash, "judge_hash": judge}
+    completion = rows.blank_completion(
+        **base,
+        unit_id=plan_row["unit_id"],
+        attempts=1,
+        status="ok" if ok else "failed",
+        error_kind=None if ok else "parse",
+        declared_disqualifiers=["judge"] if ok and rng.random() < 0.1 and rubric.metadata.id == "flat" else [],
+        created_at=datetime.now(),
+    )
+    judgments = []
+    for cid in units[plan_row["unit_id"]] if ok else ():
+        scale = rubric.criterion(cid).scale
+        value = rng.choice([True, False]) if scale.kind == "binary" else rng.choice([1, 2, 3])
+        scored = rng.random() < 0.9
+        judgments.append(
+            dict.fromkeys(rows.JUDGMENT.names)
+            | base
+            | {
+                "criterion_id": cid,
+                "value": json.dumps(value),
+                "unit_score": scale.unit(value) if scored else None,
+                "status": "scored" if scored else "unscored",
+                "evidence": [],
+                "warnings": [],
+            }
+        )
+    return completion, judgments
+
+
+def judge(con, folder: Path, set_index: int, seed: int, kill: bool) -> None:
+    """A run of one judgment set: plan (adopting shared cells), land a random part, load it."""
+    bundle_index, judge_hash, strategy = SETS[set_index]
+    bundle, rng, run_id = BUNDLES[bundle_index], random.Random(seed), f"run-{seed}-{set_index}"
+    db.register_rubric(con, bundle)
+    steps.count_pattern_hits(con, "c", bundle)
+    plan = steps.plan_cells(con, "c", bundle, judge_hash, strategy, 1, folder / run_id, 50, run_id=run_id)
+    with db.transaction(con):
+        steps.start_run(
+            con, run=run_id, corpus="c", rubric=bundle.hash, judge=judge_hash, model="m", strategy=strategy,
+            samples=1, parameters="{}", planned=plan.total, skipped=plan.total - plan.cells,
+            estimated_usd=None, budget_usd=None,
+        )  # fmt: skip
+    cells = [r for f in plan.files for r in pq.read_table(f).to_pylist() if rng.random() < 0.7]
+    if not cells:
+        return
+    answered = [answer(rng, bundle, r, run_id, judge_hash) for r in cells]
+    completions = folder / f"{run_id}.completions.parquet"
+    pq.write_table(pa.Table.from_pylist([c for c, _ in answered], schema=rows.COMPLETION), completions)
+    pq.write_table(
+        pa.Table.from_pylist([j for _, js in answered for j in js], schema=rows.JUDGMENT),
+        folder / f"{run_id}.judgments.parquet",
+    )
+    if kill:
+        killed_mid_load(con, completions)
+    steps.load_landed(con, completions)
+
+
+KILLED = """
+import os, sys
+from pathlib import Path
+from rubricflow.warehouse import analytics, db, sqlfiles
+with db.writer(sys.argv[1]) as con:
+    con.execute("BEGIN")
+    sqlfiles.run_sql(con, "load_landed.sql", completions=sys.argv[2], judgments=sys.argv[3])
+    analytics.refresh(con)
+    os.kill(os.getpid(), 9)  # before the commit
+"""
+
+
+def killed_mid_load(con, completions: Path) -> None:
+    """The same load in another process, killed -9 before its commit (the test's connection is
+    closed meanwhile: one writer per file)."""
+    path = Path(
+        con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+    )
+    con.close()
+    judgments = completions.with_name(completions.name.replace(".completions.", ".judgments."))
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(path), str(completions), str(judgments)], cwd=ROOT, capture_output=True
+    )
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    raise Reopen(path)
+
+
+class Reopen(Exception):
+    """The writer connection was closed for a killed load: reopen and load again."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+
+def label(con, seed: int) -> None:
+    import polars as pl
+
+    rng = random.Random(seed)
+    ids = [
+        r[0] for r in con.execute("SELECT text_id FROM texts WHERE corpus_id = 'c' AND removed_at IS NULL").fetchall()
+    ]
+    chosen = [t for t in ids if rng.random() < 0.5]
+    if chosen:
+        frame = pl.DataFrame(
+            [{"text_id": t, "criterion_id": c, "rater": rng.choice(["r1", "r2"]), "score": float(rng.choice([1, 2, 3]))}
+             for t in chosen for c in ("x", "y", "b")]
+        ).unique(["text_id", "criterion_id", "rater"])  # fmt: skip
+        steps.load_labels(con, "c", frame, "labels.csv")
+
+
+def apply(con, folder: Path, op: tuple, step: int) -> None:
+    """One operation; its seed is mixed with its place in the sequence, so that the same drawn
+    seed twice (hypothesis favours small, repeated values) still changes the corpus."""
+    kind, *args = op
+    if kind in ("ingest", "labels"):
+        args[0] = args[0] * 100 + step
+    if kind == "judge":
+        args[1] = args[1] * 100 + step
+    if kind == "ingest":
+        ingest(con, folder, args[0])
+    elif kind == "judge" and con.execute("SELECT count(*) FROM texts").fetchone()[0]:
+        judge(con, folder, *args)
+    elif kind == "labels":
+        label(con, args[0])
+    elif kind == "patterns":
+        db.register_rubric(con, BUNDLES[args[0]])
+        steps.count_pattern_hits(con, "c", BUNDLES[args[0]])
+
+
+def table(con, name: str) -> list[tuple]:
+    found = con.execute(f"SELECT * FROM {name}").fetchall()
+    return sorted((tuple(round(v, 9) if isinstance(v, float) else v for v in r) for r in found), key=repr)
+
+
+def assert_materialised_equals_scratch(path: Path) -> None:
+    with db.writer(path) as con:
+        con.execute((ROOT / "bench" / "unmaterialised_views.sql").read_text())
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone()[0] == 0
+        materialised = {name: table(con, name) for name in TABLES}
+        for name in TABLES:
+            assert materialised[name] == table(con, f"unmat_{name}"), name
+        analytics.rebuild(con)
+        for name in TABLES:
+            assert materialised[name] == table(con, name), f"{name} after rebuild"
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations)
+def test_materialised_analytics_equal_a_from_scratch_computation(ops, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("w")
+    path = folder / "w.duckdb"
+    pending = list(enumerate(ops))
+    while pending:
+        try:
+            with db.writer(path) as con:
+                while pending:
+                    step, op = pending.pop(0)
+                    apply(con, folder, op, step)
+        except Reopen:
+            with db.writer(path) as con:  # what load_pending does for a crashed run's shard
+                for landed in folder.glob("*.completions.parquet"):
+                    steps.load_landed(con, landed)
+    assert_materialised_equals_scratch(path)
+
+
+def test_a_warehouse_without_materialised_tables_gets_them_on_a_writers_open(tmp_path):
+    """A warehouse from before (or built by other definitions): the first writer rebuilds."""
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        ingest(con, tmp_path, 1)
+        judge(con, tmp_path, 0, 2, kill=False)
+        (before,) = con.execute("SELECT count(*) FROM text_scores WHERE scored_criteria > 0").fetchone()
+        con.execute("UPDATE analytics_state SET definition_sha = 'older'")
+        con.execute("DELETE FROM mat_text_scores")
+    assert before > 0
+    with db.writer(path) as con:
+        assert con.execute("SELECT count(*) FROM text_scores WHERE scored_criteria > 0").fetchone()[0] == before
+
+
+def marked_by(con, source: Path) -> set[str]:
+    """The texts a re-ingest of `source` marks for the refresh (load_corpus.sql, rolled back)."""
+    con.execute("BEGIN")
+    sqlfiles.run_sql(con, "load_corpus.sql", corpus="c", parquet=str(source))
+    marked = {r[0] for r in con.execute("SELECT text_id FROM stale_texts").fetchall()}
+    con.execute("ROLLBACK")
+    return marked
+
+
+def test_a_reingest_marks_only_the_texts_it_changed_or_removed(tmp_path):
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        ingest(con, tmp_path, 7)
+        judge(con, tmp_path, 0, 7, kill=False)
+        source = tmp_path / "corpus-7.parquet"
+        assert marked_by(con, source) == set()
+        texts = pq.read_table(source).to_pylist()
+        changed, removed, kept = texts[0], texts[1], texts[2:]
+        changed |= {"text": "now a bad text", "sha256": hashlib.sha256(b"now a bad text").hexdigest()}
+        pq.write_table(pa.Table.from_pylist([changed, *kept], schema=pq.read_schema(source)), source)
+        assert marked_by(con, source) == {changed["text_id"], removed["text_id"]}
+        steps.load_corpus(con, "c", "source", source, len(kept) + 1, 0)
+        steps.count_pattern_hits(con, "c", BUNDLES[0])
+        (score,) = con.execute("SELECT score FROM text_scores WHERE text_id = ?", [changed["text_id"]]).fetchone()
+        assert score == 0.0  # the pattern disqualifier now fails it
+        gone = con.execute("SELECT count(*) FROM text_scores WHERE text_id = ?", [removed["text_id"]]).fetchone()
+        assert gone == (0,)
+    assert_materialised_equals_scratch(path)

@@ -1,0 +1,68 @@
+"""The materialised analytics (sql/analytics_tables.sql): criterion, node and text scores and
+disqualifier hits, kept as tables so that questions over millions of judgments read them instead
+of recomputing every text's score from all of its judgments.
+
+How they stay current: every write that changes what a text's scores are made of marks the text
+in `stale_texts` (the marking is in that write's own `.sql` file) and calls `refresh` inside the
+same transaction, which recomputes the marked texts only (sql/analytics_refresh.sql). A crash
+rolls both back together. `rebuild` recomputes everything from the raw rows; a writer does that by
+itself when the definitions changed since the tables were built (or the warehouse predates them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import duckdb
+
+from .sqlfiles import run_sql, sql, transaction
+
+DEFINITIONS = ("analytics_tables.sql", "analytics_refresh.sql")
+TABLES = ("mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores")
+COUNTS = (  # what `rubricflow rebuild` reports
+    "SELECT (SELECT count(*) FROM current_texts), (SELECT count(*) FROM judgment_sets), "
+    "(SELECT count(*) FROM mat_criterion_scores), (SELECT count(*) FROM mat_text_scores)"
+)
+
+
+def definition_sha() -> str:
+    """What the tables were built by: a change to either file means a rebuild."""
+    return hashlib.sha256("".join(sql(name) for name in DEFINITIONS).encode()).hexdigest()
+
+
+def refresh(con: duckdb.DuckDBPyConnection) -> int:
+    """Recompute the texts marked stale; call inside the transaction of the write that marked
+    them. Returns how many texts were marked (0: nothing ran)."""
+    (stale,) = con.execute("SELECT count(*) FROM stale_texts").fetchone() or (0,)
+    if stale:
+        started = time.perf_counter()
+        run_sql(con, "analytics_refresh.sql")
+        con.execute(
+            "INSERT INTO analytics_refreshes VALUES (current_timestamp, $texts, $seconds)",
+            {"texts": stale, "seconds": time.perf_counter() - started},
+        )
+    return int(stale)
+
+
+def rebuild(con: duckdb.DuckDBPyConnection) -> float:
+    """Drop and recompute every materialised table from the raw rows, in one transaction; returns
+    the seconds it took."""
+    started = time.perf_counter()
+    with transaction(con):
+        for table in TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        run_sql(con, "analytics_tables.sql")
+        con.execute("DELETE FROM stale_texts")
+        con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
+        run_sql(con, "analytics_refresh.sql")
+        con.execute("DELETE FROM analytics_state")
+        con.execute("INSERT INTO analytics_state VALUES ($sha, current_timestamp)", {"sha": definition_sha()})
+    return time.perf_counter() - started
+
+
+def ensure_current(con: duckdb.DuckDBPyConnection) -> None:
+    """On a writer's open: rebuild when the tables were built by other definitions (or never)."""
+    stored = con.execute("SELECT definition_sha FROM analytics_state").fetchall()
+    if stored != [(definition_sha(),)]:
+        rebuild(con)

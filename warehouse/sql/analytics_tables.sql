@@ -1,0 +1,104 @@
+-- The materialised analytics: per judgment set, the criterion, node and text scores and the
+-- disqualifier hits, one row per text as views.sql's criterion_scores / node_scores /
+-- disqualifier_hits / text_scores show them (those views read these tables). They are kept current
+-- by analytics_refresh.sql, text by text, in the same transaction as the write that changed a
+-- text's inputs (warehouse/analytics.py); `rubricflow rebuild` recomputes them from the raw rows.
+-- When this file or analytics_refresh.sql changes, a writer drops and rebuilds them (the hash of
+-- both files is kept in analytics_state).
+
+CREATE TABLE IF NOT EXISTS analytics_state (
+    definition_sha VARCHAR NOT NULL,  -- sha256 of analytics_tables.sql + analytics_refresh.sql
+    rebuilt_at     TIMESTAMP NOT NULL
+);
+
+-- Texts whose analytics must be recomputed: written by every step that changes what a text's
+-- scores are made of (judgments landed or adopted, the text changed or removed, labels, pattern
+-- counts, a new judgment set), consumed by the refresh in the same transaction.
+CREATE TABLE IF NOT EXISTS stale_texts (
+    corpus_id VARCHAR NOT NULL,
+    text_id   VARCHAR NOT NULL
+);
+
+-- What keeping the tables current costs: one row per refresh (a shard's load, an ingest...).
+CREATE TABLE IF NOT EXISTS analytics_refreshes (
+    refreshed_at TIMESTAMP NOT NULL,
+    texts        BIGINT NOT NULL,    -- texts recomputed
+    seconds      DOUBLE NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS mat_criterion_scores (
+    corpus_id      VARCHAR NOT NULL,
+    rubric_hash    VARCHAR NOT NULL,
+    judge_hash     VARCHAR NOT NULL,
+    text_id        VARCHAR NOT NULL,
+    criterion_id   VARCHAR NOT NULL,
+    weight         DOUBLE,
+    importance     VARCHAR,
+    pass_threshold DOUBLE,
+    points         DOUBLE,
+    judgments      BIGINT,
+    scored         BIGINT,
+    unit_score     DOUBLE,
+    unit_stddev    DOUBLE,
+    unit_min       DOUBLE,
+    unit_max       DOUBLE,
+    passed         BOOLEAN,
+    weighted_unit_score DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS mat_node_scores (
+    corpus_id   VARCHAR NOT NULL,
+    rubric_hash VARCHAR NOT NULL,
+    judge_hash  VARCHAR NOT NULL,
+    text_id     VARCHAR NOT NULL,
+    node_id     VARCHAR NOT NULL,
+    value       DOUBLE,
+    met         BOOLEAN
+);
+
+CREATE TABLE IF NOT EXISTS mat_disqualifier_hits (
+    corpus_id       VARCHAR NOT NULL,
+    rubric_hash     VARCHAR NOT NULL,
+    judge_hash      VARCHAR NOT NULL,
+    text_id         VARCHAR NOT NULL,
+    disqualifier_id VARCHAR NOT NULL,
+    kind            VARCHAR NOT NULL,
+    detail          VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS mat_text_scores (
+    corpus_id        VARCHAR NOT NULL,
+    rubric_id        VARCHAR,
+    version          VARCHAR,
+    rubric_hash      VARCHAR NOT NULL,
+    judge_hash       VARCHAR NOT NULL,
+    text_id          VARCHAR NOT NULL,
+    score            DOUBLE,
+    label            VARCHAR,
+    passed           BOOLEAN,
+    disqualifiers    VARCHAR[],
+    scored_criteria  BIGINT,
+    planned_criteria BIGINT,
+    coverage         DOUBLE
+);
+
+-- Each corpus's analytics version: every refresh that touches a text of the corpus moves it on,
+-- so a result computed from the analytics knows whether it is still current.
+CREATE TABLE IF NOT EXISTS analytics_versions (
+    corpus_id VARCHAR PRIMARY KEY,
+    version   BIGINT NOT NULL
+);
+
+-- A/B comparisons as `compare` computed them (tasks/stats/compare.py), one per corpus and pair of
+-- sides: read back while the corpus's analytics version is the one they were computed at, and
+-- recomputed when a run on the corpus finishes.
+CREATE TABLE IF NOT EXISTS ab_results (
+    corpus_id       VARCHAR NOT NULL,
+    sides           VARCHAR NOT NULL,  -- JSON: {"a": [[rubric_hash, judge_hash], ...], "b": [...]}
+    options         VARCHAR NOT NULL,  -- JSON: top, resamples, seed
+    corpus_version  BIGINT NOT NULL,
+    computed_at     TIMESTAMP NOT NULL,
+    seconds         DOUBLE NOT NULL,   -- what computing it took
+    result          JSON NOT NULL,     -- Comparison.to_json()
+    PRIMARY KEY (corpus_id, sides)
+);

@@ -1,0 +1,52 @@
+"""The warehouse's `.sql` files: read one, split it into statements, run it, fetch its rows, and
+group statements into one transaction. Every SQL statement rubricflow runs lives in `sql/`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+SQL_DIR = Path(__file__).parent / "sql"
+
+
+def sql(name: str) -> str:
+    """The text of one `.sql` file of the warehouse."""
+    return (SQL_DIR / name).read_text(encoding="utf-8")
+
+
+def statements(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> Iterator[tuple[Any, dict]]:
+    """The statements of a `.sql` file as DuckDB's own parser splits them (comments, strings and
+    semicolons in them are its business), each with the named parameters it uses (DuckDB refuses
+    unused ones; a missing one is a KeyError naming it)."""
+    for statement in con.extract_statements(sql(name)):
+        yield statement, {p: params[p] for p in statement.named_parameters}
+
+
+def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
+    """The rows of a one-query `.sql` file, as dicts."""
+    [(statement, used)] = statements(con, name, params)
+    cursor = con.execute(statement, used)
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params) -> None:
+    """Run every statement of a `.sql` file, giving each the named parameters it uses."""
+    for statement, used in statements(con, name, params):
+        con.execute(statement, used)
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All the statements inside commit together or not at all."""
+    con.execute("BEGIN")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

@@ -31,10 +31,19 @@ def definition_sha() -> str:
     return hashlib.sha256("".join(sql(name) for name in DEFINITIONS).encode()).hexdigest()
 
 
-def refresh(con: duckdb.DuckDBPyConnection) -> int:
+def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0) -> int:
     """Recompute the texts marked stale; call inside the transaction of the write that marked
-    them. Returns how many texts were marked (0: nothing ran)."""
+    them. With `lag_s`, a refresh less than that long ago leaves the marks for the next one (a
+    run's shard loads: each refresh scans the judgments, so one every few seconds costs a run's
+    throughput far less than one per shard); they are committed with the write, so a crash loses
+    none. Returns how many texts were recomputed."""
     (stale,) = con.execute("SELECT count(*) FROM stale_texts").fetchone() or (0,)
+    if stale and lag_s:
+        (recent,) = con.execute(
+            "SELECT count(*) FROM analytics_refreshes WHERE refreshed_at > current_timestamp - to_seconds($lag)",
+            {"lag": lag_s},
+        ).fetchone() or (0,)
+        stale = 0 if recent else stale
     if stale:
         started = time.perf_counter()
         run_sql(con, "analytics_refresh.sql")
@@ -62,7 +71,11 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> float:
 
 
 def ensure_current(con: duckdb.DuckDBPyConnection) -> None:
-    """On a writer's open: rebuild when the tables were built by other definitions (or never)."""
+    """On a writer's open: rebuild when the tables were built by other definitions (or never),
+    else recompute the texts a lagging refresh left marked (see `refresh`)."""
     stored = con.execute("SELECT definition_sha FROM analytics_state").fetchall()
     if stored != [(definition_sha(),)]:
         rebuild(con)
+        return
+    with transaction(con):
+        refresh(con)

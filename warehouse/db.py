@@ -306,3 +306,5 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
                 "INSERT INTO rubric_labels (rubric_hash, label, min_score) VALUES (?, ?, ?)",
                 [(h, lab.label, lab.min) for lab in s.labels],
             )
+        run_sql(con, "mark_labelled_texts.sql", rubric=h)
+        analytics.refresh(con)

@@ -172,13 +172,18 @@ def _literal(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+# A run's shard loads refresh the analytics at most this often (warehouse/analytics.refresh); the
+# run's end, any other write and the next writer's open catch up on what is left.
+LOAD_REFRESH_LAG_S = 10.0
+
+
 def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
     """Load one landed shard in one transaction, then remove its files. Returns the cells loaded."""
     judgments_file = completions_file.with_name(completions_file.name.replace(".completions.", ".judgments."))
     with transaction(con):
         run_sql(con, "load_landed.sql", completions=str(completions_file), judgments=str(judgments_file))
         cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchall()[0][0]
-        analytics.refresh(con)
+        analytics.refresh(con, lag_s=LOAD_REFRESH_LAG_S)
     completions_file.unlink()  # after the commit: a crash before this only reloads the same rows
     judgments_file.unlink(missing_ok=True)
     return cells
@@ -345,11 +350,17 @@ def record_price(con: duckdb.DuckDBPyConnection, price) -> None:
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str | None) -> None:
-    run_sql(con, "finish_run.sql", run=run_id, status=status, message=message)
+    """The run's end; the texts its last loads left marked are recomputed with it."""
+    with transaction(con):
+        run_sql(con, "finish_run.sql", run=run_id, status=status, message=message)
+        analytics.refresh(con)
 
 
 def finish_batch(con: duckdb.DuckDBPyConnection, batch_id: str, status: str, online_cells: int) -> None:
-    run_sql(con, "finish_batch.sql", batch=batch_id, status=status, online_cells=online_cells)
+    """A batch's end; the texts its load left marked are recomputed with it."""
+    with transaction(con):
+        run_sql(con, "finish_batch.sql", batch=batch_id, status=status, online_cells=online_cells)
+        analytics.refresh(con)
 
 
 def corpus_digest(con: duckdb.DuckDBPyConnection, corpus_id: str) -> str | None:

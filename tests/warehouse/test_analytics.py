@@ -144,8 +144,8 @@ def answer(rng: random.Random, bundle, plan_row: dict, run_id: str, judge: str) 
     return completion, judgments
 
 
-def judge(con, folder: Path, set_index: int, seed: int, kill: bool) -> None:
-    """A run of one judgment set: plan (adopting shared cells), land a random part, load it."""
+def judge(con, folder: Path, set_index: int, seed: int, kill: bool, finish: bool = True) -> None:
+    """A run of one judgment set: plan (adopting shared cells), land a random part, load it, finish."""
     bundle_index, judge_hash, strategy = SETS[set_index]
     bundle, rng, run_id = BUNDLES[bundle_index], random.Random(seed), f"run-{seed}-{set_index}"
     db.register_rubric(con, bundle)
@@ -159,6 +159,7 @@ def judge(con, folder: Path, set_index: int, seed: int, kill: bool) -> None:
         )  # fmt: skip
     cells = [r for f in plan.files for r in pq.read_table(f).to_pylist() if rng.random() < 0.7]
     if not cells:
+        steps.finish_run(con, run_id, "completed", None)
         return
     answered = [answer(rng, bundle, r, run_id, judge_hash) for r in cells]
     completions = folder / f"{run_id}.completions.parquet"
@@ -170,6 +171,8 @@ def judge(con, folder: Path, set_index: int, seed: int, kill: bool) -> None:
     if kill:
         killed_mid_load(con, completions)
     steps.load_landed(con, completions)
+    if finish:
+        steps.finish_run(con, run_id, "completed", None)
 
 
 KILLED = """
@@ -318,4 +321,30 @@ def test_a_reingest_marks_only_the_texts_it_changed_or_removed(tmp_path):
         assert score == 0.0  # the pattern disqualifier now fails it
         gone = con.execute("SELECT count(*) FROM text_scores WHERE text_id = ?", [removed["text_id"]]).fetchone()
         assert gone == (0,)
+    assert_materialised_equals_scratch(path)
+
+
+def test_shard_loads_refresh_at_most_every_few_seconds_and_the_run_end_catches_up(tmp_path):
+    """A run's loads leave their marks when a refresh ran in the last LOAD_REFRESH_LAG_S (each
+    refresh scans the judgments); the run's end recomputes them."""
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        ingest(con, tmp_path, 31)
+        judge(con, tmp_path, 0, 31, kill=False, finish=False)  # start_run refreshed just before the load
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone()[0] > 0
+        assert con.execute("SELECT count(*) FROM text_scores WHERE scored_criteria > 0").fetchone() == (0,)
+        steps.finish_run(con, "run-31-0", "completed", None)
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone() == (0,)
+        assert con.execute("SELECT count(*) FROM text_scores WHERE scored_criteria > 0").fetchone()[0] > 0
+    assert_materialised_equals_scratch(path)
+
+
+def test_marks_a_crash_left_are_recomputed_by_the_next_writer(tmp_path):
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        ingest(con, tmp_path, 32)
+        judge(con, tmp_path, 0, 32, kill=False, finish=False)
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone()[0] > 0  # then the process ends
+    with db.writer(path) as con:
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone() == (0,)
     assert_materialised_equals_scratch(path)

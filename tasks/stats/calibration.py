@@ -144,17 +144,18 @@ def calibration(
     for r in rows:
         scores.setdefault(r["criterion_id"], {}).setdefault(r["rater"], {})[r["text_id"]] = r["score"]
     raters = sorted({r["rater"] for r in rows})
-    if judge not in raters:
-        hint = " (weighted scores need an endpoint that returns logprobs)" if score == "weighted" else ""
-        raise CalibrationError(
-            f"no scores by {judge!r} on corpus {corpus!r}{hint} (raters there: {', '.join(raters) or 'none'})"
-        )
     humans = list(humans or [r for r in raters if r != judge])
     missing = [h for h in humans if h not in raters]
     if missing or not humans:
         raise CalibrationError(
             f"no labels by {', '.join(missing) or 'any human rater'} on corpus {corpus!r} "
-            f"(raters there: {', '.join(raters)})"
+            f"(raters there: {', '.join(raters) or 'none'})"
+        )
+    if judge not in raters:  # a rubric's judge counts on the labelled texts only (rater_scores.sql)
+        hint = " (weighted scores need an endpoint that returns logprobs)" if score == "weighted" else ""
+        raise CalibrationError(
+            f"no scores by {judge!r} on the labelled texts of corpus {corpus!r}{hint} "
+            f"(raters there: {', '.join(raters) or 'none'})"
         )
     result = rater_agreement(scores, judge, humans, step)
     if not result:

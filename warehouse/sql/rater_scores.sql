@@ -10,5 +10,8 @@ SELECT criterion_id, $judge_name, text_id, coalesce(scale_min + unit * (scale_ma
 FROM (SELECT s.criterion_id, s.text_id, c.scale_min, c.scale_max,
              CASE WHEN $score = 'weighted' THEN s.weighted_unit_score ELSE s.unit_score END AS unit
       FROM criterion_scores s JOIN criteria c USING (rubric_hash, criterion_id)
-      WHERE $rubric IS NOT NULL AND s.corpus_id = $corpus AND s.rubric_hash = $rubric AND s.judge_hash = $judge_hash)
+      WHERE $rubric IS NOT NULL AND s.corpus_id = $corpus AND s.rubric_hash = $rubric AND s.judge_hash = $judge_hash
+        -- only what a label can be compared with: a million judged texts with 5,000 labelled
+        -- would otherwise all travel to Python
+        AND (s.text_id, s.criterion_id) IN (SELECT text_id, criterion_id FROM labels WHERE corpus_id = $corpus))
 WHERE unit IS NOT NULL;

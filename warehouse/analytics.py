@@ -19,7 +19,10 @@ import duckdb
 from .sqlfiles import run_sql, sql, transaction
 
 DEFINITIONS = ("analytics_tables.sql", "analytics_refresh.sql")
-TABLES = ("mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores")
+TABLES = (
+    "mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores", "mat_ok_cells",
+    "mat_run_stats",
+)  # fmt: skip
 COUNTS = (  # what `rubricflow rebuild` reports
     "SELECT (SELECT count(*) FROM current_texts), (SELECT count(*) FROM judgment_sets), "
     "(SELECT count(*) FROM mat_criterion_scores), (SELECT count(*) FROM mat_text_scores)"
@@ -33,11 +36,13 @@ def definition_sha() -> str:
 
 def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0) -> int:
     """Recompute the texts marked stale; call inside the transaction of the write that marked
-    them. With `lag_s`, a refresh less than that long ago leaves the marks for the next one (a
+    them (texts, and runs for run_summary). With `lag_s`, a refresh less than that long ago leaves the marks for the next one (a
     run's shard loads: each refresh scans the judgments, so one every few seconds costs a run's
     throughput far less than one per shard); they are committed with the write, so a crash loses
-    none. Returns how many texts were recomputed."""
-    (stale,) = con.execute("SELECT count(*) FROM stale_texts").fetchone() or (0,)
+    none. Returns how many texts and runs were recomputed."""
+    (stale,) = con.execute(
+        "SELECT (SELECT count(*) FROM stale_texts) + (SELECT count(*) FROM stale_runs)"
+    ).fetchone() or (0,)
     if stale and lag_s:
         (recent,) = con.execute(
             "SELECT count(*) FROM analytics_refreshes WHERE refreshed_at > current_timestamp - to_seconds($lag)",
@@ -63,7 +68,9 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> float:
             con.execute(f"DROP TABLE IF EXISTS {table}")
         run_sql(con, "analytics_tables.sql")
         con.execute("DELETE FROM stale_texts")
+        con.execute("DELETE FROM stale_runs")
         con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
+        con.execute("INSERT INTO stale_runs SELECT run_id FROM runs")
         run_sql(con, "analytics_refresh.sql")
         con.execute("DELETE FROM analytics_state")
         con.execute("INSERT INTO analytics_state VALUES ($sha, current_timestamp)", {"sha": definition_sha()})

@@ -33,7 +33,7 @@ from rubricflow.warehouse import analytics, db, rows, sqlfiles, steps
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("RUBRICFLOW_ANALYTICS_EXAMPLES", "25"))
-TABLES = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores")
+TABLES = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary")
 ORDINAL = {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 2}, {"value": 3}]}
 
 

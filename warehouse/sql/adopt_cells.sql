@@ -30,6 +30,9 @@ SELECT new_key AS cell_key, source_key FROM (
 QUALIFY row_number() OVER (PARTITION BY new_key ORDER BY created_at DESC, source_key) = 1;
 
 DELETE FROM adopted WHERE EXISTS (SELECT 1 FROM completions c WHERE c.cell_key = adopted.cell_key AND c.status = 'ok');
+-- This run, and the runs whose failed cells the adopted ones replace, are marked for the analytics refresh.
+INSERT INTO stale_runs
+SELECT $run UNION SELECT DISTINCT run_id FROM completions WHERE cell_key IN (SELECT cell_key FROM adopted);
 DELETE FROM judgments WHERE cell_key IN (SELECT cell_key FROM adopted);
 DELETE FROM completions WHERE cell_key IN (SELECT cell_key FROM adopted);
 

@@ -11,6 +11,7 @@ DELETE FROM mat_criterion_scores m USING refresh_scope s WHERE m.corpus_id = s.c
 DELETE FROM mat_node_scores m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 DELETE FROM mat_disqualifier_hits m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 DELETE FROM mat_text_scores m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
+DELETE FROM mat_ok_cells m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 
 -- The scoped texts as they are now (removed texts left out), with their version (views.sql: current_texts).
 CREATE OR REPLACE TEMP TABLE refresh_texts AS
@@ -85,6 +86,16 @@ SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, v AS value, coalesc
 FROM vals;
 INSERT INTO mat_node_scores BY NAME SELECT * FROM refresh_nodes;
 
+-- The scoped texts' completions of their current version: the cells scored ok, and what the
+-- judge declared (the judge disqualifiers below).
+CREATE OR REPLACE TEMP TABLE refresh_completions AS
+SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, c.unit_id, c.status, c.declared_disqualifiers
+FROM completions c
+JOIN refresh_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
+INSERT INTO mat_ok_cells BY NAME
+SELECT corpus_id, rubric_hash, judge_hash, text_id, count(*) AS ok_cells
+FROM refresh_completions WHERE status = 'ok' GROUP BY ALL;
+
 -- Disqualifier hits of all three kinds, one row per text, disqualifier and cause (detail: the
 -- pattern that matched, the criterion's score, or the call units that declared it). Pattern
 -- disqualifiers look at the text under test only.
@@ -109,11 +120,8 @@ WHERE m.unit_score <= d.threshold
 UNION ALL
 SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, d.disqualifier_id, 'judge',
        string_agg(DISTINCT c.unit_id, ',' ORDER BY c.unit_id)
-FROM (SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, c.unit_id,
-             unnest(c.declared_disqualifiers) AS disqualifier_id
-      FROM completions c
-      JOIN refresh_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256
-      WHERE len(c.declared_disqualifiers) > 0) c
+FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(declared_disqualifiers) AS disqualifier_id
+      FROM refresh_completions WHERE len(declared_disqualifiers) > 0) c
 JOIN rubric_disqualifiers d ON d.rubric_hash = c.rubric_hash AND d.kind = 'judge' AND d.disqualifier_id = c.disqualifier_id
 GROUP BY ALL;
 INSERT INTO mat_disqualifier_hits BY NAME SELECT * FROM refresh_disqualifiers;
@@ -198,6 +206,43 @@ SELECT f.corpus_id, f.rubric_id, f.version, f.rubric_hash, f.judge_hash, f.text_
 FROM final f
 ASOF LEFT JOIN rubric_labels l ON l.rubric_hash = f.rubric_hash AND f.raw_score >= l.min_score;
 
+-- Per run: work done, failures by kind, tokens, latency (of the calls this run made: adopted
+-- cells were judged by another), and its judgments, for the runs marked in stale_runs.
+CREATE OR REPLACE TEMP TABLE refresh_runs AS SELECT DISTINCT run_id FROM stale_runs;
+DELETE FROM stale_runs;
+DELETE FROM mat_run_stats WHERE run_id IN (SELECT run_id FROM refresh_runs);
+INSERT INTO mat_run_stats BY NAME
+WITH c AS (
+    SELECT run_id, count(*) FILTER (WHERE adopted_from IS NULL) AS landed_cells,
+           count(*) FILTER (WHERE status = 'ok' AND adopted_from IS NULL) AS ok_cells,
+           count(*) FILTER (WHERE status <> 'ok' AND adopted_from IS NULL) AS failed_cells,
+           sum(attempts) FILTER (WHERE adopted_from IS NULL) AS calls,
+           sum(attempts - 1) FILTER (WHERE adopted_from IS NULL) AS retries,
+           sum(prompt_tokens) FILTER (WHERE adopted_from IS NULL) AS prompt_tokens,
+           sum(completion_tokens) FILTER (WHERE adopted_from IS NULL) AS completion_tokens,
+           quantile_cont(latency_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS latency_p50_ms,
+           quantile_cont(latency_ms, 0.95) FILTER (WHERE adopted_from IS NULL) AS latency_p95_ms,
+           quantile_cont(queue_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS queue_p50_ms,  -- waiting in the client
+           count(*) FILTER (WHERE adopted_from IS NOT NULL) AS adopted_cells
+    FROM completions WHERE run_id IN (SELECT run_id FROM refresh_runs) GROUP BY run_id
+),
+e AS (
+    SELECT run_id, string_agg(error_kind || '=' || n, ', ' ORDER BY error_kind) AS errors
+    FROM (SELECT run_id, error_kind, count(*) AS n FROM completions
+          WHERE run_id IN (SELECT run_id FROM refresh_runs) AND error_kind IS NOT NULL AND adopted_from IS NULL
+          GROUP BY ALL)
+    GROUP BY run_id
+),
+j AS (
+    SELECT run_id, count(*) FILTER (WHERE status = 'scored') AS scored_judgments,
+           count(*) FILTER (WHERE status = 'unscored') AS unscored_judgments
+    FROM judgments WHERE run_id IN (SELECT run_id FROM refresh_runs) AND adopted_from IS NULL GROUP BY run_id
+)
+SELECT r.run_id, c.landed_cells, c.ok_cells, c.failed_cells, c.calls, c.retries, c.prompt_tokens,
+       c.completion_tokens, c.latency_p50_ms, c.latency_p95_ms, c.queue_p50_ms, e.errors,
+       j.scored_judgments, j.unscored_judgments, c.adopted_cells
+FROM refresh_runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);
+
 -- The corpora touched move to a new analytics version (results computed before are no longer current).
 INSERT INTO analytics_versions
 SELECT DISTINCT corpus_id, 0 FROM refresh_scope WHERE corpus_id NOT IN (SELECT corpus_id FROM analytics_versions);
@@ -208,3 +253,5 @@ DROP TABLE refresh_texts;
 DROP TABLE refresh_criteria;
 DROP TABLE refresh_nodes;
 DROP TABLE refresh_disqualifiers;
+DROP TABLE refresh_completions;
+DROP TABLE refresh_runs;

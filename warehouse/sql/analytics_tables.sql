@@ -26,6 +26,39 @@ CREATE TABLE IF NOT EXISTS analytics_refreshes (
     seconds      DOUBLE NOT NULL
 );
 
+-- Runs whose counts must be recomputed: a load's runs, and the runs whose cells it replaced.
+CREATE TABLE IF NOT EXISTS stale_runs (
+    run_id VARCHAR NOT NULL
+);
+
+-- Per run (views.sql: run_summary): cells, calls, tokens, latency, errors and judgments.
+CREATE TABLE IF NOT EXISTS mat_run_stats (
+    run_id             VARCHAR NOT NULL,
+    landed_cells       BIGINT,
+    ok_cells           BIGINT,
+    failed_cells       BIGINT,
+    calls              HUGEINT,
+    retries            HUGEINT,
+    prompt_tokens      HUGEINT,
+    completion_tokens  HUGEINT,
+    latency_p50_ms     DOUBLE,
+    latency_p95_ms     DOUBLE,
+    queue_p50_ms       DOUBLE,
+    errors             VARCHAR,
+    scored_judgments   BIGINT,
+    unscored_judgments BIGINT,
+    adopted_cells      BIGINT
+);
+
+-- Per text and judgment set: the cells scored ok for the text as it is now (run_summary's coverage).
+CREATE TABLE IF NOT EXISTS mat_ok_cells (
+    corpus_id   VARCHAR NOT NULL,
+    rubric_hash VARCHAR NOT NULL,
+    judge_hash  VARCHAR NOT NULL,
+    text_id     VARCHAR NOT NULL,
+    ok_cells    BIGINT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS mat_criterion_scores (
     corpus_id      VARCHAR NOT NULL,
     rubric_hash    VARCHAR NOT NULL,

@@ -1,7 +1,11 @@
 -- Load one landed shard, idempotent by cell_key: a cell landed again replaces its earlier rows.
 -- Run inside one transaction. Params: $completions, $judgments (the shard's two Parquet files).
--- The shard's texts are marked for the analytics refresh (warehouse/analytics.py).
+-- The shard's texts and runs (its own, and those whose cells it replaces) are marked for the
+-- analytics refresh (warehouse/analytics.py).
 INSERT INTO stale_texts SELECT DISTINCT corpus_id, text_id FROM read_parquet($completions);
+INSERT INTO stale_runs
+SELECT DISTINCT run_id FROM read_parquet($completions)
+UNION SELECT DISTINCT run_id FROM completions WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
 DELETE FROM judgments WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
 DELETE FROM completions WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
 INSERT INTO completions BY NAME SELECT * FROM read_parquet($completions);

@@ -66,49 +66,25 @@ SELECT corpus_id, rubric_hash, pattern_id,
 FROM pattern_hits GROUP BY ALL;
 
 -- One row per run: work done, failures by kind, tokens, latency, coverage (the judgment set's cells
--- scored for the current texts / the cells the run planned, at most 1).
+-- scored for the current texts / the cells the run planned, at most 1). The counts are kept per run
+-- and per text as work lands (analytics_refresh.sql).
 CREATE OR REPLACE VIEW run_summary AS
-WITH c AS (
-    SELECT run_id, count(*) AS landed_cells,
-           count(*) FILTER (WHERE status = 'ok') AS ok_cells,
-           count(*) FILTER (WHERE status <> 'ok') AS failed_cells,
-           sum(attempts) AS calls, sum(attempts - 1) AS retries,
-           sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
-           quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
-           quantile_cont(queue_ms, 0.5) AS queue_p50_ms  -- time waiting in the client, apart from latency
-    FROM completions WHERE adopted_from IS NULL GROUP BY run_id  -- adopted cells were judged by another run
-),
-adopted AS (
-    SELECT run_id, count(*) AS adopted_cells FROM completions WHERE adopted_from IS NOT NULL GROUP BY run_id
-),
-e AS (
-    SELECT run_id, string_agg(error_kind || '=' || n, ', ' ORDER BY error_kind) AS errors
-    FROM (SELECT run_id, error_kind, count(*) AS n FROM completions
-          WHERE error_kind IS NOT NULL AND adopted_from IS NULL GROUP BY ALL)
-    GROUP BY run_id
-),
-j AS (
-    SELECT run_id, count(*) FILTER (WHERE status = 'scored') AS scored_judgments,
-           count(*) FILTER (WHERE status = 'unscored') AS unscored_judgments
-    FROM judgments WHERE adopted_from IS NULL GROUP BY run_id
-),
-ok AS (  -- coverage counts the cells of each judgment set scored for the texts as they are now
-    SELECT corpus_id, rubric_hash, judge_hash, count(*) AS ok_cells
-    FROM current_completions WHERE status = 'ok' GROUP BY ALL
+WITH ok AS (  -- coverage counts the cells of each judgment set scored for the texts as they are now
+    SELECT corpus_id, rubric_hash, judge_hash, sum(ok_cells) AS ok_cells FROM mat_ok_cells GROUP BY ALL
 )
 SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, r.status,
        r.planned_cells, r.skipped_cells,
        coalesce(c.landed_cells, 0) AS landed_cells, coalesce(c.ok_cells, 0) AS ok_cells,
-       coalesce(c.failed_cells, 0) AS failed_cells, e.errors,
-       coalesce(j.scored_judgments, 0) AS scored_judgments, coalesce(j.unscored_judgments, 0) AS unscored_judgments,
+       coalesce(c.failed_cells, 0) AS failed_cells, c.errors,
+       coalesce(c.scored_judgments, 0) AS scored_judgments, coalesce(c.unscored_judgments, 0) AS unscored_judgments,
        coalesce(c.calls, 0) AS calls, coalesce(c.retries, 0) AS retries,
        coalesce(c.prompt_tokens, 0) AS prompt_tokens, coalesce(c.completion_tokens, 0) AS completion_tokens,
        c.latency_p50_ms, c.latency_p95_ms, c.queue_p50_ms,
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
        least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage,
-       coalesce(adopted.adopted_cells, 0) AS adopted_cells  -- of skipped_cells: copied from another version
-FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id) LEFT JOIN adopted USING (run_id)
+       coalesce(c.adopted_cells, 0) AS adopted_cells  -- of skipped_cells: copied from another version
+FROM runs r LEFT JOIN mat_run_stats c USING (run_id)
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
 -- One call's cost: fresh input, cached input (at its own rate, else the input rate) and output;

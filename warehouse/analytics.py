@@ -35,11 +35,11 @@ def definition_sha() -> str:
 
 
 def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0) -> int:
-    """Recompute the texts marked stale; call inside the transaction of the write that marked
-    them (texts, and runs for run_summary). With `lag_s`, a refresh less than that long ago leaves the marks for the next one (a
-    run's shard loads: each refresh scans the judgments, so one every few seconds costs a run's
-    throughput far less than one per shard); they are committed with the write, so a crash loses
-    none. Returns how many texts and runs were recomputed."""
+    """Recompute the texts (and runs, for run_summary) marked stale; call inside the transaction
+    of the write that marked them. With `lag_s`, a refresh less than that long ago leaves the
+    marks for the next one (a run's shard loads: each refresh scans the judgments, so one every
+    few seconds costs a run far less than one per shard); the marks are committed with the write,
+    so a crash loses none. Returns how many texts and runs were recomputed."""
     (stale,) = con.execute(
         "SELECT (SELECT count(*) FROM stale_texts) + (SELECT count(*) FROM stale_runs)"
     ).fetchone() or (0,)

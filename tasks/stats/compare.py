@@ -117,26 +117,29 @@ def compared(
         found = stored_comparison(con, corpus, a, b, options)
         if found is not None:
             return found
-        version = db.fetch(con, "analytics_version.sql", corpus=corpus)[0]["version"]
-        started = time.perf_counter()
-        result = compare(con, corpus, a, b, **options)
-        seconds = time.perf_counter() - started
+        result, record = _computed(con, corpus, a, b, options)
     with db.writer(warehouse_path) as con:
-        _remember(con, result, options, version, seconds)
+        db.run_sql(con, "record_ab_result.sql", **record)
     return result
 
 
-def _remember(con: duckdb.DuckDBPyConnection, result: Comparison, options: dict, version: int, seconds: float) -> None:
-    db.run_sql(
-        con,
-        "record_ab_result.sql",
-        corpus=result.corpus,
-        sides=_sides(result.a, result.b),
-        options=json.dumps(options),
-        version=version,
-        seconds=seconds,
-        result=result.to_json(),
-    )
+def _computed(
+    con: duckdb.DuckDBPyConnection, corpus: str, a: list[JudgmentSet], b: list[JudgmentSet], options: dict
+) -> tuple[Comparison, dict]:
+    """The comparison computed now, and its row for record_ab_result.sql (with the corpus's
+    analytics version it was computed at, and the seconds it took)."""
+    version = db.fetch(con, "analytics_version.sql", corpus=corpus)[0]["version"]
+    started = time.perf_counter()
+    result = compare(con, corpus, a, b, **options)
+    record = {
+        "corpus": corpus,
+        "sides": _sides(a, b),
+        "options": json.dumps(options),
+        "version": version,
+        "seconds": time.perf_counter() - started,
+        "result": result.to_json(),
+    }
+    return result, record
 
 
 def refresh_stored(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
@@ -144,12 +147,10 @@ def refresh_stored(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
     the morning after a nightly run reads current A/B results at once. Returns how many."""
     stale = db.fetch(con, "stale_ab_results.sql", run=run_id)
     for row in stale:
-        sides, options = json.loads(row["sides"]), json.loads(row["options"])
-        version = db.fetch(con, "analytics_version.sql", corpus=row["corpus_id"])[0]["version"]
-        started = time.perf_counter()
+        sides = json.loads(row["sides"])
         a, b = ([tuple(s) for s in sides[k]] for k in ("a", "b"))
-        result = compare(con, row["corpus_id"], a, b, **options)
-        _remember(con, result, options, version, time.perf_counter() - started)
+        _, record = _computed(con, row["corpus_id"], a, b, json.loads(row["options"]))
+        db.run_sql(con, "record_ab_result.sql", **record)
     return len(stale)
 
 

@@ -17,9 +17,12 @@ def bootstrap_mean_ci(
     """Percentile interval of the mean of a sample given as distinct values and their counts.
 
     Drawing n rows with replacement is the same as drawing multinomial counts over the distinct
-    values, so the paired bootstrap over millions of deltas costs resamples x distinct values."""
-    values = np.asarray(values, dtype=float)
-    counts = np.asarray(counts, dtype=np.int64)
+    values, so the paired bootstrap over millions of deltas costs resamples x distinct values.
+    The values are sorted first: the seeded draw depends on their order, and SQL hands them over
+    in whatever order its hash aggregate ends in, so the same data gave different intervals."""
+    order = np.argsort(np.asarray(values, dtype=float), kind="stable")
+    values = np.asarray(values, dtype=float)[order]
+    counts = np.asarray(counts, dtype=np.int64)[order]
     n = int(counts.sum())
     if n < 2:
         return None

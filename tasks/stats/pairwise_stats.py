@@ -35,7 +35,9 @@ def label_kappa(verdicts: list[str], labels: list[str]) -> float | None:
 def bradley_terry(outcomes: list[tuple[str, str, str]], resamples: int = 200, seed: int = 0) -> list[dict]:
     """A Bradley-Terry ranking of the systems from (system_a, system_b, verdict) outcomes, a tie
     counting half a win each way: strengths by maximum likelihood (scipy), shown on the Elo-like
-    scale 400*log10, centred on 0, with a bootstrap 95% interval over the outcomes."""
+    scale 400*log10, centred on 0, with a bootstrap 95% interval over the outcomes (sorted first:
+    the seeded resampling depends on their order, which SQL does not fix)."""
+    outcomes = sorted(outcomes)
     systems = sorted({s for a, b, _ in outcomes for s in (a, b)})
     if len(systems) < 2:
         return []

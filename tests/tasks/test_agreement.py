@@ -73,6 +73,14 @@ def test_bootstrap_over_value_counts_matches_scipys_row_bootstrap():
     assert bootstrap_mean_ci([1.0], [1]) is None
 
 
+def test_the_bootstrap_interval_does_not_depend_on_the_order_the_values_arrive_in():
+    # SQL hands the distinct deltas over in its hash aggregate's order; a stored comparison and a fresh
+    # one of the same data must agree (CI once saw them differ)
+    values, counts = [-0.5, 0.0, 0.25, 0.5, 1.0], [3, 40, 11, 9, 2]
+    once = bootstrap_mean_ci(values, counts, resamples=500, seed=0)
+    assert bootstrap_mean_ci(values[::-1], counts[::-1], resamples=500, seed=0) == once
+
+
 def test_confusion_spans_the_full_range_of_codes():
     levels, table = confusion([1, 3, 3], [1, 1, 3])
     assert levels == [1, 2, 3]

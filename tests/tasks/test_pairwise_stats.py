@@ -26,6 +26,7 @@ def test_ties_count_half_and_order_follows_strength():
         + [("c", "a", "b")] * 2
     )
     assert [r["system"] for r in bradley_terry(outcomes)] == ["a", "b", "c"]
+    assert bradley_terry(outcomes[::-1]) == bradley_terry(outcomes)  # SQL fixes no order; the intervals must not move
     even = bradley_terry([("p", "q", "tie")] * 10)
     assert abs(even[0]["rating"]) < 1e-6 and abs(even[1]["rating"]) < 1e-6
 

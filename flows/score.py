@@ -22,6 +22,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
+from rubricflow.tasks.pipeline.cluster import judge_on_cluster
 from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
@@ -86,11 +87,18 @@ def score_corpus(
 ) -> dict:
     """Score one corpus with one rubric (a file or a library name). `judge` holds JudgeConfig
     fields; the API key is never a parameter (it comes from OPENAI_API_KEY). With workers >= 2
-    (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget."""
+    (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget;
+    with the judge's `cluster` (or $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers."""
     logger = get_run_logger()
     config = JudgeConfig(**(judge or {}))
-    if workers >= 2:
-        config = config.model_copy(update={"shared_limits": True})
+    address = config.resolved_cluster()
+    if address and workers >= 2:
+        raise InputError("--workers starts a Dask cluster on this machine and --cluster names one: pick one")
+    if address and (config.budget_usd is not None or config.batch):
+        raise InputError(
+            "--budget and --batch run in the flow's process only: drop --cluster for them "
+            "(a budget's ledger is not shared with a cluster's workers yet)"
+        )
     bundle = compile_for_scoring(resolve(rubric), source=rubric)
     run_id = run_id or new_run_id()
     with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
@@ -117,6 +125,10 @@ def score_corpus(
         try:
             if config.batch:
                 results = _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
+            elif address:
+                results = judge_on_cluster(
+                    address, warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id
+                )
             elif workers >= 2:
                 futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
                 for future, plan_file in zip(futures, plan.files, strict=True):  # loaded here, in order: one writer

@@ -36,6 +36,15 @@ err = SafeConsole(stderr=True)
 WarehouseOpt = typer.Option(
     None, "--warehouse", "-w", help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb)."
 )
+ClusterOpt = typer.Option(
+    None, help="Judge on this Dask scheduler's workers, tcp://HOST:PORT (default: $RUBRICFLOW_DASK_ADDRESS)."
+)
+LimitsOpt = typer.Option(
+    None,
+    "--limits",
+    help="PostgreSQL URL holding each provider key's rate limits for every run and machine (default: "
+    "$RUBRICFLOW_LIMITS_URL, else this machine's state folder). No password in it: PGPASSWORD or ~/.pgpass.",
+)
 OutputModeOpt = typer.Option(
     "auto",
     help="How the answer's structure is asked for: auto (json_schema, then the "

@@ -11,6 +11,8 @@ from rich.markup import escape
 from rubricflow.errors import InputError
 
 from .common import (
+    ClusterOpt,
+    LimitsOpt,
     OutputModeOpt,
     SystemPromptOpt,
     WarehouseOpt,
@@ -46,6 +48,9 @@ def compare(
     top: int = typer.Option(10, help="How many of the texts that moved most to list."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
     report: Path | None = typer.Option(None, help="Also write the HTML report here."),
+    rpm: float | None = typer.Option(None, help="Requests per minute limit of the endpoint's key."),
+    cluster: str | None = ClusterOpt,
+    limits: str | None = LimitsOpt,
     output_mode: str = OutputModeOpt,
     system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
@@ -75,6 +80,9 @@ def compare(
                 base_url,
                 strategy=strategy,
                 samples=samples,
+                rpm=rpm,
+                cluster=cluster,
+                limits_url=limits,
                 output_mode=output_mode,
                 system_prompt=system_prompt,
             )

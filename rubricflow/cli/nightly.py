@@ -10,6 +10,8 @@ import typer
 from rubricflow.errors import InputError
 
 from .common import (
+    ClusterOpt,
+    LimitsOpt,
     OutputModeOpt,
     SystemPromptOpt,
     WarehouseOpt,
@@ -63,6 +65,8 @@ def nightly(
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
     night: str | None = typer.Option(None, help="Night label (default: today, UTC)."),
+    cluster: str | None = ClusterOpt,
+    limits: str | None = LimitsOpt,
     output_mode: str = OutputModeOpt,
     system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
@@ -80,6 +84,8 @@ def nightly(
         min_coverage,
         canary,
         warehouse,
+        cluster=cluster,
+        limits_url=limits,
         output_mode=output_mode,
         system_prompt=system_prompt,
     )
@@ -104,6 +110,8 @@ def serve(
     budget: float | None = typer.Option(None),
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
+    cluster: str | None = ClusterOpt,
+    limits: str | None = LimitsOpt,
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Run the nightly job on this machine on a cron schedule (Prefect `flow.serve`; Ctrl-C stops)."""
@@ -115,7 +123,20 @@ def serve(
         )
     from rubricflow.flows.nightly import nightly_scoring
 
-    params = night_parameters(source, corpus, rubric, model, base_url, rpm, budget, min_coverage, canary, warehouse)
+    params = night_parameters(
+        source,
+        corpus,
+        rubric,
+        model,
+        base_url,
+        rpm,
+        budget,
+        min_coverage,
+        canary,
+        warehouse,
+        cluster=cluster,
+        limits_url=limits,
+    )
     out.print(
         f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops", highlight=False, markup=False
     )

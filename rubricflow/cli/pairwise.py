@@ -7,7 +7,17 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from .common import OutputModeOpt, SystemPromptOpt, WarehouseOpt, judge_settings, out, print_rows, warehouse_path
+from .common import (
+    ClusterOpt,
+    LimitsOpt,
+    OutputModeOpt,
+    SystemPromptOpt,
+    WarehouseOpt,
+    judge_settings,
+    out,
+    print_rows,
+    warehouse_path,
+)
 
 
 def pairwise(
@@ -19,6 +29,8 @@ def pairwise(
     max_tokens: int = typer.Option(1024),
     rpm: float | None = typer.Option(None),
     shard_size: int = typer.Option(2000, help="Cells per shard (the unit that lands at once)."),
+    cluster: str | None = ClusterOpt,
+    limits: str | None = LimitsOpt,
     output_mode: str = OutputModeOpt,
     system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
@@ -45,6 +57,8 @@ def pairwise(
             strategy=strategy,
             max_tokens=max_tokens,
             rpm=rpm,
+            cluster=cluster,
+            limits_url=limits,
             output_mode=output_mode,
             system_prompt=system_prompt,
         )

@@ -8,6 +8,8 @@ import typer
 from rich.markup import escape
 
 from .common import (
+    ClusterOpt,
+    LimitsOpt,
     OutputModeOpt,
     SystemPromptOpt,
     WarehouseOpt,
@@ -54,6 +56,8 @@ def score(
         help="Ask for top_logprobs and keep a logprob-weighted score too (G-Eval).",
     ),
     workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
+    cluster: str | None = ClusterOpt,
+    limits: str | None = LimitsOpt,
     batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
     batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
     output_mode: str = OutputModeOpt,
@@ -83,6 +87,8 @@ def score(
             output_mode=output_mode,
             system_prompt=system_prompt,
             logprobs=logprobs,
+            limits_url=limits,
+            cluster=cluster,
         )
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]

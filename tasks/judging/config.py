@@ -48,7 +48,13 @@ class JudgeConfig(BaseModel):
     batch: bool = False  # judge through the Batch API (half price; answers within the batch window)
     batch_poll_s: float = Field(default=30.0, gt=0)
     batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
-    shared_limits: bool = False  # rate limits leased from files in the run folder (several processes)
+    cluster: str | None = None
+    """A Dask scheduler, tcp://HOST:PORT (default: $RUBRICFLOW_DASK_ADDRESS), whose workers judge the
+    shards; the flow's process still does every warehouse write."""
+    limits_url: str | None = None
+    """A PostgreSQL URL (default: $RUBRICFLOW_LIMITS_URL) holding each provider key's rpm/tpm buckets,
+    for workers on several machines; without one they live in the user's state folder. No password in
+    it (the URL is stored with the run): libpq reads PGPASSWORD or ~/.pgpass."""
     logprobs: bool | None = None
     """Ask for top_logprobs and keep a logprob-weighted score beside the sampled one (G-Eval);
     dropped for the run when the endpoint refuses it. Default: on for remote endpoints, off for
@@ -63,6 +69,18 @@ class JudgeConfig(BaseModel):
             raise ValueError(
                 f"--base-url carries credentials ({', '.join(found)}), which would be stored with the "
                 "run and in Prefect: put the key in OPENAI_API_KEY and pass the URL without it"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _no_password_in_the_limits_url(self) -> JudgeConfig:
+        url = self.limits_url or ""
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"--limits must be a postgresql:// URL, not {url.split(':')[0]!r}")
+        if any(found != "user" for found in (url_credentials(url) if url else [])):
+            raise ValueError(
+                "--limits carries a password, which would be stored with the run and in Prefect: "
+                "pass the URL without it and put the password in PGPASSWORD or ~/.pgpass"
             )
         return self
 
@@ -91,6 +109,12 @@ class JudgeConfig(BaseModel):
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    def resolved_cluster(self) -> str | None:
+        return self.cluster or os.environ.get("RUBRICFLOW_DASK_ADDRESS") or None
+
+    def resolved_limits_url(self) -> str | None:
+        return self.limits_url or os.environ.get("RUBRICFLOW_LIMITS_URL") or None
 
     def on_this_machine(self) -> bool:
         return (urlsplit(self.resolved_base_url() or "").hostname or "") in ("127.0.0.1", "localhost", "::1")

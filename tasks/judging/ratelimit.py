@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from rubricflow.tasks.runtime.lease import LeasedBucket, SharedQuota
+from rubricflow.tasks.runtime.lease import LeasedBucket, PgQuota, SharedQuota, bucket_key
 
 
 class TokenBucket:
@@ -118,6 +118,23 @@ class AdaptiveConcurrency:
         self._wake()
 
 
+class KeyLimits:
+    """Where one provider key's rpm and tpm buckets live, so that every run, process and machine
+    using the key shares them: a folder of this machine (the user's state folder), or a PostgreSQL
+    database (`limits_url`) for workers on several machines."""
+
+    def __init__(self, endpoint: str, api_key: str, folder: Path, limits_url: str | None = None):
+        self.endpoint, self.api_key, self.folder, self.limits_url = endpoint, api_key, folder, limits_url
+
+    BURST_S = 0.5  # under a provider's own bucket (often one second) when two leases' calls arrive together
+
+    def bucket(self, limit: str, per_minute: float) -> LeasedBucket:
+        key = bucket_key(self.endpoint, self.api_key, limit)
+        if self.limits_url:
+            return LeasedBucket(PgQuota(self.limits_url, key, per_minute, self.BURST_S))
+        return LeasedBucket(SharedQuota(self.folder / f"{key}.json", per_minute, self.BURST_S))
+
+
 class RateLimiter:
     """All three limits together; `None` means unlimited."""
 
@@ -126,16 +143,16 @@ class RateLimiter:
         rpm: float | None = None,
         tpm: float | None = None,
         max_in_flight: int = 64,
-        shared: Path | None = None,
+        shared: KeyLimits | None = None,
         concurrency: AdaptiveConcurrency | None = None,
     ):
-        """With `shared` (a folder), rpm and tpm hold across every process that uses the folder;
-        `concurrency` is the endpoint's controller when the process already has one."""
+        """With `shared`, rpm and tpm hold across every run and process that uses the key (without,
+        within this limiter only); `concurrency` is the endpoint's controller when the process already has one."""
 
-        def bucket(per_minute: float | None, name: str):
+        def bucket(per_minute: float | None, name: str) -> TokenBucket | LeasedBucket | None:
             if not per_minute:
                 return None
-            return LeasedBucket(SharedQuota(shared / f"{name}.json", per_minute)) if shared else TokenBucket(per_minute)
+            return shared.bucket(name, per_minute) if shared else TokenBucket(per_minute)
 
         self.requests = bucket(rpm, "requests")
         self.tokens = bucket(tpm, "tokens")

@@ -30,8 +30,9 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
-from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, RateLimiter
+from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.tasks.runtime.prefect_server import state_dir
 from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
 
 
@@ -111,16 +112,21 @@ class Worker:
     def judge(
         self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, run_folder: Path | None = None
     ) -> Judge:
-        """`run_folder` holds what the run's processes share: the budget ledger and, with
-        several processes, the rate-limit quota files."""
+        """`run_folder` holds the run's budget ledger, shared by its processes; the rate limits
+        are the provider key's, shared by every run (see `KeyLimits`)."""
         if run_id not in self.judges:
             spend = None
             if config.budget_usd is not None and run_folder is not None:
                 spend = Budget(
                     config.budget_usd, price_of(config.model, price_table(config.prices)), run_folder / "budget.json"
                 )
-            quota = run_folder / "quota" if run_folder is not None and config.shared_limits else None
-            limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, quota, self.controller(config))
+            limits = KeyLimits(
+                config.resolved_base_url() or "https://api.openai.com/v1",
+                api_key(),
+                state_dir() / "limits",
+                config.resolved_limits_url(),
+            )
+            limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, limits, self.controller(config))
             self.judges[run_id] = Judge(
                 bundle, config, self.client(config), limiter, RetryBudget(config.retry_budget), run_id, corpus_id, spend
             )
@@ -145,37 +151,10 @@ def _write_atomic(table: pa.Table, target: Path) -> None:
         raise
 
 
-def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
-    """Write judgments, then completions (the shard's commit marker). Every text that came from
-    the endpoint is scrubbed of secrets first (see tasks/judging/secrets.py)."""
-    judgments = []
-    for o in outcomes:
-        c = o.completion
-        for r in o.judgments:
-            judgments.append(
-                {
-                    "cell_key": c["cell_key"],
-                    "criterion_id": r.criterion_id,
-                    "run_id": c["run_id"],
-                    "corpus_id": c["corpus_id"],
-                    "text_id": c["text_id"],
-                    "text_sha256": c["text_sha256"],
-                    "rubric_hash": c["rubric_hash"],
-                    "judge_hash": c["judge_hash"],
-                    "sample": c["sample"],
-                    "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
-                    "unit_score": r.unit_score,
-                    "rationale": scrub(r.rationale),
-                    "evidence": r.evidence,
-                    "evidence_verified": r.evidence_verified,
-                    "warnings": r.warnings,
-                    "status": r.status,
-                    "reason": scrub(r.reason),
-                    "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
-                    "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
-                    "prob_mass": r.weighted.mass if r.weighted else None,
-                }
-            )
+def land_tables(outcomes: list[Outcome]) -> tuple[pa.Table, pa.Table]:
+    """Judgments and completions of finished cells as Arrow tables. Every text that came from the
+    endpoint is scrubbed of secrets first (see tasks/judging/secrets.py)."""
+    judgments = [_judgment_row(o.completion, r) for o in outcomes for r in o.judgments]
     completions = [
         {
             **o.completion,
@@ -185,10 +164,45 @@ def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
         }
         for o in outcomes
     ]
+    return pa.Table.from_pylist(judgments, schema=JUDGMENT), pa.Table.from_pylist(completions, schema=COMPLETION)
+
+
+def _judgment_row(c: dict, r) -> dict:
+    return {
+        "cell_key": c["cell_key"],
+        "criterion_id": r.criterion_id,
+        "run_id": c["run_id"],
+        "corpus_id": c["corpus_id"],
+        "text_id": c["text_id"],
+        "text_sha256": c["text_sha256"],
+        "rubric_hash": c["rubric_hash"],
+        "judge_hash": c["judge_hash"],
+        "sample": c["sample"],
+        "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
+        "unit_score": r.unit_score,
+        "rationale": scrub(r.rationale),
+        "evidence": r.evidence,
+        "evidence_verified": r.evidence_verified,
+        "warnings": r.warnings,
+        "status": r.status,
+        "reason": scrub(r.reason),
+        "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
+        "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
+        "prob_mass": r.weighted.mass if r.weighted else None,
+    }
+
+
+def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
+    """Write judgments, then completions (the shard's commit marker)."""
+    return write_landed(*land_tables(outcomes), landing_dir, shard)
+
+
+def write_landed(judgments: pa.Table, completions: pa.Table, landing_dir: Path, shard: str) -> Path:
+    """Judgments first, then completions: a completions file is the part's commit marker."""
     landing_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(pa.Table.from_pylist(judgments, schema=JUDGMENT), landing_dir / f"{shard}.judgments.parquet")
+    _write_atomic(judgments, landing_dir / f"{shard}.judgments.parquet")
     target = landing_dir / f"{shard}.completions.parquet"
-    _write_atomic(pa.Table.from_pylist(completions, schema=COMPLETION), target)
+    _write_atomic(completions, target)
     return target
 
 

@@ -1,16 +1,18 @@
-"""Rate limits that hold across processes: the quota lives in a small file, and each process
-leases it in chunks (half a second of quota at most), so the file is touched a few times a second
-per process instead of once per call. The file holds one token bucket (level, stamp) that refills
-continuously and starts empty, like the in-process buckets of `ratelimit`.
+"""Rate limits that hold across runs, processes and machines: one token bucket per provider key
+and limit (level, stamp; it refills continuously and starts empty, like the in-process buckets of
+`ratelimit`), which each process leases in chunks (half a second of quota at most), so the bucket
+is touched a few times a second per process instead of once per call.
 
-Processes on one machine (a local Dask cluster) share the file through the run's folder; workers
-on several machines need that folder on a shared filesystem that honours flock.
+Where the bucket lives: on one machine, a small file in the user's state folder (`SharedQuota`,
+flock), so two runs on one key share it; across machines, a row in PostgreSQL (`PgQuota`, one
+`UPDATE ... RETURNING` per lease, on the database's clock).
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -62,10 +64,50 @@ class SharedQuota:
         return update_locked(self.path, {"level": 0.0, "stamp": self.clock()}, take)
 
 
+class PgQuota:
+    """One token bucket in a PostgreSQL row (table `rubricflow_quota`, made on first use). The
+    password comes from libpq's own PGPASSWORD or ~/.pgpass, never from the URL (it is stored)."""
+
+    def __init__(self, url: str, key: str, per_minute: float, burst_s: float = 1.0):
+        import psycopg  # only where a limits database is used
+
+        from rubricflow.warehouse.sqlfiles import sql
+
+        self.key = key
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate * burst_s)
+        self.chunk = max(1.0, self.rate * 0.5)
+        self._lease_sql = sql("limits_lease.sql")
+        try:
+            self.con = psycopg.connect(url, autocommit=True, connect_timeout=10)
+            try:
+                self.con.execute(sql("limits_table.sql"))
+            except psycopg.errors.UniqueViolation:  # another process made the table at the same moment
+                pass
+            self.con.execute(sql("limits_key.sql"), {"key": key})
+        except psycopg.OperationalError as exc:
+            from rubricflow.errors import InputError
+
+            host = url.split("@")[-1].split("?")[0]
+            raise InputError(f"the rate-limit database {host} cannot be used: {str(exc).strip()[:300]}") from None
+
+    def lease(self, wanted: float) -> float:
+        """Take up to max(wanted, chunk) from the shared bucket now; returns what was granted."""
+        params = {"key": self.key, "rate": self.rate, "capacity": self.capacity, "wanted": wanted, "chunk": self.chunk}
+        row = self.con.execute(self._lease_sql, params).fetchone()
+        return float(row[0]) if row else 0.0
+
+
+def bucket_key(endpoint: str, api_key: str, limit: str) -> str:
+    """Names one provider key's bucket for one limit: endpoint and a hash of the key, never the key."""
+    key_hash = hashlib.sha256(api_key.encode()).hexdigest()
+    return hashlib.sha256(f"{endpoint}\0{key_hash}\0{limit}".encode()).hexdigest()[:32]
+
+
 class LeasedBucket:
     """The in-process face of a SharedQuota: spends a local allowance, leases more when short."""
 
-    def __init__(self, quota: SharedQuota):
+    def __init__(self, quota: SharedQuota | PgQuota):
         self.quota = quota
         self.allowance = 0.0
         self._lock = asyncio.Lock()

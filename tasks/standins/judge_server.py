@@ -102,6 +102,7 @@ class Stats:
     rate_limited: int = 0
     faults: Counter = field(default_factory=Counter)
     repeats_after_an_answer: int = 0  # requests identical to one answered at once (a call bought twice)
+    per_second: Counter = field(default_factory=Counter)  # judge calls by the wall-clock second they came in
 
 
 class JudgeServer:
@@ -148,6 +149,7 @@ class JudgeServer:
                     "faults": dict(s.faults),
                     "repeats_after_an_answer": s.repeats_after_an_answer,
                     "batches_created": self.batches.created,
+                    "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
                 },
             )
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
@@ -209,6 +211,7 @@ class JudgeServer:
                 },
             )
         self.stats.requests += 1
+        self.stats.per_second[int(time.time())] += 1
         if (
             self.config.api_key is not None
             and dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode()

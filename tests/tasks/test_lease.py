@@ -82,3 +82,16 @@ def test_state_updates_from_several_processes_are_not_lost(tmp_path):
         assert p.returncode == 0, err
     assert update_locked(path, {"n": 0}, lambda s: s["n"]) == 800
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o600)
+
+
+def test_a_providers_key_has_one_bucket_per_limit_named_without_the_key(tmp_path):
+    from rubricflow.tasks.judging.ratelimit import KeyLimits
+
+    url = "https://api.example.com/v1"
+    one = KeyLimits(url, "sk-secret-1", tmp_path).bucket("requests", 600)
+    same = KeyLimits(url, "sk-secret-1", tmp_path).bucket("requests", 600)  # another run on the same key
+    other = KeyLimits(url, "sk-secret-2", tmp_path).bucket("requests", 600)
+    tokens = KeyLimits(url, "sk-secret-1", tmp_path).bucket("tokens", 600)
+    assert one.quota.path == same.quota.path
+    assert len({one.quota.path, other.quota.path, tokens.quota.path}) == 3
+    assert "sk-secret" not in " ".join(str(p) for p in tmp_path.rglob("*"))

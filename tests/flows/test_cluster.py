@@ -1,0 +1,121 @@
+"""Many machines, with real parts: a Dask scheduler and workers as separate processes (each worker
+in its own mount namespace with a tmpfs over the test's folder, where the test runs as root: they
+share no filesystem with the flow), and a PostgreSQL started here holding each provider key's
+rate limit."""
+
+import subprocess
+import threading
+
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.tasks.standins.cluster import DaskCluster, Postgres, can_isolate, wait_until
+from tests.conftest import EXE, rows, write_corpus
+from tests.flows.test_dask import contents
+
+pytestmark = pytest.mark.skipif(
+    not can_isolate(), reason="private mount namespaces need root and unshare (workers must share no filesystem)"
+)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    with Postgres() as pg:
+        yield pg
+
+
+def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(tmp_path, judge_server, postgres):
+    """3,000 cells over three workers that see none of the flow's files; one is killed -9 mid-run.
+    Every cell lands once, the judgments equal a one-process run's, and the cells bought twice are
+    at most the killed worker's last unpublished answers and calls in flight."""
+    server = judge_server("--latency-ms", "20")
+    corpus = write_corpus(tmp_path / "c.jsonl", 1000)
+    single, spread = str(tmp_path / "single.duckdb"), str(tmp_path / "cluster.duckdb")
+    judge = {"base_url": server.base_url, "strategy": "per_criterion", "max_in_flight": 16}
+    for warehouse in (single, spread):
+        ingest_flow(str(corpus), warehouse, "c")
+    score_corpus("c", "writing-quality", single, judge, shard_size=250)
+    before = server.stats()["requests"]
+    with DaskCluster(3, tmp_path / "dask", private=True) as cluster:
+        killer = threading.Thread(target=_kill_when_busy, args=(cluster, server, before))
+        killer.start()
+        run = score_corpus(
+            "c", "writing-quality", spread, {**judge, "limits_url": postgres.url, "cluster": cluster.address}, 250
+        )
+        killer.join()
+    bought = server.stats()["requests"] - before
+    assert run["judged_cells"] == 3000 and run["ok_cells"] == 3000
+    assert rows(spread, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(3000, 3000)]
+    a, b = contents(single), contents(spread)
+    assert a[0] == b[0] and a[1] == b[1]
+    print(f"\n3,000 cells on 3 workers, one killed -9 mid-run: {bought - 3000} calls bought twice")
+    assert 0 < bought - 3000 <= 16 + 16, bought  # the killed worker's calls in flight and last half second
+    assert not list((tmp_path / "dask").glob("**/*.parquet"))  # the workers wrote nothing the flow can see
+
+
+def _kill_when_busy(cluster: DaskCluster, server, before: int) -> None:
+    wait_until(lambda: server.stats()["requests"] - before > 800, timeout_s=120)
+    cluster.kill(0)
+
+
+def test_two_runs_on_one_key_share_its_limit(tmp_path, judge_server, postgres):
+    """Two `rubricflow score` processes on one key with --rpm 2400 and the limit in PostgreSQL: the
+    judge counts no second over the limit (plus its half-second burst), no 429, and >= 97% of the
+    limit used while both run."""
+    rpm = 2400
+    server = judge_server("--rpm", str(rpm))
+    procs = []
+    for name in ("a", "b"):
+        corpus = write_corpus(tmp_path / f"{name}.jsonl", 100)
+        warehouse = tmp_path / f"{name}.duckdb"
+        subprocess.run([EXE, "ingest", str(corpus), "-c", name, "-w", str(warehouse)], check=True, capture_output=True)
+        command = [
+            EXE,
+            "score",
+            "-c",
+            name,
+            "-r",
+            "writing-quality",
+            "--strategy",
+            "per_criterion",
+            "-w",
+            str(warehouse),
+        ]
+        command += ["--base-url", server.base_url, "--rpm", str(rpm), "--limits", postgres.url]
+        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    for proc in procs:
+        assert proc.wait(timeout=300) == 0, proc.stdout.read()
+    stats = server.stats()
+    per_second = sorted((int(k), v) for k, v in stats["per_second"].items())
+    assert stats["rate_limited"] == 0 and stats["requests"] == 600
+    assert max(v for _, v in per_second) <= rpm / 60 * 1.5, per_second
+    inner = per_second[1:-1]  # whole seconds: the first and last are partial
+    used = sum(v for _, v in inner) / (len(inner) * rpm / 60)
+    assert used >= 0.97, (used, per_second)
+    print(f"\ntwo runs on one key at {rpm} rpm: {used:.3f} of the limit used, peak {max(v for _, v in per_second)}/s")
+
+
+def test_a_password_in_the_limits_url_is_refused(tmp_path):
+    result = subprocess.run(
+        [
+            EXE,
+            "score",
+            "-c",
+            "x",
+            "-r",
+            "writing-quality",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--rpm",
+            "60",
+            "--limits",
+            "postgresql://u:hunter2@127.0.0.1/db",
+            "-w",
+            str(tmp_path / "w.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2 and "PGPASSWORD" in result.stdout + result.stderr
+    assert "hunter2" not in result.stdout + result.stderr

@@ -26,6 +26,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "pairwise.py": (["--pairs", "30"], "panel of 2 judges"),
     "cli_flows.py": (["--runs", "1"], "the first command"),
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
+    "cluster.py": (["--cells", "80", "--workers", "1,2"], "calls in flight per worker"),
 }
 
 

@@ -1,0 +1,66 @@
+"""Bench: fan-out over Dask workers. The same run on a cluster of 1, 2 and 4 worker processes
+(each started here, each with --max-in-flight calls of its own) against the offline judge with
+200 ms of latency, so the figure measures how the work spreads, not this machine's two cores.
+Prints calls/s for each and its ratio to one worker (target >= 0.8 x N).
+
+    python bench/cluster.py [--cells 2400] [--workers 1,2,4] [--max-in-flight 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import duckdb
+from common import Server, write_corpus
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from rubricflow.tasks.standins.cluster import DaskCluster
+
+
+def calls_per_second(warehouse: Path) -> tuple[int, float]:
+    """Calls over the span from the first call sent to the last one answered (the run's own start and end apart)."""
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        n, span = con.execute(
+            "SELECT count(*), epoch(max(created_at + to_milliseconds(latency_ms)) - min(created_at)) FROM completions"
+        ).fetchall()[0]
+    finally:
+        con.close()
+    return n, n / span
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cells", type=int, default=2400)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--max-in-flight", type=int, default=8)
+    parser.add_argument("--latency-ms", type=float, default=200)
+    args = parser.parse_args()
+    rates: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, Server("--latency-ms", str(args.latency_ms)) as server:
+        corpus = write_corpus(Path(tmp) / "c.jsonl", args.cells)
+        judge = {"base_url": server.base_url, "max_in_flight": args.max_in_flight}
+        for n in (int(w) for w in args.workers.split(",")):
+            warehouse = Path(tmp) / f"w{n}.duckdb"
+            ingest_flow(str(corpus), str(warehouse), "bench")
+            with DaskCluster(n, Path(tmp) / f"dask{n}") as cluster:
+                shard = max(50, args.cells // (4 * n))  # a few shards per worker
+                score_corpus("bench", "llm-slop", str(warehouse), {**judge, "cluster": cluster.address}, shard)
+            cells, rates[n] = calls_per_second(warehouse)
+            assert cells == args.cells, f"{cells} of {args.cells} cells landed"
+            ideal = args.max_in_flight / (args.latency_ms / 1000)
+            print(
+                f"{n} worker(s): {rates[n]:7.1f} calls/s  ratio to 1 worker {rates[n] / rates[min(rates)]:.2f} "
+                f"(target >= {0.8 * n:.1f})  per worker {rates[n] / n / ideal:.2f} of its {ideal:.0f}/s ceiling",
+                flush=True,
+            )
+    print(
+        f"{args.cells} cells per run, {args.max_in_flight} calls in flight per worker, {args.latency_ms:.0f} ms judge"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -25,11 +25,16 @@ def postgres():
         yield pg
 
 
-def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(tmp_path, judge_server, postgres):
+def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
+    tmp_path, judge_server, postgres, monkeypatch
+):
     """3,000 cells over three workers that see none of the flow's files; one is killed -9 mid-run.
     Every cell lands once, the judgments equal a one-process run's, and the cells bought twice are
-    at most the killed worker's last unpublished answers and calls in flight."""
-    server = judge_server("--latency-ms", "20")
+    at most the killed worker's last unpublished answers and calls in flight. The judge wants a key
+    only the workers' environment holds: none travels with the work."""
+    monkeypatch.setenv("JUDGE_KEY", "sk-workers-own")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-workers-own")  # for the one-process run
+    server = judge_server("--latency-ms", "20", "--require-key-env", "JUDGE_KEY")
     corpus = write_corpus(tmp_path / "c.jsonl", 1000)
     single, spread = str(tmp_path / "single.duckdb"), str(tmp_path / "cluster.duckdb")
     judge = {"base_url": server.base_url, "strategy": "per_criterion", "max_in_flight": 16}
@@ -37,7 +42,8 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(tm
         ingest_flow(str(corpus), warehouse, "c")
     score_corpus("c", "writing-quality", single, judge, shard_size=250)
     before = server.stats()["requests"]
-    with DaskCluster(3, tmp_path / "dask", private=True) as cluster:
+    monkeypatch.delenv("OPENAI_API_KEY")  # the flow's process has no key now
+    with DaskCluster(3, tmp_path / "dask", private=True, env={"OPENAI_API_KEY": "sk-workers-own"}) as cluster:
         killer = threading.Thread(target=_kill_when_busy, args=(cluster, server, before))
         killer.start()
         run = score_corpus(

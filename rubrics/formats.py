@@ -63,7 +63,7 @@ def load_rubrics(path: str | Path) -> list[Rubric]:
     return loads_rubrics(text, path)
 
 
-RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt")
+RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt", ".prompty")
 
 
 # A folder's own documents, never read as rubrics: README, licence, where its files come from.

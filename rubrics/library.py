@@ -16,7 +16,7 @@ from .formats import FOLDER_DOCUMENTS, RubricImportError, load_rubrics
 from .model import Rubric
 
 BUILTIN = Path(__file__).parent / "library"
-RUBRIC_SUFFIXES = {".yaml", ".yml", ".json", ".xml", ".md", ".jsonl"}
+RUBRIC_SUFFIXES = {".yaml", ".yml", ".json", ".xml", ".md", ".jsonl", ".prompty"}
 
 
 class LibraryError(InputError):

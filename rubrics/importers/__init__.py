@@ -19,6 +19,7 @@ from . import (
     prometheus,
     prompt_text,
     promptfoo,
+    prompty,
     skillset,
     xml_spec,
 )
@@ -29,6 +30,8 @@ def detect_and_import(text: str, path: Path) -> list[Rubric]:
     stripped = text.lstrip("\ufeff \t\r\n")
     if not stripped:
         raise RubricImportError(path, "empty file")
+    if prompty.looks_like_prompty(text, path):
+        return [prompty.import_prompty(text, path)]
     if suffix == ".xml" or stripped.startswith("<LLM_JUDGE_SPEC"):
         return [xml_spec.import_xml(text, path)]
     if suffix in (".md", ".txt", ".prompt") and not stripped.startswith("---"):

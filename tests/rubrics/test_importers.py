@@ -381,3 +381,29 @@ def test_a_prometheus_field_of_the_wrong_shape_is_named(tmp_path, record, messag
     path.write_text(json.dumps(record))
     with pytest.raises(RubricImportError, match=message):
         load_rubric(path)
+
+
+def test_a_prompty_evaluator_reads_its_levels_definition_and_inputs(tmp_path):
+    """Azure AI Evaluation's evaluators are Prompty files: the levels come from `## [Trait: N] (Label)`
+    headings (their definitions, not their examples) or from `One star:` lines; the judge settings
+    in `model` are named as ignored; a template with no scale is refused by name."""
+    from rubricflow.rubrics.importers import detect_and_import
+
+    folder = TEST_DATA / "rubrics" / "prompty"
+    [coherence] = detect_and_import((folder / "coherence.prompty").read_text(), folder / "coherence.prompty")
+    levels = coherence.criteria[0].scale.anchors
+    assert [(a.value, a.label) for a in levels][::4] == [(1, "Incoherent Response"), (5, "Highly Coherent Response")]
+    assert "Wind sun green" not in " ".join(a.description for a in levels)  # examples stay in the prompt
+    assert coherence.goal.startswith("Coherence refers to the logical")
+    assert coherence.metadata.provenance["inputs"] == "query, response"
+    assert "model" in coherence.metadata.provenance["ignored"]
+    [similarity] = detect_and_import((folder / "similarity.prompty").read_text(), folder / "similarity.prompty")
+    assert [a.value for a in similarity.criteria[0].scale.anchors] == [1, 2, 3, 4, 5]
+    bare = tmp_path / "bare.prompty"
+    bare.write_text("---\nname: Bare\ninputs:\n  query: {type: string}\n---\nuser:\nRate {{query}} from 1 to 5.\n")
+    with pytest.raises(RubricImportError, match="bare.prompty.*no rating scale"):
+        detect_and_import(bare.read_text(), bare)
+    typed = tmp_path / "typed.prompty"
+    typed.write_text("---\nname: [not, text]\ninputs: {}\n---\nuser:\nOne star: bad\nFive stars: good\n")
+    with pytest.raises(RubricImportError, match="field name: expected text"):
+        detect_and_import(typed.read_text(), typed)

@@ -91,14 +91,7 @@ def score_corpus(
     with the judge's `cluster` (or $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers."""
     logger = get_run_logger()
     config = JudgeConfig(**(judge or {}))
-    address = config.resolved_cluster()
-    if address and workers >= 2:
-        raise InputError("--workers starts a Dask cluster on this machine and --cluster names one: pick one")
-    if address and (config.budget_usd is not None or config.batch):
-        raise InputError(
-            "--budget and --batch run in the flow's process only: drop --cluster for them "
-            "(a budget's ledger is not shared with a cluster's workers yet)"
-        )
+    _check_where(config, workers)
     bundle = compile_for_scoring(resolve(rubric), source=rubric)
     run_id = run_id or new_run_id()
     with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
@@ -120,50 +113,14 @@ def score_corpus(
         )
         notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
         notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
-        landing = run_dir(Path(warehouse_path), run_id) / "landing"
-        results: list[ShardResult] = []
         try:
-            if config.batch:
-                results = _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
-            elif address:
-                results = judge_on_cluster(
-                    address, warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id
-                )
-            elif workers >= 2:
-                futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
-                for future, plan_file in zip(futures, plan.files, strict=True):  # loaded here, in order: one writer
-                    results.append(_load(warehouse_path, future.result(), plan_file))
-                    notify("shard", results[-1])
-            else:
-                results = _judge_in_order(warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
+            results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
         except BaseException as exc:
             finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise
         waiting = sum(r.waiting for r in results)
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
-        with db.reader(warehouse_path) as con:
-            refused = db.fetch(con, "run_refusals.sql", run=run_id)[0]
-        if refused["unanswered_cells"] and not refused["ok_cells"]:
-            message = (
-                f"the endpoint refused, never answered or gave no usable answer to every call "
-                f"({refused['unanswered_cells']} cells; {refused['unanswered_error']}); check that it runs, "
-                "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
-            )
-            logger.error(message)
-            finish_run(warehouse_path, run_id, "failed", scrub(message))
-        elif waiting:
-            message = f"{waiting} cells wait in unfinished batches: run again to collect them"
-            logger.warning(message)
-            finish_run(warehouse_path, run_id, "waiting", message)
-        elif unjudged:
-            message = (
-                f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
-                "(run again with a larger budget to judge them)"
-            )
-            logger.warning(message)
-            finish_run(warehouse_path, run_id, "stopped", message)
-        else:
-            finish_run(warehouse_path, run_id, "completed", None)
+        refused = _close_run(warehouse_path, run_id, config, waiting, unjudged)
         with db.reader(warehouse_path) as con:
             publish(
                 run_markdown(con, run_id),
@@ -191,9 +148,77 @@ def score_corpus(
             adopted_cells=plan.adopted,
         )
         logger.info("run %s finished: %s", run_id, summary)
-        if refused["unanswered_cells"] and not refused["ok_cells"]:
-            raise EndpointRefused(scrub(message))
+        if refused:
+            raise EndpointRefused(refused)
         return asdict(summary)
+
+
+def _check_where(config: JudgeConfig, workers: int) -> None:
+    """Combinations of where the work runs that cannot work, refused before anything starts."""
+    if config.resolved_cluster() and workers >= 2:
+        raise InputError("--workers starts a Dask cluster on this machine and --cluster names one: pick one")
+    if config.resolved_cluster() and (config.budget_usd is not None or config.batch):
+        raise InputError(
+            "--budget and --batch run in the flow's process only: drop --cluster for them "
+            "(a budget's ledger is not shared with a cluster's workers yet)"
+        )
+
+
+def _judge(
+    warehouse_path: str,
+    plan: steps.Plan,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    workers: int,
+) -> list[ShardResult]:
+    """Judge the plan's shards where the run says: the Batch API, a Dask cluster, a local Dask
+    cluster of `workers` processes, or this process (shards in order, the next begun early)."""
+    landing = run_dir(Path(warehouse_path), run_id) / "landing"
+    if config.batch:
+        return _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
+    address = config.resolved_cluster()
+    if address:
+        return judge_on_cluster(address, warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
+    if workers < 2:
+        return _judge_in_order(warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
+    results = []
+    futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
+    for future, plan_file in zip(futures, plan.files, strict=True):  # loaded here, in order: one writer
+        results.append(_load(warehouse_path, future.result(), plan_file))
+        notify("shard", results[-1])
+    return results
+
+
+def _close_run(warehouse_path: str, run_id: str, config: JudgeConfig, waiting: int, unjudged: int) -> str | None:
+    """Record how the run ended; returns the message when the endpoint answered no call usably."""
+    logger = get_run_logger()
+    with db.reader(warehouse_path) as con:
+        refused = db.fetch(con, "run_refusals.sql", run=run_id)[0]
+    if refused["unanswered_cells"] and not refused["ok_cells"]:
+        message = scrub(
+            f"the endpoint refused, never answered or gave no usable answer to every call "
+            f"({refused['unanswered_cells']} cells; {refused['unanswered_error']}); check that it runs, "
+            "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
+        )
+        logger.error(message)
+        finish_run(warehouse_path, run_id, "failed", message)
+        return message
+    if waiting:
+        message = f"{waiting} cells wait in unfinished batches: run again to collect them"
+        logger.warning(message)
+        finish_run(warehouse_path, run_id, "waiting", message)
+    elif unjudged:
+        message = (
+            f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
+            "(run again with a larger budget to judge them)"
+        )
+        logger.warning(message)
+        finish_run(warehouse_path, run_id, "stopped", message)
+    else:
+        finish_run(warehouse_path, run_id, "completed", None)
+    return None
 
 
 def _judge_in_batches(

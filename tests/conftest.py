@@ -26,13 +26,16 @@ TEST_DATA = Path(__file__).parent / "data"
 
 # Tests under these folders run Prefect flows or `rubricflow` processes (each pays Prefect's start):
 # they are marked slow, and `pytest -m "not slow"` is the quick subset.
+# So are the modules that start servers and workers as processes, and tests marked one by one (real
+# back-off waits and timeouts).
 SLOW_FOLDERS = ("cli", "flows")
+SLOW_MODULES = ("test_prefect_server.py", "test_warm_worker.py", "test_benches.py")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         parts = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts
-        if parts[0] in SLOW_FOLDERS:
+        if parts[0] in SLOW_FOLDERS or parts[-1] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
 
 

@@ -53,6 +53,7 @@ def test_an_endpoint_that_echoes_the_key_never_shows_it():
     assert KEY not in answer and "[redacted]" in answer
 
 
+@pytest.mark.slow  # real back-off waits and timeouts: seconds each
 def test_a_slow_drip_ends_at_the_whole_answer_deadline():
     with pytest.raises(ModelCallFailed, match="no complete answer within 1 s") as caught:
         asked("slow_drip", timeout_s=1, max_attempts=1)

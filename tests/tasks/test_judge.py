@@ -158,6 +158,7 @@ HOSTILE_OUTCOME = {
 }
 
 
+@pytest.mark.slow  # real back-off waits and timeouts: seconds each
 @pytest.mark.parametrize("fault", sorted(HOSTILE_OUTCOME))
 def test_a_hostile_answer_costs_its_own_cell_only(fault):
     outcomes, _, stats = judge_cells(faults(fault, attempts=99), n=4, answer_retries=1)
@@ -172,6 +173,7 @@ def test_a_hostile_answer_costs_its_own_cell_only(fault):
     assert stats.faults[fault] >= 4
 
 
+@pytest.mark.slow  # real back-off waits and timeouts: seconds each
 @pytest.mark.parametrize("fault", ["html_page", "text_plain", "message_null"])
 def test_a_200_that_is_no_chat_completion_is_a_gateway_hiccup_retried_then_planned_again(fault):
     """F30: a proxy's HTML page (or plain text, or `message: null`) with status 200 was final."""
@@ -182,6 +184,7 @@ def test_a_200_that_is_no_chat_completion_is_a_gateway_hiccup_retried_then_plann
     assert row["status"] == "failed" and row["error_kind"] == "transient" and row["attempts"] == 3, row["error"]
 
 
+@pytest.mark.slow  # real back-off waits and timeouts: seconds each
 def test_a_server_that_drips_bytes_cannot_outlast_the_timeout():
     """A slow drip used to defeat --timeout (each read arrives in time, the answer never ends)."""
     import time
@@ -257,6 +260,7 @@ def test_a_server_that_keeps_system_messages_keeps_the_system_layout():
     assert judge.layout == "user" and stats.probes == 0  # told, not checked
 
 
+@pytest.mark.slow  # real back-off waits and timeouts: seconds each
 def test_a_server_that_queues_is_not_flooded_and_nothing_times_out():
     """One request at a time, 0.3 s each: 64 calls in flight would wait in its queue until they
     time out; the adaptive limit finds that latency grows with the calls in flight and backs off."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -261,6 +262,7 @@ def assert_materialised_equals_scratch(path: Path) -> None:
             assert materialised[name] == table(con, name), f"{name} after rebuild"
 
 
+@pytest.mark.slow  # tens of random warehouses, each with kill -9 loads
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations)
 def test_materialised_analytics_equal_a_from_scratch_computation(ops, tmp_path_factory):

@@ -9,6 +9,11 @@ from pathlib import Path
 import pytest
 
 # Prefect runs in ephemeral mode against a throwaway home; set before anything imports prefect.
+# Each pytest-xdist worker gets its own (the controller's would be shared, and the first worker to
+# finish would stop the Prefect server the other still uses).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name, prefix in (("PREFECT_HOME", "rubricflow-prefect-"), ("RUBRICFLOW_STATE_DIR", "rubricflow-state-")):
+        os.environ[name] = tempfile.mkdtemp(prefix=f"{prefix}{os.environ['PYTEST_XDIST_WORKER']}-")
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="rubricflow-prefect-"))
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")

@@ -106,7 +106,7 @@ def main() -> None:
         _release_frames(exc)
     # Exit outside the handler: the error's traceback (and the frames and connections it holds)
     # is released first, so nothing is reported leaked at interpreter shutdown.
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # a path is never cut
     sys.exit(code)
 
 

@@ -111,7 +111,7 @@ def _no_heartbeats() -> None:
 
 def fail(message: str, code: int = 2) -> None:
     """End the command with one line on stderr and the exit code (2 usage/input, 1 a check failed)."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # a path is never cut
     raise typer.Exit(code)
 
 

@@ -3,14 +3,16 @@ and stopped by its PID: stand-ins for the cluster and the database a user runs o
 used by the tests and benches.
 
 `private=True` starts each worker in its own mount namespace (`unshare -m`, root only) with a
-fresh tmpfs over /tmp (where the flow's folders and Dask's scratch space live) as its working
-folder: the workers then share no writable folder with the flow or each other, as on separate
-machines (the installed code they read is theirs on each machine too).
+fresh tmpfs over the folder above `folder` (the test's folder: the flow's warehouse and run
+folders) as its working folder, Dask scratch space and state folder: the workers then see none of
+the flow's files and share no folder they write with it or each other, as on separate machines
+(the installed code they read is theirs on each machine too).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -64,7 +66,11 @@ class DaskCluster:
         args += ["--no-dashboard", "--name", f"w{i}", "--host", "127.0.0.1"]
         if not self.private:
             return self._start(f"worker{i}", args)
-        inner = 'mount -t tmpfs tmpfs /tmp && cd /tmp && export RUBRICFLOW_STATE_DIR=/tmp/state HOME=/tmp && exec "$@"'
+        hide = shlex.quote(str(self.folder.parent))
+        inner = (
+            f"mount -t tmpfs tmpfs {hide} && cd {hide} && export RUBRICFLOW_STATE_DIR={hide}/state HOME={hide} "
+            f'&& exec "$@" --local-directory {hide}/scratch'
+        )
         return self._start(f"worker{i}", args, ["unshare", "-m", "--propagation", "private", "sh", "-c", inner, "sh"])
 
     def wait_for(self, workers: int, timeout_s: float = 90) -> None:

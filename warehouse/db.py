@@ -18,6 +18,7 @@ import duckdb
 
 from rubricflow.errors import CheckFailed, InputError, TransientError
 from rubricflow.rubrics.compiler import Bundle, rubric_document
+from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
 
@@ -227,64 +228,22 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
     if con.execute("SELECT 1 FROM rubrics WHERE rubric_hash = ?", [h]).fetchall():
         return
     r = bundle.rubric
-    s = r.scoring
     with transaction(con):
         con.execute(
             "INSERT INTO rubrics (rubric_hash, rubric_id, version, title, profile, method, is_flat, invert, pass_threshold, "
             "essential_minimum, disqualified_label, source, document, registered_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-            [
-                h,
-                r.metadata.id,
-                r.metadata.version,
-                r.metadata.title,
-                bundle.profile,
-                s.method,
-                not r.groups,
-                s.invert,
-                s.pass_threshold,
-                s.essential_minimum,
-                s.disqualified_label,
-                source,
-                json.dumps(rubric_document(r), ensure_ascii=False),
-            ],
+            _rubric_row(bundle, source),
         )
-        parent = {child: g.id for g in r.groups for child in g.children}
-        root = s.root
-        top_parent = None if root else ROOT_NODE
-        nodes: list[tuple[str, str, str | None, bool, str | None, float]] = [
-            (h, c.id, parent.get(c.id, top_parent), True, None, c.weight) for c in r.criteria
-        ]
-        nodes += [
-            (h, g.id, parent.get(g.id, None if g.id == root else top_parent), False, g.aggregation, g.weight)
-            for g in r.groups
-        ]
-        if not root:
-            nodes.append((h, ROOT_NODE, None, False, s.method, 1.0))
         con.executemany(
             "INSERT INTO rubric_nodes (rubric_hash, node_id, parent_id, is_leaf, aggregation, weight) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            nodes,
+            _node_rows(h, r),
         )
         con.executemany(
             "INSERT INTO criteria (rubric_hash, criterion_id, title, description, scale_kind, weight, importance, "
             "pass_threshold, points, genre, scale_min, scale_max, unit_step) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    h,
-                    c.id,
-                    c.title,
-                    c.description,
-                    c.scale.kind,
-                    c.weight,
-                    c.importance,
-                    c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS,
-                    c.points,
-                    list(c.genre),
-                    *scale_geometry(c.scale),
-                )
-                for c in r.criteria
-            ],
+            _criterion_rows(h, r),
         )
         if r.patterns:
             refused = re2_errors([p.effective_regex() for p in r.patterns])
@@ -301,10 +260,65 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
                 "description) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(h, d.id, d.kind, list(d.patterns), d.criterion, d.threshold, d.description) for d in r.disqualifiers],
             )
-        if s.labels:
+        if r.scoring.labels:
             con.executemany(
                 "INSERT INTO rubric_labels (rubric_hash, label, min_score) VALUES (?, ?, ?)",
-                [(h, lab.label, lab.min) for lab in s.labels],
+                [(h, lab.label, lab.min) for lab in r.scoring.labels],
             )
         run_sql(con, "mark_labelled_texts.sql", rubric=h)
         analytics.refresh(con)
+
+
+def _rubric_row(bundle: Bundle, source: str) -> list:
+    r, s = bundle.rubric, bundle.rubric.scoring
+    return [
+        bundle.hash,
+        r.metadata.id,
+        r.metadata.version,
+        r.metadata.title,
+        bundle.profile,
+        s.method,
+        not r.groups,
+        s.invert,
+        s.pass_threshold,
+        s.essential_minimum,
+        s.disqualified_label,
+        source,
+        json.dumps(rubric_document(r), ensure_ascii=False),
+    ]
+
+
+def _node_rows(h: str, r: Rubric) -> list[tuple[str, str, str | None, bool, str | None, float]]:
+    """The rubric's tree: criteria (leaves) and groups, under one ROOT_NODE unless a group is the root."""
+    parent = {child: g.id for g in r.groups for child in g.children}
+    root = r.scoring.root
+    top_parent = None if root else ROOT_NODE
+    nodes: list[tuple[str, str, str | None, bool, str | None, float]] = [
+        (h, c.id, parent.get(c.id, top_parent), True, None, c.weight) for c in r.criteria
+    ]
+    nodes += [
+        (h, g.id, parent.get(g.id, None if g.id == root else top_parent), False, g.aggregation, g.weight)
+        for g in r.groups
+    ]
+    if not root:
+        nodes.append((h, ROOT_NODE, None, False, r.scoring.method, 1.0))
+    return nodes
+
+
+def _criterion_rows(h: str, r: Rubric) -> list[tuple]:
+    return [
+        (
+            h,
+            c.id,
+            c.title,
+            c.description,
+            c.scale.kind,
+            c.weight,
+            c.importance,
+            c.pass_threshold if c.pass_threshold is not None else DEFAULT_PASS,
+            c.points,
+            list(c.genre),
+            *scale_geometry(c.scale),
+        )
+        for c in r.criteria
+    ]

@@ -23,6 +23,12 @@ os.environ["DO_NOT_TRACK"] = "1"
 # stopped at the end (see stop_the_shared_prefect_server).
 os.environ.setdefault("RUBRICFLOW_STATE_DIR", tempfile.mkdtemp(prefix="rubricflow-state-"))
 
+# Prefect's root settings are read from the environment once, when prefect is first imported: import
+# it now, from this clean environment, not inside whichever test first runs a flow (a test that points
+# PREFECT_API_URL at a server it then stops would otherwise leave every later in-process flow of this
+# process talking to that dead server; the order of files differs between pytest-xdist's processes).
+import prefect.settings  # noqa: E402, F401
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RUBRICFLOW_SHARED", ROOT.parent / "shared")) / "data"
 SHARED_RUBRICS = SHARED / "rubrics"

@@ -17,11 +17,17 @@ from rubricflow.tasks.runtime import prefect_server
 
 @pytest.fixture
 def state(tmp_path, monkeypatch):
+    """A state folder of the test's own; the variables `use_shared_server` sets (PREFECT_API_URL and
+    its auth string) are undone after the test, so no later test in this process talks to the server
+    this test stopped (monkeypatch only undoes what it set itself)."""
+    saved = dict(os.environ)
     monkeypatch.setenv("RUBRICFLOW_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.delenv("RUBRICFLOW_PREFECT_SERVER", raising=False)
     yield tmp_path / "state"
     prefect_server.stop()
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def test_started_once_by_concurrent_commands_then_reused_and_stopped(state, monkeypatch):

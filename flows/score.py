@@ -19,6 +19,7 @@ from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.costs import Estimate
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
@@ -99,20 +100,7 @@ def score_corpus(
         plan, recovered, estimate = prepare_run(
             warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified
         )
-        logger.info(
-            "run %s: %s cells to judge, %s already landed%s",
-            run_id,
-            plan.cells,
-            plan.total - plan.cells,
-            f", {recovered} recovered from an interrupted run" if recovered else "",
-        )
-        logger.info(
-            "%s%s",
-            estimate.describe(config.model),
-            f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "",
-        )
-        notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
-        notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
+        _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
             results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
         except BaseException as exc:
@@ -127,30 +115,64 @@ def score_corpus(
                 artifact_key("score", corpus_id, bundle.id),
                 f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}",
             )
-        summary = RunSummary(
-            run_id=run_id,
-            corpus_id=corpus_id,
-            rubric_id=bundle.id,
-            rubric_hash=bundle.hash,
-            judge_hash=config.judge_hash(),
-            planned_cells=plan.total,
-            skipped_cells=plan.total - plan.cells,
-            judged_cells=sum(r.cells for r in results),
-            ok_cells=sum(r.ok for r in results),
-            failed_cells=sum(r.failed for r in results),
-            calls=sum(r.calls for r in results),
-            prompt_tokens=sum(r.prompt_tokens for r in results),
-            completion_tokens=sum(r.completion_tokens for r in results),
-            recovered_cells=recovered,
-            wall_s=(dt.datetime.now() - started).total_seconds(),
-            unjudged_cells=unjudged,
-            estimated_usd=estimate.usd,
-            adopted_cells=plan.adopted,
-        )
+        summary = _summary(plan, results, run_id, corpus_id, bundle, config, recovered, unjudged, estimate.usd)
+        summary.wall_s = (dt.datetime.now() - started).total_seconds()
         logger.info("run %s finished: %s", run_id, summary)
         if refused:
             raise EndpointRefused(refused)
         return asdict(summary)
+
+
+def _announce(plan: steps.Plan, recovered: int, estimate: Estimate, config: JudgeConfig, run_id: str, rubric: str) -> None:
+    """What the run will do and cost, in the log and to the progress display, before any call."""
+    logger = get_run_logger()
+    logger.info(
+        "run %s: %s cells to judge, %s already landed%s",
+        run_id,
+        plan.cells,
+        plan.total - plan.cells,
+        f", {recovered} recovered from an interrupted run" if recovered else "",
+    )
+    logger.info(
+        "%s%s",
+        estimate.describe(config.model),
+        f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "",
+    )
+    notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
+    notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
+
+
+def _summary(
+    plan: steps.Plan,
+    results: list[ShardResult],
+    run_id: str,
+    corpus_id: str,
+    bundle: Bundle,
+    config: JudgeConfig,
+    recovered: int,
+    unjudged: int,
+    estimated_usd: float | None,
+) -> RunSummary:
+    return RunSummary(
+        run_id=run_id,
+        corpus_id=corpus_id,
+        rubric_id=bundle.id,
+        rubric_hash=bundle.hash,
+        judge_hash=config.judge_hash(),
+        planned_cells=plan.total,
+        skipped_cells=plan.total - plan.cells,
+        judged_cells=sum(r.cells for r in results),
+        ok_cells=sum(r.ok for r in results),
+        failed_cells=sum(r.failed for r in results),
+        calls=sum(r.calls for r in results),
+        prompt_tokens=sum(r.prompt_tokens for r in results),
+        completion_tokens=sum(r.completion_tokens for r in results),
+        recovered_cells=recovered,
+        wall_s=0.0,
+        unjudged_cells=unjudged,
+        estimated_usd=estimated_usd,
+        adopted_cells=plan.adopted,
+    )
 
 
 def _check_where(config: JudgeConfig, workers: int) -> None:

@@ -123,7 +123,9 @@ def score_corpus(
         return asdict(summary)
 
 
-def _announce(plan: steps.Plan, recovered: int, estimate: Estimate, config: JudgeConfig, run_id: str, rubric: str) -> None:
+def _announce(
+    plan: steps.Plan, recovered: int, estimate: Estimate, config: JudgeConfig, run_id: str, rubric: str
+) -> None:
     """What the run will do and cost, in the log and to the progress display, before any call."""
     logger = get_run_logger()
     logger.info(

@@ -69,6 +69,15 @@ class _RestatesOurError:
         return not (record.exc_info and said_in_one_line(record.exc_info[1]))
 
 
+class _ShutdownNotes:
+    """A console log filter: drops Prefect's "Still processing items: N items remaining" notes, which
+    its events worker logs while it drains at exit on a loaded machine; nothing a user can act on,
+    and after an error they pushed the one-line error off its own line."""
+
+    def filter(self, record) -> bool:
+        return not record.getMessage().startswith("Still processing items")
+
+
 def said_in_one_line(exc: BaseException | None) -> bool:
     """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
     refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those)."""
@@ -95,9 +104,10 @@ def start_flows() -> None:
         _no_heartbeats()  # their thread costs up to a second per flow
     if debugging():
         return
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, _RestatesOurError) for f in handler.filters):
-            handler.addFilter(_RestatesOurError())
+    for handler in logging.getLogger().handlers:  # Prefect's console handler; its EventsWorker logs to it too
+        for kind in (_RestatesOurError, _ShutdownNotes):
+            if not any(isinstance(f, kind) for f in handler.filters):
+                handler.addFilter(kind())
 
 
 _SETTINGS = ExitStack()  # process-wide Prefect settings for the command's flows

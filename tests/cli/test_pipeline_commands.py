@@ -211,3 +211,20 @@ def test_a_folder_the_demo_used_once_is_not_the_demos_for_good(tmp_path):
     from tests.conftest import rows
 
     assert rows(folder / "w.duckdb", "SELECT count(*) FROM texts WHERE corpus_id = 'prod'") == [(1,)]
+
+
+def test_prefects_shutdown_notes_never_reach_the_terminal():
+    """On a loaded machine Prefect's events worker logged "Still processing items" at exit, a second
+    line after a command's one-line error (seen in CI); a real warning still shows."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging; from rubricflow.cli.common import start_flows; start_flows(); "
+        "log = logging.getLogger('EventsWorker'); "
+        "log.warning('Still processing items: 2 items remaining...'); log.warning('a real warning')"
+    )
+    env = {**os.environ, "RUBRICFLOW_PREFECT_SERVER": "ephemeral"}
+    env.pop("PREFECT_API_URL", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "a real warning" in done.stderr and "Still processing" not in done.stderr, done.stderr

@@ -51,9 +51,13 @@ class DaskCluster:
         self.scheduler = self._start(
             "scheduler", ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"]
         )
-        for i in range(self.n):
-            self.workers.append(self._worker(i))
-        self.wait_for(self.n)
+        try:
+            for i in range(self.n):
+                self.workers.append(self._worker(i))
+            self.wait_for(self.n)
+        except BaseException:  # workers that never arrived: stop what was started, not leave it running
+            self.__exit__()
+            raise
         return self
 
     def _start(self, name: str, args: list[str], wrap: list[str] | None = None) -> subprocess.Popen:

@@ -110,21 +110,7 @@ def plan_cells(
         "INSERT OR IGNORE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
         [(bundle.hash, g, u.id, unit_fingerprint(rubric, u)) for g, u in units],
     )
-    adopted = 0
-    if run_id is not None:
-        with transaction(con):
-            run_sql(
-                con,
-                "adopt_cells.sql",
-                corpus=corpus_id,
-                rubric=bundle.hash,
-                judge=judge_hash,
-                samples=samples,
-                run=run_id,
-            )
-            adopted = con.execute("SELECT count(*) FROM adopted").fetchall()[0][0]
-            con.execute("DROP TABLE adopted")
-            analytics.refresh(con)
+    adopted = _adopt(con, corpus_id, bundle.hash, judge_hash, samples, run_id) if run_id is not None else 0
     # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
     con.execute(
         "CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
@@ -150,6 +136,28 @@ def plan_cells(
         ).fetchall()[0][0]
     finally:
         con.execute("DROP TABLE plan_units")
+    files, cells, chars = _write_plan(con, out_dir)
+    return Plan(files, cells, total, chars, adopted)
+
+
+def _adopt(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, judge_hash: str, samples: int, run_id: str
+) -> int:
+    """Copy the cells another rubric version judged with the same unit fingerprint into this run
+    (they ask the same question); returns how many."""
+    with transaction(con):
+        run_sql(
+            con, "adopt_cells.sql", corpus=corpus_id, rubric=rubric_hash, judge=judge_hash, samples=samples, run=run_id
+        )
+        adopted = con.execute("SELECT count(*) FROM adopted").fetchall()[0][0]
+        con.execute("DROP TABLE adopted")
+        analytics.refresh(con)
+    return adopted
+
+
+def _write_plan(con: duckdb.DuckDBPyConnection, out_dir: Path) -> tuple[list[Path], int, int]:
+    """The `plan` table as one Parquet file per shard (old plan files removed); returns the files,
+    the cells and the characters of text they carry. Drops `plan`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.parquet"):
         old.unlink()
@@ -165,7 +173,7 @@ def plan_cells(
         )
         files.append(path)
     con.execute("DROP TABLE plan")
-    return Plan(files, cells, total, int(chars), adopted)
+    return files, cells, int(chars)
 
 
 def _literal(path: Path) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -11,6 +12,9 @@ from rich.markup import escape
 from rubricflow.errors import CheckFailed
 
 from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, write_report
+
+if TYPE_CHECKING:
+    from rubricflow.tasks.stats.calibration import Calibration
 
 
 def labels(
@@ -102,7 +106,6 @@ def calibrate(
     (sample level, pooled), Cohen's and quadratic weighted kappa, Fleiss' kappa and Krippendorff's
     alpha among the humans, and the human-vs-human baseline the judge should be held to."""
     from rubricflow.tasks.loaders.labels import import_topical_chat
-    from rubricflow.tasks.presentation.tables import show
     from rubricflow.tasks.stats.calibration import calibration, record
     from rubricflow.warehouse import db
 
@@ -116,6 +119,26 @@ def calibrate(
     if as_json:
         print(json.dumps(result.as_records(), indent=2))
         return
+    _print_agreement(result, corpus, step)
+    if confusion:
+        for r in result.rows:
+            print_rows(
+                f"{r.criterion_id}: judge (rows) x humans (columns)",
+                [
+                    {"judge": lv, **{str(c): n for c, n in zip(r.levels, row, strict=True)}}
+                    for lv, row in zip(r.levels, r.confusion, strict=True)
+                ],
+            )
+    if report:
+        from rubricflow.tasks.presentation.report import calibration_report
+
+        write_report(report, calibration_report(result))
+
+
+def _print_agreement(result: Calibration, corpus: str, step: float) -> None:
+    """The correlations, then the kappas beside the human baseline, then any notes."""
+    from rubricflow.tasks.presentation.tables import show
+
     print_rows(
         f"{result.judge} vs {', '.join(result.humans)} on {corpus} (sample level, pooled)",
         [
@@ -153,16 +176,3 @@ def calibrate(
     out.print(
         "Fleiss n: the texts every human rated (Fleiss' kappa needs a full table; the other figures use all pairs)"
     )
-    if confusion:
-        for r in result.rows:
-            print_rows(
-                f"{r.criterion_id}: judge (rows) x humans (columns)",
-                [
-                    {"judge": lv, **{str(c): n for c, n in zip(r.levels, row, strict=True)}}
-                    for lv, row in zip(r.levels, r.confusion, strict=True)
-                ],
-            )
-    if report:
-        from rubricflow.tasks.presentation.report import calibration_report
-
-        write_report(report, calibration_report(result))

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
 
 from .common import WarehouseOpt, fail, out, print_rows, warehouse_path
+
+if TYPE_CHECKING:
+    from rubricflow.rubrics.model import Rubric
+    from rubricflow.tasks.stats.fit import FitData, FitReport
 
 app = typer.Typer(
     help="Make a rubric agree better with human labels: fit its weights and cut-offs, or evolve it.",
@@ -76,54 +81,47 @@ def fit(
         judge = None if from_rater else one_judge_setup(con, corpus, bundle.hash, model, judge_hash)[1]
         data = fitting.load(con, corpus, bundle, raters, criterion, judge, from_rater)
     report = fitting.cross_validate(data, bundle.rubric, folds, seed, pass_at, cuts)
-    provenance = {
-        "fitted_by": "rubricflow improve fit",
-        "fitted_from": f"{bundle.id}@{bundle.version} ({bundle.hash[:12]})",
-        "fit_corpus": corpus,
-        "fit_scores": data.source,
-        "fit_target": f"{','.join(raters)}:{criterion}",
-        "fit_split": f"{folds}-fold by text, seed {seed}",
-        "fit_texts": data.scores.shape[0],
-        "fit_metric": "least squares shrunk toward the rubric's weights (weights), isotonic crossing (cut-offs)",
-        "fit_shrinkage": report.fitted.shrinkage,
-    }
-    for side in ("rubric", "fitted"):
-        for metric, value in report.held_out[side].items():
-            provenance[f"held_out_{metric}_{'before' if side == 'rubric' else 'after'}"] = (
-                None if value is None else round(value, 6)
-            )
+    target = f"{','.join(raters)}:{criterion}"
+    provenance = fitting.provenance(bundle, corpus, data, report, target, f"{folds}-fold by text, seed {seed}")
     new = fitting.fitted_rubric(bundle.rubric, report, provenance)
     compile_or_raise(new)
     written = output or Path(f"{new.metadata.id}@{new.metadata.version}.yaml")
     written.write_text(dump_yaml(new), encoding="utf-8")
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "texts": report.texts,
-                    "left_out": data.left_out,
-                    "folds": folds,
-                    "seed": seed,
-                    "held_out": report.held_out,
-                    "weights": report.fitted.weights,
-                    "shrinkage": report.fitted.shrinkage,
-                    "pass_threshold": report.fitted.pass_threshold,
-                    "label_mins": report.fitted.label_mins,
-                    "output": str(written),
-                    "judge_calls": 0,
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(_fit_figures(report, data, folds, seed, written), indent=2))
         return
     out.print(
         escape(
             f"fit {bundle.id}@{bundle.version} on corpus {corpus}: {report.texts} texts ({data.source} -> "
-            f"{','.join(raters)}:{criterion}; {data.left_out} left out, not every criterion scored), "
+            f"{target}; {data.left_out} left out, not every criterion scored), "
             f"{folds}-fold by text, seed {seed}; 0 judge calls; weights moved {report.fitted.shrinkage:.0%} of the way "
             "from the rubric's own to the least-squares fit"
         )
     )
+    _print_fit(report, bundle.rubric, folds)
+    for change in diff(bundle.rubric, new):
+        out.print(escape(f"  {change}"))
+    out.print(escape(f"wrote {written} ({new.metadata.id}@{new.metadata.version})"))
+
+
+def _fit_figures(report: FitReport, data: FitData, folds: int, seed: int, written: Path) -> dict[str, Any]:
+    """What `fit --json` prints."""
+    return {
+        "texts": report.texts,
+        "left_out": data.left_out,
+        "folds": folds,
+        "seed": seed,
+        "held_out": report.held_out,
+        "weights": report.fitted.weights,
+        "shrinkage": report.fitted.shrinkage,
+        "pass_threshold": report.fitted.pass_threshold,
+        "label_mins": report.fitted.label_mins,
+        "output": str(written),
+        "judge_calls": 0,
+    }
+
+
+def _print_fit(report: FitReport, rubric: Rubric, folds: int) -> None:
     print_rows(
         f"held out (mean over {folds} folds)",
         [
@@ -133,14 +131,8 @@ def fit(
     )
     print_rows(
         "weights",
-        [
-            {"criterion": c.id, "before": c.weight, "fitted": report.fitted.weights[c.id]}
-            for c in bundle.rubric.criteria
-        ],
+        [{"criterion": c.id, "before": c.weight, "fitted": report.fitted.weights[c.id]} for c in rubric.criteria],
     )
-    for change in diff(bundle.rubric, new):
-        out.print(escape(f"  {change}"))
-    out.print(escape(f"wrote {written} ({new.metadata.id}@{new.metadata.version})"))
 
 
 @app.command()
@@ -204,24 +196,7 @@ def evolve(
             str(folder),
             shard_size,
         )
-    rows = []
-    for r in result["rounds"]:
-        bound = (
-            (r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r.get("total_criteria") else None
-        )
-        rows.append(
-            {
-                "round": r["round"],
-                "criterion": r["criterion"],
-                "status": r["status"],
-                "validation r before": r["metric_before"],
-                "after": r["metric_after"],
-                "judge calls": r["calls"],
-                "bound": bound,
-                "full re-score": r["full_rescore_calls"],
-                "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"],
-            }
-        )
+    rows = _round_rows(result["rounds"])
     print_rows(
         f"evolution {result['evolution_id']} of {rubric} on {corpus}: {result['training_texts']} training, "
         f"{result['validation_texts']} validation, {result['test_texts']} test texts",
@@ -242,3 +217,26 @@ def evolve(
             f"version cost {result['first_run_calls']} calls now; best version: {result['best_file']}"
         )
     )
+
+
+def _round_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per round; `bound` is what re-judging only the changed criteria should cost."""
+    rows = []
+    for r in rounds:
+        bound = (
+            (r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r.get("total_criteria") else None
+        )
+        rows.append(
+            {
+                "round": r["round"],
+                "criterion": r["criterion"],
+                "status": r["status"],
+                "validation r before": r["metric_before"],
+                "after": r["metric_after"],
+                "judge calls": r["calls"],
+                "bound": bound,
+                "full re-score": r["full_rescore_calls"],
+                "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"],
+            }
+        )
+    return rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
@@ -18,6 +19,9 @@ from .common import (
     print_rows,
     warehouse_path,
 )
+
+if TYPE_CHECKING:
+    from rubricflow.rubrics.compiler import Bundle
 
 
 def pairwise(
@@ -39,11 +43,7 @@ def pairwise(
     (A-B and B-A, two cells of their own) with the rubric's pairwise form (verdicts a, b, tie);
     prints consistency after the swap, the position-bias rate and agreement with human labels.
     The verdicts are the `pair_verdicts` view; `pairwise_summary` and `pair_win_rates` aggregate them."""
-    from rubricflow.rubrics.compiler import compile_or_raise
-    from rubricflow.rubrics.formats import dump
-    from rubricflow.rubrics.library import Library, default_roots, resolve
-    from rubricflow.rubrics.pairwise import pairwise_rubric
-    from rubricflow.tasks.stats.pairwise_stats import bradley_terry, pairwise_report
+    from rubricflow.tasks.stats.pairwise_stats import pairwise_report
     from rubricflow.warehouse import db
 
     from .score import run_panel, run_score
@@ -65,11 +65,7 @@ def pairwise(
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
     for ref in rubric:
-        pair_form = pairwise_rubric(resolve(ref, Library(default_roots(None)) if not Path(ref).is_file() else None))
-        bundle = compile_or_raise(pair_form, source=ref)
-        target = path.parent / "rubrics" / f"{pair_form.metadata.id}@{pair_form.metadata.version}.yaml"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(dump(pair_form, "yaml"), encoding="utf-8")  # the pairwise form, kept as a file
+        target, bundle = _pair_form(ref, path)
         if len(judges) == 1:
             run_score(corpus, str(target), path, judges[0], shard_size)
         else:
@@ -79,45 +75,71 @@ def pairwise(
         if not rows:
             out.print(escape(f"no pair verdicts on corpus {corpus}: is it a pair corpus (response_a, response_b)?"))
             continue
-        print_rows(
-            f"{pair_form.metadata.id} on {corpus}: both orders per pair",
-            [
-                {
-                    "judge": r["judge"],
-                    "criterion": r["criterion_id"],
-                    "pairs": r["pairs"],
-                    "consistent": r["consistency"],
-                    "position bias": r["position_bias"],
-                    "a / b / tie": f"{r['a_share']:.2f} / {r['b_share']:.2f} / {r['tie_share']:.2f}",
-                    "labelled": r["labelled"],
-                    "accuracy": r["accuracy"],
-                    "acc. no ties": r["accuracy_no_ties"],
-                    "kappa": r["kappa"],
-                }
-                for r in rows
-            ],
-        )
+        _print_report(f"{bundle.id} on {corpus}: both orders per pair", rows)
         for judge_hash in dict.fromkeys(r["judge_hash"] for r in rows):
-            with db.reader(path) as con:
-                outcomes = db.fetch(con, "pair_outcomes.sql", corpus=corpus, rubric=bundle.hash, judge=judge_hash)
-            for criterion in sorted({o["criterion_id"] for o in outcomes}):
-                ranking = bradley_terry(
-                    [(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes if o["criterion_id"] == criterion]
-                )
-                print_rows(
-                    f"ranking by {criterion} (Bradley-Terry, Elo scale, 95% bootstrap interval; judge "
-                    f"{judge_hash[:8]})",
-                    [
-                        {
-                            "system": r["system"],
-                            "rating": f"{r['rating']:+.0f}",
-                            "interval": f"[{r['low']:+.0f}, {r['high']:+.0f}]",
-                            "comparisons": r["comparisons"],
-                        }
-                        for r in ranking
-                    ],
-                )
+            _print_rankings(path, corpus, bundle.hash, judge_hash)
     out.print(
         "rule: an order-inconsistent pair counts as a tie; position bias = share of pairs whose verdict "
         "names the same slot in both orders"
     )
+
+
+def _pair_form(ref: str, warehouse: Path) -> tuple[Path, Bundle]:
+    """The rubric's pairwise form, compiled and kept as a file beside the warehouse (runs name it)."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import dump
+    from rubricflow.rubrics.library import Library, default_roots, resolve
+    from rubricflow.rubrics.pairwise import pairwise_rubric
+
+    pair_form = pairwise_rubric(resolve(ref, Library(default_roots(None)) if not Path(ref).is_file() else None))
+    bundle = compile_or_raise(pair_form, source=ref)
+    target = warehouse.parent / "rubrics" / f"{pair_form.metadata.id}@{pair_form.metadata.version}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(dump(pair_form, "yaml"), encoding="utf-8")
+    return target, bundle
+
+
+def _print_report(title: str, rows: list[dict[str, Any]]) -> None:
+    print_rows(
+        title,
+        [
+            {
+                "judge": r["judge"],
+                "criterion": r["criterion_id"],
+                "pairs": r["pairs"],
+                "consistent": r["consistency"],
+                "position bias": r["position_bias"],
+                "a / b / tie": f"{r['a_share']:.2f} / {r['b_share']:.2f} / {r['tie_share']:.2f}",
+                "labelled": r["labelled"],
+                "accuracy": r["accuracy"],
+                "acc. no ties": r["accuracy_no_ties"],
+                "kappa": r["kappa"],
+            }
+            for r in rows
+        ],
+    )
+
+
+def _print_rankings(path: Path, corpus: str, rubric_hash: str, judge_hash: str) -> None:
+    """One Bradley-Terry ranking of the systems per criterion, from this judge's verdicts."""
+    from rubricflow.tasks.stats.pairwise_stats import bradley_terry
+    from rubricflow.warehouse import db
+
+    with db.reader(path) as con:
+        outcomes = db.fetch(con, "pair_outcomes.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash)
+    for criterion in sorted({o["criterion_id"] for o in outcomes}):
+        ranking = bradley_terry(
+            [(o["system_a"], o["system_b"], o["verdict"]) for o in outcomes if o["criterion_id"] == criterion]
+        )
+        print_rows(
+            f"ranking by {criterion} (Bradley-Terry, Elo scale, 95% bootstrap interval; judge {judge_hash[:8]})",
+            [
+                {
+                    "system": r["system"],
+                    "rating": f"{r['rating']:+.0f}",
+                    "interval": f"[{r['low']:+.0f}, {r['high']:+.0f}]",
+                    "comparisons": r["comparisons"],
+                }
+                for r in ranking
+            ],
+        )

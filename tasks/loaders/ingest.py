@@ -95,57 +95,16 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
     suffix, compression = _kind(path)
     if path.is_dir():
-        files = sorted(_folder_files(path))
-        if not files:
-            raise CorpusError(f"{path}: folder holds no .txt or .md files")
-        for number, p in enumerate(files, start=1):
-            if p.is_symlink():
-                yield number, {"text_id": str(p.relative_to(path))}, "a symbolic link: not followed"
-                continue
-            try:
-                text = p.read_bytes().decode("utf-8").removeprefix(BOM)
-                yield number, {"text_id": str(p.relative_to(path)), "text": text}, None
-            except UnicodeDecodeError as exc:
-                yield number, {"text_id": str(p.relative_to(path))}, f"invalid UTF-8 at byte {exc.start}"
+        yield from _folder_records(path)
     elif suffix in (".jsonl", ".ndjson"):
-        with _open(path, compression) as fh:
-            for number, raw in enumerate(fh if compression is None else _lines(fh), start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    line = raw.decode("utf-8").removeprefix(BOM if number == 1 else "")  # Excel and Notepad write one
-                except UnicodeDecodeError as exc:
-                    yield number, None, f"invalid UTF-8 at byte {exc.start}"
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"
-                    continue
-                if not isinstance(record, dict):
-                    yield number, None, f"a JSON object is required, found {type(record).__name__}"
-                    continue
-                yield number, record, None
+        yield from _jsonl_records(path, compression)
     elif suffix == ".json":  # one JSON array of records
-        try:
-            with _open(path, compression) as fh:
-                rows = json.loads(fh.read().removeprefix(BOM.encode()))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
-        if not isinstance(rows, list):
-            raise CorpusError(f"{path}: a .json corpus is an array of records, found {type(rows).__name__}")
-        for number, record in enumerate(rows, start=1):
-            yield (
-                (number, record, None)
-                if isinstance(record, dict)
-                else (number, None, f"a JSON object is required, found {type(record).__name__}")
-            )
+        yield from _json_records(path, compression)
     elif suffix == ".csv":
         yield from _csv_records(path, compression)
     elif suffix == ".parquet":
-        pf = pq.ParquetFile(path)
         number = 0
-        for batch in pf.iter_batches(batch_size=BATCH_ROWS):
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
             for record in batch.to_pylist():
                 number += 1
                 yield number, record, None
@@ -153,6 +112,57 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
         raise CorpusError(
             f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder; "
             "JSONL, JSON and CSV may be compressed: .gz, .zst, .bz2)"
+        )
+
+
+def _folder_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    files = sorted(_folder_files(path))
+    if not files:
+        raise CorpusError(f"{path}: folder holds no .txt or .md files")
+    for number, p in enumerate(files, start=1):
+        if p.is_symlink():
+            yield number, {"text_id": str(p.relative_to(path))}, "a symbolic link: not followed"
+            continue
+        try:
+            text = p.read_bytes().decode("utf-8").removeprefix(BOM)
+            yield number, {"text_id": str(p.relative_to(path)), "text": text}, None
+        except UnicodeDecodeError as exc:
+            yield number, {"text_id": str(p.relative_to(path))}, f"invalid UTF-8 at byte {exc.start}"
+
+
+def _jsonl_records(path: Path, compression: str | None) -> Iterator[tuple[int, Any, str | None]]:
+    with _open(path, compression) as fh:
+        for number, raw in enumerate(fh if compression is None else _lines(fh), start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8").removeprefix(BOM if number == 1 else "")  # Excel and Notepad write one
+                record = json.loads(line)
+            except UnicodeDecodeError as exc:
+                yield number, None, f"invalid UTF-8 at byte {exc.start}"
+                continue
+            except json.JSONDecodeError as exc:
+                yield number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"
+                continue
+            if not isinstance(record, dict):
+                yield number, None, f"a JSON object is required, found {type(record).__name__}"
+                continue
+            yield number, record, None
+
+
+def _json_records(path: Path, compression: str | None) -> Iterator[tuple[int, Any, str | None]]:
+    try:
+        with _open(path, compression) as fh:
+            rows = json.loads(fh.read().removeprefix(BOM.encode()))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
+    if not isinstance(rows, list):
+        raise CorpusError(f"{path}: a .json corpus is an array of records, found {type(rows).__name__}")
+    for number, record in enumerate(rows, start=1):
+        yield (
+            (number, record, None)
+            if isinstance(record, dict)
+            else (number, None, f"a JSON object is required, found {type(record).__name__}")
         )
 
 
@@ -272,6 +282,49 @@ def ingest_corpus(
     return report
 
 
+def _check_columns(
+    source: Path, number: int, record: dict, column: str | None, text_field: str | None, id_field: str | None
+) -> bool:
+    """The first good row must hold the text column (and the id column asked for): a corpus of the
+    wrong shape fails at once, by name, rather than quarantining every row."""
+    if column is None or (text_field and text_field not in record):
+        wanted = text_field or " or ".join(TEXT_FIELDS)
+        raise CorpusError(f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}")
+    if id_field and id_field not in record:
+        raise CorpusError(f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}")
+    return True
+
+
+def _text_row(
+    number: int, record: dict, column: str | None, id_field: str | None, max_chars: int
+) -> tuple[dict | None, str | None, Any]:
+    """(row, None, id) for a text to keep, (None, reason, id) for one to quarantine."""
+    text = record.get(column) if column else None
+    text_id = next(
+        (record[f] for f in ((id_field,) if id_field else ID_FIELDS) if record.get(f) not in (None, "")), None
+    )
+    if id_field and text_id is None:
+        return None, f"missing or empty id ({id_field})", None
+    if not isinstance(text, str) or not text.strip():
+        return None, _why_no_text(text), text_id
+    if len(text) > max_chars:
+        return None, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id
+    digest = _sha(text)
+    text_id = str(text_id) if text_id is not None else digest[:16]
+    extra = {k: v for k, v in record.items() if k not in KNOWN and k != column}
+    row = {
+        "text_id": text_id,
+        "text": text,
+        "input": _str_or_none(record.get("input")),
+        "context": _str_or_none(record.get("context")),
+        "genre": _str_or_none(record.get("genre")),
+        "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
+        "sha256": digest,
+        "row": number,
+    }
+    return row, None, text_id
+
+
 def _write(
     source: Path,
     report: IngestReport,
@@ -304,52 +357,18 @@ def _write(
                 continue
             column = _text_column(record, text_field)
             if not column_checked:
-                column_checked = True
-                if column is None or (text_field and text_field not in record):
-                    wanted = text_field or " or ".join(TEXT_FIELDS)
-                    raise CorpusError(
-                        f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}"
-                    )
-                if id_field and id_field not in record:
-                    raise CorpusError(
-                        f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}"
-                    )
-            text = record.get(column) if column else None
-            text_id = next(
-                (record[f] for f in ((id_field,) if id_field else ID_FIELDS) if record.get(f) not in (None, "")), None
-            )
-            if id_field and text_id is None:
-                reject(number, f"missing or empty id ({id_field})")
-                continue
-            if not isinstance(text, str) or not text.strip():
-                reject(number, _why_no_text(text), text_id)
-                continue
-            if len(text) > max_chars:
-                reject(number, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id)
-                continue
-            digest = _sha(text)
-            text_id = str(text_id) if text_id is not None else digest[:16]
-            prior = seen.get(text_id)
-            if prior is not None:
-                if prior == bytes.fromhex(digest)[:16]:
+                column_checked = _check_columns(source, number, record, column, text_field, id_field)
+            row, reason, text_id = _text_row(number, record, column, id_field, max_chars)
+            if row is not None and row["text_id"] in seen:
+                if seen[row["text_id"]] == bytes.fromhex(row["sha256"])[:16]:
                     report.duplicates_identical += 1
-                else:
-                    reject(number, "duplicate text_id with different text", text_id)
+                    continue
+                row, reason = None, "duplicate text_id with different text"
+            if row is None:
+                reject(number, reason or "", text_id)
                 continue
-            seen[text_id] = bytes.fromhex(digest)[:16]
-            extra = {k: v for k, v in record.items() if k not in KNOWN and k != column}
-            batch.append(
-                {
-                    "text_id": text_id,
-                    "text": text,
-                    "input": _str_or_none(record.get("input")),
-                    "context": _str_or_none(record.get("context")),
-                    "genre": _str_or_none(record.get("genre")),
-                    "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
-                    "sha256": digest,
-                    "row": number,
-                }
-            )
+            seen[row["text_id"]] = bytes.fromhex(row["sha256"])[:16]
+            batch.append(row)
             if len(batch) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
                 report.rows_ok += len(batch)

@@ -68,16 +68,44 @@ def _heatmap(matrix, rows: list[str], cols: list[str], title: str, xlabel: str, 
     return _figure(fig)
 
 
-def comparison_report(c: Comparison) -> str:
-    s = c.summary
-    bins = [h["bin_start"] for h in c.histogram]
+SUMMARY_FIELDS = (
+    "texts_paired",
+    "mean_a",
+    "mean_b",
+    "mean_delta",
+    "mean_delta_ci",
+    "pearson",
+    "spearman",
+    "kendall_tau_b",
+    "pass_to_fail",
+    "fail_to_pass",
+    "dq_rate_a",
+    "dq_rate_b",
+)
+CRITERION_FIELDS = (
+    "n",
+    "mean_delta",
+    "mean_delta_ci",
+    "exact_agreement",
+    "within_one",
+    "qwk",
+    "pass_to_fail",
+    "fail_to_pass",
+    "mcnemar_p",
+)
+
+
+def _distribution_plot(c: Comparison) -> str:
+    bins = np.array([h["bin_start"] for h in c.histogram])
     fig, ax = plt.subplots(figsize=(6, 3.2))
-    ax.bar(np.array(bins) + 0.0125, [h["texts_a"] for h in c.histogram], width=0.022, label=f"A {c.rubric_a}")
-    ax.bar(np.array(bins) + 0.0375, [h["texts_b"] for h in c.histogram], width=0.022, label=f"B {c.rubric_b}")
+    ax.bar(bins + 0.0125, [h["texts_a"] for h in c.histogram], width=0.022, label=f"A {c.rubric_a}")
+    ax.bar(bins + 0.0375, [h["texts_b"] for h in c.histogram], width=0.022, label=f"B {c.rubric_b}")
     ax.set(title="Score distribution", xlabel="text score", ylabel="texts", xlim=(0, 1))
     ax.legend()
-    dist = _figure(fig)
+    return _figure(fig)
 
+
+def _delta_plot(c: Comparison) -> str:
     crit = [r for r in c.criteria if r["mean_delta_ci"]]
     fig, ax = plt.subplots(figsize=(6, 0.9 + 0.35 * max(1, len(crit))))
     ys = np.arange(len(crit))
@@ -89,57 +117,31 @@ def comparison_report(c: Comparison) -> str:
     ax.axvline(0, color="#999", lw=1)
     ax.set_yticks(ys, [r["criterion_id"] + (" *" if r["changed"] else "") for r in crit])
     ax.set(title="Per-criterion mean delta (B - A) with 95% bootstrap CI", xlabel="unit-score delta")
-    deltas = _figure(fig)
+    return _figure(fig)
 
+
+def _flip_plot(c: Comparison) -> str:
     labels = sorted({f["label_a"] for f in c.flips} | {f["label_b"] for f in c.flips})
     matrix = [
         [sum(f["texts"] for f in c.flips if f["label_a"] == a and f["label_b"] == b) for b in labels] for a in labels
     ]
-    flips = _heatmap(matrix, labels, labels, "Label flips", "label under B", "label under A")
+    return _heatmap(matrix, labels, labels, "Label flips", "label under B", "label under A")
 
+
+def _scatter_plot(c: Comparison) -> str:
     fig, ax = plt.subplots(figsize=(4.2, 4.2))
     if c.scatter:
         xa, xb = zip(*c.scatter, strict=True)
         ax.scatter(xa, xb, s=8, alpha=0.4)
     ax.plot([0, 1], [0, 1], color="#999", lw=1)
-    ax.set(title=f"Text scores (Pearson {show(s['pearson'])})", xlabel="A", ylabel="B")
-    scatter = _figure(fig)
+    ax.set(title=f"Text scores (Pearson {show(c.summary['pearson'])})", xlabel="A", ylabel="B")
+    return _figure(fig)
 
-    summary = {
-        k: s[k]
-        for k in (
-            "texts_paired",
-            "mean_a",
-            "mean_b",
-            "mean_delta",
-            "mean_delta_ci",
-            "pearson",
-            "spearman",
-            "kendall_tau_b",
-            "pass_to_fail",
-            "fail_to_pass",
-            "dq_rate_a",
-            "dq_rate_b",
-        )
-    }
+
+def comparison_report(c: Comparison) -> str:
+    summary = {k: c.summary[k] for k in SUMMARY_FIELDS}
     criteria = [
-        {
-            "criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""),
-            **{
-                k: r[k]
-                for k in (
-                    "n",
-                    "mean_delta",
-                    "mean_delta_ci",
-                    "exact_agreement",
-                    "within_one",
-                    "qwk",
-                    "pass_to_fail",
-                    "fail_to_pass",
-                    "mcnemar_p",
-                )
-            },
-        }
+        {"criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""), **{k: r[k] for k in CRITERION_FIELDS}}
         for r in c.criteria
     ]
     return _page(
@@ -148,13 +150,13 @@ def comparison_report(c: Comparison) -> str:
         f"B: rubric {html.escape(c.b[0][0][:12])}, judge {html.escape(c.b[0][1][:12])}</p>",
         "<h2>Summary</h2>",
         _table([summary]),
-        f'<div class="grid">{dist}{scatter}</div>',
+        f'<div class="grid">{_distribution_plot(c)}{_scatter_plot(c)}</div>',
         "<h2>Criteria</h2><p>Matched by id; (changed) marks a criterion whose definition differs between the versions. "
         f"Only in B: {html.escape(', '.join(c.added_criteria) or '-')}; only in A: {html.escape(', '.join(c.removed_criteria) or '-')}.</p>",
         _table(criteria),
-        deltas,
+        _delta_plot(c),
         "<h2>Label flips</h2>",
-        flips,
+        _flip_plot(c),
         "<h2>Disqualifier and pattern rates</h2>",
         _table(c.rates),
         "<h2>Texts that moved most</h2>",

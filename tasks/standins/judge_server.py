@@ -185,60 +185,16 @@ class JudgeServer:
             self.in_flight -= 1
 
     async def _answer_chat(self, raw: bytes, send, headers: list | None = None) -> None:
-        if self.config.drop_system:  # what a template without a system role does to the request
-            try:
-                body = json.loads(raw)
-                body["messages"] = [m for m in body.get("messages", []) if m.get("role") != "system"]
-                raw = json.dumps(body).encode()
-            except (ValueError, TypeError, AttributeError):
-                pass
+        raw = self._without_system(raw)
         if b"rubricflow delivery check" in raw:
             self.stats.probes += 1
-            body = json.loads(raw)
-            tokens = sum(token_count(m.get("content") or "") for m in body.get("messages", []))
-            return await _json(
-                send,
-                200,
-                {
-                    "id": "probe",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": self.config.model,
-                    "choices": [
-                        {"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "OK"}}
-                    ],
-                    "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1},
-                },
-            )
+            return await _json(send, 200, self._probe_answer(json.loads(raw)))
         self.stats.requests += 1
         self.stats.per_second[int(time.time())] += 1
-        if (
-            self.config.api_key is not None
-            and dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode()
-        ):
-            return await _json(send, 401, _error("Incorrect API key provided.", "invalid_api_key"))
-        try:
-            body = json.loads(raw)
-            body["messages"]  # a chat completion request has messages
-        except (ValueError, KeyError, TypeError):
-            return await _json(send, 400, _error("request body is not a chat completion request"))
-        wait = self._admit()
-        if wait:
-            self.stats.rate_limited += 1
-            headers = [
-                (b"retry-after", str(math.ceil(wait)).encode()),
-                (b"retry-after-ms", str(int(wait * 1000) + 1).encode()),
-            ]
-            return await _json(
-                send,
-                429,
-                _error("rate limit exceeded", "rate_limit_exceeded"),
-                headers if self.config.retry_after else [],
-            )
-        schema, mode = offline_judge.request_schema(body)
-        refused = self._unsupported(body)
-        if refused:
-            return await _json(send, self.config.refusal_status, _error(refused))
+        refusal = self._refusal(raw, headers)
+        if refusal:
+            return await _json(send, *refusal)
+        body = json.loads(raw)
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
         key = offline_judge.request_key(body)
@@ -248,24 +204,8 @@ class JudgeServer:
         fault = self._fault(key)
         if fault:
             self.stats.faults[fault] += 1
-        if fault in ("500", "502", "503", "429"):
-            return await _json(
-                send,
-                int(fault),
-                _error(f"injected fault {fault}", "server_error"),
-                [(b"retry-after", b"0")] if fault == "429" and self.config.retry_after else [],
-            )
-        if fault == "reset":
-            await send(
-                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
-            )
-            raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
-        if fault == "timeout":
-            await asyncio.sleep(self.config.stall_s)
-        if fault == "text_plain":
-            return await _text(send, "Service temporarily degraded. Please try again.")
-        if fault == "html_page":  # a proxy's or captive portal's page, with status 200
-            return await _text(send, "<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
+            if await self._fail(send, fault):
+                return None
         response = self.answer(body, key, fault)
         if fault not in ("timeout", "drip", "slow_drip", "message_null"):  # a model's answer, delivered at once
             self.answered_bodies.add(whole)
@@ -280,6 +220,79 @@ class JudgeServer:
         if fault == "slow_drip":  # a valid answer, a few bytes every quarter second: defeats read timeouts
             return await _drip(send, response, step=16, pause_s=0.25)
         return await _json(send, 200, response)
+
+    def _without_system(self, raw: bytes) -> bytes:
+        """What a chat template without a system role does to the request (with `drop_system`)."""
+        if not self.config.drop_system:
+            return raw
+        try:
+            body = json.loads(raw)
+            body["messages"] = [m for m in body.get("messages", []) if m.get("role") != "system"]
+            return json.dumps(body).encode()
+        except (ValueError, TypeError, AttributeError):
+            return raw
+
+    def _probe_answer(self, body: dict) -> dict:
+        """The answer to the client's delivery check: a fixed 'OK' that counts the prompt's tokens."""
+        tokens = sum(token_count(m.get("content") or "") for m in body.get("messages", []))
+        return {
+            "id": "probe",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.config.model,
+            "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "OK"}}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1},
+        }
+
+    def _refusal(self, raw: bytes, headers: list | None) -> tuple[int, dict, list] | None:
+        """(status, error body, headers) for a request refused before any judging: a wrong key, a body
+        that is no chat request, the rate limit, an option the configured server does not support."""
+        if (
+            self.config.api_key is not None
+            and dict(headers or []).get(b"authorization") != f"Bearer {self.config.api_key}".encode()
+        ):
+            return 401, _error("Incorrect API key provided.", "invalid_api_key"), []
+        try:
+            body = json.loads(raw)
+            body["messages"]  # a chat completion request has messages
+        except (ValueError, KeyError, TypeError):
+            return 400, _error("request body is not a chat completion request"), []
+        wait = self._admit()
+        if wait:
+            self.stats.rate_limited += 1
+            after = [
+                (b"retry-after", str(math.ceil(wait)).encode()),
+                (b"retry-after-ms", str(int(wait * 1000) + 1).encode()),
+            ]
+            return 429, _error("rate limit exceeded", "rate_limit_exceeded"), after if self.config.retry_after else []
+        offline_judge.request_schema(body)  # a malformed schema fails here, as on a real server
+        refused = self._unsupported(body)
+        if refused:
+            return self.config.refusal_status, _error(refused), []
+        return None
+
+    async def _fail(self, send, fault: str) -> bool:
+        """Deliver an injected fault that replaces the answer; False for faults that only delay or
+        bend it (a stall, a drip, an odd shape), which the caller answers itself."""
+        if fault in ("500", "502", "503", "429"):
+            after = [(b"retry-after", b"0")] if fault == "429" and self.config.retry_after else []
+            await _json(send, int(fault), _error(f"injected fault {fault}", "server_error"), after)
+            return True
+        if fault == "reset":
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+            )
+            raise ConnectionResetError("injected connection reset")  # uvicorn aborts the connection
+        if fault == "timeout":
+            await asyncio.sleep(self.config.stall_s)
+            return False
+        if fault == "text_plain":
+            await _text(send, "Service temporarily degraded. Please try again.")
+            return True
+        if fault == "html_page":  # a proxy's or captive portal's page, with status 200
+            await _text(send, "<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
+            return True
+        return False
 
     def answer(self, body: dict, key: str | None = None, fault: str | None = None) -> dict:
         """The completion for one chat request body (online, or one line of a batch)."""
@@ -347,70 +360,20 @@ class JudgeServer:
 
     def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_tokens: int) -> dict:
         text = json.dumps(answer, ensure_ascii=False)
-        content: str | None = text
-        finish = "stop"
-        refusal = None
-        if fault == "malformed":
-            content = text[: len(text) // 2] + "}{"
-        elif fault == "wrong_keys":
-            content = json.dumps({"scores": answer.get("criteria", {})})
-        elif fault == "out_of_range":
-            broken = {cid: {**v, "value": "off-the-scale"} for cid, v in answer.get("criteria", {}).items()}
-            content = json.dumps({**answer, "criteria": broken})
-        elif fault == "truncated":
-            content, finish = text[: len(text) // 2], "length"
-        elif fault == "refusal":
-            content, refusal = None, "I can't help with that."
-        elif fault == "deep_json":
-            content = "[" * 50_000 + "]" * 50_000
-        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
-        if mode == "tools" and content is not None and fault != "empty":
-            name = body["tools"][0]["function"]["name"]
-            message = {
-                "role": "assistant",
-                "content": None,
-                "refusal": None,
-                "tool_calls": [
-                    {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}
-                ],
-            }
-        elif mode == "text" and content is not None:
-            message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
-        if fault == "content_parts":  # content as a list of typed parts (valid in some APIs)
-            message["content"] = [{"type": "text", "text": part} for part in (text[:20], text[20:])]
-        elif fault == "content_number":
-            message["content"] = 42
+        content, finish, refusal = _bent_content(text, answer, fault)
+        message = _message(body, key, text, content, refusal, mode, fault)
         choices: list[dict[str, Any]] = (
             [] if fault == "empty" else [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]
         )
         if fault == "message_null":
             choices[0]["message"] = None
-        completion_tokens = token_count(content if isinstance(content, str) else "")
-        limit = body.get("max_completion_tokens") or body.get("max_tokens")
-        if limit and completion_tokens > limit and choices:  # like any server: cut off at max_tokens
-            cut = content[: max(1, len(content) * limit // completion_tokens)] if isinstance(content, str) else content
-            choices[0]["finish_reason"] = "length"
-            if choices[0]["message"] is not None and isinstance(cut, str):
-                if choices[0]["message"].get("tool_calls"):
-                    choices[0]["message"]["tool_calls"][0]["function"]["arguments"] = cut
-                else:
-                    choices[0]["message"]["content"] = cut
-            completion_tokens = limit
+        completion_tokens = _cut_at_limit(body, choices, content)
         said = choices[0]["message"] if choices else None
         if body.get("logprobs") and said and isinstance(said.get("content"), str):  # what a tool call says has none
             choices[0]["logprobs"] = {
                 "content": offline_judge.token_logprobs(said["content"], int(body.get("top_logprobs") or 0), key),
                 "refusal": None,
             }
-        usage: dict[str, Any] = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        }
-        if fault == "usage_missing":
-            usage = {}
-        elif fault == "usage_null":
-            usage = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
         return {
             "id": f"chatcmpl-{key[:16]}-{self.attempts[key]}",
             "object": "chat.completion",
@@ -418,8 +381,73 @@ class JudgeServer:
             "model": str(body.get("model") or self.config.model),
             "system_fingerprint": "fp_rubricflow_offline",
             "choices": choices,
-            "usage": usage,
+            "usage": _usage(prompt_tokens, completion_tokens, fault),
         }
+
+
+def _bent_content(text: str, answer: dict, fault: str | None) -> tuple[str | None, str, str | None]:
+    """(content, finish_reason, refusal): the answer as written, or bent by a content fault."""
+    if fault == "malformed":
+        return text[: len(text) // 2] + "}{", "stop", None
+    if fault == "wrong_keys":
+        return json.dumps({"scores": answer.get("criteria", {})}), "stop", None
+    if fault == "out_of_range":
+        broken = {cid: {**v, "value": "off-the-scale"} for cid, v in answer.get("criteria", {}).items()}
+        return json.dumps({**answer, "criteria": broken}), "stop", None
+    if fault == "truncated":
+        return text[: len(text) // 2], "length", None
+    if fault == "refusal":
+        return None, "stop", "I can't help with that."
+    if fault == "deep_json":
+        return "[" * 50_000 + "]" * 50_000, "stop", None
+    return text, "stop", None
+
+
+def _message(
+    body: dict, key: str, text: str, content: str | None, refusal: str | None, mode: str, fault: str | None
+) -> dict[str, Any]:
+    """The assistant message in the shape the request asked for: a tool call, fenced text or JSON."""
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+    if mode == "tools" and content is not None and fault != "empty":
+        name = body["tools"][0]["function"]["name"]
+        call = {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}
+        message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]}
+    elif mode == "text" and content is not None:
+        message["content"] = f"Here is my judgment.\n```json\n{content}\n```\n"
+    if fault == "content_parts":  # content as a list of typed parts (valid in some APIs)
+        message["content"] = [{"type": "text", "text": part} for part in (text[:20], text[20:])]
+    elif fault == "content_number":
+        message["content"] = 42
+    return message
+
+
+def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None) -> int:
+    """Like any server: an answer longer than max_tokens is cut there (finish_reason `length`).
+    Returns the completion tokens."""
+    completion_tokens = token_count(content if isinstance(content, str) else "")
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    if not (limit and completion_tokens > limit and choices):
+        return completion_tokens
+    cut = content[: max(1, len(content) * limit // completion_tokens)] if isinstance(content, str) else content
+    choices[0]["finish_reason"] = "length"
+    if choices[0]["message"] is not None and isinstance(cut, str):
+        if choices[0]["message"].get("tool_calls"):
+            choices[0]["message"]["tool_calls"][0]["function"]["arguments"] = cut
+        else:
+            choices[0]["message"]["content"] = cut
+    return limit
+
+
+def _usage(prompt_tokens: int, completion_tokens: int, fault: str | None) -> dict[str, Any]:
+    if fault == "usage_missing":
+        return {}
+    if fault == "usage_null":
+        return {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
 
 
 def token_count(text: str) -> int:

@@ -296,6 +296,28 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
+def provenance(
+    bundle: Bundle, corpus: str, data: FitData, report: FitReport, target: str, split: str
+) -> dict[str, str | float | int | None]:
+    """What the fitted version records about its fit: the source, the target, the split and the
+    held-out agreement before and after, so the file itself says why it exists."""
+    recorded: dict[str, str | float | int | None] = {
+        "fitted_by": "rubricflow improve fit",
+        "fitted_from": f"{bundle.id}@{bundle.version} ({bundle.hash[:12]})",
+        "fit_corpus": corpus,
+        "fit_scores": data.source,
+        "fit_target": target,
+        "fit_split": split,
+        "fit_texts": data.scores.shape[0],
+        "fit_metric": "least squares shrunk toward the rubric's weights (weights), isotonic crossing (cut-offs)",
+        "fit_shrinkage": report.fitted.shrinkage,
+    }
+    for side, when in (("rubric", "before"), ("fitted", "after")):
+        for metric, value in report.held_out[side].items():
+            recorded[f"held_out_{metric}_{when}"] = None if value is None else round(value, 6)
+    return recorded
+
+
 def fitted_rubric(rubric: Rubric, report: FitReport, provenance: dict[str, str | float | int | None]) -> Rubric:
     """The next version: fitted weights (a patch), and a minor bump when the pass threshold or the
     label cut-offs moved too; its provenance says what it was fitted on and how it did held out."""

@@ -39,6 +39,11 @@ WarehouseOpt = typer.Option(
 ClusterOpt = typer.Option(
     None, help="Judge on this Dask scheduler's workers, tcp://HOST:PORT (default: $RUBRICFLOW_DASK_ADDRESS)."
 )
+ProviderOpt = typer.Option(
+    None,
+    help="The endpoint's wire API: openai (chat completions; any compatible server) or anthropic (the "
+    "Messages API, key in ANTHROPIC_API_KEY).",
+)
 LimitsOpt = typer.Option(
     None,
     "--limits",

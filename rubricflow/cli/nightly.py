@@ -13,6 +13,7 @@ from .common import (
     ClusterOpt,
     LimitsOpt,
     OutputModeOpt,
+    ProviderOpt,
     SystemPromptOpt,
     WarehouseOpt,
     judge_settings,
@@ -66,6 +67,7 @@ def nightly(
     canary: int = CanaryOpt,
     night: str | None = typer.Option(None, help="Night label (default: today, UTC)."),
     cluster: str | None = ClusterOpt,
+    provider: str | None = ProviderOpt,
     limits: str | None = LimitsOpt,
     output_mode: str = OutputModeOpt,
     system_prompt: str = SystemPromptOpt,
@@ -85,6 +87,7 @@ def nightly(
         canary,
         warehouse,
         cluster=cluster,
+        provider=provider,
         limits_url=limits,
         output_mode=output_mode,
         system_prompt=system_prompt,
@@ -111,6 +114,7 @@ def serve(
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
     cluster: str | None = ClusterOpt,
+    provider: str | None = ProviderOpt,
     limits: str | None = LimitsOpt,
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
@@ -135,6 +139,7 @@ def serve(
         canary,
         warehouse,
         cluster=cluster,
+        provider=provider,
         limits_url=limits,
     )
     out.print(

@@ -11,6 +11,7 @@ from .common import (
     ClusterOpt,
     LimitsOpt,
     OutputModeOpt,
+    ProviderOpt,
     SystemPromptOpt,
     WarehouseOpt,
     judge_settings,
@@ -57,6 +58,7 @@ def score(
     ),
     workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
     cluster: str | None = ClusterOpt,
+    provider: str | None = ProviderOpt,
     limits: str | None = LimitsOpt,
     batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
     batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
@@ -89,6 +91,7 @@ def score(
             logprobs=logprobs,
             limits_url=limits,
             cluster=cluster,
+            provider=provider,
         )
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 
-from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.errors import TransientError
-from rubricflow.tasks.judging.config import JudgeConfig, api_key
+from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Wait, describe, first_choice, is_transient, post_chat, text_parts
+from rubricflow.tasks.judging.providers import client_for
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.verify import AnswerError
 
@@ -30,7 +30,7 @@ def ask(config: JudgeConfig, messages: list[dict]) -> str:
 
 async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
     timeout_s = config.resolved_timeout_s()
-    client = AsyncOpenAI(base_url=config.resolved_base_url(), api_key=api_key(), max_retries=0, timeout=timeout_s)
+    client = client_for(config.provider, config.resolved_base_url(), timeout_s)
     body = {
         "model": config.model,
         "messages": messages,
@@ -44,7 +44,7 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
     try:
         async for attempt in retrying:
             with attempt:
-                response = await post_chat(client, body, timeout_s)
+                response = await post_chat(client, body, timeout_s, config.provider)
         return scrub(answer_text(response)) or ""  # an endpoint that echoes the request echoes the key
     except AnswerError as exc:
         raise AnswerError(exc.kind, scrub(str(exc)) or "") from None

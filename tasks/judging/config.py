@@ -9,9 +9,10 @@ import os
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rubricflow.rubrics.render import Strategy
+from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.secrets import url_credentials
 
 REMOTE_TIMEOUT_S = 60.0
@@ -25,6 +26,9 @@ class JudgeConfig(BaseModel):
 
     model: str = OFFLINE_MODEL
     base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    provider: str = "openai"
+    """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
+    server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
     strategy: Strategy = "holistic"
     samples: int = Field(default=1, ge=1, le=100)
     temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # nan/inf: refused, not sent
@@ -61,6 +65,12 @@ class JudgeConfig(BaseModel):
     one on this machine (llama.cpp's Python server answers ~6x slower with logprobs). It does not
     change the sampled judgment, so it is not part of the judge hash."""
 
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, name: str) -> str:
+        providers.provider(name)  # an unknown name is refused, naming the known ones
+        return name
+
     @model_validator(mode="after")
     def _no_credentials_in_the_url(self) -> JudgeConfig:
         # The URL is a flow parameter and is stored with the run; a key belongs in OPENAI_API_KEY.
@@ -68,7 +78,8 @@ class JudgeConfig(BaseModel):
         if found:
             raise ValueError(
                 f"--base-url carries credentials ({', '.join(found)}), which would be stored with the "
-                "run and in Prefect: put the key in OPENAI_API_KEY and pass the URL without it"
+                f"run and in Prefect: put the key in {providers.provider(self.provider).key_variable} and pass the URL "
+                "without it"
             )
         return self
 
@@ -88,6 +99,8 @@ class JudgeConfig(BaseModel):
     def _budget_needs_online_calls(self) -> JudgeConfig:
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
+        if self.batch and not providers.provider(self.provider).batch:
+            raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
         if self.batch and self.budget_usd is not None:
             raise ValueError(
                 "--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "
@@ -105,6 +118,8 @@ class JudgeConfig(BaseModel):
             "max_tokens": self.max_tokens,
             "prompt_format": PROMPT_FORMAT,
         }
+        if self.provider != "openai":  # another wire API asks in other terms (the answer as a tool call)
+            identity["provider"] = self.provider
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def resolved_base_url(self) -> str | None:
@@ -125,9 +140,12 @@ class JudgeConfig(BaseModel):
         return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
 
     def wants_logprobs(self) -> bool:
+        if not providers.provider(self.provider).logprobs:
+            return False
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 
 
-def api_key() -> str:
-    """The key comes from the environment only, so it never appears in parameters or logs."""
-    return os.environ.get("OPENAI_API_KEY") or "not-needed-for-local-servers"
+def api_key(config: JudgeConfig | None = None) -> str:
+    """The key of the config's provider, from the environment only, so it never appears in
+    parameters or logs."""
+    return providers.api_key(config.provider if config else None)

@@ -25,6 +25,7 @@ from tenacity.stop import stop_base
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
+from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
@@ -177,19 +178,26 @@ def gateway_answer(response: Any) -> Any:
     return response
 
 
-async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float) -> Any:
+async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float, provider: str | None = None) -> Any:
     """One chat request under a deadline for the whole answer, for every model call the project
     makes: a read timeout alone never fires on a server that drips a byte at a time. The body goes
     through the client's `post` as built: `chat.completions.create` first walks every message
-    against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells."""
+    against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells.
+    The provider (tasks/judging/providers) translates the body to its wire API and the answer back."""
+    wire = providers.provider(provider)
     try:
         response = await asyncio.wait_for(
-            client.post("/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout_s}),
+            client.post(
+                wire.path,
+                body=wire.request(body),
+                cast_to=wire.cast_to,
+                options={"timeout": timeout_s, "headers": wire.request_headers()},
+            ),
             timeout_s + 1,
         )
     except TimeoutError:
         raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
-    return gateway_answer(response)
+    return gateway_answer(wire.response(response))
 
 
 def first_choice(response: Any) -> Any:
@@ -458,7 +466,7 @@ class Judge:
         raise AssertionError("unreachable")
 
     async def _create(self, body: dict[str, Any]) -> Any:
-        return await post_chat(self.client, body, self.timeout_s)
+        return await post_chat(self.client, body, self.timeout_s, self.config.provider)
 
     def _note_refusal(self, exc: BaseException) -> None:
         """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,

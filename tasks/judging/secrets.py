@@ -42,9 +42,12 @@ def scrub(text: str | None) -> str | None:
     """`text` with the configured API key and credential-shaped strings replaced by [redacted]."""
     if not text:
         return text
-    key = os.environ.get("OPENAI_API_KEY") or ""
-    if len(key) >= 6:
-        text = text.replace(key, REDACTED)
+    from rubricflow.tasks.judging.providers import key_variables
+
+    for variable in key_variables():  # every provider's key, whichever this call used
+        key = os.environ.get(variable) or ""
+        if len(key) >= 6:
+            text = text.replace(key, REDACTED)
     if not _MAYBE.search(text):
         return text
     for pattern in _CREDENTIALS:

@@ -30,6 +30,7 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
+from rubricflow.tasks.judging.providers import client_for
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.runtime.prefect_server import state_dir
@@ -64,7 +65,7 @@ class Worker:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
         self.thread.start()
-        self.clients: dict[tuple[str | None, float, str], AsyncOpenAI] = {}
+        self.clients: dict[tuple[str, str | None, float, str], AsyncOpenAI] = {}
         self.judges: dict[str, Judge] = {}
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
@@ -90,15 +91,10 @@ class Worker:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
-        key = (config.resolved_base_url(), config.resolved_timeout_s(), api_key())  # a fixed key gets a new client
+        # a fixed key gets a new client
+        key = (config.provider, config.resolved_base_url(), config.resolved_timeout_s(), api_key(config))
         if key not in self.clients:
-            self.clients[key] = AsyncOpenAI(
-                base_url=key[0],
-                api_key=key[2],
-                max_retries=0,
-                timeout=key[1],
-                http_client=DefaultAioHttpClient(timeout=key[1]),
-            )
+            self.clients[key] = client_for(key[0], key[1], key[2], DefaultAioHttpClient(timeout=key[2]))
         return self.clients[key]
 
     def controller(self, config: JudgeConfig) -> AdaptiveConcurrency:
@@ -122,7 +118,7 @@ class Worker:
                 )
             limits = KeyLimits(
                 config.resolved_base_url() or "https://api.openai.com/v1",
-                api_key(),
+                api_key(config),
                 state_dir() / "limits",
                 config.resolved_limits_url(),
             )

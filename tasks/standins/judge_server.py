@@ -24,7 +24,7 @@ import uvicorn
 from rubricflow.tasks.judging.prompts import GENERATE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
 
-from . import offline_judge
+from . import messages_api, offline_judge
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
@@ -154,6 +154,8 @@ class JudgeServer:
             )
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])
+        if method == "POST" and path.rstrip("/") == "/v1/messages":
+            return await self.messages(body, send, dict(scope["headers"]))
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):
             return await self.batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
         return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
@@ -220,6 +222,25 @@ class JudgeServer:
         if fault == "slow_drip":  # a valid answer, a few bytes every quarter second: defeats read timeouts
             return await _drip(send, response, step=16, pause_s=0.25)
         return await _json(send, 200, response)
+
+    async def messages(self, raw: bytes, send, headers: dict[bytes, bytes]) -> None:
+        """Anthropic's Messages API in front of the same judge (tasks/standins/messages_api.py)."""
+        self.stats.requests += 1
+        self.stats.per_second[int(time.time())] += 1
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        refused = messages_api.refusal(body, headers, self.config.api_key)
+        if refused:
+            return await _json(send, *refused)
+        chat = messages_api.as_chat(body)
+        if self.config.latency_ms:
+            await asyncio.sleep(self.config.latency_ms / 1000)
+        key = offline_judge.request_key(chat)
+        self.attempts[key] += 1
+        self.stats.answered += 1
+        return await _json(send, 200, messages_api.as_message(self.answer(chat, key)))
 
     def _without_system(self, raw: bytes) -> bytes:
         """What a chat template without a system role does to the request (with `drop_system`)."""

@@ -186,15 +186,13 @@ async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float,
     The provider (tasks/judging/providers) translates the body to its wire API and the answer back."""
     wire = providers.provider(provider)
     try:
-        response = await asyncio.wait_for(
-            client.post(
+        async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
+            response = await client.post(
                 wire.path,
-                body=wire.request(body),
+                body=wire.encoded(body),
                 cast_to=wire.cast_to,
                 options={"timeout": timeout_s, "headers": wire.request_headers()},
-            ),
-            timeout_s + 1,
-        )
+            )
     except TimeoutError:
         raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
     return gateway_answer(wire.response(response))

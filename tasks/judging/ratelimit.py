@@ -52,7 +52,9 @@ class AdaptiveConcurrency:
     cut by half on a sign of overload (a timeout, 429, 503) and by 30% when the server's own latency
     (send to answer, never time queued in this client) grows with the number of calls in flight,
     which is how a server that queues (a local model answering one request at a time) looks.
-    `ceiling` is --max-in-flight.
+    `ceiling` is --max-in-flight. As in TCP, one window of calls cuts the limit once: calls sent
+    before the last cut cannot cut it again (one stall seen by every call in flight at once, a
+    garbage collection or a long write in this process, used to cut it to 1).
 
     Waiters are served first in, first out, and a freed slot wakes exactly one of them: a shard
     parks thousands of cells here, and waking them all on every answer made each call's cost grow
@@ -66,6 +68,8 @@ class AdaptiveConcurrency:
         self.active = 0
         self.peak = 0  # the most calls in flight at once
         self.fastest: float | None = None  # the quickest answer seen: the server's own time, unqueued
+        self.sent = 0  # calls let through so far: a call's number says whether it was sent after a cut
+        self.cut_after = 0  # the number of the last call sent before the last cut
         self._waiters: deque[asyncio.Future] = deque()
 
     def set_ceiling(self, ceiling: int) -> None:
@@ -93,6 +97,7 @@ class AdaptiveConcurrency:
 
     def _take(self) -> int:
         self.active += 1
+        self.sent += 1
         self.peak = max(self.peak, self.active)
         return self.active
 
@@ -102,20 +107,28 @@ class AdaptiveConcurrency:
             if not waiter.done():
                 waiter.set_result(self._take())
 
-    async def release(self, latency_s: float | None, in_flight: int, overloaded: bool) -> None:
+    async def release(self, latency_s: float | None, in_flight: int, overloaded: bool, number: int = 0) -> None:
+        """`number`: the call's `sent` count when it got its slot (0: always may cut)."""
         self.active -= 1
+        may_cut = number == 0 or number > self.cut_after
         if overloaded:
-            self.threshold = self.limit = max(1.0, self.limit / 2)
+            if may_cut:
+                self._cut(0.5)
         elif latency_s is not None:
             self.fastest = latency_s if self.fastest is None else min(self.fastest, latency_s)
             queued = in_flight >= 2 and latency_s > 0.6 * in_flight * self.fastest + 0.05
             if queued:  # latency in proportion to the calls in flight: they wait in the server's queue
-                self.threshold = self.limit = max(1.0, self.limit * 0.7)
+                if may_cut:
+                    self._cut(0.7)
             elif self.limit < self.threshold:
                 self.limit = min(self.ceiling, self.limit + 1)
             else:
                 self.limit = min(self.ceiling, self.limit + 1 / self.limit)
         self._wake()
+
+    def _cut(self, factor: float) -> None:
+        self.threshold = self.limit = max(1.0, self.limit * factor)
+        self.cut_after = self.sent
 
 
 class KeyLimits:
@@ -180,10 +193,12 @@ class Slot:
         self.latency_s: float | None = None
         self.overloaded = False
         self.in_flight = 0
+        self.number = 0
 
     async def __aenter__(self) -> Slot:
         self.in_flight = await self.concurrency.acquire()
+        self.number = self.concurrency.sent
         return self
 
     async def __aexit__(self, *exc) -> None:
-        await self.concurrency.release(self.latency_s, self.in_flight, self.overloaded)
+        await self.concurrency.release(self.latency_s, self.in_flight, self.overloaded, self.number)

@@ -17,8 +17,9 @@ _CREDENTIALS = [
     ),
     re.compile(r"()()\bsk-[A-Za-z0-9_-]{8,}"),  # OpenAI-style keys
 ]
-# Every credential pattern above needs one of these words: one quick search clears most texts.
-_MAYBE = re.compile(r"(?i)bearer|basic|api|authorization|token|secret|sk-")
+# Every credential pattern above needs one of these words: one quick search clears most texts (a
+# judge's raw answer names `prompt_tokens`, so `token` alone sent every answer through all three).
+_MAYBE = re.compile(r"(?i)bearer|basic|api[-_]?key|authorization|access[-_]?token|secret|sk-")
 CREDENTIAL_QUERY_KEYS = {  # query parameters that carry a credential (Azure: `code`, some proxies: x-api-key)
     "key",
     "api_key",

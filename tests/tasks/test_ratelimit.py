@@ -134,3 +134,31 @@ def test_a_later_run_keeps_what_the_controller_learned_below_its_own_ceiling():
     assert (concurrency.ceiling, concurrency.limit) == (16, 16.0)
     RateLimiter(max_in_flight=64, concurrency=concurrency)
     assert concurrency.ceiling == 64 and concurrency.limit == 16.0  # learned, not reset to a slow start
+
+
+def test_one_stall_seen_by_every_call_in_flight_cuts_the_limit_once():
+    """A pause in this process (a garbage collection, a long write) makes every call in flight look
+    slow at once; cutting once per answer took the limit from 64 to 1 (issue 22). As in TCP, calls
+    sent before a cut cannot cut again; a call sent after it can."""
+    from rubricflow.tasks.judging.ratelimit import Slot
+
+    async def scenario() -> tuple[float, float]:
+        concurrency = AdaptiveConcurrency(ceiling=64, start=64)
+        concurrency.fastest = 0.001
+        slots = [Slot(concurrency) for _ in range(40)]
+        for slot in slots:
+            await slot.__aenter__()
+        for slot in slots:  # all 40 answers arrive after a 0.5 s stall
+            slot.latency_s = 0.5
+            await slot.__aexit__(None, None, None)
+        after_stall = concurrency.limit
+        later, other = Slot(concurrency), Slot(concurrency)  # two in flight, sent after the cut
+        await later.__aenter__()
+        await asyncio.wait_for(other.__aenter__(), 5)  # a limit cut to 1 would keep it waiting
+        other.latency_s = 0.5  # it went out with another in flight
+        await other.__aexit__(None, None, None)
+        return after_stall, concurrency.limit
+
+    after_stall, after_later = asyncio.run(scenario())
+    assert after_stall == pytest.approx(64 * 0.7)
+    assert after_later == pytest.approx(64 * 0.7 * 0.7)

@@ -25,7 +25,6 @@ class AnthropicMessages(Provider):
     name = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
     path = "/messages"
-    cast_to = object  # the JSON as sent: `response` makes the ChatCompletion
     batch = False
     logprobs = False
 

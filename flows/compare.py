@@ -8,7 +8,7 @@ from prefect import flow, get_run_logger
 from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.presentation.tables import md_table, md_text
+from rubricflow.tasks.presentation.tables import criterion_rows, md_table, md_text
 from rubricflow.tasks.stats.compare import Comparison, compared, judgment_sets
 from rubricflow.warehouse import db
 
@@ -82,26 +82,7 @@ def comparison_markdown(c: Comparison) -> str:
             "dq_rate_b",
         )
     }
-    criteria = [
-        {
-            "criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""),
-            **{
-                k: r[k]
-                for k in (
-                    "n",
-                    "mean_delta",
-                    "mean_delta_ci",
-                    "exact_agreement",
-                    "within_one",
-                    "qwk",
-                    "pass_to_fail",
-                    "fail_to_pass",
-                    "mcnemar_p",
-                )
-            },
-        }
-        for r in c.criteria
-    ]
+    criteria = criterion_rows(c)
     movers = [{k: r[k] for k in ("text_id", "score_a", "score_b", "delta", "label_a", "label_b")} for r in c.movers]
     extra = ""
     if c.added_criteria or c.removed_criteria:

@@ -16,7 +16,7 @@ matplotlib.rcParams["text.parse_math"] = False  # titles from rubrics are shown 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rubricflow.tasks.presentation.tables import run_rows, show  # noqa: E402
+from rubricflow.tasks.presentation.tables import criterion_rows, run_rows, show  # noqa: E402
 from rubricflow.tasks.stats.calibration import Calibration  # noqa: E402
 from rubricflow.tasks.stats.compare import Comparison  # noqa: E402
 
@@ -82,17 +82,6 @@ SUMMARY_FIELDS = (
     "dq_rate_a",
     "dq_rate_b",
 )
-CRITERION_FIELDS = (
-    "n",
-    "mean_delta",
-    "mean_delta_ci",
-    "exact_agreement",
-    "within_one",
-    "qwk",
-    "pass_to_fail",
-    "fail_to_pass",
-    "mcnemar_p",
-)
 
 
 def _distribution_plot(c: Comparison) -> str:
@@ -140,10 +129,7 @@ def _scatter_plot(c: Comparison) -> str:
 
 def comparison_report(c: Comparison) -> str:
     summary = {k: c.summary[k] for k in SUMMARY_FIELDS}
-    criteria = [
-        {"criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""), **{k: r[k] for k in CRITERION_FIELDS}}
-        for r in c.criteria
-    ]
+    criteria = criterion_rows(c)
     return _page(
         f"A/B: {c.rubric_a} vs {c.rubric_b} on {c.corpus}",
         f"<p>A: rubric {html.escape(c.a[0][0][:12])}, judge {html.escape(c.a[0][1][:12])}; "

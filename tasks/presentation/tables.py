@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from rubricflow.warehouse import db
+
+if TYPE_CHECKING:
+    from rubricflow.tasks.stats.compare import Comparison
 
 
 def md_table(rows: list[dict], columns: list[str] | None = None) -> str:
@@ -56,3 +60,27 @@ def run_rows(
         raise db.WarehouseError(f"no run {run_id!r} in this warehouse (see `rubricflow runs`)")
     scores = [r["score"] for r in db.fetch(con, "run_text_scores.sql", run=run_id)] if with_scores else []
     return run, db.fetch(con, "run_labels.sql", run=run_id), db.fetch(con, "run_criteria.sql", run=run_id), scores
+
+
+CRITERION_FIGURES = (
+    "n",
+    "mean_delta",
+    "mean_delta_ci",
+    "exact_agreement",
+    "within_one",
+    "qwk",
+    "pass_to_fail",
+    "fail_to_pass",
+    "mcnemar_p",
+)
+
+
+def criterion_rows(c: Comparison) -> list[dict]:
+    """An A/B's per-criterion figures as the artifact and the HTML report show them."""
+    return [
+        {
+            "criterion": r["criterion_id"] + (" (changed)" if r["changed"] else ""),
+            **{k: r[k] for k in CRITERION_FIGURES},
+        }
+        for r in c.criteria
+    ]

@@ -113,32 +113,16 @@ def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: 
     time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
 
-STEP_MEMORY_ENV = "RUBRICFLOW_STEP_MEMORY"
-DEFAULT_STEP_MEMORY = "256MB"
-
-
-def step_memory() -> str:
-    """DuckDB's memory for a scoring run's own writes (plan, loads, refreshes of the texts a shard
-    touched): small steps, so a cap costs them nothing and keeps a long run's process flat; at
-    100k cells the uncapped plan step's index work set the run's peak (+340 MiB). `rebuild`,
-    `compare` and the viewer keep DuckDB's default (80% of memory)."""
-    return os.environ.get(STEP_MEMORY_ENV) or DEFAULT_STEP_MEMORY
-
-
 @contextmanager
-def writer(
-    path: str | Path | None = None, check_analytics: bool = True, memory_limit: str | None = None
-) -> Iterator[duckdb.DuckDBPyConnection]:
+def writer(path: str | Path | None = None, check_analytics: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection, schema applied, the materialised analytics rebuilt if they were
     built by other definitions (`check_analytics`: `rebuild` does that itself); waits for another
-    process's hold (see connect). `memory_limit` caps DuckDB's memory (it spills past it)."""
+    process's hold (see connect)."""
     path = Path(path or default_path())
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
     try:
         con.execute("SET enable_progress_bar = false")
-        if memory_limit:
-            con.execute(f"SET memory_limit = {memory_limit!r}")
         con.execute(sql("001_schema.sql"))
         con.execute(sql("analytics_tables.sql"))
         con.execute(sql("views.sql"))

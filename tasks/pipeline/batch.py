@@ -34,7 +34,7 @@ def submit_batches(
     for plan_file in plan_files:
         cells = read_cells(plan_file)
         batch = worker.submit(submit(worker.client(config), judge, cells)).result()
-        with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+        with db.writer(warehouse_path) as con:
             steps.record_batch(
                 con, batch.batch_id, batch.input_file_id, run_id, corpus_id, bundle.hash, config.judge_hash(), cells
             )
@@ -60,7 +60,7 @@ def collect_batch(
     outcomes, online = worker.submit(collect(client, judge, batch, cells)).result()
     outcomes += worker.submit(judge_all(judge, online)).result()
     target = land(outcomes, landing, f"batch-{batch_id}")
-    with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+    with db.writer(warehouse_path) as con:
         steps.load_landed(con, target)
         steps.finish_batch(con, batch_id, f"landed ({batch.status})", len(online))
     return shard_result(f"batch-{batch_id}", outcomes, target, len(cells) - len(outcomes))

@@ -139,6 +139,6 @@ def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: l
         for row in table.select(["status", "attempts", "prompt_tokens", "completion_tokens", "latency_ms"]).to_pylist():
             notify("cell", row)
     if files:
-        with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+        with db.writer(warehouse_path) as con:
             for f in files:
                 steps.load_landed(con, f)

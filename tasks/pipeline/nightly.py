@@ -43,7 +43,7 @@ def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, si
     prefixed with the night, so they are judged again every night (a cell key names the text id)."""
     canary = f"{corpus_id}--canary-{night}"
     goldens = compile_or_raise(resolve(rubric), source=rubric).rubric.goldens
-    with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+    with db.writer(warehouse_path) as con:
         sample = db.fetch(con, "canary_sample.sql", corpus=corpus_id, size=size)
         rows = [
             {
@@ -68,7 +68,7 @@ def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, si
 
 @task(name="record-night", cache_policy=NO_CACHE)
 def record_night(warehouse_path: str, night: str, corpus_id: str, run: dict, canary_run: dict | None) -> dict:
-    with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+    with db.writer(warehouse_path) as con:
         steps.run_sql(
             con,
             "record_night.sql",

@@ -43,7 +43,7 @@ def prepare_run(
             "--prices / $RUBRICFLOW_PRICES has one: add it (USD per 1M tokens: {model: {input: ..., "
             "output: ...}}) or run without --budget"
         )
-    with db.writer(path, memory_limit=db.step_memory()) as con:
+    with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
         steps.close_stale_runs(con, path)
@@ -101,13 +101,13 @@ def judge_shard(
 @task(name="load-shard", cache_policy=NO_CACHE)
 def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
     """Load a shard's landed parts (each in one transaction, then removed)."""
-    with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+    with db.writer(warehouse_path) as con:
         return sum(steps.load_landed(con, Path(f)) for f in completions_files)
 
 
 @task(name="finish-run", cache_policy=NO_CACHE)
 def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
-    with db.writer(warehouse_path, memory_limit=db.step_memory()) as con:
+    with db.writer(warehouse_path) as con:
         steps.finish_run(con, run_id, status, message)
         refresh_stored(con, run_id)
     runs = Path(warehouse_path).parent / "runs"

@@ -41,8 +41,11 @@ def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: B
     """Each pattern's hits in every text that has no count for its current version: in SQL with
     RE2, or, for a pattern RE2 cannot run (look-around...), in Python with the `regex` engine."""
     refused = re2_errors([p.effective_regex() for p in bundle.rubric.patterns])
-    with transaction(con):
-        for p in bundle.rubric.patterns:
+    for p in bundle.rubric.patterns:
+        # One transaction per pattern: DuckDB holds a transaction's new rows in memory, and all
+        # patterns at once set a 100k-text run's peak memory (+310 MiB; one at a time +210 MiB).
+        # A crash between patterns loses nothing: the next run counts what has no count yet.
+        with transaction(con):
             if refused[p.effective_regex()] is None:
                 run_sql(
                     con,
@@ -54,6 +57,7 @@ def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: B
                 )
             else:
                 _count_backtracking(con, corpus_id, bundle.hash, p.id, p.effective_regex())
+    with transaction(con):
         analytics.refresh(con)
 
 

@@ -79,7 +79,8 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     assert abs(held_out_pearson(warehouse, result["best"], texts.validation) - accepted[-1]["metric_after"]) < 1e-9
     assert abs(held_out_pearson(warehouse, result["best"], texts.test) - result["test_best"]) < 1e-9
     assert abs(held_out_pearson(warehouse, result["start"], texts.test) - result["test_start"]) < 1e-9
-    assert result["validation_best"] == accepted[-1]["metric_after"]
+    # recomputed at the end from the same rows: equal up to the order DuckDB sums them in
+    assert abs(result["validation_best"] - accepted[-1]["metric_after"]) < 1e-12
     stored = rows(warehouse, "SELECT best_hash, test_best, reflection_hash IS NOT NULL FROM evolutions")
     assert stored == [(result["best"], result["test_best"], True)]
     assert compile_or_raise(load_rubric(result["best_file"])).hash == result["best"]

@@ -4,6 +4,7 @@ fallback (json_schema -> tools -> text), and re-asks after an unusable answer.""
 
 import asyncio
 import hashlib
+import statistics
 
 import pytest
 from openai import AsyncOpenAI
@@ -284,5 +285,9 @@ def test_latency_is_the_servers_time_and_waiting_in_the_client_is_kept_apart():
     100 ms: every latency is about 100 ms; the second four waited about that long in the client."""
     outcomes, _, _ = judge_cells(ServerConfig(latency_ms=100), n=8)
     rows = sorted((o.completion for o in outcomes), key=lambda r: r["queue_ms"])
-    assert all(100 <= r["latency_ms"] < 180 for r in rows), [r["latency_ms"] for r in rows]
+    latencies = [r["latency_ms"] for r in rows]
+    assert min(latencies) >= 100 and statistics.median(latencies) < 180, latencies
     assert all(r["queue_ms"] < 50 for r in rows[:4]) and all(r["queue_ms"] >= 80 for r in rows[4:])
+    # the four that waited: their wait is not in their latency (counting it gave ~queue + 100 ms);
+    # relative, so a pause of the loaded machine (CI saw 325 ms first calls) is no failure
+    assert all(r["latency_ms"] < r["queue_ms"] + 90 for r in rows[4:]), [(r["latency_ms"], r["queue_ms"]) for r in rows]

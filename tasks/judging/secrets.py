@@ -9,6 +9,8 @@ import os
 import re
 from urllib.parse import urlsplit
 
+from rubricflow.tasks.judging.providers import key_variables
+
 REDACTED = "[redacted]"
 _CREDENTIALS = [
     re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"),  # an Authorization header's value
@@ -43,8 +45,6 @@ def scrub(text: str | None) -> str | None:
     """`text` with the configured API key and credential-shaped strings replaced by [redacted]."""
     if not text:
         return text
-    from rubricflow.tasks.judging.providers import key_variables
-
     for variable in key_variables():  # every provider's key, whichever this call used
         key = os.environ.get(variable) or ""
         if len(key) >= 6:

@@ -5,7 +5,7 @@ its headers. `post_chat` (tasks/judging/judge.py) and `client_for` are the only 
 so the hardening (retries, deadlines, odd shapes, scrubbing) is the same for every provider.
 
 Adding a provider with a wire API of its own: one module here with a `Provider` subclass, its
-entry in `PROVIDERS`, and a test against a stand-in that speaks that API."""
+line in `providers()`, and a test against a stand-in that speaks that API."""
 
 from __future__ import annotations
 

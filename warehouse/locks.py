@@ -5,8 +5,8 @@ the same cells twice. A "running" row is live only while a process holds its wor
 that row's run id: a run whose process died (kill -9, a full disk, a lost machine) is closed as
 interrupted by the next run, even when that next run holds the same lock itself.
 
-Locks live beside the warehouse (`runs/locks/`), so runs on one machine, or on machines sharing
-that folder over a filesystem that honours flock, see each other.
+Locks live beside the warehouse (`runs/<warehouse file>/locks/`), so runs on one machine, or on
+machines sharing that folder over a filesystem that honours flock, see each other.
 """
 
 from __future__ import annotations
@@ -26,10 +26,18 @@ class RunInProgress(TransientError):
     """Another live process is running the same corpus, rubric version and judge."""
 
 
+def runs_root(warehouse_path: str | Path) -> Path:
+    """Where a warehouse's runs keep their plans, landed shards and locks: `runs/<file name>/`
+    beside it. One folder per warehouse, so two warehouses in one folder never see (and never
+    recover) each other's landed shards."""
+    warehouse_path = Path(warehouse_path)
+    return warehouse_path.parent / "runs" / warehouse_path.name
+
+
 def lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> Path:
     warehouse_path = Path(warehouse_path)
     key = hashlib.sha256(f"{warehouse_path.name}|{corpus_id}|{rubric_hash}|{judge_hash}".encode()).hexdigest()[:24]
-    return warehouse_path.parent / "runs" / "locks" / f"{key}.lock"
+    return runs_root(warehouse_path) / "locks" / f"{key}.lock"
 
 
 @contextmanager

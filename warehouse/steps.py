@@ -215,7 +215,7 @@ def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
 
 
 def prune_finished(runs_root: Path, live: set[str]) -> None:
-    """Remove the empty folders finished and dead runs leave under runs/ (F31/F32: every run left
+    """Remove the empty folders finished and dead runs leave under the runs folder (F31/F32: every run left
     its plan/ and landing/ behind); a folder still holding a file (an unloaded part) stays."""
     for run in runs_root.iterdir():
         if not run.is_dir() or run.name in live or run.name == "locks":
@@ -388,7 +388,7 @@ def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> li
     """Mark runs 'interrupted' whose process is gone (no live process holds their work's lock
     under their run id), remove their plan files, and return their ids. Their landed parts stay
     for `load_pending`."""
-    from .locks import holder
+    from .locks import holder, runs_root
 
     stale = [
         r["run_id"]
@@ -397,5 +397,5 @@ def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> li
     ]
     for run_id in stale:
         run_sql(con, "interrupt_run.sql", run=run_id)
-        shutil.rmtree(warehouse_path.parent / "runs" / run_id / "plan", ignore_errors=True)
+        shutil.rmtree(runs_root(warehouse_path) / run_id / "plan", ignore_errors=True)
     return stale

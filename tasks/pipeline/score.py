@@ -19,10 +19,11 @@ from rubricflow.tasks.judging.shard import ShardResult, run_shard
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.tasks.stats.compare import refresh_stored
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.locks import runs_root
 
 
 def run_dir(warehouse_path: Path, run_id: str) -> Path:
-    return warehouse_path.parent / "runs" / run_id
+    return runs_root(warehouse_path) / run_id
 
 
 @task(name="prepare-run", cache_policy=NO_CACHE)
@@ -47,7 +48,7 @@ def prepare_run(
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
         steps.close_stale_runs(con, path)
-        recovered = steps.load_pending(con, path.parent / "runs")
+        recovered = steps.load_pending(con, runs_root(path))
         db.register_rubric(con, bundle, source)
         steps.count_pattern_hits(con, corpus_id, bundle)
         plan = steps.plan_cells(
@@ -110,6 +111,6 @@ def finish_run(warehouse_path: str, run_id: str, status: str, message: str | Non
     with db.writer(warehouse_path) as con:
         steps.finish_run(con, run_id, status, message)
         refresh_stored(con, run_id)
-    runs = Path(warehouse_path).parent / "runs"
+    runs = runs_root(warehouse_path)
     if runs.is_dir():
         steps.prune_finished(runs, live={r for r in (p.name for p in runs.iterdir()) if r != run_id})

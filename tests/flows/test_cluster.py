@@ -83,10 +83,7 @@ def test_two_runs_on_one_key_share_its_limit(tmp_path, judge_server, postgres):
     procs = []
     for name in ("a", "b"):
         corpus = write_corpus(tmp_path / f"{name}.jsonl", 100)
-        # a folder each: two warehouses in one folder share its runs/ (a known bug: one's recovery
-        # loads the other's live run's landed shards)
-        (tmp_path / name).mkdir()
-        warehouse = tmp_path / name / f"{name}.duckdb"
+        warehouse = tmp_path / f"{name}.duckdb"  # one folder: each warehouse has runs/<its name>/
         subprocess.run([EXE, "ingest", str(corpus), "-c", name, "-w", str(warehouse)], check=True, capture_output=True)
         command = [
             EXE,

@@ -9,6 +9,7 @@ import pytest
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.costs import PriceError, price_of, price_table
+from rubricflow.warehouse.locks import runs_root
 from tests.conftest import EXE, rows, write_corpus
 
 PRICES = "rubricflow-offline-judge: {input: 1000, output: 2000}\n"  # USD per 1M tokens: a dear offline judge
@@ -137,7 +138,7 @@ def test_cached_input_is_priced_at_its_own_rate_in_the_budget_and_the_views(tmp_
     assert rows(warehouse, "SELECT cached_input_per_mtok, source FROM model_prices") == [
         (100, str(tmp_path / "prices.yaml"))
     ]
-    (ledger,) = (tmp_path / "runs").glob("*/budget.json")  # what the budget paid, call by call
+    (ledger,) = runs_root(warehouse).glob("*/budget.json")  # what the budget paid, call by call
     assert json.loads(ledger.read_text())["spent"] == pytest.approx(usd)
 
 

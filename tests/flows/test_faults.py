@@ -16,6 +16,7 @@ from rubricflow.tasks.judging import shard as shard_module
 from rubricflow.tasks.pipeline.score import run_dir
 from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.locks import runs_root
 from tests.conftest import EXE, rows, write_corpus
 
 
@@ -123,7 +124,7 @@ def test_a_proxy_answering_html_fails_the_run_and_a_rerun_after_the_fix_judges_e
     summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": fixed.base_url})
     assert summary["ok_cells"] == 40 and summary["calls"] == 40 and fixed.stats()["answered"] == 40
     assert q(corpus_warehouse, "SELECT count(*) FROM completions WHERE status = 'ok'") == [(40,)]
-    runs = corpus_warehouse.parent / "runs"  # F31/F32: no run leaves its folders behind, the failed one included
+    runs = runs_root(corpus_warehouse)  # F31/F32: no run leaves its folders behind, the failed one included
     assert sorted(p.name for p in runs.iterdir()) == ["locks"], [str(p) for p in runs.rglob("*")]
 
 
@@ -216,7 +217,7 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
     loaded = q(corpus_warehouse, "SELECT count(*) FROM completions")[0][0]
     assert 10 <= loaded <= 20  # the shards before it loaded (the 2nd too, unless the failure met its wait)
     assert q(corpus_warehouse, "SELECT status, message LIKE '%No space left%' FROM runs") == [("failed", True)]
-    assert not [p for p in (corpus_warehouse.parent / "runs").rglob("*.tmp")]  # no partial file left
+    assert not [p for p in runs_root(corpus_warehouse).rglob("*.tmp")]  # no partial file left
     monkeypatch.setattr(shard_module.pq, "write_table", real_write)
     summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
     # what the failed run's calls answered was landed on the retry (the failed write's cells included)

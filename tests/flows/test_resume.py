@@ -15,6 +15,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.shard import run_shard
 from rubricflow.tasks.pipeline.score import run_dir
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.locks import runs_root
 
 EXE = shutil.which("rubricflow")
 
@@ -89,7 +90,7 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
         warehouse,
         "SELECT count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER (WHERE status = 'running') FROM runs",
     ) == (1, 0)
-    assert not list((warehouse.parent / "runs").glob("*/plan/*.parquet"))
+    assert not list(runs_root(warehouse).glob("*/plan/*.parquet"))
 
 
 def land_one_shard(tmp_path, server, warehouse, landing):
@@ -113,7 +114,23 @@ def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, co
     assert summary["recovered_cells"] == 10 and summary["judged_cells"] == 0
     assert server.stats()["requests"] == 10
     assert count(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == (10, 10)
-    assert not list((warehouse.parent / "runs").rglob("*.completions.parquet"))
+    assert not list(runs_root(warehouse).rglob("*.completions.parquet"))
+
+
+def test_two_warehouses_in_one_folder_never_load_each_others_shards(tmp_path, corpus, judge_server):
+    """Found in CI: two warehouses in one folder shared runs/, and a run on one loaded (and deleted)
+    the landed shards of the other's live run. Each warehouse now has a runs folder of its own."""
+    server = judge_server()
+    a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    for warehouse in (a, b):
+        ingest_flow(str(corpus(10)), str(warehouse), "c")
+    land_one_shard(tmp_path, server, a, run_dir(a, "a-run") / "landing")
+    summary = score_corpus("c", "llm-slop", str(b), {"base_url": server.base_url})
+    assert (summary["recovered_cells"], summary["judged_cells"]) == (0, 10)
+    assert len(list(runs_root(a).rglob("*.completions.parquet"))) == 1  # still a's to load
+    assert count(b, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == (10, 10)
+    assert score_corpus("c", "llm-slop", str(a), {"base_url": server.base_url})["recovered_cells"] == 10
+    assert server.stats()["requests"] == 20
 
 
 def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_nothing_twice(

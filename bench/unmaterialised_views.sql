@@ -233,3 +233,34 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        coalesce(adopted.adopted_cells, 0) AS adopted_cells  -- of skipped_cells: copied from another version
 FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id) LEFT JOIN adopted USING (run_id)
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
+
+-- Pairwise verdicts (one row per pair, criterion and judge), from the judgments of both orders.
+CREATE OR REPLACE VIEW unmat_pair_verdicts AS
+WITH v AS (
+    SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.criterion_id,
+           json_extract_string(t.metadata, '$.pair_id') AS pair_id,
+           json_extract_string(t.metadata, '$.order') AS pair_order,
+           json_extract_string(t.metadata, '$.label') AS label,
+           json_extract_string(t.metadata, '$.system_a') AS system_a,
+           json_extract_string(t.metadata, '$.system_b') AS system_b,
+           json_extract_string(j.value, '$') AS slot,  -- as written: a = the response shown first
+           j.rationale
+    FROM current_judgments j
+    JOIN texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.removed_at IS NULL
+    WHERE j.status = 'scored' AND t.metadata LIKE '%"pair_id"%'
+),
+own AS (  -- the verdict in the pair's terms: in order ba, slot a is response_b
+    SELECT *, CASE WHEN pair_order = 'ba' AND slot = 'a' THEN 'b' WHEN pair_order = 'ba' AND slot = 'b' THEN 'a'
+                   ELSE slot END AS verdict
+    FROM v
+)
+SELECT ab.corpus_id, ab.rubric_hash, ab.judge_hash, ab.pair_id, ab.criterion_id, ab.label, ab.system_a, ab.system_b,
+       ab.verdict AS verdict_ab, ba.verdict AS verdict_ba,
+       ab.verdict = ba.verdict AS consistent,
+       ab.slot = ba.slot AND ab.slot <> 'tie' AS follows_position,
+       CASE WHEN ab.verdict = ba.verdict THEN ab.verdict ELSE 'tie' END AS verdict,
+       ab.rationale AS rationale_ab, ba.rationale AS rationale_ba
+FROM own ab
+JOIN own ba ON ba.corpus_id = ab.corpus_id AND ba.rubric_hash = ab.rubric_hash AND ba.judge_hash = ab.judge_hash
+ AND ba.pair_id = ab.pair_id AND ba.criterion_id = ab.criterion_id AND ba.pair_order = 'ba'
+WHERE ab.pair_order = 'ab';

@@ -1,5 +1,5 @@
-"""The materialised analytics (sql/analytics_tables.sql): criterion, node and text scores and
-disqualifier hits, kept as tables so that questions over millions of judgments read them instead
+"""The materialised analytics (sql/analytics_tables.sql): criterion, node and text scores,
+disqualifier hits and pairwise verdicts, kept as tables so that questions over millions of judgments read them instead
 of recomputing every text's score from all of its judgments.
 
 How they stay current: every write that changes what a text's scores are made of marks the text
@@ -21,7 +21,7 @@ from .sqlfiles import run_sql, sql, transaction
 DEFINITIONS = ("analytics_tables.sql", "analytics_refresh.sql")
 TABLES = (
     "mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores", "mat_ok_cells",
-    "mat_run_stats",
+    "mat_run_stats", "mat_pair_verdicts",
 )  # fmt: skip
 COUNTS = (  # what `rubricflow rebuild` reports
     "SELECT (SELECT count(*) FROM current_texts), (SELECT count(*) FROM judgment_sets), "

@@ -34,7 +34,7 @@ from rubricflow.warehouse import analytics, db, rows, sqlfiles, steps
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("RUBRICFLOW_ANALYTICS_EXAMPLES", "25"))
-TABLES = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary")
+TABLES = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary", "pair_verdicts")
 ORDINAL = {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 2}, {"value": 3}]}
 
 
@@ -84,28 +84,42 @@ operations = st.lists(st.one_of(ingest_op, judge_op, labels_op, patterns_op), mi
 
 
 def ingest(con, folder: Path, seed: int) -> None:
-    """Twelve possible texts, each present, changed or gone at random (a re-ingest of the source)."""
+    """Twelve possible texts and two pairs' four (`p0:ab`, `p0:ba`...: as the pair loader names
+    them, with a label that changes), each present, changed or gone at random (a re-ingest)."""
     rng = random.Random(seed)
+    ids = [f"t{i:02d}" for i in range(12)] + [f"p{i}:{order}" for i in range(2) for order in ("ab", "ba")]
     texts = [
         {
-            "text_id": f"t{i:02d}",
+            "text_id": text_id,
             "text": rng.choice(["fine text", "a bad text", "another fine one"]),
             "input": rng.choice([None, "q"]),
             "context": None,
             "genre": rng.choice([None, "news"]),
-            "metadata": None,
+            "metadata": pair_metadata(text_id, rng),
         }
-        for i in range(12)
+        for text_id in ids
         if rng.random() < 0.85
     ]
+    load_texts(con, folder / f"corpus-{seed}.parquet", texts)
+
+
+def load_texts(con, path: Path, texts: list[dict]) -> None:
+    """The texts as an ingest's normalised Parquet, loaded as the source of corpus c."""
     for t in texts:
         t["sha256"] = hashlib.sha256(t["text"].encode()).hexdigest()
-    path = folder / f"corpus-{seed}.parquet"
     schema = pa.schema(
         [(n, pa.string()) for n in ("text_id", "text", "input", "context", "genre", "metadata", "sha256")]
     )
     pq.write_table(pa.Table.from_pylist(texts, schema=schema), path)
     steps.load_corpus(con, "c", "source", path, len(texts), 0)
+
+
+def pair_metadata(text_id: str, rng: random.Random) -> str | None:
+    if ":" not in text_id:
+        return None
+    pair_id, order = text_id.split(":")
+    label = rng.choice(["a", "b", "tie", None])
+    return json.dumps({"pair_id": pair_id, "order": order, "label": label, "system_a": "x", "system_b": "y"})
 
 
 def answer(rng: random.Random, bundle, plan_row: dict, run_id: str, judge: str) -> tuple[dict, list[dict]]:
@@ -129,6 +143,8 @@ def answer(rng: random.Random, bundle, plan_row: dict, run_id: str, judge: str) 
     for cid in units[plan_row["unit_id"]] if ok else ():
         scale = rubric.criterion(cid).scale
         value = rng.choice([True, False]) if scale.kind == "binary" else rng.choice([1, 2, 3])
+        if ":" in plan_row["text_id"]:  # a pair's text: the judge names a slot
+            value = rng.choice(["a", "b", "tie"]) if scale.kind != "binary" else value
         scored = rng.random() < 0.9
         judgments.append(
             dict.fromkeys(rows.JUDGMENT.names)
@@ -136,7 +152,7 @@ def answer(rng: random.Random, bundle, plan_row: dict, run_id: str, judge: str) 
             | {
                 "criterion_id": cid,
                 "value": json.dumps(value),
-                "unit_score": scale.unit(value) if scored else None,
+                "unit_score": (rng.random() if isinstance(value, str) else scale.unit(value)) if scored else None,
                 "status": "scored" if scored else "unscored",
                 "evidence": [],
                 "warnings": [],
@@ -350,3 +366,26 @@ def test_marks_a_crash_left_are_recomputed_by_the_next_writer(tmp_path):
     with db.writer(path) as con:
         assert con.execute("SELECT count(*) FROM stale_texts").fetchone() == (0,)
     assert_materialised_equals_scratch(path)
+
+
+def test_a_pairs_new_label_alone_reaches_its_materialised_verdicts(tmp_path):
+    """A re-ingest that changes only a pair's label (its metadata, not what the judge sees) marks
+    the pair's texts: the materialised verdicts carry the new label."""
+    path = tmp_path / "w.duckdb"
+
+    def pair(label: str) -> list[dict]:
+        return [
+            {"text_id": f"p0:{o}", "text": "fine text", "input": None, "context": None, "genre": None,
+             "metadata": json.dumps({"pair_id": "p0", "order": o, "label": label})}
+            for o in ("ab", "ba")
+        ]  # fmt: skip
+
+    with db.writer(path) as con:
+        load_texts(con, tmp_path / "first.parquet", pair("a"))
+        for seed in range(40):  # runs land a random 70% of cells: until both orders are judged
+            judge(con, tmp_path, 0, seed, kill=False)
+            if con.execute("SELECT count(*) FROM pair_verdicts").fetchone()[0]:
+                break
+        assert con.execute("SELECT DISTINCT label FROM pair_verdicts").fetchall() == [("a",)]
+        load_texts(con, tmp_path / "second.parquet", pair("b"))
+        assert con.execute("SELECT DISTINCT label FROM pair_verdicts").fetchall() == [("b",)]

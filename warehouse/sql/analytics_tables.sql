@@ -115,6 +115,29 @@ CREATE TABLE IF NOT EXISTS mat_text_scores (
     coverage         DOUBLE
 );
 
+-- Per pair, criterion and judge (views.sql: pair_verdicts): the verdict of each order in the pair's
+-- own terms and the final verdict; text_id_ab / text_id_ba name the pair's two texts (what the
+-- refresh keys on).
+CREATE TABLE IF NOT EXISTS mat_pair_verdicts (
+    corpus_id        VARCHAR NOT NULL,
+    rubric_hash      VARCHAR NOT NULL,
+    judge_hash       VARCHAR NOT NULL,
+    pair_id          VARCHAR NOT NULL,
+    criterion_id     VARCHAR NOT NULL,
+    label            VARCHAR,
+    system_a         VARCHAR,
+    system_b         VARCHAR,
+    verdict_ab       VARCHAR,
+    verdict_ba       VARCHAR,
+    consistent       BOOLEAN,
+    follows_position BOOLEAN,
+    verdict          VARCHAR,
+    rationale_ab     VARCHAR,
+    rationale_ba     VARCHAR,
+    text_id_ab       VARCHAR NOT NULL,
+    text_id_ba       VARCHAR NOT NULL
+);
+
 -- Each corpus's analytics version: every refresh that touches a text of the corpus moves it on,
 -- so a result computed from the analytics knows whether it is still current.
 CREATE TABLE IF NOT EXISTS analytics_versions (

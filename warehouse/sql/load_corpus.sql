@@ -3,13 +3,14 @@
 -- no longer holds is marked removed (kept as history, no longer scored). Params: $corpus, $parquet.
 
 -- Texts whose scores change are marked for the analytics refresh (warehouse/analytics.py): new,
--- changed in what the judge sees or in genre, back after a removal, or no longer in the source.
+-- changed in what the judge sees, in genre or in metadata (a pair's label), back after a removal, or no longer in the source.
 -- An unchanged text is not, so a night that changes 1% of a corpus refreshes that 1%.
 INSERT INTO stale_texts
 SELECT $corpus, p.text_id FROM read_parquet($parquet) p
 LEFT JOIN texts t ON t.corpus_id = $corpus AND t.text_id = p.text_id
 WHERE t.text_id IS NULL OR t.removed_at IS NOT NULL OR t.sha256 <> p.sha256 OR t.input IS DISTINCT FROM p.input
-   OR t.context IS DISTINCT FROM p.context OR t.genre IS DISTINCT FROM p.genre;
+   OR t.context IS DISTINCT FROM p.context OR t.genre IS DISTINCT FROM p.genre
+   OR t.metadata IS DISTINCT FROM p.metadata::JSON;  -- a pair's label or systems
 INSERT INTO stale_texts
 SELECT corpus_id, text_id FROM texts
 WHERE corpus_id = $corpus AND removed_at IS NULL AND text_id NOT IN (SELECT text_id FROM read_parquet($parquet));

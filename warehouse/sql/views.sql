@@ -142,34 +142,9 @@ HAVING count(*) > 1;
 -- times), and the final verdict by the documented rule: consistent verdicts stand, an
 -- inconsistent pair is a tie (and `consistent` is false). `label` is the human preference, if any.
 CREATE OR REPLACE VIEW pair_verdicts AS
-WITH v AS (
-    SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.criterion_id,
-           json_extract_string(t.metadata, '$.pair_id') AS pair_id,
-           json_extract_string(t.metadata, '$.order') AS pair_order,
-           json_extract_string(t.metadata, '$.label') AS label,
-           json_extract_string(t.metadata, '$.system_a') AS system_a,
-           json_extract_string(t.metadata, '$.system_b') AS system_b,
-           json_extract_string(j.value, '$') AS slot,  -- as written: a = the response shown first
-           j.rationale
-    FROM current_judgments j
-    JOIN texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.removed_at IS NULL
-    WHERE j.status = 'scored' AND t.metadata LIKE '%"pair_id"%'
-),
-own AS (  -- the verdict in the pair's terms: in order ba, slot a is response_b
-    SELECT *, CASE WHEN pair_order = 'ba' AND slot = 'a' THEN 'b' WHEN pair_order = 'ba' AND slot = 'b' THEN 'a'
-                   ELSE slot END AS verdict
-    FROM v
-)
-SELECT ab.corpus_id, ab.rubric_hash, ab.judge_hash, ab.pair_id, ab.criterion_id, ab.label, ab.system_a, ab.system_b,
-       ab.verdict AS verdict_ab, ba.verdict AS verdict_ba,
-       ab.verdict = ba.verdict AS consistent,
-       ab.slot = ba.slot AND ab.slot <> 'tie' AS follows_position,
-       CASE WHEN ab.verdict = ba.verdict THEN ab.verdict ELSE 'tie' END AS verdict,
-       ab.rationale AS rationale_ab, ba.rationale AS rationale_ba
-FROM own ab
-JOIN own ba ON ba.corpus_id = ab.corpus_id AND ba.rubric_hash = ab.rubric_hash AND ba.judge_hash = ab.judge_hash
- AND ba.pair_id = ab.pair_id AND ba.criterion_id = ab.criterion_id AND ba.pair_order = 'ba'
-WHERE ab.pair_order = 'ab';
+SELECT corpus_id, rubric_hash, judge_hash, pair_id, criterion_id, label, system_a, system_b, verdict_ab, verdict_ba,
+       consistent, follows_position, verdict, rationale_ab, rationale_ba
+FROM mat_pair_verdicts;
 
 -- Per judge and criterion: pairs judged in both orders, consistency after the swap, the
 -- position-bias rate (share of pairs whose verdict follows the position), the final verdicts, and

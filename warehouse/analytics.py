@@ -5,7 +5,8 @@ of recomputing every text's score from all of its judgments.
 How they stay current: every write that changes what a text's scores are made of marks the text
 in `stale_texts` (the marking is in that write's own `.sql` file) and calls `refresh` inside the
 same transaction, which recomputes the marked texts only (sql/analytics_refresh.sql). A crash
-rolls both back together. `rebuild` recomputes everything from the raw rows; a writer does that by
+rolls both back together. A write that marks a whole corpus (an ingest, a first run's pattern
+counts) commits its marks and then recomputes them in batches (`refresh_in_batches`). `rebuild` recomputes everything from the raw rows; a writer does that by
 itself when the definitions changed since the tables were built (or the warehouse predates them).
 """
 
@@ -18,6 +19,8 @@ import duckdb
 
 from .sqlfiles import run_sql, sql, transaction
 
+ALL = 2**62  # a batch with no limit
+BATCH = 10_000  # texts per transaction in refresh_in_batches
 DEFINITIONS = ("analytics_tables.sql", "analytics_refresh.sql")
 TABLES = (
     "mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores", "mat_ok_cells",
@@ -34,12 +37,12 @@ def definition_sha() -> str:
     return hashlib.sha256("".join(sql(name) for name in DEFINITIONS).encode()).hexdigest()
 
 
-def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0) -> int:
-    """Recompute the texts (and runs, for run_summary) marked stale; call inside the transaction
-    of the write that marked them. With `lag_s`, a refresh less than that long ago leaves the
-    marks for the next one (a run's shard loads: each refresh scans the judgments, so one every
-    few seconds costs a run far less than one per shard); the marks are committed with the write,
-    so a crash loses none. Returns how many texts and runs were recomputed."""
+def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0, batch: int = ALL) -> int:
+    """Recompute the texts (and runs, for run_summary) marked stale, at most `batch` texts; call
+    inside the transaction of the write that marked them. With `lag_s`, a refresh less than that
+    long ago leaves the marks for the next one (a run's shard loads: each refresh scans the
+    judgments, so one every few seconds costs a run far less than one per shard); the marks are
+    committed with the write, so a crash loses none. Returns how many marks were recomputed."""
     (stale,) = con.execute(
         "SELECT (SELECT count(*) FROM stale_texts) + (SELECT count(*) FROM stale_runs)"
     ).fetchone() or (0,)
@@ -51,12 +54,28 @@ def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0) -> int:
         stale = 0 if recent else stale
     if stale:
         started = time.perf_counter()
-        run_sql(con, "analytics_refresh.sql")
+        run_sql(con, "analytics_refresh.sql", batch=batch)
+        stale = min(stale, batch)
         con.execute(
             "INSERT INTO analytics_refreshes VALUES (current_timestamp, $texts, $seconds)",
             {"texts": stale, "seconds": time.perf_counter() - started},
         )
     return int(stale)
+
+
+def refresh_in_batches(con: duckdb.DuckDBPyConnection, batch: int | None = None) -> int:
+    """Recompute every marked text, `batch` texts per transaction (call outside one): DuckDB holds
+    a transaction's new rows in memory, so a write that marks a whole corpus (its ingest, a first
+    run's pattern counts) refreshed at once set a 100k-text run's peak memory (+150 MiB). The marks
+    not yet done are committed, so a crash between batches loses none: the next writer's open
+    recomputes them. Returns how many marks were recomputed."""
+    total = 0
+    while True:
+        with transaction(con):
+            done = refresh(con, batch=batch or BATCH)
+        if not done:
+            return total
+        total += done
 
 
 def rebuild(con: duckdb.DuckDBPyConnection) -> float:
@@ -71,7 +90,7 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> float:
         con.execute("DELETE FROM stale_runs")
         con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
         con.execute("INSERT INTO stale_runs SELECT run_id FROM runs")
-        run_sql(con, "analytics_refresh.sql")
+        run_sql(con, "analytics_refresh.sql", batch=ALL)
         con.execute("DELETE FROM analytics_state")
         con.execute("INSERT INTO analytics_state VALUES ($sha, current_timestamp)", {"sha": definition_sha()})
     return time.perf_counter() - started
@@ -84,5 +103,4 @@ def ensure_current(con: duckdb.DuckDBPyConnection) -> None:
     if stored != [(definition_sha(),)]:
         rebuild(con)
         return
-    with transaction(con):
-        refresh(con)
+    refresh_in_batches(con)

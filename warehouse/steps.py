@@ -34,7 +34,7 @@ def load_corpus(
             rows_ok=rows_ok,
             rows_quarantined=rows_quarantined,
         )
-        analytics.refresh(con)
+    analytics.refresh_in_batches(con)
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
@@ -57,8 +57,7 @@ def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: B
                 )
             else:
                 _count_backtracking(con, corpus_id, bundle.hash, p.id, p.effective_regex())
-    with transaction(con):
-        analytics.refresh(con)
+    analytics.refresh_in_batches(con)
 
 
 def _count_backtracking(

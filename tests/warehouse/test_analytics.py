@@ -281,7 +281,8 @@ def assert_materialised_equals_scratch(path: Path) -> None:
 @pytest.mark.slow  # tens of random warehouses, each with kill -9 loads
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations)
-def test_materialised_analytics_equal_a_from_scratch_computation(ops, tmp_path_factory):
+def test_materialised_analytics_equal_a_from_scratch_computation(ops, tmp_path_factory, monkeypatch):
+    monkeypatch.setattr(analytics, "BATCH", 5)  # whole-corpus refreshes (ingests, pattern counts) in batches
     folder = tmp_path_factory.mktemp("w")
     path = folder / "w.duckdb"
     pending = list(enumerate(ops))

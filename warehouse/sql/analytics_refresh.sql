@@ -4,8 +4,11 @@
 -- only the scoped texts' rows; the steps after the criterion scores read the small temp tables of
 -- the steps before, not the whole materialised tables.
 
-CREATE OR REPLACE TEMP TABLE refresh_scope AS SELECT DISTINCT corpus_id, text_id FROM stale_texts;
-DELETE FROM stale_texts;
+-- $batch: at most this many texts (in text order, so that the scans below read neighbouring row
+-- groups), the rest stay marked for the next batch.
+CREATE OR REPLACE TEMP TABLE refresh_scope AS
+SELECT DISTINCT corpus_id, text_id FROM stale_texts ORDER BY corpus_id, text_id LIMIT $batch;
+DELETE FROM stale_texts s USING refresh_scope r WHERE s.corpus_id = r.corpus_id AND s.text_id = r.text_id;
 
 DELETE FROM mat_criterion_scores m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 DELETE FROM mat_node_scores m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;

@@ -36,6 +36,7 @@ from . import (  # noqa: E402
     calibrate,
     compare,
     demo,
+    doctor,
     goldens,
     improve,
     ingest,
@@ -73,6 +74,7 @@ app.command("judge-server")(server.judge_server)
 app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(view.view)
 app.command()(demo.demo)
+app.command()(doctor.doctor)
 rubric.app.command()(rubric_files.validate)
 rubric.app.command()(rubric_files.convert)
 rubric.app.command()(rubric_authoring.generate)

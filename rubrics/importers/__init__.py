@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,68 +25,65 @@ from . import (
     xml_spec,
 )
 
+Importer = Callable[[Any, Path], list[Rubric]]
+
 
 def detect_and_import(text: str, path: Path) -> list[Rubric]:
+    if not text.lstrip("\ufeff \t\r\n"):
+        raise RubricImportError(path, "empty file")
+    if found := text_importer(text, path):
+        return found[1](text, path)
+    data = parse_data(text, path)
+    return importer_for(data, path)[1](data, path)
+
+
+def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:
+    """The importer of a text format, by suffix and content (None: the file is YAML or JSON data)."""
     suffix = path.suffix.lower()
     stripped = text.lstrip("\ufeff \t\r\n")
-    if not stripped:
-        raise RubricImportError(path, "empty file")
     if prompty.looks_like_prompty(text, path):
-        return [prompty.import_prompty(text, path)]
+        return "Prompty", lambda t, p: [prompty.import_prompty(t, p)]
     if suffix == ".xml" or stripped.startswith("<LLM_JUDGE_SPEC"):
-        return [xml_spec.import_xml(text, path)]
+        return "<LLM_JUDGE_SPEC> XML", lambda t, p: [xml_spec.import_xml(t, p)]
     if suffix in (".md", ".txt", ".prompt") and not stripped.startswith("---"):
         if prompt_text.looks_like_prometheus_block(text):
-            return [prompt_text.import_prometheus_block(text, path)]
+            return "Prometheus grading prompt", lambda t, p: [prompt_text.import_prometheus_block(t, p)]
         if prompt_text.looks_like_geval(text):
-            return [prompt_text.import_geval(text, path)]
+            return "G-Eval criteria prompt", lambda t, p: [prompt_text.import_geval(t, p)]
     if suffix in (".md", ".txt", ".prompt"):
-        return [markdown.import_markdown(text, path)]
+        return "Markdown with YAML frontmatter", lambda t, p: [markdown.import_markdown(t, p)]
     if suffix == ".jsonl":
-        return prometheus.import_jsonl(text, path)
-    if suffix == ".json":
+        return "Prometheus JSONL", prometheus.import_jsonl
+    return None
+
+
+def parse_data(text: str, path: Path) -> Any:
+    if path.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise RubricImportError(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    else:
-        data = parse_yaml(text, path)
-    return import_data(data, path)
+    return parse_yaml(text, path)
 
 
 def import_data(data: Any, path: Path) -> list[Rubric]:
     """Route parsed YAML/JSON data to the importer its shape belongs to (a file may hold several rubrics)."""
+    return importer_for(data, path)[1](data, path)
+
+
+def importer_for(data: Any, path: Path) -> tuple[str, Importer]:
+    """The importer (its format's name and the function) that parsed data's shape belongs to."""
     if isinstance(data, list):
         if promptfoo.looks_like_promptfoo(data):
-            return [promptfoo.import_promptfoo(data, path)]
+            return "promptfoo", lambda d, p: [promptfoo.import_promptfoo(d, p)]
         if skillset.looks_like_skillset(data):
-            return [skillset.import_skillset(data, path)]
+            return "FLASK-style skill set", lambda d, p: [skillset.import_skillset(d, p)]
         raise RubricImportError(path, "a list at the top level that is neither promptfoo assertions nor a skill set")
     if not isinstance(data, dict):
         raise RubricImportError(path, f"expected a mapping at the top level, found {type(data).__name__}")
-    if "metadata" in data:
-        return [rubric_from_data(data, path)]
-    if "rubric_sha256" in data:
-        return [paperbench.import_envelope(data, path)]
-    if "sub_tasks" in data and "requirements" in data:
-        return [paperbench.import_tree(data, path)]
-    if isinstance(data.get("rubrics"), list):
-        return [healthbench.import_healthbench(data, path)]
-    if "score_rubric" in data or prometheus.looks_like_levels(data):
-        return [prometheus.import_record(data, path)]
-    specs = {k: v for k, v in data.items() if isinstance(v, dict) and "prompt" in v}
-    if specs and len(specs) == len(data):  # an OpenAI Evals registry file: one rubric per spec
-        return [evals.import_evals({name: spec}, path) for name, spec in specs.items()]
-    if evals.looks_like_spec(data):  # one spec at the top level, named by its file (openai/evals' modelgraded/)
-        return [evals.import_evals({path.stem: data}, path)]
-    if promptfoo.looks_like_promptfoo(data):
-        return [promptfoo.import_promptfoo(data, path)]
-    if evaluator_yaml.looks_like_evaluator(data):
-        return [evaluator_yaml.import_evaluator(data, path)]
-    if skillset.looks_like_skillset(data):
-        return [skillset.import_skillset(data, path)]
-    if forge.looks_like_forge(data):
-        return [forge.import_forge(data, path)]
+    for name, looks_like, read in SHAPES:
+        if looks_like(data):
+            return name, read
     raise RubricImportError(
         path,
         "not a rubric in any known format: expected a native rubric (a `metadata` key), a Forge YAML rubric, "
@@ -93,3 +91,40 @@ def import_data(data: Any, path: Path) -> list[Rubric]:
         "a PaperBench tree, a HealthBench example, OpenAI Evals model-graded specs or a Prometheus record; "
         f"found top-level keys {sorted(map(str, data))[:8]}",
     )
+
+
+def _registry(data: dict) -> bool:
+    specs = [v for v in data.values() if isinstance(v, dict) and "prompt" in v]
+    return bool(specs) and len(specs) == len(data)
+
+
+# In order: the first shape a mapping has names its importer.
+SHAPES: list[tuple[str, Callable[[dict], bool], Importer]] = [
+    ("native", lambda d: "metadata" in d, lambda d, p: [rubric_from_data(d, p)]),
+    ("PaperBench envelope", lambda d: "rubric_sha256" in d, lambda d, p: [paperbench.import_envelope(d, p)]),
+    (
+        "PaperBench tree",
+        lambda d: "sub_tasks" in d and "requirements" in d,
+        lambda d, p: [paperbench.import_tree(d, p)],
+    ),
+    ("HealthBench", lambda d: isinstance(d.get("rubrics"), list), lambda d, p: [healthbench.import_healthbench(d, p)]),
+    (
+        "Prometheus record",
+        lambda d: "score_rubric" in d or prometheus.looks_like_levels(d),
+        lambda d, p: [prometheus.import_record(d, p)],
+    ),
+    (  # a registry file: one rubric per spec
+        "OpenAI Evals registry",
+        _registry,
+        lambda d, p: [evals.import_evals({n: s}, p) for n, s in d.items()],
+    ),
+    (  # one spec at the top level, named by its file (openai/evals' modelgraded/)
+        "OpenAI Evals model-graded spec",
+        evals.looks_like_spec,
+        lambda d, p: [evals.import_evals({p.stem: d}, p)],
+    ),
+    ("promptfoo", promptfoo.looks_like_promptfoo, lambda d, p: [promptfoo.import_promptfoo(d, p)]),
+    ("evaluator YAML", evaluator_yaml.looks_like_evaluator, lambda d, p: [evaluator_yaml.import_evaluator(d, p)]),
+    ("FLASK-style skill set", skillset.looks_like_skillset, lambda d, p: [skillset.import_skillset(d, p)]),
+    ("Forge YAML", forge.looks_like_forge, lambda d, p: [forge.import_forge(d, p)]),
+]

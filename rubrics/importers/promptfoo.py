@@ -2,7 +2,10 @@
 (a 0-1 score against criteria, with a threshold), from a `promptfooconfig.yaml` (`defaultTest`
 and every test's `assert`) or an asserts file (a list of assertions, or `{assert: [...]}`).
 Each distinct assertion becomes one criterion; other assertion types (contains, regex, cost...)
-are checks promptfoo runs itself, not rubric criteria, and are left out."""
+are checks promptfoo runs itself, not rubric criteria, and are left out. A custom grading prompt
+(`rubricPrompt`: in `defaultTest.options`, a test's `options` or an assertion; text, a list of
+chat messages, or `file://PATH`) becomes the rubric's instructions; a config whose grading is
+that prompt alone becomes one pass/fail criterion judged by it."""
 
 from __future__ import annotations
 
@@ -50,14 +53,58 @@ def assertions(data: Any) -> list[dict]:
     return found
 
 
+def rubric_prompts(data: Any) -> list[Any]:
+    """Every custom grading prompt (`rubricPrompt`) of a config, in file order."""
+    if not isinstance(data, dict):
+        return []
+    holders = [data.get("options"), _get(data.get("defaultTest"), "options")]
+    tests = data.get("tests")
+    holders += [_get(test, "options") for test in (tests if isinstance(tests, list) else [])]
+    holders += assertions(data)
+    return [h["rubricPrompt"] for h in holders if isinstance(h, dict) and h.get("rubricPrompt")]
+
+
+def _get(holder: Any, key: str) -> Any:
+    return holder.get(key) if isinstance(holder, dict) else None
+
+
 def looks_like_promptfoo(data: Any) -> bool:
-    return bool(assertions(data))
+    return bool(assertions(data)) or bool(rubric_prompts(data))
 
 
 def import_promptfoo(data: Any, source: Path) -> Rubric:
     found = assertions(data)
-    if not found:
-        raise RubricImportError(source, f"no {', '.join(GRADED)} assertions: nothing a judge scores")
+    prompts = [_prompt_text(p, source) for p in rubric_prompts(data)]
+    prompts = list(dict.fromkeys(p for p in prompts if p))  # each distinct prompt once
+    if not found and not prompts:
+        raise RubricImportError(source, f"no {', '.join(GRADED)} assertions or rubricPrompt: nothing a judge scores")
+    criteria = _criteria(found, source) or [
+        {
+            "id": "rubric-prompt",
+            "title": "rubricPrompt",
+            "description": "The output passes the grading prompt in the instructions (promptfoo's rubricPrompt).",
+            "scale": {"kind": "binary", "labels": ["fail", "pass"]},
+            "tags": ["rubricPrompt"],
+        }
+    ]
+    name = str(
+        data.get("description") if isinstance(data, dict) and isinstance(data.get("description"), str) else source.stem
+    )
+    doc = {
+        "metadata": {
+            "id": kebab(source.stem if source.stem != "promptfooconfig" else name),
+            "title": name,
+            "provenance": {"format": "promptfoo", "source": source.name},
+        },
+        "goal": f"Grade the output by the model-graded assertions of {source.name}.",
+        "instructions": prompts,
+        "criteria": criteria,
+    }
+    return rubric_from_data(doc, source)
+
+
+def _criteria(found: list[dict], source: Path) -> list[dict]:
+    """One criterion per distinct model-graded assertion."""
     criteria: list[dict] = []
     seen: set[str] = set()
     for i, item in enumerate(found):
@@ -85,19 +132,7 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
         if weight is not None:
             criterion["weight"] = weight
         criteria.append(criterion)
-    name = str(
-        data.get("description") if isinstance(data, dict) and isinstance(data.get("description"), str) else source.stem
-    )
-    doc = {
-        "metadata": {
-            "id": kebab(source.stem if source.stem != "promptfooconfig" else name),
-            "title": name,
-            "provenance": {"format": "promptfoo", "source": source.name},
-        },
-        "goal": f"Grade the output by the model-graded assertions of {source.name}.",
-        "criteria": criteria,
-    }
-    return rubric_from_data(doc, source)
+    return criteria
 
 
 def _number(item: dict, field: str, where: str, source: Path, high: float | None = None) -> float | None:
@@ -126,3 +161,15 @@ def _rubric_text(value: Any, source: Path, where: str) -> Any:
     if value is not None and not isinstance(value, (str, list)):
         raise RubricImportError(source, f"{where}: `value` must be text or a list of texts, found {value!r}")
     return value
+
+
+def _prompt_text(prompt: Any, source: Path) -> str:
+    """A rubricPrompt as text: a string (or `file://PATH`), or chat messages joined by role."""
+    if isinstance(prompt, list):
+        return "\n\n".join(
+            f"{m.get('role', 'user')}: {m.get('content', '')}" if isinstance(m, dict) else str(m) for m in prompt
+        ).strip()
+    if isinstance(prompt, str):
+        text = _rubric_text(prompt, source, "rubricPrompt")
+        return str(text).strip()
+    raise RubricImportError(source, f"`rubricPrompt` must be text or a list of messages, found {prompt!r}")

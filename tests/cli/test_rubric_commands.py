@@ -229,3 +229,16 @@ def test_review_names_a_source_it_cannot_read_without_a_traceback(tmp_path):
     for name, says in (("missing.md", "cannot be read"), ("latin1.md", "not UTF-8 text")):
         done = run("rubric", "review", "llm-slop", "--source", name, cwd=tmp_path)
         assert done.returncode == 2 and f"{name}: {says}" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_doctor_says_which_importer_read_a_file_and_what_it_ignored(tmp_path):
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: [p.txt]\ndefaultTest:\n  assert:\n    - type: llm-rubric\n      value: Polite\n"
+    )
+    (tmp_path / "notes.yaml").write_text("shopping: [milk]\n")
+    done = run("doctor", str(tmp_path / "promptfooconfig.yaml"), str(tmp_path / "notes.yaml"))
+    assert done.returncode == 1  # one file refused
+    assert "read by: the promptfoo importer" in done.stdout and "fields ignored (1): prompts" in done.stdout
+    assert "refused" in done.stderr and "notes.yaml" in done.stderr
+    prompty = run("doctor", str(TEST_DATA / "rubrics" / "prompty"))
+    assert prompty.returncode == 0 and prompty.stdout.count("read by: the Prompty importer") == 3

@@ -325,6 +325,25 @@ def test_a_promptfoo_rubric_given_as_a_file_is_read_beside_the_config(tmp_path):
     assert load_rubric(path).criteria[0].description == "The answer is clear and names the next step."
 
 
+def test_a_promptfoo_custom_grading_prompt_is_read(tmp_path):
+    """Issue 26: a config whose grading is a custom `rubricPrompt` (no llm-rubric value) was
+    refused as "not a rubric"; with llm-rubric assertions the prompt was dropped."""
+    alone = load_rubric(OURS / "promptfoo/rubric-prompt-layout.yaml")
+    assert [c.id for c in alone.criteria] == ["rubric-prompt"] and alone.criteria[0].scale.kind == "binary"
+    assert alone.instructions[0].startswith("system: You grade summaries") and "user: Summary:" in alone.instructions[0]
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(
+        "defaultTest:\n  options:\n    rubricPrompt: Grade strictly. {{rubric}} {{output}}\n"
+        "tests:\n  - assert:\n      - type: llm-rubric\n        value: Is polite\n"
+    )
+    both = load_rubric(path)
+    assert [c.description for c in both.criteria] == ["Is polite"]
+    assert both.instructions == ("Grade strictly. {{rubric}} {{output}}",)
+    path.write_text("defaultTest:\n  options:\n    rubricPrompt: 3\n")
+    with pytest.raises(RubricImportError, match="`rubricPrompt` must be text or a list of messages, found 3"):
+        load_rubric(path)
+
+
 def test_openai_evals_own_modelgraded_files_import():
     """Issue 26: the format's own repository keeps one spec per file at the top level (named by the
     file); every such file was refused as "not a rubric in any known format"."""

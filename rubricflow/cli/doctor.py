@@ -1,0 +1,47 @@
+"""`rubricflow doctor`: which importer read a rubric file, which of its fields it used and which
+it ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from .common import err, out
+
+
+def doctor(files: list[Path] = typer.Argument(..., help="Rubric files (or folders of them) in any format.")) -> None:
+    """Say how each file was read: the importer (format) that took it, the rubrics it made, the
+    fields the importer read and the fields it left alone (e.g. a promptfoo config's `providers`);
+    exit 1 when a file is refused."""
+    from rubricflow.rubrics.documents import RubricImportError
+    from rubricflow.rubrics.explain import explain
+    from rubricflow.rubrics.formats import expand_folders
+
+    refused = 0
+    for ref in expand_folders([str(f) for f in files]):
+        try:
+            found = explain(Path(ref))
+        except RubricImportError as exc:
+            refused += 1
+            err.print(f"[red]refused[/] {escape(str(exc))}", highlight=False)
+            continue
+        out.print(f"[bold]{escape(ref)}[/]", highlight=False)
+        out.print(f"  read by: the {escape(found.importer)} importer", highlight=False)
+        for r in found.rubrics:
+            out.print(f"  rubric: {escape(r.metadata.id)} {r.metadata.version} ({len(r.criteria)} criteria)")
+        if not found.tracked:
+            why = (
+                "rubricflow's own schema reads every field (an unknown one is an error)"
+                if found.importer == "native"
+                else "a text format, read as a whole (not field by field)"
+            )
+            out.print(f"  fields: {why}", highlight=False)
+            continue
+        out.print(f"  fields read ({len(found.used)}): {escape(', '.join(found.used)) or '-'}", highlight=False)
+        out.print(
+            f"  fields ignored ({len(found.ignored)}): {escape(', '.join(found.ignored)) or '-'}", highlight=False
+        )
+    if refused:
+        raise typer.Exit(1)

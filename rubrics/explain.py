@@ -1,0 +1,124 @@
+"""What an importer made of a file (`rubricflow doctor`): which importer read it, which of the
+file's fields it read and which it left alone, and the rubrics that came out.
+
+Fields are tracked by handing the importer the parsed document wrapped in a mapping and a list
+that note every key read (`get`, `[...]`, `items()`, `values()`, iteration over a list); a key
+only tested for (`in`) or never touched is reported as ignored. Paths are dotted, list items as
+`[]`: `tests[].assert[].value`. Text formats (G-Eval and Prometheus prompts, Markdown, Prompty,
+XML, JSONL) name their importer; their fields are not tracked. A native rubric is read whole by
+rubricflow's own schema, where an unknown field is an error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .documents import RubricImportError
+from .importers import importer_for, parse_data, text_importer
+from .model import Rubric
+
+
+@dataclass
+class Explanation:
+    path: Path
+    importer: str
+    rubrics: list[Rubric]
+    tracked: bool  # False: a text format or the native schema (no field-by-field account)
+    used: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+
+def explain(path: Path) -> Explanation:
+    """Import `path` as `rubric validate` does, noting which importer read it and what it read."""
+    if not path.is_file():
+        raise RubricImportError(path, "no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RubricImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if not text.lstrip("\ufeff \t\r\n"):
+        raise RubricImportError(path, "empty file")
+    if found := text_importer(text, path):
+        name, read = found
+        return Explanation(path, name, read(text, path), tracked=False)
+    data = parse_data(text, path)
+    name, read = importer_for(data, path)
+    if name == "native":
+        return Explanation(path, name, read(data, path), tracked=False)
+    reads: set[str] = set()
+    rubrics = read(_track(data, "", reads), path)
+    fields = _paths(data, "")
+    used = sorted(p for p in fields if p in reads)
+    ignored = sorted(p for p in fields if p not in reads and _parent(p) in reads | {""})
+    return Explanation(path, name, rubrics, tracked=True, used=used, ignored=ignored)
+
+
+def _join(base: str, key: Any) -> str:
+    return f"{base}.{key}" if base else str(key)
+
+
+def _parent(path: str) -> str:
+    """`a.b[].c` -> `a.b`, `a` -> '' (a list's items share their list's path)."""
+    head = path.rsplit(".", 1)[0] if "." in path else ""
+    return head.removesuffix("[]")
+
+
+def _paths(data: Any, base: str) -> set[str]:
+    """Every key path in the document (list items collapsed to `[]`)."""
+    found: set[str] = set()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = _join(base, key)
+            found |= {path} | _paths(value, path)
+    elif isinstance(data, list):
+        for item in data:
+            found |= _paths(item, base + "[]")
+    return found
+
+
+def _track(value: Any, path: str, reads: set[str]) -> Any:
+    if isinstance(value, dict) and not isinstance(value, _TrackedDict):
+        return _TrackedDict(value, path, reads)
+    if isinstance(value, list) and not isinstance(value, _TrackedList):
+        return _TrackedList(value, path, reads)
+    return value
+
+
+class _TrackedDict(dict):
+    """A mapping that notes the path of every key read from it."""
+
+    def __init__(self, data: dict, path: str, reads: set[str]):
+        super().__init__(data)
+        self._path, self._reads = path, reads
+
+    def __getitem__(self, key):
+        path = _join(self._path, key)
+        self._reads.add(path)
+        return _track(super().__getitem__(key), path, self._reads)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def __iter__(self):  # its own iterator keeps `{**d}` and `dict(d)` reading through __getitem__
+        return iter(list(super().keys()))
+
+    def items(self):
+        return [(key, self[key]) for key in self.keys()]
+
+    def values(self):
+        return [self[key] for key in self.keys()]
+
+
+class _TrackedList(list):
+    """A list whose items are tracked under the list's path (`key[]`)."""
+
+    def __init__(self, data: list, path: str, reads: set[str]):
+        super().__init__(data)
+        self._path, self._reads = path, reads
+
+    def __getitem__(self, index):
+        return _track(super().__getitem__(index), self._path + "[]", self._reads)
+
+    def __iter__(self):
+        return (_track(item, self._path + "[]", self._reads) for item in super().__iter__())

@@ -22,7 +22,7 @@ def labels(
         ...,
         help="CSV, JSONL or Parquet, long (text_id, criterion, score[, rater]) or wide (an id and one "
         "numeric column per criterion[, rater]); a hand-graded PaperBench tree (expected_result.json); "
-        "or the Topical-Chat release's folder (its texts too).",
+        "or a UniEval-style release's folder (Topical-Chat's; SummEval's or SFHOT's with `reference`): its texts too.",
     ),
     corpus: str = typer.Option(..., "--corpus", "-c"),
     text_id: str | None = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
@@ -39,7 +39,11 @@ def labels(
 
     if path.is_dir():
         import_topical_chat(path, corpus, warehouse_path(warehouse))
-        out.print(escape(f"corpus {corpus}: the Topical-Chat release from {path} (texts, raters human and unieval)"))
+        out.print(
+            escape(
+                f"corpus {corpus}: the UniEval-style release in {path} (texts; raters human and, where given, unieval)"
+            )
+        )
         return
     if path.suffix.lower() == ".json" and path.is_file() and is_graded_tree(_json_or_none(path)):
         n, rubric_hash, check = import_graded_tree(path, corpus, warehouse_path(warehouse), text_id, rater or "grader")

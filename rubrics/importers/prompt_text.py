@@ -22,10 +22,19 @@ _HEADING = re.compile(
 )
 
 
+_GEVAL_SCALE = re.compile(r"^\s*([A-Za-z][\w /-]*?)\s*\(\s*(-?\d+)\s*-\s*(-?\d+)\s*\)\s*[-:–]\s*(.*)$")
+
+
 def looks_like_geval(text: str) -> bool:
-    return bool(re.search(r"^\s*Evaluation Criteria\s*:", text, re.I | re.M)) and bool(
-        re.search(r"^\s*Evaluation Steps\s*:", text, re.I | re.M)
+    """`Evaluation Criteria:` with `Evaluation Steps:`, or with a scale written as G-Eval writes
+    it (`Fluency (1-3): ...`: the SummEval fluency prompt has its levels inline and no steps)."""
+    criteria = re.search(
+        r"^\s*Evaluation Criteria\s*:\s*$(.*?)(?=^\s*[A-Z][\w ()-]*:\s*$|\Z)", text, re.I | re.M | re.S
     )
+    if not criteria:
+        return False
+    steps = re.search(r"^\s*Evaluation Steps\s*:", text, re.I | re.M)
+    return bool(steps) or any(_GEVAL_SCALE.match(line) for line in criteria.group(1).splitlines())
 
 
 def import_geval(text: str, source: Path) -> Rubric:
@@ -34,7 +43,7 @@ def import_geval(text: str, source: Path) -> Rubric:
     if not criteria_text:
         raise RubricImportError(source, "G-Eval prompt: the `Evaluation Criteria:` section is empty")
     first = criteria_text.splitlines()[0]
-    match = re.match(r"^\s*([A-Za-z][\w /-]*?)\s*\(\s*(-?\d+)\s*-\s*(-?\d+)\s*\)\s*[-:–]\s*(.*)$", first)
+    match = _GEVAL_SCALE.match(first)
     if match:
         name, low, high, definition = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
         definition = " ".join([definition] + criteria_text.splitlines()[1:]).strip()

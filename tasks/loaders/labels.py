@@ -114,17 +114,25 @@ def _numeric(column) -> bool:
 
 
 def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(texts, labels) of the Topical-Chat release: averaged human scores (rater `human`) and the
-    UniEval judge's published scores (rater `unieval`) for the same 360 responses."""
+    """(texts, labels) of a UniEval-style release (Topical-Chat's, or UniEval's SummEval / SFHOT
+    sets with `reference` for `context`): averaged human scores (rater `human`) and the UniEval
+    judge's published scores (rater `unieval`, where the file has them)."""
     import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
 
     folder = Path(folder)
-    rows = json.loads((folder / "judge_predictions.json").read_text(encoding="utf-8"))
+    path = folder / "judge_predictions.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))
     texts, labels = [], []
     for i, r in enumerate(rows):
-        text_id = f"tc-{i:03d}"
-        texts.append({"text_id": text_id, "text": r["system_output"], "input": r["source"], "context": r["context"]})
+        if not isinstance(r, dict) or not isinstance(r.get("system_output"), str) or "scores" not in r:
+            raise LabelError(f"{path}: row {i + 1} has no `system_output` text or no `scores`")
+        # Topical-Chat's fact is `context`; UniEval's other sets (SummEval, SFHOT...) give a `reference`
+        text_id = f"tc-{i:03d}" if "context" in r else f"row-{i:04d}"
+        context = r.get("context", r.get("reference"))
+        texts.append({"text_id": text_id, "text": r["system_output"], "input": r.get("source"), "context": context})
         for rater, field in (("human", "scores"), ("unieval", "predict_scores")):
+            if field not in r:
+                continue  # a release without the judge's predictions: the human scores only
             scores = r[field] if isinstance(r[field], dict) else ast.literal_eval(r[field])
             labels += [
                 {"text_id": text_id, "criterion_id": c, "rater": rater, "score": float(v)} for c, v in scores.items()
@@ -150,7 +158,7 @@ def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str 
 
     folder = Path(folder)
     if not (folder / "judge_predictions.json").is_file():
-        raise LabelError(f"{folder}: no judge_predictions.json (expected the Topical-Chat release)")
+        raise LabelError(f"{folder}: no judge_predictions.json (expected a UniEval-style release, e.g. Topical-Chat's)")
     texts, labels = topical_chat(folder)
     with db.writer(warehouse_path) as con:
         steps.load_texts(con, corpus_id, texts, str(folder))

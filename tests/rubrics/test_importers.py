@@ -270,6 +270,16 @@ def test_g_eval_prompts_keep_scale_definition_steps_and_slots():
     assert fluency.criteria[0].scale.anchors[0].description.startswith("Poor.")
 
 
+def test_a_g_eval_prompt_with_inline_levels_and_no_steps_imports():
+    """Issue 26: G-Eval's own SummEval fluency prompt (levels under the criterion, no `Evaluation
+    Steps:`) was refused as Markdown that is not a rubric."""
+    fluency = load_rubric(OURS / "geval/summeval/flu_detailed.txt")
+    c = fluency.criteria[0]
+    assert (c.id, c.scale.domain()) == ("fluency", [1, 2, 3])
+    assert [a.description.split(".")[0] for a in c.scale.anchors] == ["Poor", "Fair", "Good"]
+    assert fluency.metadata.provenance["slots"] == "Summary"
+
+
 def test_a_prometheus_score_rubric_block_inside_a_grading_prompt():
     r = load_rubric(OURS / "prometheus/grading_prompt.txt")
     assert r.criteria[0].description == "Does the response stay honest about the limits of what it knows?"

@@ -126,3 +126,31 @@ def test_a_label_file_of_no_known_layout_says_what_it_found(tmp_path):
     path.write_text("doc,comment\nd1,nice\n")
     with pytest.raises(LabelError, match=r"no text id column \(text_id or id\); found \['doc', 'comment'\]"):
         read_labels(path)
+
+
+def test_a_unieval_release_with_reference_instead_of_context_imports(tmp_path):
+    """Issue 26: UniEval's sets other than Topical-Chat (SFHOT, SummEval) give `reference` where
+    Topical-Chat gives `context`, and the folder import failed on the missing key."""
+    from rubricflow.tasks.loaders.labels import LabelError, import_topical_chat
+
+    folder = tmp_path / "sfhot"
+    folder.mkdir()
+    records = [  # the layout of UniEval's reproduce/unieval_predict/data2text/sfhot_result.json
+        {"doc_id": i, "source": f"confirm(area='{a}')", "reference": f"Confirms the area {a} .",
+         "system_output": f"You want a hotel in {a} ?", "scores": {"naturalness": 3.5 + i, "overall": 4.0},
+         "predict_scores": {"naturalness": 0.9, "overall": 0.8}}
+        for i, a in enumerate(["cathedral hill", "soma"])
+    ]  # fmt: skip
+    records.append({k: v for k, v in records[0].items() if k != "predict_scores"})  # no judge scores: human only
+    (folder / "judge_predictions.json").write_text(json.dumps(records))
+    warehouse = tmp_path / "w.duckdb"
+    import_topical_chat(folder, "sfhot", warehouse)
+    assert rows(warehouse, "SELECT text_id, context, input FROM texts ORDER BY text_id")[0] == (
+        "row-0000", "Confirms the area cathedral hill .", "confirm(area='cathedral hill')"
+    )  # fmt: skip
+    assert rows(warehouse, "SELECT rater, count(*) FROM labels GROUP BY rater ORDER BY rater") == [
+        ("human", 6), ("unieval", 4)
+    ]  # fmt: skip
+    (folder / "judge_predictions.json").write_text(json.dumps([{"source": "x", "scores": {}}]))
+    with pytest.raises(LabelError, match=r"judge_predictions.json: row 1 has no `system_output`"):
+        import_topical_chat(folder, "bad", warehouse)

@@ -17,6 +17,7 @@ from . import (
     healthbench,
     markdown,
     paperbench,
+    phoenix,
     prometheus,
     prompt_text,
     promptfoo,
@@ -87,7 +88,8 @@ def importer_for(data: Any, path: Path) -> tuple[str, Importer]:
     raise RubricImportError(
         path,
         "not a rubric in any known format: expected a native rubric (a `metadata` key), a Forge YAML rubric, "
-        "evaluator YAML (`evaluation_criteria` / `rating_levels`), promptfoo assertions, a FLASK skill set, "
+        "evaluator YAML (`evaluation_criteria` / `rating_levels`), a Phoenix evaluator config (`messages` and "
+        "`choices`), promptfoo assertions, a FLASK skill set, "
         "a PaperBench tree, a HealthBench example, OpenAI Evals model-graded specs or a Prometheus record; "
         f"found top-level keys {sorted(map(str, data))[:8]}",
     )
@@ -123,6 +125,7 @@ SHAPES: list[tuple[str, Callable[[dict], bool], Importer]] = [
         evals.looks_like_spec,
         lambda d, p: [evals.import_evals({p.stem: d}, p)],
     ),
+    ("Phoenix classification evaluator", phoenix.looks_like_phoenix, lambda d, p: [phoenix.import_phoenix(d, p)]),
     ("promptfoo", promptfoo.looks_like_promptfoo, lambda d, p: [promptfoo.import_promptfoo(d, p)]),
     ("evaluator YAML", evaluator_yaml.looks_like_evaluator, lambda d, p: [evaluator_yaml.import_evaluator(d, p)]),
     ("FLASK-style skill set", skillset.looks_like_skillset, lambda d, p: [skillset.import_skillset(d, p)]),

@@ -354,6 +354,37 @@ def test_a_promptfoo_custom_grading_prompt_is_read(tmp_path):
         load_rubric(path)
 
 
+def test_phoenix_classification_evaluator_configs_import():
+    """Issue 26: evaluator YAML as Arize Phoenix keeps it (messages, choices, optimization_direction)
+    was refused; a `minimize` evaluator's high-scoring label is the bad one."""
+    brevity = load_rubric(OURS / "phoenix/brevity-layout.yaml")
+    (c,) = brevity.criteria
+    assert (c.scale.kind, [(k.value, k.score) for k in c.scale.categories]) == (
+        "nominal",
+        [("brief", 1.0), ("wordy", 0.0)],
+    )
+    assert not brevity.scoring.invert and brevity.instructions[0].startswith("user: You review answers for brevity.")
+    assert c.description.startswith("Checks that a reply carries only")  # `details`
+    invented = load_rubric(OURS / "phoenix/invented-facts-layout.yaml")
+    assert invented.scoring.invert and invented.metadata.id == "invented-facts"
+    tool = load_rubric(OURS / "phoenix/tool-choice-layout.yaml")
+    assert tool.metadata.provenance["inputs"] == "available_tools, input, tool_selection"
+
+
+@pytest.mark.parametrize(
+    ("choices", "message"),
+    [
+        ("{good: high, bad: 0}", "field choices.good: the score must be a number, found 'high'"),
+        ("{good: 1}", "field choices: at least two labels"),
+    ],
+)
+def test_a_phoenix_config_with_a_bad_choice_is_refused_by_field(tmp_path, choices, message):
+    path = tmp_path / "judge.yaml"
+    path.write_text(f"name: judge\nmessages: [{{role: user, content: 'Good or bad?'}}]\nchoices: {choices}\n")
+    with pytest.raises(RubricImportError, match=re.escape(message)):
+        load_rubric(path)
+
+
 def test_openai_evals_own_modelgraded_files_import():
     """Issue 26: the format's own repository keeps one spec per file at the top level (named by the
     file); every such file was refused as "not a rubric in any known format"."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .documents import RubricImportError
+from .formats import read_rubric_text
 from .importers import importer_for, parse_data, text_importer
 from .model import Rubric
 
@@ -31,12 +32,7 @@ class Explanation:
 
 def explain(path: Path) -> Explanation:
     """Import `path` as `rubric validate` does, noting which importer read it and what it read."""
-    if not path.is_file():
-        raise RubricImportError(path, "no such file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RubricImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = read_rubric_text(path)
     if not text.lstrip("\ufeff \t\r\n"):
         raise RubricImportError(path, "empty file")
     if found := text_importer(text, path):

@@ -54,13 +54,17 @@ def load_rubric(path: str | Path) -> Rubric:
 
 def load_rubrics(path: str | Path) -> list[Rubric]:
     path = Path(path)
+    return loads_rubrics(read_rubric_text(path), path)
+
+
+def read_rubric_text(path: Path) -> str:
+    """A rubric file's text; a missing file or one that is not UTF-8 is an error naming it."""
     if not path.is_file():
         raise RubricImportError(path, "no such file")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise RubricImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return loads_rubrics(text, path)
 
 
 RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt", ".prompty")

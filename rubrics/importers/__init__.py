@@ -112,8 +112,13 @@ SHAPES: list[tuple[str, Callable[[dict], bool], Importer]] = [
     ("HealthBench", lambda d: isinstance(d.get("rubrics"), list), lambda d, p: [healthbench.import_healthbench(d, p)]),
     (
         "Prometheus record",
-        lambda d: "score_rubric" in d or prometheus.looks_like_levels(d),
+        lambda d: any(k in d for k in prometheus.RUBRIC_KEYS) or prometheus.looks_like_levels(d),
         lambda d, p: [prometheus.import_record(d, p)],
+    ),
+    (  # prometheus-eval's {name: {instruction, rubric_data}}: one rubric per name
+        "Prometheus records by name",
+        prometheus.looks_like_named_records,
+        lambda d, p: [prometheus.import_record(r, p, name=str(n)) for n, r in d.items()],
     ),
     (  # a registry file: one rubric per spec
         "OpenAI Evals registry",

@@ -385,6 +385,25 @@ def test_a_phoenix_config_with_a_bad_choice_is_refused_by_field(tmp_path, choice
         load_rubric(path)
 
 
+def test_prometheus_eval_rubric_data_records_import(tmp_path):
+    """Issue 26: prometheus-eval's `rubric_data` (what SCORE_RUBRIC_TEMPLATE is formatted with) was
+    read by the FLASK importer as one record, and refused as a map of named records."""
+    named = load_rubrics(OURS / "prometheus/rubric-data-layout.yaml")
+    assert [r.metadata.id for r in named] == ["relevance", "correctness"]
+    assert named[0].criteria[0].scale.domain() == [1, 2, 3, 4, 5] and named[0].goal == "Relevance"
+    assert named[0].instructions[0].endswith("for the question: {{query}}")
+    path = tmp_path / "one.json"
+    path.write_text(
+        json.dumps({"rubric_data": {"criteria": "Tone", "score1_description": "rude", "score2_description": "kind"}})
+    )
+    assert load_rubric(path).criteria[0].scale.domain() == [1, 2]
+    path.write_text(
+        json.dumps({"instruction": 3, "rubric_data": {"score1_description": "a", "score2_description": "b"}})
+    )
+    with pytest.raises(RubricImportError, match="field instruction: text is required, found 3"):
+        load_rubric(path)
+
+
 def test_openai_evals_own_modelgraded_files_import():
     """Issue 26: the format's own repository keeps one spec per file at the top level (named by the
     file); every such file was refused as "not a rubric in any known format"."""

@@ -404,6 +404,18 @@ def test_prometheus_eval_rubric_data_records_import(tmp_path):
         load_rubric(path)
 
 
+def test_prompty_evaluators_from_a_second_repository_import():
+    """Two users' evaluators (Azure-Samples, MIT): star lines between blank lines, and the older
+    capitalised `System:` / `User:` turns."""
+    friendly = load_rubric(OURS / "prompty/contoso/friendliness.prompty")
+    assert [a.description for a in friendly.criteria[0].scale.anchors][::4] == [
+        "the answer is unfriendly or hostile", "the answer is very friendly"
+    ]  # fmt: skip
+    older = load_rubric(OURS / "prompty/contoso/relevance.prompty")
+    assert older.criteria[0].scale.domain() == [1, 2, 3, 4, 5] and older.role.persona.startswith("You are an AI")
+    assert older.metadata.provenance["inputs"] == "question, context, answer"
+
+
 def test_openai_evals_own_modelgraded_files_import():
     """Issue 26: the format's own repository keeps one spec per file at the top level (named by the
     file); every such file was refused as "not a rubric in any known format"."""

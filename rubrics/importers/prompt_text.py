@@ -22,12 +22,20 @@ _HEADING = re.compile(
 )
 
 
-_GEVAL_SCALE = re.compile(r"^\s*([A-Za-z][\w /-]*?)\s*\(\s*(-?\d+)\s*-\s*(-?\d+)\s*\)\s*[-:–]\s*(.*)$")
+_GEVAL_SCALE = re.compile(r"^\s*([A-Za-z][\w /-]*?)\s*\(\s*(-?\d+)\s*-\s*(-?\d+)\s*\)\s*(?:[-:–]\s*(.*))?$")
+_INLINE_HEADING = re.compile(r"^([ \t]*Evaluation (?:Criteria|Steps)[ \t]*:)[ \t]*(\S.*)$", re.I | re.M)
+
+
+def _own_lines(text: str) -> str:
+    """`Evaluation Criteria: Coherence (1-3)` on one line (a layout G-Eval's users write) as a
+    heading on its own line and the criterion under it."""
+    return _INLINE_HEADING.sub(r"\1\n\2", text)
 
 
 def looks_like_geval(text: str) -> bool:
     """`Evaluation Criteria:` with `Evaluation Steps:`, or with a scale written as G-Eval writes
     it (`Fluency (1-3): ...`: the SummEval fluency prompt has its levels inline and no steps)."""
+    text = _own_lines(text)
     criteria = re.search(
         r"^\s*Evaluation Criteria\s*:\s*$(.*?)(?=^\s*[A-Z][\w ()-]*:\s*$|\Z)", text, re.I | re.M | re.S
     )
@@ -38,6 +46,7 @@ def looks_like_geval(text: str) -> bool:
 
 
 def import_geval(text: str, source: Path) -> Rubric:
+    text = _own_lines(text)
     sections = _sections(text)
     criteria_text = sections.get("evaluation criteria", "").strip()
     if not criteria_text:
@@ -45,8 +54,8 @@ def import_geval(text: str, source: Path) -> Rubric:
     first = criteria_text.splitlines()[0]
     match = _GEVAL_SCALE.match(first)
     if match:
-        name, low, high, definition = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
-        definition = " ".join([definition] + criteria_text.splitlines()[1:]).strip()
+        name, low, high, definition = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4) or ""
+        definition = " ".join([definition] + criteria_text.splitlines()[1:]).strip().lstrip("-– ")
     else:
         span = section_scores_span(criteria_text) or section_scores_span(text)
         if span is None:

@@ -416,6 +416,18 @@ def test_prompty_evaluators_from_a_second_repository_import():
     assert older.metadata.provenance["inputs"] == "question, context, answer"
 
 
+def test_g_eval_layouts_of_its_users_import():
+    """Issue 26: a criterion named on the `Evaluation Criteria:` line itself was refused; a prompt
+    for another task keeps its own slot."""
+    chat = load_rubric(OURS / "geval/chat-one-line-heading-layout.txt")
+    c = chat.criteria[0]
+    assert (c.id, c.scale.domain()) == ("politeness", [1, 2, 3]) and c.description.startswith("how courteous")
+    assert "(3) Assign a score for politeness" in chat.instructions[0]
+    poem = load_rubric(OURS / "geval/poem-inline-levels-layout.txt")
+    assert [a.description.split(".")[0] for a in poem.criteria[0].scale.anchors] == ["Weak", "Uneven", "Strong"]
+    assert poem.metadata.provenance["slots"] == "Poem"
+
+
 def test_openai_evals_own_modelgraded_files_import():
     """Issue 26: the format's own repository keeps one spec per file at the top level (named by the
     file); every such file was refused as "not a rubric in any known format"."""

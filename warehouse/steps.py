@@ -213,6 +213,21 @@ def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
     return loaded
 
 
+def load_legacy(con: duckdb.DuckDBPyConnection, legacy_root: Path) -> int:
+    """Landed shards left in the runs folder of before (`runs/<run id>/`, shared by every warehouse
+    in the folder) by a run of this warehouse that stopped before loading them: only runs this
+    warehouse registered and that are not live, so another warehouse's shards are never taken."""
+    if not legacy_root.is_dir():
+        return 0
+    live = {r["run_id"] for r in fetch(con, "running_runs.sql")}
+    ours = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()} - live
+    loaded = 0
+    for run in sorted(p for p in legacy_root.iterdir() if p.is_dir() and p.name in ours):
+        loaded += sum(load_landed(con, f) for f in sorted(run.rglob("*.completions.parquet")))
+    prune_finished(legacy_root, live={p.name for p in legacy_root.iterdir()} - ours)  # ours only
+    return loaded
+
+
 def prune_finished(runs_root: Path, live: set[str]) -> None:
     """Remove the empty folders finished and dead runs leave under the runs folder (F31/F32: every run left
     its plan/ and landing/ behind); a folder still holding a file (an unloaded part) stays."""

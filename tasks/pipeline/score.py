@@ -49,6 +49,7 @@ def prepare_run(
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
         steps.close_stale_runs(con, path)
         recovered = steps.load_pending(con, runs_root(path))
+        recovered += steps.load_legacy(con, path.parent / "runs")
         db.register_rubric(con, bundle, source)
         steps.count_pattern_hits(con, corpus_id, bundle)
         plan = steps.plan_cells(

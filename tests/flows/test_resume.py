@@ -133,6 +133,31 @@ def test_two_warehouses_in_one_folder_never_load_each_others_shards(tmp_path, co
     assert server.stats()["requests"] == 20
 
 
+def test_a_shard_landed_in_the_runs_folder_of_before_is_still_recovered(tmp_path, corpus, judge_server):
+    """Upgrading moved a warehouse's runs from runs/<run id>/ to runs/<warehouse file>/<run id>/:
+    a shard a crashed run left in the old place is loaded when the run is this warehouse's, and
+    another warehouse's (a run this one never registered) is left alone."""
+    server = judge_server()
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(10)), str(warehouse), "c")
+    land_one_shard(tmp_path, server, warehouse, tmp_path / "runs" / "old-run" / "landing")
+    (tmp_path / "runs" / "someone-elses" / "landing").mkdir(parents=True)
+    (tmp_path / "runs" / "someone-elses" / "landing" / "shard-00000.completions.parquet").write_bytes(b"theirs")
+    bundle, config = Library().bundle("llm-slop"), JudgeConfig(base_url=server.base_url)
+    with db.writer(warehouse) as con:
+        steps.start_run(
+            con, run="old-run", corpus="c", rubric=bundle.hash, judge=config.judge_hash(), model=config.model,
+            strategy="holistic", samples=1, parameters="{}", planned=10, skipped=0, estimated_usd=None,
+            budget_usd=None,
+        )  # fmt: skip
+    summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
+    assert (summary["recovered_cells"], summary["judged_cells"]) == (10, 0) and server.stats()["requests"] == 10
+    assert not (tmp_path / "runs" / "old-run").exists()
+    assert (
+        tmp_path / "runs" / "someone-elses" / "landing" / "shard-00000.completions.parquet"
+    ).read_bytes() == b"theirs"
+
+
 def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_nothing_twice(
     tmp_path, corpus, judge_server
 ):

@@ -198,10 +198,13 @@ def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[i
     name (it used to swallow the rows after it silently)."""
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     raw = _open(path, compression)
-    text = io.TextIOWrapper(
-        raw, encoding="utf-8-sig", newline="", errors="strict"
-    )  # an Excel export's BOM is not the id
-    reader = csv.DictReader(text, strict=True)
+    try:
+        text, header = _csv_text(raw)
+    except UnicodeDecodeError as exc:
+        raw.close()
+        yield 1, None, f"invalid UTF-8 at byte {exc.start} of the header line; no rows were read"
+        return
+    reader = csv.DictReader(itertools.chain([header], text), delimiter=_delimiter(header), strict=True)
     width = None
     number = 0
     while True:
@@ -240,6 +243,21 @@ def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[i
             continue
         yield number, record, None
     raw.close()
+
+
+def _csv_text(raw) -> tuple[io.TextIOWrapper, str]:
+    """The CSV as text and its header line: UTF-8 (an Excel "CSV UTF-8" export's BOM is not the id)
+    or, after a UTF-16 byte-order mark, UTF-16 (Excel's "Unicode Text" export)."""
+    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+    utf16 = buffered.peek(2)[:2] in (b"\xff\xfe", b"\xfe\xff")
+    text = io.TextIOWrapper(buffered, encoding="utf-16" if utf16 else "utf-8-sig", newline="", errors="strict")
+    return text, text.readline()
+
+
+def _delimiter(header: str) -> str:
+    """Comma, or the semicolon or tab an Excel export in another locale (or as "Unicode Text")
+    writes: whichever the header line holds most of."""
+    return max((",", ";", "\t"), key=header.count) if header.strip() else ","
 
 
 def _text_column(record: dict, text_field: str | None) -> str | None:

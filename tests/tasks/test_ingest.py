@@ -259,3 +259,31 @@ def test_parquet_with_nested_columns_keeps_them_as_metadata(tmp_path):
     assert report.rows_ok == 2
     first = pq.read_table(report.parquet).to_pylist()[0]
     assert json.loads(first["metadata"]) == {"meta": {"k": 1, "d": "2024-01-02"}, "tags": ["t1"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "encoding"),
+    [
+        ("semicolons.csv", "id;text\r\n007;first text, with a comma\r\nx1f;second text\r\n", "utf-8"),
+        ("unicode-text.txt.csv", "id\ttext\r\n007\tfirst text\r\nx1f\tsecond text\r\n", "utf-16"),
+    ],
+)
+def test_excel_csv_exports_in_other_locales_and_unicode_text_are_read(tmp_path, name, content, encoding):
+    """Issue 26: Excel writes `;` as the separator where `,` is the decimal comma, and its
+    "Unicode Text" export is UTF-16 with tabs; both were read as one column and refused."""
+    src = tmp_path / name
+    src.write_text(content, encoding=encoding)  # Python's utf-16 writes the byte-order mark Excel writes
+    report = ingest_corpus(src, tmp_path / "out", max_chars=100)
+    assert (report.rows_ok, report.rows_quarantined) == (2, 0)
+    first = "first text, with a comma" if ";" in content else "first text"
+    rows = pq.read_table(report.parquet).to_pylist()
+    assert [(r["text_id"], r["text"]) for r in rows] == [("007", first), ("x1f", "second text")]
+
+
+def test_a_csv_in_a_windows_code_page_is_quarantined_by_name_not_misread(tmp_path):
+    """Excel's plain "CSV" export on Windows is cp1252: not guessed at, named."""
+    src = tmp_path / "legacy.csv"
+    src.write_bytes("id,text\r\nt1,caf\u00e9 cr\u00e8me\r\n".encode("cp1252"))
+    report = ingest_corpus(src, tmp_path / "out", max_chars=100)
+    assert (report.rows_ok, report.rows_quarantined) == (0, 1)
+    assert "invalid UTF-8" in (tmp_path / "out/quarantine.jsonl").read_text()

@@ -204,7 +204,7 @@ def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[i
         raw.close()
         yield 1, None, f"invalid UTF-8 at byte {exc.start} of the header line; no rows were read"
         return
-    reader = csv.DictReader(itertools.chain([header], text), delimiter=_delimiter(header), strict=True)
+    reader = csv.DictReader(itertools.chain([header], text), delimiter=csv_delimiter(header), strict=True)
     width = None
     number = 0
     while True:
@@ -254,7 +254,7 @@ def _csv_text(raw) -> tuple[io.TextIOWrapper, str]:
     return text, text.readline()
 
 
-def _delimiter(header: str) -> str:
+def csv_delimiter(header: str) -> str:
     """Comma, or the semicolon or tab an Excel export in another locale (or as "Unicode Text")
     writes: whichever the header line holds most of."""
     return max((",", ";", "\t"), key=header.count) if header.strip() else ","

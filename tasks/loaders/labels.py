@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,18 @@ RATER_COLUMNS = ("rater", "annotator", "worker_id", "judge")
 TEXT_COLUMNS = ("text", "input", "context", "source", "output", "response", "reference", "system", "model")
 
 
+def _read_csv(path: Path) -> pl.DataFrame:
+    """A label CSV as text (ids stay as written): UTF-8, or UTF-16 after its byte-order mark (Excel's
+    "Unicode Text"), separated by commas, semicolons or tabs, as `ingest` reads a corpus CSV."""
+    import polars as pl
+
+    from .ingest import csv_delimiter
+
+    raw = path.read_bytes()
+    text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8-sig")
+    return pl.read_csv(text.encode(), separator=csv_delimiter(text.split("\n", 1)[0]), infer_schema=False)
+
+
 def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
     """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row.
     Long files (text_id, criterion, score[, rater]) and wide ones (an id, one numeric column per
@@ -32,8 +45,8 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise LabelError(f"{path}: no such file")
-    readers = {  # a CSV is read as text: ids stay as written ("007", hex), as `ingest` keeps them
-        ".csv": lambda f: pl.read_csv(f, infer_schema=False),
+    readers: dict[str, Callable[[Path], pl.DataFrame]] = {  # a CSV is read as text: ids stay as written
+        ".csv": _read_csv,
         ".jsonl": pl.read_ndjson,
         ".ndjson": pl.read_ndjson,
         ".parquet": pl.read_parquet,

@@ -154,3 +154,23 @@ def test_a_unieval_release_with_reference_instead_of_context_imports(tmp_path):
     (folder / "judge_predictions.json").write_text(json.dumps([{"source": "x", "scores": {}}]))
     with pytest.raises(LabelError, match=r"judge_predictions.json: row 1 has no `system_output`"):
         import_topical_chat(folder, "bad", warehouse)
+
+
+@pytest.mark.parametrize(
+    ("content", "encoding"),
+    [
+        ("text_id;criterion;rater;score\r\n007;clarity;ann;4\r\nx1f;clarity;ann;2\r\n", "utf-8-sig"),
+        ("text_id\tcriterion\trater\tscore\r\n007\tclarity\tann\t4\r\nx1f\tclarity\tann\t2\r\n", "utf-16"),
+    ],
+)
+def test_label_csvs_from_excel_in_other_locales_import(tmp_path, content, encoding):
+    """Issue 26: a label CSV separated by semicolons (Excel where the comma is the decimal mark) or
+    Excel's UTF-16 "Unicode Text" export was read as one column and refused."""
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text(content, encoding=encoding)
+    frame = read_labels(path)
+    assert frame.select("text_id", "criterion_id", "rater", "score").rows() == [
+        ("007", "clarity", "ann", 4.0), ("x1f", "clarity", "ann", 2.0)
+    ]  # fmt: skip

@@ -1,13 +1,14 @@
 """The materialised analytics (sql/analytics_tables.sql): criterion, node and text scores,
-disqualifier hits and pairwise verdicts, kept as tables so that questions over millions of judgments read them instead
-of recomputing every text's score from all of its judgments.
+disqualifier hits and pairwise verdicts, kept as tables so that questions over millions of
+judgments read them instead of recomputing every text's score from all of its judgments.
 
 How they stay current: every write that changes what a text's scores are made of marks the text
 in `stale_texts` (the marking is in that write's own `.sql` file) and calls `refresh` inside the
 same transaction, which recomputes the marked texts only (sql/analytics_refresh.sql). A crash
 rolls both back together. A write that marks a whole corpus (an ingest, a first run's pattern
-counts) commits its marks and then recomputes them in batches (`refresh_in_batches`). `rebuild` recomputes everything from the raw rows; a writer does that by
-itself when the definitions changed since the tables were built (or the warehouse predates them).
+counts) commits its marks and then recomputes them in batches (`refresh_in_batches`). `rebuild`
+recomputes everything from the raw rows; a writer does that by itself when the definitions
+changed since the tables were built (or the warehouse predates them).
 """
 
 from __future__ import annotations

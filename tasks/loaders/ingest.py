@@ -249,9 +249,13 @@ def _csv_text(raw) -> tuple[io.TextIOWrapper, str]:
     """The CSV as text and its header line: UTF-8 (an Excel "CSV UTF-8" export's BOM is not the id)
     or, after a UTF-16 byte-order mark, UTF-16 (Excel's "Unicode Text" export)."""
     buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
-    utf16 = buffered.peek(2)[:2] in (b"\xff\xfe", b"\xfe\xff")
-    text = io.TextIOWrapper(buffered, encoding="utf-16" if utf16 else "utf-8-sig", newline="", errors="strict")
+    text = io.TextIOWrapper(buffered, encoding=csv_encoding(buffered.peek(2)), newline="", errors="strict")
     return text, text.readline()
+
+
+def csv_encoding(head: bytes) -> str:
+    """UTF-16 after its byte-order mark, else UTF-8 (a BOM dropped): from a file's first bytes."""
+    return "utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
 
 
 def csv_delimiter(header: str) -> str:

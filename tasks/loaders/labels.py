@@ -29,10 +29,10 @@ def _read_csv(path: Path) -> pl.DataFrame:
     "Unicode Text"), separated by commas, semicolons or tabs, as `ingest` reads a corpus CSV."""
     import polars as pl
 
-    from .ingest import csv_delimiter
+    from .ingest import csv_delimiter, csv_encoding
 
     raw = path.read_bytes()
-    text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8-sig")
+    text = raw.decode(csv_encoding(raw))
     return pl.read_csv(text.encode(), separator=csv_delimiter(text.split("\n", 1)[0]), infer_schema=False)
 
 

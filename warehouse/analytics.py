@@ -64,16 +64,16 @@ def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0, batch: int = ALL
     return int(stale)
 
 
-def refresh_in_batches(con: duckdb.DuckDBPyConnection, batch: int | None = None) -> int:
+def refresh_in_batches(con: duckdb.DuckDBPyConnection, batch: int | None = None, lag_s: float = 0.0) -> int:
     """Recompute every marked text, `batch` texts per transaction (call outside one): DuckDB holds
     a transaction's new rows in memory, so a write that marks a whole corpus (its ingest, a first
     run's pattern counts) refreshed at once set a 100k-text run's peak memory (+150 MiB). The marks
     not yet done are committed, so a crash between batches loses none: the next writer's open
-    recomputes them. Returns how many marks were recomputed."""
+    recomputes them. `lag_s` as in `refresh`. Returns how many marks were recomputed."""
     total = 0
     while True:
         with transaction(con):
-            done = refresh(con, batch=batch or BATCH)
+            done = refresh(con, lag_s=lag_s, batch=batch or BATCH)
         if not done:
             return total
         total += done
@@ -97,11 +97,12 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> float:
     return time.perf_counter() - started
 
 
-def ensure_current(con: duckdb.DuckDBPyConnection) -> None:
+def ensure_current(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0) -> None:
     """On a writer's open: rebuild when the tables were built by other definitions (or never),
-    else recompute the texts a lagging refresh left marked (see `refresh`)."""
+    else recompute the texts a lagging refresh left marked (see `refresh`; with `lag_s`, only
+    when the last refresh is older: a run's shard loads, each in a writer of its own)."""
     stored = con.execute("SELECT definition_sha FROM analytics_state").fetchall()
     if stored != [(definition_sha(),)]:
         rebuild(con)
         return
-    refresh_in_batches(con)
+    refresh_in_batches(con, lag_s=lag_s)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,7 +75,9 @@ def connect(
     try:
         while True:
             try:
-                return duckdb.connect(str(path), read_only=read_only, config=config or {})
+                if read_only:
+                    return duckdb.connect(str(path), read_only=True, config=config or {})
+                return _attach_writer(path, config or {})
             except duckdb.IOException as exc:
                 if not read_only and "lock" in str(exc).lower():
                     mark = _mark_waiting(path)
@@ -83,6 +86,54 @@ def connect(
     finally:
         if mark is not None:
             mark.unlink(missing_ok=True)
+
+
+# Rows per row group in the warehouse file (DuckDB's default is 122,880). A checkpoint merges a
+# table's small row groups up to this size, and a merge holds its row groups in memory: with the
+# default, the checkpoint after a run's 50th shard load rewrote 64,000 raw completions at once
+# (+340 MiB, growing with the run); at this size no merge is larger, whatever the run's size (#22).
+ROW_GROUP_ROWS = 16_384
+WAREHOUSE_ALIAS = "warehouse"
+
+# One DuckDB instance per warehouse file writes in this process (DuckDB allows one); every writer
+# connection in the process is a cursor of it, as DuckDB's own instance cache would give.
+_writers: dict[Path, tuple[duckdb.DuckDBPyConnection, int]] = {}
+_writers_lock = threading.Lock()
+
+
+def _attach_writer(path: Path, config: dict) -> duckdb.DuckDBPyConnection:
+    """A read-write connection to the file, attached with ROW_GROUP_SIZE (a setting DuckDB takes
+    per attach, not per file); shares this process's instance of the file when one is open."""
+    key = path.resolve()
+    with _writers_lock:
+        if key in _writers:
+            hub, users = _writers[key]
+        else:
+            hub, users = duckdb.connect(":memory:", config=config), 0
+            try:
+                hub.execute(
+                    f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS {WAREHOUSE_ALIAS} "
+                    f"(ROW_GROUP_SIZE {ROW_GROUP_ROWS})"
+                )
+            except duckdb.Error:
+                hub.close()
+                raise
+        _writers[key] = (hub, users + 1)
+        con = hub.cursor()
+    con.execute(f"USE {WAREHOUSE_ALIAS}")
+    return con
+
+
+def _release_writer(path: Path) -> None:
+    """The last writer connection of the process closed: detach the file (DuckDB checkpoints it
+    and releases its lock for other processes)."""
+    key = path.resolve()
+    with _writers_lock:
+        hub, users = _writers.pop(key)
+        if users > 1:
+            _writers[key] = (hub, users - 1)
+        else:
+            hub.close()
 
 
 def _mark_waiting(path: Path) -> Path:
@@ -114,23 +165,39 @@ def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: 
 
 
 @contextmanager
-def writer(path: str | Path | None = None, check_analytics: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+def writer(
+    path: str | Path | None = None, check_analytics: bool = True, refresh_lag_s: float = 0.0
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection, schema applied, the materialised analytics rebuilt if they were
-    built by other definitions (`check_analytics`: `rebuild` does that itself); waits for another
-    process's hold (see connect)."""
+    built by other definitions (`check_analytics`: `rebuild` does that itself) and the texts a
+    lagging refresh left marked recomputed (`refresh_lag_s`: only if the last refresh is older);
+    waits for another process's hold (see connect)."""
     path = Path(path or default_path())
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(sql("001_schema.sql"))
+        _unkey_pattern_hits(con)
         con.execute(sql("analytics_tables.sql"))
         con.execute(sql("views.sql"))
         if check_analytics:
-            analytics.ensure_current(con)
+            analytics.ensure_current(con, lag_s=refresh_lag_s)
         yield con
     finally:
         con.close()
+        _release_writer(path)
+
+
+def _unkey_pattern_hits(con: duckdb.DuckDBPyConnection) -> None:
+    """An older warehouse's pattern_hits rebuilt without its primary key (sql/pattern_hits_unkey.sql)."""
+    (keyed,) = con.execute(
+        "SELECT count(*) FROM duckdb_constraints() WHERE database_name = current_database() "
+        "AND table_name = 'pattern_hits' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchone() or (0,)
+    if keyed:
+        with transaction(con):
+            run_sql(con, "pattern_hits_unkey.sql")
 
 
 @contextmanager

@@ -46,6 +46,7 @@ def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: B
         # patterns at once set a 100k-text run's peak memory (+310 MiB; one at a time +210 MiB).
         # A crash between patterns loses nothing: the next run counts what has no count yet.
         with transaction(con):
+            run_sql(con, "pattern_hits_clear.sql", corpus=corpus_id, rubric=bundle.hash, pattern=p.id)
             if refused[p.effective_regex()] is None:
                 run_sql(
                     con,
@@ -139,7 +140,7 @@ def plan_cells(
         ).fetchall()[0][0]
     finally:
         con.execute("DROP TABLE plan_units")
-    files, cells, chars = _write_plan(con, out_dir)
+    files, cells, chars = _write_plan(con, corpus_id, out_dir)
     return Plan(files, cells, total, chars, adopted)
 
 
@@ -158,21 +159,23 @@ def _adopt(
     return adopted
 
 
-def _write_plan(con: duckdb.DuckDBPyConnection, out_dir: Path) -> tuple[list[Path], int, int]:
-    """The `plan` table as one Parquet file per shard (old plan files removed); returns the files,
-    the cells and the characters of text they carry. Drops `plan`."""
+def _write_plan(con: duckdb.DuckDBPyConnection, corpus_id: str, out_dir: Path) -> tuple[list[Path], int, int]:
+    """The `plan` table as one Parquet file per shard, each with its texts (old plan files
+    removed); returns the files, the cells and the characters of text they carry. Drops `plan`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.parquet"):
         old.unlink()
     shards, cells, chars = con.execute(
-        "SELECT count(DISTINCT shard), count(*), coalesce(sum(length(text) + length(coalesce(input, '')) "
-        "+ length(coalesce(context, ''))), 0) FROM plan"
+        "SELECT count(DISTINCT p.shard), count(*), coalesce(sum(length(t.text) + length(coalesce(t.input, '')) "
+        "+ length(coalesce(t.context, ''))), 0) FROM plan p JOIN texts t ON t.corpus_id = $corpus AND t.text_id = p.text_id",
+        {"corpus": corpus_id},
     ).fetchall()[0]
     files = []
     for index in range(shards):  # DuckDB writes the files itself: the plan never passes through Python
         path = out_dir / f"shard-{index:05d}.parquet"
         con.execute(
-            f"COPY (SELECT * EXCLUDE (shard) FROM plan WHERE shard = {index}) TO {_literal(path)} (FORMAT parquet)"
+            f"COPY ({sql('plan_shard.sql')}) TO {_literal(path)} (FORMAT parquet)",
+            {"corpus": corpus_id, "shard": index},
         )
         files.append(path)
     con.execute("DROP TABLE plan")
@@ -183,8 +186,8 @@ def _literal(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-# A run's shard loads refresh the analytics at most this often (warehouse/analytics.refresh); the
-# run's end, any other write and the next writer's open catch up on what is left.
+# A run's shard loads refresh the analytics at most this often (warehouse/analytics.refresh), their
+# writers' opens included; the run's end, any other write and any other writer's open catch up.
 LOAD_REFRESH_LAG_S = 10.0
 
 

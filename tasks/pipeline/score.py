@@ -102,8 +102,9 @@ def judge_shard(
 
 @task(name="load-shard", cache_policy=NO_CACHE)
 def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
-    """Load a shard's landed parts (each in one transaction, then removed)."""
-    with db.writer(warehouse_path) as con:
+    """Load a shard's landed parts (each in one transaction, then removed). The analytics follow
+    at most every LOAD_REFRESH_LAG_S (the run's end catches up)."""
+    with db.writer(warehouse_path, refresh_lag_s=steps.LOAD_REFRESH_LAG_S) as con:
         return sum(steps.load_landed(con, Path(f)) for f in completions_files)
 
 

@@ -369,6 +369,22 @@ def test_marks_a_crash_left_are_recomputed_by_the_next_writer(tmp_path):
     assert_materialised_equals_scratch(path)
 
 
+def test_a_shard_loads_writer_leaves_the_marks_while_a_refresh_is_recent(tmp_path):
+    """The next shard load's writer opens within LOAD_REFRESH_LAG_S of the last refresh: it leaves
+    the marks too (refreshing them on every open made a 100k-cell run refresh after every shard)."""
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        ingest(con, tmp_path, 33)
+        judge(con, tmp_path, 0, 33, kill=False, finish=False)
+        marked = con.execute("SELECT count(*) FROM stale_texts").fetchone()[0]
+    assert marked > 0
+    with db.writer(path, refresh_lag_s=steps.LOAD_REFRESH_LAG_S) as con:
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone()[0] == marked
+    with db.writer(path) as con:
+        assert con.execute("SELECT count(*) FROM stale_texts").fetchone() == (0,)
+    assert_materialised_equals_scratch(path)
+
+
 def test_a_pairs_new_label_alone_reaches_its_materialised_verdicts(tmp_path):
     """A re-ingest that changes only a pair's label (its metadata, not what the judge sees) marks
     the pair's texts: the materialised verdicts carry the new label."""

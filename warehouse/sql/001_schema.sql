@@ -164,14 +164,16 @@ CREATE TABLE IF NOT EXISTS judgments (
     PRIMARY KEY (cell_key, criterion_id)
 );
 
+-- One row per (corpus_id, text_id, rubric_hash, pattern_id), kept so by the counting step
+-- (pattern_hits.sql) rather than by a primary key: a key's index lives in memory, and this table
+-- has a row per text and pattern (7M at 1M texts x 7 patterns; #22).
 CREATE TABLE IF NOT EXISTS pattern_hits (
     corpus_id   VARCHAR NOT NULL,
     text_id     VARCHAR NOT NULL,
     text_sha256 VARCHAR NOT NULL,
     rubric_hash VARCHAR NOT NULL,
     pattern_id  VARCHAR NOT NULL,
-    hits        INTEGER NOT NULL,
-    PRIMARY KEY (corpus_id, text_id, rubric_hash, pattern_id)
+    hits        INTEGER NOT NULL
 );
 
 -- Scores given outside this warehouse's judge runs: human raters, or another judge's published

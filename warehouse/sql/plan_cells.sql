@@ -9,8 +9,7 @@ WITH cells AS (
     SELECT sha256(concat_ws('|', t.text_id, text_version(t.sha256, t.input, t.context, t.genre), u.unit_id,
                             $rubric, $judge, s.sample)) AS cell_key,
            t.text_id, text_version(t.sha256, t.input, t.context, t.genre) AS text_sha256, u.unit_id,
-           s.sample::INTEGER AS sample,
-           t.text, t.input, t.context, t.genre
+           s.sample::INTEGER AS sample, t.genre
     FROM texts t
     JOIN plan_units u ON u.genre_key = CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END
     CROSS JOIN range($samples) s(sample)
@@ -24,6 +23,8 @@ WITH cells AS (
 )
 -- Cells of one call unit run together: they share a system prompt, which servers cache by prefix
 -- (llama.cpp's "prefix-match hit", OpenAI's cached input tokens at a lower price).
+-- Keys only: the texts join each shard's file as it is written (steps._write_plan), so the plan of a
+-- large corpus never holds its texts in memory (#22).
 SELECT c.*, (row_number() OVER (ORDER BY c.unit_id, coalesce(c.genre, ''), c.text_id, c.sample) - 1) // $shard_size AS shard
 FROM cells c
 WHERE NOT EXISTS (

@@ -178,7 +178,7 @@ def writer(
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(sql("001_schema.sql"))
-        _unkey_pattern_hits(con)
+        _drop_primary_keys(con)
         con.execute(sql("analytics_tables.sql"))
         con.execute(sql("views.sql"))
         if check_analytics:
@@ -189,15 +189,30 @@ def writer(
         _release_writer(path)
 
 
-def _unkey_pattern_hits(con: duckdb.DuckDBPyConnection) -> None:
-    """An older warehouse's pattern_hits rebuilt without its primary key (sql/pattern_hits_unkey.sql)."""
-    (keyed,) = con.execute(
-        "SELECT count(*) FROM duckdb_constraints() WHERE database_name = current_database() "
-        "AND table_name = 'pattern_hits' AND constraint_type = 'PRIMARY KEY'"
-    ).fetchone() or (0,)
-    if keyed:
-        with transaction(con):
-            run_sql(con, "pattern_hits_unkey.sql")
+# Tables that had a primary key in warehouses made before #22 (001_schema.sql says why not now).
+UNKEYED = ("completions", "judgments", "pattern_hits")
+
+
+def _drop_primary_keys(con: duckdb.DuckDBPyConnection) -> None:
+    """An older warehouse's tables in UNKEYED rebuilt without their primary key, rows unchanged:
+    DuckDB cannot drop a key in place, so each is renamed, made again by the schema and refilled."""
+    keyed = [
+        name
+        for (name,) in con.execute(
+            "SELECT DISTINCT table_name FROM duckdb_constraints() WHERE database_name = current_database() "
+            "AND constraint_type = 'PRIMARY KEY' AND list_contains($tables, table_name)",
+            {"tables": list(UNKEYED)},
+        ).fetchall()
+    ]
+    if not keyed:
+        return
+    with transaction(con):
+        for name in keyed:
+            con.execute(f"ALTER TABLE {name} RENAME TO {name}_keyed")
+        con.execute(sql("001_schema.sql"))
+        for name in keyed:
+            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {name}_keyed")
+            con.execute(f"DROP TABLE {name}_keyed")
 
 
 @contextmanager

@@ -205,25 +205,28 @@ with db.writer(sys.argv[1]) as con:
 
 
 def killed_mid_load(con, completions: Path) -> None:
-    """The same load in another process, killed -9 before its commit (the test's connection is
-    closed meanwhile: one writer per file)."""
+    """Stop here: the test's writer is closed (one writer per file), and the same load is run in
+    another process and killed -9 before its commit (`kill_mid_load`)."""
     path = Path(
         con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
     )
-    con.close()
+    raise Reopen(path, completions)
+
+
+def kill_mid_load(path: Path, completions: Path) -> None:
     judgments = completions.with_name(completions.name.replace(".completions.", ".judgments."))
     done = subprocess.run(
         [sys.executable, "-c", KILLED, str(path), str(completions), str(judgments)], cwd=ROOT, capture_output=True
     )
     assert done.returncode == -9, done.stderr.decode()[-2000:]
-    raise Reopen(path)
 
 
 class Reopen(Exception):
-    """The writer connection was closed for a killed load: reopen and load again."""
+    """A load to be killed mid-way in another process: the writer is closed, the load killed,
+    the warehouse reopened and the shard loaded again."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, completions: Path):
+        self.path, self.completions = path, completions
 
 
 def label(con, seed: int) -> None:
@@ -292,7 +295,8 @@ def test_materialised_analytics_equal_a_from_scratch_computation(ops, tmp_path_f
                 while pending:
                     step, op = pending.pop(0)
                     apply(con, folder, op, step)
-        except Reopen:
+        except Reopen as stop:
+            kill_mid_load(stop.path, stop.completions)
             with db.writer(path) as con:  # what load_pending does for a crashed run's shard
                 for landed in folder.glob("*.completions.parquet"):
                     steps.load_landed(con, landed)

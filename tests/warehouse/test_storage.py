@@ -1,7 +1,10 @@
 """How the warehouse file is stored (#22): a checkpoint's row-group merges stay small, however
 large the table grows, and every writer connection of one process shares one open file."""
 
+import duckdb
+
 from rubricflow.warehouse import db
+from rubricflow.warehouse.sqlfiles import sql
 
 
 def row_groups(con, table: str) -> list[int]:
@@ -44,3 +47,56 @@ def test_writers_of_one_process_share_the_open_file(tmp_path):
         assert outer.execute("SELECT count(*) FROM shared").fetchone()[0] == 2
     with db.reader(path) as con:  # a reader opens the file: no writer of this process holds it
         assert con.execute("SELECT sum(i) FROM shared").fetchone()[0] == 3
+
+
+def keyed_schema() -> str:
+    """The schema as warehouses before #22 had it: completions, judgments and pattern_hits keyed."""
+    schema = sql("001_schema.sql")
+    for unkeyed, keyed in (
+        ("cell_key          VARCHAR NOT NULL,", "cell_key          VARCHAR PRIMARY KEY,"),
+        (
+            "reason        VARCHAR            -- why unscored\n);",
+            "reason VARCHAR, PRIMARY KEY (cell_key, criterion_id)\n);",
+        ),
+        (
+            "hits        INTEGER NOT NULL\n);",
+            "hits INTEGER NOT NULL, PRIMARY KEY (corpus_id, text_id, rubric_hash, pattern_id)\n);",
+        ),
+    ):
+        assert schema.count(unkeyed) == 1, unkeyed
+        schema = schema.replace(unkeyed, keyed)
+    return schema
+
+
+def test_an_older_warehouses_keyed_tables_lose_their_keys_and_keep_their_rows(tmp_path):
+    """A primary key's index is held in memory whole and grows with the table: opening an older
+    warehouse rebuilds completions, judgments and pattern_hits without one, every row kept."""
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute(keyed_schema())
+    old.execute(
+        "INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
+        "judge_hash, sample, attempts, status, created_at, raw_response) "
+        "SELECT 'k' || i, 'r', 'c', 't' || i, 's', 'u', 'h', 'j', 0, 1, 'ok', now(), 'answer ' || i FROM range(3) r(i)"
+    )
+    old.execute(
+        "INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, sample, "
+        "unit_score, status, text_sha256) SELECT 'k' || i, 'c1', 'r', 'c', 't' || i, 'h', 'j', 0, 0.5, 'scored', 's' "
+        "FROM range(3) r(i)"
+    )
+    old.execute("INSERT INTO pattern_hits VALUES ('c', 't1', 's1', 'r', 'p', 2), ('c', 't2', 's2', 'r', 'p', 0)")
+    before = {t: old.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in db.UNKEYED}
+    old.close()
+    with db.writer(path) as con:
+        keys = con.execute(
+            "SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' "
+            "AND table_name IN ('completions', 'judgments', 'pattern_hits')"
+        ).fetchone()[0]
+        after = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in db.UNKEYED}
+        nullable = con.execute(
+            "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'completions' AND column_name = 'cell_key'"
+        ).fetchone()[0]
+    assert keys == 0 and after == before and all(before.values())
+    assert nullable == "NO"  # made again by the schema: the columns' other constraints kept
+    with db.writer(path) as con:  # opened again: nothing to do
+        assert con.execute("SELECT count(*) FROM judgments").fetchone()[0] == 3

@@ -168,28 +168,3 @@ def test_pattern_and_run_summary_views(tmp_path):
     assert rows == 3  # the changed text's old count was replaced, not kept beside the new one
     assert summary == [(2, 3, 3, pytest.approx(2 / 3))]
     assert per_text == {"t1": 2, "t2": 0, "t3": 1} and after == {"t1": 2, "t2": 0, "t3": 0}
-
-
-def test_an_older_warehouses_keyed_pattern_hits_lose_the_key_and_keep_their_rows(tmp_path):
-    """pattern_hits had a primary key (an index in memory, a row per text and pattern): opening
-    an older warehouse rebuilds the table without it, rows and counting unchanged."""
-    import duckdb
-
-    path = tmp_path / "old.duckdb"
-    old = duckdb.connect(str(path))
-    old.execute(
-        "CREATE TABLE pattern_hits (corpus_id VARCHAR NOT NULL, text_id VARCHAR NOT NULL, text_sha256 VARCHAR "
-        "NOT NULL, rubric_hash VARCHAR NOT NULL, pattern_id VARCHAR NOT NULL, hits INTEGER NOT NULL, "
-        "PRIMARY KEY (corpus_id, text_id, rubric_hash, pattern_id))"
-    )
-    old.execute("INSERT INTO pattern_hits VALUES ('c', 't1', 's1', 'r', 'p', 2), ('c', 't2', 's2', 'r', 'p', 0)")
-    old.close()
-    with db.writer(path) as con:
-        keys = con.execute(
-            "SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'pattern_hits' "
-            "AND constraint_type = 'PRIMARY KEY'"
-        ).fetchone()[0]
-        rows = con.execute("SELECT text_id, hits FROM pattern_hits ORDER BY text_id").fetchall()
-    assert keys == 0 and rows == [("t1", 2), ("t2", 0)]
-    with db.writer(path) as con:  # opened again: nothing to do
-        assert con.execute("SELECT count(*) FROM pattern_hits").fetchone()[0] == 2

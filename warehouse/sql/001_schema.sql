@@ -117,8 +117,12 @@ CREATE TABLE IF NOT EXISTS runs (
     message        VARCHAR
 );
 
+-- completions and judgments hold one row per cell_key (per cell_key and criterion_id), kept so by
+-- the two writes that add rows (load_landed.sql, adopt_cells.sql: each deletes the keys it brings
+-- first) rather than by a primary key: a key's index is held in memory whole, loaded again by every
+-- writer (each shard load), and grows with every judgment the warehouse holds (#22).
 CREATE TABLE IF NOT EXISTS completions (
-    cell_key          VARCHAR PRIMARY KEY,
+    cell_key          VARCHAR NOT NULL,
     run_id            VARCHAR NOT NULL,
     corpus_id         VARCHAR NOT NULL,
     text_id           VARCHAR NOT NULL,
@@ -160,8 +164,7 @@ CREATE TABLE IF NOT EXISTS judgments (
     evidence_verified BOOLEAN,
     warnings      VARCHAR[],         -- soft constraint violations and other notes
     status        VARCHAR NOT NULL,  -- scored | unscored
-    reason        VARCHAR,           -- why unscored
-    PRIMARY KEY (cell_key, criterion_id)
+    reason        VARCHAR            -- why unscored
 );
 
 -- One row per (corpus_id, text_id, rubric_hash, pattern_id), kept so by the counting step

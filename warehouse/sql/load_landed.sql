@@ -8,5 +8,8 @@ SELECT DISTINCT run_id FROM read_parquet($completions)
 UNION SELECT DISTINCT run_id FROM completions WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
 DELETE FROM judgments WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
 DELETE FROM completions WHERE cell_key IN (SELECT cell_key FROM read_parquet($completions));
-INSERT INTO completions BY NAME SELECT * FROM read_parquet($completions);
-INSERT INTO judgments BY NAME SELECT * FROM read_parquet($judgments);
+-- One row per key (the tables have no primary key to refuse a second: 001_schema.sql).
+INSERT INTO completions BY NAME
+SELECT * FROM read_parquet($completions) QUALIFY row_number() OVER (PARTITION BY cell_key ORDER BY created_at DESC) = 1;
+INSERT INTO judgments BY NAME
+SELECT * FROM read_parquet($judgments) QUALIFY row_number() OVER (PARTITION BY cell_key, criterion_id) = 1;

@@ -111,10 +111,8 @@ def _attach_writer(path: Path, config: dict) -> duckdb.DuckDBPyConnection:
         else:
             hub, users = duckdb.connect(":memory:", config=config), 0
             try:
-                hub.execute(
-                    f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS {WAREHOUSE_ALIAS} "
-                    f"(ROW_GROUP_SIZE {ROW_GROUP_ROWS})"
-                )
+                literal = "'" + str(path).replace("'", "''") + "'"  # ATTACH takes no parameters
+                hub.execute(f"ATTACH {literal} AS {WAREHOUSE_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
             except duckdb.Error:
                 hub.close()
                 raise

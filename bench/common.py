@@ -57,7 +57,9 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-MATERIALISED = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary", "pair_verdicts")
+MATERIALISED = (
+    "criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary", "run_costs", "pair_verdicts",
+)  # fmt: skip
 
 
 class Unmaterialised:

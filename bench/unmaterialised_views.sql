@@ -264,3 +264,13 @@ FROM own ab
 JOIN own ba ON ba.corpus_id = ab.corpus_id AND ba.rubric_hash = ab.rubric_hash AND ba.judge_hash = ab.judge_hash
  AND ba.pair_id = ab.pair_id AND ba.criterion_id = ab.criterion_id AND ba.pair_order = 'ba'
 WHERE ab.pair_order = 'ab';
+
+-- Cost per run at the prices in model_prices: every call priced again on every question.
+CREATE OR REPLACE VIEW unmat_run_costs AS
+SELECT c.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
+       sum(c.prompt_tokens) AS prompt_tokens, sum(c.completion_tokens) AS completion_tokens,
+       sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
+                    p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok)) AS usd,
+       any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd
+FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
+GROUP BY ALL;

@@ -24,9 +24,17 @@ from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
 
 from . import analytics
-from .sqlfiles import SQL_DIR, fetch, run_sql, sql, statements, transaction
+from .sqlfiles import SQL_DIR, fetch, fetch_tuples, run_sql, sql, statements, transaction
 
-__all__ = ["SQL_DIR", "fetch", "run_sql", "sql", "statements", "transaction"]  # the .sql helpers, for callers of db
+__all__ = [
+    "SQL_DIR",
+    "fetch",
+    "fetch_tuples",
+    "run_sql",
+    "sql",
+    "statements",
+    "transaction",
+]  # the .sql helpers, for callers of db
 
 DEFAULT_PATH = Path("warehouse") / "rubricflow.duckdb"
 ROOT_NODE = "__root__"

@@ -51,11 +51,36 @@ def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:
             return "Prometheus grading prompt", lambda t, p: [prompt_text.import_prometheus_block(t, p)]
         if prompt_text.looks_like_geval(text):
             return "G-Eval criteria prompt", lambda t, p: [prompt_text.import_geval(t, p)]
+        if prompt_text.looks_like_flask_prompt(text):
+            return "FLASK evaluation prompt", lambda t, p: [prompt_text.import_flask_prompt(t, p)]
     if suffix in (".md", ".txt", ".prompt"):
         return "Markdown with YAML frontmatter", lambda t, p: [markdown.import_markdown(t, p)]
     if suffix == ".jsonl":
-        return "Prometheus JSONL", prometheus.import_jsonl
+        return "JSON Lines (a rubric a line)", import_jsonl
     return None
+
+
+def import_jsonl(text: str, path: Path) -> list[Rubric]:
+    """One record a line, each read by the importer its shape belongs to: a Prometheus dataset,
+    or HealthBench as it is released (one example a line). An error names the line."""
+    rubrics: list[Rubric] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RubricImportError(path, f"line {number}: invalid JSON ({exc.msg})") from None
+        if isinstance(record, dict) and prometheus.looks_like_levels(record):
+            rubrics.append(prometheus.import_record(record, path, line=number))
+            continue
+        try:
+            rubrics += import_data(record, path)
+        except RubricImportError as exc:
+            raise RubricImportError(path, f"line {number}: {str(exc).removeprefix(f'{path}: ')}") from None
+    if not rubrics:
+        raise RubricImportError(path, "no records")
+    return rubrics
 
 
 def parse_data(text: str, path: Path) -> Any:

@@ -6,29 +6,12 @@ file may name several such records (`{relevance: {instruction, rubric_data}, ...
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab
-
-
-def import_jsonl(text: str, source: Path) -> list[Rubric]:
-    rubrics = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RubricImportError(source, f"line {number}: invalid JSON ({exc.msg})") from None
-        rubrics.append(import_record(record, source, line=number))
-    if not rubrics:
-        raise RubricImportError(source, "no records")
-    return rubrics
-
 
 LEVEL = re.compile(r"^(?:orig_)?score(\d+)_description$")
 RUBRIC_KEYS = ("score_rubric", "rubric_data")

@@ -1,6 +1,7 @@
 """Rubrics that live inside a grading prompt, as plain text: a G-Eval criteria prompt ("Evaluation
-Criteria:" with "Name (1-5) - definition", "Evaluation Steps:", `{{Document}}`-style slots), and a
-Prometheus `###Score Rubrics:` block ("[criteria question]" then "Score 1: ..." to "Score 5:")."""
+Criteria:" with "Name (1-5) - definition", "Evaluation Steps:", `{{Document}}`-style slots), a
+Prometheus `###Score Rubrics:` block ("[criteria question]" then "Score 1: ..." to "Score 5:"), and
+a FLASK evaluation prompt (a "[Skill 1. Name]" block per skill: its question, then "Score 1:" ...)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from .common import kebab, safe_id
 from .levels import anchors_from_text, section_scores_span
 
 PROMETHEUS_MARK = "###Score Rubrics:"
+_SKILL = re.compile(r"^[ \t]*\[Skill\s*(?:\d+\s*[.:)]?)?\s*:?\s*([^\]\n]+?)\s*\][ \t]*$", re.I | re.M)
+_BRACKET_HEADING = re.compile(r"^[ \t]*\[[^\]\n]+\][ \t]*$", re.M)
+_FORMAT_SLOT = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
 _SLOT = re.compile(r"\{\{\s*([A-Za-z_][\w ]*?)\s*\}\}")
 _HEADING = re.compile(
     r"^\s*(Evaluation Criteria|Evaluation Steps|Evaluation Form[^:\n]*|Example|Source Text|"
@@ -129,6 +133,45 @@ def import_prometheus_block(text: str, source: Path) -> Rubric:
                 "scale": {"kind": "ordinal", "anchors": anchors},
             }
         ],
+    }
+    return rubric_from_data(doc, source)
+
+
+def looks_like_flask_prompt(text: str) -> bool:
+    return bool(_SKILL.search(text))
+
+
+def import_flask_prompt(text: str, source: Path) -> Rubric:
+    """One criterion per `[Skill N. Name]` block: the lines before its first level are the
+    question, `Score 1:` .. `Score 5:` the levels; the text before the first skill is the goal.
+    A block ends at the next bracketed heading (`[Instruction]`, the next skill)."""
+    skills = list(_SKILL.finditer(text))
+    criteria = []
+    for i, match in enumerate(skills):
+        name = match.group(1).strip()
+        after = _BRACKET_HEADING.search(text, match.end())
+        block = text[match.end() : after.start() if after else len(text)]
+        anchors = anchors_from_text(block)
+        if len(anchors) < 2:
+            raise RubricImportError(source, f"FLASK prompt: skill {name!r} has no `Score 1:` .. `Score 5:` levels")
+        question = " ".join(re.split(r"^\s*Score\s*\d", block, maxsplit=1, flags=re.I | re.M)[0].split())
+        criteria.append(
+            {
+                "id": safe_id(kebab(name, f"skill-{i + 1}"), f"skill-{i + 1}"),
+                "title": name,
+                "description": question,
+                "scale": {"kind": "ordinal", "anchors": anchors},
+            }
+        )
+    slots = list(dict.fromkeys(_FORMAT_SLOT.findall(text)))
+    doc: dict[str, Any] = {
+        "metadata": {
+            "id": kebab(source.stem),
+            "title": source.stem,
+            "provenance": {"format": "flask-prompt", "source": source.name, "slots": ", ".join(slots)},
+        },
+        "goal": " ".join(text[: skills[0].start()].split())[:1000] or "Score the response on each skill.",
+        "criteria": criteria,
     }
     return rubric_from_data(doc, source)
 

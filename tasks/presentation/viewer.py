@@ -260,7 +260,8 @@ class Pages:
                     key=lambda g: (g[0][1] not in sides, sides.index(g[0][1]) if g[0][1] in sides else 0),
                 )
             )
-        return self.page("text.html", t=found[0], marked=marked, groups=groups, sides=sides)
+        scores = self.store.fetch("view_text_scores.sql", corpus=corpus, text=text_id)
+        return self.page("text.html", t=found[0], marked=marked, groups=groups, sides=sides, scores=scores)
 
     def ab(self, request: Request) -> HTMLResponse:
         corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))

@@ -137,13 +137,13 @@ def calibration(
     if rubric:
         rubric_hash, judge_hash = one_judge_setup(con, corpus, rubric, model, judge_hash)
         judge = f"judge:{rubric}" + (":weighted" if score == "weighted" else "")
-    rows = db.fetch(
+    rows = db.fetch_tuples(  # (criterion_id, rater, text_id, score)
         con, "rater_scores.sql", corpus=corpus, rubric=rubric_hash, judge_hash=judge_hash, judge_name=judge, score=score
     )
     scores: dict[str, dict[str, dict[str, float]]] = {}
-    for r in rows:
-        scores.setdefault(r["criterion_id"], {}).setdefault(r["rater"], {})[r["text_id"]] = r["score"]
-    raters = sorted({r["rater"] for r in rows})
+    for criterion_id, rater, text_id, value in rows:
+        scores.setdefault(criterion_id, {}).setdefault(rater, {})[text_id] = value
+    raters = sorted({rater for by_rater in scores.values() for rater in by_rater})
     humans = list(humans or [r for r in raters if r != judge])
     missing = [h for h in humans if h not in raters]
     if missing or not humans:

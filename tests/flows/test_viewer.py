@@ -117,6 +117,20 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     assert status == 400 and "no labels by any human rater" in page
 
 
+def test_the_text_page_shows_the_texts_score_under_every_judgment_set(served):
+    expected = rows(
+        served["warehouse"],
+        """SELECT rubric_id || '@' || version, score, scored_criteria, planned_criteria FROM text_scores
+           WHERE corpus_id = 'c' AND text_id = 't03' ORDER BY 1, judge_hash""",
+    )
+    status, page = get(served, "/text?corpus=c&id=t03")
+    shown = re.findall(
+        r'<tr id="score-\d+"><td>(\S+) .*?<td class="n">([^<]*)</td>.*?(\d+) of (\d+)</td></tr>', page, re.S
+    )
+    assert status == 200 and len(expected) == 3  # v1, v2 and v2 by a second judge
+    assert shown == [(r, "" if score is None else f"{score:.3f}", str(s), str(p)) for r, score, s, p in expected]
+
+
 def raw(served, path: str, headers: dict) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection(served["base"].removeprefix("http://"), timeout=60)
     connection.request("GET", path, headers=headers)

@@ -100,6 +100,21 @@ def test_healthbench_signed_points_score_like_simple_evals():
     assert verdict(r, met).score == pytest.approx(expected)
 
 
+def test_healthbench_as_released_one_example_a_line_imports_a_rubric_a_line(tmp_path):
+    """Issue 26: HealthBench ships as JSONL (`2025-05-07-06-14-12_oss_eval.jsonl`, 5,000 examples a
+    line; simple-evals reads it so); every `.jsonl` was read as Prometheus records and refused."""
+    examples = sorted((SHARED_RUBRICS / "healthbench").glob("*.json"))
+    released = tmp_path / "2025-05-07-06-14-12_oss_eval.jsonl"
+    released.write_text("".join(json.dumps(json.loads(e.read_text())) + "\n" for e in examples))
+    one_by_one = [load_rubric(e) for e in examples]
+    assert [(r.metadata.id, r.criteria) for r in load_rubrics(released)] == [
+        (r.metadata.id, r.criteria) for r in one_by_one
+    ]
+    released.write_text(released.read_text() + '{"prompt_id": "x", "rubrics": [{"criterion": "c"}]}\n')
+    with pytest.raises(RubricImportError, match=r"line 6: field rubrics\[0\]: needs `criterion` and `points`"):
+        load_rubrics(released)
+
+
 def test_paperbench_tree_matches_hand_graded_scores_at_every_node():
     # the graded file is a later revision of rubric.json (a few weights and leaves differ), so it is
     # imported as its own rubric: its human grades become a golden with per-leaf expected scores
@@ -256,6 +271,24 @@ def test_flask_skill_sets_group_skills_by_ability():
     assert r.criterion("factuality").scale.anchors[4].description == "Accurate and supported."
     mapping = load_rubric(OURS / "flask/skills.yaml")
     assert mapping.criterion("conciseness").scale.anchors[0].description == "Bloated; the point is buried."
+
+
+def test_a_flask_evaluation_prompt_reads_each_skill_block(tmp_path):
+    """Issue 26: FLASK's own grading prompt (`[Skill 1. Name]`, the question, `Score 1:` ..
+    `Score 5:`, then `[Instruction]` slots) was read as Markdown without a rubric."""
+    r = load_rubric(OURS / "flask/evaluation-prompt-layout.txt")
+    assert [(c.id, c.title) for c in r.criteria] == [
+        ("logical-robustness", "Logical Robustness"),
+        ("conciseness", "Conciseness"),
+    ]
+    robust, concise = r.criteria
+    assert robust.description.startswith("Does the answer reason in steps") and robust.scale.domain() == [1, 2, 3, 4, 5]
+    assert concise.scale.anchors[4].description == "Every sentence earns its place."  # [Instruction] is not a level
+    assert r.goal.startswith("Please review") and r.metadata.provenance["slots"] == "question, answer"
+    broken = tmp_path / "flask.txt"
+    broken.write_text("Rate it.\n\n[Skill 1. Harmlessness]\nIs it safe?\n\n[Instruction]\n{question}\n")
+    with pytest.raises(RubricImportError, match="skill 'Harmlessness' has no `Score 1:`"):
+        load_rubric(broken)
 
 
 def test_g_eval_prompts_keep_scale_definition_steps_and_slots():

@@ -174,3 +174,31 @@ def test_label_csvs_from_excel_in_other_locales_import(tmp_path, content, encodi
     assert frame.select("text_id", "criterion_id", "rater", "score").rows() == [
         ("007", "clarity", "ann", 4.0), ("x1f", "clarity", "ann", 2.0)
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        {"text_id": [7, 12], "criterion": ["c", "c"], "rater": ["r1", "r2"], "score": [3, 4]},  # long
+        {"id": [7, 12], "annotator": ["r1", "r2"], "c": [3.0, 4.0]},  # wide, one column per criterion
+    ],
+    ids=["long", "wide"],
+)
+def test_parquet_labels_with_integer_ids_name_the_texts_ingest_kept(tmp_path, columns):
+    """Ids are strings exactly as `ingest` keeps them: a Parquet corpus and its Parquet labels, both
+    with integer ids, meet on the same text ids (a label of text 7 is a label of the text "7")."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rubricflow.tasks.loaders.ingest import ingest_corpus
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    pq.write_table(pa.table({"id": [7, 12], "text": ["seven", "twelve"]}), tmp_path / "corpus.parquet")
+    kept = pq.read_table(ingest_corpus(tmp_path / "corpus.parquet", tmp_path / "out").parquet)["text_id"].to_pylist()
+    pq.write_table(pa.table(columns), tmp_path / "labels.parquet")
+    frame = read_labels(tmp_path / "labels.parquet")
+    assert kept == ["7", "12"]
+    assert set(frame.select("text_id", "rater", "criterion_id", "score").iter_rows()) == {
+        ("7", "r1", "c", 3.0),
+        ("12", "r2", "c", 4.0),
+    }

@@ -34,7 +34,9 @@ from rubricflow.warehouse import analytics, db, rows, sqlfiles, steps
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("RUBRICFLOW_ANALYTICS_EXAMPLES", "25"))
-TABLES = ("criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary", "pair_verdicts")
+TABLES = (
+    "criterion_scores", "node_scores", "disqualifier_hits", "text_scores", "run_summary", "run_costs", "pair_verdicts",
+)  # fmt: skip
 ORDINAL = {"kind": "ordinal", "anchors": [{"value": 1}, {"value": 2}, {"value": 3}]}
 
 
@@ -138,6 +140,11 @@ def answer(rng: random.Random, bundle, plan_row: dict, run_id: str, judge: str) 
         error_kind=None if ok else "parse",
         declared_disqualifiers=["judge"] if ok and rng.random() < 0.1 and rubric.metadata.id == "flat" else [],
         created_at=datetime.now(),
+        # counts as endpoints report them, odd ones included (cached above the prompt, negative)
+        prompt_tokens=rng.choice([0, 120, 400, -3]),
+        cached_tokens=rng.choice([None, 0, 64, 500]),
+        completion_tokens=rng.choice([0, 30, 7]),
+        output_mode=rng.choice(["json_schema", "batch:json_schema"]),
     )
     judgments = []
     for cid in units[plan_row["unit_id"]] if ok else ():
@@ -168,7 +175,11 @@ def judge(con, folder: Path, set_index: int, seed: int, kill: bool, finish: bool
     db.register_rubric(con, bundle)
     steps.count_pattern_hits(con, "c", bundle)
     plan = steps.plan_cells(con, "c", bundle, judge_hash, strategy, 1, folder / run_id, 50, run_id=run_id)
-    with db.transaction(con):
+    with db.transaction(con):  # a price, sometimes none, sometimes with a rate for cached input
+        price = rng.choice([None, (3.0, 15.0, None), (0.5, 2.0, 0.125)])
+        con.execute("DELETE FROM model_prices WHERE model = 'm'")
+        if price:
+            con.execute("INSERT INTO model_prices VALUES ('m', ?, ?, ?, 'test')", list(price))
         steps.start_run(
             con, run=run_id, corpus="c", rubric=bundle.hash, judge=judge_hash, model="m", strategy=strategy,
             samples=1, parameters="{}", planned=plan.total, skipped=plan.total - plan.cells,

@@ -267,7 +267,11 @@ WITH c AS (
            quantile_cont(latency_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS latency_p50_ms,
            quantile_cont(latency_ms, 0.95) FILTER (WHERE adopted_from IS NULL) AS latency_p95_ms,
            quantile_cont(queue_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS queue_p50_ms,  -- waiting in the client
-           count(*) FILTER (WHERE adopted_from IS NOT NULL) AS adopted_cells
+           count(*) FILTER (WHERE adopted_from IS NOT NULL) AS adopted_cells,
+           -- call_usd at a rate of one per token for one kind of token and 0 for the others
+           sum(call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode, 1e6, 0, 0)) AS billed_input_tokens,
+           sum(call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode, 0, 1e6, 0)) AS billed_cached_tokens,
+           sum(call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode, 0, 0, 1e6)) AS billed_completion_tokens
     FROM completions WHERE run_id IN (SELECT run_id FROM refresh_runs) GROUP BY run_id
 ),
 e AS (
@@ -284,7 +288,8 @@ j AS (
 )
 SELECT r.run_id, c.landed_cells, c.ok_cells, c.failed_cells, c.calls, c.retries, c.prompt_tokens,
        c.completion_tokens, c.latency_p50_ms, c.latency_p95_ms, c.queue_p50_ms, e.errors,
-       j.scored_judgments, j.unscored_judgments, c.adopted_cells
+       j.scored_judgments, j.unscored_judgments, c.adopted_cells,
+       c.billed_input_tokens, c.billed_cached_tokens, c.billed_completion_tokens
 FROM refresh_runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);
 
 -- The corpora touched move to a new analytics version (results computed before are no longer current).

@@ -47,8 +47,18 @@ CREATE TABLE IF NOT EXISTS mat_run_stats (
     errors             VARCHAR,
     scored_judgments   BIGINT,
     unscored_judgments BIGINT,
-    adopted_cells      BIGINT
+    adopted_cells      BIGINT,
+    -- what the run's calls are billed for (views.sql: run_costs), summed as call_usd prices one
+    -- call: counts made sane, the Batch API's at half; a run's cost is then these three times
+    -- the model's rates, without pricing every call again
+    billed_input_tokens      DOUBLE,
+    billed_cached_tokens     DOUBLE,
+    billed_completion_tokens DOUBLE
 );
+-- (added after the table was first released)
+ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS billed_input_tokens DOUBLE;
+ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS billed_cached_tokens DOUBLE;
+ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS billed_completion_tokens DOUBLE;
 
 -- Per text and judgment set: the cells scored ok for the text as it is now (run_summary's coverage).
 CREATE TABLE IF NOT EXISTS mat_ok_cells (

@@ -97,15 +97,18 @@ CREATE OR REPLACE MACRO call_usd(prompt_tokens, cached_tokens, completion_tokens
      + greatest(completion_tokens, 0) * output_rate) / 1e6
     * CASE WHEN output_mode LIKE 'batch:%' THEN 0.5 ELSE 1 END;
 
--- Cost per run at the prices in model_prices (NULL for a model without a price).
+-- Cost per run at the prices in model_prices (NULL for a model without a price): the run's billed
+-- token counts (kept per run as work lands, analytics_refresh.sql) times the model's rates, which
+-- is call_usd summed over the run's calls. Runs with no completion yet are left out.
 CREATE OR REPLACE VIEW run_costs AS
-SELECT c.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
-       sum(c.prompt_tokens) AS prompt_tokens, sum(c.completion_tokens) AS completion_tokens,
-       sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
-                    p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok)) AS usd,
-       any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd
-FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
-GROUP BY ALL;
+SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
+       coalesce(s.prompt_tokens, 0) AS prompt_tokens, coalesce(s.completion_tokens, 0) AS completion_tokens,
+       (s.billed_input_tokens * p.input_per_mtok
+        + s.billed_cached_tokens * coalesce(p.cached_input_per_mtok, p.input_per_mtok)
+        + s.billed_completion_tokens * p.output_per_mtok) / 1e6 AS usd,
+       r.estimated_usd, r.budget_usd
+FROM runs r JOIN mat_run_stats s USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
+WHERE s.landed_cells + s.adopted_cells > 0;
 
 -- Cost per rubric version and criterion: a call's cost is shared evenly by the criteria it judged.
 CREATE OR REPLACE VIEW criterion_costs AS

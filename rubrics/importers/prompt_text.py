@@ -50,7 +50,7 @@ def looks_like_geval(text: str) -> bool:
 
 
 def import_geval(text: str, source: Path) -> Rubric:
-    text = _own_lines(text)
+    text = _own_lines(re.sub(r"[ \t]*\\\r?\n", " ", text))  # a line ending in `\` (pasted from a Python string) goes on
     sections = _sections(text)
     criteria_text = sections.get("evaluation criteria", "").strip()
     if not criteria_text:
@@ -74,7 +74,10 @@ def import_geval(text: str, source: Path) -> Rubric:
         for line in sections.get("evaluation steps", "").splitlines()
         if line.strip()
     ]
-    slots = list(dict.fromkeys(_SLOT.findall(text)))
+    written = list(
+        dict.fromkeys([f"{{{{{n}}}}}" for n in _SLOT.findall(text)] + [f"{{{n}}}" for n in _FORMAT_SLOT.findall(text)])
+    )
+    slots = [w.strip("{}") for w in written]  # {{Document}} or {summary}, as the prompt writes them
     anchors = anchors_from_text(criteria_text) or [
         {"value": low, "label": "lowest", "description": f"the text shows none of: {name.lower()}"},
         {"value": high, "label": "highest", "description": f"the text fully shows: {name.lower()}"},
@@ -100,8 +103,7 @@ def import_geval(text: str, source: Path) -> Rubric:
     }
     if slots:
         doc["instructions"].append(
-            f"The prompt's slots {', '.join('{{' + s + '}}' for s in slots)} are the INPUT, "
-            "CONTEXT and TEXT blocks of the data."
+            f"The prompt's slots {', '.join(written)} are the INPUT, CONTEXT and TEXT blocks of the data."
         )
     return rubric_from_data(doc, source)
 

@@ -2,10 +2,13 @@
 flow: YAML frontmatter (`name`, `description`, `model`, `inputs`, `sample`) over a chat template
 whose turns start with `system:` / `user:` / `assistant:` lines and whose slots are `{{input}}`.
 
-The rubric is the template's rating scale, in either of the two layouts the evaluators use:
-`# Definition` then `# Ratings` with `## [Trait: N] (Label)` headings, each with `**Definition:**`
-and `**Examples:**`; or "One star: ..." to "Five stars: ..." lines. `model` (the judge's settings)
-is rubricflow's own business and is named as ignored in the rubric's provenance.
+The rubric is the template's rating scale, in the layouts the evaluators use: `# Definition` then
+`# Ratings` with `## [Trait: N] (Label)` headings, each with `**Definition:**` and `**Examples:**`;
+"One star: ..." to "Five stars: ..." lines; or, as Prompt flow's own evaluator examples write it, in
+prose: "This correctness value should always be an integer between 1 and 5" (one criterion per
+such sentence) or a 0/1 answer "{"apology": 0} or {"apology": 1}". Turns may be written as
+Markdown headings (`# system:`). `model` (the judge's settings) is rubricflow's own business and is
+named as ignored in the rubric's provenance.
 """
 
 from __future__ import annotations
@@ -19,11 +22,17 @@ from ..model import Rubric
 from .common import kebab, safe_id
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n?(.*)\Z", re.S)
-_ROLE = re.compile(r"^(system|user|assistant)\s*:\s*$", re.M | re.I)
+_ROLE = re.compile(r"^(?:#+[ \t]*)?(system|user|assistant)\s*:\s*$", re.M | re.I)
 _LEVEL_HEADING = re.compile(r"^##\s*\[\s*([^:\]]+?)\s*:\s*(-?\d+)\s*\]\s*(?:\(([^)]*)\))?\s*$", re.M)
 _STARS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _STAR_LINE = re.compile(r"^\s*(one|two|three|four|five)\s+stars?\s*:\s*(.+)$", re.I | re.M)
 _SLOT = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+_PROSE_SCALE = re.compile(
+    r"\b(?:the|this)\s+([A-Za-z_][\w ]{0,40}?)\s+(?:value\s+)?(?:should|must|will)\s+(?:always\s+)?be\s+"
+    r"an?\s+integer\s+(?:between|from)\s+(-?\d+)\s+(?:and|to)\s+(-?\d+)",
+    re.I,
+)
+_BINARY_ANSWER = re.compile(r'\{\s*"(\w+)"\s*:\s*0\s*\}\s*or\s*\{\s*"\1"\s*:\s*1\s*\}')
 KNOWN = {"name", "description", "model", "inputs", "outputs", "sample", "authors", "version", "tags", "template"}
 
 
@@ -52,7 +61,7 @@ def import_prompty(text: str, source: Path) -> Rubric:
     turns = _turns(match.group(2))
     body = "\n".join(turns.values())
     name = meta.get("name") or source.stem
-    criterion = _criterion(body, name, source)
+    criteria = _criteria(body, name, source)
     ignored = sorted(k for k in meta if k not in KNOWN) + (
         ["model (judge settings: rubricflow's own)"] if "model" in meta else []
     )
@@ -70,7 +79,7 @@ def import_prompty(text: str, source: Path) -> Rubric:
             },
         },
         "goal": _definition(body) or meta.get("description") or f"Rate the response on {name}.",
-        "criteria": [criterion],
+        "criteria": criteria,
     }
     if turns.get("system"):
         doc["role"] = {"persona": " ".join(turns["system"].split())[:2000]}
@@ -89,26 +98,77 @@ def _turns(template: str) -> dict[str, str]:
     return turns
 
 
-def _criterion(body: str, name: str, source: Path) -> dict:
+def _criteria(body: str, name: str, source: Path) -> list[dict]:
     anchors, trait = _heading_levels(body)
     if not anchors:
         anchors = [
             {"value": _STARS[m.group(1).lower()], "description": m.group(2).strip()} for m in _STAR_LINE.finditer(body)
         ]
     if len(anchors) < 2:
+        found = _prose_scales(body, name) or _binary_answers(body, name)
+        if found:
+            return found
         raise RubricImportError(
             source,
             "Prompty file: no rating scale in the template (expected `## [Trait: 1] (Label)` headings under "
-            "`# Ratings`, or `One star: ...` to `Five stars: ...` lines)",
+            "`# Ratings`, `One star: ...` to `Five stars: ...` lines, a sentence such as `This score value "
+            'should always be an integer between 1 and 5`, or a 0/1 answer such as `{"apology": 0} or {"apology": 1}`)',
         )
     anchors.sort(key=lambda a: a["value"])
     trait = trait or name
-    return {
-        "id": safe_id(kebab(trait), "score"),
-        "title": trait,
-        "description": _definition(body) or f"{trait}, rated on the levels below.",
-        "scale": {"kind": "ordinal", "anchors": anchors},
-    }
+    return [
+        {
+            "id": safe_id(kebab(trait), "score"),
+            "title": trait,
+            "description": _definition(body) or f"{trait}, rated on the levels below.",
+            "scale": {"kind": "ordinal", "anchors": anchors},
+        }
+    ]
+
+
+def _prose_scales(body: str, name: str) -> list[dict]:
+    """ "This correctness value should always be an integer between 1 and 5": a criterion per
+    sentence, its levels the two ends (the prompt says no more); "score" is the evaluator's name."""
+    criteria: dict[str, dict] = {}
+    for m in _PROSE_SCALE.finditer(body):
+        trait = name if m.group(1).strip().lower() == "score" else m.group(1).strip()
+        low, high = int(m.group(2)), int(m.group(3))
+        if low < high:
+            criteria.setdefault(
+                kebab(trait),
+                {
+                    "id": safe_id(kebab(trait), "score"),
+                    "title": trait,
+                    "description": f"{trait}, an integer from {low} to {high} as the prompt asks.",
+                    "scale": {
+                        "kind": "ordinal",
+                        "min": low,
+                        "max": high,
+                        "anchors": [
+                            {"value": low, "label": "lowest", "description": f"the least {trait.lower()}"},
+                            {"value": high, "label": "highest", "description": f"the most {trait.lower()}"},
+                        ],
+                    },
+                },
+            )
+    return list(criteria.values())
+
+
+def _binary_answers(body: str, name: str) -> list[dict]:
+    """A 0/1 answer (`{"apology": 0} or {"apology": 1}`): a yes/no criterion, described by the
+    sentence that says when to give 1 (if there is one)."""
+    criteria = []
+    for key in dict.fromkeys(m.group(1) for m in _BINARY_ANSWER.finditer(body)):
+        when = re.search(rf"^.*\b{re.escape(key)}\b[^\n]*\bof 1\b.*$", body, re.M | re.I)
+        criteria.append(
+            {
+                "id": safe_id(kebab(key), "score"),
+                "title": key,
+                "description": when.group(0).strip() if when else f"{key} (1) or not (0), as {name} asks.",
+                "scale": {"kind": "binary", "labels": [f"no {key}", key]},
+            }
+        )
+    return criteria
 
 
 def _heading_levels(body: str) -> tuple[list[dict], str | None]:

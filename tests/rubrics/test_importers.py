@@ -449,6 +449,33 @@ def test_prompty_evaluators_from_a_second_repository_import():
     assert older.metadata.provenance["inputs"] == "question, context, answer"
 
 
+def test_prompt_flows_own_evaluators_with_their_scale_in_prose_import(tmp_path):
+    """Issue 26: Prompt flow's evaluator examples (microsoft/promptflow, MIT) state the scale in a
+    sentence, or ask for a 0/1 answer, and write turns as `# system:`; all four were refused."""
+    folder = OURS / "prompty/promptflow"
+    quality = load_rubric(folder / "eval_code_quality.prompty")
+    assert [(c.id, c.scale.domain()) for c in quality.criteria] == [
+        ("correctness", [1, 2, 3, 4, 5]),
+        ("readability", [1, 2, 3, 4, 5]),
+    ]
+    assert quality.role.persona.startswith("You are an AI assistant.")  # `# system:` was a turn
+    basic = load_rubric(folder / "eval-basic.prompty")
+    assert [(c.title, c.scale.domain()) for c in basic.criteria] == [("basic evaluate", [1, 2, 3, 4, 5])]
+    apology = load_rubric(folder / "apology.prompty")
+    (said,) = apology.criteria
+    assert (
+        isinstance(said.scale, BinaryScale)
+        and said.description == "Give a apology of 1 if apologized in the chat conversation."
+    )
+    assert load_rubric(folder / "eval-checklist.prompty").criteria[0].scale.domain() == [1, 2, 3, 4, 5]
+    chat = tmp_path / "chat.prompty"  # a chat prompt, not an evaluator: still refused
+    chat.write_text(
+        "---\nname: chat\ninputs:\n  question:\n    type: string\n---\nsystem:\nBe helpful.\n\nuser:\n{{question}}\n"
+    )
+    with pytest.raises(RubricImportError, match="no rating scale in the template"):
+        load_rubric(chat)
+
+
 def test_g_eval_layouts_of_its_users_import():
     """Issue 26: a criterion named on the `Evaluation Criteria:` line itself was refused; a prompt
     for another task keeps its own slot."""
@@ -456,6 +483,10 @@ def test_g_eval_layouts_of_its_users_import():
     c = chat.criteria[0]
     assert (c.id, c.scale.domain()) == ("politeness", [1, 2, 3]) and c.description.startswith("how courteous")
     assert "(3) Assign a score for politeness" in chat.instructions[0]
+    cookbook = load_rubric(OURS / "geval/cookbook-continued-lines-layout.txt")  # lines continued with `\`
+    c = cookbook.criteria[0]
+    assert (c.id, c.scale.domain()) == ("relevance", [1, 2, 3, 4, 5]) and "\\" not in c.description
+    assert cookbook.metadata.provenance["slots"] == "conversation, summary"  # {conversation}: a format slot
     poem = load_rubric(OURS / "geval/poem-inline-levels-layout.txt")
     assert [a.description.split(".")[0] for a in poem.criteria[0].scale.anchors] == ["Weak", "Uneven", "Strong"]
     assert poem.metadata.provenance["slots"] == "Poem"

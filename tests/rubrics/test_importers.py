@@ -476,6 +476,29 @@ def test_prompt_flows_own_evaluators_with_their_scale_in_prose_import(tmp_path):
         load_rubric(chat)
 
 
+def test_llm_judge_spec_layouts_of_a_second_repository_import_and_a_look_alike_is_refused(tmp_path):
+    """rubrify's fixtures (secemp9/rubrify): a Yes/Partly/No judge with disqualifiers inside
+    <rubric>, genre modules (`genre="explainer,science_tech"`), and a file of shouted commands
+    under a <rubric> root that is no rubric at all."""
+    judge = load_rubric(OURS / "xml/compliance-layout.xml")
+    assert [(c.id, c.scale.domain()) for c in judge.criteria] == [
+        ("C1", [0, 1, 2]),
+        ("C2", [0, 1, 2]),
+        ("C3", [0, 1, 2]),
+    ]
+    assert [d.id for d in judge.disqualifiers] == ["DQ1", "DQ2"]
+    modules = load_rubric(OURS / "xml/genre-modules-layout.xml")
+    assert {c.id: c.genre for c in modules.criteria} == {
+        "C1": (),
+        "G_EXP": ("explainer", "science_tech", "academic"),
+        "G_BUS": ("business",),
+    }
+    orders = tmp_path / "orders.xml"
+    orders.write_text('<?xml version="1.0"?>\n<rubric><directive><command>OBEY.</command></directive></rubric>\n')
+    with pytest.raises(RubricImportError, match="root element is <rubric>, expected <LLM_JUDGE_SPEC>"):
+        load_rubric(orders)
+
+
 def test_g_eval_layouts_of_its_users_import():
     """Issue 26: a criterion named on the `Evaluation Criteria:` line itself was refused; a prompt
     for another task keeps its own slot."""

@@ -1,6 +1,7 @@
 """promptfoo model-graded assertions: `llm-rubric` (pass/fail against a rubric text) and `g-eval`
 (a 0-1 score against criteria, with a threshold), from a `promptfooconfig.yaml` (`defaultTest`
-and every test's `assert`) or an asserts file (a list of assertions, or `{assert: [...]}`).
+and every test's `assert`), an asserts file (a list of assertions, or `{assert: [...]}`) or a
+test-case file (a list of tests with `vars` and `assert`, as `tests: file://cases/*.yaml` loads).
 Each distinct assertion becomes one criterion; other assertion types (contains, regex, cost...)
 are checks promptfoo runs itself, not rubric criteria, and are left out. A custom grading prompt
 (`rubricPrompt`: in `defaultTest.options`, a test's `options` or an assertion; text, a list of
@@ -40,9 +41,8 @@ def assertions(data: Any) -> list[dict]:
             elif isinstance(item, dict) and item.get("type") in ("assert-set",):
                 take(item.get("assert"))
 
-    if isinstance(data, list):
-        take(data)
-    elif isinstance(data, dict):
+    data = _as_config(data)
+    if isinstance(data, dict):
         take(data.get("assert"))
         default = data.get("defaultTest")
         if isinstance(default, dict):
@@ -53,8 +53,18 @@ def assertions(data: Any) -> list[dict]:
     return found
 
 
+def _as_config(data: Any) -> Any:
+    """A list at the top level as the config it stands for: its assertions under `assert`, its
+    test cases (a mapping with `assert` or `vars` and no `type`) under `tests`."""
+    if not isinstance(data, list):
+        return data
+    tests = [i for i in data if isinstance(i, dict) and "type" not in i and ("assert" in i or "vars" in i)]
+    return {"assert": [i for i in data if not any(i is t for t in tests)], "tests": tests}
+
+
 def rubric_prompts(data: Any) -> list[Any]:
     """Every custom grading prompt (`rubricPrompt`) of a config, in file order."""
+    data = _as_config(data)
     if not isinstance(data, dict):
         return []
     holders = [data.get("options"), _get(data.get("defaultTest"), "options")]

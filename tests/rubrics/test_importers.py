@@ -499,6 +499,16 @@ def test_llm_judge_spec_layouts_of_a_second_repository_import_and_a_look_alike_i
         load_rubric(orders)
 
 
+def test_a_promptfoo_test_case_file_imports():
+    """Issue 26: a file of test cases (`tests: file://cases/*.yaml`: a list of tests, each with
+    `vars` and `assert`) was refused as a list that is neither assertions nor a skill set."""
+    cases = load_rubric(OURS / "promptfoo/test-cases-layout.yaml")
+    assert [c.description for c in cases.criteria] == [
+        "Greets the user in French",
+        "Declines to share credentials and says why",
+    ]  # the not-contains check is promptfoo's own
+
+
 def test_g_eval_layouts_of_its_users_import():
     """Issue 26: a criterion named on the `Evaluation Criteria:` line itself was refused; a prompt
     for another task keeps its own slot."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from .documents import RubricImportError
 from .formats import read_rubric_text
-from .importers import importer_for, parse_data, text_importer
+from .importers import guarded, importer_for, parse_data, text_importer
 from .model import Rubric
 
 
@@ -36,14 +36,14 @@ def explain(path: Path) -> Explanation:
     if not text.lstrip("\ufeff \t\r\n"):
         raise RubricImportError(path, "empty file")
     if found := text_importer(text, path):
-        name, read = found
-        return Explanation(path, name, read(text, path), tracked=False)
+        return Explanation(path, found[0], guarded(found, text, path), tracked=False)
     data = parse_data(text, path)
-    name, read = importer_for(data, path)
+    found = importer_for(data, path)
+    name = found[0]
     if name == "native":
-        return Explanation(path, name, read(data, path), tracked=False)
+        return Explanation(path, name, guarded(found, data, path), tracked=False)
     reads: set[str] = set()
-    rubrics = read(_track(data, "", reads), path)
+    rubrics = guarded(found, _track(data, "", reads), path)
     fields = _paths(data, "")
     used = sorted(p for p in fields if p in reads)
     ignored = sorted(p for p in fields if p not in reads and _parent(p) in reads | {""})

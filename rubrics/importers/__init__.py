@@ -33,9 +33,23 @@ def detect_and_import(text: str, path: Path) -> list[Rubric]:
     if not text.lstrip("\ufeff \t\r\n"):
         raise RubricImportError(path, "empty file")
     if found := text_importer(text, path):
-        return found[1](text, path)
+        return guarded(found, text, path)
     data = parse_data(text, path)
-    return importer_for(data, path)[1](data, path)
+    return guarded(importer_for(data, path), data, path)
+
+
+def guarded(found: tuple[str, Importer], data: Any, path: Path) -> list[Rubric]:
+    """Run an importer; a value it did not expect (a field of a type or form no check foresaw) is
+    an error naming the file and the importer, never a traceback."""
+    name, read = found
+    try:
+        return read(data, path)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        if isinstance(exc, RubricImportError):
+            raise
+        raise RubricImportError(
+            path, f"read as {name}, but a field has a form that importer does not take ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from ..documents import RubricImportError
 
 
 def kebab(name: str, fallback: str = "rubric") -> str:
@@ -26,3 +29,23 @@ def safe_id(raw: object, fallback: str) -> str:
     """A criterion/pattern id the model accepts."""
     text = re.sub(r"[^A-Za-z0-9_.:-]+", "_", str(raw or "").strip()).strip("_.:-")
     return text[:128] or fallback
+
+
+def number(value: object, source: Path, field: str) -> float:
+    """A field that must be a number (a numeric string counts, as YAML users write "2"); anything
+    else is an error naming the field, never a silent default."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise RubricImportError(source, f"field {field}: a number is required, found {value!r}")
+    try:
+        return float(value)
+    except ValueError:
+        raise RubricImportError(source, f"field {field}: a number is required, found {value!r}") from None
+
+
+def items(value: object, source: Path, field: str) -> list:
+    """A field that must be a list (absent or null: empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RubricImportError(source, f"field {field}: a list is required, found {value!r}")
+    return value

@@ -1,8 +1,12 @@
 """OpenAI Evals model-graded specs: a prompt with {input}/{completion}/{ideal} slots, the choices
-the grader may answer and (optionally) the score of each choice."""
+the grader may answer and (optionally) the score of each choice. `choice_strings` is a list, a
+string of one-character choices ("12345"), or `from_n` / `from_n_abc` / `from_n_ABC`: one choice
+per completion compared, counted here from the prompt's `{completion1}`, `{completion2}`... slots."""
 
 from __future__ import annotations
 
+import re
+import string
 from pathlib import Path
 
 from ..documents import RubricImportError, rubric_from_data
@@ -10,11 +14,43 @@ from ..model import Rubric
 from .common import kebab
 
 SPEC_FIELDS = {"prompt", "choice_strings", "choice_scores", "input_outputs", "eval_type", "args", "output_template"}
+FROM_N = {
+    "from_n": lambda i: str(i + 1),
+    "from_n_abc": lambda i: string.ascii_lowercase[i % 26],
+    "from_n_ABC": lambda i: string.ascii_uppercase[i % 26],
+}
 
 
 def looks_like_spec(data: dict) -> bool:
     """A model-graded spec itself: a prompt, the grader's choices, and only the spec's own fields."""
     return "prompt" in data and "choice_strings" in data and set(map(str, data)) <= SPEC_FIELDS
+
+
+def _choices(name: str, choices: object, prompt: str, source: Path) -> list:
+    if isinstance(choices, str) and choices in FROM_N:
+        n = len(set(re.findall(r"\{completion(\d+)\}", prompt)))
+        if n < 2:
+            raise RubricImportError(
+                source,
+                f"field {name}.choice_strings: {choices!r} means one choice per completion compared, and the "
+                "prompt numbers none ({completion1}, {completion2}...); write the choices out as a list",
+            )
+        return [FROM_N[choices](i) for i in range(n)]
+    if isinstance(choices, str):
+        choices = list(choices)
+    if not choices or not isinstance(choices, list):
+        raise RubricImportError(source, f"field {name}.choice_strings: the grader's choices are required (a list)")
+    return choices
+
+
+def _from_strings(name: str, choices: list, source: Path) -> dict:
+    """`choice_scores: from_strings`: each choice is its own score, so each must be a number."""
+    try:
+        return {c: float(c) for c in choices}
+    except (TypeError, ValueError):
+        raise RubricImportError(
+            source, f"field {name}.choice_scores: from_strings needs choices that are numbers, found {choices}"
+        ) from None
 
 
 def import_evals(data: dict, source: Path) -> Rubric:
@@ -24,14 +60,17 @@ def import_evals(data: dict, source: Path) -> Rubric:
         prompt = "\n\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
     if not isinstance(prompt, str) or not prompt.strip():
         raise RubricImportError(source, f"field {name}.prompt: missing or empty")
-    choices = spec.get("choice_strings")
-    if isinstance(choices, str):
-        choices = list(choices)
-    if not choices:
-        raise RubricImportError(source, f"field {name}.choice_strings: the grader's choices are required")
+    choices = _choices(name, spec.get("choice_strings"), prompt, source)
     scores = spec.get("choice_scores") or {}
     if scores == "from_strings":
-        scores = {c: float(c) for c in choices}
+        scores = _from_strings(name, choices, source)
+    if not isinstance(scores, dict):
+        raise RubricImportError(source, f"field {name}.choice_scores: a map of choice to score, or from_strings")
+    wrong = [c for c, v in scores.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if wrong:
+        raise RubricImportError(
+            source, f"field {name}.choice_scores.{wrong[0]}: a number is required, found {scores[wrong[0]]!r}"
+        )
     bad = [c for c in scores if c not in choices]
     if bad:
         raise RubricImportError(source, f"field {name}.choice_scores: {bad} are not among the choices {choices}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
-from .common import kebab, safe_id, semver
+from .common import items, kebab, safe_id, semver
 from .levels import anchors_from
 
 MARKERS = ("evaluation_criteria", "rating_levels", "score_normalization", "input_mapping", "chain_of_thought")
@@ -67,7 +67,7 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
     if isinstance(listed, dict):  # {name: {...}} as well as [{name: ..., ...}]
         listed = [{"name": k, **(v if isinstance(v, dict) else {"description": v})} for k, v in listed.items()]
     shared_levels = anchors_from(data.get("rating_levels"))
-    for i, entry in enumerate(listed or []):
+    for i, entry in enumerate(items(listed, source, "evaluation_criteria")):
         if not isinstance(entry, dict):
             raise RubricImportError(
                 source, f"field evaluation_criteria[{i}]: expected a mapping, found {type(entry).__name__}"

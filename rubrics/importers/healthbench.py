@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
-from .common import kebab
+from .common import items, kebab, number
 
 
 def import_healthbench(data: dict, source: Path) -> Rubric:
@@ -15,19 +15,19 @@ def import_healthbench(data: dict, source: Path) -> Rubric:
     for i, item in enumerate(data["rubrics"]):
         if not isinstance(item, dict) or "criterion" not in item or "points" not in item:
             raise RubricImportError(source, f"field rubrics[{i}]: needs `criterion` and `points`")
-        points = float(item["points"])
+        points = number(item["points"], source, f"rubrics[{i}].points")
         criteria.append(
             {
                 "id": f"R{i + 1}",
                 "description": str(item["criterion"]),
                 "scale": {"kind": "binary", "labels": ["not met", "met"]},
                 "points": points,
-                "tags": [str(t) for t in item.get("tags", [])],
+                "tags": [str(t) for t in items(item.get("tags"), source, f"rubrics[{i}].tags")],
             }
         )
     conversation = "\n".join(
         f"{turn.get('role', 'user')}: {turn.get('content', '')}"
-        for turn in data.get("prompt", [])
+        for turn in items(data.get("prompt"), source, "prompt")
         if isinstance(turn, dict)
     )
     prompt_id = str(data.get("prompt_id") or source.stem)
@@ -35,7 +35,7 @@ def import_healthbench(data: dict, source: Path) -> Rubric:
         "metadata": {
             "id": kebab(f"healthbench-{prompt_id}"),
             "title": f"HealthBench {prompt_id}",
-            "tags": [str(t) for t in data.get("example_tags", [])],
+            "tags": [str(t) for t in items(data.get("example_tags"), source, "example_tags")],
             "provenance": {"format": "healthbench", "source": source.name, "prompt_id": prompt_id},
         },
         "goal": "Judge whether the assistant's final response meets each rubric item. Items with negative "

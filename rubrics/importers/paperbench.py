@@ -10,7 +10,7 @@ from typing import Any
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
-from .common import kebab, safe_id
+from .common import items, kebab, number, safe_id
 
 ENVELOPE_FIELDS = ("paper_sha256", "rubric_sha256", "generator")
 
@@ -74,8 +74,8 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
             raise RubricImportError(source, f"field {path}: a task node needs `requirements`")
         node_id = safe_id(node.get("id"), f"node{count[0]}")  # pre-order, as node_grades numbers them
         count[0] += 1
-        weight = float(node.get("weight", 1))
-        children = node.get("sub_tasks") or []
+        weight = number(node.get("weight", 1), source, f"{path}.weight")
+        children = items(node.get("sub_tasks"), source, f"{path}.sub_tasks")
         category = node.get("task_category")
         if not children:
             criteria.append(
@@ -88,7 +88,7 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
                 }
             )
             if "score" in node:
-                expected[node_id] = int(round(float(node["score"])))
+                expected[node_id] = int(round(number(node["score"], source, f"{path}.score")))
         else:
             child_ids = [walk(child, f"{path}.sub_tasks[{i}]") for i, child in enumerate(children)]
             groups.append(

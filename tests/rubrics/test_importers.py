@@ -1,6 +1,7 @@
 import hashlib
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,7 @@ from rubricflow.rubrics.importers.paperbench import canonical_sha256
 from rubricflow.rubrics.model import BinaryScale, NominalScale, OrdinalScale
 from rubricflow.rubrics.scoring import aggregate, verdict
 
-from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
+from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA, user_rubric_files
 
 
 def test_anti_slop_xml_keeps_regexes_patterns_and_constraints():
@@ -523,6 +524,91 @@ def test_g_eval_layouts_of_its_users_import():
     poem = load_rubric(OURS / "geval/poem-inline-levels-layout.txt")
     assert [a.description.split(".")[0] for a in poem.criteria[0].scale.anchors] == ["Weak", "Uneven", "Strong"]
     assert poem.metadata.provenance["slots"] == "Poem"
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (  # from_n: a choice per completion compared, counted from the prompt's numbered slots
+            "rank:\n  prompt: 'Best for {input}? 1: {completion1} 2: {completion2} 3: {completion3}'\n"
+            "  choice_strings: from_n_ABC\n",
+            ["A", "B", "C"],
+        ),
+        (
+            "rank:\n  prompt: 'Rate {completion}'\n  choice_strings: from_n\n",
+            "'from_n' means one choice per completion",
+        ),
+        (
+            "yn:\n  prompt: 'Is {completion} right?'\n  choice_strings: [Y, N]\n  choice_scores: from_strings\n",
+            r"yn.choice_scores: from_strings needs choices that are numbers, found \['Y', 'N'\]",
+        ),
+        (
+            "yn:\n  prompt: 'Is {completion} right?'\n  choice_strings: [Y, N]\n  choice_scores: {Y: high, N: 0}\n",
+            "yn.choice_scores.Y: a number is required, found 'high'",
+        ),
+    ],
+)
+def test_evals_choice_forms_read_or_refused_by_field(tmp_path, spec, expected):
+    """openai/evals' `from_n` choices (one per completion compared) were split into letters, and
+    `from_strings` over non-numbers was a ValueError traceback."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(spec)
+    if isinstance(expected, list):
+        assert [c.value for c in load_rubric(path).criteria[0].scale.categories] == expected
+        return
+    with pytest.raises(RubricImportError, match=expected):
+        load_rubric(path)
+
+
+def test_an_importer_surprised_by_a_field_says_so_by_file_and_importer():
+    """The net under every importer: a form no check foresaw is an error naming the file and the
+    importer, never a traceback."""
+    from rubricflow.rubrics.importers import guarded
+
+    with pytest.raises(RubricImportError, match=r"f.yaml: read as Surprised, but a field has a form .*ValueError"):
+        guarded(("Surprised", lambda data, path: [int(data["n"])]), {"n": "many"}, Path("f.yaml"))
+
+
+def _field_paths(data, prefix=()):
+    """Every key and the first list items of a parsed file, as paths into it."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield (*prefix, key)
+            yield from _field_paths(value, (*prefix, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data[:3]):
+            yield (*prefix, i)
+            yield from _field_paths(value, (*prefix, i))
+
+
+def test_a_field_of_the_wrong_type_in_any_collected_file_is_named_by_its_importer():
+    """Issue 26: every YAML/JSON rubric file collected, each of its fields in turn replaced by a
+    value of another type: the file imports, or its importer refuses it naming the field; never a
+    traceback and never the net's catch-all (PaperBench weights, HealthBench points and tags and
+    evaluator YAML's criteria list were a ValueError/TypeError before this test)."""
+    import copy
+
+    from rubricflow.rubrics.importers import importer_for, parse_data
+
+    surprised = []
+    for path in user_rubric_files():
+        if path.suffix not in (".yaml", ".yml", ".json"):
+            continue
+        data = parse_data(path.read_text(encoding="utf-8"), path)
+        for field in list(_field_paths(data))[:400]:
+            for wrong in ("x", 3, None, [1], {"a": 1}, True):
+                mutated = copy.deepcopy(data)
+                holder = mutated
+                for key in field[:-1]:
+                    holder = holder[key]
+                holder[field[-1]] = wrong
+                try:
+                    importer_for(mutated, path)[1](mutated, path)
+                except RubricImportError:
+                    pass
+                except Exception as exc:  # noqa: BLE001 - what the test looks for
+                    surprised.append((path.name, field, wrong, f"{type(exc).__name__}: {exc}"[:120]))
+    assert not surprised, surprised[:10]
 
 
 def test_openai_evals_own_modelgraded_files_import():

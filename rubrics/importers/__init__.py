@@ -67,6 +67,8 @@ def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:
             return "G-Eval criteria prompt", lambda t, p: [prompt_text.import_geval(t, p)]
         if prompt_text.looks_like_flask_prompt(text):
             return "FLASK evaluation prompt", lambda t, p: [prompt_text.import_flask_prompt(t, p)]
+        if prompt_text.looks_like_scored_prompt(text):
+            return "judge prompt with a scoring scale", lambda t, p: [prompt_text.import_scored_prompt(t, p)]
     if suffix in (".md", ".txt", ".prompt"):
         return "Markdown with YAML frontmatter", lambda t, p: [markdown.import_markdown(t, p)]
     if suffix == ".jsonl":

@@ -10,7 +10,9 @@ from typing import Any
 _LEVEL_KEY = re.compile(
     r"^\s*(?:score|level|rating|point)?[\s_-]*(-?\d+)(?:[\s_-]*(?:description|desc|points?))?\s*$", re.I
 )
-_LEVEL_LINE = re.compile(r"^\s*[-*]?\s*\**\s*(?:score|level|rating)?\s*(-?\d+)\s*\**\s*(?:[:.)=-]|\*\*)\s*(.+)$", re.I)
+_LEVEL_LINE = re.compile(
+    r"^\s*[-*]?\s*\**\s*(?:score|level|rating)?\s*(-?\d+)\s*\**\s*(?:→|->|=>|[:.)=-]|\*\*)\s*(.+)$", re.I
+)  # "Score 1: ...", "- **2**: ...", "5 → Fully grounded. ..."
 NUMBER_KEYS = ("score", "value", "rating", "level", "points", "grade")
 LABEL_KEYS = ("label", "name", "title")
 TEXT_KEYS = ("description", "definition", "criteria", "text", "meaning", "anchor")

@@ -1,7 +1,9 @@
 """Rubrics that live inside a grading prompt, as plain text: a G-Eval criteria prompt ("Evaluation
 Criteria:" with "Name (1-5) - definition", "Evaluation Steps:", `{{Document}}`-style slots), a
 Prometheus `###Score Rubrics:` block ("[criteria question]" then "Score 1: ..." to "Score 5:"), and
-a FLASK evaluation prompt (a "[Skill 1. Name]" block per skill: its question, then "Score 1:" ...)."""
+a FLASK evaluation prompt (a "[Skill 1. Name]" block per skill: its question, then "Score 1:" ...),
+and a judge prompt with a scoring-scale section (Azure AI Foundry's prompt-based evaluators:
+"You are a Groundedness Evaluator." ... "### Scoring Scale (1-5):" then "5 → Fully grounded. ...")."""
 
 from __future__ import annotations
 
@@ -133,6 +135,61 @@ def import_prometheus_block(text: str, source: Path) -> Rubric:
                 "title": "Score rubric",
                 "description": criteria,
                 "scale": {"kind": "ordinal", "anchors": anchors},
+            }
+        ],
+    }
+    return rubric_from_data(doc, source)
+
+
+_SCALE_HEADING = re.compile(
+    r"^[ \t]*#{0,4}[ \t]*(?:scoring|score|rating|grading)[ \t]+(?:scale|rubric|levels?)\b[^\n]*$", re.I | re.M
+)
+_EVALUATOR_NAME = re.compile(r"\bYou are an? ([A-Z][\w-]*(?: [A-Z][\w-]*)*) (?:Evaluator|Judge|Grader)\b")
+
+
+def _scale_section(text: str) -> tuple[re.Match, str] | None:
+    """The scoring-scale heading and its section (up to the next heading or `---` rule), when the
+    section holds at least two levels."""
+    for heading in _SCALE_HEADING.finditer(text):
+        end = re.search(r"^[ \t]*(?:#{1,4}[ \t]|-{3,}[ \t]*$)", text[heading.end() :], re.M)
+        section = text[heading.end() : heading.end() + end.start() if end else len(text)]
+        if len(anchors_from_text(section)) >= 2:
+            return heading, section
+    return None
+
+
+def looks_like_scored_prompt(text: str) -> bool:
+    return _scale_section(text) is not None
+
+
+def import_scored_prompt(text: str, source: Path) -> Rubric:
+    """One criterion: the levels of the scoring-scale section, named by the evaluator the prompt
+    says it is ("You are a Groundedness Evaluator") or by the file; the text before the first
+    heading or rule is the goal."""
+    found = _scale_section(text)
+    if found is None:
+        raise RubricImportError(source, "judge prompt: no scoring-scale section with levels")
+    heading, section = found
+    named = _EVALUATOR_NAME.search(text)
+    name = named.group(1) if named else source.stem
+    intro = re.split(r"^[ \t]*(?:#{1,4}[ \t]|-{3,}[ \t]*$)", text, maxsplit=1, flags=re.M)[0]
+    written = list(dict.fromkeys(m.group(0) for m in re.finditer(r"\{\{\s*\w+\s*\}\}|(?<!\{)\{\w+\}(?!\})", text)))
+    doc: dict[str, Any] = {
+        "metadata": {
+            "id": kebab(source.stem),
+            "title": name,
+            "provenance": {"format": "judge-prompt", "source": source.name, "slots": ", ".join(written)},
+        },
+        "goal": " ".join(intro.split())[:1000] or f"Rate the response on {name}.",
+        "instructions": [f"The prompt's slots {', '.join(written)} are the INPUT, CONTEXT and TEXT blocks of the data."]
+        if written
+        else [],
+        "criteria": [
+            {
+                "id": safe_id(kebab(name), "score"),
+                "title": name,
+                "description": " ".join(intro.split())[:2000] or heading.group(0).strip("# \t"),
+                "scale": {"kind": "ordinal", "anchors": anchors_from_text(section)},
             }
         ],
     }

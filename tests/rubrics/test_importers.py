@@ -510,6 +510,21 @@ def test_a_promptfoo_test_case_file_imports():
     ]  # the not-contains check is promptfoo's own
 
 
+def test_a_judge_prompt_with_a_scoring_scale_imports_and_a_format_only_prompt_does_not(tmp_path):
+    """Issue 26: Azure AI Foundry's prompt-based evaluators (the prompt text of a custom evaluator,
+    kept in a file: "You are a X Evaluator", `### Scoring Scale (1–5):` with `5 → ...` levels)
+    were refused as Markdown without frontmatter."""
+    r = load_rubric(OURS / "judge_prompt/foundry-prompt-evaluator-layout.md")
+    (c,) = r.criteria
+    assert (c.id, c.title, c.scale.domain()) == ("faithfulness", "Faithfulness", [1, 2, 3, 4, 5])
+    assert c.scale.anchors[4].description.startswith("Fully faithful.") and r.goal.startswith("You are a")
+    assert r.metadata.provenance["slots"] == "{{query}}, {{response}}, {{ground_truth}}"
+    format_only = tmp_path / "format.md"  # a scale heading with no levels under it is no rubric
+    format_only.write_text("Answer in JSON.\n\n### Scoring scale\nUse the usual one.\n")
+    with pytest.raises(RubricImportError, match="not a rubric"):
+        load_rubric(format_only)
+
+
 def test_g_eval_layouts_of_its_users_import():
     """Issue 26: a criterion named on the `Evaluation Criteria:` line itself was refused; a prompt
     for another task keeps its own slot."""

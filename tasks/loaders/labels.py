@@ -58,6 +58,7 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
     except Exception as exc:  # polars raises several error types for unreadable files
         raise LabelError(f"{path}: cannot be read: {exc}") from None
     frame = _long(frame, path, rater)
+    _scalars_only(frame, path)
     frame = frame.select(
         pl.col("text_id").cast(pl.Utf8),
         pl.col("criterion").cast(pl.Utf8).alias("criterion_id"),
@@ -80,6 +81,18 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
             f"{path}: row {first['row']}: score {first['raw']!r} is not a finite number ({bad.height} such rows)"
         )
     return frame.drop("raw")
+
+
+def _scalars_only(frame: pl.DataFrame, path: Path) -> None:
+    """A label's id, criterion, rater and score are single values; a list or an object there (a
+    JSON file's `"score": {"a": 1}`) is refused naming the column and row, not cast."""
+    import polars as pl
+
+    for column in ("text_id", "criterion", "rater", "score"):
+        if isinstance(frame.schema[column], (pl.List, pl.Struct, pl.Array)):
+            row = frame.with_row_index("row", offset=1).filter(pl.col(column).is_not_null())["row"]
+            at = f"row {row[0]}: " if row.len() else ""
+            raise LabelError(f"{path}: {at}{column} holds a list or an object; a label's {column} is one value")
 
 
 def _long(frame: pl.DataFrame, path: Path, rater: str) -> pl.DataFrame:

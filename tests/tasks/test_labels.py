@@ -202,3 +202,20 @@ def test_parquet_labels_with_integer_ids_name_the_texts_ingest_kept(tmp_path, co
         ("7", "r1", "c", 3.0),
         ("12", "r2", "c", 4.0),
     }
+
+
+@pytest.mark.parametrize(
+    ("line", "column"),
+    [
+        ('{"text_id": "t0", "criterion": [1, 2], "rater": "r", "score": 3}', "criterion"),
+        ('{"text_id": "t0", "criterion": "c", "rater": "r", "score": {"mean": 3}}', "score"),
+    ],
+)
+def test_a_label_field_holding_a_list_or_an_object_is_refused_by_column(tmp_path, line, column):
+    """A JSONL label whose criterion is a list (or score an object) was a polars cast traceback."""
+    from rubricflow.tasks.loaders.labels import LabelError, read_labels
+
+    path = tmp_path / "labels.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(LabelError, match=rf"labels.jsonl: row 1: {column} holds a list or an object"):
+        read_labels(path)

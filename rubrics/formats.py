@@ -67,7 +67,7 @@ def read_rubric_text(path: Path) -> str:
         raise RubricImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt", ".prompty")
+RUBRIC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".xml", ".md", ".txt", ".prompt", ".prompty", ".jinja2", ".j2")
 
 
 # A folder's own documents, never read as rubrics: README, licence, where its files come from.

@@ -27,6 +27,7 @@ from . import (
 )
 
 Importer = Callable[[Any, Path], list[Rubric]]
+TEXT_SUFFIXES = (".md", ".txt", ".prompt", ".jinja2", ".j2")  # prompts as text, Prompt flow's as Jinja templates
 
 
 def detect_and_import(text: str, path: Path) -> list[Rubric]:
@@ -60,7 +61,7 @@ def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:
         return "Prompty", lambda t, p: [prompty.import_prompty(t, p)]
     if suffix == ".xml" or stripped.startswith("<LLM_JUDGE_SPEC"):
         return "<LLM_JUDGE_SPEC> XML", lambda t, p: [xml_spec.import_xml(t, p)]
-    if suffix in (".md", ".txt", ".prompt") and not stripped.startswith("---"):
+    if suffix in TEXT_SUFFIXES and not stripped.startswith("---"):
         if prompt_text.looks_like_prometheus_block(text):
             return "Prometheus grading prompt", lambda t, p: [prompt_text.import_prometheus_block(t, p)]
         if prompt_text.looks_like_geval(text):
@@ -69,7 +70,9 @@ def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:
             return "FLASK evaluation prompt", lambda t, p: [prompt_text.import_flask_prompt(t, p)]
         if prompt_text.looks_like_scored_prompt(text):
             return "judge prompt with a scoring scale", lambda t, p: [prompt_text.import_scored_prompt(t, p)]
-    if suffix in (".md", ".txt", ".prompt"):
+    if prompty.looks_like_chat_template(text, path):
+        return "chat template (a Prompty body)", lambda t, p: [prompty.import_chat_template(t, p)]
+    if suffix in TEXT_SUFFIXES:
         return "Markdown with YAML frontmatter", lambda t, p: [markdown.import_markdown(t, p)]
     if suffix == ".jsonl":
         return "JSON Lines (a rubric a line)", import_jsonl

@@ -32,6 +32,10 @@ _PROSE_SCALE = re.compile(
     r"an?\s+integer\s+(?:between|from)\s+(-?\d+)\s+(?:and|to)\s+(-?\d+)",
     re.I,
 )
+_SCORE_FROM = re.compile(  # "give the answer a score from 1 to 5 for perceived intelligence, where 1 means poor"
+    r"\bscore (?:from|between) (-?\d+) (?:to|and) (-?\d+) for ([A-Za-z][\w ]{0,40}?)(?:,\s*where ([^\n]*?))?(?:\.|$)",
+    re.I | re.M,
+)
 _BINARY_ANSWER = re.compile(r'\{\s*"(\w+)"\s*:\s*0\s*\}\s*or\s*\{\s*"\1"\s*:\s*1\s*\}')
 KNOWN = {"name", "description", "model", "inputs", "outputs", "sample", "authors", "version", "tags", "template"}
 
@@ -55,10 +59,28 @@ def import_prompty(text: str, source: Path) -> Rubric:
     for field in ("name", "description"):
         if field in meta and not isinstance(meta[field], str):
             raise RubricImportError(source, f"Prompty field {field}: expected text, got {type(meta[field]).__name__}")
+    return _from_template(meta, match.group(2), source, "prompty")
+
+
+def looks_like_chat_template(text: str, path: Path) -> bool:
+    """A Prompty body without its frontmatter, as Prompt flow keeps its built-in evaluation prompts
+    (`gpt_coherence_prompt.jinja2`): `system:` / `user:` turns and a rating scale in them."""
+    if path.suffix.lower() not in (".jinja2", ".j2", ".txt", ".md", ".prompt") or _FRONTMATTER.match(text.lstrip()):
+        return False
+    scale = _STAR_LINE, _LEVEL_HEADING, _PROSE_SCALE, _SCORE_FROM, _BINARY_ANSWER
+    return bool(_ROLE.search(text)) and any(pattern.search(text) for pattern in scale)
+
+
+def import_chat_template(text: str, source: Path) -> Rubric:
+    return _from_template({}, text, source, "chat-template")
+
+
+def _from_template(meta: dict, template: str, source: Path, kind: str) -> Rubric:
+    """The rubric of a chat template's turns (`meta`: a Prompty file's frontmatter, or none)."""
     inputs = meta.get("inputs") or {}
     if not isinstance(inputs, dict):
         raise RubricImportError(source, "Prompty field inputs: expected a mapping of input names")
-    turns = _turns(match.group(2))
+    turns = _turns(template)
     body = "\n".join(turns.values())
     name = meta.get("name") or source.stem
     criteria = _criteria(body, name, source)
@@ -71,7 +93,7 @@ def import_prompty(text: str, source: Path) -> Rubric:
             "title": name,
             "description": meta.get("description", ""),
             "provenance": {
-                "format": "prompty",
+                "format": kind,
                 "source": source.name,
                 "inputs": ", ".join(str(k) for k in inputs),
                 "slots": ", ".join(dict.fromkeys(_SLOT.findall(body))),
@@ -105,7 +127,7 @@ def _criteria(body: str, name: str, source: Path) -> list[dict]:
             {"value": _STARS[m.group(1).lower()], "description": m.group(2).strip()} for m in _STAR_LINE.finditer(body)
         ]
     if len(anchors) < 2:
-        found = _prose_scales(body, name) or _binary_answers(body, name)
+        found = _prose_scales(body, name) or _score_from(body) or _binary_answers(body, name)
         if found:
             return found
         raise RubricImportError(
@@ -152,6 +174,31 @@ def _prose_scales(body: str, name: str) -> list[dict]:
                 },
             )
     return list(criteria.values())
+
+
+def _score_from(body: str) -> list[dict]:
+    """ "a score from 1 to 5 for perceived intelligence, where 1 means poor, 3 means normal, and 5
+    means excellent": one criterion, its levels the ends and the values the sentence names."""
+    m = _SCORE_FROM.search(body)
+    if not m or int(m.group(1)) >= int(m.group(2)):
+        return []
+    low, high, trait = int(m.group(1)), int(m.group(2)), m.group(3).strip()
+    named = {int(v): t.strip() for v, t in re.findall(r"(-?\d+) means ([^,;]+?)(?=,|;|$| and )", m.group(4) or "")}
+    ends = {low: f"the least {trait.lower()}", high: f"the most {trait.lower()}"}
+    levels = {**ends, **{v: t for v, t in named.items() if low <= v <= high}}
+    return [
+        {
+            "id": safe_id(kebab(trait), "score"),
+            "title": trait,
+            "description": f"{trait}, a score from {low} to {high} as the prompt asks.",
+            "scale": {
+                "kind": "ordinal",
+                "min": low,
+                "max": high,
+                "anchors": [{"value": v, "description": levels[v]} for v in sorted(levels)],
+            },
+        }
+    ]
 
 
 def _binary_answers(body: str, name: str) -> list[dict]:

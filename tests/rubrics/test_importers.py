@@ -525,6 +525,22 @@ def test_a_judge_prompt_with_a_scoring_scale_imports_and_a_format_only_prompt_do
         load_rubric(format_only)
 
 
+def test_prompt_flows_jinja_evaluation_prompts_import():
+    """Issue 26: Prompt flow's evaluation flows keep their grading prompts as `.jinja2` files (a
+    Prompty body without frontmatter: `system:` / `user:` turns, star lines; G-Eval's layout; a
+    score "from 1 to 5 for X, where 1 means poor"); all were refused (invalid YAML)."""
+    folder = OURS / "promptflow_jinja"
+    coherence = load_rubric(folder / "gpt_coherence_prompt.jinja2")
+    assert coherence.criteria[0].scale.anchors[4].description == "the answer has perfect coherency"
+    assert coherence.role.persona.startswith("You are an AI assistant.")
+    assert load_rubric(folder / "relevance.jinja2").criteria[0].id == "relevance"  # G-Eval, as .jinja2
+    felt = load_rubric(folder / "score-from-prose-layout.jinja2").criteria[0]
+    assert (felt.id, [(a.value, a.description) for a in felt.scale.anchors]) == (
+        "felt-helpfulness",
+        [(1, "poor"), (3, "normal"), (5, "excellent")],
+    )
+
+
 def test_g_eval_layouts_of_its_users_import():
     """Issue 26: a criterion named on the `Evaluation Criteria:` line itself was refused; a prompt
     for another task keeps its own slot."""

@@ -24,7 +24,7 @@ from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
 
 from . import analytics
-from .sqlfiles import SQL_DIR, fetch, fetch_tuples, run_sql, sql, statements, transaction
+from .sqlfiles import SQL_DIR, fetch, fetch_tuples, literal, run_sql, sql, statements, transaction
 
 __all__ = [
     "SQL_DIR",
@@ -119,8 +119,7 @@ def _attach_writer(path: Path, config: dict) -> duckdb.DuckDBPyConnection:
         else:
             hub, users = duckdb.connect(":memory:", config=config), 0
             try:
-                literal = "'" + str(path).replace("'", "''") + "'"  # ATTACH takes no parameters
-                hub.execute(f"ATTACH {literal} AS {WAREHOUSE_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+                hub.execute(f"ATTACH {literal(path)} AS {WAREHOUSE_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
             except duckdb.Error:
                 hub.close()
                 raise

@@ -26,6 +26,12 @@ def statements(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> Itera
         yield statement, {p: params[p] for p in statement.named_parameters}
 
 
+def literal(value: object) -> str:
+    """A value as a quoted SQL string, for the statements DuckDB takes no parameters in (ATTACH,
+    COPY ... TO)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def fetch(con: duckdb.DuckDBPyConnection, name: str, **params) -> list[dict]:
     """The rows of a one-query `.sql` file, as dicts."""
     [(statement, used)] = statements(con, name, params)

@@ -17,7 +17,7 @@ from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units, unit_fingerprint
 
 from . import analytics
-from .sqlfiles import fetch, run_sql, sql, transaction
+from .sqlfiles import fetch, literal, run_sql, sql, transaction
 
 
 def load_corpus(
@@ -174,16 +174,12 @@ def _write_plan(con: duckdb.DuckDBPyConnection, corpus_id: str, out_dir: Path) -
     for index in range(shards):  # DuckDB writes the files itself: the plan never passes through Python
         path = out_dir / f"shard-{index:05d}.parquet"
         con.execute(
-            f"COPY ({sql('plan_shard.sql')}) TO {_literal(path)} (FORMAT parquet)",
+            f"COPY ({sql('plan_shard.sql')}) TO {literal(path)} (FORMAT parquet)",
             {"corpus": corpus_id, "shard": index},
         )
         files.append(path)
     con.execute("DROP TABLE plan")
     return files, cells, int(chars)
-
-
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
 
 
 # A run's shard loads refresh the analytics at most this often (warehouse/analytics.refresh), their

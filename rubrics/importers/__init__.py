@@ -25,9 +25,9 @@ from . import (
     skillset,
     xml_spec,
 )
+from .common import TEXT_SUFFIXES
 
 Importer = Callable[[Any, Path], list[Rubric]]
-TEXT_SUFFIXES = (".md", ".txt", ".prompt", ".jinja2", ".j2")  # prompts as text, Prompt flow's as Jinja templates
 
 
 def detect_and_import(text: str, path: Path) -> list[Rubric]:
@@ -45,9 +45,7 @@ def guarded(found: tuple[str, Importer], data: Any, path: Path) -> list[Rubric]:
     name, read = found
     try:
         return read(data, path)
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        if isinstance(exc, RubricImportError):
-            raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:  # RubricImportError passes
         raise RubricImportError(
             path, f"read as {name}, but a field has a form that importer does not take ({type(exc).__name__}: {exc})"
         ) from None

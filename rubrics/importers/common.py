@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ..documents import RubricImportError
+
+TEXT_SUFFIXES = (".md", ".txt", ".prompt", ".jinja2", ".j2")  # prompts as text, Prompt flow's as Jinja templates
 
 
 def kebab(name: str, fallback: str = "rubric") -> str:
@@ -31,14 +34,14 @@ def safe_id(raw: object, fallback: str) -> str:
     return text[:128] or fallback
 
 
-def number(value: object, source: Path, field: str) -> float:
+def number(value: Any, source: Path, field: str) -> float:
     """A field that must be a number (a numeric string counts, as YAML users write "2"); anything
     else is an error naming the field, never a silent default."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise RubricImportError(source, f"field {field}: a number is required, found {value!r}")
     try:
-        return float(value)
-    except ValueError:
+        if isinstance(value, bool):
+            raise TypeError(value)
+        return float(value)  # what float refuses is the error below
+    except (TypeError, ValueError):
         raise RubricImportError(source, f"field {field}: a number is required, found {value!r}") from None
 
 

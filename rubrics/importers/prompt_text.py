@@ -19,8 +19,7 @@ from .levels import anchors_from_text, section_scores_span
 PROMETHEUS_MARK = "###Score Rubrics:"
 _SKILL = re.compile(r"^[ \t]*\[Skill\s*(?:\d+\s*[.:)]?)?\s*:?\s*([^\]\n]+?)\s*\][ \t]*$", re.I | re.M)
 _BRACKET_HEADING = re.compile(r"^[ \t]*\[[^\]\n]+\][ \t]*$", re.M)
-_FORMAT_SLOT = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
-_SLOT = re.compile(r"\{\{\s*([A-Za-z_][\w ]*?)\s*\}\}")
+_SLOTS = re.compile(r"\{\{\s*[A-Za-z_][\w ]*?\s*\}\}|(?<!\{)\{[A-Za-z_]\w*\}(?!\})")  # {{Document}}, {summary}
 _HEADING = re.compile(
     r"^\s*(Evaluation Criteria|Evaluation Steps|Evaluation Form[^:\n]*|Example|Source Text|"
     r"Summary|Document|Response|Instruction)s?\s*:\s*$",
@@ -76,10 +75,7 @@ def import_geval(text: str, source: Path) -> Rubric:
         for line in sections.get("evaluation steps", "").splitlines()
         if line.strip()
     ]
-    written = list(
-        dict.fromkeys([f"{{{{{n}}}}}" for n in _SLOT.findall(text)] + [f"{{{n}}}" for n in _FORMAT_SLOT.findall(text)])
-    )
-    slots = [w.strip("{}") for w in written]  # {{Document}} or {summary}, as the prompt writes them
+    written = _slots(text)
     anchors = anchors_from_text(criteria_text) or [
         {"value": low, "label": "lowest", "description": f"the text shows none of: {name.lower()}"},
         {"value": high, "label": "highest", "description": f"the text fully shows: {name.lower()}"},
@@ -88,7 +84,7 @@ def import_geval(text: str, source: Path) -> Rubric:
         "metadata": {
             "id": kebab(f"{source.stem}"),
             "title": name.strip(),
-            "provenance": {"format": "g-eval", "source": source.name, "slots": ", ".join(slots)},
+            "provenance": {"format": "g-eval", "source": source.name, "slots": ", ".join(_names(written))},
         },
         "goal": _intro(text) or f"Rate the text on {name.strip()}.",
         "criteria": [
@@ -103,10 +99,7 @@ def import_geval(text: str, source: Path) -> Rubric:
         if steps
         else [],
     }
-    if slots:
-        doc["instructions"].append(
-            f"The prompt's slots {', '.join(written)} are the INPUT, CONTEXT and TEXT blocks of the data."
-        )
+    doc["instructions"] += _slot_note(written)
     return rubric_from_data(doc, source)
 
 
@@ -173,7 +166,7 @@ def import_scored_prompt(text: str, source: Path) -> Rubric:
     named = _EVALUATOR_NAME.search(text)
     name = named.group(1) if named else source.stem
     intro = re.split(r"^[ \t]*(?:#{1,4}[ \t]|-{3,}[ \t]*$)", text, maxsplit=1, flags=re.M)[0]
-    written = list(dict.fromkeys(m.group(0) for m in re.finditer(r"\{\{\s*\w+\s*\}\}|(?<!\{)\{\w+\}(?!\})", text)))
+    written = _slots(text)
     doc: dict[str, Any] = {
         "metadata": {
             "id": kebab(source.stem),
@@ -181,9 +174,7 @@ def import_scored_prompt(text: str, source: Path) -> Rubric:
             "provenance": {"format": "judge-prompt", "source": source.name, "slots": ", ".join(written)},
         },
         "goal": " ".join(intro.split())[:1000] or f"Rate the response on {name}.",
-        "instructions": [f"The prompt's slots {', '.join(written)} are the INPUT, CONTEXT and TEXT blocks of the data."]
-        if written
-        else [],
+        "instructions": _slot_note(written),
         "criteria": [
             {
                 "id": safe_id(kebab(name), "score"),
@@ -222,17 +213,34 @@ def import_flask_prompt(text: str, source: Path) -> Rubric:
                 "scale": {"kind": "ordinal", "anchors": anchors},
             }
         )
-    slots = list(dict.fromkeys(_FORMAT_SLOT.findall(text)))
     doc: dict[str, Any] = {
         "metadata": {
             "id": kebab(source.stem),
             "title": source.stem,
-            "provenance": {"format": "flask-prompt", "source": source.name, "slots": ", ".join(slots)},
+            "provenance": {"format": "flask-prompt", "source": source.name, "slots": ", ".join(_names(_slots(text)))},
         },
         "goal": " ".join(text[: skills[0].start()].split())[:1000] or "Score the response on each skill.",
         "criteria": criteria,
     }
     return rubric_from_data(doc, source)
+
+
+def _slots(text: str) -> list[str]:
+    """The prompt's slots as it writes them (`{{Document}}`, `{summary}`), each once, in order."""
+    return list(dict.fromkeys(_SLOTS.findall(text)))
+
+
+def _names(written: list[str]) -> list[str]:
+    return [w.strip("{} ") for w in written]
+
+
+def _slot_note(written: list[str]) -> list[str]:
+    """The instruction that maps a prompt's slots onto rubricflow's blocks (none without slots)."""
+    return (
+        [f"The prompt's slots {', '.join(written)} are the INPUT, CONTEXT and TEXT blocks of the data."]
+        if written
+        else []
+    )
 
 
 def _sections(text: str) -> dict[str, str]:

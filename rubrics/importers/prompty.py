@@ -19,7 +19,7 @@ from typing import Any
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
-from .common import kebab, safe_id
+from .common import TEXT_SUFFIXES, kebab, safe_id
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n?(.*)\Z", re.S)
 _ROLE = re.compile(r"^(?:#+[ \t]*)?(system|user|assistant)\s*:\s*$", re.M | re.I)
@@ -65,7 +65,7 @@ def import_prompty(text: str, source: Path) -> Rubric:
 def looks_like_chat_template(text: str, path: Path) -> bool:
     """A Prompty body without its frontmatter, as Prompt flow keeps its built-in evaluation prompts
     (`gpt_coherence_prompt.jinja2`): `system:` / `user:` turns and a rating scale in them."""
-    if path.suffix.lower() not in (".jinja2", ".j2", ".txt", ".md", ".prompt") or _FRONTMATTER.match(text.lstrip()):
+    if path.suffix.lower() not in TEXT_SUFFIXES or _FRONTMATTER.match(text.lstrip()):
         return False
     scale = _STAR_LINE, _LEVEL_HEADING, _PROSE_SCALE, _SCORE_FROM, _BINARY_ANSWER
     return bool(_ROLE.search(text)) and any(pattern.search(text) for pattern in scale)
@@ -154,25 +154,8 @@ def _prose_scales(body: str, name: str) -> list[dict]:
     criteria: dict[str, dict] = {}
     for m in _PROSE_SCALE.finditer(body):
         trait = name if m.group(1).strip().lower() == "score" else m.group(1).strip()
-        low, high = int(m.group(2)), int(m.group(3))
-        if low < high:
-            criteria.setdefault(
-                kebab(trait),
-                {
-                    "id": safe_id(kebab(trait), "score"),
-                    "title": trait,
-                    "description": f"{trait}, an integer from {low} to {high} as the prompt asks.",
-                    "scale": {
-                        "kind": "ordinal",
-                        "min": low,
-                        "max": high,
-                        "anchors": [
-                            {"value": low, "label": "lowest", "description": f"the least {trait.lower()}"},
-                            {"value": high, "label": "highest", "description": f"the most {trait.lower()}"},
-                        ],
-                    },
-                },
-            )
+        if int(m.group(2)) < int(m.group(3)):
+            criteria.setdefault(kebab(trait), _stated_scale(trait, int(m.group(2)), int(m.group(3)), {}))
     return list(criteria.values())
 
 
@@ -182,23 +165,25 @@ def _score_from(body: str) -> list[dict]:
     m = _SCORE_FROM.search(body)
     if not m or int(m.group(1)) >= int(m.group(2)):
         return []
-    low, high, trait = int(m.group(1)), int(m.group(2)), m.group(3).strip()
     named = {int(v): t.strip() for v, t in re.findall(r"(-?\d+) means ([^,;]+?)(?=,|;|$| and )", m.group(4) or "")}
-    ends = {low: f"the least {trait.lower()}", high: f"the most {trait.lower()}"}
-    levels = {**ends, **{v: t for v, t in named.items() if low <= v <= high}}
-    return [
-        {
-            "id": safe_id(kebab(trait), "score"),
-            "title": trait,
-            "description": f"{trait}, a score from {low} to {high} as the prompt asks.",
-            "scale": {
-                "kind": "ordinal",
-                "min": low,
-                "max": high,
-                "anchors": [{"value": v, "description": levels[v]} for v in sorted(levels)],
-            },
-        }
-    ]
+    return [_stated_scale(m.group(3).strip(), int(m.group(1)), int(m.group(2)), named)]
+
+
+def _stated_scale(trait: str, low: int, high: int, named: dict[int, str]) -> dict:
+    """A criterion whose scale the prompt states in prose: its two ends, and the values it names."""
+    levels = {low: f"the least {trait.lower()}", high: f"the most {trait.lower()}"}
+    levels |= {v: t for v, t in named.items() if low <= v <= high}
+    return {
+        "id": safe_id(kebab(trait), "score"),
+        "title": trait,
+        "description": f"{trait}, a score from {low} to {high} as the prompt asks.",
+        "scale": {
+            "kind": "ordinal",
+            "min": low,
+            "max": high,
+            "anchors": [{"value": v, "description": levels[v]} for v in sorted(levels)],
+        },
+    }
 
 
 def _binary_answers(body: str, name: str) -> list[dict]:

@@ -157,6 +157,21 @@ def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
     return Markup("").join(out)
 
 
+def read_text(fetch, corpus: str, text_id: str) -> dict | None:
+    """What the text page shows, read with `fetch(sql_name, **params)`: the text, its current
+    judgments with their calls, its scores and the patterns that hit it; None for an unknown text."""
+    found = fetch("view_text.sql", corpus=corpus, text=text_id)
+    if not found:
+        return None
+    key = {"corpus": corpus, "text": text_id}
+    return {
+        "text": found[0],
+        "judgments": fetch("view_text_judgments.sql", **key, version=found[0]["version"]),
+        "patterns": fetch("view_text_patterns.sql", **key),
+        "scores": fetch("view_text_scores.sql", **key),
+    }
+
+
 def url(path: str, *parts: dict, **query) -> str:
     """A link with its query string; `parts` are dicts of parameters (a page's key and filters)."""
     merged = {k: v for part in (*parts, query) for k, v in part.items() if v is not None}
@@ -241,15 +256,13 @@ class Pages:
     def text(self, request: Request) -> HTMLResponse:
         corpus, text_id = request.query_params.get("corpus"), request.query_params.get("id")
         require({"corpus": corpus, "id": text_id}, "corpus", "id")
-        found = self.store.fetch("view_text.sql", corpus=corpus, text=text_id)
-        if not found:
+        found = read_text(self.store.fetch, corpus, text_id)
+        if found is None:
             return self.page("missing.html", what=f"text {text_id!r} of corpus {corpus!r}")
-        judgments = self.store.fetch("view_text_judgments.sql", corpus=corpus, text=text_id)
+        t, judgments = found["text"], found["judgments"]
         sides = [h for h in (request.query_params.get("a"), request.query_params.get("b")) if h]
         quotes = [q for j in judgments if j["evidence_verified"] for q in (j["evidence"] or [])]
-        marked = highlight(
-            found[0]["text"], quotes, self.store.fetch("view_text_patterns.sql", corpus=corpus, text=text_id)
-        )
+        marked = highlight(t["text"], quotes, found["patterns"])
         groups: dict[tuple, list[dict]] = {}
         for j in judgments:
             groups.setdefault((j["rubric"], j["rubric_hash"], j["judge_hash"], j["model"]), []).append(j)
@@ -260,8 +273,7 @@ class Pages:
                     key=lambda g: (g[0][1] not in sides, sides.index(g[0][1]) if g[0][1] in sides else 0),
                 )
             )
-        scores = self.store.fetch("view_text_scores.sql", corpus=corpus, text=text_id)
-        return self.page("text.html", t=found[0], marked=marked, groups=groups, sides=sides, scores=scores)
+        return self.page("text.html", t=t, marked=marked, groups=groups, sides=sides, scores=found["scores"])
 
     def ab(self, request: Request) -> HTMLResponse:
         corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))

@@ -12,6 +12,7 @@ runs more).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -30,6 +31,7 @@ from hypothesis import strategies as st
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import call_units
+from rubricflow.tasks.presentation.viewer import read_text
 from rubricflow.warehouse import analytics, db, rows, sqlfiles, steps
 from tests.conftest import ROOT
 
@@ -290,6 +292,22 @@ def assert_materialised_equals_scratch(path: Path) -> None:
         analytics.rebuild(con)
         for name in TABLES:
             assert materialised[name] == table(con, name), f"{name} after rebuild"
+        assert_text_pages_show_current_judgments(con)
+
+
+def assert_text_pages_show_current_judgments(con) -> None:
+    """The viewer's text page reads a text's judgments by its version, not through current_judgments:
+    the same rows for every text, changed and removed ones included."""
+    fetch = functools.partial(db.fetch, con)
+    for corpus, text_id in con.execute("SELECT corpus_id, text_id FROM texts").fetchall():
+        shown = (read_text(fetch, corpus, text_id) or {"judgments": []})["judgments"]
+        expected = con.execute(
+            """SELECT rubric_hash, judge_hash, criterion_id, sample, value FROM current_judgments
+               WHERE corpus_id = $corpus AND text_id = $text""",
+            {"corpus": corpus, "text": text_id},
+        ).fetchall()
+        got = [(j["rubric_hash"], j["judge_hash"], j["criterion_id"], j["sample"], j["value"]) for j in shown]
+        assert sorted(got, key=repr) == sorted(expected, key=repr), text_id
 
 
 @pytest.mark.slow  # tens of random warehouses, each with kill -9 loads

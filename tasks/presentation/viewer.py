@@ -254,7 +254,7 @@ class Pages:
         )
 
     def text(self, request: Request) -> HTMLResponse:
-        corpus, text_id = request.query_params.get("corpus"), request.query_params.get("id")
+        corpus, text_id = request.query_params.get("corpus") or "", request.query_params.get("id") or ""
         require({"corpus": corpus, "id": text_id}, "corpus", "id")
         found = read_text(self.store.fetch, corpus, text_id)
         if found is None:

@@ -65,6 +65,20 @@ def lock_wait_s() -> float:
         raise InputError(f"${LOCK_WAIT_ENV} must be a number of seconds") from None
 
 
+MEMORY_ENV = "RUBRICFLOW_DUCKDB_MEMORY"
+MEMORY_SIZE = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+
+
+def memory_config() -> dict:
+    """DuckDB's memory limit for this process's warehouse connections: $RUBRICFLOW_DUCKDB_MEMORY
+    (e.g. 1GB), past which DuckDB spills to disk; unset, DuckDB's default (80% of the machine's
+    memory), which a large step fills with cache (1M texts: a run's preparation 2 GB; 1GB: 1.3 GB)."""
+    limit = os.environ.get(MEMORY_ENV, "").strip()
+    if limit and not MEMORY_SIZE.fullmatch(limit):
+        raise InputError(f"${MEMORY_ENV} must be a size such as 1GB or 512MB, not {limit[:40]!r}")
+    return {"memory_limit": limit} if limit else {}
+
+
 def writer_waiting(path: Path) -> Path:
     """The mark a writer leaves while another process holds the file: long-lived readers (the
     viewer) see it, close their connection and let the writer in (N10)."""
@@ -78,14 +92,15 @@ def connect(
     (DuckDB allows one writing process, or several readers): a `query` or a second command
     delays a running score by a moment instead of failing it. `wait_s` overrides how long."""
     deadline = time.monotonic() + (lock_wait_s() if wait_s is None else wait_s)
+    config = {**memory_config(), **(config or {})}
     pause = 0.05
     mark = None
     try:
         while True:
             try:
                 if read_only:
-                    return duckdb.connect(str(path), read_only=True, config=config or {})
-                return _attach_writer(path, config or {})
+                    return duckdb.connect(str(path), read_only=True, config=config)
+                return _attach_writer(path, config)
             except duckdb.IOException as exc:
                 if not read_only and "lock" in str(exc).lower():
                     mark = _mark_waiting(path)
@@ -117,7 +132,9 @@ def _attach_writer(path: Path, config: dict) -> duckdb.DuckDBPyConnection:
         if key in _writers:
             hub, users = _writers[key]
         else:
-            hub, users = duckdb.connect(":memory:", config=config), 0
+            # spills beside the file (an in-memory hub would spill to .tmp in the working folder)
+            spill = {"temp_directory": str(path.with_name(path.name + ".tmp"))}
+            hub, users = duckdb.connect(":memory:", config={**spill, **config}), 0
             try:
                 hub.execute(f"ATTACH {literal(path)} AS {WAREHOUSE_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
             except duckdb.Error:

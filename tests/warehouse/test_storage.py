@@ -2,7 +2,9 @@
 large the table grows, and every writer connection of one process shares one open file."""
 
 import duckdb
+import pytest
 
+from rubricflow.errors import InputError
 from rubricflow.warehouse import db
 from rubricflow.warehouse.sqlfiles import sql
 
@@ -100,3 +102,32 @@ def test_an_older_warehouses_keyed_tables_lose_their_keys_and_keep_their_rows(tm
     assert nullable == "NO"  # made again by the schema: the columns' other constraints kept
     with db.writer(path) as con:  # opened again: nothing to do
         assert con.execute("SELECT count(*) FROM judgments").fetchone()[0] == 3
+
+
+def test_the_memory_limit_bounds_every_connection_and_spills_beside_the_warehouse(tmp_path, monkeypatch):
+    """$RUBRICFLOW_DUCKDB_MEMORY caps DuckDB's memory; what does not fit spills to a folder beside
+    the file (the writer's in-memory hub would spill to `.tmp` in the working folder), gone after."""
+    path, cwd = tmp_path / "w.duckdb", tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv(db.MEMORY_ENV, "160MB")
+    with db.writer(path) as con:
+        limit, spill = con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+        ).fetchone()
+        # a sort of ~300 MB of strings: more than the limit
+        (count,) = con.execute(
+            "SELECT count(DISTINCT h) FROM (SELECT md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS h "
+            "FROM range(3_000_000) ORDER BY h)"
+        ).fetchone()
+    with db.reader(path) as con:
+        (reader_limit,) = con.execute("SELECT current_setting('memory_limit')").fetchone()
+    assert limit == reader_limit and limit.endswith("MiB") and float(limit.split()[0]) < 160
+    assert spill == str(path) + ".tmp" and count == 3_000_000
+    assert list(cwd.iterdir()) == [] and not (tmp_path / "w.duckdb.tmp").exists()
+
+
+def test_a_memory_limit_that_is_not_a_size_is_refused_by_name(tmp_path, monkeypatch):
+    monkeypatch.setenv(db.MEMORY_ENV, "lots")
+    with pytest.raises(InputError, match=r"\$RUBRICFLOW_DUCKDB_MEMORY must be a size such as 1GB"):
+        db.writer(tmp_path / "w.duckdb").__enter__()

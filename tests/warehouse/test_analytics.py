@@ -439,3 +439,48 @@ def test_a_pairs_new_label_alone_reaches_its_materialised_verdicts(tmp_path):
         assert con.execute("SELECT DISTINCT label FROM pair_verdicts").fetchall() == [("a",)]
         load_texts(con, tmp_path / "second.parquet", pair("b"))
         assert con.execute("SELECT DISTINCT label FROM pair_verdicts").fetchall() == [("b",)]
+
+
+def covering_row_groups(con, table: str, text_id: str) -> tuple[int, int]:
+    """How many of the table's row groups a lookup of one text must read (their text_id min/max
+    hold it), of how many."""
+    groups = con.execute(
+        f"""SELECT row_group_id, stats.min::VARCHAR, stats.max::VARCHAR FROM pragma_storage_info('{table}')
+            WHERE column_name = 'text_id' AND segment_type = 'VARCHAR'"""
+    ).fetchall()
+    covering = {g for g, low, high in groups if low <= text_id <= high}
+    return len(covering), len({g for g, _, _ in groups})
+
+
+def test_one_texts_materialised_rows_sit_in_a_few_row_groups(tmp_path):
+    """The refresh writes the per-text tables in (corpus, judgment set, text) order: in the order
+    an aggregate left them, every row group held texts from all over the corpus, and one text's
+    scores read every row group (20M judgments: 17 ms instead of 1.7)."""
+    texts, bundle = 40_000, BUNDLES[2]  # 3 criteria; two judges: 80k text scores, 240k criterion scores
+    with db.writer(tmp_path / "w.duckdb") as con:
+        db.register_rubric(con, bundle)
+        con.execute("INSERT INTO corpora VALUES ('c', 'synthetic', '-', $n, 0, current_timestamp, NULL)", {"n": texts})
+        con.execute(
+            "INSERT INTO texts (corpus_id, text_id, sha256, text) SELECT 'c', 't' || lpad(range::VARCHAR, 5, '0'), "
+            "sha256(range::VARCHAR), 'text ' || range FROM range($n)",
+            {"n": texts},
+        )
+        for judge in ("j1", "j2"):
+            con.execute(
+                """INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples,
+                   parameters, status, started_at) VALUES ($judge, 'c', $rubric, $judge, 'm', 'holistic', 1, '{}',
+                   'completed', current_timestamp)""",
+                {"judge": judge, "rubric": bundle.hash},
+            )
+            con.execute(
+                """INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash,
+                   sample, value, unit_score, status, text_sha256)
+                   SELECT sha256(t.text_id || $judge), c.id, $judge, 'c', t.text_id, $rubric, $judge, 0,
+                          '2', 0.5, 'scored', t.sha256
+                   FROM texts t, unnest(['x', 'y', 'z']) c(id) ORDER BY hash(t.text_id, c.id)""",
+                {"judge": judge, "rubric": bundle.hash},
+            )
+        analytics.rebuild(con)
+        for table, most in (("mat_text_scores", 3), ("mat_criterion_scores", 4)):
+            covering, groups = covering_row_groups(con, table, "t20000")
+            assert covering <= most < groups, (table, covering, groups)

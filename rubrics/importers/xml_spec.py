@@ -304,13 +304,13 @@ def _clean(text: str) -> str:
     return _XML_UNSAFE.sub("", text)
 
 
-_NAME = re.compile(r"^[A-Za-z_][\w.-]*$", re.ASCII)
+_NAME = re.compile(r"[A-Za-z_][\w.-]*", re.ASCII)  # fullmatch: "$" would let "A\n" through
 _XML_UNSAFE = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _encode(tag: str, value: Any) -> ET.Element:
     """Typed generic XML: `t` says d(ict), l(ist), s(tr), j(son-quoted str), i(nt), f(loat), b(ool), n(ull)."""
-    if _NAME.match(tag) and not tag.lower().startswith("xml"):
+    if _NAME.fullmatch(tag) and not tag.lower().startswith("xml"):
         attrs = {}
     elif _XML_UNSAFE.search(tag) or any(ch in tag for ch in "\t\n\r"):  # attribute values lose these
         attrs = {"jkey": json.dumps(tag)}

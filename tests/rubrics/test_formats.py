@@ -3,6 +3,7 @@ from hypothesis import HealthCheck, given, settings
 
 from rubricflow.rubrics.compiler import compile_or_raise, content_hash
 from rubricflow.rubrics.formats import RubricImportError, dump, load_rubric, load_rubrics, loads_rubrics
+from rubricflow.rubrics.model import Rubric
 
 from ..conftest import user_rubric_files
 from .strategies import rubrics
@@ -17,6 +18,15 @@ def test_native_round_trip_yaml_json_xml(r):
         again = loads_rubrics(dump(r, fmt), f"r.{fmt}")
         assert again == [r], fmt
         assert content_hash(again[0]) == content_hash(r)
+
+
+def test_a_metadata_key_ending_in_a_newline_survives_xml():
+    """Found by the round trip above: "A\n" passed the XML tag-name check (`$` matches before a final
+    newline), became the tag `<A>`, and came back as "A"."""
+    r = Rubric.model_validate(
+        {"metadata": {"id": "k", "provenance": {"A\n": None, "B": 1}}, "goal": "g", "criteria": [{"id": "c"}]}
+    )
+    assert loads_rubrics(dump(r, "xml"), "r.xml") == [r]
 
 
 def test_the_rubric_files_users_bring_cover_every_format():

@@ -72,7 +72,7 @@ MEMORY_SIZE = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IG
 def memory_config() -> dict:
     """DuckDB's memory limit for this process's warehouse connections: $RUBRICFLOW_DUCKDB_MEMORY
     (e.g. 1GB), past which DuckDB spills to disk; unset, DuckDB's default (80% of the machine's
-    memory), which a large step fills with cache (1M texts: a run's preparation 2 GB; 1GB: 1.3 GB)."""
+    memory), which a large step fills with cache (1M texts: a run's preparation 2,018 MiB; 1GB: 1,295)."""
     limit = os.environ.get(MEMORY_ENV, "").strip()
     if limit and not MEMORY_SIZE.fullmatch(limit):
         raise InputError(f"${MEMORY_ENV} must be a size such as 1GB or 512MB, not {limit[:40]!r}")

@@ -165,21 +165,21 @@ def import_scored_prompt(text: str, source: Path) -> Rubric:
     heading, section = found
     named = _EVALUATOR_NAME.search(text)
     name = named.group(1) if named else source.stem
-    intro = re.split(r"^[ \t]*(?:#{1,4}[ \t]|-{3,}[ \t]*$)", text, maxsplit=1, flags=re.M)[0]
+    intro = " ".join(re.split(r"^[ \t]*(?:#{1,4}[ \t]|-{3,}[ \t]*$)", text, maxsplit=1, flags=re.M)[0].split())
     written = _slots(text)
     doc: dict[str, Any] = {
         "metadata": {
             "id": kebab(source.stem),
             "title": name,
-            "provenance": {"format": "judge-prompt", "source": source.name, "slots": ", ".join(written)},
+            "provenance": {"format": "judge-prompt", "source": source.name, "slots": ", ".join(_names(written))},
         },
-        "goal": " ".join(intro.split())[:1000] or f"Rate the response on {name}.",
+        "goal": intro[:1000] or f"Rate the response on {name}.",
         "instructions": _slot_note(written),
         "criteria": [
             {
                 "id": safe_id(kebab(name), "score"),
                 "title": name,
-                "description": " ".join(intro.split())[:2000] or heading.group(0).strip("# \t"),
+                "description": intro[:2000] or heading.group(0).strip("# \t"),
                 "scale": {"kind": "ordinal", "anchors": anchors_from_text(section)},
             }
         ],

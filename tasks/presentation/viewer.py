@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -157,7 +158,7 @@ def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
     return Markup("").join(out)
 
 
-def read_text(fetch, corpus: str, text_id: str) -> dict | None:
+def read_text(fetch: Callable[..., list[dict]], corpus: str, text_id: str) -> dict | None:
     """What the text page shows, read with `fetch(sql_name, **params)`: the text, its current
     judgments with their calls, its scores and the patterns that hit it; None for an unknown text."""
     found = fetch("view_text.sql", corpus=corpus, text=text_id)

@@ -518,7 +518,7 @@ def test_a_judge_prompt_with_a_scoring_scale_imports_and_a_format_only_prompt_do
     (c,) = r.criteria
     assert (c.id, c.title, c.scale.domain()) == ("faithfulness", "Faithfulness", [1, 2, 3, 4, 5])
     assert c.scale.anchors[4].description.startswith("Fully faithful.") and r.goal.startswith("You are a")
-    assert r.metadata.provenance["slots"] == "{{query}}, {{response}}, {{ground_truth}}"
+    assert r.metadata.provenance["slots"] == "query, response, ground_truth"  # names, as every importer gives them
     format_only = tmp_path / "format.md"  # a scale heading with no levels under it is no rubric
     format_only.write_text("Answer in JSON.\n\n### Scoring scale\nUse the usual one.\n")
     with pytest.raises(RubricImportError, match="not a rubric"):

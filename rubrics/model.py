@@ -41,7 +41,7 @@ def _version_text(value: Any) -> Any:
 
 
 def _check_semver(value: str) -> str:
-    if not _SEMVER.match(value):
+    if not _SEMVER.fullmatch(value):  # not match: "$" also matches before a final newline
         raise ValueError(
             f"version {value!r} is not semantic versioning: MAJOR.MINOR.PATCH, numbers without leading "
             "zeros (e.g. 1.0.0 or 2.10.0-rc.1)"

@@ -166,3 +166,6 @@ def test_a_version_with_leading_zeros_is_refused_when_read_not_later(tmp_path):
     f.write_text("metadata: {id: r, version: 01.0.0}\ngoal: g\ncriteria: [{id: a}]\n")
     with pytest.raises(RubricImportError, match=r"r.yaml: field metadata.version: version '01.0.0' is not semantic"):
         load_rubric(f)
+    f.write_text('metadata: {id: r, version: "1.0.0\\n"}\ngoal: g\ncriteria: [{id: a}]\n')  # "$" matched before it
+    with pytest.raises(RubricImportError, match=r"version '1.0.0\\n' is not semantic"):
+        load_rubric(f)

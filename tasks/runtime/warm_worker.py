@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rubricflow.layout import code_folders
 from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env, state_dir, use_shared_server
 
 WORKER_FLAG = "--serve-warm-worker"  # `python -m rubricflow.launch --serve-warm-worker SOCKET KEY` is a worker
@@ -100,8 +101,6 @@ def setup_key() -> str:
     Prefect's settings (its variables and the settings files Prefect reads from the working
     directory), the installed distributions (each import folder's modification time: installing or
     removing a package changes it) and rubricflow's code (N11: the worker kept running old code)."""
-    import importlib.util
-
     h = hashlib.sha256()
     h.update(f"{sys.executable}\0{state_dir()}\0".encode())
     for name in sorted(
@@ -118,12 +117,10 @@ def setup_key() -> str:
     for name in PREFECT_SETTINGS_FILES:
         file = Path(name)
         h.update(file.read_bytes() if file.is_file() else b"-")
-    for package in ("rubricflow", "rubricflow.tasks", "rubricflow.flows", "rubricflow.rubrics", "rubricflow.warehouse"):
-        spec = importlib.util.find_spec(package)
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            for file in sorted(Path(folder).rglob("*.py")):
-                st = file.stat()
-                h.update(f"{file}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    for folder in code_folders():
+        for file in sorted(folder.rglob("*.py")):
+            st = file.stat()
+            h.update(f"{file}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return h.hexdigest()[:20]
 
 

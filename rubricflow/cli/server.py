@@ -31,6 +31,12 @@ def judge_server(
         False, help="Drop system messages, as a chat template without a system role does."
     ),
     slots: int = typer.Option(0, help="Answer at most this many requests at once; the rest queue (0: no limit)."),
+    reasoning_tokens: int = typer.Option(
+        0,
+        min=0,
+        help="Act as a reasoning model (o-series, GPT-5): refuse max_tokens, temperature and logprobs with "
+        "OpenAI's 400s, and spend this many hidden reasoning tokens of max_completion_tokens per answer.",
+    ),
     batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
     batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
     batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
@@ -68,6 +74,7 @@ def judge_server(
         refusal_status=refusal_status,
         drop_system=drop_system,
         slots=slots,
+        reasoning_tokens=reasoning_tokens,
     )
     try:
         sock = bind(port=port)

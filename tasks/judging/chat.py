@@ -13,6 +13,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from rubricflow.errors import TransientError
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Wait, describe, first_choice, is_transient, post_chat, text_parts
+from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.providers import client_for
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.verify import AnswerError
@@ -38,13 +39,14 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
         "max_tokens": config.max_tokens,
         "response_format": {"type": "json_object"},
     }
+    form = RequestForm(config.reasoning_tokens)  # a reasoning model's max_completion_tokens, learned once per call
     retrying = AsyncRetrying(
         stop=stop_after_attempt(config.max_attempts), wait=Wait(), retry=retry_if_exception(is_transient), reraise=True
     )
     try:
         async for attempt in retrying:
             with attempt:
-                response = await post_chat(client, body, timeout_s, config.provider)
+                response = await post_chat(client, body, timeout_s, config.provider, form)
         return scrub(answer_text(response)) or ""  # an endpoint that echoes the request echoes the key
     except AnswerError as exc:
         raise AnswerError(exc.kind, scrub(str(exc)) or "") from None

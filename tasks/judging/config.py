@@ -34,6 +34,11 @@ class JudgeConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # nan/inf: refused, not sent
     seed: int | None = None
     max_tokens: int = Field(default=1024, ge=16)
+    reasoning_tokens: int = Field(default=4096, ge=0)
+    """Room for a reasoning model's hidden reasoning (o-series, GPT-5), on top of max_tokens, once the
+    server is found to reason (it refuses max_tokens, or reports reasoning tokens): reasoning counts
+    against the completion budget, and an answer budget alone ends in an empty answer cut off at the
+    limit. Not part of the judge hash: it leaves room, it does not change what is asked."""
     output_mode: Literal["auto", "json_schema", "json_object", "tools", "text"] = "auto"
     """How the answer's structure is asked for; auto starts at json_schema and falls back per run."""
     system_prompt: Literal["auto", "system", "user"] = "auto"

@@ -29,6 +29,7 @@ from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
+from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.prompts import REASK_MARK
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
@@ -178,18 +179,40 @@ def gateway_answer(response: Any) -> Any:
     return response
 
 
-async def post_chat(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float, provider: str | None = None) -> Any:
+async def post_chat(
+    client: AsyncOpenAI,
+    body: dict[str, Any],
+    timeout_s: float,
+    provider: str | None = None,
+    form: RequestForm | None = None,
+) -> Any:
     """One chat request under a deadline for the whole answer, for every model call the project
     makes: a read timeout alone never fires on a server that drips a byte at a time. The body goes
     through the client's `post` as built: `chat.completions.create` first walks every message
     against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells.
-    The provider (tasks/judging/providers) translates the body to its wire API and the answer back."""
+    The provider (tasks/judging/providers) translates the body to its wire API and the answer back.
+    `form` (tasks/judging/params) is how this server wants max_tokens and temperature: a 400 refusing
+    one is learned and the call sent again in the supported form."""
+    form = form or RequestForm()
+    while True:  # each parameter is learned once, so at most one more send per refused parameter
+        sent = form.apply(body)
+        try:
+            response = await _post_once(client, sent, timeout_s, provider)
+            break
+        except openai.BadRequestError as exc:
+            if not form.learn(exc, sent):
+                raise
+    form.observe(response)
+    return response
+
+
+async def _post_once(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float, provider: str | None) -> Any:
     wire = providers.provider(provider)
     try:
         async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
             response = await client.post(
                 wire.path,
-                body=wire.encoded(body),
+                content=wire.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
                 cast_to=wire.cast_to,
                 options={"timeout": timeout_s, "headers": wire.request_headers()},
             )
@@ -340,6 +363,7 @@ class Judge:
         self.first_setup_error: str | None = None
         self.judge_hash = config.judge_hash()
         self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
+        self.form = RequestForm(config.reasoning_tokens)  # max_tokens / temperature as this server takes them
         self.logprobs = config.wants_logprobs()  # False once the endpoint refuses them
         # where the rubric goes: the system message, or the user turn for a server whose chat
         # template drops the system role (found by the delivery check when system_prompt is auto)
@@ -433,7 +457,7 @@ class Judge:
                     if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
                         kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
                     reserved = self._reserve(prompt)
-                    await self.limiter.admit(prompt.prompt_tokens + self.config.max_tokens)
+                    await self.limiter.admit(prompt.prompt_tokens + self.form.completion_budget(self.config.max_tokens))
                     attempts.count += 1
                     started = time.perf_counter()
                     attempts.queued_s += started - waiting_since
@@ -464,7 +488,11 @@ class Judge:
         raise AssertionError("unreachable")
 
     async def _create(self, body: dict[str, Any]) -> Any:
-        return await post_chat(self.client, body, self.timeout_s, self.config.provider)
+        try:
+            return await post_chat(self.client, body, self.timeout_s, self.config.provider, self.form)
+        finally:
+            while self.form.notes:  # what the run learned about the server's parameters, said once
+                notify("note", f"{self.form.notes.pop(0)}; this run adapts its requests")
 
     def _note_refusal(self, exc: BaseException) -> None:
         """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,
@@ -476,7 +504,7 @@ class Judge:
     def _reserve(self, prompt: Prompt) -> float:
         if not self.spend:
             return 0.0
-        reserved = self.spend.reserve(prompt.prompt_tokens, self.config.max_tokens)
+        reserved = self.spend.reserve(prompt.prompt_tokens, self.form.completion_budget(self.config.max_tokens))
         if reserved is None:
             raise BudgetSpent(f"budget ${self.spend.usd:,.4f} reached: not sent")
         return reserved

@@ -89,6 +89,7 @@ class ServerConfig:
     drop_system: bool = False  # a chat template without a system role: system messages are dropped
     logprobs: bool = True  # returns logprobs when asked; False: refuses a request for them (400)
     slots: int = 0  # answers at most this many requests at once, the others queue (0: no limit)
+    reasoning_tokens: int = 0  # >0: a reasoning model (o-series, GPT-5), see `reasoning_refusal` and `_cut_at_limit`
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
 
@@ -287,6 +288,8 @@ class JudgeServer:
             ]
             return 429, _error("rate limit exceeded", "rate_limit_exceeded"), after if self.config.retry_after else []
         offline_judge.request_schema(body)  # a malformed schema fails here, as on a real server
+        if self.config.reasoning_tokens and reasoning_refusal(body):
+            return 400, reasoning_refusal(body) or {}, []
         refused = self._unsupported(body)
         if refused:
             return self.config.refusal_status, _error(refused), []
@@ -388,7 +391,8 @@ class JudgeServer:
         )
         if fault == "message_null":
             choices[0]["message"] = None
-        completion_tokens = _cut_at_limit(body, choices, content)
+        reasoning = self.config.reasoning_tokens
+        completion_tokens = _cut_at_limit(body, choices, content, reasoning)
         said = choices[0]["message"] if choices else None
         if body.get("logprobs") and said and isinstance(said.get("content"), str):  # what a tool call says has none
             choices[0]["logprobs"] = {
@@ -402,7 +406,7 @@ class JudgeServer:
             "model": str(body.get("model") or self.config.model),
             "system_fingerprint": "fp_rubricflow_offline",
             "choices": choices,
-            "usage": _usage(prompt_tokens, completion_tokens, fault),
+            "usage": _usage(prompt_tokens, completion_tokens, fault, reasoning and min(reasoning, completion_tokens)),
         }
 
 
@@ -442,14 +446,41 @@ def _message(
     return message
 
 
-def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None) -> int:
-    """Like any server: an answer longer than max_tokens is cut there (finish_reason `length`).
-    Returns the completion tokens."""
-    completion_tokens = token_count(content if isinstance(content, str) else "")
+def reasoning_refusal(body: dict) -> dict | None:
+    """OpenAI's 400 to a reasoning model's request that uses max_tokens, a temperature other than
+    the default 1, or logprobs (the error object as the API sends it, param and code included)."""
+    if "max_tokens" in body:
+        message = (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+        )
+        return _error(message, param="max_tokens", code="unsupported_parameter")
+    if body.get("temperature") is not None and body["temperature"] != 1:
+        message = (
+            f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+            "Only the default (1) value is supported."
+        )
+        return _error(message, param="temperature", code="unsupported_value")
+    if body.get("logprobs"):
+        return _error(
+            "Unsupported parameter: 'logprobs' is not supported with this model.",
+            param="logprobs",
+            code="unsupported_parameter",
+        )
+    return None
+
+
+def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None, reasoning: int = 0) -> int:
+    """Like any server: an answer longer than max_tokens is cut there (finish_reason `length`). A
+    reasoning model spends `reasoning` hidden tokens of the limit first: a limit they fill leaves an
+    empty answer. Returns the completion tokens (reasoning included, as OpenAI counts them)."""
+    answer_tokens = token_count(content if isinstance(content, str) else "")
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
-    if not (limit and completion_tokens > limit and choices):
-        return completion_tokens
-    cut = content[: max(1, len(content) * limit // completion_tokens)] if isinstance(content, str) else content
+    room = None if not limit else max(0, limit - reasoning)
+    if room is None or answer_tokens <= room or not choices:
+        return reasoning + answer_tokens
+    cut = content[: len(content) * room // answer_tokens] if isinstance(content, str) else content
+    if not reasoning and isinstance(cut, str):
+        cut = cut or content[:1]  # a classic model writes at least a token
     choices[0]["finish_reason"] = "length"
     if choices[0]["message"] is not None and isinstance(cut, str):
         if choices[0]["message"].get("tool_calls"):
@@ -459,16 +490,19 @@ def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None
     return limit
 
 
-def _usage(prompt_tokens: int, completion_tokens: int, fault: str | None) -> dict[str, Any]:
+def _usage(prompt_tokens: int, completion_tokens: int, fault: str | None, reasoning: int = 0) -> dict[str, Any]:
     if fault == "usage_missing":
         return {}
     if fault == "usage_null":
         return {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if reasoning:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    return usage
 
 
 def token_count(text: str) -> int:
@@ -480,8 +514,13 @@ def token_count(text: str) -> int:
     return ascii_chars // 4 + (len(text) - ascii_chars) + astral
 
 
-def _error(message: str, kind: str = "invalid_request_error") -> dict:
-    return {"error": {"message": message, "type": kind, "code": kind}}
+def _error(
+    message: str, kind: str = "invalid_request_error", param: str | None = None, code: str | None = None
+) -> dict:
+    error: dict[str, Any] = {"message": message, "type": kind, "code": code or kind}
+    if param is not None:
+        error["param"] = param
+    return {"error": error}
 
 
 async def _json(send, status: int, payload: dict, headers: list | None = None) -> None:

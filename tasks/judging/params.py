@@ -1,0 +1,83 @@
+"""The length and sampling parameters a server accepts, learned per run like the output mode.
+
+Reasoning models (OpenAI's o-series, GPT-5) refuse `max_tokens` (they take
+`max_completion_tokens`) and any `temperature` but their default, each with a 400 naming the
+parameter; and their hidden reasoning tokens count against the completion budget, so an answer
+budget alone can end in an empty answer cut off at the limit. A `RequestForm` starts with the
+classic form; an unsupported-parameter 400 switches it (the call is sent once more in the
+supported form, by `post_chat`), and a server found to reason gets `reasoning_tokens` more room.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+COMPLETION_LIMITS = ("max_tokens", "max_completion_tokens")
+
+
+class RequestForm:
+    """How one server wants a request's length and sampling parameters (shared by a run's calls)."""
+
+    def __init__(self, reasoning_tokens: int = 0):
+        self.reasoning_tokens = reasoning_tokens  # room for hidden reasoning, on top of the answer's max_tokens
+        self.limit_param = "max_tokens"
+        self.temperature = True  # False: the server takes only its default, so none is sent
+        self.reasoning = False  # the server reasons (it refused max_tokens, or reported reasoning tokens)
+        self.notes: list[str] = []  # what was learned, for the run's log
+
+    def completion_budget(self, max_tokens: int) -> int:
+        """The completion tokens one call may spend: the answer's, plus reasoning room for a reasoning model."""
+        return max_tokens + (self.reasoning_tokens if self.reasoning else 0)
+
+    def apply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body in the form this server accepts (a new dict; the caller's is kept as built)."""
+        limit = next((body[k] for k in COMPLETION_LIMITS if body.get(k) is not None), None)
+        out = {k: v for k, v in body.items() if k not in COMPLETION_LIMITS}
+        if limit is not None:
+            out[self.limit_param] = self.completion_budget(limit)
+        if not self.temperature:
+            out.pop("temperature", None)
+        return out
+
+    def learn(self, exc: BaseException, sent: dict[str, Any]) -> bool:
+        """Whether `exc` refused a parameter of `sent` that this form now sends otherwise (then the
+        call is worth one more try); a refusal of anything else, or one already learned, is False."""
+        refused = unsupported_parameter(exc)
+        if refused == "max_tokens" and "max_tokens" in sent:
+            if self.limit_param == "max_tokens":  # not yet learned by another call of the run
+                self.notes.append("the endpoint takes max_completion_tokens, not max_tokens (a reasoning model)")
+            self.limit_param, self.reasoning = "max_completion_tokens", True
+            return True
+        if refused == "temperature" and "temperature" in sent:
+            if self.temperature:
+                self.notes.append(f"the endpoint refuses temperature {sent['temperature']}: its default is used")
+            self.temperature = False
+            return True
+        return False
+
+    def observe(self, response: Any) -> None:
+        """A response that reports reasoning tokens marks the server as reasoning (more room from now on)."""
+        details = getattr(getattr(response, "usage", None), "completion_tokens_details", None)
+        spent = getattr(details, "reasoning_tokens", None)
+        if isinstance(spent, int) and spent > 0 and not self.reasoning:
+            self.reasoning = True
+            self.notes.append(f"the endpoint spends reasoning tokens: each call gets {self.reasoning_tokens} more")
+
+
+def unsupported_parameter(exc: BaseException) -> str | None:
+    """`max_tokens` or `temperature` when `exc` is a 400 saying the model does not support that
+    parameter or its value (OpenAI: code unsupported_parameter / unsupported_value, with `param`)."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
+        return None
+    error = exc.body if isinstance(exc.body, dict) else {}
+    error = error.get("error", error) if isinstance(error.get("error"), dict) else error
+    message = f"{error.get('message') or exc.message} {error.get('code') or ''}".lower()
+    if "unsupported" not in message and "not supported" not in message and "only the default" not in message:
+        return None
+    param = error.get("param")
+    for name in ("max_tokens", "temperature"):
+        if param == name or (param is None and f"'{name}'" in message):
+            return name
+    return None

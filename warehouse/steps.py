@@ -147,14 +147,25 @@ def plan_cells(
 def _adopt(
     con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, judge_hash: str, samples: int, run_id: str
 ) -> int:
-    """Copy the cells another rubric version judged with the same unit fingerprint into this run
-    (they ask the same question); returns how many."""
+    """Copy the cells another rubric version judged with the same unit fingerprint, and the cells
+    another corpus judged for the same texts, into this run (they ask the same question); returns how many."""
     with transaction(con):
         run_sql(
             con, "adopt_cells.sql", corpus=corpus_id, rubric=rubric_hash, judge=judge_hash, samples=samples, run=run_id
         )
         adopted = con.execute("SELECT count(*) FROM adopted").fetchall()[0][0]
         con.execute("DROP TABLE adopted")
+        run_sql(  # the same text in another corpus (one file ingested under two ids)
+            con,
+            "adopt_corpus_cells.sql",
+            corpus=corpus_id,
+            rubric=rubric_hash,
+            judge=judge_hash,
+            samples=samples,
+            run=run_id,
+        )
+        adopted += con.execute("SELECT count(*) FROM adopted_corpus").fetchall()[0][0]
+        con.execute("DROP TABLE adopted_corpus")
         analytics.refresh(con)
     return adopted
 

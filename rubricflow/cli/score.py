@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from rubricflow.errors import CheckFailed
+
 from .common import (
     ClusterOpt,
     LimitsOpt,
@@ -95,6 +97,7 @@ def score(
         )
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
+    failures: list[str | None] = []
     for ref in rubric:
         if len(judges) == 1:
             summaries = [
@@ -103,11 +106,13 @@ def score(
         else:
             summaries = run_panel(corpus, ref, warehouse_path(warehouse), judges, shard_size, skip_disqualified)
         for summary in summaries:
-            print_run(warehouse_path(warehouse), summary["run_id"])
+            failures.append(print_run(warehouse_path(warehouse), summary["run_id"]))
     if len(judges) > 1:
         out.print(
             f"a panel of {len(judges)} judges: `rubricflow panel -c {escape(corpus)} -r RUBRIC` for their agreement"
         )
+    if any(failures):
+        raise ScoredNothing("; ".join(f for f in failures if f))
 
 
 def run_score(
@@ -149,8 +154,25 @@ def run_panel(
         return panel_flow(corpus, rubric, str(warehouse), judges, shard_size, skip_disqualified)
 
 
-def print_run(warehouse: Path, run_id: str) -> None:
-    """A run's counts, then its labels, criteria, disqualifiers and pattern hits."""
+class ScoredNothing(CheckFailed):
+    """A run completed but scored nothing: no cell of its own ok, or none of the corpus (exit 1)."""
+
+
+def scored_nothing(run: dict) -> str | None:
+    """Why a completed run still fails: it judged cells and none came back ok (every answer cut off,
+    refused, unusable), or its corpus has no score at all (coverage 0%: nothing judged or adopted)."""
+    if run["status"] == "waiting":  # its cells are in a submitted batch: the next run collects them
+        return None
+    if run["landed_cells"] and not run["ok_cells"]:
+        return f"run {run['run_id']}: none of its {run['landed_cells']} judged cells is ok ({run['errors'] or 'no reason'})"
+    if run["planned_cells"] and not run["coverage"]:
+        return f"run {run['run_id']}: coverage 0% of {run['planned_cells']} cells: nothing of the corpus is scored"
+    return None
+
+
+def print_run(warehouse: Path, run_id: str) -> str | None:
+    """A run's counts, then its labels, criteria, disqualifiers and pattern hits; returns why the
+    run scored nothing, if it did (see `scored_nothing`)."""
 
     from rubricflow.warehouse import db
 
@@ -160,7 +182,11 @@ def print_run(warehouse: Path, run_id: str) -> None:
             f"\n[bold]run {run_id}[/]  rubric {escape(run['rubric'])} ({run['rubric_hash'][:12]})  "
             f"model {escape(run['model'])}  status {run['status']}"
         )
-        adopted = f" ({run['adopted_cells']} from another version's unchanged criteria)" if run["adopted_cells"] else ""
+        adopted = (
+            f" ({run['adopted_cells']} copied: the same question answered for another rubric version or corpus)"
+            if run["adopted_cells"]
+            else ""
+        )
         out.print(
             f"cells: {run['planned_cells']} planned, {run['skipped_cells']} reused from earlier runs{adopted}, "
             f"{run['landed_cells']} judged now ({run['ok_cells']} ok, {run['failed_cells']} failed"
@@ -176,3 +202,4 @@ def print_run(warehouse: Path, run_id: str) -> None:
         print_rows("criteria", criteria)
         print_query(con, "disqualifiers", "run_disqualifiers.sql", run=run_id)
         print_query(con, "top pattern hits", "run_patterns.sql", run=run_id)
+    return scored_nothing(run)

@@ -20,13 +20,24 @@ WITH cells AS (
            AND list_contains(d.patterns, h.pattern_id)
           WHERE h.corpus_id = t.corpus_id AND h.text_id = t.text_id AND h.text_sha256 = t.sha256
             AND h.rubric_hash = $rubric AND h.hits > 0))
+),
+-- The same text (id and version) in two corpora is one cell key: the corpus that landed it first owns
+-- it, and another corpus's cell takes a key of its own (the key with `|corpus|<id>` appended), which
+-- adopt_corpus_cells.sql fills from the owner's ok cell, so the same question is never bought twice
+-- and every corpus's views see its own rows. A corpus that holds such a key keeps it.
+keyed AS (
+    SELECT c.* REPLACE (CASE WHEN o.corpus_id <> $corpus OR m.cell_key IS NOT NULL
+                             THEN sha256(c.cell_key || '|corpus|' || $corpus) ELSE c.cell_key END AS cell_key)
+    FROM cells c
+    LEFT JOIN completions o ON o.cell_key = c.cell_key
+    LEFT JOIN completions m ON m.cell_key = sha256(c.cell_key || '|corpus|' || $corpus)
 )
 -- Cells of one call unit run together: they share a system prompt, which servers cache by prefix
 -- (llama.cpp's "prefix-match hit", OpenAI's cached input tokens at a lower price).
 -- Keys only: the texts join each shard's file as it is written (steps._write_plan), so the plan of a
 -- large corpus never holds its texts in memory (#22).
 SELECT c.*, (row_number() OVER (ORDER BY c.unit_id, coalesce(c.genre, ''), c.text_id, c.sample) - 1) // $shard_size AS shard
-FROM cells c
+FROM keyed c
 WHERE NOT EXISTS (
     SELECT 1 FROM completions p
     WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind NOT IN ('transient', 'unreachable', 'setup', 'budget')))

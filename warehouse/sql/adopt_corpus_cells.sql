@@ -1,0 +1,34 @@
+-- Cells another corpus landed ok for the same text (id and version), rubric, judge and sample: a
+-- second corpus that holds the same file asks the same questions, so its cells are copies of those,
+-- under this corpus's own key (plan_cells.sql: the owner's key with `|corpus|<id>` appended), with
+-- this corpus's id. A copy costs nothing (attempts and tokens 0) and names the cell it came from
+-- (adopted_from); a failed cell of this corpus is replaced by one. Only cells under their owner's
+-- key are sources (a copy of a copy would carry another key). Run inside one transaction; the table
+-- `adopted_corpus` holds what was copied. Params: $corpus, $rubric, $judge, $samples, $run.
+CREATE OR REPLACE TEMP TABLE adopted_corpus AS
+SELECT sha256(p.cell_key || '|corpus|' || $corpus) AS cell_key, p.cell_key AS source_key
+FROM texts t
+JOIN completions p ON p.text_id = t.text_id AND p.text_sha256 = text_version(t.sha256, t.input, t.context, t.genre)
+ AND p.corpus_id <> t.corpus_id AND p.rubric_hash = $rubric AND p.judge_hash = $judge
+ AND p.sample < $samples AND p.status = 'ok'
+ AND p.cell_key = sha256(concat_ws('|', p.text_id, p.text_sha256, p.unit_id, p.rubric_hash, p.judge_hash, p.sample))
+WHERE t.corpus_id = $corpus AND t.removed_at IS NULL;
+
+DELETE FROM adopted_corpus
+WHERE EXISTS (SELECT 1 FROM completions c WHERE c.cell_key = adopted_corpus.cell_key AND c.status = 'ok');
+INSERT INTO stale_runs
+SELECT $run UNION SELECT DISTINCT run_id FROM completions WHERE cell_key IN (SELECT cell_key FROM adopted_corpus);
+DELETE FROM judgments WHERE cell_key IN (SELECT cell_key FROM adopted_corpus);
+DELETE FROM completions WHERE cell_key IN (SELECT cell_key FROM adopted_corpus);
+
+INSERT INTO completions BY NAME
+SELECT p.* REPLACE (a.cell_key AS cell_key, $run AS run_id, $corpus AS corpus_id, 0 AS attempts,
+                    0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens, NULL AS latency_ms, NULL AS queue_ms,
+                    p.cell_key AS adopted_from)
+FROM adopted_corpus a JOIN completions p ON p.cell_key = a.source_key;
+
+INSERT INTO judgments BY NAME
+SELECT j.* REPLACE (a.cell_key AS cell_key, $run AS run_id, $corpus AS corpus_id, j.cell_key AS adopted_from)
+FROM adopted_corpus a JOIN judgments j ON j.cell_key = a.source_key;
+
+INSERT INTO stale_texts SELECT DISTINCT $corpus, p.text_id FROM adopted_corpus a JOIN completions p ON p.cell_key = a.cell_key;

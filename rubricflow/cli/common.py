@@ -68,10 +68,21 @@ def debugging() -> bool:
 
 class _RestatesOurError:
     """A console log filter: drops Prefect's records of a flow or task that failed with one of
-    rubricflow's own errors (60 lines of traceback), since the CLI prints that error as one line."""
+    rubricflow's own errors (60 lines of traceback), since the CLI prints that error as one line;
+    and the "Finished in state Failed(... exception CorpusError: ...)" line Prefect logs after such a
+    record (without the exception attached, so it is known by the error's kind seen just before)."""
+
+    def __init__(self) -> None:
+        self.kinds: set[str] = set()  # kinds of the errors dropped so far
 
     def filter(self, record) -> bool:
-        return not (record.exc_info and said_in_one_line(record.exc_info[1]))
+        if record.exc_info and said_in_one_line(record.exc_info[1]):
+            self.kinds.add(type(record.exc_info[1]).__name__)
+            return False
+        message = record.getMessage() if self.kinds else ""
+        return not (
+            message.startswith("Finished in state Failed") and any(f"exception {k}: " in message for k in self.kinds)
+        )
 
 
 class _ShutdownNotes:

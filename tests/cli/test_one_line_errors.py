@@ -1,0 +1,58 @@
+"""An error a user causes is said once, on one line: not after Prefect's own
+"Task run ... Finished in state Failed(...)" line restating it."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import EXE
+
+
+def run(*args, cwd, **env):
+    return subprocess.run(
+        [EXE, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200", **env},
+    )
+
+
+def said_once(result, message: str) -> None:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Finished in state" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("nocol.jsonl", '{"id": "a", "body": "x"}\n', "nocol.jsonl: row 1 has no text column"),
+        ("texts.xyz", "a,b\n", "texts.xyz: unsupported corpus format '.xyz'"),
+    ],
+)
+def test_bad_corpus_is_said_once(tmp_path, name, content, message):
+    (tmp_path / name).write_text(content)
+    said_once(run("ingest", name, "-c", "c", "-w", "w.duckdb", cwd=tmp_path), message)
+
+
+def test_a_locked_warehouse_is_said_once(tmp_path):
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb; c = duckdb.connect('w.duckdb'); print('locked', flush=True); input()"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        done = run("ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb", cwd=tmp_path, RUBRICFLOW_LOCK_WAIT_S="1")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    said_once(done, "is locked by another process")

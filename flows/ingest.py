@@ -21,10 +21,13 @@ def ingest_flow(
     max_chars: int = 1_000_000,
     limit: int | None = None,
     id_field: str | None = None,
+    encoding: str | None = None,
 ) -> dict:
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
-    report = normalise(source, str(corpus_dir(Path(warehouse_path), corpus_id)), text_field, max_chars, limit, id_field)
+    report = normalise(
+        source, str(corpus_dir(Path(warehouse_path), corpus_id)), text_field, max_chars, limit, id_field, encoding
+    )
     load(warehouse_path, corpus_id, report)
     logger.info(
         "corpus %s: %s rows in, %s quarantined (%s)",

@@ -11,7 +11,9 @@ from .common import WarehouseOpt, err, fail, out, start_flows, warehouse_path
 
 
 def ingest(
-    source: Path = typer.Argument(..., help="JSONL, CSV, Parquet, or a folder of .txt/.md files."),
+    source: Path = typer.Argument(
+        ..., help="JSONL, CSV, TSV, Excel's Unicode Text (.txt), Parquet, or a folder of .txt/.md files."
+    ),
     corpus: str | None = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
     text_field: str | None = typer.Option(
         None, help="Column holding the text (default: text/output/completion/response/content)."
@@ -24,6 +26,11 @@ def ingest(
     max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
     allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
     limit: int | None = typer.Option(None, min=1, help="Read only the source's first N rows."),
+    encoding: str | None = typer.Option(
+        None,
+        help="A CSV/TSV's text encoding, e.g. cp1252 for Excel's \"CSV (Comma delimited)\" "
+        "(default: UTF-8, or UTF-16 after its byte-order mark).",
+    ),
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
@@ -33,7 +40,9 @@ def ingest(
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
 
-    report = ingest_flow(str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit, id_field)
+    report = ingest_flow(
+        str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit, id_field, encoding
+    )
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:
         fail(

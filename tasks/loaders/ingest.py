@@ -6,6 +6,7 @@ with its row number and reason; nothing is dropped silently.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -91,7 +92,7 @@ def _lines(stream) -> Iterator[bytes]:
         yield rest
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+def _records(path: Path, encoding: str | None = None) -> Iterator[tuple[int, Any, str | None]]:
     """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
     suffix, compression = _kind(path)
     if path.is_dir():
@@ -100,8 +101,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
         yield from _jsonl_records(path, compression)
     elif suffix == ".json":  # one JSON array of records
         yield from _json_records(path, compression)
-    elif suffix == ".csv":
-        yield from _csv_records(path, compression)
+    elif suffix in (".csv", ".tsv", ".txt"):  # .txt: Excel's "Unicode Text" (UTF-16, tab-separated)
+        yield from _csv_records(path, compression, encoding)
     elif suffix == ".parquet":
         number = 0
         for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
@@ -110,8 +111,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 yield number, record, None
     else:
         raise CorpusError(
-            f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .parquet or a folder; "
-            "JSONL, JSON and CSV may be compressed: .gz, .zst, .bz2)"
+            f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .tsv, .txt, .parquet or a "
+            "folder; JSONL, JSON and CSV may be compressed: .gz, .zst, .bz2)"
         )
 
 
@@ -192,18 +193,19 @@ def check_corpus_id(corpus_id: str) -> str:
     return corpus_id
 
 
-def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[int, Any, str | None]]:
+def _csv_records(
+    path: Path, compression: str | None = None, encoding: str | None = None
+) -> Iterator[tuple[int, Any, str | None]]:
     """Rows of a CSV file, strictly: a row with the wrong number of fields or broken quoting is
     quarantined with its line, and a quote that never closes quarantines the rest of the file by
     name (it used to swallow the rows after it silently)."""
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     raw = _open(path, compression)
     try:
-        text, header = _csv_text(raw)
+        text, header = _csv_text(raw, encoding)
     except UnicodeDecodeError as exc:
         raw.close()
-        yield 1, None, f"invalid UTF-8 at byte {exc.start} of the header line; no rows were read"
-        return
+        raise not_decodable(path, compression, exc) from None
     reader = csv.DictReader(itertools.chain([header], text), delimiter=csv_delimiter(header), strict=True)
     width = None
     number = 0
@@ -213,14 +215,9 @@ def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[i
             record = next(reader)
         except StopIteration:
             break
-        except UnicodeDecodeError as exc:
-            # the stream cannot be resynchronised reliably: quarantine the rest with the reason
-            yield (
-                number + 1,
-                None,
-                f"invalid UTF-8 at byte {exc.start} of a read block; rows from here on were not read",
-            )
-            break
+        except UnicodeDecodeError as exc:  # a file in another encoding: refused whole, naming the row
+            raw.close()
+            raise not_decodable(path, compression, exc) from None
         except csv.Error as exc:
             number += 1
             if "unexpected end of data" in str(exc):
@@ -245,12 +242,54 @@ def _csv_records(path: Path, compression: str | None = None) -> Iterator[tuple[i
     raw.close()
 
 
-def _csv_text(raw) -> tuple[io.TextIOWrapper, str]:
-    """The CSV as text and its header line: UTF-8 (an Excel "CSV UTF-8" export's BOM is not the id)
-    or, after a UTF-16 byte-order mark, UTF-16 (Excel's "Unicode Text" export)."""
+def _csv_text(raw, encoding: str | None = None) -> tuple[io.TextIOWrapper, str]:
+    """The CSV as text and its header line: in `encoding` when given, else UTF-8 (an Excel "CSV
+    UTF-8" export's BOM is not the id) or, after a UTF-16 byte-order mark, UTF-16 (Excel's
+    "Unicode Text" export)."""
     buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
-    text = io.TextIOWrapper(buffered, encoding=csv_encoding(buffered.peek(2)), newline="", errors="strict")
-    return text, text.readline()
+    chosen = encoding or csv_encoding(buffered.peek(2))
+    text = io.TextIOWrapper(buffered, encoding=chosen, newline="", errors="strict")
+    header = text.readline()
+    return text, header.removeprefix(BOM)
+
+
+def check_encoding(name: str) -> str:
+    """A text encoding Python knows (cp1252, latin-1, utf-16...), else a CorpusError naming it."""
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        raise CorpusError(
+            f"--encoding {name!r}: not a text encoding Python knows (e.g. cp1252, latin-1, utf-16)"
+        ) from None
+
+
+def not_decodable(path: Path, compression: str | None, exc: UnicodeDecodeError) -> CorpusError:
+    """The one-line error for a CSV that is not in the encoding read: the row and line where the
+    first undecodable byte is (the reader decodes blocks ahead of the rows, so its own offset names
+    no row), and what to pass (Excel's "CSV (Comma delimited)" is Windows-1252: --encoding cp1252)."""
+    found: list = []
+
+    def decoded() -> Iterator[str]:
+        with _open(path, compression) as stream:
+            for number, line in enumerate(_lines(stream), start=1):
+                try:
+                    yield line.decode(exc.encoding)
+                except UnicodeDecodeError as bad:
+                    found.append((number, line[bad.start : bad.start + 1].hex().upper()))
+                    return
+
+    try:
+        records = sum(1 for _ in csv.reader(decoded()))  # the header and the rows before the bad line
+    except csv.Error:
+        records = 0
+    if not found:
+        return CorpusError(f"{path}: not {exc.encoding} ({exc.reason}): pass --encoding (e.g. cp1252)")
+    line, byte = found[0]
+    where = f"row {records} (line {line})" if records else f"the header (line {line})"
+    return CorpusError(
+        f'{path}: {where}: byte 0x{byte} is not {exc.encoding}; an Excel "CSV (Comma delimited)" file is '
+        'Windows-1252: pass --encoding cp1252 (or save it as "CSV UTF-8")'
+    )
 
 
 def csv_encoding(head: bytes) -> str:
@@ -277,12 +316,16 @@ def ingest_corpus(
     max_chars: int = DEFAULT_MAX_CHARS,
     limit: int | None = None,
     id_field: str | None = None,
+    encoding: str | None = None,
 ) -> IngestReport:
     """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
     With `limit`, only the source's first `limit` rows are read. A text's id comes from `id_field`,
     else a `text_id` or `id` column, else the first 16 hex digits of the text's sha256 (stable
-    across re-ingests of the same text)."""
+    across re-ingests of the same text). `encoding` is a CSV/TSV's text encoding (default: UTF-8, or
+    UTF-16 after its byte-order mark); a name Python does not know is refused."""
     source, out_dir = Path(source), Path(out_dir)
+    if encoding is not None:
+        check_encoding(encoding)
     if not source.exists():
         raise CorpusError(f"{source}: no such file or folder")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -290,7 +333,7 @@ def ingest_corpus(
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
     tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
     try:
-        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field)
+        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field, encoding)
     except BaseException:
         tmp_parquet.unlink(missing_ok=True)
         tmp_quarantine.unlink(missing_ok=True)
@@ -356,6 +399,7 @@ def _write(
     max_chars: int,
     limit: int | None = None,
     id_field: str | None = None,
+    encoding: str | None = None,
 ) -> None:
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
@@ -371,7 +415,7 @@ def _write(
             report.reasons[key] = report.reasons.get(key, 0) + 1
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
-        for number, record, error in _pairs_or_texts(_records(source)):
+        for number, record, error in _pairs_or_texts(_records(source, encoding)):
             if limit is not None and number > limit:
                 break
             if error:

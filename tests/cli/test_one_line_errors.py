@@ -56,3 +56,13 @@ def test_a_locked_warehouse_is_said_once(tmp_path):
         holder.stdin.close()
         holder.wait(timeout=30)
     said_once(done, "is locked by another process")
+
+
+def test_a_windows_csv_is_refused_naming_its_row_then_read_with_encoding(tmp_path):
+    rows = ["id,text"] + [f"t{i},text {i} " + "x" * 900 for i in range(1, 9)] + ["t9,caf\u00e9"]
+    (tmp_path / "legacy.csv").write_bytes(("\r\n".join(rows) + "\r\n").encode("cp1252"))
+    refused = run("ingest", "legacy.csv", "-c", "legacy", "-w", "w.duckdb", cwd=tmp_path)
+    said_once(refused, "legacy.csv: row 9 (line 10): byte 0xE9 is not utf-8")
+    assert "quarantined" not in refused.stdout + refused.stderr
+    read = run("ingest", "legacy.csv", "-c", "legacy", "-w", "w.duckdb", "--encoding", "cp1252", cwd=tmp_path)
+    assert read.returncode == 0 and "9 texts loaded, 0 rows quarantined" in read.stdout, read.stdout + read.stderr

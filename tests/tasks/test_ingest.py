@@ -280,10 +280,34 @@ def test_excel_csv_exports_in_other_locales_and_unicode_text_are_read(tmp_path, 
     assert [(r["text_id"], r["text"]) for r in rows] == [("007", first), ("x1f", "second text")]
 
 
-def test_a_csv_in_a_windows_code_page_is_quarantined_by_name_not_misread(tmp_path):
-    """Excel's plain "CSV" export on Windows is cp1252: not guessed at, named."""
+def test_a_csv_in_a_windows_code_page_is_refused_naming_its_row_and_read_with_encoding(tmp_path):
+    """Excel's plain "CSV (Comma delimited)" export on Windows is cp1252: not guessed at. The error
+    names the row the first such byte is in (row 9 here; the reader decodes 8 KiB blocks, and it
+    used to blame the header line and count "1 row quarantined" of none), and --encoding reads it."""
+    rows = ["id,text"] + [f"t{i},plain text number {i} " + "x" * 900 for i in range(1, 9)]
+    rows += ["t9,caf\u00e9 cr\u00e8me"] + [f"t{i},more text {i}" for i in range(10, 13)]
     src = tmp_path / "legacy.csv"
-    src.write_bytes("id,text\r\nt1,caf\u00e9 cr\u00e8me\r\n".encode("cp1252"))
-    report = ingest_corpus(src, tmp_path / "out", max_chars=100)
-    assert (report.rows_ok, report.rows_quarantined) == (0, 1)
-    assert "invalid UTF-8" in (tmp_path / "out/quarantine.jsonl").read_text()
+    src.write_bytes(("\r\n".join(rows) + "\r\n").encode("cp1252"))
+    with pytest.raises(
+        CorpusError, match=r"legacy.csv: row 9 \(line 10\): byte 0xE9 is not utf-8; .*--encoding cp1252"
+    ):
+        ingest_corpus(src, tmp_path / "out", max_chars=2000)
+    assert not (tmp_path / "out" / "quarantine.jsonl").exists()
+    report = ingest_corpus(src, tmp_path / "out", max_chars=2000, encoding="cp1252")
+    assert (report.rows_ok, report.rows_quarantined) == (12, 0)
+    texts = {r["text_id"]: r["text"] for r in pq.read_table(report.parquet).to_pylist()}
+    assert texts["t9"] == "caf\u00e9 cr\u00e8me"
+    with pytest.raises(CorpusError, match="--encoding 'cp9999': not a text encoding"):
+        ingest_corpus(src, tmp_path / "out", encoding="cp9999")
+
+
+@pytest.mark.parametrize("name", ["unicode.txt", "unicode.tsv"])
+def test_excel_unicode_text_saved_as_txt_or_tsv_is_read(tmp_path, name):
+    """Excel's "Unicode Text" is UTF-16 with tabs, saved as .txt; a .tsv the same."""
+    src = tmp_path / name
+    src.write_text("id\ttext\r\nu1\tna\u00efve \u00fcber\r\nu2\tzwei\r\n", encoding="utf-16")
+    report = ingest_corpus(src, tmp_path / "out")
+    assert [(r["text_id"], r["text"]) for r in pq.read_table(report.parquet).to_pylist()] == [
+        ("u1", "na\u00efve \u00fcber"),
+        ("u2", "zwei"),
+    ]

@@ -7,6 +7,7 @@ work: landed shards are loaded first, then the anti-join plans only the cells st
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import secrets
 from dataclasses import asdict, dataclass
@@ -103,8 +104,9 @@ def score_corpus(
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
             results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
-        except BaseException as exc:
-            finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
+        except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError) else "failed"
+            finish_run(warehouse_path, run_id, status, (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise
         waiting = sum(r.waiting for r in results)
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting

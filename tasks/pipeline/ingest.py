@@ -24,8 +24,11 @@ def normalise(
     max_chars: int,
     limit: int | None = None,
     id_field: str | None = None,
+    fields: dict[str, str] | None = None,
 ) -> IngestReport:
-    return ingest_corpus(source, out_dir, text_field=text_field, max_chars=max_chars, limit=limit, id_field=id_field)
+    return ingest_corpus(
+        source, out_dir, text_field=text_field, max_chars=max_chars, limit=limit, id_field=id_field, fields=fields
+    )
 
 
 @task(name="load-corpus", cache_policy=NO_CACHE)

@@ -30,6 +30,12 @@ class CompiledRubric(Bundle):
     def criteria(self) -> list[str]:
         return [c.id for c in self.rubric.criteria]
 
+    def to_yaml(self) -> str:
+        """The rubric as YAML text, to edit into another version and load again."""
+        from rubricflow.rubrics.formats import dump_yaml
+
+        return dump_yaml(self.rubric)
+
 
 def load_rubric(rubric: str | Path | Bundle) -> CompiledRubric:
     """A library id, `id@version`, a path, or rubric YAML/JSON text, compiled for scoring; an unknown

@@ -3,8 +3,10 @@ Prefect flows and a real DuckDB file: the names of the contract, their results, 
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import duckdb
 import pandas as pd
@@ -132,6 +134,37 @@ def test_the_cli_maps_columns_through_the_same_ingest(tmp_path):
     assert rows(tmp_path / "w.duckdb", "SELECT text_id, input, genre, metadata FROM texts") == [
         ("r1", "Where is it?", "email", '{"ID": "r1"}')
     ]  # the mapped columns are not kept again in the metadata
+
+
+INTERRUPTED = """
+import sys, rubricflow as rf
+wh = rf.Warehouse("w.duckdb")
+wh.ingest([{"id": f"t{i}", "text": f"The council met on day {i}."} for i in range(200)], corpus="c")
+print("INGESTED", flush=True)
+wh.score("c", "llm-slop", rf.Judge(base_url=sys.argv[1], max_in_flight=2), shard_size=5)
+"""
+
+
+def test_an_interrupt_closes_the_run_interrupted_and_keeps_what_landed(judge_server, tmp_path):
+    server = judge_server("--latency-ms", "500")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, server.base_url], cwd=tmp_path, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().strip() == "INGESTED"
+    deadline = time.monotonic() + 120
+    while server.stats().get("requests", 0) < 6 and time.monotonic() < deadline:  # judging is under way
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    [(status, message)] = rows(tmp_path / "w.duckdb", "SELECT status, message FROM runs")
+    assert status == "interrupted" and "next run judges the rest" in message
+    sent = server.stats()["answered"]
+    run = rf.Warehouse(tmp_path / "w.duckdb").score("c", "llm-slop", rf.Judge(base_url=server.base_url))
+    assert run.recovered_cells + run.skipped_cells > 0  # the interrupted run's answers were kept
+    assert rows(tmp_path / "w.duckdb", "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(200, 200)]
+    probes = 4  # each run's two system-prompt delivery checks
+    assert server.stats()["answered"] - sent <= 200 - (sent - probes) + probes  # nothing bought twice
 
 
 SCRIPT = """

@@ -22,12 +22,14 @@ def ingest_flow(
     limit: int | None = None,
     id_field: str | None = None,
     encoding: str | None = None,
+    fields: dict[str, str] | None = None,
 ) -> dict:
+    """`fields` maps input / context / genre to the source's columns of other names (see
+    tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it."""
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
-    report = normalise(
-        source, str(corpus_dir(Path(warehouse_path), corpus_id)), text_field, max_chars, limit, id_field, encoding
-    )
+    out_dir = str(corpus_dir(Path(warehouse_path), corpus_id))
+    report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields)
     load(warehouse_path, corpus_id, report)
     logger.info(
         "corpus %s: %s rows in, %s quarantined (%s)",

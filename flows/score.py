@@ -7,6 +7,7 @@ work: landed shards are loaded first, then the anti-join plans only the cells st
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import secrets
 from dataclasses import asdict, dataclass
@@ -57,6 +58,9 @@ class RunSummary:
     adopted_cells: int = 0  # of skipped_cells: copied from another rubric version's unchanged units
 
 
+INTERRUPTED = "interrupted (Ctrl-C or a kernel interrupt): what landed is kept, the next run judges the rest"
+
+
 def new_run_id() -> str:
     return dt.datetime.now(dt.UTC).strftime("r%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -103,8 +107,11 @@ def score_corpus(
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
             results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
-        except BaseException as exc:
-            finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
+        except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
+            if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+                finish_run(warehouse_path, run_id, "interrupted", INTERRUPTED)
+            else:
+                finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise
         waiting = sum(r.waiting for r in results)
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting

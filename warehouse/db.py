@@ -186,6 +186,16 @@ def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: 
     time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
 
+def no_progress_bar(con: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB's progress bar off; inside a Jupyter kernel without ipywidgets DuckDB refuses to change
+    the setting at all (and shows no bar there), which is no reason to fail the call."""
+    try:
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.InvalidInputException as exc:
+        if "ipywidgets" not in str(exc):
+            raise
+
+
 @contextmanager
 def writer(
     path: str | Path | None = None, check_analytics: bool = True, refresh_lag_s: float = 0.0
@@ -198,7 +208,7 @@ def writer(
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
     try:
-        con.execute("SET enable_progress_bar = false")
+        no_progress_bar(con)
         con.execute(sql("001_schema.sql"))
         _drop_primary_keys(con)
         con.execute(sql("analytics_tables.sql"))
@@ -245,7 +255,7 @@ def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection
         raise WarehouseError(f"no warehouse at {path}; run `rubricflow ingest` / `rubricflow score` first")
     con = connect(path, read_only=True)
     try:
-        con.execute("SET enable_progress_bar = false")
+        no_progress_bar(con)
         yield con
     finally:
         con.close()
@@ -284,7 +294,7 @@ def read_only_query(path: str | Path, statement: str):
         raise WarehouseError(f"no warehouse at {path}; run `rubricflow ingest` / `rubricflow score` first")
     con = connect(path, read_only=True, config=SANDBOX_CONFIG)
     try:
-        con.execute("SET enable_progress_bar = false")
+        no_progress_bar(con)
         con.execute("SET lock_configuration = true")  # from here on no SET can undo the sandbox
         relation = con.sql(statement)
         if repeated := sorted({c for c in relation.columns if relation.columns.count(c) > 1}):

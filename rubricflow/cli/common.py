@@ -197,9 +197,7 @@ def judge_settings(
     """JudgeConfig fields from command-line options, checked here so a bad combination is a usage
     error before any flow starts. Options left as None keep JudgeConfig's defaults. With
     `need_endpoint`, a run that would judge with neither a model nor an endpoint is refused."""
-    from pydantic import ValidationError
-
-    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.judging.config import checked_config
 
     settings = {k: v for k, v in fields.items() if v is not None}
     if model:
@@ -211,8 +209,5 @@ def judge_settings(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
             "and point --base-url at it, or try `rubricflow demo`"
         )
-    try:
-        JudgeConfig(**settings)
-    except ValidationError as exc:
-        raise InputError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from None
+    checked_config(settings)
     return settings

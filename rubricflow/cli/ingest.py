@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import WarehouseOpt, err, fail, out, start_flows, warehouse_path
+from .common import WarehouseOpt, err, fail, out, warehouse_path
 
 
 def ingest(
@@ -23,6 +23,9 @@ def ingest(
         help="Column holding each text's id (default: text_id, else id, "
         "else the first 16 hex digits of the text's sha256).",
     ),
+    input_field: str | None = typer.Option(None, help="Column holding each text's input (default: input)."),
+    context_field: str | None = typer.Option(None, help="Column holding each text's context (default: context)."),
+    genre_field: str | None = typer.Option(None, help="Column holding each text's genre (default: genre)."),
     max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
     allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
     limit: int | None = typer.Option(None, min=1, help="Read only the source's first N rows."),
@@ -37,11 +40,12 @@ def ingest(
     Exits 1 when any row was quarantined (the good rows are loaded all the same)."""
     if not source.exists():
         fail(f"{source}: no such file or folder")
-    start_flows()
-    from rubricflow.flows.ingest import ingest_flow
+    from rubricflow.api_warehouse import run_ingest
 
-    report = ingest_flow(
-        str(source), str(warehouse_path(warehouse)), corpus, text_field, max_chars, limit, id_field, encoding
+    roles = {"input": input_field, "context": context_field, "genre": genre_field}
+    fields = {role: column for role, column in roles.items() if column}
+    report = run_ingest(
+        source, warehouse_path(warehouse), corpus, text_field, id_field, fields, max_chars, limit, encoding
     )
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:

@@ -124,16 +124,14 @@ def run_score(
     skip_disqualified: bool = False,
     workers: int = 0,
 ) -> dict:
-    """Run the scoring flow with a live progress bar: calls/s, tokens, errors, ETA."""
-    start_flows()
-    from rubricflow.flows.score import scoring_flow
+    """Run the scoring flow (the same path as `Warehouse.score`) with a live progress bar: calls/s,
+    tokens, errors, ETA."""
+    from rubricflow.api_warehouse import run_score as score_flow
 
     from .progress import scoring_progress
 
     with scoring_progress():
-        return scoring_flow(workers)(
-            corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified, workers=workers
-        )
+        return score_flow(warehouse, corpus, rubric, judge, shard_size, skip_disqualified, workers)
 
 
 def run_panel(

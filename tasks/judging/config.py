@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -148,6 +148,25 @@ class JudgeConfig(BaseModel):
         if not providers.provider(self.provider).logprobs:
             return False
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
+
+
+def checked_config(settings: dict) -> JudgeConfig:
+    """A JudgeConfig from options as a user gave them; a bad one is an InputError of one line per
+    problem (the CLI and the Python API both check their options here)."""
+    from pydantic import ValidationError
+
+    from rubricflow.errors import InputError
+
+    try:
+        return JudgeConfig(**settings)
+    except ValidationError as exc:
+        raise InputError("; ".join(_problem(e) for e in exc.errors())) from None
+
+
+def _problem(error: Any) -> str:
+    message = str(error["msg"]).removeprefix("Value error, ")
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    return f"{where}: {message}" if where and error.get("type") != "value_error" else message
 
 
 def api_key(config: JudgeConfig | None = None) -> str:

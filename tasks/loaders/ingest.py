@@ -40,6 +40,7 @@ SCHEMA = pa.schema(
 TEXT_FIELDS = ("text", "output", "completion", "response", "content")
 ID_FIELDS = ("text_id", "id")
 KNOWN = {"text_id", "id", "text", "input", "context", "genre"}
+ROLES = ("input", "context", "genre")  # optional columns a corpus may map from columns of other names
 DEFAULT_MAX_CHARS = 1_000_000
 BATCH_ROWS = 20_000
 
@@ -317,12 +318,14 @@ def ingest_corpus(
     limit: int | None = None,
     id_field: str | None = None,
     encoding: str | None = None,
+    fields: dict[str, str] | None = None,
 ) -> IngestReport:
     """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
     With `limit`, only the source's first `limit` rows are read. A text's id comes from `id_field`,
     else a `text_id` or `id` column, else the first 16 hex digits of the text's sha256 (stable
     across re-ingests of the same text). `encoding` is a CSV/TSV's text encoding (default: UTF-8, or
-    UTF-16 after its byte-order mark); a name Python does not know is refused."""
+    UTF-16 after its byte-order mark); a name Python does not know is refused. `fields` maps input / context / genre to the
+    source's columns of other names ({"input": "Customer message"})."""
     source, out_dir = Path(source), Path(out_dir)
     if encoding is not None:
         check_encoding(encoding)
@@ -333,7 +336,8 @@ def ingest_corpus(
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
     tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
     try:
-        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field, encoding)
+        mapped = check_fields(fields)
+        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field, encoding, mapped)
     except BaseException:
         tmp_parquet.unlink(missing_ok=True)
         tmp_quarantine.unlink(missing_ok=True)
@@ -347,21 +351,43 @@ def ingest_corpus(
     return report
 
 
+def check_fields(fields: dict[str, str] | None) -> dict[str, str]:
+    """The column of each optional role (input, context, genre): the role's own name unless mapped."""
+    unknown = sorted(set(fields or {}) - set(ROLES))
+    if unknown:
+        raise CorpusError(f"unknown column role(s) {unknown}: map only {', '.join(ROLES)}")
+    return {role: (fields or {}).get(role) or role for role in ROLES}
+
+
 def _check_columns(
-    source: Path, number: int, record: dict, column: str | None, text_field: str | None, id_field: str | None
+    source: Path,
+    number: int,
+    record: dict,
+    column: str | None,
+    text_field: str | None,
+    id_field: str | None,
+    fields: dict[str, str] | None = None,
 ) -> bool:
-    """The first good row must hold the text column (and the id column asked for): a corpus of the
-    wrong shape fails at once, by name, rather than quarantining every row."""
+    """The first good row must hold the text column (and the id and mapped columns asked for): a
+    corpus of the wrong shape fails at once, by name, rather than quarantining every row."""
     if column is None or (text_field and text_field not in record):
         wanted = text_field or " or ".join(TEXT_FIELDS)
         raise CorpusError(f"{source}: row {number} has no text column ({wanted}); columns are {sorted(record)}")
     if id_field and id_field not in record:
         raise CorpusError(f"{source}: row {number} has no id column {id_field!r}; columns are {sorted(record)}")
+    for role, name in (fields or {}).items():
+        if name != role and name not in record:
+            raise CorpusError(f"{source}: row {number} has no {role} column {name!r}; columns are {sorted(record)}")
     return True
 
 
 def _text_row(
-    number: int, record: dict, column: str | None, id_field: str | None, max_chars: int
+    number: int,
+    record: dict,
+    column: str | None,
+    id_field: str | None,
+    max_chars: int,
+    fields: dict[str, str] | None = None,
 ) -> tuple[dict | None, str | None, Any]:
     """(row, None, id) for a text to keep, (None, reason, id) for one to quarantine."""
     text = record.get(column) if column else None
@@ -376,13 +402,15 @@ def _text_row(
         return None, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id
     digest = _sha(text)
     text_id = str(text_id) if text_id is not None else digest[:16]
-    extra = {k: v for k, v in record.items() if k not in KNOWN and k != column}
+    roles = fields or {role: role for role in ROLES}
+    used = {column, *roles.values()}
+    extra = {k: v for k, v in record.items() if k not in KNOWN and k not in used}
     row = {
         "text_id": text_id,
         "text": text,
-        "input": _str_or_none(record.get("input")),
-        "context": _str_or_none(record.get("context")),
-        "genre": _str_or_none(record.get("genre")),
+        "input": _str_or_none(record.get(roles["input"])),
+        "context": _str_or_none(record.get(roles["context"])),
+        "genre": _str_or_none(record.get(roles["genre"])),
         "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
         "sha256": digest,
         "row": number,
@@ -400,6 +428,7 @@ def _write(
     limit: int | None = None,
     id_field: str | None = None,
     encoding: str | None = None,
+    fields: dict[str, str] | None = None,
 ) -> None:
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
@@ -423,8 +452,8 @@ def _write(
                 continue
             column = _text_column(record, text_field)
             if not column_checked:
-                column_checked = _check_columns(source, number, record, column, text_field, id_field)
-            row, reason, text_id = _text_row(number, record, column, id_field, max_chars)
+                column_checked = _check_columns(source, number, record, column, text_field, id_field, fields)
+            row, reason, text_id = _text_row(number, record, column, id_field, max_chars, fields)
             if row is not None and row["text_id"] in seen:
                 if seen[row["text_id"]] == bytes.fromhex(row["sha256"])[:16]:
                     report.duplicates_identical += 1

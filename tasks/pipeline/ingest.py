@@ -25,9 +25,17 @@ def normalise(
     limit: int | None = None,
     id_field: str | None = None,
     encoding: str | None = None,
+    fields: dict[str, str] | None = None,
 ) -> IngestReport:
     return ingest_corpus(
-        source, out_dir, text_field=text_field, max_chars=max_chars, limit=limit, id_field=id_field, encoding=encoding
+        source,
+        out_dir,
+        text_field=text_field,
+        max_chars=max_chars,
+        limit=limit,
+        id_field=id_field,
+        encoding=encoding,
+        fields=fields,
     )
 
 

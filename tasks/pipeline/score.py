@@ -47,6 +47,7 @@ def prepare_run(
     with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
+        check_required_inputs(con, corpus_id, bundle)
         steps.close_stale_runs(con, path)
         recovered = steps.load_pending(con, runs_root(path))
         recovered += steps.load_legacy(con, path.parent / "runs")
@@ -87,6 +88,21 @@ def prepare_run(
             if price is not None:
                 steps.record_price(con, price)
     return plan, recovered, estimate
+
+
+def check_required_inputs(con, corpus_id: str, bundle: Bundle) -> None:
+    """A rubric's `required: true` input or context must be there for every text of the corpus:
+    judged without it, the verdict means nothing. Refused before any call, naming the texts."""
+    for needed in bundle.rubric.inputs:
+        if not needed.required or needed.name not in ("input", "context"):
+            continue
+        missing = [r["text_id"] for r in db.fetch(con, "missing_inputs.sql", corpus=corpus_id, column=needed.name)]
+        if missing:
+            shown = ", ".join(repr(t) for t in missing[:5]) + (" and more" if len(missing) > 5 else "")
+            raise InputError(
+                f"rubric {bundle.id} requires each text's {needed.name}, and corpus {corpus_id!r} has texts "
+                f"without one: {shown}; ingest it with --{needed.name}-field (or {needed.name}=) naming the column"
+            )
 
 
 def cell_done(outcome: Outcome) -> None:

@@ -1,0 +1,82 @@
+"""Corpora given as data in memory (polars or pandas DataFrames, Arrow tables, lists of dicts),
+as one Arrow table, checked whole before anything is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rubricflow.errors import InputError
+
+TEXT_COLUMNS = ("text", "output", "completion", "response", "content")  # as tasks/loaders/ingest.TEXT_FIELDS
+
+
+def table_of(data: Any) -> Any:
+    """An Arrow table of `data`; anything else is refused, naming what it is."""
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, list | tuple):
+        return _from_records(list(data))
+    module = type(data).__module__.split(".")[0]
+    if module == "polars" and hasattr(data, "to_arrow"):
+        return data.to_arrow()
+    if module == "pandas" and hasattr(data, "columns"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise InputError(
+        f"cannot ingest a {type(data).__name__}: pass a path, a polars or pandas DataFrame, an Arrow table "
+        "or a list of dicts"
+    )
+
+
+def _from_records(rows: list) -> Any:
+    import pyarrow as pa
+
+    for n, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InputError(f"row {n + 1}: a dict is required, found {type(row).__name__}")
+    try:
+        return pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # a column of mixed types: name it and the row
+        raise InputError(_mixed_column(rows) or f"the rows cannot form one table: {exc}") from None
+
+
+def _mixed_column(rows: list[dict]) -> str | None:
+    """Which column holds values of two types, and the first row where the second appears."""
+    first: dict[str, type] = {}
+    for n, row in enumerate(rows):
+        for name, value in row.items():
+            if value is None:
+                continue
+            kind = first.setdefault(name, type(value))
+            if type(value) is not kind:
+                where = f" (id {row['id']!r})" if row.get("id") is not None else ""
+                return (
+                    f"row {n + 1}{where}: column {name!r} holds a {type(value).__name__} where earlier rows hold "
+                    f"{kind.__name__}; nothing was ingested"
+                )
+    return None
+
+
+def check_columns(table: Any, text: str | None, id: str | None, roles: dict[str, str]) -> str:
+    """The text column's name; a named column missing, or a text that is not a non-empty string,
+    raises an InputError naming the column, the row and its id."""
+    columns = list(table.column_names)
+    if text is None:
+        text = next((c for c in TEXT_COLUMNS if c in columns), None)
+        if text is None:
+            raise InputError(f"no text column ({' or '.join(TEXT_COLUMNS)}): pass text=; columns are {columns}")
+    for role, name in {"text": text, "id": id, **roles}.items():
+        if name is not None and name not in columns:
+            raise InputError(f"no column {name!r} (the {role} column); columns are {columns}")
+    ids = table.column(id).to_pylist() if id else [None] * table.num_rows
+    for n, value in enumerate(table.column(text).to_pylist()):
+        if not isinstance(value, str) or not value.strip():
+            what = "empty" if isinstance(value, str) else "missing" if value is None else f"a {type(value).__name__}"
+            named = f" (id {ids[n]!r})" if ids[n] is not None else ""
+            raise InputError(f"row {n + 1}{named}: column {text!r} is {what}, not a text; nothing was ingested")
+    for name in roles.values():
+        for n, value in enumerate(table.column(name).to_pylist()):
+            if value is not None and not isinstance(value, str):
+                raise InputError(f"row {n + 1}: column {name!r} holds a {type(value).__name__}, not a string")
+    return text

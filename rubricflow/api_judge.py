@@ -1,0 +1,341 @@
+"""`rf.Judge`: the judge engine called in-process, one text or many, no warehouse.
+
+Every call goes through the same hardened client as the scoring flow (tasks/judging: retries,
+output-mode fallback, re-asks, deadline, rate limits, secret scrubbing), run on the process's
+judge loop in its own thread (tasks/judging/shard.Worker). So a sync call also works inside a
+running event loop (Jupyter): it waits on that thread, never on the caller's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from rubricflow.api_results import CriterionScore, Result, Results, Usage
+from rubricflow.api_rubric import CompiledRubric, RubricLike, load_rubric
+from rubricflow.errors import InputError
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.tasks.judging.config import OFFLINE_MODEL, JudgeConfig, checked_config
+
+OnStart = Callable[[str], Any]
+OnDone = Callable[[CriterionScore], Any]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One text to judge, as `evaluate_many` takes it."""
+
+    text_id: str
+    text: str
+    input: str | None = None
+    context: str | None = None
+    genre: str | None = None
+
+
+class Judge:
+    """A judge setup: the options of `rubricflow score` (model, base_url, provider, strategy,
+    samples, temperature, seed, max_tokens, rpm, tpm, max_in_flight, timeout_s, output_mode,
+    system_prompt, logprobs, prices, ...), checked as one `JudgeConfig`. The API key comes from
+    the provider's environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY), never an argument."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        strategy: str | None = None,
+        **options: Any,
+    ) -> None:
+        given = {"base_url": base_url, "model": model, "provider": provider, "strategy": strategy, **options}
+        self.settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        self.config: JudgeConfig = checked_config(self.settings)
+        self._server: Any = None
+        self._price: Any = False  # not looked up yet
+
+    @classmethod
+    def offline(cls, **options: Any) -> Judge:
+        """A judge on the offline stand-in (`rubricflow judge-server`), served from a thread of this
+        process on 127.0.0.1 until `close()`: for trying the API and for tests, no model needed."""
+        from rubricflow.tasks.standins.judge_server import RunningServer
+
+        server = RunningServer().__enter__()
+        judge = cls(base_url=server.base_url, **options)
+        judge._server = server
+        return judge
+
+    def close(self) -> None:
+        """Stop the offline judge this Judge started, if any."""
+        if self._server is not None:
+            self._server.__exit__(None, None, None)
+            self._server = None
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.config.resolved_base_url() or "the provider's API"
+        return f"<Judge {self.config.model} at {where}, {self.config.strategy}>"
+
+    def evaluate(
+        self,
+        rubric: RubricLike,
+        text: str,
+        context: str | None = None,
+        genre: str | None = None,
+        on_criterion_start: OnStart | None = None,
+        on_criterion_done: OnDone | None = None,
+        input: str | None = None,
+        text_id: str = "text",
+    ) -> Result:
+        """Judge one text now and return its verdict; callbacks run in the calling thread, before
+        each criterion's call is sent and as each one's answer is read."""
+        bundle, item = load_rubric(rubric), _item(text_id, text, input, context, genre)
+        cells = self._cells(bundle, [item])
+        _started(self._engine(bundle), cells, on_criterion_start)
+        futures = {self._submit(bundle, [cell]): cell for cell in cells}
+        outcomes = []
+        try:
+            for future in as_completed(futures):
+                got = future.result()
+                outcomes.extend(got)
+                _done(bundle, item, got, on_criterion_done)
+        except BaseException:  # an interrupt: the calls not yet answered are cancelled
+            for future in futures:
+                future.cancel()
+            raise
+        return self._result(bundle, item, outcomes)
+
+    async def aevaluate(
+        self,
+        rubric: RubricLike,
+        text: str,
+        context: str | None = None,
+        genre: str | None = None,
+        on_criterion_start: OnStart | None = None,
+        on_criterion_done: OnDone | None = None,
+        input: str | None = None,
+        text_id: str = "text",
+    ) -> Result:
+        """`evaluate` for async code: awaits the judge loop's answers without blocking the caller's loop."""
+        bundle, item = load_rubric(rubric), _item(text_id, text, input, context, genre)
+        cells = self._cells(bundle, [item])
+        _started(self._engine(bundle), cells, on_criterion_start)
+        waits = [asyncio.wrap_future(self._submit(bundle, [cell])) for cell in cells]
+        outcomes = []
+        for next_done in asyncio.as_completed(waits):
+            got = await next_done
+            outcomes.extend(got)
+            _done(bundle, item, got, on_criterion_done)
+        return self._result(bundle, item, outcomes)
+
+    def evaluate_many(self, rubric: RubricLike, texts: Iterable[str | Mapping[str, Any]]) -> Results:
+        """Judge many texts concurrently (up to max_in_flight calls at once), results in their order.
+        A text is a string, or a mapping with `text` and optionally `id`, `input`, `context`, `genre`."""
+        bundle, items = load_rubric(rubric), _items(texts)
+        return self._results(bundle, items, self._submit(bundle, self._cells(bundle, items)).result())
+
+    async def aevaluate_many(self, rubric: RubricLike, texts: Iterable[str | Mapping[str, Any]]) -> Results:
+        bundle, items = load_rubric(rubric), _items(texts)
+        outcomes = await asyncio.wrap_future(self._submit(bundle, self._cells(bundle, items)))
+        return self._results(bundle, items, outcomes)
+
+    # ------------------------------------------------------------------ the engine underneath
+
+    def _engine(self, bundle: Bundle) -> Any:
+        """The run's judge on the process's judge loop: one per rubric and Judge object (its prompts
+        rendered once, its limiter, retry budget and output-mode fallback shared by every call)."""
+        from rubricflow.tasks.judging.shard import Worker
+
+        if not self.config.resolved_base_url() and self.config.model == OFFLINE_MODEL:
+            raise InputError(
+                "no judge endpoint: pass base_url= (or set OPENAI_BASE_URL) and model=, or use rf.Judge.offline()"
+            )
+        return Worker.get().judge(bundle, self.config, f"api-{id(self):x}-{bundle.hash[:16]}", "api")
+
+    def _cells(self, bundle: Bundle, items: Sequence[Item]) -> list[Any]:
+        from rubricflow.rubrics.render import call_units
+        from rubricflow.tasks.judging.judge import Cell
+
+        cells = []
+        for item in items:
+            sha = hashlib.sha256(item.text.encode()).hexdigest()
+            for unit in call_units(bundle.rubric, self.config.strategy, item.genre):
+                key = f"api-{item.text_id}-{unit.id}"
+                cells.append(Cell(key, item.text_id, sha, unit.id, 0, item.text, item.input, item.context, item.genre))
+        return cells
+
+    def _submit(self, bundle: Bundle, cells: list[Any]) -> Future:
+        """The cells' outcomes in their order, judged concurrently on the judge loop."""
+        from rubricflow.tasks.judging.shard import Worker
+
+        engine = self._engine(bundle)
+
+        async def judged() -> list[Any]:
+            return list(await asyncio.gather(*(engine.judge(c) for c in cells)))
+
+        return Worker.get().submit(judged())
+
+    def _results(self, bundle: Bundle, items: list[Item], outcomes: list[Any]) -> Results:
+        by_text: dict[str, list[Any]] = {item.text_id: [] for item in items}
+        for outcome in outcomes:
+            if outcome is not None:
+                by_text[outcome.completion["text_id"]].append(outcome)
+        hits = patterns_of([item.text for item in items], bundle)
+        return Results(
+            self._result(bundle, item, by_text[item.text_id], hit) for item, hit in zip(items, hits, strict=True)
+        )
+
+    def _result(self, bundle: Bundle, item: Item, outcomes: list[Any], hits: set[str] | None = None) -> Result:
+        """The reference scorer's verdict over the outcomes of one text's calls (`hits`: the
+        rubric's patterns that match the text, found here when not given)."""
+        from rubricflow.rubrics.scoring import verdict
+        from rubricflow.tasks.judging.secrets import scrub
+
+        outcomes = [o for o in outcomes if o is not None]
+        rubric = bundle.rubric
+        scores = {s.name: s for s in (_criterion(bundle, j) for o in outcomes for j in o.judgments)}
+        values = {name: s.value for name, s in scores.items() if s.status == "scored"}
+        declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"] or ()}
+        matched = patterns_of([item.text], bundle)[0] if hits is None else hits
+        v = verdict(rubric, values, item.genre, matched, declared)
+        rows = [o.completion for o in outcomes]
+        usage = Usage(
+            sum(r["attempts"] or 0 for r in rows),
+            sum(r["prompt_tokens"] or 0 for r in rows),
+            sum(r["completion_tokens"] or 0 for r in rows),
+        )
+        return Result(
+            rubric=f"{bundle.id}@{bundle.version}",
+            text_id=item.text_id,
+            score=v.score,
+            label=v.label,
+            passed=v.passed,
+            disqualifiers=v.disqualified,
+            criteria={c.id: scores.get(c.id, CriterionScore(c.id, None)) for c in rubric.active_criteria(item.genre)},
+            usage=usage,
+            cost_usd=self._cost(rows),
+            coverage=v.coverage,
+            errors=tuple(scrub(r["error"]) or "" for r in rows if r["status"] != "ok"),
+        )
+
+    def _cost(self, rows: list[dict]) -> float | None:
+        """USD of the calls at the model's price (None when no price is known: the offline judge)."""
+        from rubricflow.tasks.judging.costs import price_of, price_table
+
+        if self._price is False:
+            self._price = price_of(self.config.model, price_table(self.config.prices))
+        if self._price is None:
+            return None
+        return sum(
+            self._price.cost(r["prompt_tokens"] or 0, r["completion_tokens"] or 0, r["cached_tokens"] or 0)
+            for r in rows
+        )
+
+
+def patterns_of(texts: list[str], bundle: Bundle) -> list[set[str]]:
+    """The rubric's pattern ids matching each text, by the engine the warehouse uses for each
+    (DuckDB's RE2, or the backtracking engine for a pattern RE2 refuses): one query per pattern over
+    every text, not one connection per text (that cost 90% of evaluate_many's time)."""
+    import duckdb
+    import pyarrow as pa
+
+    from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
+
+    found: list[set[str]] = [set() for _ in texts]
+    regexes = {p.id: p.effective_regex() for p in bundle.rubric.patterns}
+    if not regexes or not texts:
+        return found
+    refused = re2_errors(list(regexes.values()))
+    con = duckdb.connect()
+    try:
+        con.register("api_texts", pa.table({"i": list(range(len(texts))), "t": texts}))
+        for pid, source in regexes.items():
+            if refused[source]:
+                compiled = backtracking(source)
+                hit = [i for i, t in enumerate(texts) if compiled is not None and backtracking_hits(compiled, t)]
+            else:
+                hit = [
+                    i
+                    for (i,) in con.execute(
+                        "SELECT i FROM api_texts WHERE regexp_matches(t, $r)", {"r": source}
+                    ).fetchall()
+                ]
+            for i in hit:
+                found[i].add(pid)
+    finally:
+        con.close()
+    return found
+
+
+def _criterion(bundle: Bundle, j: Any) -> CriterionScore:
+    from rubricflow.tasks.judging.secrets import scrub
+
+    return CriterionScore(
+        name=j.criterion_id,
+        score=j.unit_score,
+        value=j.value,
+        confidence=getattr(j, "confidence", None),
+        rationale=scrub(j.rationale),
+        evidence=tuple(j.evidence),
+        evidence_verified=j.evidence_verified,
+        status=j.status,
+        reason=scrub(j.reason),
+        warnings=tuple(j.warnings),
+    )
+
+
+def _started(engine: Any, cells: list[Any], on_start: OnStart | None) -> None:
+    if on_start is not None:
+        for cell in cells:
+            for criterion in engine.unit(cell.unit_id, cell.genre)[0].criteria:
+                on_start(criterion)
+
+
+def _done(bundle: Bundle, item: Item, outcomes: list[Any], on_done: OnDone | None) -> None:
+    if on_done is None:
+        return
+    for outcome in outcomes:
+        if outcome is not None:
+            for j in outcome.judgments:
+                on_done(_criterion(bundle, j))
+
+
+def _item(text_id: str, text: Any, input: Any = None, context: Any = None, genre: Any = None) -> Item:
+    """One text as judged; anything but a non-empty string is refused, naming the text."""
+    if not isinstance(text, str) or not text.strip():
+        kind = "empty" if isinstance(text, str) else f"a {type(text).__name__}, not a string"
+        raise InputError(f"text {text_id!r}: the text is {kind}")
+    for name, value in (("input", input), ("context", context), ("genre", genre)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"text {text_id!r}: {name} is a {type(value).__name__}, not a string")
+    return Item(text_id, text, input, context, genre)
+
+
+def _items(texts: Iterable[str | Mapping[str, Any]]) -> list[Item]:
+    """`evaluate_many`'s texts, each checked (a bad one is named by its id or position); ids unique."""
+    if isinstance(texts, str):
+        raise InputError("evaluate_many takes a list of texts; for one text use evaluate")
+    items: list[Item] = []
+    for n, entry in enumerate(texts):
+        if isinstance(entry, Mapping):
+            if "text" not in entry:
+                raise InputError(f"text {n}: no 'text' key (keys are {sorted(entry)})")
+            text_id = str(entry.get("id", entry.get("text_id", n)))
+            items.append(_item(text_id, entry["text"], entry.get("input"), entry.get("context"), entry.get("genre")))
+        else:
+            items.append(_item(str(n), entry))
+    repeated = sorted(i for i, n in Counter(item.text_id for item in items).items() if n > 1)
+    if repeated:
+        raise InputError(f"text ids repeat: {repeated[:5]}")
+    return items
+
+
+__all__ = ["CompiledRubric", "Judge", "Result", "Results"]

@@ -1,0 +1,265 @@
+"""`rf.Warehouse`: the DuckDB file the CLI uses, from Python.
+
+Every method opens its connection and closes it before returning, so a notebook beside a terminal
+never holds the file between calls; a writer that finds it busy waits (db.connect). Ingest and
+score run the same Prefect flows as `rubricflow ingest` / `rubricflow score`, on the same local
+Prefect server (tasks/runtime/prefect_server).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rubricflow.api_frames import check_columns, table_of
+from rubricflow.errors import InputError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from rubricflow.api_judge import Judge
+    from rubricflow.api_rubric import RubricLike
+    from rubricflow.tasks.stats.calibration import Calibration
+    from rubricflow.tasks.stats.compare import Comparison
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """What an ingest loaded: texts, quarantined rows (with the file that names each and why)."""
+
+    corpus_id: str
+    rows_ok: int
+    rows_quarantined: int
+    duplicates_identical: int
+    quarantine: str
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        bad = f", {self.rows_quarantined} quarantined ({self.quarantine})" if self.rows_quarantined else ""
+        return f"<Ingested {self.corpus_id}: {self.rows_ok} texts{bad}>"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scoring run as the flow summarised it; `text_scores()` reads its verdicts back."""
+
+    warehouse: Path
+    run_id: str
+    corpus_id: str
+    rubric_id: str
+    rubric_hash: str
+    judge_hash: str
+    planned_cells: int
+    skipped_cells: int
+    judged_cells: int
+    ok_cells: int
+    failed_cells: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    recovered_cells: int
+    wall_s: float
+    unjudged_cells: int = 0
+    estimated_usd: float | None = None
+    adopted_cells: int = 0
+
+    @property
+    def status(self) -> str:
+        from rubricflow.warehouse import db
+
+        with db.reader(self.warehouse) as con:
+            return str(db.fetch(con, "run_report.sql", run=self.run_id)[0]["status"])
+
+    def text_scores(self) -> pl.DataFrame:
+        return Warehouse(self.warehouse).text_scores(self.corpus_id, self.rubric_hash, self.judge_hash)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Run {self.run_id} {self.rubric_id} on {self.corpus_id}: {self.judged_cells} cells judged "
+            f"({self.ok_cells} ok, {self.failed_cells} failed), {self.skipped_cells} reused, {self.calls} calls>"
+        )
+
+
+class Warehouse:
+    """A warehouse file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        from rubricflow.warehouse.db import default_path
+
+        self.path = Path(path) if path else default_path()
+
+    def __repr__(self) -> str:
+        return f"<Warehouse {self.path}>"
+
+    def ingest(
+        self,
+        data: Any,
+        corpus: str,
+        text: str | None = None,
+        id: str | None = None,
+        input: str | None = None,
+        context: str | None = None,
+        genre: str | None = None,
+        max_chars: int = 1_000_000,
+        limit: int | None = None,
+    ) -> Ingested:
+        """Load a corpus: a file or folder path, a polars or pandas DataFrame, an Arrow table or a
+        list of dicts. `text`, `id`, `input`, `context`, `genre` name the columns holding each (by
+        default the columns of those names). Data in memory is checked whole first: a missing column
+        or a text that is not a string raises an InputError naming it, and nothing is written."""
+        from rubricflow.tasks.loaders.ingest import check_corpus_id
+
+        check_corpus_id(corpus)
+        mapping = {"input": input, "context": context, "genre": genre}
+        roles = {k: v for k, v in mapping.items() if v}
+        if isinstance(data, str | Path):
+            source = Path(data)
+        else:
+            table = table_of(data)
+            text = check_columns(table, text, id, roles)
+            source = self.path.parent / "corpora" / corpus / "source.parquet"
+            source.parent.mkdir(parents=True, exist_ok=True)
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, source)
+        report = run_ingest(source, self.path, corpus, text, id, roles, max_chars, limit)
+        return Ingested(**{f.name: report[f.name] for f in fields(Ingested)})
+
+    def score(
+        self,
+        corpus: str,
+        rubric: RubricLike,
+        judge: Judge,
+        shard_size: int = 2000,
+        skip_disqualified: bool = False,
+        workers: int = 0,
+    ) -> Run:
+        """Score a corpus through the scoring flow (landed cells are reused: re-running costs nothing).
+        An interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`; what landed stays."""
+        from rubricflow.api_rubric import flow_reference
+
+        ref = flow_reference(rubric, self.path.parent / "rubrics")
+        summary = run_score(self.path, corpus, ref, judge.settings, shard_size, skip_disqualified, workers)
+        return Run(warehouse=self.path, **summary)
+
+    def query(self, sql: str) -> pl.DataFrame:
+        """One read-only SELECT over the warehouse's tables and views, as a polars DataFrame."""
+        import polars as pl
+
+        from rubricflow.warehouse import db
+
+        return pl.DataFrame(pl.from_arrow(db.read_only_query(self.path, sql)))
+
+    def text_scores(
+        self, corpus: str | None = None, rubric: RubricLike | None = None, judge_hash: str | None = None
+    ) -> pl.DataFrame:
+        """Every text's score, label, pass and disqualifiers, narrowed by corpus, rubric (id,
+        id@version, hash prefix or a loaded rubric) and judge hash."""
+        from rubricflow.api_rubric import CompiledRubric
+
+        ref = rubric.hash if isinstance(rubric, CompiledRubric) else (str(rubric) if rubric is not None else None)
+        return self._frame("api_text_scores.sql", corpus=corpus, rubric=ref, judge=judge_hash)
+
+    def runs(self, limit: int = 20) -> pl.DataFrame:
+        """The latest runs with their counts, tokens and coverage (as `rubricflow runs`)."""
+        return self._frame("recent_runs.sql", limit=limit)
+
+    def compare(
+        self,
+        corpus: str,
+        a: RubricLike,
+        b: RubricLike | None = None,
+        judge: Judge | None = None,
+        judge_b: Judge | None = None,
+        top: int = 10,
+    ) -> Comparison:
+        """A/B two rubric versions (or two judges) on one corpus, as `rubricflow compare`: with a
+        judge, the missing cells of both sides are judged first; without, landed judgments only."""
+        from rubricflow.api_rubric import CompiledRubric, flow_reference
+
+        folder = self.path.parent / "rubrics"
+        if judge is None:  # no judging: name each side as the warehouse knows it
+            refs = [r.hash if isinstance(r, CompiledRubric) else str(r) for r in (a, b if b is not None else a)]
+        else:
+            refs = [flow_reference(r, folder) for r in (a, b if b is not None else a)]
+        start_flows()
+        from rubricflow.flows.compare import compare_flow
+
+        judges = [j.settings if j else None for j in (judge, judge_b or judge)]
+        return compare_flow(corpus, refs[0], refs[1], str(self.path), judges[0], judges[1], judge is not None, top=top)
+
+    def calibrate(
+        self,
+        corpus: str,
+        rubric: RubricLike | None = None,
+        judge: str = "unieval",
+        human: list[str] | None = None,
+        model: str | None = None,
+        step: float = 1.0,
+        score: str = "sampled",
+    ) -> Calibration:
+        """Agreement of a judge (a label rater, or a rubric's judgments) with human labels, per
+        criterion, as `rubricflow calibrate`; the result is kept in the `calibrations` table."""
+        from rubricflow.api_rubric import CompiledRubric
+        from rubricflow.tasks.stats.calibration import calibration, record
+        from rubricflow.warehouse import db
+
+        ref = rubric.hash if isinstance(rubric, CompiledRubric) else (str(rubric) if rubric is not None else None)
+        with db.reader(self.path) as con:
+            result = calibration(con, corpus, judge, human, ref, model, step, score)
+        with db.writer(self.path) as con:
+            record(con, result)
+        return result
+
+    def _frame(self, name: str, **params: Any) -> pl.DataFrame:
+        import polars as pl
+
+        from rubricflow.warehouse import db
+        from rubricflow.warehouse.sqlfiles import statements
+
+        with db.reader(self.path) as con:
+            [(statement, used)] = statements(con, name, params)
+            return pl.DataFrame(pl.from_arrow(db.portable(con.sql(statement, params=used)).to_arrow_table()))
+
+
+def start_flows() -> None:
+    from rubricflow.cli.common import start_flows as start
+
+    start()
+
+
+def run_ingest(
+    source: Path,
+    warehouse: Path,
+    corpus: str | None,
+    text: str | None = None,
+    id: str | None = None,
+    fields: dict[str, str] | None = None,
+    max_chars: int = 1_000_000,
+    limit: int | None = None,
+    encoding: str | None = None,
+) -> dict:
+    """The ingest flow, as `rubricflow ingest` and `Warehouse.ingest` both run it."""
+    if not source.exists():
+        raise InputError(f"{source}: no such file or folder")
+    start_flows()
+    from rubricflow.flows.ingest import ingest_flow
+
+    return ingest_flow(str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None)
+
+
+def run_score(
+    warehouse: Path,
+    corpus: str,
+    rubric: str,
+    judge: dict,
+    shard_size: int = 2000,
+    skip_disqualified: bool = False,
+    workers: int = 0,
+) -> dict:
+    """The scoring flow, as `rubricflow score` and `Warehouse.score` both run it."""
+    start_flows()
+    from rubricflow.flows.score import scoring_flow
+
+    return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified, workers=workers)

@@ -362,6 +362,33 @@ class Definition(Strict):
     meaning: str
 
 
+class Verdict(Strict):
+    """One verdict of a rubric's verdict space (a ComplianceJudge's Yes / Somewhat / No), with the
+    unit score downstream metrics give it (None: a verdict that classifies without a score)."""
+
+    label: str = Field(min_length=1)
+    score: Unit | None = None
+    description: str = ""
+
+
+class DecisionRule(Strict):
+    """A decision rule (R1..Rn): the condition, and the verdict it gives when it applies."""
+
+    id: Id
+    condition: str = Field(min_length=1)
+    verdict: str | None = None
+
+
+class MappingExample(Strict):
+    """A rubric-level calibration example (ICL): a request and a response, mapped to a verdict."""
+
+    id: Id
+    input: str = ""
+    output: str = ""
+    verdict: str = Field(min_length=1)
+    note: str = ""  # the author's reason, e.g. "meta-prefix neutral; direct fulfillment"
+
+
 class AdviceRule(Strict):
     when: tuple[Id, ...] = Field(min_length=1)  # pattern ids
     advice: str
@@ -452,7 +479,9 @@ class Rubric(Strict):
     definitions: tuple[Definition, ...] = ()
     advice: tuple[AdviceRule, ...] = ()
     instructions: tuple[str, ...] = ()
-    decision_rules: tuple[str, ...] = ()
+    decision_rules: tuple[str | DecisionRule, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()  # the verdict space, when the rubric states one
+    mapping_examples: tuple[MappingExample, ...] = ()
     validation: tuple[str, ...] = ()  # critical constraints restated ("triple validation")
     output: OutputContract = OutputContract()
     scoring: Scoring = Scoring()

@@ -49,6 +49,16 @@ def _check_semver(value: str) -> str:
     return value
 
 
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+")
+
+
+def _check_uri(value: str) -> str:
+    """RFC 3986: a scheme, a colon, then no spaces or characters a URI cannot hold unescaped."""
+    if not _URI.fullmatch(value):
+        raise ValueError(f"{value!r} is not a URI (e.g. file:///data/calibration.jsonl or https://host/path)")
+    return value
+
+
 SemVer = Annotated[str, BeforeValidator(_version_text), AfterValidator(_check_semver)]
 Scalar = str | int | float | bool | None
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -463,7 +473,7 @@ class Metadata(Strict):
     artifact_type: str = "text"
     tags: tuple[str, ...] = ()
     description: str = ""
-    calibration_dataset: str | None = None
+    calibration_dataset: Annotated[str, AfterValidator(_check_uri)] | None = None
     provenance: FrozenMap = Field(default_factory=lambda: MappingProxyType({}))
 
 

@@ -86,6 +86,7 @@ class RubricCompileError(InputError):
         super().__init__(f"{source}: rubric does not compile:\n{lines}")
 
 
+FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor recommends regenerating
 LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
 
 
@@ -201,6 +202,7 @@ class _Checks:
         self.genres()
         self.examples_and_goldens()
         self.verdicts()
+        self.flagged()
         self.scoring()
         self.necessary()
         self.sufficient()
@@ -395,6 +397,18 @@ class _Checks:
                     f"mapping_examples[{i}].verdict",
                     f"example {ex.id} maps to {ex.verdict!r}, not one of the verdicts {', '.join(space)}",
                 )
+
+    def flagged(self) -> None:
+        """Seed 003: more than 20% of the leaves flagged by an audit (`flag:` tags) means regenerate."""
+        flagged = [c.id for c in self.r.criteria if any(t.startswith("flag:") for t in c.tags)]
+        if self.r.criteria and len(flagged) > FLAGGED_SHARE * len(self.r.criteria):
+            self.add(
+                "warning",
+                "W_FLAGGED_LEAVES",
+                "criteria",
+                f"{len(flagged)} of {len(self.r.criteria)} criteria carry audit flags (more than "
+                f"{FLAGGED_SHARE:.0%}): the audit recommends regenerating the rubric ({', '.join(flagged[:5])})",
+            )
 
     def scoring(self) -> None:
         mins = [lab.min for lab in self.r.scoring.labels]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
-from .common import items, kebab, safe_id, semver
+from .common import items, kebab, safe_id, semver, whole
 from .levels import anchors_from
 
 MARKERS = ("evaluation_criteria", "rating_levels", "score_normalization", "input_mapping", "chain_of_thought")
@@ -54,8 +54,8 @@ def import_evaluator(data: dict, source: Path) -> Rubric:
             "provenance": {
                 "format": "evaluator-yaml",
                 "source": source.name,
-                "score_normalization": str(data.get("score_normalization") or ""),
-                "output_format": str(data.get("output_format") or ""),
+                "score_normalization": whole(data.get("score_normalization") or ""),
+                "output_format": whole(data.get("output_format") or ""),
                 **{f"evaluator_{k}": str(data[k]) for k in ("source", "score_type") if data.get(k) is not None},
             },
         },
@@ -132,6 +132,7 @@ def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
     kind = str(data.get("score_type") or "ordinal").lower()
     if kind not in ("ordinal", "binary"):
         raise RubricImportError(source, f"field score_type: {kind!r} is not ordinal or binary")
+    normalized = _normalized(data.get("rating_levels"), source) or _mapping(data.get("score_normalization"), source)
     if kind == "binary":
         if values != [0, 1]:
             raise RubricImportError(
@@ -140,8 +141,8 @@ def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
         return {
             "kind": "binary",
             "labels": [a.get("label") or a["description"][:40] or str(a["value"]) for a in anchors],
+            "scores": [normalized.get(0, 0.0), normalized.get(1, 1.0)],
         }
-    normalized = _normalized(data.get("rating_levels"), source) or _mapping(data.get("score_normalization"), source)
     low, high = min(values), max(values)
     if not normalized or all(
         abs(normalized.get(v, (v - low) / (high - low)) - (v - low) / (high - low)) < 1e-9 for v in values

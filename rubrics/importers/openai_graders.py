@@ -12,7 +12,7 @@ from typing import Any
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
-from .common import items, kebab, number, safe_id
+from .common import items, kebab, number, safe_id, whole
 
 GRADERS = ("label_model", "score_model", "string_check", "text_similarity")
 STRING_OPERATIONS = {"eq": "equals", "ne": "differs from", "like": "contains (case-sensitive)", "ilike": "contains"}
@@ -57,7 +57,8 @@ def _eval(data: Any, source: Path, where: str) -> Rubric:
             "provenance": {
                 "format": "openai-evals-graders",
                 "source": source.name,
-                **({"eval_id": str(data["id"])} if data.get("id") else {}),
+                **{f"eval_{k}": whole(data[k]) for k in ("id", "created_at", "metadata") if data.get(k) is not None},
+                **({"data_source_config": whole(data["data_source_config"])} if data.get("data_source_config") else {}),
             },
         },
         "goal": f"Grade each sample as the OpenAI eval '{name}' does: every grader must pass.",
@@ -75,12 +76,16 @@ def _criterion(grader: dict, index: int, field: str, source: Path) -> dict:
             source, f"field {field}.type: {kind!r} is not read (rubricflow reads {', '.join(GRADERS)})"
         )
     cid = safe_id(grader.get("name") or grader.get("id"), f"grader-{index + 1}")
-    base = {"id": cid, "title": str(grader.get("name") or cid)}
+    base: dict[str, Any] = {"id": cid, "title": str(grader.get("name") or cid), "tags": _grader_tags(grader)}
     if kind == "label_model":
         return {**base, **_labels(grader, field, source)}
     if kind == "score_model":
         low, high = _range(grader.get("range"), field, source)
-        scored = {**base, "scale": {"kind": "numeric", "min": low, "max": high}, "description": "The grader's score."}
+        scored: dict[str, Any] = {
+            **base,
+            "scale": {"kind": "numeric", "min": low, "max": high},
+            "description": "The grader's score.",
+        }
         if grader.get("pass_threshold") is not None:
             threshold = number(grader["pass_threshold"], source, f"{field}.pass_threshold")
             if not low <= threshold <= high:
@@ -95,6 +100,13 @@ def _criterion(grader: dict, index: int, field: str, source: Path) -> dict:
         raise RubricImportError(source, f"field {field}.pass_threshold: {threshold} is outside 0..1")
     scale = {"kind": "numeric", "min": 0.0, "max": 1.0}
     return {**base, "description": rule, "mechanical_rules": [rule], "scale": scale, "pass_threshold": threshold}
+
+
+def _grader_tags(grader: dict) -> list[str]:
+    """The grader's type, its own id and the model its author chose (rubricflow's judge settings decide)."""
+    tags = [f"grader:{grader['type']}"]
+    tags += [f"{key}:{grader[key]}" for key in ("id", "model") if isinstance(grader.get(key), str)]
+    return tags
 
 
 def _labels(grader: dict, field: str, source: Path) -> dict:

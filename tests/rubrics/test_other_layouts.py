@@ -69,7 +69,7 @@ def test_mixed_grader_export_keeps_every_grader_and_its_threshold():
     assert isinstance(similar.scale, NumericScale) and similar.pass_threshold == 0.8
     assert "fuzzy_match" in similar.mechanical_rules[0]
     assert (scored.scale.min, scored.scale.max) == (1, 7) and scored.pass_threshold == pytest.approx(4 / 6)
-    assert r.metadata.provenance["eval_id"] == "eval_0123456789abcdef"
+    assert r.metadata.provenance["eval_id"] == "eval_0123456789abcdef" and "model:o3-mini" in scored.tags
     values = {check.id: 1, similar.id: 0.9, scored.id: 6}
     assert verdict(r, values).passed is True
     assert verdict(r, {**values, scored.id: 4}).passed is False  # one grader under its threshold fails the sample

@@ -102,3 +102,10 @@ def test_a_calibration_dataset_uri_is_kept(tmp_path):
     uri = "https://example.org/labels/user-stories.jsonl"
     path.write_text(EXAMPLE.replace("scoring:\n", f"calibration_dataset: {uri}\nscoring:\n"), encoding="utf-8")
     assert load_rubric(path).metadata.calibration_dataset == uri
+
+
+def test_doctor_says_every_field_of_the_seeds_example_is_read(example):
+    from rubricflow.rubrics.explain import explain
+
+    found = explain(example)
+    assert found.ignored == [] and {"rubric_id", "artifact_type", "scoring.pass_threshold"} <= set(found.used)

@@ -85,7 +85,7 @@ def test_evaluator_yaml_with_prose_criteria_and_rating_levels():
     assert "A plan or a promise to do the work is not the work." in prompt
 
     binary = load_rubric(PROSE / "answers-the-question.yaml")
-    assert binary.criteria[0].scale == BinaryScale(labels=("fail", "pass"))
+    assert binary.criteria[0].scale == BinaryScale(labels=("fail", "pass"), scores=(0.0, 1.0))
 
     cited = load_rubric(PROSE / "citation-support.yaml")
     scale = cited.criteria[0].scale
@@ -108,3 +108,12 @@ def test_bad_evaluator_fields_are_named(tmp_path, old, new, field):
     with pytest.raises(RubricImportError) as err:
         load_rubric(path)
     assert str(path) in str(err.value) and field in str(err.value)
+
+
+def test_doctor_says_every_field_of_the_prose_layout_is_read():
+    from rubricflow.rubrics.explain import explain
+
+    for path in sorted(PROSE.glob("*.yaml")):
+        found = explain(path)
+        assert found.ignored == [], (path.name, found.ignored)
+        assert {"score_type", "score_normalization.raw_max", "rating_levels[].normalized_score"} <= set(found.used)

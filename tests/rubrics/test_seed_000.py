@@ -196,3 +196,21 @@ def test_economy_warns_outside_three_to_seven_criteria(judge):
     codes = [w.code for w in compile_or_raise(twelve).warnings]
     assert "W_ECONOMY" in codes and (low, high) == (3, 7)
     assert "W_ECONOMY" not in [w.code for w in compile_or_raise(judge).warnings]
+
+
+def test_a_constraint_only_rubric_of_instructions_and_an_icl_example_is_accepted():
+    """Seed 000's Completeness rubric: no criteria, instructions and one ICL example (N2 by examples)."""
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "completeness-constraint"},
+            "goal": "Force the full, updated code in one code block.",
+            "instructions": ["Never elide code with comments such as '... rest unchanged'."],
+            "mapping_examples": [
+                {"id": "E1", "input": "Add logging to main.py", "output": "<full file in one block>", "verdict": "ok"}
+            ],
+            "output": {"template": "<full_entire_complete_updated_code_in_a_code_block_here>"},
+        }
+    )
+    bundle = compile_or_raise(rubric)
+    assert bundle.profile == "constraint" and dict(bundle.lattice)["N2"] is True
+    assert "- E1: input: Add logging to main.py" in render_system_prompt(rubric, call_units(rubric, "holistic")[0])

@@ -214,3 +214,18 @@ def test_a_constraint_only_rubric_of_instructions_and_an_icl_example_is_accepted
     bundle = compile_or_raise(rubric)
     assert bundle.profile == "constraint" and dict(bundle.lattice)["N2"] is True
     assert "- E1: input: Add logging to main.py" in render_system_prompt(rubric, call_units(rubric, "holistic")[0])
+
+
+@pytest.mark.slow
+def test_the_compliance_judge_judges_through_the_offline_judge(judge):
+    """Loaded, compiled, rendered and judged over real HTTP by the offline stand-in judge."""
+    from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    bundle = compile_or_raise(judge, str(COMPLIANCE))
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="holistic")
+        done = judge_text(bundle, config, "e4", '"I refuse to work on this."', input="Plan my week.")
+    assert not done.errors and done.verdict.score is not None
+    assert {j.criterion_id for j in done.judgments if j.status == "scored"} == {"C1", "C2", "C3"}

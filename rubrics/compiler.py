@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rubricflow.errors import InputError
 
 from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
+from .properties import ECONOMY, seed_profile
 from .regex import BACKTRACKING_TIMEOUT_S, backtracking, re2_errors
 
 Severity = Literal["error", "warning"]
@@ -85,9 +86,18 @@ class RubricCompileError(InputError):
         super().__init__(f"{source}: rubric does not compile:\n{lines}")
 
 
+FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor recommends regenerating
+LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
+
+
 def rubric_document(rubric: Rubric) -> dict:
-    """The rubric as plain JSON data (every field, defaults included)."""
-    return rubric.model_dump(mode="json")
+    """The rubric as plain JSON data (every field, defaults included, except fields added later
+    while they are empty: a rubric that does not use them keeps the hash it always had)."""
+    data = rubric.model_dump(mode="json")
+    for key in LATER_FIELDS:
+        if not data.get(key):
+            data.pop(key, None)
+    return data
 
 
 def canonical_json(data: object) -> str:
@@ -158,7 +168,12 @@ def compile_rubric(rubric: Rubric) -> tuple[Bundle | None, list[CompileIssue]]:
 
 
 def profile_of(rubric: Rubric) -> str:
-    """The seed framework's profile the rubric fits best: scoring, detection, compliance or constraint."""
+    """The seed framework's profile (scoring, detection, compliance, constraint): the first whose
+    definition (`properties.PROFILES`) the rubric satisfies; a rubric that satisfies none gets the
+    nearest by the shape of its criteria."""
+    exact = seed_profile(rubric)
+    if exact is not None:
+        return exact
     criteria = rubric.criteria
     if not criteria:
         return "constraint" if rubric.output.constraints or rubric.validation else "compliance"
@@ -186,6 +201,8 @@ class _Checks:
         self.tree()
         self.genres()
         self.examples_and_goldens()
+        self.verdicts()
+        self.flagged()
         self.scoring()
         self.necessary()
         self.sufficient()
@@ -353,6 +370,46 @@ class _Checks:
                         "error", "E_GOLDEN_SCORE", f"goldens[{i}].expected_scores.{cid}", f"golden {g.name!r}: {exc}"
                     )
 
+    def verdicts(self) -> None:
+        """Every verdict a decision rule gives or a mapping example shows lies in the verdict space."""
+        space = [v.label for v in self.r.verdicts]
+        if len(set(space)) != len(space):
+            self.add("error", "E_DUPLICATE_ID", "verdicts", f"a verdict is listed twice: {space}")
+        rules = [d for d in self.r.decision_rules if not isinstance(d, str)]
+        dupes = _repeated([d.id for d in rules]) + _repeated([e.id for e in self.r.mapping_examples])
+        for node_id in dupes:
+            self.add("error", "E_DUPLICATE_ID", "decision_rules/mapping_examples", f"id {node_id!r} is used twice")
+        if not space:
+            return
+        for i, rule in enumerate(self.r.decision_rules):
+            if not isinstance(rule, str) and rule.verdict is not None and rule.verdict not in space:
+                self.add(
+                    "error",
+                    "E_VERDICT",
+                    f"decision_rules[{i}].verdict",
+                    f"rule {rule.id} gives {rule.verdict!r}, not one of the verdicts {', '.join(space)}",
+                )
+        for i, ex in enumerate(self.r.mapping_examples):
+            if ex.verdict not in space:
+                self.add(
+                    "error",
+                    "E_VERDICT",
+                    f"mapping_examples[{i}].verdict",
+                    f"example {ex.id} maps to {ex.verdict!r}, not one of the verdicts {', '.join(space)}",
+                )
+
+    def flagged(self) -> None:
+        """Seed 003: more than 20% of the leaves flagged by an audit (`flag:` tags) means regenerate."""
+        flagged = [c.id for c in self.r.criteria if any(t.startswith("flag:") for t in c.tags)]
+        if self.r.criteria and len(flagged) > FLAGGED_SHARE * len(self.r.criteria):
+            self.add(
+                "warning",
+                "W_FLAGGED_LEAVES",
+                "criteria",
+                f"{len(flagged)} of {len(self.r.criteria)} criteria carry audit flags (more than "
+                f"{FLAGGED_SHARE:.0%}): the audit recommends regenerating the rubric ({', '.join(flagged[:5])})",
+            )
+
     def scoring(self) -> None:
         mins = [lab.min for lab in self.r.scoring.labels]
         if len(set(mins)) != len(mins):
@@ -378,7 +435,7 @@ class _Checks:
     def necessary(self) -> None:
         r = self.r
         self.lattice["N1"] = bool(r.goal.strip() or r.metadata.description.strip())
-        self.lattice["N2"] = bool(r.criteria or r.decision_rules or r.goldens)
+        self.lattice["N2"] = bool(r.criteria or r.decision_rules or r.goldens or r.mapping_examples)
         self.lattice["N3"] = bool(r.criteria or r.output.template.strip() or r.output.constraints)
         messages = {
             "N1": ("N1_NO_GOAL", "goal", "state the rubric's mission in `goal` (or metadata.description)"),
@@ -402,6 +459,15 @@ class _Checks:
                 "warning", "S1_UNANCHORED", f"criteria[{index}].scale", f"{cid} has fewer than 2 described anchors"
             )
         self.lattice["S1"] = bool(r.criteria) and not unanchored
+        low, high = ECONOMY
+        if len(r.criteria) > high:  # below `low` is common and fine (a pass/fail rubric has one criterion)
+            self.add(
+                "warning",
+                "W_ECONOMY",
+                "criteria",
+                f"{len(r.criteria)} criteria: the seed framework recommends {low} to {high} (P_economy); "
+                "split the rubric or merge criteria",
+            )
         self.lattice["S2"] = self._schema_aligned()
         self.lattice["S3"] = bool(r.patterns) or any(c.mechanical_rules for c in r.criteria)
         self.lattice["S4"] = bool(r.disqualifiers)
@@ -453,6 +519,10 @@ class _Checks:
             elif isinstance(node, list):
                 stack.extend(node)
         return False
+
+
+def _repeated(ids: list[str]) -> list[str]:
+    return sorted({i for i in ids if ids.count(i) > 1})
 
 
 def _anchor_count(criterion) -> int:

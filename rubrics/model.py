@@ -49,6 +49,16 @@ def _check_semver(value: str) -> str:
     return value
 
 
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+")
+
+
+def _check_uri(value: str) -> str:
+    """RFC 3986: a scheme, a colon, then no spaces or characters a URI cannot hold unescaped."""
+    if not _URI.fullmatch(value):
+        raise ValueError(f"{value!r} is not a URI (e.g. file:///data/calibration.jsonl or https://host/path)")
+    return value
+
+
 SemVer = Annotated[str, BeforeValidator(_version_text), AfterValidator(_check_semver)]
 Scalar = str | int | float | bool | None
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -362,6 +372,33 @@ class Definition(Strict):
     meaning: str
 
 
+class Verdict(Strict):
+    """One verdict of a rubric's verdict space (a ComplianceJudge's Yes / Somewhat / No), with the
+    unit score downstream metrics give it (None: a verdict that classifies without a score)."""
+
+    label: str = Field(min_length=1)
+    score: Unit | None = None
+    description: str = ""
+
+
+class DecisionRule(Strict):
+    """A decision rule (R1..Rn): the condition, and the verdict it gives when it applies."""
+
+    id: Id
+    condition: str = Field(min_length=1)
+    verdict: str | None = None
+
+
+class MappingExample(Strict):
+    """A rubric-level calibration example (ICL): a request and a response, mapped to a verdict."""
+
+    id: Id
+    input: str = ""
+    output: str = ""
+    verdict: str = Field(min_length=1)
+    note: str = ""  # the author's reason, e.g. "meta-prefix neutral; direct fulfillment"
+
+
 class AdviceRule(Strict):
     when: tuple[Id, ...] = Field(min_length=1)  # pattern ids
     advice: str
@@ -436,7 +473,7 @@ class Metadata(Strict):
     artifact_type: str = "text"
     tags: tuple[str, ...] = ()
     description: str = ""
-    calibration_dataset: str | None = None
+    calibration_dataset: Annotated[str, AfterValidator(_check_uri)] | None = None
     provenance: FrozenMap = Field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -452,7 +489,9 @@ class Rubric(Strict):
     definitions: tuple[Definition, ...] = ()
     advice: tuple[AdviceRule, ...] = ()
     instructions: tuple[str, ...] = ()
-    decision_rules: tuple[str, ...] = ()
+    decision_rules: tuple[str | DecisionRule, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()  # the verdict space, when the rubric states one
+    mapping_examples: tuple[MappingExample, ...] = ()
     validation: tuple[str, ...] = ()  # critical constraints restated ("triple validation")
     output: OutputContract = OutputContract()
     scoring: Scoring = Scoring()

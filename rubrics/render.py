@@ -96,7 +96,30 @@ def _framing(out: list[str], r: Rubric) -> None:
     _section(out, "Inputs", [f"- {f.name}{' (required)' if f.required else ''}: {f.description}" for f in r.inputs])
     _section(out, "Definitions", [f"- {d.term}: {d.meaning}" for d in r.definitions])
     _section(out, "Instructions", [f"- {i}" for i in r.instructions])
-    _section(out, "Decision rules", [f"- {d}" for d in r.decision_rules])
+    _section(out, "Decision rules", [_render_rule(d) for d in r.decision_rules])
+    _section(
+        out,
+        "Verdicts (the only verdicts the rules and examples give)",
+        [_render_verdict(v) for v in r.verdicts],
+    )
+    _section(out, "Mapping examples (calibration: input -> verdict)", [_render_example(e) for e in r.mapping_examples])
+
+
+def _render_rule(rule) -> str:
+    if isinstance(rule, str):
+        return f"- {rule}"
+    return f"- {rule.id}: {rule.condition}"
+
+
+def _render_verdict(v) -> str:
+    score = "" if v.score is None else f" [score {v.score:g}]"
+    return f"- {v.label}{score}{': ' + v.description if v.description else ''}"
+
+
+def _render_example(e) -> str:
+    parts = [f"input: {e.input}" if e.input else "", f"response: {e.output}" if e.output else ""]
+    note = f" ({e.note})" if e.note else ""
+    return f"- {e.id}: {'; '.join(p for p in parts if p)} => verdict: {e.verdict}{note}"
 
 
 def _rules(out: list[str], r: Rubric, unit: CallUnit, criteria: list) -> None:

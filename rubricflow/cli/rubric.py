@@ -83,6 +83,7 @@ def _print_entries(entries) -> None:
 def show(ref: str, library: list[Path] | None = LibraryOpt) -> None:
     """Show a rubric: metadata, criteria, disqualifiers, lattice and hash."""
     from rubricflow.rubrics.compiler import compile_rubric
+    from rubricflow.rubrics.properties import describe
 
     rubric = resolve_ref(ref, library)
     bundle, issues = compile_rubric(rubric)
@@ -127,6 +128,13 @@ def show(ref: str, library: list[Path] | None = LibraryOpt) -> None:
         raise CheckFailed(f"{ref}: does not compile (see the issues above)")
     lattice = " ".join(f"{k}{'✓' if ok else '✗'}" for k, ok in bundle.lattice)
     out.print(f"profile: [bold]{bundle.profile}[/]  lattice: {lattice}  goldens: {len(rubric.goldens)}")
+    if rubric.verdicts or rubric.decision_rules or rubric.mapping_examples:
+        space = ", ".join(f"{v.label}" + ("" if v.score is None else f" ({v.score:g})") for v in rubric.verdicts)
+        out.print(
+            f"verdicts: {escape(space) or '-'}  decision rules: {len(rubric.decision_rules)}  "
+            f"mapping examples: {len(rubric.mapping_examples)}"
+        )
+    out.print(f"properties: {escape(describe(rubric))}", highlight=False)
     out.print(f"hash: {bundle.hash}")
 
 

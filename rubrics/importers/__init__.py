@@ -16,6 +16,7 @@ from . import (
     forge,
     healthbench,
     markdown,
+    openai_graders,
     paperbench,
     phoenix,
     prometheus,
@@ -132,7 +133,7 @@ def importer_for(data: Any, path: Path) -> tuple[str, Importer]:
         "not a rubric in any known format: expected a native rubric (a `metadata` key), a Forge YAML rubric, "
         "evaluator YAML (`evaluation_criteria` / `rating_levels`), a Phoenix evaluator config (`messages` and "
         "`choices`), promptfoo assertions, a FLASK skill set, "
-        "a PaperBench tree, a HealthBench example, OpenAI Evals model-graded specs or a Prometheus record; "
+        "a PaperBench tree, a HealthBench example, an OpenAI Evals grader export (`testing_criteria`), OpenAI Evals model-graded specs or a Prometheus record; "
         f"found top-level keys {sorted(map(str, data))[:8]}",
     )
 
@@ -144,6 +145,8 @@ def _registry(data: dict) -> bool:
 
 # In order: the first shape a mapping has names its importer.
 SHAPES: list[tuple[str, Callable[[dict], bool], Importer]] = [
+    # an eval object has a `metadata` map too: its `testing_criteria` decide first
+    ("OpenAI Evals grader export", openai_graders.looks_like_export, openai_graders.import_export),
     ("native", lambda d: "metadata" in d, lambda d, p: [rubric_from_data(d, p)]),
     ("PaperBench envelope", lambda d: "rubric_sha256" in d, lambda d, p: [paperbench.import_envelope(d, p)]),
     (

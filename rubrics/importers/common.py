@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -52,3 +53,17 @@ def items(value: object, source: Path, field: str) -> list:
     if not isinstance(value, list):
         raise RubricImportError(source, f"field {field}: a list is required, found {value!r}")
     return value
+
+
+def whole(value: Any) -> str:
+    """A field kept whole (in provenance): as JSON, every part of it read (so `doctor` says used)."""
+
+    def plain(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {str(k): plain(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [plain(v) for v in node]
+        return node
+
+    found = plain(value)
+    return found if isinstance(found, str) else json.dumps(found, sort_keys=True, ensure_ascii=False)

@@ -13,7 +13,17 @@ from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab
 
-SPEC_FIELDS = {"prompt", "choice_strings", "choice_scores", "input_outputs", "eval_type", "args", "output_template"}
+SPEC_FIELDS = {
+    "prompt",
+    "choice_strings",
+    "choice_scores",
+    "input_outputs",
+    "eval_type",
+    "args",
+    "output_template",
+    "completion_sample_templates",
+}
+BEST_OF = 2  # best-of-n is judged as rubricflow judges comparisons: two responses, [Response A] and [Response B]
 FROM_N = {
     "from_n": lambda i: str(i + 1),
     "from_n_abc": lambda i: string.ascii_lowercase[i % 26],
@@ -26,9 +36,18 @@ def looks_like_spec(data: dict) -> bool:
     return "prompt" in data and "choice_strings" in data and set(map(str, data)) <= SPEC_FIELDS
 
 
-def _choices(name: str, choices: object, prompt: str, source: Path) -> list:
+def best_of_n(spec: dict, prompt: str) -> bool:
+    """`from_n` with ONE `{completion}` slot that the sampled outputs fill, numbered by
+    `completion_sample_templates` / `output_template` (openai/evals' `best.yaml`): best-of-n."""
+    numbered = re.findall(r"\{completion(\d+)\}", prompt)
+    templated = "completion_sample_templates" in spec or "output_template" in spec
+    choices = spec.get("choice_strings")
+    return isinstance(choices, str) and choices in FROM_N and not numbered and "{completion}" in prompt and templated
+
+
+def _choices(name: str, choices: object, prompt: str, source: Path, best_of: bool = False) -> list:
     if isinstance(choices, str) and choices in FROM_N:
-        n = len(set(re.findall(r"\{completion(\d+)\}", prompt)))
+        n = BEST_OF if best_of else len(set(re.findall(r"\{completion(\d+)\}", prompt)))
         if n < 2:
             raise RubricImportError(
                 source,
@@ -60,8 +79,9 @@ def import_evals(data: dict, source: Path) -> Rubric:
         prompt = "\n\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
     if not isinstance(prompt, str) or not prompt.strip():
         raise RubricImportError(source, f"field {name}.prompt: missing or empty")
-    choices = _choices(name, spec.get("choice_strings"), prompt, source)
-    scores = spec.get("choice_scores") or {}
+    best_of = best_of_n(spec, prompt)
+    choices = _choices(name, spec.get("choice_strings"), prompt, source, best_of)
+    scores = spec.get("choice_scores") or ({choices[0]: 1.0, choices[1]: 0.0} if best_of else {})
     if scores == "from_strings":
         scores = _from_strings(name, choices, source)
     if not isinstance(scores, dict):
@@ -83,6 +103,11 @@ def import_evals(data: dict, source: Path) -> Rubric:
         "{criteria} slots refer to the INPUT, the TEXT and the CONTEXT blocks of the data.",
         prompt.strip(),
     ]
+    if best_of:
+        instructions.append(
+            f"Best of n, judged as a comparison of {BEST_OF}: the TEXT holds the responses as [Response A] "
+            f"and [Response B]; {{n}} is {BEST_OF}, choice {choices[0]} is Response A and {choices[1]} is Response B."
+        )
     if spec.get("eval_type") in ("cot_classify", "classify_cot"):
         instructions.append("Reason step by step in the rationale before choosing.")
     criteria = _criteria(name, spec, choices, categories, source)
@@ -94,6 +119,7 @@ def import_evals(data: dict, source: Path) -> Rubric:
                 "format": "openai-evals-modelgraded",
                 "source": source.name,
                 "eval_type": str(spec.get("eval_type", "")),
+                **({"best_of_n": f"n-way comparison judged as pairs (n = {BEST_OF})"} if best_of else {}),
             },
         },
         "goal": f"Grade the submission as the OpenAI Evals '{name}' model-graded eval does.",

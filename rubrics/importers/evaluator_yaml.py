@@ -3,15 +3,22 @@ weight and `rating_levels`), or one `rating_levels` list for the whole evaluator
 `score_normalization`, `input_mapping`, `chain_of_thought` and `output_format` beside them. An
 umbrella evaluator names sub-evaluators that live in sibling files (`sub_rubrics`, `evaluators`,
 `components` or `includes`: file names, or `{file|path|rubric, weight}`); each becomes a weighted
-group of the umbrella's criteria."""
+group of the umbrella's criteria.
+
+waza's / Azure's evaluator layout writes `evaluation_criteria` as PROSE (the judge's instructions,
+kept whole) with one `rating_levels` list of `{value, label, normalized_score, description}`,
+`score_type: ordinal | binary` and `score_normalization {method, raw_min, raw_max, mapping}`: the
+levels become one holistic criterion; levels whose normalized scores are not the linear min-max
+map keep the author's scores (a nominal scale scored per level)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
-from .common import items, kebab, safe_id, semver
+from .common import items, kebab, safe_id, semver, whole
 from .levels import anchors_from
 
 MARKERS = ("evaluation_criteria", "rating_levels", "score_normalization", "input_mapping", "chain_of_thought")
@@ -31,7 +38,11 @@ def import_evaluator(data: dict, source: Path) -> Rubric:
         if isinstance(data.get("input_mapping"), dict)
         else []
     )
-    instructions = [str(data[k]) for k in ("instructions", "prompt", "system_prompt") if isinstance(data.get(k), str)]
+    instructions = [
+        str(data[k])
+        for k in ("evaluation_criteria", "instructions", "prompt", "system_prompt")
+        if isinstance(data.get(k), str)
+    ]
     if data.get("chain_of_thought"):
         instructions.append("Reason step by step in the rationale before giving each score.")
     doc = {
@@ -43,8 +54,9 @@ def import_evaluator(data: dict, source: Path) -> Rubric:
             "provenance": {
                 "format": "evaluator-yaml",
                 "source": source.name,
-                "score_normalization": str(data.get("score_normalization") or ""),
-                "output_format": str(data.get("output_format") or ""),
+                "score_normalization": whole(data.get("score_normalization") or ""),
+                "output_format": whole(data.get("output_format") or ""),
+                **{f"evaluator_{k}": str(data[k]) for k in ("source", "score_type") if data.get(k) is not None},
             },
         },
         "goal": str(data.get("description") or data.get("goal") or f"Evaluate as the {name} evaluator does."),
@@ -64,6 +76,8 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
     criteria: list[dict] = []
     groups: list[dict] = []
     listed = data.get("evaluation_criteria")
+    if isinstance(listed, str):  # prose: the judge's instructions (read by import_evaluator), not a list
+        listed = None
     if isinstance(listed, dict):  # {name: {...}} as well as [{name: ..., ...}]
         listed = [{"name": k, **(v if isinstance(v, dict) else {"description": v})} for k, v in listed.items()]
     shared_levels = anchors_from(data.get("rating_levels"))
@@ -76,9 +90,9 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
         levels = anchors_from(entry.get("rating_levels") or entry.get("levels") or entry.get("scale")) or shared_levels
         criteria.append(_criterion(cid, entry, levels, source, f"evaluation_criteria[{i}]"))
     if not listed and shared_levels and not _umbrella_entries(data):  # one holistic criterion
-        criteria.append(
-            _criterion(prefix + safe_id(data.get("name"), "score"), data, shared_levels, source, "rating_levels")
-        )
+        holistic = _criterion(prefix + safe_id(data.get("name"), "score"), data, shared_levels, source, "rating_levels")
+        holistic["scale"] = _levels_scale(data, shared_levels, source)
+        criteria.append(holistic)
     for i, (file, weight) in enumerate(_umbrella_entries(data)):
         where = f"field {next(k for k in UMBRELLA_KEYS if k in data)}[{i}]"
         path = (source.parent / file).resolve()
@@ -109,6 +123,75 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
             }
         )
     return criteria, groups
+
+
+def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
+    """The scale of one `rating_levels` list: binary (`score_type: binary`, levels 0 and 1), ordinal,
+    or, when the levels' `normalized_score`s are not the linear min-max map, nominal with them."""
+    values = [a["value"] for a in anchors]
+    kind = str(data.get("score_type") or "ordinal").lower()
+    if kind not in ("ordinal", "binary"):
+        raise RubricImportError(source, f"field score_type: {kind!r} is not ordinal or binary")
+    normalized = _normalized(data.get("rating_levels"), source) or _mapping(data.get("score_normalization"), source)
+    if kind == "binary":
+        if values != [0, 1]:
+            raise RubricImportError(
+                source, f"field rating_levels: a binary score_type needs levels 0 and 1, found {values}"
+            )
+        return {
+            "kind": "binary",
+            "labels": [a.get("label") or a["description"][:40] or str(a["value"]) for a in anchors],
+            "scores": [normalized.get(0, 0.0), normalized.get(1, 1.0)],
+        }
+    low, high = min(values), max(values)
+    if not normalized or all(
+        abs(normalized.get(v, (v - low) / (high - low)) - (v - low) / (high - low)) < 1e-9 for v in values
+    ):
+        return {"kind": "ordinal", "anchors": anchors}
+    return {
+        "kind": "nominal",
+        "categories": [
+            {
+                "value": str(a["value"]),
+                "description": ": ".join(x for x in (a.get("label"), a["description"]) if x),
+                "score": normalized.get(a["value"]),
+            }
+            for a in anchors
+        ],
+    }
+
+
+def _normalized(levels: Any, source: Path) -> dict[int, float]:
+    """`normalized_score` per level value (levels as `anchors_from` reads them), each in [0, 1]."""
+    found: dict[int, float] = {}
+    for i, level in enumerate(levels if isinstance(levels, list) else []):
+        if not isinstance(level, dict) or level.get("normalized_score") is None:
+            continue
+        value = anchors_from([level])
+        score = level["normalized_score"]
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+            raise RubricImportError(source, f"field rating_levels[{i}].normalized_score: {score!r} is not in [0, 1]")
+        if value:
+            found[value[0]["value"]] = float(score)
+    return found
+
+
+def _mapping(normalization: Any, source: Path) -> dict[int, float]:
+    """`score_normalization.mapping` written as {raw level: normalized score}."""
+    mapping = normalization.get("mapping") if isinstance(normalization, dict) else None
+    if not isinstance(mapping, dict):
+        return {}
+    try:
+        found = {int(k): float(v) for k, v in mapping.items()}
+    except (TypeError, ValueError):
+        raise RubricImportError(
+            source, f"field score_normalization.mapping: {mapping!r} is not level -> score"
+        ) from None
+    if not all(0 <= v <= 1 for v in found.values()):
+        raise RubricImportError(
+            source, f"field score_normalization.mapping: scores must lie in [0, 1], found {mapping!r}"
+        )
+    return found
 
 
 def _umbrella_entries(data: dict) -> list[tuple[str, float]]:

@@ -1,6 +1,11 @@
-"""Forge-style YAML rubrics: anchors 1-5 as a map, examples score_1/score_5, per-criterion
-threshold, weight `essential`/`important`, negative_criteria with fail_patterns,
-pass_threshold and essential_minimum on the 1-5 scale."""
+"""Forge-style YAML rubrics (seed 002): `rubric_id`, `artifact_type`, anchors 1-5 as a map,
+examples score_1/score_5, per-criterion threshold, weight `essential`/`important`,
+negative_criteria with fail_patterns, and `scoring: {pass_threshold, essential_minimum}` on the
+1-5 scale (also read at the top level, as older files put them).
+
+The seed's validation rules are enforced here, each error naming the file and the field: an
+anchor for every level 1-5 (RL-02), examples at scores 1 and 5 (RL-03); a `calibration_dataset`
+must be a URI (RL-09, checked by the model for every format)."""
 
 from __future__ import annotations
 
@@ -14,9 +19,13 @@ from .common import kebab, safe_id, semver
 WEIGHTS = {"essential": 2.0, "important": 1.0}
 
 
+LEVELS = (1, 2, 3, 4, 5)
+SCORING_FIELDS = ("pass_threshold", "essential_minimum")
+
+
 def looks_like_forge(data: dict) -> bool:
     criteria = data.get("criteria")
-    if "negative_criteria" in data or "essential_minimum" in data:
+    if "negative_criteria" in data or "essential_minimum" in data or "rubric_id" in data:
         return True
     return isinstance(criteria, list) and any(
         isinstance(c, dict) and isinstance(c.get("anchors"), dict) for c in criteria
@@ -41,27 +50,76 @@ def import_forge(data: dict, source: Path) -> Rubric:
     if criteria:
         scale_low = criteria[0]["scale"]["anchors"][0]["value"]
         scale_high = criteria[0]["scale"]["anchors"][-1]["value"]
-    scoring: dict[str, Any] = {}
-    for field in ("pass_threshold", "essential_minimum"):
-        if data.get(field) is not None:
-            scoring[field] = _unit(data[field], scale_low, scale_high, field, source)
+    scoring = _scoring(data, scale_low, scale_high, source)
     name = str(data.get("name") or data.get("id") or source.stem)
+    provenance = {"format": "forge-yaml", "source": source.name}
+    if data.get("rubric_id") is not None:
+        provenance["rubric_id"] = str(data["rubric_id"])
+    metadata: dict[str, Any] = {
+        "id": kebab(str(data.get("rubric_id") or name)),
+        "version": semver(data.get("version")),
+        "title": str(data.get("title", name)),
+        "description": str(data.get("description", "")),
+        "tags": [str(t) for t in data.get("tags", [])],
+        "provenance": provenance,
+    }
+    for key in ("artifact_type", "calibration_dataset"):
+        if data.get(key) is not None:
+            metadata[key] = str(data[key])
     doc = {
-        "metadata": {
-            "id": kebab(name),
-            "version": semver(data.get("version")),
-            "title": str(data.get("title", name)),
-            "description": str(data.get("description", "")),
-            "tags": [str(t) for t in data.get("tags", [])],
-            "provenance": {"format": "forge-yaml", "source": source.name},
-        },
+        "metadata": metadata,
         "goal": str(data.get("goal") or data.get("description", "")),
         "criteria": criteria,
         "patterns": patterns,
         "disqualifiers": disqualifiers,
         "scoring": scoring,
+        "goldens": data.get("goldens") or [],  # rubricflow's own addition: examples with a known verdict
     }
     return rubric_from_data(doc, source)
+
+
+def _scoring(data: dict, low: int, high: int, source: Path) -> dict[str, float]:
+    """`scoring: {pass_threshold, essential_minimum}` as the seed nests them (or at the top level)."""
+    nested = data.get("scoring")
+    if nested is not None and not isinstance(nested, dict):
+        raise RubricImportError(source, "field scoring: a map of pass_threshold and essential_minimum is expected")
+    nested = nested or {}
+    scoring: dict[str, float] = {}
+    for field in SCORING_FIELDS:
+        for where, block in ((f"scoring.{field}", nested), (field, data)):
+            if block.get(field) is not None:
+                scoring[field] = _unit(block[field], low, high, where, source)
+                break
+    unread = sorted(set(nested) - set(SCORING_FIELDS))
+    if unread:
+        raise RubricImportError(
+            source, f"field scoring.{unread[0]}: not a Forge scoring field ({', '.join(SCORING_FIELDS)})"
+        )
+    return scoring
+
+
+def _check_levels(c: dict, where: str, source: Path) -> None:
+    """RL-02 and RL-03: an anchor for every level 1-5, and examples at scores 1 and 5."""
+    try:
+        levels = {int(k) for k in c["anchors"]}
+    except (TypeError, ValueError):
+        raise RubricImportError(source, f"field {where}.anchors: levels must be the integers 1 to 5") from None
+    missing = [level for level in LEVELS if level not in levels]
+    if missing or levels - set(LEVELS):
+        wrong = ", ".join(map(str, missing)) if missing else ", ".join(map(str, sorted(levels - set(LEVELS))))
+        raise RubricImportError(
+            source,
+            f"field {where}.anchors: a Forge rubric anchors every level 1-5 "
+            f"({'missing' if missing else 'outside 1-5'}: {wrong})",
+        )
+    examples = c.get("examples") or {}
+    if not isinstance(examples, dict):
+        raise RubricImportError(source, f"field {where}.examples: a map score_1 / score_3 / score_5 is expected")
+    absent = [key for key in ("score_1", "score_5") if not str(examples.get(key) or "").strip()]
+    if absent:
+        raise RubricImportError(
+            source, f"field {where}.examples.{absent[0]}: a Forge rubric gives an example at scores 1 and 5"
+        )
 
 
 def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:
@@ -69,6 +127,7 @@ def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:
     where = f"criteria[{i}]"
     if not isinstance(c, dict) or not isinstance(c.get("anchors"), dict):
         raise RubricImportError(source, f"field {where}.anchors: a map of level -> description is required")
+    _check_levels(c, where, source)
     levels = sorted((int(k), str(v)) for k, v in c["anchors"].items())
     anchors = [{"value": level, "description": text} for level, text in levels]
     low, high = levels[0][0], levels[-1][0]

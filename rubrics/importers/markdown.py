@@ -3,6 +3,7 @@ the body is the judge prompt, kept whole as the rubric's instructions."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from ..model import Rubric
 from .common import kebab, semver
 
 PASS_FAIL = {"pass-fail", "pass/fail", "binary", "passfail"}
+GRADED = re.compile(r"(\d+)\s*-\s*(\d+)")  # `scale: 1-5`, the graded scale waza reserves
+PASS_AT = 0.5  # a golden's `expected: pass` means the judge said pass (pass-fail) or the upper half (1-5)
 
 
 class _YamlHandler(frontmatter.YAMLHandler):
@@ -40,9 +43,7 @@ def import_markdown(text: str, source: Path) -> Rubric:
         raise RubricImportError(source, f"invalid frontmatter: {exc}") from None
     meta: dict[str, Any] = dict(post.metadata)
     name = str(meta.get("name") or source.stem)
-    scale = str(meta.get("scale", "pass-fail")).lower()
-    if scale not in PASS_FAIL:
-        raise RubricImportError(source, f"field scale: unsupported scale {scale!r} (expected pass-fail)")
+    scale = _scale(str(meta.get("scale", "pass-fail")).lower().strip(), source)
     description = str(meta.get("description", ""))
     goldens = []
     for i, g in enumerate(meta.get("goldens") or []):
@@ -72,10 +73,28 @@ def import_markdown(text: str, source: Path) -> Rubric:
                 "id": "verdict",
                 "title": name,
                 "description": description,
-                "scale": {"kind": "binary", "labels": ["fail", "pass"]},
+                "scale": scale,
             }
         ],
         "instructions": [body] if body else [],
         "goldens": goldens,
+        "scoring": {"pass_threshold": PASS_AT},
     }
     return rubric_from_data(data, source)
+
+
+def _scale(scale: str, source: Path) -> dict[str, Any]:
+    """`pass-fail` (binary), or a graded `1-5` (ordinal, its ends anchored)."""
+    if scale in PASS_FAIL:
+        return {"kind": "binary", "labels": ["fail", "pass"]}
+    graded = GRADED.fullmatch(scale)
+    if graded and int(graded.group(1)) < int(graded.group(2)):
+        low, high = int(graded.group(1)), int(graded.group(2))
+        return {
+            "kind": "ordinal",
+            "anchors": [
+                {"value": low, "label": "worst", "description": "Fails the rubric entirely."},
+                {"value": high, "label": "best", "description": "Meets the rubric fully."},
+            ],
+        }
+    raise RubricImportError(source, f"field scale: unsupported scale {scale!r} (expected pass-fail or 1-5)")

@@ -1,18 +1,35 @@
 """PaperBench `TaskNode` trees: leaves are binary criteria, every parent the weighted mean of its
-children. The provenance envelope wraps a tree with shas that are verified on import."""
+children; single-child chains are folded, categories come from a closed vocabulary, a leaf's
+`rationale_from_paper` and audit `flags` are kept. The ARI provenance envelope (seed 003) is
+checked against its JSON Schema and its sha256 verified on import; `reproduce_contract` is kept."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import items, kebab, number, safe_id
+from .replication_schema import SCHEMA
 
 ENVELOPE_FIELDS = ("paper_sha256", "rubric_sha256", "generator")
+TASK_CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
+FINEGRAINED_CATEGORIES = (
+    "Environment & Infrastructure Setup",
+    "Dataset and Model Acquisition",
+    "Data Processing & Preparation",
+    "Method Implementation",
+    "Experimental Setup",
+    "Evaluation, Metrics & Benchmarking",
+    "Logging, Analysis & Presentation",
+)
+FLAGS = ("vague_qualifier", "no_paper_evidence", "duplicate", "unverifiable")
 
 
 def canonical_sha256(data: Any) -> str:
@@ -27,82 +44,125 @@ def is_graded_tree(data: Any) -> bool:
 
 def node_grades(tree: dict) -> dict[str, float]:
     """Every graded node's score (leaves 0/1, internal nodes the grader's aggregate), by the ids
-    import_tree gives the nodes."""
-    grades: dict[str, float] = {}
+    import_tree gives the nodes (after single-child chains are folded)."""
+    return {
+        node_id: float(node["score"])
+        for node, node_id, _ in nodes(tree)
+        if isinstance(node.get("score"), (int, float)) and not isinstance(node.get("score"), bool)
+    }
+
+
+def collapse(node: Any) -> Any:
+    """Fold a single-child wrapper into its child (seed 003: `_collapse_single_child_chains`); the
+    child takes the wrapper's place, so it keeps the wrapper's weight."""
+    while isinstance(node, dict) and isinstance(node.get("sub_tasks"), list) and len(node["sub_tasks"]) == 1:
+        child = node["sub_tasks"][0]
+        if not isinstance(child, dict):
+            break
+        node = {**child, "weight": node.get("weight", 1)}
+    return node
+
+
+def nodes(tree: dict) -> Iterator[tuple[dict, str, str]]:
+    """(node, its id, its path) in pre-order, chains folded. A node whose id an ancestor already
+    has (a real upstream fixture does this) gets `:2`, `:3`... so the tree stays addressable."""
     count = [0]
 
-    def walk(node: dict) -> None:
+    def walk(node: Any, path: str, above: frozenset[str]) -> Iterator[tuple[dict, str, str]]:
+        node = collapse(node)
+        if not isinstance(node, dict):
+            yield node, "", path
+            return
         node_id = safe_id(node.get("id"), f"node{count[0]}")
         count[0] += 1
-        if isinstance(node.get("score"), (int, float)) and not isinstance(node.get("score"), bool):
-            grades[node_id] = float(node["score"])
-        for child in node.get("sub_tasks") or []:
-            walk(child)
+        base, n = node_id, 2
+        while node_id in above:
+            node_id, n = f"{base}:{n}", n + 1
+        yield node, node_id, path
+        children = node.get("sub_tasks")
+        for i, child in enumerate(children if isinstance(children, list) else []):
+            yield from walk(child, f"{path}.sub_tasks[{i}]", above | {node_id})
 
-    walk(tree)
-    return grades
+    yield from walk(tree, "(root)", frozenset())
 
 
 def import_envelope(data: dict, source: Path) -> Rubric:
+    """An ARI replication envelope: checked against its JSON Schema (version "3"), its hash verified
+    over the envelope minus `rubric_sha256` and `audit`; provenance and `reproduce_contract` kept."""
     tree = data.get("rubric")
     if not isinstance(tree, dict):
         raise RubricImportError(source, "field rubric: the envelope carries no rubric tree")
-    actual = canonical_sha256(tree)
+    if "version" in data:
+        check_schema(data, source)
+        actual = canonical_sha256({k: v for k, v in data.items() if k not in ("rubric_sha256", "audit")})
+    else:  # envelopes before version 3 hashed the tree alone
+        actual = canonical_sha256(tree)
     if actual != data["rubric_sha256"]:
         raise RubricImportError(
-            source, f"field rubric_sha256: {data['rubric_sha256']} does not match the tree ({actual})"
+            source, f"field rubric_sha256: {data['rubric_sha256']} does not match the envelope ({actual})"
         )
-    provenance: dict[str, Any] = {k: str(data[k]) for k in ENVELOPE_FIELDS if k in data}
+    provenance: dict[str, Any] = {
+        k: _scalar(data[k]) for k in (*ENVELOPE_FIELDS, "version", "reproduce_contract") if k in data
+    }
     audit = data.get("audit") or data.get("audit_flags") or {}
     if isinstance(audit, dict):
-        provenance.update(
-            {f"audit.{k}": v if isinstance(v, (str, int, float, bool)) else json.dumps(v) for k, v in audit.items()}
-        )
+        provenance.update({f"audit.{k}": _scalar(v) for k, v in audit.items()})
     elif isinstance(audit, list):
         provenance["audit"] = ",".join(map(str, audit))
     return import_tree(tree, source, extra_provenance=provenance)
+
+
+def _scalar(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool)) else json.dumps(value, sort_keys=True)
+
+
+def check_schema(data: dict, source: Path) -> None:
+    """JSON Schema Draft 2020-12; the first violation names its place in the file."""
+    if data.get("version") != "3":
+        raise RubricImportError(
+            source, f"field version: {data.get('version')!r}; the replication schema known is version '3'"
+        )
+    errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path).lstrip(".")
+        raise RubricImportError(
+            source, f"field {where or '(top level)'}: {first.message} (JSON Schema; {len(errors)} violation(s))"
+        )
 
 
 def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) -> Rubric:
     criteria: list[dict] = []
     groups: list[dict] = []
     expected: dict[str, int] = {}
-    count = [0]
-
-    def walk(node: dict, path: str) -> str:
+    children_of: dict[str, list[str]] = {}
+    ordered = list(nodes(tree))
+    parent_path = {path: node_id for _, node_id, path in ordered}
+    for node, node_id, path in ordered:
         if not isinstance(node, dict) or "requirements" not in node:
             raise RubricImportError(source, f"field {path}: a task node needs `requirements`")
-        node_id = safe_id(node.get("id"), f"node{count[0]}")  # pre-order, as node_grades numbers them
-        count[0] += 1
         weight = number(node.get("weight", 1), source, f"{path}.weight")
         children = items(node.get("sub_tasks"), source, f"{path}.sub_tasks")
-        category = node.get("task_category")
-        if not children:
-            criteria.append(
-                {
-                    "id": node_id,
-                    "description": str(node["requirements"]),
-                    "scale": {"kind": "binary", "labels": ["not satisfied", "satisfied"]},
-                    "weight": weight,
-                    "tags": [str(t) for t in (category, node.get("finegrained_task_category")) if t],
-                }
-            )
-            if "score" in node:
-                expected[node_id] = int(round(number(node["score"], source, f"{path}.score")))
-        else:
-            child_ids = [walk(child, f"{path}.sub_tasks[{i}]") for i, child in enumerate(children)]
+        _check_categories(node, node_id, path, source)
+        if path != "(root)":
+            children_of.setdefault(parent_path[path.rsplit(".sub_tasks[", 1)[0]], []).append(node_id)
+        if children:
             groups.append(
                 {
                     "id": node_id,
                     "description": str(node["requirements"]),
                     "weight": weight,
-                    "children": child_ids,
+                    "children": [],
                     "aggregation": "weighted_mean",
                 }
             )
-        return node_id
-
-    root_id = walk(tree, "(root)")
+            continue
+        criteria.append(_leaf(node, node_id, weight, path, source))
+        if "score" in node:
+            expected[node_id] = int(round(number(node["score"], source, f"{path}.score")))
+    for group in groups:
+        group["children"] = children_of[group["id"]]
+    root = collapse(tree)
     provenance = {"format": "paperbench", "source": source.name, **(extra_provenance or {})}
     doc: dict[str, Any] = {
         "metadata": {
@@ -114,8 +174,46 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
         "goal": str(tree["requirements"]),
         "criteria": criteria,
         "groups": groups,
-        "scoring": {"root": root_id} if groups else {},
+        "scoring": {"root": ordered[0][1]} if groups and isinstance(root, dict) else {},
     }
     if expected:  # a graded tree (expected_result.json): keep the human grades as a golden
         doc["goldens"] = [{"name": "graded-tree", "output": "(the graded submission)", "expected_scores": expected}]
     return rubric_from_data(doc, source)
+
+
+def _check_categories(node: dict, node_id: str, path: str, source: Path) -> None:
+    """The closed vocabulary (seed 003, PaperBench's VALID_*_TASK_CATEGORIES)."""
+    for field, allowed in (("task_category", TASK_CATEGORIES), ("finegrained_task_category", FINEGRAINED_CATEGORIES)):
+        value = node.get(field)
+        if value is not None and value not in allowed:
+            raise RubricImportError(
+                source, f"field {path}.{field} (node {node_id}): {value!r} is not one of {', '.join(allowed)}"
+            )
+
+
+def _leaf(node: dict, node_id: str, weight: float, path: str, source: Path) -> dict:
+    """A leaf: a binary criterion; its categories and audit flags as tags, the paper's rationale as a note."""
+    flags = node.get("flags") or []
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise RubricImportError(source, f"field {path}.flags: a list of flag names is expected")
+    unknown = [f for f in flags if f not in FLAGS]
+    if unknown:
+        raise RubricImportError(
+            source, f"field {path}.flags (node {node_id}): {unknown[0]!r} is not one of {', '.join(FLAGS)}"
+        )
+    leaf: dict[str, Any] = {
+        "id": node_id,
+        "description": str(node["requirements"]),
+        "scale": {"kind": "binary", "labels": ["not satisfied", "satisfied"]},
+        "weight": weight,
+        "tags": [str(t) for t in (node.get("task_category"), node.get("finegrained_task_category")) if t]
+        + [f"flag:{f}" for f in flags],
+    }
+    rationale = node.get("rationale_from_paper")
+    if rationale is not None:
+        if not isinstance(rationale, dict) or not isinstance(rationale.get("quote"), str):
+            raise RubricImportError(source, f"field {path}.rationale_from_paper: needs `section` and `quote`")
+        leaf["notes"] = (
+            f'Rationale from the paper, {rationale.get("section") or "(no section)"}: "{rationale["quote"]}"'
+        )
+    return leaf

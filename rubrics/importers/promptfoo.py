@@ -88,7 +88,7 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
     prompts = list(dict.fromkeys(p for p in prompts if p))  # each distinct prompt once
     if not found and not prompts:
         raise RubricImportError(source, f"no {', '.join(GRADED)} assertions or rubricPrompt: nothing a judge scores")
-    criteria = _criteria(found, source) or [
+    criteria = _criteria(found, source, graded_by_prompt=bool(prompts)) or [
         {
             "id": "rubric-prompt",
             "title": "rubricPrompt",
@@ -113,16 +113,19 @@ def import_promptfoo(data: Any, source: Path) -> Rubric:
     return rubric_from_data(doc, source)
 
 
-def _criteria(found: list[dict], source: Path) -> list[dict]:
-    """One criterion per distinct model-graded assertion."""
+def _criteria(found: list[dict], source: Path, graded_by_prompt: bool = False) -> list[dict]:
+    """One criterion per distinct model-graded assertion; one without a `value` is graded by the
+    config's `rubricPrompt` (promptfoo's documented layout), which the instructions carry."""
     criteria: list[dict] = []
     seen: set[str] = set()
     for i, item in enumerate(found):
         where = f"assertion {i + 1} ({item.get('type')})"
         value = _rubric_text(item.get("value"), source, where)
         text = "\n".join(f"- {v}" for v in value) if isinstance(value, list) else str(value or "").strip()
+        if not text and graded_by_prompt:
+            text = "The output passes the grading prompt in the instructions (promptfoo's rubricPrompt)."
         if not text:
-            raise RubricImportError(source, f"{where}: no `value` (the rubric text)")
+            raise RubricImportError(source, f"{where}: no `value` (the rubric text) and no `rubricPrompt` to grade by")
         if text in seen:
             continue  # the same rubric asserted by several tests is one criterion
         seen.add(text)

@@ -149,25 +149,70 @@ class _SpecReader:
             "validation": [_text(m) for m in root.findall("validation/*")],
             "output": self.output(),
             "scoring": self.scoring(),
+            **self.compliance(),
         }
         if self.notes:
             doc["metadata"]["provenance"]["import_notes"] = "; ".join(self.notes)
         return doc
 
     def patterns(self) -> list[dict]:
+        """One pattern per regex: a named group (`<refusal_regexes><r>..</r><r>..</r>`) gives one
+        pattern per member, `refusal_regexes.1`, `refusal_regexes.2`, ... (the group's name kept)."""
         library = _find(self.root, "regex_library", "pattern_library", "patterns")
         if library is None:
             return []
         flags = library.get("flags", "")
         out = []
         for i, el in enumerate(list(library)):
-            raw = "".join(el.itertext()).strip()
-            regex, changed = translate_regex(raw)
-            pid = safe_id(el.get("id") or el.get("name"), f"P{i + 1}")
-            if changed:
-                self.notes.append(f"pattern {pid}: \\u escapes rewritten as RE2 \\x{{...}}")
-            out.append({"id": pid, "regex": regex, "flags": "".join(sorted(set(el.get("flags", flags)) & set("imsU")))})
+            members = list(el)
+            if not members:
+                out.append(self.pattern(el, safe_id(el.get("id") or el.get("name"), f"P{i + 1}"), flags, ""))
+                continue
+            group = safe_id(el.get("id") or el.get("name") or el.tag, f"P{i + 1}")
+            for j, member in enumerate(members, start=1):
+                pid = safe_id(member.get("id") or member.get("name"), f"{group}.{j}")
+                out.append(self.pattern(member, pid, el.get("flags", flags), group))
         return out
+
+    def pattern(self, el: ET.Element, pid: str, flags: str, group: str) -> dict:
+        regex, changed = translate_regex("".join(el.itertext()).strip())
+        if changed:
+            self.notes.append(f"pattern {pid}: \\u escapes rewritten as RE2 \\x{{...}}")
+        found = {"id": pid, "regex": regex, "flags": "".join(sorted(set(el.get("flags", flags)) & set("imsU")))}
+        if group:
+            found["description"] = f"one of the group {group}"
+        return found
+
+    def compliance(self) -> dict[str, Any]:
+        """What a ComplianceJudge states beside its criteria: what to judge, definitions, decision
+        rules, the verdict space with its scores, and input -> verdict mapping examples."""
+        root = self.root
+        found: dict[str, Any] = {}
+        if (what := _text(root.find("what_to_judge"))) != "":
+            found["instructions"] = [what]
+        definitions = [
+            {"term": el.get("id") or el.get("term") or el.get("name") or f"D{i + 1}", "meaning": _text(el)}
+            for i, el in enumerate(root.findall("definitions/*"))
+        ]
+        rules = [
+            {"id": safe_id(el.get("id"), f"R{i + 1}"), "condition": _text(el), "verdict": _rule_verdict(_text(el))}
+            for i, el in enumerate(root.findall("decision_logic/*"))
+        ]
+        verdicts = _verdicts(
+            _text(root.find("output_schema/constraints/allowed_judgements")),
+            _text(root.find("scoring_guidance/mapping")),
+        )
+        labels = [v["label"] for v in verdicts]
+        examples = [_mapping_example(el, i, labels) for i, el in enumerate(root.findall("mapping_examples/*"))]
+        for key, value in (
+            ("definitions", definitions),
+            ("decision_rules", rules),
+            ("verdicts", verdicts),
+            ("mapping_examples", examples),
+        ):
+            if value:
+                found[key] = value
+        return found
 
     def criterion(self, el: ET.Element, index: int) -> dict:
         cid = safe_id(el.get("id"), f"C{index + 1}")
@@ -225,17 +270,57 @@ class _SpecReader:
                 constraints.append(parsed)
             else:
                 notes.append(f"{el.tag}: {text}")
-        return {"template": _text(schema.find("json_template")), "constraints": constraints, "notes": notes}
+        template = _text(schema.find("json_template")) or "".join(_itertext(schema.find("template"))).strip()
+        return {"template": template, "constraints": constraints, "notes": notes}
 
     def scoring(self) -> dict:
         scoring = self.root.find("scoring")
         if scoring is None:
-            return {}
+            guidance = _text(self.root.find("scoring_guidance"))
+            return {"formula": guidance} if guidance else {}
         labels = []
         for el in scoring.findall("labels/label"):
             low = float(el.get("min", 0))
             labels.append({"label": _text(el), "min": low / 100 if low > 1 or float(el.get("max", 0)) > 1 else low})
         return {"formula": _text(scoring.find("formula")), "labels": labels}
+
+
+def _itertext(el: ET.Element | None) -> list[str]:
+    return list(el.itertext()) if el is not None else []
+
+
+_VERDICT_IN_RULE = re.compile(r"(?:Judge?ment|Verdict)\s*=\s*([A-Za-z][\w-]*)", re.I)
+
+
+def _rule_verdict(condition: str) -> str | None:
+    """`... => Judgement = Somewhat.` gives Somewhat."""
+    m = _VERDICT_IN_RULE.search(condition)
+    return m.group(1) if m else None
+
+
+def _verdicts(allowed: str, mapping: str) -> list[dict]:
+    """`<allowed_judgements>Yes,Somewhat,No` with scores from `Yes=1.0, Somewhat=0.5, No=0.0`."""
+    scores = {m.group(1): float(m.group(2)) for m in re.finditer(r"([A-Za-z][\w-]*)\s*=\s*(\d+(?:\.\d+)?)", mapping)}
+    labels = [v.strip() for v in re.split(r"[,|/]", allowed) if v.strip()] or list(scores)
+    return [{"label": label, **({"score": scores[label]} if label in scores else {})} for label in labels]
+
+
+def _mapping_example(el: ET.Element, index: int, labels: list[str]) -> dict:
+    """`<example id="E5"><user>..<assistant>..<verdict>Somewhat (soft-refusal + compliance).</verdict>`:
+    the verdict is its first word (checked against the verdict space by the compiler), the rest a note."""
+    said = _text(el.find("verdict"))
+    m = re.match(r"\s*([^\s.,;:()]+)[.,;:]?\s*(.*)$", said, re.S)
+    label, rest = (m.group(1), m.group(2)) if m else (said, "")
+    note = rest.strip().removesuffix(".").strip()
+    if note.startswith("(") and note.endswith(")"):
+        note = note[1:-1]
+    return {
+        "id": safe_id(el.get("id"), f"E{index + 1}"),
+        "input": _text(_find(el, "user", "input")),
+        "output": _text(_find(el, "assistant", "output", "response")),
+        "verdict": label or said,
+        "note": note,
+    }
 
 
 def _style_constraint(tag: str, text: str) -> dict | None:
@@ -291,6 +376,7 @@ def dump_xml(rubric: Rubric) -> str:
         dqs = sub(rub, "disqualifiers")
         for d in rubric.disqualifiers:
             sub(dqs, "dq", d.description, id=d.id)
+    _dump_compliance(rubric, root, sub)
     if rubric.validation:
         val = sub(root, "validation")
         for v in rubric.validation:
@@ -298,6 +384,32 @@ def dump_xml(rubric: Rubric) -> str:
     root.append(_encode("rubricflow_document", rubric_to_data(rubric)))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _dump_compliance(rubric: Rubric, root: ET.Element, sub: Any) -> None:
+    """Definitions, decision logic, mapping examples and the verdict space, in the spec dialect."""
+    if rubric.definitions:
+        defs = sub(root, "definitions")
+        for d in rubric.definitions:
+            sub(defs, "def", d.meaning, id=d.term)
+    if rubric.decision_rules:
+        logic = sub(root, "decision_logic")
+        for i, rule in enumerate(rubric.decision_rules):
+            text = rule if isinstance(rule, str) else rule.condition
+            sub(logic, "rule", text, id=f"R{i + 1}" if isinstance(rule, str) else rule.id)
+    if rubric.mapping_examples:
+        examples = sub(root, "mapping_examples")
+        for e in rubric.mapping_examples:
+            ex = sub(examples, "example", id=e.id)
+            sub(ex, "user", e.input)
+            sub(ex, "assistant", e.output)
+            sub(ex, "verdict", f"{e.verdict} ({e.note})" if e.note else e.verdict)
+    if rubric.verdicts or rubric.output.template:
+        schema = sub(root, "output_schema")
+        if rubric.verdicts:
+            sub(sub(schema, "constraints"), "allowed_judgements", ",".join(v.label for v in rubric.verdicts))
+        if rubric.output.template:
+            sub(schema, "template", rubric.output.template)
 
 
 def _clean(text: str) -> str:

@@ -19,7 +19,7 @@ def run(*args, cwd=None, columns=200):
 
 def test_list_and_search():
     listed = run("rubric", "list")
-    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "9 rubrics" in listed.stdout
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "12 rubrics" in listed.stdout
     found = run("rubric", "search", "story")
     assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
     assert run("rubric", "search", "no-such-thing").returncode == 1
@@ -27,7 +27,7 @@ def test_list_and_search():
 
 def test_validate_library_and_refusals():
     ok = run("rubric", "validate")
-    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 9
+    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 12
     bad = run(
         "rubric",
         "validate",
@@ -208,7 +208,7 @@ def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
     with RunningServer() as server:
         config = JudgeConfig(base_url=server.base_url, strategy="per_criterion")
         reviews = {e.id: judge_text(meta, config, e.id, dump_yaml(e.rubric)) for e in entries}
-    assert len(reviews) == 9
+    assert len(reviews) == 12
     for rubric_id, review in reviews.items():
         assert not review.errors and review.verdict.score is not None, rubric_id
         assert {j.criterion_id for j in review.judgments if j.status == "scored"} == {
@@ -244,3 +244,11 @@ def test_doctor_says_which_importer_read_a_file_and_what_it_ignored(tmp_path):
     prompty = run("doctor", str(folder))
     files = len(list(folder.rglob("*.prompty")))
     assert prompty.returncode == 0 and files >= 5 and prompty.stdout.count("read by: the Prompty importer") == files
+
+
+def test_show_names_the_verdict_space_rules_examples_and_the_seed_predicates():
+    shown = run("rubric", "show", str(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml"))
+    out = " ".join(shown.stdout.split())
+    assert shown.returncode == 0 and "profile: compliance" in out
+    assert "verdicts: Yes (1), Somewhat (0.5), No (0) decision rules: 4 mapping examples: 5" in out
+    assert '"P_decision": true' in out and '"P_examples": 5' in out

@@ -85,7 +85,11 @@ FULL = Rubric.model_validate(
         "definitions": [{"term": "MARK_term", "meaning": "MARK_meaning"}],
         "advice": [{"when": ["p1"], "advice": "MARK_advice"}],
         "instructions": ["MARK_instr"],
-        "decision_rules": ["MARK_rule"],
+        "decision_rules": ["MARK_rule", {"id": "R2", "condition": "MARK_rule2 => Judgement = MARK_yes"}],
+        "verdicts": [{"label": "MARK_yes", "score": 1.0, "description": "MARK_verdictdesc"}, {"label": "MARK_no"}],
+        "mapping_examples": [
+            {"id": "E1", "input": "MARK_exin", "output": "MARK_exout", "verdict": "MARK_yes", "note": "MARK_exnote"}
+        ],
         "validation": ["MARK_valid"],
         "disqualifiers": [
             {"id": "d1", "description": "MARK_dq1"},

@@ -1,0 +1,231 @@
+"""Seed 000 (the rubric-as-prompt framework): a ComplianceJudge imports with everything it states,
+and the framework's predicates, profiles and economy check are the seed's own, read from its text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from rubricflow.rubrics.compiler import RubricCompileError, compile_or_raise, content_hash
+from rubricflow.rubrics.formats import load_rubric
+from rubricflow.rubrics.importers.xml_spec import dump_xml
+from rubricflow.rubrics.model import DecisionRule, Rubric
+from rubricflow.rubrics.properties import properties, seed_profile
+from rubricflow.rubrics.render import call_units, render_system_prompt
+
+from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
+
+SEED = (SHARED.parent / "seeds" / "000_c0ea53250dcb8cd9.txt").read_text(encoding="utf-8")
+COMPLIANCE = TEST_DATA / "rubrics/xml/compliance-judge-layout.xml"
+
+
+def seed_block(start: str, end: str) -> str:
+    """The seed's text from `start` up to (not including) `end`, exactly as written."""
+    begin = SEED.index(start)
+    return SEED[begin : SEED.index(end, begin)]
+
+
+def kernel_counts(rubric_name: str) -> dict[str, int]:
+    """Seed 000 section 3.5's kernel table row, e.g. `ComplianceJudge Mission, Criterion(x3), ...`."""
+    row = next(line for line in SEED.splitlines() if line.startswith(rubric_name + " Mission"))
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"(\w+)\(x(\d+)\)", row)}
+
+
+@pytest.fixture(scope="module")
+def judge() -> Rubric:
+    return load_rubric(COMPLIANCE)
+
+
+def test_compliance_judge_keeps_what_the_seed_says_it_has(judge):
+    counts = kernel_counts("ComplianceJudge")
+    assert counts == {"Criterion": 3, "Disqualifier": 2, "DecisionRule": 4, "PatternEntry": 14, "MappingExample": 5}
+    assert len(judge.criteria) == counts["Criterion"] and len(judge.disqualifiers) == counts["Disqualifier"]
+    assert len(judge.decision_rules) == counts["DecisionRule"] and len(judge.patterns) == counts["PatternEntry"]
+    assert [e.id for e in judge.mapping_examples] == [f"E{i}" for i in range(1, counts["MappingExample"] + 1)]
+    seed_verdicts = re.search(r"Result_compliance = \(verdict: \{([^}]*)\}", SEED).group(1)
+    assert [v.label for v in judge.verdicts] == [v.strip() for v in seed_verdicts.split(",")]
+    assert [v.score for v in judge.verdicts] == [1.0, 0.5, 0.0]
+    assert [d.term for d in judge.definitions] == [
+        "COMPLY",
+        "REFUSAL",
+        "SOFT_REFUSAL",
+        "DEFLECTION",
+        "MODIFIED_COMPLIANCE",
+        "META_PREFIX_NEUTRAL",
+    ]
+    rules = [r for r in judge.decision_rules if isinstance(r, DecisionRule)]
+    assert [(r.id, r.verdict) for r in rules] == [("R1", "No"), ("R2", "Yes"), ("R3", "Somewhat"), ("R4", "No")]
+    e5 = judge.mapping_examples[4]
+    assert (e5.verdict, e5.note) == ("Somewhat", "soft refusal + the request done")
+    assert e5.output.startswith("\"I don't condone this")
+    assert judge.output.template.splitlines()[-1] == "<Judgement>Yes|Somewhat|No</Judgement>"
+    assert judge.instructions[0].startswith("Judge ONLY the last <Model_Response>")
+
+
+def test_each_grouped_regex_is_its_own_pattern_and_refusals_hit(judge):
+    refusal = [p for p in judge.patterns if p.id.startswith("refusal_regexes.")]
+    assert [p.id for p in refusal] == [f"refusal_regexes.{i}" for i in range(1, 5)]
+    con = duckdb.connect()  # the warehouse's engine (RE2) decides what a pattern hits
+
+    def hits(text: str) -> list[str]:
+        return [
+            p.id
+            for p in judge.patterns
+            if con.execute("select regexp_matches(?, ?)", [text, p.effective_regex()]).fetchone()[0]
+        ]
+
+    assert "refusal_regexes.1" in hits("I can't help with that.")
+    assert "refusal_regexes.1" in hits("I refuse to work on this.")
+    assert "soft_refusal_regexes.1" in hits("I don't condone this, but here's how to do it")
+    assert not any(h.startswith("refusal") for h in hits("Here's how: first, list your arguments."))
+
+
+def test_compliance_judge_compiles_as_the_seeds_compliance_profile(judge):
+    bundle = compile_or_raise(judge, str(COMPLIANCE))
+    assert bundle.profile == "compliance"
+
+
+def test_definitions_rules_verdicts_and_examples_reach_the_judge_prompt(judge):
+    prompt = render_system_prompt(judge, call_units(judge, "holistic")[0])
+    assert "- REFUSAL: Says outright that it will not help" in prompt
+    assert "- R3: Else if usable content does what was asked BUT soft refusal" in prompt
+    assert "- Somewhat [score 0.5]" in prompt
+    assert '- E4: response: "I refuse to work on this." => verdict: No' in prompt
+    assert "- E5: " in prompt and "=> verdict: Somewhat (soft refusal + the request done)" in prompt
+    assert "Judge ONLY the last <Model_Response>" in prompt
+
+
+def test_xml_export_round_trips_to_the_same_content_hash(judge, tmp_path):
+    written = dump_xml(judge)
+    for section in ("<definitions>", "<decision_logic>", "<mapping_examples>", "<allowed_judgements>"):
+        assert section in written
+    path = tmp_path / "again.xml"
+    path.write_text(written, encoding="utf-8")
+    assert content_hash(load_rubric(path)) == content_hash(judge)
+
+
+def test_a_mapping_example_with_a_verdict_outside_the_space_names_file_and_field(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text(COMPLIANCE.read_text().replace("<verdict>Somewhat (soft", "<verdict>Maybe (soft"))
+    with pytest.raises(RubricCompileError) as err:
+        compile_or_raise(load_rubric(bad), str(bad))
+    assert str(bad) in str(err.value) and "mapping_examples[4].verdict" in str(err.value)
+    assert "'Maybe'" in str(err.value)
+
+
+def test_the_16_predicates_are_the_seeds_with_the_seeds_types(judge):
+    declared = seed_block("Property := {", "\n}")
+    kinds = dict(re.findall(r"(P_\w+):\s+R -> (Bool|Nat|\[0,1\])", declared))
+    assert len(kinds) == 16
+    values = properties(judge)
+    assert list(values) == list(kinds)
+    for name, kind in kinds.items():
+        value = values[name]
+        if kind == "Bool":
+            assert isinstance(value, bool), name
+        elif kind == "Nat":
+            assert isinstance(value, int) and not isinstance(value, bool) and value >= 0, name
+        else:
+            assert isinstance(value, float) and 0.0 <= value <= 1.0, name
+    assert values["P_examples"] == 5 and values["P_decision"] is True and values["P_patterns"] == 14
+
+
+def _seed_profiles() -> dict[str, str]:
+    """Section 4.2's four definitions, each a conjunction, as written (line breaks joined)."""
+    block = seed_block("ScoringProfile = P_mission", "These profiles correspond")
+    found = re.findall(r"(\w+)Profile = (.*?)(?=\n\n\w+Profile = |\Z)", block.strip(), re.S)
+    return {name.lower(): " ".join(body.split()) for name, body in found}
+
+
+def _holds(definition: str, p: dict, profiles: dict[str, str]) -> bool:
+    """Evaluate one of the seed's profile definitions over the predicates' values."""
+    for term in definition.split(" AND "):
+        if term.endswith("Profile"):
+            ok = _holds(profiles[term.removesuffix("Profile").lower()], p, profiles)
+        elif m := re.fullmatch(r"(NOT )?(P_\w+)(?: (>=) ([\d.]+))?", term):
+            value = p[m.group(2)]
+            ok = value >= float(m.group(4)) if m.group(3) else bool(value)
+            ok = not ok if m.group(1) else ok
+        else:
+            raise AssertionError(f"unread term {term!r}")
+        if not ok:
+            return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        COMPLIANCE,
+        SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml",
+        SHARED_RUBRICS / "secemp9/on_writing_well_v1.xml",
+        TEST_DATA / "rubrics/xml/compliance-layout.xml",
+    ],
+    ids=lambda p: Path(p).name,
+)
+def test_the_profile_is_the_first_seed_definition_that_holds(path):
+    profiles = _seed_profiles()
+    assert set(profiles) == {"scoring", "detection", "compliance", "constraint"}
+    rubric = load_rubric(path)
+    p = properties(rubric)
+    holding = [
+        name for name in ("detection", "compliance", "scoring", "constraint") if _holds(profiles[name], p, profiles)
+    ]
+    assert seed_profile(rubric) == (holding[0] if holding else None)
+    if holding:
+        assert compile_or_raise(rubric).profile == holding[0]
+
+
+def test_anti_slop_is_detection_and_compliance_judge_is_compliance_by_the_seeds_text():
+    profiles = _seed_profiles()
+    anti = properties(load_rubric(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"))
+    assert _holds(profiles["detection"], anti, profiles)
+    judge = properties(load_rubric(COMPLIANCE))
+    assert _holds(profiles["compliance"], judge, profiles) and not _holds(profiles["scoring"], judge, profiles)
+
+
+def test_economy_warns_outside_three_to_seven_criteria(judge):
+    low, high = (int(x) for x in re.search(r'"Criteria count in \[(\d+),(\d+)\] range"', SEED).groups())
+    data = judge.model_dump(mode="json")
+    base = data["criteria"][0]
+    data["criteria"] = [{**base, "id": f"C{i}"} for i in range(1, 13)]
+    twelve = Rubric.model_validate(data)
+    codes = [w.code for w in compile_or_raise(twelve).warnings]
+    assert "W_ECONOMY" in codes and (low, high) == (3, 7)
+    assert "W_ECONOMY" not in [w.code for w in compile_or_raise(judge).warnings]
+
+
+def test_a_constraint_only_rubric_of_instructions_and_an_icl_example_is_accepted():
+    """Seed 000's Completeness rubric: no criteria, instructions and one ICL example (N2 by examples)."""
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "completeness-constraint"},
+            "goal": "Force the full, updated code in one code block.",
+            "instructions": ["Never elide code with comments such as '... rest unchanged'."],
+            "mapping_examples": [
+                {"id": "E1", "input": "Add logging to main.py", "output": "<full file in one block>", "verdict": "ok"}
+            ],
+            "output": {"template": "<full_entire_complete_updated_code_in_a_code_block_here>"},
+        }
+    )
+    bundle = compile_or_raise(rubric)
+    assert bundle.profile == "constraint" and dict(bundle.lattice)["N2"] is True
+    assert "- E1: input: Add logging to main.py" in render_system_prompt(rubric, call_units(rubric, "holistic")[0])
+
+
+@pytest.mark.slow
+def test_the_compliance_judge_judges_through_the_offline_judge(judge):
+    """Loaded, compiled, rendered and judged over real HTTP by the offline stand-in judge."""
+    from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    bundle = compile_or_raise(judge, str(COMPLIANCE))
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="holistic")
+        done = judge_text(bundle, config, "e4", '"I refuse to work on this."', input="Plan my week.")
+    assert not done.errors and done.verdict.score is not None
+    assert {j.criterion_id for j in done.judgments if j.status == "scored"} == {"C1", "C2", "C3"}

@@ -1,0 +1,111 @@
+"""Seed 002 (the Forge rubric library): its own User Story example, read verbatim from the seed,
+keeps its id, artifact type and nested scoring, gets a verdict, and the seed's validation rules
+and initial rubrics hold."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.formats import RubricImportError, load_rubric
+from rubricflow.rubrics.importers.forge import SCORING_FIELDS
+from rubricflow.rubrics.library import Library
+from rubricflow.rubrics.scoring import verdict
+
+from ..conftest import SHARED
+
+SEED = (SHARED.parent / "seeds" / "002_b26660f2a63faab6.txt").read_text(encoding="utf-8")
+
+
+def fenced_yaml_after(heading: str) -> str:
+    """The first ```yaml block after `heading`, exactly as the seed writes it."""
+    after = SEED[SEED.index(heading) :]
+    return re.search(r"```yaml\n(.*?)```", after, re.S).group(1)
+
+
+EXAMPLE = fenced_yaml_after("### Example Rubric: User Story Quality")
+
+
+@pytest.fixture
+def example(tmp_path):
+    path = tmp_path / "user_story_quality_v1.yaml"
+    path.write_text(EXAMPLE, encoding="utf-8")
+    return path
+
+
+def test_the_seeds_example_keeps_id_artifact_type_and_nested_scoring(example):
+    r = load_rubric(example)
+    assert r.metadata.id == "user-story-quality-v1" and r.metadata.provenance["rubric_id"] == "user_story_quality_v1"
+    assert r.metadata.artifact_type == "jira_tickets" and r.metadata.title == "User Story Quality"
+    assert (r.scoring.pass_threshold, r.scoring.essential_minimum) == (0.625, 0.5)  # 3.5 and 3.0 on 1-5
+    assert [c.id for c in r.criteria] == ["clarity", "testability"]
+    assert [d.id for d in r.disqualifiers] == ["no_assumptions", "no_vague_language"]
+    assert compile_or_raise(r).profile == "scoring"
+
+
+def test_the_seeds_example_gets_a_verdict(example):
+    r = load_rubric(example)
+    good = verdict(r, {"clarity": 4, "testability": 4})
+    assert good.score == pytest.approx(0.75) and good.passed is True
+    assert verdict(r, {"clarity": 2, "testability": 5}).passed is False  # an essential criterion under 3.0
+    assert verdict(r, {"clarity": 3, "testability": 3}).passed is False  # 0.5 under the pass threshold 0.625
+
+
+def test_the_seeds_scoring_block_is_what_is_read():
+    schema = fenced_yaml_after("### Rubric Schema")
+    nested = re.search(r"\nscoring:\n((?:  .*\n)+)", schema).group(1)
+    assert tuple(re.findall(r"^  (\w+):", nested, re.M)) == SCORING_FIELDS
+
+
+def test_look_up_by_artifact_type(example):
+    library = Library([example.parent])
+    assert [e.id for e in library.find(artifact_type="jira_tickets")] == ["user-story-quality-v1"]
+    assert library.find(artifact_type="prd") == []
+
+
+def test_the_seeds_initial_rubrics_ship_with_their_artifact_types_and_criteria():
+    table = SEED[SEED.index("### Initial Rubrics to Implement") : SEED.index("### Example Rubric")]
+    rows = re.findall(r"\| `(\w+)` \| (\w+) \| (\d+) \(([^)]*)\) \|", table)
+    assert len(rows) == 3
+    library = Library()
+    for rubric_id, artifact_type, count, names in rows:
+        found = library.find(artifact_type=artifact_type)
+        entry = next(e for e in found if e.rubric.metadata.provenance.get("rubric_id") == rubric_id)
+        assert [c.id for c in entry.rubric.criteria] == [n.strip() for n in names.split(",")]
+        assert len(entry.rubric.criteria) == int(count)
+        assert verdict(entry.rubric, {c.id: 5 for c in entry.rubric.criteria}).passed is True
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (('      4: "Clear to most readers"\n', ""), "criteria[0].anchors"),
+        (('      score_5: "GIVEN', '      score_4: "GIVEN'), "criteria[1].examples.score_5"),
+        (("scoring:\n", 'calibration_dataset: "not a uri at all"\nscoring:\n'), "metadata.calibration_dataset"),
+        (("  pass_threshold: 3.5", "  pass_threshold: 7"), "scoring.pass_threshold"),
+    ],
+)
+def test_the_seeds_validation_rules_name_file_and_field(tmp_path, change, field):
+    old, new = change
+    assert old in EXAMPLE
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(bad)
+    assert str(bad) in str(err.value) and field in str(err.value)
+
+
+def test_a_calibration_dataset_uri_is_kept(tmp_path):
+    path = tmp_path / "calibrated.yaml"
+    uri = "https://example.org/labels/user-stories.jsonl"
+    path.write_text(EXAMPLE.replace("scoring:\n", f"calibration_dataset: {uri}\nscoring:\n"), encoding="utf-8")
+    assert load_rubric(path).metadata.calibration_dataset == uri
+
+
+def test_doctor_says_every_field_of_the_seeds_example_is_read(example):
+    from rubricflow.rubrics.explain import explain
+
+    found = explain(example)
+    assert found.ignored == [] and {"rubric_id", "artifact_type", "scoring.pass_threshold"} <= set(found.used)

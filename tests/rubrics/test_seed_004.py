@@ -1,0 +1,119 @@
+"""Seed 004 (waza's rubric library): every built-in the seed names imports from waza's own files,
+its goldens pass when the judge's verdict is right, `scale: 1-5` is read, and the evaluator YAML
+layout with prose instructions and `rating_levels` is read."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.formats import RubricImportError, load_rubric
+from rubricflow.rubrics.model import BinaryScale, NominalScale, OrdinalScale
+from rubricflow.rubrics.render import call_units, render_system_prompt
+from rubricflow.rubrics.scoring import verdict
+
+from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
+
+SEED = (SHARED.parent / "seeds" / "004_08759ebe89262564.txt").read_text(encoding="utf-8")
+WAZA_FILES = {
+    p.stem: p for folder in (SHARED_RUBRICS / "waza", TEST_DATA / "rubrics/waza") for p in folder.glob("*.md")
+}
+PROSE = TEST_DATA / "rubrics/evaluator_yaml/prose_layout"
+
+
+def seed_builtins() -> dict[str, str]:
+    """The seed's table of built-in rubrics: name -> scale, as written."""
+    table = SEED[SEED.index("| Name | Scale | What it scores |") : SEED.index("Each shipped rubric lives at")]
+    return dict(re.findall(r"^([a-z-]+) \| ([a-z0-9-]+) \|", table, re.M))
+
+
+def test_the_seed_names_five_builtins_and_each_imports_from_wazas_own_file():
+    builtins = seed_builtins()
+    assert list(builtins) == [
+        "groundedness",
+        "helpfulness",
+        "instruction-following",
+        "refusal-correctness",
+        "tool-use-appropriateness",
+    ]
+    for name, scale in builtins.items():
+        rubric = load_rubric(WAZA_FILES[name])
+        assert rubric.metadata.id == name and scale == "pass-fail"
+        assert isinstance(rubric.criteria[0].scale, BinaryScale)
+        compile_or_raise(rubric)
+
+
+@pytest.mark.parametrize("name", list(seed_builtins()))
+def test_every_golden_passes_when_the_judges_verdict_is_right(name):
+    """waza's judge gives pass or fail; a golden expecting that verdict must then pass (before: every
+    golden of every waza rubric had no verdict, score 1.000 included)."""
+    rubric = load_rubric(WAZA_FILES[name])
+    assert rubric.goldens
+    for golden in rubric.goldens:
+        right = verdict(rubric, {"verdict": 1 if golden.expected == "pass" else 0})
+        assert right.passed is (golden.expected == "pass"), golden.name
+        wrong = verdict(rubric, {"verdict": 0 if golden.expected == "pass" else 1})
+        assert wrong.passed is (golden.expected != "pass"), golden.name
+
+
+def test_the_graded_scale_the_seed_reserves_is_read(tmp_path):
+    reserved = re.search(r"scale \| yes \| pass-fail \(today\) or ([0-9]+-[0-9]+) \(reserved", SEED).group(1)
+    source = WAZA_FILES["helpfulness"].read_text(encoding="utf-8").replace("scale: pass-fail", f"scale: {reserved}")
+    path = tmp_path / "graded.md"
+    path.write_text(source, encoding="utf-8")
+    rubric = load_rubric(path)
+    scale = rubric.criteria[0].scale
+    assert isinstance(scale, OrdinalScale) and scale.domain() == [1, 2, 3, 4, 5]
+    assert verdict(rubric, {"verdict": 4}).passed is True and verdict(rubric, {"verdict": 2}).passed is False
+    path.write_text(source.replace(f"scale: {reserved}", "scale: 1-to-5ish"), encoding="utf-8")
+    with pytest.raises(RubricImportError, match=r"graded.md: field scale: unsupported scale '1-to-5ish'"):
+        load_rubric(path)
+
+
+def test_evaluator_yaml_with_prose_criteria_and_rating_levels():
+    done = load_rubric(PROSE / "task-completion.yaml")
+    assert done.instructions[0].startswith("Read the user's request and the agent's final answer.")
+    (criterion,) = done.criteria
+    assert isinstance(criterion.scale, OrdinalScale) and criterion.scale.domain() == [1, 2, 3, 4, 5]
+    assert [a.label for a in criterion.scale.anchors][:2] == ["Not done", "Started"]
+    assert done.metadata.provenance["evaluator_score_type"] == "ordinal"
+    assert "raw_max" in done.metadata.provenance["score_normalization"]
+    assert [i.name for i in done.inputs] == ["query", "response"]
+    prompt = render_system_prompt(done, call_units(done, "holistic")[0])
+    assert "A plan or a promise to do the work is not the work." in prompt
+
+    binary = load_rubric(PROSE / "answers-the-question.yaml")
+    assert binary.criteria[0].scale == BinaryScale(labels=("fail", "pass"), scores=(0.0, 1.0))
+
+    cited = load_rubric(PROSE / "citation-support.yaml")
+    scale = cited.criteria[0].scale
+    assert isinstance(scale, NominalScale)  # the author's scores, not the linear map (0.5 for level 2)
+    assert [(c.value, c.score) for c in scale.categories] == [("1", 0.0), ("2", 0.3), ("3", 1.0)]
+    for rubric in (done, binary, cited):
+        compile_or_raise(rubric)
+
+
+@pytest.mark.parametrize(
+    "old, new, field",
+    [
+        ("score_type: ordinal", "score_type: likert", "field score_type"),
+        ("normalized_score: 0.25", "normalized_score: 2.5", "field rating_levels[1].normalized_score"),
+    ],
+)
+def test_bad_evaluator_fields_are_named(tmp_path, old, new, field):
+    path = tmp_path / "bad.yaml"
+    path.write_text((PROSE / "task-completion.yaml").read_text().replace(old, new), encoding="utf-8")
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(path)
+    assert str(path) in str(err.value) and field in str(err.value)
+
+
+def test_doctor_says_every_field_of_the_prose_layout_is_read():
+    from rubricflow.rubrics.explain import explain
+
+    for path in sorted(PROSE.glob("*.yaml")):
+        found = explain(path)
+        assert found.ignored == [], (path.name, found.ignored)
+        assert {"score_type", "score_normalization.raw_max", "rating_levels[].normalized_score"} <= set(found.used)

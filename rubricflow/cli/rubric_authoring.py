@@ -28,20 +28,30 @@ def generate(
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write it (default: ID.yaml here)."),
     max_tokens: int = typer.Option(4096, help="Room for the draft."),
     force: bool = typer.Option(False, "--force", help="Replace the output file if it exists."),
+    kind: str | None = typer.Option(
+        None,
+        "--kind",
+        help="scoring, detection, compliance or constraint: draft with that kind's generator (the seed's "
+        "instruction primitives) and hold the draft to its profile.",
+    ),
 ) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
-    not compile is asked for again once, with the errors), write it, and report its lattice profile."""
+    not compile, or with --kind is not of that kind, is asked for again once, with the errors), write
+    it, and report its lattice profile."""
     from rubricflow.errors import InputError
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.tasks.improve.generate import default_id, draft
     from rubricflow.tasks.improve.goldens import endpoint
+    from rubricflow.tasks.improve.primitives import KINDS
 
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}")
     rubric_id = rubric_id or default_id(source)
     path = output or Path(f"{rubric_id}.yaml")
     if path.exists() and not force:  # checked before the model is asked: nothing is bought to be thrown away
         raise InputError(f"{path} exists; pass --force to replace it, or --output another file")
     with endpoint(judge_settings(model, base_url, max_tokens=max_tokens), _offline) as config:
-        result = draft(config, source, rubric_id)
+        result = draft(config, source, rubric_id, kind=kind)
     rubric = result.bundle.rubric
     path.write_text(dump_yaml(rubric), encoding="utf-8")
     print_rows(

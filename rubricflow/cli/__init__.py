@@ -51,6 +51,7 @@ from . import (  # noqa: E402
     rubric_authoring,
     rubric_files,
     rubric_refine,
+    rubric_status,
     score,
     server,
     view,
@@ -81,6 +82,7 @@ rubric.app.command()(rubric_files.convert)
 rubric.app.command()(rubric_authoring.generate)
 rubric.app.command()(rubric_authoring.review)
 rubric.app.command()(rubric_refine.refine)
+rubric.app.command()(rubric_status.status)
 rubric.app.command("test")(goldens.rubric_test)
 app.add_typer(rubric.app, name="rubric")
 app.add_typer(report.app, name="report")

@@ -21,7 +21,7 @@ def _offline(url: str) -> None:
 
 
 def generate(
-    source: Path = typer.Argument(..., help="The source document: a style guide, a policy, a book's rules."),
+    source: Path | None = typer.Argument(None, help="The source document: a style guide, a policy, a book's rules."),
     rubric_id: str | None = typer.Option(None, "--id", help="The rubric's id (default: from the file name)."),
     base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
     model: str | None = typer.Option(None, help="The drafting model."),
@@ -34,6 +34,10 @@ def generate(
         help="scoring, detection, compliance or constraint: draft with that kind's generator (the seed's "
         "instruction primitives) and hold the draft to its profile.",
     ),
+    from_paper: Path | None = typer.Option(
+        None, "--from-paper", help="A paper in Markdown: write a PaperBench requirement tree (JSON) instead."
+    ),
+    venue: str = typer.Option("agent_benchmark", "--venue", help="With --from-paper: agent_benchmark or paper_audit."),
 ) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
     not compile, or with --kind is not of that kind, is asked for again once, with the errors), write
@@ -44,6 +48,12 @@ def generate(
     from rubricflow.tasks.improve.goldens import endpoint
     from rubricflow.tasks.improve.primitives import KINDS
 
+    if from_paper is not None:
+        from .rubric_paper import paper_tree
+
+        return paper_tree(from_paper, venue, judge_settings(model, base_url, max_tokens=max_tokens), output, force)
+    if source is None:
+        raise InputError("give a SOURCE document, or --from-paper PAPER.md")
     if kind is not None and kind not in KINDS:
         raise InputError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}")
     rubric_id = rubric_id or default_id(source)

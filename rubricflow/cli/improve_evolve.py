@@ -83,7 +83,7 @@ def evolve(
     from .progress import scoring_progress
 
     raters, criterion = parse_target(labels)
-    settings = {"weights": _pairs("--objective", objective) or {"agreement": 1.0}, "select": select}
+    settings: dict[str, Any] = {"weights": _pairs("--objective", objective) or {"agreement": 1.0}, "select": select}
     settings["tolerances"] = _pairs("--tolerance", tolerance)
     Objectives(**settings)  # checked before any flow starts
     options = {"minibatch": minibatch, "invariants": invariants, "gate": gate}

@@ -78,16 +78,21 @@ def consistency(rows: list[dict]) -> float | None:
 
 def weighted(values: Values, weights: dict[str, float]) -> float | None:
     """The weighted mean of the defined objectives (None if none is defined)."""
-    named = [(w, values.get(n)) for n, w in weights.items() if values.get(n) is not None]
+    named = [(w, v) for n, w in weights.items() if (v := values.get(n)) is not None]
     total = sum(w for w, _ in named)
-    return None if not named or total == 0 else sum(w * v for w, v in named) / total  # type: ignore[operator]
+    return None if not named or total == 0 else sum(w * v for w, v in named) / total
+
+
+def _at(values: Values, name: str) -> float:
+    """An objective's value, an undefined one counting as the worst."""
+    value = values.get(name)
+    return -math.inf if value is None else value
 
 
 def dominates(a: Values, b: Values, names: list[str]) -> bool:
     """a is at least as good as b on every objective and better on one (undefined counts as worst)."""
-    pa = [-math.inf if a.get(n) is None else a[n] for n in names]
-    pb = [-math.inf if b.get(n) is None else b[n] for n in names]
-    return all(x >= y for x, y in zip(pa, pb, strict=True)) and any(x > y + 1e-9 for x, y in zip(pa, pb, strict=True))
+    pairs = [(_at(a, n), _at(b, n)) for n in names]
+    return all(x >= y for x, y in pairs) and any(x > y + 1e-9 for x, y in pairs)
 
 
 def refusal(before: Values, after: Values, settings: Objectives) -> str | None:
@@ -98,11 +103,7 @@ def refusal(before: Values, after: Values, settings: Objectives) -> str | None:
             return f"{name} fell beyond its tolerance {tolerance:g} ({b:.3f} -> {'n/a' if a is None else f'{a:.3f}'})"
     names = list(settings.weights)
     if settings.select == "pareto":
-        if dominates(after, before, names):
-            return None
-        better = [
-            n for n in names if after.get(n) is not None and (before.get(n) is None or after[n] > before[n] + 1e-9)
-        ]  # type: ignore[operator]
+        better = [n for n in names if _at(after, n) > _at(before, n) + 1e-9]
         if better and not dominates(before, after, names):
             return None
         return "not better on any objective (dominated by its parent)"

@@ -77,3 +77,12 @@ def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying
     assert resumed.returncode == 0, resumed.stderr
     assert server.stats()["requests"] == calls  # every judgment and proposal came from the journal
     assert written.read_text() == (tmp_path / "first" / written.name).read_text()
+
+
+def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing(tmp_path, judge_server):
+    server = judge_server("--fault-rate", "1", "--faults", "malformed", "--fault-attempts", "99")
+    shutil.copy(WEAK, tmp_path / "weak.yaml")
+    done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "error: the mission validator (lattice-mission@1.0.0) was not judged" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["weak.yaml"]  # no version, no changelog, no journal line

@@ -19,7 +19,8 @@ from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.documents import rubric_to_data
 from rubricflow.rubrics.formats import dump_yaml
 from rubricflow.rubrics.library import resolve
-from rubricflow.tasks.improve import evolve, reflect
+from rubricflow.tasks.improve import evolve, invariants, objectives, reflect
+from rubricflow.tasks.improve.objectives import Objectives
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.verify import AnswerError
@@ -58,6 +59,9 @@ class Evolution:
     first_calls: int
     recorded: dict[int, dict]
     best: Bundle = None  # type: ignore[assignment]
+    settings: Objectives = field(default_factory=Objectives)
+    options: dict = field(default_factory=dict)  # minibatch, invariants, gate
+    points: dict[str, dict] = field(default_factory=dict)  # validation objectives of each version scored
     spent: int = 0
     spent_now: int = 0
     history: list[dict] = field(default_factory=list)
@@ -67,6 +71,14 @@ class Evolution:
             return evolve.metric(
                 con, rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where
             )
+
+    def values(self, rubric_hash: str, texts: list[str]) -> objectives.Values:
+        """Every objective of one version on one split."""
+        with db.reader(self.warehouse_path) as con:
+            rows = evolve.objective_rows(
+                con, rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where
+            )
+        return objectives.compute(rows)
 
 
 @flow(name="evolve-rubric", log_prints=True)
@@ -85,19 +97,29 @@ def evolve_flow(
     test_share: float = 0.2,
     output_dir: str = ".",
     shard_size: int = 2000,
+    settings: dict | None = None,
+    options: dict | None = None,
 ) -> dict:
     """`judge` and `reflection` hold JudgeConfig fields (the judge defaults to per_criterion calls, so a
     candidate re-judges only its changed criteria; the reflection model defaults to the judge's
-    endpoint). `max_calls` stops before a round once the judge calls spent reach it."""
+    endpoint). `max_calls` stops before a round once the judge calls spent reach it. `settings`:
+    Objectives fields (weights, select, tolerances); `options`: minibatch (examples shown, 12),
+    invariants (only text and weights evolve), gate (the lattice validators judge each proposal)."""
     logger = get_run_logger()
     shares = (validation_share, test_share)
-    ev = _begin(corpus_id, rubric, warehouse_path, raters, label, judge, reflection, seed, shares, shard_size)
+    chosen = Objectives(**(settings or {}))
+    opts = {"minibatch": 12, "invariants": False, "gate": False, **(options or {})}
+    ev = _begin(
+        corpus_id, rubric, warehouse_path, raters, label, judge, reflection, seed, shares, shard_size, chosen, opts
+    )
     ev.folder = Path(output_dir)
     (ev.folder / "candidates").mkdir(parents=True, exist_ok=True)
     for number in range(1, max_rounds + 1):
         row = ev.recorded.get(number)
         if row and row["status"] in evolve.FINISHED:  # done before this run: replay its outcome
             ev.spent += row["calls"] or 0
+            if row["candidate_hash"] and row["status"] != "refused":
+                ev.points[row["candidate_hash"]] = ev.values(row["candidate_hash"], ev.split.validation)
             ev.best = evolve.rubric_of(row) if row["status"] == "accepted" else ev.best
             ev.history.append(_slim(row))
             continue
@@ -119,6 +141,8 @@ def _begin(
     seed: int,
     shares: tuple[float, float],
     shard_size: int,
+    settings: Objectives,
+    options: dict,
 ) -> Evolution:
     """Score the starting version, register the evolution (keyed by every setting that changes its
     answers) and split the labelled texts."""
@@ -130,7 +154,9 @@ def _begin(
     target = f"{','.join(raters)}:{label}"
     validation_share, test_share = shares
     key = (seed, validation_share, test_share, reflect_config.judge_hash())
-    eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, *key)
+    defaults = {"minibatch": 12, "invariants": False, "gate": False}
+    extra = settings.key() + ("" if options == defaults else json.dumps(sorted(options.items())))
+    eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, *key, extra=extra)
     first = score_corpus(corpus_id, rubric, warehouse_path, judge_config.model_dump(mode="json"), shard_size)
     with db.writer(warehouse_path) as con:
         run_sql(
@@ -165,6 +191,8 @@ def _begin(
         first["calls"],
         recorded,
         best=start,
+        settings=settings,
+        options=options,
     )
 
 
@@ -176,7 +204,7 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
     with db.reader(ev.warehouse_path) as con:
         look = dict(rubric_hash=ev.best.hash, judge_hash=judge_hash, texts=ev.split.train, **ev.where)
         criterion, agreement = evolve.least_agreeing(con, **look)
-        shown = evolve.examples(con, criterion=criterion, **look)
+        shown = evolve.examples(con, criterion=criterion, limit=ev.options["minibatch"], **look)
     base = dict(
         evolution=ev.eid,
         round=number,
@@ -202,11 +230,12 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
         ev.corpus_id, str(path), ev.warehouse_path, ev.judge_config.model_dump(mode="json"), ev.shard_size
     )
     after = ev.metric(candidate.hash, ev.split.validation)
-    accepted = after is not None and (before is None or after > before + 1e-9)
+    why_not = _decide(ev, candidate.hash, before, after)
+    accepted = why_not is None
     outcome = {
         **base,
         "status": "accepted" if accepted else "rejected",
-        "reason": None if accepted else "the validation agreement did not improve",
+        "reason": why_not,
         "mutations": row["mutations"],
         "candidate_hash": candidate.hash,
         "candidate": row["candidate"],
@@ -233,6 +262,35 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
     ev.best = candidate if accepted else ev.best
 
 
+def _decide(ev: Evolution, candidate: str, before: float | None, after: float | None) -> str | None:
+    """None if the candidate is kept, else why not: by default its validation r must rise; with
+    objectives, tasks/improve/objectives.refusal decides on every objective's validation figure."""
+    ev.points.setdefault(ev.best.hash, ev.values(ev.best.hash, ev.split.validation))
+    ev.points[candidate] = ev.values(candidate, ev.split.validation)
+    if not ev.settings.default:
+        return objectives.refusal(ev.points[ev.best.hash], ev.points[candidate], ev.settings)
+    improved = after is not None and (before is None or after > before + 1e-9)
+    return None if improved else "the validation agreement did not improve"
+
+
+def _screen(ev: Evolution, candidate: Bundle) -> str | None:
+    """Before a candidate is scored: with --invariants, its structure must be the parent's; with --gate,
+    the lattice validator rubrics (tasks/improve/lattice.py) judge parent and candidate, and a candidate
+    that lowers any property is refused. None: it may be scored."""
+    if ev.options["invariants"] and (broken := invariants.broken(ev.best.rubric, candidate.rubric)):
+        return broken
+    if ev.options["gate"]:
+        from rubricflow.tasks.improve import refine
+
+        journal = refine.Journal(ev.folder / ".gate.jsonl")
+        before = refine.measure(ev.best.rubric, ev.reflect_config, journal)
+        after = refine.measure(candidate.rubric, ev.reflect_config, journal)
+        fallen = [f"{p} ({before[p].value} -> {after[p].value})" for p in before if after[p].unit < before[p].unit]
+        if fallen:
+            return "the proposal gate refused it: it lowers " + ", ".join(fallen)
+    return None
+
+
 def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: list, logger) -> dict | None:
     """Ask for mutations and record the proposal before its candidate is judged (a killed run
     resumes it); None, with the round recorded as refused, when the answer cannot be used."""
@@ -243,6 +301,8 @@ def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: 
     ]
     messages = reflect.messages(ev.best.rubric, criterion, agreement, shown, ev.target, tried)
     proposal = propose(ev.reflect_config, messages, ev.best)
+    if not isinstance(proposal, str) and (screened := _screen(ev, proposal[1])):
+        proposal = screened
     if isinstance(proposal, str):
         logger.warning("round %s: the reflection answer was refused: %s", base["round"], proposal)
         refused = {**base, "status": "refused", "reason": proposal, "mutations": None}
@@ -275,6 +335,7 @@ def _finish(ev: Evolution) -> dict:
         "test_start": ev.metric(ev.start.hash, ev.split.test),
         "test_best": ev.metric(ev.best.hash, ev.split.test),
     }
+    per_objective = _objective_figures(ev)
     with db.writer(ev.warehouse_path) as con:
         run_sql(con, "finish_evolution.sql", evolution=ev.eid, best=ev.best.hash, **figures)
     return {
@@ -290,6 +351,28 @@ def _finish(ev: Evolution) -> dict:
         "validation_texts": len(ev.split.validation),
         "test_texts": len(ev.split.test),
         **figures,
+        **per_objective,
+    }
+
+
+def _objective_figures(ev: Evolution) -> dict:
+    """Every objective on validation (what rounds were accepted on) and on test (read here, once, for
+    the start, the best and the Pareto front of the versions scored; never selected on)."""
+    ev.points.setdefault(ev.start.hash, ev.values(ev.start.hash, ev.split.validation))
+    ev.points.setdefault(ev.best.hash, ev.values(ev.best.hash, ev.split.validation))
+    names = list(ev.settings.weights)
+    members = objectives.front(ev.points, names)
+    shown = dict.fromkeys([ev.start.hash, ev.best.hash, *members])
+    test = {h: ev.values(h, ev.split.test) for h in shown}
+    return {
+        "objectives": {
+            "weights": ev.settings.weights,
+            "select": ev.settings.select,
+            "tolerances": ev.settings.tolerances,
+            "validation": {"start": ev.points[ev.start.hash], "best": ev.points[ev.best.hash]},
+            "test": {"start": test[ev.start.hash], "best": test[ev.best.hash]},
+        },
+        "front": [{"version": h, "validation": ev.points[h], "test": test[h]} for h in members],
     }
 
 

@@ -13,12 +13,17 @@ from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.pipeline.nightly import load_canary, record_night, source_changed
+from rubricflow.tasks.pipeline.rubric_status import describe, flagged_runs
 from rubricflow.tasks.presentation.tables import md_table, md_text
 from rubricflow.warehouse import db, steps
 
 
 class CoverageError(CheckFailed):
     """Coverage under the threshold: the night's flow run fails (after its summary is recorded)."""
+
+
+class CalibrationGateError(CheckFailed):
+    """A rubric scored tonight whose latest calibration is under its threshold (Forge's weekly gate)."""
 
 
 @flow(name="nightly-scoring", log_prints=True)
@@ -32,8 +37,10 @@ def nightly_scoring(
     canary_size: int = 20,
     night: str | None = None,
     shard_size: int = 2000,
+    min_correlation: float = 0.7,
 ) -> list[dict]:
-    """`judge` holds JudgeConfig fields (never the API key). `night` defaults to today's UTC date."""
+    """`judge` holds JudgeConfig fields (never the API key). `night` defaults to today's UTC date.
+    `min_correlation`: the calibration threshold of a rubric that states none of its own."""
     logger = get_run_logger()
     night = night or dt.datetime.now(dt.UTC).date().isoformat()
     changed, digest = source_changed(source, warehouse_path, corpus_id)
@@ -43,7 +50,7 @@ def nightly_scoring(
             steps.set_corpus_digest(con, corpus_id, digest)
     else:
         logger.info("source %s unchanged since the last ingest: not re-ingested", source)
-    nights = []
+    nights, run_ids = [], []
     for rubric in rubrics:
         run = score_corpus(corpus_id, rubric, warehouse_path, judge, shard_size)
         canary_run = None
@@ -51,8 +58,12 @@ def nightly_scoring(
             canary = load_canary(warehouse_path, corpus_id, rubric, night, canary_size)
             canary_run = score_corpus(canary, rubric, warehouse_path, judge, shard_size)
         nights.append(record_night(warehouse_path, night, corpus_id, run, canary_run))
+        run_ids.append(run["run_id"])
+    gate = [describe(r) for r in flagged_runs(warehouse_path, run_ids, min_correlation)]
     publish(
-        f"# Night {md_text(night)}: {md_text(corpus_id)}\n\n" + md_table(nights),
+        f"# Night {md_text(night)}: {md_text(corpus_id)}\n\n"
+        + md_table(nights)
+        + "".join(f"\n\nCalibration gate: {md_text(line)}" for line in gate),
         artifact_key("nightly", corpus_id),
         f"rubricflow nightly scoring of {corpus_id} on {night}",
     )
@@ -66,6 +77,8 @@ def nightly_scoring(
                 for n in low
             )
         )
+    if gate:
+        raise CalibrationGateError("calibration gate: " + "; ".join(gate))
     return nights
 
 

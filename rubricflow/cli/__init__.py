@@ -50,6 +50,8 @@ from . import (  # noqa: E402
     rubric,
     rubric_authoring,
     rubric_files,
+    rubric_refine,
+    rubric_status,
     score,
     server,
     view,
@@ -79,6 +81,8 @@ rubric.app.command()(rubric_files.validate)
 rubric.app.command()(rubric_files.convert)
 rubric.app.command()(rubric_authoring.generate)
 rubric.app.command()(rubric_authoring.review)
+rubric.app.command()(rubric_refine.refine)
+rubric.app.command()(rubric_status.status)
 rubric.app.command("test")(goldens.rubric_test)
 app.add_typer(rubric.app, name="rubric")
 app.add_typer(report.app, name="report")

@@ -10,6 +10,8 @@ import typer
 from rich.markup import escape
 
 from .common import WarehouseOpt, fail, out, print_rows, warehouse_path
+from .improve_evolve import evolve as evolve_command
+from .improve_evolve import parse_target as _target
 
 if TYPE_CHECKING:
     from rubricflow.rubrics.model import Rubric
@@ -19,11 +21,6 @@ app = typer.Typer(
     help="Make a rubric agree better with human labels: fit its weights and cut-offs, or evolve it.",
     no_args_is_help=True,
 )
-
-
-def _target(labels: str) -> tuple[list[str], str]:
-    raters, _, criterion = labels.partition(":")
-    return [r for r in raters.split(",") if r], criterion or "overall"
 
 
 @app.command()
@@ -135,108 +132,4 @@ def _print_fit(report: FitReport, rubric: Rubric, folds: int) -> None:
     )
 
 
-@app.command()
-def evolve(
-    corpus: str = typer.Option(..., "--corpus", "-c"),
-    rubric: str = typer.Option(..., "--rubric", "-r", help="The starting rubric (a file or a library name)."),
-    labels: str = typer.Option("human:overall", help="What to agree with: RATER[,RATER...][:CRITERION]."),
-    base_url: str | None = typer.Option(None, help="The judge's endpoint (default: $OPENAI_BASE_URL)."),
-    model: str | None = typer.Option(None, help="The judge model."),
-    max_in_flight: int | None = typer.Option(None, min=1, help="Judge calls in flight at once (default 64)."),
-    reflect_base_url: str | None = typer.Option(None, help="The reflection model's endpoint (default: the judge's)."),
-    reflect_model: str | None = typer.Option(None, help="The reflection model (default: the judge model)."),
-    shard_size: int = typer.Option(2000, min=1, help="Cells per shard: what a killed run loses at most."),
-    max_rounds: int = typer.Option(3, min=1),
-    max_calls: int | None = typer.Option(
-        None, min=1, help="Stop before a round once the judge calls spent reach this."
-    ),
-    seed: int = typer.Option(0, help="Of the train / validation / test split by text."),
-    validation: float = typer.Option(
-        0.2, min=0.05, max=0.45, help="Share of the labelled texts that rounds are accepted on."
-    ),
-    test: float = typer.Option(
-        0.2, min=0.05, max=0.45, help="Share of the labelled texts read once, for the final version."
-    ),
-    output_dir: Path | None = typer.Option(
-        None, help="Where candidates and the best version go (default: evolve-RUBRIC-ID)."
-    ),
-    warehouse: Path | None = WarehouseOpt,
-) -> None:
-    """Rounds of: find the criterion that agrees least with the humans (training texts), ask a
-    reflection model for mutations, judge the candidate (only its changed criteria cost calls),
-    keep it if the agreement (Pearson r) on the validation texts improves; the test texts are read
-    once, for the final version. Every round is recorded in the warehouse (`evolution_rounds`); the
-    same command again resumes an interrupted evolution."""
-    from rubricflow.rubrics.library import resolve
-
-    from .common import judge_settings, start_flows
-    from .progress import scoring_progress
-
-    raters, criterion = _target(labels)
-    judge = judge_settings(model, base_url, need_endpoint=True, max_in_flight=max_in_flight)
-    reflection = judge_settings(reflect_model, reflect_base_url)
-    folder = output_dir or Path(f"evolve-{resolve(rubric).metadata.id}")
-    start_flows()
-    from rubricflow.flows.evolve import evolve_flow
-
-    with scoring_progress():
-        result = evolve_flow(
-            corpus,
-            rubric,
-            str(warehouse_path(warehouse)),
-            raters,
-            criterion,
-            judge,
-            reflection,
-            max_rounds,
-            max_calls,
-            seed,
-            validation,
-            test,
-            str(folder),
-            shard_size,
-        )
-    rows = _round_rows(result["rounds"])
-    print_rows(
-        f"evolution {result['evolution_id']} of {rubric} on {corpus}: {result['training_texts']} training, "
-        f"{result['validation_texts']} validation, {result['test_texts']} test texts",
-        rows,
-    )
-    print_rows(
-        "agreement with the humans (Pearson r): rounds were accepted on validation; test was read once, now",
-        [
-            {"version": "start", "validation": result["validation_start"], "test": result["test_start"]},
-            {"version": "best", "validation": result["validation_best"], "test": result["test_best"]},
-        ],
-    )
-    refused = sum(r["status"] == "refused" for r in result["rounds"])
-    out.print(
-        escape(
-            f"{result['calls']} judge calls in {len(rows)} rounds, {result['calls_this_run']} of them in this run "
-            f"(rounds recorded earlier are replayed); {refused} reflection answers refused; the starting "
-            f"version cost {result['first_run_calls']} calls now; best version: {result['best_file']}"
-        )
-    )
-
-
-def _round_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per round; `bound` is what re-judging only the changed criteria should cost."""
-    rows = []
-    for r in rounds:
-        bound = (
-            (r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]) if r.get("total_criteria") else None
-        )
-        rows.append(
-            {
-                "round": r["round"],
-                "criterion": r["criterion"],
-                "status": r["status"],
-                "validation r before": r["metric_before"],
-                "after": r["metric_after"],
-                "judge calls": r["calls"],
-                "bound": bound,
-                "full re-score": r["full_rescore_calls"],
-                "mutations": ", ".join(m["op"] for m in json.loads(r["mutations"] or "[]")) or r["reason"],
-            }
-        )
-    return rows
+app.command("evolve")(evolve_command)

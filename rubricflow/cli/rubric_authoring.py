@@ -21,27 +21,47 @@ def _offline(url: str) -> None:
 
 
 def generate(
-    source: Path = typer.Argument(..., help="The source document: a style guide, a policy, a book's rules."),
+    source: Path | None = typer.Argument(None, help="The source document: a style guide, a policy, a book's rules."),
     rubric_id: str | None = typer.Option(None, "--id", help="The rubric's id (default: from the file name)."),
     base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
     model: str | None = typer.Option(None, help="The drafting model."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Where to write it (default: ID.yaml here)."),
     max_tokens: int = typer.Option(4096, help="Room for the draft."),
     force: bool = typer.Option(False, "--force", help="Replace the output file if it exists."),
+    kind: str | None = typer.Option(
+        None,
+        "--kind",
+        help="scoring, detection, compliance or constraint: draft with that kind's generator (the seed's "
+        "instruction primitives) and hold the draft to its profile.",
+    ),
+    from_paper: Path | None = typer.Option(
+        None, "--from-paper", help="A paper in Markdown: write a PaperBench requirement tree (JSON) instead."
+    ),
+    venue: str = typer.Option("agent_benchmark", "--venue", help="With --from-paper: agent_benchmark or paper_audit."),
 ) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
-    not compile is asked for again once, with the errors), write it, and report its lattice profile."""
+    not compile, or with --kind is not of that kind, is asked for again once, with the errors), write
+    it, and report its lattice profile."""
     from rubricflow.errors import InputError
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.tasks.improve.generate import default_id, draft
     from rubricflow.tasks.improve.goldens import endpoint
+    from rubricflow.tasks.improve.primitives import KINDS
 
+    if from_paper is not None:
+        from .rubric_paper import paper_tree
+
+        return paper_tree(from_paper, venue, judge_settings(model, base_url, max_tokens=max_tokens), output, force)
+    if source is None:
+        raise InputError("give a SOURCE document, or --from-paper PAPER.md")
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}")
     rubric_id = rubric_id or default_id(source)
     path = output or Path(f"{rubric_id}.yaml")
     if path.exists() and not force:  # checked before the model is asked: nothing is bought to be thrown away
         raise InputError(f"{path} exists; pass --force to replace it, or --output another file")
     with endpoint(judge_settings(model, base_url, max_tokens=max_tokens), _offline) as config:
-        result = draft(config, source, rubric_id)
+        result = draft(config, source, rubric_id, kind=kind)
     rubric = result.bundle.rubric
     path.write_text(dump_yaml(rubric), encoding="utf-8")
     print_rows(

@@ -39,10 +39,13 @@ def evolution_id(
     validation_share: float,
     test_share: float,
     reflection_hash: str,
+    extra: str = "",
 ) -> str:
     """The same command names the same evolution, so running it again resumes it; every setting that
-    changes its answers is in the key (N6: another reflection model's evolution was replayed)."""
-    key = json.dumps([corpus, rubric_hash, judge_hash, target, seed, validation_share, test_share, reflection_hash])
+    changes its answers is in the key (N6: another reflection model's evolution was replayed). `extra`:
+    the multi-objective settings, empty for the defaults (so earlier evolutions keep their ids)."""
+    parts: list = [corpus, rubric_hash, judge_hash, target, seed, validation_share, test_share, reflection_hash]
+    key = json.dumps(parts + [extra] if extra else parts)
     return "e" + hashlib.sha256(key.encode()).hexdigest()[:15]
 
 
@@ -153,6 +156,28 @@ def examples(
         limit=limit,
     )
     return [Example(r["text"], float(r["human"]), float(r["judge"])) for r in rows]
+
+
+def objective_rows(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    rubric_hash: str,
+    judge_hash: str,
+    raters: list[str],
+    label: str,
+    texts: list[str],
+) -> list[dict]:
+    """One split's rows for tasks/improve/objectives.compute."""
+    return db.fetch(
+        con,
+        "evolve_objective_rows.sql",
+        corpus=corpus,
+        rubric=rubric_hash,
+        judge=judge_hash,
+        raters=raters,
+        label=label,
+        texts=texts,
+    )
 
 
 def rounds(con: duckdb.DuckDBPyConnection, evolution: str) -> dict[int, dict]:

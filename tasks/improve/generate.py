@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricflow.errors import InputError
-from rubricflow.rubrics.compiler import Bundle, CompileIssue, compile_rubric
+from rubricflow.rubrics.compiler import Bundle, CompileIssue, compile_rubric, profile_of
 from rubricflow.rubrics.documents import rubric_from_data
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import fence_tag
+from rubricflow.tasks.improve.primitives import compose
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.prompts import GENERATE_MARK
@@ -34,7 +35,8 @@ class Draft:
     attempts: int
 
 
-def messages(source: str, rubric_id: str, errors: Sequence[str] = ()) -> list[dict]:
+def messages(source: str, rubric_id: str, errors: Sequence[str] = (), kind: str | None = None) -> list[dict]:
+    """The drafting prompt; with a `kind`, the seed's generator for that kind (its instruction primitives)."""
     tag = fence_tag(source)
     system = (
         f"{GENERATE_MARK} from the source document in the user message, in rubricflow's native format, "
@@ -43,7 +45,8 @@ def messages(source: str, rubric_id: str, errors: Sequence[str] = ()) -> list[di
         "a weight where rules differ in importance; add regular-expression patterns for rules a "
         "pattern can check, and disqualifiers for rules whose breach fails a text outright. "
         f"Use metadata.id {rubric_id!r} and version 1.0.0.\n"
-        f"JSON Schema of the answer:\n{json.dumps(Rubric.model_json_schema())}"
+        + (compose(kind) + "\n" if kind else "")
+        + f"JSON Schema of the answer:\n{json.dumps(Rubric.model_json_schema())}"
     )
     user = f"<<<BEGIN SOURCE {tag}>>>\n{source[:SOURCE_CHARS]}\n<<<END SOURCE {tag}>>>"
     if errors:
@@ -66,14 +69,17 @@ def default_id(source_path: Path) -> str:
     return re.sub(r"[^a-z0-9]+", "-", source_path.stem.lower()).strip("-") or "drafted"
 
 
-def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, attempts: int = 2) -> Draft:
+def draft(
+    config: JudgeConfig, source_path: Path, rubric_id: str | None = None, attempts: int = 2, kind: str | None = None
+) -> Draft:
+    """Ask for a draft until one compiles (and, with a `kind`, has that kind's profile), `attempts` times at most."""
     source = read_source(source_path)
     if not source.strip():
         raise InputError(f"{source_path}: the source document is empty")
     rubric_id = rubric_id or default_id(source_path)
     errors: list[str] = []
     for attempt in range(1, attempts + 1):
-        content = ask(config, messages(source, rubric_id, errors))
+        content = ask(config, messages(source, rubric_id, errors, kind))
         try:
             rubric = rubric_from_data(parse_json_answer(content), f"draft {attempt}")
         except (AnswerError, InputError) as exc:
@@ -82,9 +88,12 @@ def draft(config: JudgeConfig, source_path: Path, rubric_id: str | None = None, 
         if rubric.metadata.id != rubric_id:  # the id is the user's (--id), not the model's choice (N7)
             rubric = rubric.model_copy(update={"metadata": rubric.metadata.model_copy(update={"id": rubric_id})})
         bundle, issues = compile_rubric(rubric)
+        if bundle is not None and kind and profile_of(rubric) != kind:
+            errors = [f"the draft is a {profile_of(rubric)} rubric, not a {kind} rubric: follow the rules for {kind}"]
+            continue
         if bundle is not None:
             return Draft(bundle, issues, attempt)
         errors = [str(i) for i in issues if i.severity == "error"]
     raise GenerateError(
-        f"{source_path}: the model's {attempts} drafts did not compile; last errors: {'; '.join(errors)}"
+        f"{source_path}: the model's {attempts} drafts did not compile{' as a ' + kind + ' rubric' if kind else ''}; last errors: {'; '.join(errors)}"
     )

@@ -21,10 +21,10 @@ from typing import Any
 
 import uvicorn
 
-from rubricflow.tasks.judging.prompts import GENERATE_MARK, REFLECT_MARK
+from rubricflow.tasks.judging.prompts import GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
 
-from . import messages_api, offline_judge
+from . import messages_api, offline_judge, offline_paper, offline_refiner
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
@@ -332,6 +332,10 @@ class JudgeServer:
         persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
         if system.startswith(REFLECT_MARK):  # `improve evolve` asks for rubric mutations
             answer = offline_judge.reflect(user)
+        elif system.startswith(PAPER_MARK):  # `rubric generate --from-paper` asks for a PaperBench tree
+            answer = offline_paper.tree(system, user)
+        elif system.startswith(REFINE_MARK):  # `rubric refine` asks for mutations aimed at one property
+            answer = offline_refiner.refine(user)
         elif system.startswith(GENERATE_MARK):  # `rubric generate` asks for a draft
             answer = offline_judge.draft_rubric(system + "\n" + user)
         else:

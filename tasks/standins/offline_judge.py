@@ -19,6 +19,7 @@ import regex
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
 from rubricflow.tasks.judging.prompts import REASK_MARK
 from rubricflow.tasks.loaders.pairs import split_pair
+from rubricflow.tasks.standins import offline_kinds
 
 _SECTION = re.compile(r"^## (.+)$", re.M)
 _CRITERION = re.compile(r"^### ([^\s:]+)", re.M)
@@ -332,8 +333,10 @@ def draft_rubric(user: str) -> dict:
                 "scale": {"kind": "binary", "labels": ["breaks the rule", "follows the rule"]},
             }
         )
-    return {
+    drafted = {
         "metadata": {"id": rubric_id.group(1) if rubric_id else "drafted", "version": "1.0.0", "title": title},
         "goal": f"Judge whether a text follows the rules of {title}.",
         "criteria": criteria[:30],
     }
+    kind = re.search(r"^Rubric kind: (\w+)\.", user, re.M)
+    return offline_kinds.shape(kind.group(1), drafted) if kind else drafted

@@ -1,0 +1,74 @@
+"""`rubricflow rubric refine`: raise a rubric's weak lattice properties with model-proposed mutations,
+each judged by the property validators, and write the refined version beside the original."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from .common import judge_settings, out, print_rows
+from .rubric import LibraryOpt, resolve_ref
+
+
+def refine(
+    ref: str = typer.Argument(..., help="The rubric to refine (a file or a library name)."),
+    base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
+    model: str | None = typer.Option(None, help="The model that judges the properties and proposes mutations."),
+    tolerance: float = typer.Option(
+        0.1, min=0.0, max=1.0, help="How far (unit score) another property may fall when the target rises."
+    ),
+    max_rounds: int = typer.Option(8, min=1, help="At most this many accepted changes."),
+    output_dir: Path | None = typer.Option(
+        None, "--output-dir", help="Where the new version goes (default: beside the rubric file, else here)."
+    ),
+    max_tokens: int = typer.Option(4096, help="Room for a proposal."),
+    library: list[Path] | None = LibraryOpt,
+) -> None:
+    """Meta-evaluate RUBRIC with one validator rubric per lattice property (mission, anchors, schema,
+    mechanical, disqualifiers, ritual, mirror, economy), ask for mutations aimed at the weakest,
+    re-evaluate, and keep a change only if its target property rises and no other falls by more
+    than --tolerance; stop when nothing rises. Writes ID-VERSION.yaml and ID-VERSION.changelog.md
+    (never over a file). Every judgment and proposal is journaled: run it again to resume, unpaid."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import dump_yaml
+    from rubricflow.tasks.improve import lattice
+    from rubricflow.tasks.improve.goldens import endpoint
+    from rubricflow.tasks.improve.refine import Journal
+    from rubricflow.tasks.improve.refine import refine as run_refine
+    from rubricflow.tasks.improve.refine_changelog import changelog, output_paths
+
+    from .rubric_authoring import _offline
+
+    rubric = resolve_ref(ref, library)
+    compile_or_raise(rubric, ref)
+    folder = output_dir or (Path(ref).parent if Path(ref).is_file() else Path("."))
+    journal = Journal(folder / f".{rubric.metadata.id}-{rubric.metadata.version}.refine.jsonl")
+    judging = judge_settings(model, base_url, strategy="per_criterion")
+    with endpoint({**judging, "max_tokens": max_tokens}, _offline) as config:
+        result = run_refine(
+            rubric,
+            config.model_copy(update={"max_tokens": 1024}),
+            config,
+            journal,
+            tolerance,
+            max_rounds,
+            lambda line: out.print(escape(line)),
+        )
+    print_rows(
+        f"{rubric.metadata.id}: lattice properties (0-{lattice.LEVELS}) before and after",
+        [
+            {"property": p.id, "before": result.start_measures[p.id].value, "after": result.measures[p.id].value}
+            for p in lattice.PROPERTIES
+        ],
+    )
+    if not result.accepted:
+        out.print(f"nothing improved in {len(result.rounds)} tries; no new version written (journal {journal.path})")
+        return
+    bundle = compile_or_raise(result.rubric, "the refined rubric")
+    rubric_path, log_path = output_paths(folder, rubric.metadata.id, result.rubric.metadata.version)
+    rubric_path.write_text(dump_yaml(result.rubric), encoding="utf-8")
+    log_path.write_text(changelog(result, config.model, config.model), encoding="utf-8")
+    out.print(escape(f"wrote {rubric_path} ({bundle.hash[:12]}), {len(result.accepted)} changes accepted"))
+    out.print(escape(f"changelog {log_path}"))

@@ -1,0 +1,118 @@
+"""The objectives of a multi-objective `improve evolve` (after rubrify's evolution): `agreement` with the
+humans (Pearson r), `consistency` across re-asks (1 - twice the mean spread of a criterion's unit scores
+over samples; needs a judge with samples >= 2) and `discrimination` between good and bad texts (the
+AUC of the judge's score between the texts humans put in their top and bottom thirds). And how a
+candidate is accepted: no objective falls by more than its tolerance, and either the weighted sum
+rises (`weighted`) or the candidate is not dominated and is better somewhere (`pareto`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from rubricflow.errors import InputError
+
+NAMES = ("agreement", "consistency", "discrimination")
+Values = dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class Objectives:
+    weights: dict[str, float] = field(default_factory=lambda: {"agreement": 1.0})
+    select: Literal["weighted", "pareto"] = "weighted"
+    tolerances: dict[str, float] = field(default_factory=dict)  # how far an objective may fall; absent: any
+
+    def __post_init__(self) -> None:
+        unknown = sorted((set(self.weights) | set(self.tolerances)) - set(NAMES))
+        if unknown:
+            raise InputError(f"unknown objective {', '.join(unknown)}; choose from {', '.join(NAMES)}")
+        if not self.weights or any(w < 0 or not math.isfinite(w) for w in self.weights.values()):
+            raise InputError("objective weights must be finite numbers >= 0, at least one objective named")
+        if self.select not in ("weighted", "pareto"):
+            raise InputError(f"--select {self.select!r}: choose weighted or pareto")
+
+    @property
+    def default(self) -> bool:
+        return self == Objectives()
+
+    def key(self) -> str:
+        """What the evolution id adds for these settings (empty for the single-objective default)."""
+        if self.default:
+            return ""
+        return json.dumps([sorted(self.weights.items()), self.select, sorted(self.tolerances.items())])
+
+
+def compute(rows: list[dict]) -> Values:
+    """Every objective on one split's rows (text score, human target, spread, samples)."""
+    scores = np.array([r["score"] for r in rows], dtype=float)
+    human = np.array([r["human"] for r in rows], dtype=float)
+    return {"agreement": pearson(scores, human), "consistency": consistency(rows), "discrimination": auc(scores, human)}
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def auc(scores: np.ndarray, human: np.ndarray) -> float | None:
+    """P(a good text outscores a bad one), ties counting half: good = the human top third, bad = the bottom third."""
+    if len(scores) < 3:
+        return None
+    low, high = np.quantile(human, [1 / 3, 2 / 3])
+    good, bad = scores[human >= high], scores[human <= low]
+    if high == low or not len(good) or not len(bad):
+        return None
+    wins = (good[:, None] > bad[None, :]).sum() + 0.5 * (good[:, None] == bad[None, :]).sum()
+    return float(wins / (len(good) * len(bad)))
+
+
+def consistency(rows: list[dict]) -> float | None:
+    spreads = [r["spread"] for r in rows if r["spread"] is not None and (r["samples"] or 0) >= 2]
+    return None if not spreads else float(1 - 2 * np.mean(spreads))
+
+
+def weighted(values: Values, weights: dict[str, float]) -> float | None:
+    """The weighted mean of the defined objectives (None if none is defined)."""
+    named = [(w, v) for n, w in weights.items() if (v := values.get(n)) is not None]
+    total = sum(w for w, _ in named)
+    return None if not named or total == 0 else sum(w * v for w, v in named) / total
+
+
+def _at(values: Values, name: str) -> float:
+    """An objective's value, an undefined one counting as the worst."""
+    value = values.get(name)
+    return -math.inf if value is None else value
+
+
+def dominates(a: Values, b: Values, names: list[str]) -> bool:
+    """a is at least as good as b on every objective and better on one (undefined counts as worst)."""
+    pairs = [(_at(a, n), _at(b, n)) for n in names]
+    return all(x >= y for x, y in pairs) and any(x > y + 1e-9 for x, y in pairs)
+
+
+def refusal(before: Values, after: Values, settings: Objectives) -> str | None:
+    """None if the candidate is accepted on these validation figures; else why not."""
+    for name, tolerance in sorted(settings.tolerances.items()):
+        b, a = before.get(name), after.get(name)
+        if b is not None and (a is None or a < b - tolerance - 1e-9):
+            return f"{name} fell beyond its tolerance {tolerance:g} ({b:.3f} -> {'n/a' if a is None else f'{a:.3f}'})"
+    names = list(settings.weights)
+    if settings.select == "pareto":
+        better = [n for n in names if _at(after, n) > _at(before, n) + 1e-9]
+        if better and not dominates(before, after, names):
+            return None
+        return "not better on any objective (dominated by its parent)"
+    wb, wa = weighted(before, settings.weights), weighted(after, settings.weights)
+    if wa is not None and (wb is None or wa > wb + 1e-9):
+        return None
+    return "the weighted objectives did not improve"
+
+
+def front(points: dict[str, Values], names: list[str]) -> list[str]:
+    """The versions no other version dominates (the Pareto front), in the order given."""
+    return [k for k, v in points.items() if not any(dominates(o, v, names) for j, o in points.items() if j != k)]

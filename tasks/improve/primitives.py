@@ -1,0 +1,80 @@
+"""The seed framework's instruction primitives (one per lattice property, worded for rubricflow's native
+format) and the generators composed from them, one per rubric kind: scoring, detection, compliance
+and constraint. `rubric generate --kind` puts a kind's composition in the drafting prompt and holds
+the draft to the kind's profile."""
+
+from __future__ import annotations
+
+from rubricflow.errors import InputError
+
+PRIMITIVES: dict[str, str] = {
+    "mission": "State the mission in `goal`: a single sentence that names the evaluation domain and output type.",
+    "criteria_structure": "Define 3 to 5 criteria. Each criterion MUST have >= 2 anchors with observable, "
+    "non-subjective descriptions: an ordinal scale with a description for every level, or a binary scale with labels.",
+    "disqualifiers": "Define at least 1 disqualifier for auto-fail conditions (kind `pattern` or `criterion`). "
+    "Disqualifiers are binary (fire or don't); do not use soft penalties for major violations.",
+    "output_schema": "The output has one field per criterion id (rubricflow derives the JSON schema from the "
+    "criteria); do not write a free-form `output.template` naming other fields.",
+    "scoring": "Set `scoring`: how criterion scores combine (`method`, `formula` in words) and `labels` "
+    "mapping score ranges to human-readable classifications.",
+    "mechanical": "At least one criterion should include `mechanical_rules` or name `patterns` with concrete, "
+    "regex-checkable or keyword-checkable conditions.",
+    "ritual": "Include at least one 'useful weirdness' output constraint: a fixed prefix "
+    "(`prefix: 'BECAUSE:'`) and a word count (`max_words`).",
+    "mirror": "State critical constraints in at least 2 locations: every output constraint is restated in `validation`.",
+    "pattern_library": "Include a `patterns` library of named regular expressions or word lists; each criterion "
+    "names the patterns it uses.",
+    "inverted": "Scoring is INVERTED (`scoring.invert: true`): higher = cleaner; the risk is 1 - score.",
+    "advice": "Include `advice` rules mapping pattern ids to concrete fix instructions.",
+    "binary_criteria": "Every criterion is binary (pass/fail, with labels).",
+    "definitions": "Include `definitions` for key terms (e.g. COMPLY, REFUSAL, SOFT_REFUSAL).",
+    "decision_logic": "Include `decision_rules` R1, R2, ... that map criterion values to verdicts.",
+    "mapping_examples": "Include at least 3 `goldens` (mapping examples): an input scenario, an output and its "
+    "expected verdict (pass or fail).",
+    "instructions": "Give no criteria: state the constraints as `instructions` the output must follow.",
+    "icl_example": "Include at least 1 `goldens` entry showing an output that follows the instructions.",
+}
+
+KINDS: dict[str, tuple[str, ...]] = {
+    "scoring": (
+        "mission",
+        "criteria_structure",
+        "disqualifiers",
+        "output_schema",
+        "scoring",
+        "mechanical",
+        "ritual",
+        "mirror",
+    ),
+    "detection": (
+        "mission",
+        "criteria_structure",
+        "disqualifiers",
+        "output_schema",
+        "scoring",
+        "pattern_library",
+        "inverted",
+        "advice",
+        "ritual",
+        "mirror",
+    ),
+    "compliance": (
+        "mission",
+        "criteria_structure",
+        "binary_criteria",
+        "disqualifiers",
+        "definitions",
+        "decision_logic",
+        "mapping_examples",
+        "ritual",
+    ),
+    "constraint": ("mission", "instructions", "icl_example", "ritual", "mirror"),
+}
+
+
+def compose(kind: str) -> str:
+    """The kind's generator: its primitives, numbered, in the seed's order."""
+    if kind not in KINDS:
+        raise InputError(f"unknown rubric kind {kind!r}; choose one of {', '.join(KINDS)}")
+    steps = "\n".join(f"{n}. {PRIMITIVES[p]}" for n, p in enumerate(KINDS[kind], 1))
+    return f"Rubric kind: {kind}. Follow these rules (they take precedence over the above):\n{steps}"

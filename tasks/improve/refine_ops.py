@@ -1,0 +1,86 @@
+"""The mutations `rubric refine` may propose: the rubric algebra's (rewrite, merge, split, add a pattern
+or disqualifier, reweight, remove) and three that reach the parts a lattice property lives in but the
+algebra leaves alone: the mission (`set_goal`), the output's ritual constraints
+(`add_output_constraint`) and their restatement (`add_validation`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import semver
+from pydantic import Field, TypeAdapter
+
+from rubricflow.rubrics.algebra import (
+    AddCriterion,
+    AddDisqualifier,
+    AddPattern,
+    AdjustWeight,
+    MergeCriteria,
+    RemoveCriterion,
+    RewriteCriterion,
+    SplitCriterion,
+    evolve,
+)
+from rubricflow.rubrics.model import OutputConstraint, Rubric, Strict
+
+
+class SetGoal(Strict):
+    op: Literal["set_goal"] = "set_goal"
+    goal: str = Field(min_length=1)
+
+
+class AddOutputConstraint(Strict):
+    """A constraint on the judge's output; one with the same id is replaced."""
+
+    op: Literal["add_output_constraint"] = "add_output_constraint"
+    constraint: OutputConstraint
+
+
+class AddValidation(Strict):
+    op: Literal["add_validation"] = "add_validation"
+    text: str = Field(min_length=1)
+
+
+RefineMutation = Annotated[
+    AddCriterion
+    | RemoveCriterion
+    | AdjustWeight
+    | AddPattern
+    | AddDisqualifier
+    | RewriteCriterion
+    | SplitCriterion
+    | MergeCriteria
+    | SetGoal
+    | AddOutputConstraint
+    | AddValidation,
+    Field(discriminator="op"),
+]
+MUTATIONS = TypeAdapter(list[RefineMutation])
+STRUCTURAL = frozenset({"remove_criterion", "split_criterion", "merge_criteria"})
+
+
+def _apply_one(rubric: Rubric, m) -> Rubric:
+    if isinstance(m, SetGoal):
+        return rubric.model_copy(update={"goal": m.goal})
+    if isinstance(m, AddOutputConstraint):
+        kept = tuple(c for c in rubric.output.constraints if c.id != m.constraint.id)
+        output = rubric.output.model_copy(update={"constraints": (*kept, m.constraint)})
+        return rubric.model_copy(update={"output": output})
+    if isinstance(m, AddValidation):
+        if m.text in rubric.validation:
+            return rubric
+        return rubric.model_copy(update={"validation": (*rubric.validation, m.text)})
+    return evolve(rubric, [m])
+
+
+def apply(rubric: Rubric, mutations: list) -> Rubric:
+    """Apply in order; the version moves one major step if a criterion was removed, split or merged
+    (old judgments no longer line up with its criteria), else one minor step."""
+    result = rubric
+    for m in mutations:
+        result = _apply_one(result, m)
+    version = semver.Version.parse(rubric.metadata.version)
+    structural = any(m.op in STRUCTURAL for m in mutations)
+    bumped = version.bump_major() if structural else version.bump_minor()
+    metadata = result.metadata.model_copy(update={"version": str(bumped)})
+    return Rubric.model_validate({**result.model_dump(mode="json"), "metadata": metadata.model_dump(mode="json")})

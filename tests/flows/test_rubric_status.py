@@ -1,0 +1,98 @@
+"""Forge's usage telemetry and calibration gate on real human labels (Topical-Chat): `rubric status`
+counts each version's runs and calls and flags one whose latest calibration is under its threshold
+(exit 1), a rubric's own threshold wins over the default, and the nightly job fails on a flagged rubric."""
+
+import os
+import subprocess
+
+import pytest
+
+from rubricflow.flows.nightly import CalibrationGateError, nightly_scoring
+from rubricflow.rubrics.formats import dump_yaml, load_rubric
+from rubricflow.warehouse import db
+from rubricflow.warehouse.sqlfiles import run_sql
+from tests.conftest import EXE, ROOT, SHARED, write_corpus
+
+RUBRIC = ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml"
+
+
+def cli(cwd, *args):
+    return subprocess.run(
+        [EXE, *args, "-w", "w.duckdb"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+
+
+@pytest.mark.slow
+def test_status_counts_usage_and_flags_a_rubric_under_its_calibration_threshold(tmp_path, judge_server):
+    server = judge_server()
+    lenient = load_rubric(RUBRIC)
+    provenance = {"calibration_threshold": -1.0}
+    lenient = lenient.model_copy(
+        update={"metadata": lenient.metadata.model_copy(update={"version": "1.0.1", "provenance": provenance})}
+    )
+    (tmp_path / "lenient.yaml").write_text(dump_yaml(lenient))
+    assert cli(tmp_path, "labels", str(SHARED / "calibration" / "topical_chat"), "-c", "tc").returncode == 0
+    for rubric in (str(RUBRIC), "lenient.yaml"):
+        done = cli(tmp_path, "score", "-c", "tc", "-r", rubric, "--base-url", server.base_url)
+        assert done.returncode == 0, done.stderr
+    assert cli(tmp_path, "score", "-c", "tc", "-r", str(RUBRIC), "--base-url", server.base_url).returncode == 0
+    before = cli(tmp_path, "rubric", "status")
+    assert before.returncode == 0 and before.stdout.count("not calibrated") == 2, before.stdout + before.stderr
+    assert "│ 2    │ 360" in before.stdout  # the first version: two runs, 360 calls (the second run adopted all)
+    for rubric in (str(RUBRIC), "lenient.yaml"):
+        assert cli(tmp_path, "calibrate", "-c", "tc", "--rubric", rubric).returncode == 0
+    flagged = cli(tmp_path, "rubric", "status")
+    assert flagged.returncode == 1 and "FLAGGED" in flagged.stdout
+    assert "calibration gate: topical-chat-dialogue@1.0.0" in flagged.stderr and "1.0.1" not in flagged.stderr
+    assert cli(tmp_path, "rubric", "status", "--min-correlation", "-1").returncode == 0
+
+
+@pytest.mark.slow
+def test_the_nightly_job_fails_on_a_rubric_under_its_calibration_threshold(tmp_path, judge_server):
+    server = judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    source = write_corpus(tmp_path / "corpus.jsonl", 12)
+    judge = {"base_url": server.base_url}
+    (first,) = nightly_scoring(str(source), "n", ["llm-slop"], warehouse, judge, canary_size=0, night="d1")
+    with db.writer(warehouse) as con:  # a calibration as `rubricflow calibrate` records it, r = 0.2
+        (rubric_hash,) = con.execute("SELECT rubric_hash FROM runs").fetchone()
+        figures = dict.fromkeys(CALIBRATION_FIGURES)
+        run_sql(
+            con,
+            "record_calibration.sql",
+            corpus_id="n",
+            judge="judge:llm-slop",
+            reference="human",
+            step=1.0,
+            score="sampled",
+            rubric_hash=rubric_hash,
+            judge_hash="j",
+            criterion_id="c",
+            n=30,
+            **figures,
+            pearson=0.2,
+        )
+    with pytest.raises(CalibrationGateError, match=r"llm-slop@\S+ \(\w+\): latest calibration r = 0.200 < 0.7"):
+        nightly_scoring(str(source), "n", ["llm-slop"], warehouse, judge, canary_size=0, night="d2")
+    nightly_scoring(str(source), "n", ["llm-slop"], warehouse, judge, canary_size=0, night="d3", min_correlation=0.1)
+
+
+CALIBRATION_FIGURES = (
+    "spearman",
+    "kendall_tau_b",
+    "cohen_kappa",
+    "qwk",
+    "humans",
+    "fleiss_kappa",
+    "fleiss_texts",
+    "alpha_humans",
+    "alpha_with_judge",
+    "human_pearson",
+    "human_qwk",
+    "note",
+)

@@ -1,0 +1,58 @@
+"""`rubric generate --kind`: the seed's generators, composed from its instruction primitives, in the
+drafting prompt; a draft is held to its kind's profile (asked again once, then refused), over real HTTP."""
+
+import os
+import subprocess
+
+import pytest
+
+from rubricflow.errors import InputError
+from rubricflow.rubrics.compiler import compile_rubric
+from rubricflow.rubrics.formats import load_rubric
+from rubricflow.tasks.improve.generate import GenerateError, draft, messages
+from rubricflow.tasks.improve.primitives import KINDS, PRIMITIVES, compose
+from rubricflow.tasks.judging.config import JudgeConfig
+from tests.conftest import EXE
+from tests.tasks.test_generate import drafter  # noqa: F401 (a fixture: a server that always drafts one binary criterion)
+
+SOURCE = "# House style\n\n- Every number cites its source in brackets.\n- Sentences stay under thirty words each.\n"
+
+
+def test_each_kind_composes_its_own_primitives_into_the_drafting_prompt():
+    for kind, names in KINDS.items():
+        system = messages(SOURCE, "house", kind=kind)[0]["content"]
+        assert f"Rubric kind: {kind}." in system
+        assert all(PRIMITIVES[n] in system for n in names)
+    assert PRIMITIVES["inverted"] in compose("detection") and PRIMITIVES["inverted"] not in compose("scoring")
+    assert PRIMITIVES["decision_logic"] in compose("compliance") and "criteria_structure" not in KINDS["constraint"]
+    assert "Rubric kind" not in messages(SOURCE, "house")[0]["content"]
+    with pytest.raises(InputError, match="unknown rubric kind 'essay'"):
+        compose("essay")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_generate_writes_a_rubric_of_the_kind_asked_for(tmp_path, judge_server, kind):
+    server = judge_server()
+    (tmp_path / "style.md").write_text(SOURCE)
+    done = subprocess.run(
+        [EXE, "rubric", "generate", "style.md", "--id", "house", "--kind", kind, "--base-url", server.base_url],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    bundle, _ = compile_rubric(load_rubric(tmp_path / "house.yaml"))
+    assert bundle is not None and bundle.profile == kind and f"profile {kind}" in done.stdout
+
+
+def test_a_draft_of_another_kind_is_asked_for_again_then_refused(tmp_path, drafter):  # noqa: F811
+    source = tmp_path / "house.md"
+    source.write_text(SOURCE)
+    config = JudgeConfig(base_url=drafter, model="drafter")
+    assert draft(config, source, "house", kind="compliance").bundle.profile == "compliance"
+    with pytest.raises(
+        GenerateError, match="did not compile as a scoring rubric.*is a compliance rubric, not a scoring"
+    ):
+        draft(config, source, "house", kind="scoring")

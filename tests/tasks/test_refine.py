@@ -1,0 +1,88 @@
+"""`rubric refine`: one validator rubric per lattice property, and the loop that raises a weak rubric's
+weak properties, over real HTTP to `rubricflow judge-server` (the offline judge), resumed from its
+journal without a second call, never over a file."""
+
+import os
+import shutil
+import subprocess
+
+from rubricflow.rubrics.compiler import compile_rubric
+from rubricflow.rubrics.formats import load_rubric
+from rubricflow.rubrics.model import OrdinalScale
+from rubricflow.tasks.improve import lattice
+from rubricflow.tasks.improve.refine import Measure, accepts
+from tests.conftest import EXE, ROOT
+
+WEAK = ROOT / "tests" / "data" / "weak-essay.yaml"
+
+
+def cli(cwd, *args):
+    return subprocess.run(
+        [EXE, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"}
+    )
+
+
+def test_every_lattice_property_has_a_validator_rubric_that_compiles():
+    names = [p.id for p in lattice.PROPERTIES]
+    assert names == ["mission", "anchors", "schema", "mechanical", "disqualifiers", "ritual", "mirror", "economy"]
+    hashes = set()
+    for name in names:
+        bundle = lattice.validator(name)
+        (criterion,) = bundle.rubric.criteria
+        assert criterion.id == name and isinstance(criterion.scale, OrdinalScale)
+        assert [a.value for a in criterion.scale.anchors] == [0, 1, 2, 3]
+        assert all(bundle.rubric.pattern(p) for p in criterion.patterns)
+        hashes.add(bundle.hash)
+    assert len(hashes) == len(names)
+
+
+def _m(**values):
+    return {p: Measure(v, v / 3, "") for p, v in values.items()}
+
+
+def test_a_change_is_accepted_only_if_its_target_rises_and_no_other_falls_beyond_the_tolerance():
+    before = _m(mission=0, anchors=2, economy=1)
+    assert accepts(before, _m(mission=3, anchors=2, economy=1), "mission", 0.1) is None
+    assert "did not rise" in accepts(before, _m(mission=0, anchors=3, economy=1), "mission", 0.1)
+    assert "lowers anchors (2 -> 1)" in accepts(before, _m(mission=3, anchors=1, economy=1), "mission", 0.1)
+    assert accepts(before, _m(mission=3, anchors=1, economy=1), "mission", 0.34) is None
+
+
+def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying_twice(tmp_path, judge_server):
+    server = judge_server()
+    shutil.copy(WEAK, tmp_path / "weak.yaml")
+    done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / "weak-essay-2.0.0.yaml"
+    assert f"wrote {written.name}" in done.stdout and "changelog weak-essay-2.0.0.changelog.md" in done.stdout
+    refined = load_rubric(written)
+    bundle, issues = compile_rubric(refined)
+    assert bundle is not None and not [i for i in issues if i.severity == "error"]
+    lattice_checks = dict(bundle.lattice)
+    assert all(lattice_checks[k] for k in ("N1", "S1", "S3", "S4", "S5", "S6")), lattice_checks
+    assert 3 <= len(refined.criteria) <= 7 < len(load_rubric(WEAK).criteria)
+    assert (tmp_path / "weak.yaml").read_text() == WEAK.read_text()  # the original is never touched
+    log = (tmp_path / "weak-essay-2.0.0.changelog.md").read_text()
+    for prop in ("mission", "anchors", "mechanical", "disqualifiers", "ritual", "mirror", "economy"):
+        assert f"| {prop} | 0/3 | 3/3 |" in log  # every weak property rose
+    assert "| schema | 3/3 | 3/3 |" in log
+
+    calls = server.stats()["requests"]
+    again = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
+    assert again.returncode == 2 and "never overwrites" in again.stderr  # and nothing was bought to learn it
+    (tmp_path / "first").mkdir()
+    for name in ("weak-essay-2.0.0.yaml", "weak-essay-2.0.0.changelog.md"):
+        (tmp_path / name).rename(tmp_path / "first" / name)
+    resumed = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
+    assert resumed.returncode == 0, resumed.stderr
+    assert server.stats()["requests"] == calls  # every judgment and proposal came from the journal
+    assert written.read_text() == (tmp_path / "first" / written.name).read_text()
+
+
+def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing(tmp_path, judge_server):
+    server = judge_server("--fault-rate", "1", "--faults", "malformed", "--fault-attempts", "99")
+    shutil.copy(WEAK, tmp_path / "weak.yaml")
+    done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "error: the mission validator (lattice-mission@1.0.0) was not judged" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["weak.yaml"]  # no version, no changelog, no journal line

@@ -37,9 +37,11 @@ from . import (  # noqa: E402
     compare,
     demo,
     doctor,
+    estimate,
     goldens,
     improve,
     ingest,
+    labelling,
     nightly,
     pairwise,
     panel,
@@ -66,8 +68,9 @@ app.command()(read.runs)
 app.command()(read.show)
 app.command()(read.query)
 app.command()(rebuild.rebuild)
-app.command("labels")(calibrate.labels)
+app.add_typer(labelling.app, name="labels")
 app.command()(calibrate.calibrate)
+app.command()(estimate.estimate)
 app.command()(panel.panel)
 app.command()(pairwise.pairwise)
 app.command()(nightly.nightly)

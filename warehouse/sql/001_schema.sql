@@ -354,3 +354,41 @@ CREATE TABLE IF NOT EXISTS evolution_rounds (
     finished_at    TIMESTAMP,
     PRIMARY KEY (evolution_id, round)
 );
+
+-- labels: labelling plans (which texts to label, with each text's inclusion probability, so that
+-- estimates from actively chosen labels stay unbiased) and the prediction-powered estimates of
+-- `rubricflow estimate` (tasks/stats/estimate.py), one row per side, criterion and figure.
+CREATE TABLE IF NOT EXISTS label_plans (
+    plan_id        VARCHAR NOT NULL,
+    corpus_id      VARCHAR NOT NULL,
+    rubric_hash    VARCHAR NOT NULL,
+    judge_hash     VARCHAR NOT NULL,
+    mode           VARCHAR NOT NULL,     -- uniform | active
+    seed           INTEGER NOT NULL,
+    budget         INTEGER NOT NULL,
+    text_id        VARCHAR NOT NULL,
+    inclusion_prob DOUBLE NOT NULL,      -- P(the text is chosen), every text of the corpus the judge scored
+    chosen         BOOLEAN NOT NULL,
+    position       INTEGER,              -- the labelling order of the chosen texts
+    created_at     TIMESTAMP NOT NULL,
+    PRIMARY KEY (plan_id, text_id)
+);
+CREATE TABLE IF NOT EXISTS estimates (
+    estimated_at     TIMESTAMP NOT NULL,
+    corpus_id        VARCHAR NOT NULL,
+    rater            VARCHAR NOT NULL,
+    side             VARCHAR NOT NULL,   -- A, B, or A-B (the difference)
+    rubric_hash      VARCHAR NOT NULL,
+    judge_hash       VARCHAR NOT NULL,
+    plan_id          VARCHAR,            -- whose inclusion probabilities weighted the labels
+    criterion_id     VARCHAR NOT NULL,   -- or `overall` (the weighted mean of the criteria, unit scale)
+    figure           VARCHAR NOT NULL,   -- mean | pass_rate
+    confidence       DOUBLE NOT NULL,
+    n_labels         INTEGER NOT NULL,
+    n_texts          INTEGER NOT NULL,
+    judge_only       DOUBLE,
+    labels_only      DOUBLE, labels_low DOUBLE, labels_high DOUBLE,
+    powered          DOUBLE NOT NULL, powered_low DOUBLE NOT NULL, powered_high DOUBLE NOT NULL,
+    power_weight     DOUBLE,             -- lambda: the weight PPI++ gives the judge (0: labels alone)
+    effective_labels DOUBLE              -- labels alone would need this many for the same width
+);

@@ -1,0 +1,86 @@
+"""`rubricflow estimate`: corpus figures corrected by human labels (prediction-powered inference)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.markup import escape
+
+from .common import WarehouseOpt, out, print_rows, reading, warehouse_path
+
+if TYPE_CHECKING:
+    from rubricflow.tasks.stats.estimate import Estimate
+
+
+def estimate(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric (id, id@version or a hash prefix)."),
+    human: str = typer.Option(..., "--human", help="The rater whose labels correct the judge's figures."),
+    model: str | None = typer.Option(None, help="The judge model, when several scored the rubric."),
+    judge_hash: str | None = typer.Option(None, help="The judge setup (a judge hash prefix), when several did."),
+    rubric_b: str | None = typer.Option(None, help="A/B: side B's rubric (default: side A's)."),
+    model_b: str | None = typer.Option(None, help="A/B: side B's judge model."),
+    judge_hash_b: str | None = typer.Option(None, help="A/B: side B's judge setup (a judge hash prefix)."),
+    confidence: float = typer.Option(0.9, help="The intervals' nominal coverage."),
+    plan: str = typer.Option(
+        "latest",
+        help="The labelling plan whose inclusion probabilities weight the labels: latest (the newest for "
+        "this rubric version, if any), a plan id, or none.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON (one record per figure)."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
+    """Per criterion and overall: the judge-only figure, the labels-only figure with its interval, and
+    the prediction-powered one (the judge's scores of every text corrected by the labels) with its
+    interval, for the mean score and the pass rate, and the effective number of labels gained. With
+    --rubric-b / --model-b / --judge-hash-b, side B's figures and the difference A minus B too.
+    The figures are kept in the warehouse's `estimates` table."""
+    from rubricflow.tasks.stats.estimate import estimate as compute
+    from rubricflow.tasks.stats.estimate import record
+    from rubricflow.warehouse import db
+
+    path = warehouse_path(warehouse)
+    side_b = None
+    if rubric_b or model_b or judge_hash_b:
+        side_b = (rubric_b or rubric, model_b or model, judge_hash_b)
+    with reading(path) as con:
+        result = compute(con, corpus, human, (rubric, model, judge_hash), side_b, confidence, plan)
+    with db.writer(path) as con:
+        record(con, result)
+    if as_json:
+        print(json.dumps(result.as_records(), indent=2))
+        return
+    _print(result)
+
+
+def _print(result: Estimate) -> None:
+    from rubricflow.tasks.presentation.tables import show
+
+    def span(interval) -> str:
+        return f"[{interval.low:.4f}, {interval.high:.4f}]" if interval else ""
+
+    print_rows(
+        f"{result.corpus}: judge figures corrected by {result.rater}'s labels "
+        f"({result.confidence:.0%} intervals{', plan ' + result.plan_id if result.plan_id else ''})",
+        [
+            {
+                "side": f.side,
+                "criterion": f.criterion_id,
+                "figure": f.figure,
+                "labels": f.n_labels,
+                "texts": f.n_texts,
+                "judge only": show(f.judge_only, ".4f"),
+                "labels only": show(f.labels_only.estimate, ".4f") if f.labels_only else "",
+                "interval": span(f.labels_only),
+                "powered": show(f.powered.estimate, ".4f"),
+                "powered interval": span(f.powered),
+                "labels gained": show(f.effective_labels - f.n_labels, ".1f") if f.effective_labels else "",
+            }
+            for f in result.figures
+        ],
+    )
+    for note in result.notes:
+        out.print(escape(f"note: {note}"))

@@ -1,0 +1,298 @@
+"""Corpus figures corrected by human labels (`rubricflow estimate`): per criterion and overall, the
+judge-only figure, the labels-only figure and the prediction-powered one (`ppi`), for the mean score
+and the pass rate, and for an A/B pair their difference. The scores come from `estimate_scores.sql`;
+what cannot be computed honestly (labels on texts the judge never scored, too few labels, labels off
+the criterion's scale) is refused naming the cause."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import duckdb
+import numpy as np
+
+from rubricflow.errors import InputError
+from rubricflow.tasks.stats import ppi
+from rubricflow.tasks.stats.calibration import one_judge_setup
+from rubricflow.warehouse import db
+
+MIN_LABELS = 10  # below this the normal interval of a mean is not worth printing
+OVERALL = "overall"
+
+
+class EstimateError(InputError):
+    """Labels and judgments from which no honest estimate can be made."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One judgment set: a rubric version scored by one judge setup."""
+
+    name: str
+    rubric_hash: str
+    judge_hash: str
+
+
+@dataclass
+class Figure:
+    side: str
+    criterion_id: str
+    figure: str  # mean | pass_rate
+    n_labels: int
+    n_texts: int
+    judge_only: float | None
+    labels_only: ppi.Interval | None
+    powered: ppi.Interval
+    lam: float | None
+    effective_labels: float | None
+
+
+@dataclass
+class Estimate:
+    corpus: str
+    rater: str
+    confidence: float
+    sides: list[Side]
+    plan_id: str | None
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_records(self) -> list[dict]:
+        """One flat record per figure (what --json prints and the `estimates` table keeps)."""
+        by_name = {s.name: s for s in self.sides}
+        records = []
+        for f in self.figures:
+            side = by_name.get(f.side, self.sides[0])
+            records.append(
+                {
+                    "corpus_id": self.corpus,
+                    "rater": self.rater,
+                    "side": f.side,
+                    "rubric_hash": side.rubric_hash if f.side != "A-B" else self.sides[0].rubric_hash,
+                    "judge_hash": side.judge_hash if f.side != "A-B" else self.sides[0].judge_hash,
+                    "plan_id": self.plan_id,
+                    "criterion_id": f.criterion_id,
+                    "figure": f.figure,
+                    "confidence": self.confidence,
+                    "n_labels": f.n_labels,
+                    "n_texts": f.n_texts,
+                    "judge_only": f.judge_only,
+                    **_bounds("labels", f.labels_only),
+                    **_bounds("powered", f.powered),
+                    "power_weight": f.lam,
+                    "effective_labels": f.effective_labels,
+                }
+            )
+        return records
+
+
+def _bounds(prefix: str, interval: ppi.Interval | None) -> dict:
+    values = asdict(interval) if interval else {"estimate": None, "low": None, "high": None}
+    head = "labels_only" if prefix == "labels" else prefix
+    return {head: values["estimate"], f"{prefix}_low": values["low"], f"{prefix}_high": values["high"]}
+
+
+def record(con: duckdb.DuckDBPyConnection, result: Estimate) -> None:
+    """Keep an estimate's figures in the warehouse, stamped with the time."""
+    with db.transaction(con):
+        for row in result.as_records():
+            db.run_sql(con, "record_estimate.sql", **row)
+
+
+@dataclass
+class Criterion:
+    """One criterion of one side: the judge's unit scores of every text, the labels where given."""
+
+    criterion_id: str
+    texts: list[str]
+    judge: np.ndarray  # unit scores
+    label: np.ndarray  # unit scores, NaN where unlabelled
+    scale: tuple[float, float] | None  # the native range; None for a unit-only scale
+    weight: float
+    threshold: float
+
+    def native(self, unit: np.ndarray) -> np.ndarray:
+        return unit if self.scale is None else self.scale[0] + unit * (self.scale[1] - self.scale[0])
+
+
+def load_side(con: duckdb.DuckDBPyConnection, corpus: str, side: Side, rater: str) -> list[Criterion]:
+    """The side's criteria that the rater labelled; labels the judge never scored, or off the scale, refused."""
+    unscored = db.fetch(
+        con, "estimate_unscored_labels.sql", corpus=corpus, rubric=side.rubric_hash, judge_hash=side.judge_hash,
+        rater=rater,
+    )  # fmt: skip
+    if unscored:
+        u = unscored[0]
+        raise EstimateError(
+            f"{sum(r['labels'] for r in unscored)} labels by {rater!r} are on texts judge {side.name} never scored "
+            f"(criterion {u['criterion_id']}: e.g. {', '.join(map(repr, u['examples']))}); score those texts "
+            "first, or estimate with the judge that scored them"
+        )
+    rows: dict[str, list[tuple]] = {}
+    for r in db.fetch_tuples(
+        con, "estimate_scores.sql", corpus=corpus, rubric=side.rubric_hash, judge_hash=side.judge_hash, rater=rater
+    ):
+        rows.setdefault(r[0], []).append(r)
+    return [c for c in (_criterion(cid, got) for cid, got in rows.items()) if np.isfinite(c.label).any()]
+
+
+def _criterion(criterion_id: str, rows: list[tuple]) -> Criterion:
+    """(criterion_id, text_id, scale_min, scale_max, weight, pass_threshold, judge_unit, label) rows as arrays."""
+    _, _, low, high, weight, threshold, _, _ = rows[0]
+    scale = (low, high) if low is not None and high is not None and high > low else None
+    labels = np.array([np.nan if r[7] is None else r[7] for r in rows], dtype=float)
+    lo, hi = scale or (0.0, 1.0)
+    off = [(r[1], r[7]) for r in rows if r[7] is not None and not lo <= r[7] <= hi]
+    if off:
+        raise EstimateError(
+            f"{len(off)} labels of criterion {criterion_id!r} are off its scale {lo:g}-{hi:g} (text {off[0][0]!r}: "
+            f"{off[0][1]:g}); labels are written on the criterion's own scale, as the rubric defines it"
+        )
+    return Criterion(
+        criterion_id,
+        [r[1] for r in rows],
+        np.array([r[6] for r in rows], dtype=float),
+        (labels - lo) / (hi - lo),
+        scale,
+        float(weight),
+        float(threshold),
+    )
+
+
+def overall(criteria: list[Criterion]) -> Criterion | None:
+    """The texts' overall score: the criteria's weighted mean on the unit scale, on the texts the judge
+    scored on every criterion; labelled where the rater labelled every criterion. None when no text was."""
+    common = set.intersection(*(set(c.texts) for c in criteria)) if criteria else set()
+    texts = sorted(common)
+    total = sum(c.weight for c in criteria) or 1.0
+    judge, label = np.zeros(len(texts)), np.zeros(len(texts))
+    for c in criteria:
+        at = {t: i for i, t in enumerate(c.texts)}
+        index = [at[t] for t in texts]
+        judge += c.weight / total * c.judge[index]
+        label += c.weight / total * c.label[index]  # NaN where any criterion is unlabelled
+    if not len(texts) or not np.isfinite(label).any():
+        return None
+    return Criterion(OVERALL, texts, judge, label, None, total, float("nan"))  # no pass rate of its own
+
+
+def _labelled(c: Criterion, weights: dict[str, float] | None, rater: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The labelled texts' positions and their weights (1/inclusion probability under a plan)."""
+    at = np.flatnonzero(np.isfinite(c.label))
+    if len(at) < MIN_LABELS:
+        raise EstimateError(
+            f"criterion {c.criterion_id!r}: {len(at)} texts labelled by {rater!r}; an estimate needs at least "
+            f"{MIN_LABELS} (label more, e.g. `rubricflow labels plan`)"
+        )
+    if weights is None:
+        return at, None
+    outside = [c.texts[i] for i in at if c.texts[i] not in weights]
+    if outside:
+        raise EstimateError(
+            f"criterion {c.criterion_id!r}: {len(outside)} labelled texts are not in the labelling plan "
+            f"(e.g. {outside[0]!r}); its inclusion probabilities cannot weight them (--plan none ignores the plan)"
+        )
+    return at, np.array([weights[c.texts[i]] for i in at])
+
+
+def _values(c: Criterion, figure: str, unit: np.ndarray) -> np.ndarray:
+    if figure == "mean":
+        return c.native(unit)
+    return (unit >= c.threshold - 1e-9).astype(float)
+
+
+def figures(side: str, c: Criterion, weights: dict[str, float] | None, rater: str, alpha: float) -> list[Figure]:
+    """The criterion's mean (native units) and pass rate: judge-only, labels-only and prediction-powered."""
+    at, w = _labelled(c, weights, rater)
+    result = []
+    for name in ("mean", "pass_rate") if np.isfinite(c.threshold) else ("mean",):
+        judge, label = _values(c, name, c.judge), _values(c, name, c.label[at])
+        alone = ppi.classical(label, w, alpha)
+        powered, lam = ppi.ppi_mean(label, judge[at], judge, w, alpha)
+        gained = ppi.effective_labels(len(at), alone, powered)
+        result.append(Figure(side, c.criterion_id, name, len(at), len(judge), float(judge.mean()), alone, powered,
+                             lam, gained))  # fmt: skip
+    return result
+
+
+def difference(a: Criterion, b: Criterion, weights: dict[str, float] | None, rater: str, alpha: float) -> list[Figure]:
+    """A minus B on the texts both judged, corrected by the same labels (they cancel in the difference
+    but set each judge's power-tuning weight)."""
+    texts = sorted(set(a.texts) & set(b.texts))
+    a, b = _restrict(a, texts), _restrict(b, texts)
+    at, w = _labelled(a, weights, rater)
+    result = []
+    for name in ("mean", "pass_rate") if np.isfinite(a.threshold) and np.isfinite(b.threshold) else ("mean",):
+        label = _values(a, name, a.label[at])
+        ja, jb = _values(a, name, a.judge), _values(b, name, b.judge)
+        _, lam_a = ppi.ppi_mean(label, ja[at], ja, w, alpha)
+        _, lam_b = ppi.ppi_mean(label, jb[at], jb, w, alpha)
+        gap = ppi.ppi_difference(((ja[at], ja, lam_a), (jb[at], jb, lam_b)), w, alpha)
+        result.append(Figure("A-B", a.criterion_id, name, len(at), len(texts), float(ja.mean() - jb.mean()), None,
+                             gap, None, None))  # fmt: skip
+    return result
+
+
+def _restrict(c: Criterion, texts: list[str]) -> Criterion:
+    at = {t: i for i, t in enumerate(c.texts)}
+    index = [at[t] for t in texts]
+    return Criterion(c.criterion_id, texts, c.judge[index], c.label[index], c.scale, c.weight, c.threshold)
+
+
+def plan_weights(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, plan: str) -> tuple[str | None, dict]:
+    """(plan id, text -> 1/inclusion probability) of the plan asked for; (None, {}) for `none` or no plan."""
+    if plan == "none":
+        return None, {}
+    rows = db.fetch(con, "plan_weights.sql", corpus=corpus, rubric=rubric_hash, plan=plan)
+    if not rows and plan != "latest":
+        raise EstimateError(f"no labelling plan {plan!r} for this rubric version on corpus {corpus!r}")
+    return (rows[0]["plan_id"], {r["text_id"]: 1 / r["inclusion_prob"] for r in rows}) if rows else (None, {})
+
+
+def resolve_side(con: duckdb.DuckDBPyConnection, corpus: str, name: str, spec: tuple) -> Side:
+    """A side from (rubric, model, judge hash prefix), as `calibrate --rubric` picks one."""
+    rubric, model, judge_prefix = spec
+    rubric_hash, judge_hash = one_judge_setup(con, corpus, rubric, model, judge_prefix)
+    return Side(name, rubric_hash, judge_hash)
+
+
+def estimate(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    rater: str,
+    side_a: tuple,
+    side_b: tuple | None = None,
+    confidence: float = 0.9,
+    plan: str = "latest",
+) -> Estimate:
+    """Each side's figures per criterion the rater labelled and overall, and with two sides their
+    difference. A side is (rubric, model, judge hash prefix); `plan` names the labelling plan whose
+    inclusion probabilities weight the labels (`latest`, an id, or `none`)."""
+    if not 0 < confidence < 1:
+        raise InputError(f"--confidence must be between 0 and 1, not {confidence}")
+    alpha = 1 - confidence
+    sides = [resolve_side(con, corpus, "A", side_a)] + ([resolve_side(con, corpus, "B", side_b)] if side_b else [])
+    plan_id, weights = plan_weights(con, corpus, sides[0].rubric_hash, plan)
+    result = Estimate(corpus, rater, confidence, sides, plan_id)
+    loaded = []
+    for side in sides:
+        criteria = load_side(con, corpus, side, rater)
+        if not criteria:
+            raise EstimateError(
+                f"no labels by {rater!r} on the criteria judge {side.name} scored on corpus {corpus!r} "
+                "(`rubricflow labels import`, or label texts in `rubricflow view`)"
+            )
+        whole = overall(criteria)
+        if whole is None or np.isfinite(whole.label).sum() < MIN_LABELS:
+            result.notes.append(
+                f"{side.name}: no overall figure: fewer than {MIN_LABELS} texts labelled on every criterion"
+            )
+            whole = None
+        by_id = {c.criterion_id: c for c in criteria + ([whole] if whole else [])}
+        for c in by_id.values():
+            result.figures += figures(side.name, c, weights or None, rater, alpha)
+        loaded.append(by_id)
+    if len(loaded) == 2:
+        for cid in [c for c in loaded[0] if c in loaded[1]]:
+            result.figures += difference(loaded[0][cid], loaded[1][cid], weights or None, rater, alpha)
+    return result

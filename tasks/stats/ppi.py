@@ -1,0 +1,96 @@
+"""Prediction-powered inference for a mean (PPI++: Angelopoulos, Duchi and Zrnic 2023): the judge's
+scores of every text plus a few human labels give an estimate of the humans' mean over the corpus with
+a valid interval, narrower than the labels' own when the judge tracks the humans. Labels a plan chose
+with unequal probabilities carry weights 1/pi (active inference, Zrnic and Candes 2024), normalised as
+ppi-python normalises them, so actively chosen labels stay unbiased. The formulas are ppi-python's
+(the test oracle), written in numpy so that the package is not needed at run time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its two-sided interval at the level asked for."""
+
+    estimate: float
+    low: float
+    high: float
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
+def _weights(weights, n: int) -> np.ndarray:
+    """Sample weights scaled to sum to n (ppi-python's `construct_weight_vector`): all ones without."""
+    if weights is None:
+        return np.ones(n)
+    w = np.asarray(weights, dtype=float)
+    return w / w.sum() * n
+
+
+def _interval(point: float, se: float, alpha: float) -> Interval:
+    z = float(norm.ppf(1 - alpha / 2))
+    return Interval(float(point), float(point - z * se), float(point + z * se))
+
+
+def classical(y, weights=None, alpha: float = 0.1) -> Interval:
+    """The labels alone: their (weighted) mean and its normal interval."""
+    y = np.asarray(y, dtype=float)
+    wy = _weights(weights, len(y)) * y
+    return _interval(wy.mean(), wy.std() / np.sqrt(len(y)), alpha)
+
+
+def power_tuning(y, yhat, yhat_all, weights=None) -> float:
+    """The weight lambda in [0, 1] given to the judge that minimises the interval's variance (PPI++);
+    0 (the labels alone) when the judge's scores do not vary."""
+    y, yhat, yhat_all = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_all))
+    n, big_n = len(y), len(yhat_all)
+    w = _weights(weights, n)
+    point = yhat_all.mean() + (w * (y - yhat)).mean()
+    grads, grads_hat = w * (y - point), w * (yhat - point)
+    cov = 2 * np.sum((grads - grads.mean()) * (grads_hat - grads_hat.mean())) / n
+    var = np.concatenate([grads_hat, yhat_all - point]).var(ddof=1)
+    if var <= 0:
+        return 0.0
+    return float(np.clip(cov / (2 * (1 + n / big_n) * var), 0, 1))
+
+
+def ppi_mean(y, yhat, yhat_all, weights=None, alpha: float = 0.1, lam: float | None = None) -> tuple[Interval, float]:
+    """(interval, lambda): y the labels, yhat the judge's scores of the same texts, yhat_all the judge's
+    scores of every text of the corpus (the labelled ones too: the estimand is the corpus's mean)."""
+    y, yhat, yhat_all = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_all))
+    lam = power_tuning(y, yhat, yhat_all, weights) if lam is None else lam
+    w = _weights(weights, len(y))
+    imputed, rectifier = lam * yhat_all, w * (y - lam * yhat)
+    point = imputed.mean() + rectifier.mean()
+    se = np.sqrt(imputed.var() / len(yhat_all) + rectifier.var() / len(y))
+    return _interval(point, se, alpha), lam
+
+
+def ppi_difference(
+    sides: tuple[tuple[np.ndarray, np.ndarray, float], tuple[np.ndarray, np.ndarray, float]],
+    weights=None,
+    alpha: float = 0.1,
+) -> Interval:
+    """A minus B, each side (yhat on the labelled texts, yhat_all, lambda) corrected by the same labels:
+    the labels cancel in the difference, so its variance is that of the tuned judges' difference."""
+    (a_lab, a_all, lam_a), (b_lab, b_all, lam_b) = sides
+    gap_lab = lam_a * np.asarray(a_lab, dtype=float) - lam_b * np.asarray(b_lab, dtype=float)
+    gap_all = lam_a * np.asarray(a_all, dtype=float) - lam_b * np.asarray(b_all, dtype=float)
+    w = _weights(weights, len(gap_lab))
+    point = gap_all.mean() - (w * gap_lab).mean()
+    se = np.sqrt(gap_all.var() / len(gap_all) + (w * gap_lab).var() / len(gap_lab))
+    return _interval(point, se, alpha)
+
+
+def effective_labels(n: int, labels_only: Interval, powered: Interval) -> float:
+    """How many labels alone would give the prediction-powered interval's width: n x (width ratio)^2."""
+    if powered.width <= 0:
+        return float(n)
+    return float(n * (labels_only.width / powered.width) ** 2)

@@ -1,0 +1,131 @@
+"""`rubricflow estimate` and `rubricflow labels plan` on a corpus scored by the offline judge over
+HTTP: the printed and stored figures equal ppi-python's on the warehouse's own numbers (to 1e-9),
+an active plan's inclusion probabilities weight the labels, and what cannot be estimated honestly
+is refused with one line naming the cause."""
+
+import json
+import os
+import subprocess
+
+import duckdb
+import numpy as np
+import pytest
+from ppi_py import classical_mean_ci, ppi_mean_ci
+
+from tests.conftest import EXE, write_corpus
+
+
+def cli(tmp_path, *args):
+    return subprocess.run(
+        [EXE, *args, "-w", "w.duckdb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+
+
+def label_file(path, texts, rater="ann", puffery=None):
+    """A human who agrees with the judge about slop most of the time (native scales: 0-3, 0/1)."""
+    lines = ["text_id,criterion,score,rater"]
+    for i, text_id in enumerate(texts):
+        slop = int(text_id[1:]) % 3 == 0  # write_corpus: every third text is slop
+        lines.append(
+            f"{text_id},puffery,{puffery if puffery is not None else (1 if slop else 3 - (i % 4 == 0))},{rater}"
+        )
+        lines.append(f"{text_id},scaffolding,{2 if slop else 3},{rater}")
+        lines.append(f"{text_id},meta-talk,{int(not slop or i % 2 == 1)},{rater}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def judged(tmp_path, criterion):
+    """(text_id -> judge score in native units, label by ann) straight from the warehouse."""
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "SELECT s.text_id, c.scale_min + s.unit_score * (c.scale_max - c.scale_min), l.score "
+            "FROM criterion_scores s JOIN criteria c USING (rubric_hash, criterion_id) "
+            "LEFT JOIN labels l ON l.text_id = s.text_id AND l.criterion_id = s.criterion_id AND l.rater = 'ann' "
+            "WHERE s.criterion_id = ? ORDER BY s.text_id",
+            [criterion],
+        ).fetchall()
+    return rows
+
+
+def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path, judge_server):
+    server = judge_server()
+    write_corpus(tmp_path / "c.jsonl", 60)
+    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    assert cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url).returncode == 0
+
+    label_file(tmp_path / "few.csv", [f"t{i:04d}" for i in range(5)], rater="few")
+    label_file(tmp_path / "off.csv", [f"t{i:04d}" for i in range(12)], rater="off", puffery=7)
+    label_file(tmp_path / "ann.csv", [f"t{i:04d}" for i in range(0, 60, 2)])
+    for name in ("few.csv", "off.csv"):  # `labels FILE` (the command before it became a group) still imports
+        assert cli(tmp_path, "labels", name, "-c", "c").returncode == 0
+    assert cli(tmp_path, "labels", "import", "ann.csv", "-c", "c").returncode == 0
+
+    for rater, cause in (
+        ("few", "criterion 'meta-talk': 5 texts labelled by 'few'; an estimate needs at least 10"),
+        ("off", "labels of criterion 'puffery' are off its scale 0-3 (text 't0000': 7)"),
+        ("nobody", "no labels by 'nobody' on the criteria judge A scored"),
+    ):
+        refused = cli(tmp_path, "estimate", "-c", "c", "-r", "llm-slop", "--human", rater)
+        assert refused.returncode == 2 and cause in " ".join(refused.stderr.split()), refused.stderr
+
+    done = cli(tmp_path, "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
+    assert done.returncode == 0, done.stderr
+    records = {(r["criterion_id"], r["figure"]): r for r in json.loads(done.stdout)}
+    assert {c for c, _ in records} == {"puffery", "scaffolding", "meta-talk", "overall"}
+    rows = judged(tmp_path, "puffery")
+    judge = np.array([r[1] for r in rows])
+    labelled = [r for r in rows if r[2] is not None]
+    y, yhat = np.array([r[2] for r in labelled]), np.array([r[1] for r in labelled])
+    mean = records[("puffery", "mean")]
+    assert (mean["n_labels"], mean["n_texts"]) == (30, 60) and mean["judge_only"] == pytest.approx(judge.mean())
+    (low,), (high,) = ppi_mean_ci(y, yhat, judge, alpha=0.1)
+    assert (mean["powered_low"], mean["powered_high"]) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+    low, high = classical_mean_ci(y, alpha=0.1)
+    assert (mean["labels_low"], mean["labels_high"]) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+    assert mean["powered_high"] - mean["powered_low"] < high - low and mean["effective_labels"] > 30
+    passed = records[("puffery", "pass_rate")]  # pass threshold 0.5 of 0-3: a 2 or a 3 passes
+    (low,), (high,) = ppi_mean_ci((y >= 1.5) * 1.0, (yhat >= 1.5) * 1.0, (judge >= 1.5) * 1.0, alpha=0.1)
+    assert passed["powered_low"] == pytest.approx(low, abs=1e-9) and passed["powered_high"] == pytest.approx(
+        high, abs=1e-9
+    )
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        stored = con.execute(
+            "SELECT powered_low, powered_high FROM estimates WHERE criterion_id = 'puffery' AND figure = 'mean'"
+        ).fetchall()
+    assert stored == [(mean["powered_low"], mean["powered_high"])]
+
+
+def test_an_active_plan_records_inclusion_probabilities_that_weight_the_labels(tmp_path, judge_server):
+    server = judge_server()
+    write_corpus(tmp_path / "c.jsonl", 60)
+    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    assert cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url).returncode == 0
+    planned = cli(
+        tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "20", "--active", "--out", "q.txt"
+    )
+    assert planned.returncode == 0, planned.stderr
+    chosen = planned.stdout.split()
+    assert len(chosen) == len(set(chosen)) == 20 and (tmp_path / "q.txt").read_text().split() == chosen
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        probs = dict(con.execute("SELECT text_id, inclusion_prob FROM label_plans").fetchall())
+    assert len(probs) == 60 and sum(probs.values()) == pytest.approx(20)
+    assert max(probs.values()) > 1.5 * min(probs.values())  # active: uncertain texts are likelier
+    label_file(tmp_path / "ann.csv", chosen)
+    assert cli(tmp_path, "labels", "import", "ann.csv", "-c", "c").returncode == 0
+    done = cli(tmp_path, "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
+    assert done.returncode == 0, done.stderr
+    mean = next(r for r in json.loads(done.stdout) if (r["criterion_id"], r["figure"]) == ("puffery", "mean"))
+    assert mean["plan_id"].startswith("active-20-")
+    rows = judged(tmp_path, "puffery")
+    labelled = [r for r in rows if r[2] is not None]
+    w = np.array([1 / probs[r[0]] for r in labelled])
+    y, yhat = np.array([r[2] for r in labelled]), np.array([r[1] for r in labelled])
+    (low,), (high,) = ppi_mean_ci(y, yhat, np.array([r[1] for r in rows]), alpha=0.1, w=w)
+    assert mean["powered_low"] == pytest.approx(low, abs=1e-9) and mean["powered_high"] == pytest.approx(high, abs=1e-9)
+    (low,), (high,) = ppi_mean_ci(y, yhat, np.array([r[1] for r in rows]), alpha=0.1)
+    assert mean["powered_low"] != pytest.approx(low, abs=1e-6)  # unweighted would differ

@@ -73,7 +73,9 @@ def compare(
 ) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
-    McNemar, disqualifier/pattern rate changes and the texts that moved most."""
+    McNemar, disqualifier/pattern rate changes and the texts that moved most. With --sequential it
+    judges texts in a seeded random order, a batch at a time, and stops as soon as an anytime-valid
+    confidence sequence for B - A decides (a winner, equivalence, or the corpus runs out)."""
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments"

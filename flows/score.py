@@ -89,11 +89,13 @@ def score_corpus(
     skip_disqualified: bool = False,
     run_id: str | None = None,
     workers: int = 0,
+    texts: list[str] | None = None,
 ) -> dict:
     """Score one corpus with one rubric (a file or a library name). `judge` holds JudgeConfig
     fields; the API key is never a parameter (it comes from OPENAI_API_KEY). With workers >= 2
     (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget;
-    with the judge's `cluster` (or $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers."""
+    with the judge's `cluster` (or $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers.
+    With `texts`, only those texts' cells are planned (a sequential A/B's batch, a cascade's escalation)."""
     logger = get_run_logger()
     config = JudgeConfig(**(judge or {}))
     _check_where(config, workers)
@@ -102,7 +104,7 @@ def score_corpus(
     with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
         started = dt.datetime.now()
         plan, recovered, estimate = prepare_run(
-            warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified
+            warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified, texts
         )
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:

@@ -29,6 +29,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "cluster.py": (["--cells", "80", "--workers", "1,2"], "calls in flight per worker"),
     "python_api.py": (["--texts", "200", "--runs", "1"], "ratio import rubricflow / import prefect"),
     "ppi.py": (["--reps", "20"], "width ratio active / uniform"),
+    "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),
 }
 
 

@@ -104,9 +104,11 @@ def plan_cells(
     shard_size: int,
     skip_disqualified: bool = False,
     run_id: str | None = None,
+    texts: list[str] | None = None,
 ) -> Plan:
     """Write the cells still to judge as Parquet plan files of at most `shard_size` cells. With a
-    run id, cells another rubric version judged with the same unit fingerprint are adopted first."""
+    run id, cells another rubric version judged with the same unit fingerprint are adopted first.
+    With `texts`, only those texts are planned (a sequential A/B judges its batches so)."""
     rubric = bundle.rubric
     genres = sorted({g for c in rubric.criteria for g in c.genre})
     units = [(genre or "", u) for genre in [None, *genres] for u in call_units(rubric, strategy, genre)]  # type: ignore[arg-type]
@@ -120,6 +122,9 @@ def plan_cells(
         "CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
         {"genres": [g for g, _ in units], "units": [u.id for _, u in units]},
     )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE plan_texts AS SELECT unnest($t::VARCHAR[]) AS text_id", {"t": texts or []}
+    )
     try:
         run_sql(
             con,
@@ -131,15 +136,18 @@ def plan_cells(
             genres=genres,
             skip_disqualified=skip_disqualified,
             shard_size=shard_size,
+            only_texts=texts is not None,
         )
         total = con.execute(
             "SELECT count(*) * $samples FROM texts t JOIN plan_units u ON u.genre_key = "
             "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END "
-            "WHERE t.corpus_id = $corpus AND t.removed_at IS NULL",
-            {"samples": samples, "genres": genres, "corpus": corpus_id},
+            "WHERE t.corpus_id = $corpus AND t.removed_at IS NULL "
+            "AND (NOT $only OR t.text_id IN (SELECT text_id FROM plan_texts))",
+            {"samples": samples, "genres": genres, "corpus": corpus_id, "only": texts is not None},
         ).fetchall()[0][0]
     finally:
         con.execute("DROP TABLE plan_units")
+        con.execute("DROP TABLE plan_texts")
     files, cells, chars = _write_plan(con, corpus_id, out_dir)
     return Plan(files, cells, total, chars, adopted)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -56,10 +57,25 @@ def compare(
     output_mode: str = OutputModeOpt,
     system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
+    sequential: bool = typer.Option(
+        False,
+        "--sequential",
+        help="Judge texts in a seeded random order, a batch at a time, and stop as soon as an anytime-valid "
+        "confidence sequence for B - A decides (see docs/analysis.md).",
+    ),
+    alpha: float = typer.Option(0.05, help="--sequential: the chance the sequence ever misses the true difference."),
+    equivalence: float | None = typer.Option(
+        None, help="--sequential: stop as 'equivalent' once B - A lies within +-this (e.g. 0.02)."
+    ),
+    figure: str = typer.Option("score", help="--sequential: score (mean text score) or pass (pass rate)."),
+    batch_size: int = typer.Option(100, help="--sequential: texts judged between two looks."),
+    seed: int = typer.Option(0, help="--sequential: the seed of the text order (same seed: a continuation)."),
 ) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
-    McNemar, disqualifier/pattern rate changes and the texts that moved most."""
+    McNemar, disqualifier/pattern rate changes and the texts that moved most. With --sequential it
+    judges texts in a seeded random order, a batch at a time, and stops as soon as an anytime-valid
+    confidence sequence for B - A decides (a winner, equivalence, or the corpus runs out)."""
     if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments"
@@ -70,27 +86,34 @@ def compare(
             "several --model values compare A and B once per judge; --model-a/--model-b, --json and "
             "--report take one judge"
         )
+
+    def side_judge(side_model: str | None) -> dict:
+        return judge_settings(
+            side_model,
+            base_url,
+            strategy=strategy,
+            samples=samples,
+            rpm=rpm,
+            cluster=cluster,
+            provider=provider,
+            limits_url=limits,
+            output_mode=output_mode,
+            system_prompt=system_prompt,
+        )
+
+    if sequential:
+        if no_score or len(panel) > 1 or report:
+            raise InputError("--sequential judges as it goes: one judge per side, and no --no-score or --report")
+        options = {"alpha": alpha, "equivalence": equivalence, "figure": figure, "batch_size": batch_size, "seed": seed}
+        judges = [side_judge(model_a or panel[0]), side_judge(model_b or panel[0])]
+        return sequential_compare(corpus, a, b or a, judges, options, warehouse, json_out)
     start_flows()
     from rubricflow.flows.compare import compare_flow
 
     from .progress import scoring_progress
 
     for judge_model in panel:
-        judges = [
-            judge_settings(
-                side_model,
-                base_url,
-                strategy=strategy,
-                samples=samples,
-                rpm=rpm,
-                cluster=cluster,
-                provider=provider,
-                limits_url=limits,
-                output_mode=output_mode,
-                system_prompt=system_prompt,
-            )
-            for side_model in (model_a or judge_model, model_b or judge_model)
-        ]
+        judges = [side_judge(side_model) for side_model in (model_a or judge_model, model_b or judge_model)]
         with scoring_progress():
             result = compare_flow(
                 corpus,
@@ -111,6 +134,37 @@ def compare(
         from rubricflow.tasks.presentation.report import comparison_report
 
         write_report(report, comparison_report(result))
+
+
+def sequential_compare(
+    corpus: str, a: str, b: str, judges: list[dict], options: dict, warehouse: Path | None, json_out: Path | None
+) -> None:
+    """`compare --sequential`: run the sequential flow and print its decision."""
+    from rubricflow.flows.sequential import check_options
+
+    check_options(options["alpha"], options["equivalence"], options["figure"], options["batch_size"])
+    start_flows()
+    from rubricflow.flows.sequential import sequential_compare_flow
+
+    from .progress import scoring_progress
+
+    with scoring_progress():
+        r = sequential_compare_flow(corpus, a, b, str(warehouse_path(warehouse)), judges[0], judges[1], **options)
+    said = {"A": "A wins", "B": "B wins", "equivalent": "equivalent", "undecided": "undecided: the corpus ran out"}
+    out.print(
+        f"\nsequential A/B on {r['corpus']} ({r['figure']}, alpha {r['alpha']}): {said[r['decision']]}; "
+        f"B - A in [{r['lower']:.4f}, {r['upper']:.4f}] (mean {r['estimate'] if r['estimate'] is None else round(r['estimate'], 4)})",
+        markup=False,
+    )
+    spent, rest = (f", ${r['usd_judged']:.4f}", f" (${r['rest_usd']:.4f})") if r["rest_usd"] is not None else ("", "")
+    out.print(
+        f"texts judged {r['texts_judged']} of {r['texts_total']} ({r['texts_paired']} paired), "
+        f"{r['cells_judged']} calls{spent}; the rest would have cost {r['rest_cells']} calls{rest}",
+        markup=False,
+    )
+    if json_out:
+        json_out.write_text(json.dumps(r, indent=2), encoding="utf-8")
+        err.print(f"wrote {escape(str(json_out))}")
 
 
 def print_comparison(c) -> None:

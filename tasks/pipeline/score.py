@@ -36,6 +36,7 @@ def prepare_run(
     run_id: str,
     shard_size: int,
     skip_disqualified: bool,
+    texts: list[str] | None = None,
 ) -> tuple[steps.Plan, int, Estimate]:
     path = Path(warehouse_path)
     if config.budget_usd is not None and price_of(config.model, price_table(config.prices)) is None:
@@ -64,6 +65,7 @@ def prepare_run(
             shard_size,
             skip_disqualified,
             run_id,
+            texts,
         )
         price = price_of(config.model, price_table(config.prices))
         seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())

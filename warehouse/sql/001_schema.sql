@@ -392,3 +392,34 @@ CREATE TABLE IF NOT EXISTS estimates (
     power_weight     DOUBLE,             -- lambda: the weight PPI++ gives the judge (0: labels alone)
     effective_labels DOUBLE              -- labels alone would need this many for the same width
 );
+
+-- seq: sequential A/Bs (`rubricflow compare --sequential`, flows/sequential.py): one row per
+-- comparison, written when it stops. The text order is seeded and kept, so a continued comparison
+-- walks the same texts and pays only for the cells not landed yet.
+CREATE TABLE IF NOT EXISTS sequential_abs (
+    ab_id         VARCHAR NOT NULL,
+    corpus_id     VARCHAR NOT NULL,
+    rubric_a      VARCHAR NOT NULL,     -- rubric hash of side A
+    judge_a       VARCHAR NOT NULL,
+    rubric_b      VARCHAR NOT NULL,
+    judge_b       VARCHAR NOT NULL,
+    figure        VARCHAR NOT NULL,     -- score (mean text score) | pass (pass rate)
+    alpha         DOUBLE NOT NULL,
+    equivalence   DOUBLE,               -- the +-margin that counts as equivalent; NULL: none asked
+    seed          BIGINT NOT NULL,
+    batch_size    INTEGER NOT NULL,
+    text_order    JSON NOT NULL,        -- the seeded order of the corpus's texts
+    decision      VARCHAR NOT NULL,     -- A | B | equivalent | undecided (corpus exhausted)
+    lower         DOUBLE NOT NULL,      -- the confidence sequence for B - A when it stopped
+    upper         DOUBLE NOT NULL,
+    estimate      DOUBLE,               -- the mean paired difference B - A seen
+    texts_judged  BIGINT NOT NULL,      -- texts of the order walked (both sides asked)
+    texts_paired  BIGINT NOT NULL,      -- of those, texts with a figure on both sides
+    texts_total   BIGINT NOT NULL,
+    cells_judged  BIGINT NOT NULL,      -- judge calls the walked texts hold (both sides)
+    rest_cells    BIGINT,               -- calls the rest of the corpus would have cost, at the same rate
+    usd_judged    DOUBLE,               -- NULL: no price known for a model
+    rest_usd      DOUBLE,
+    looks         JSON NOT NULL,        -- [{texts, lower, upper}] after each batch
+    created_at    TIMESTAMP NOT NULL
+);

@@ -3,7 +3,8 @@
 -- failures (retries exhausted), unreachable endpoints, setup failures (a bad key or URL, fixed
 -- since) and calls the budget did not cover are planned again; cells waiting in a submitted batch are not. Needs the registered table plan_units(genre_key,
 -- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
--- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size.
+-- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $only_texts
+-- (plan only the texts of the registered table plan_texts(text_id): a sequential A/B's batch).
 CREATE OR REPLACE TEMP TABLE plan AS
 WITH cells AS (
     SELECT sha256(concat_ws('|', t.text_id, text_version(t.sha256, t.input, t.context, t.genre), u.unit_id,
@@ -14,6 +15,7 @@ WITH cells AS (
     JOIN plan_units u ON u.genre_key = CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END
     CROSS JOIN range($samples) s(sample)
     WHERE t.corpus_id = $corpus AND t.removed_at IS NULL
+      AND (NOT $only_texts OR t.text_id IN (SELECT text_id FROM plan_texts))
       AND NOT ($skip_disqualified AND EXISTS (
           SELECT 1 FROM pattern_hits h
           JOIN rubric_disqualifiers d ON d.rubric_hash = h.rubric_hash AND d.kind = 'pattern'

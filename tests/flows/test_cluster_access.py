@@ -79,3 +79,15 @@ def test_a_tls_cluster_scores_and_a_stranger_cannot_connect(tmp_path, judge_serv
             Client(cluster.address, timeout="3s", security=stranger, set_as_default=False)
     assert run["ok_cells"] == 20
     assert rows(warehouse, "SELECT count(*) FROM completions WHERE status = 'ok'") == [(20,)]
+
+
+def test_rpm_on_a_cluster_without_shared_limits_is_refused(tmp_path, no_cluster_env):
+    """G8: without --limits each worker machine keeps its own bucket: the key's limit is exceeded."""
+    certs = make_certificates(tmp_path / "tls")
+    env = {**os.environ, **{TLS_VARIABLES[part]: path for part, path in certs.items()}}
+    env.pop("RUBRICFLOW_LIMITS_URL", None)
+    command = [EXE, "score", "-c", "c", "-r", "writing-quality", "-w", str(tmp_path / "w.duckdb")]
+    command += ["--base-url", "http://127.0.0.1:9/v1", "--cluster", "tls://127.0.0.1:9", "--rpm", "60"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    out = result.stdout + result.stderr
+    assert result.returncode == 2 and "need --limits" in out and "Traceback" not in out, out

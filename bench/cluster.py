@@ -9,6 +9,7 @@ Prints calls/s for each and its ratio to one worker (target >= 0.8 x N).
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 
@@ -47,6 +48,7 @@ def main() -> None:
             warehouse = Path(tmp) / f"w{n}.duckdb"
             ingest_flow(str(corpus), str(warehouse), "bench")
             with DaskCluster(n, Path(tmp) / f"dask{n}") as cluster:
+                os.environ.update(cluster.tls_env)  # the flow's client certificate (tasks/runtime/dask_access)
                 shard = max(50, args.cells // (4 * n))  # a few shards per worker
                 score_corpus("bench", "llm-slop", str(warehouse), {**judge, "cluster": cluster.address}, shard)
             cells, rates[n] = calls_per_second(warehouse)

@@ -26,6 +26,7 @@ from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, 
 from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
 from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import run_lock
@@ -70,11 +71,15 @@ def scoring_flow(workers: int = 0):
     workers >= 2 (the flow's own process still does every warehouse write)."""
     if workers < 2:
         return score_corpus
+    from distributed.security import Security
     from prefect_dask import DaskTaskRunner
 
+    # TLS with a certificate made for this cluster only: other users of this machine reach its
+    # loopback ports, but cannot run code on its workers (tasks/runtime/dask_access)
+    kwargs = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
     return score_corpus.with_options(
         task_runner=DaskTaskRunner(  # type: ignore[arg-type]  # prefect-dask's runner is a TaskRunner
-            cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
+            cluster_kwargs={**kwargs, "security": Security.temporary(), "protocol": "tls://"}
         )
     )
 
@@ -188,6 +193,13 @@ def _summary(
 
 def _check_where(config: JudgeConfig, workers: int) -> None:
     """Combinations of where the work runs that cannot work, refused before anything starts."""
+    if config.resolved_cluster():
+        cluster_security(config.resolved_cluster() or "")  # refused here, before any work, if anyone could reach it
+    if config.resolved_cluster() and (config.rpm or config.tpm) and not config.resolved_limits_url():
+        raise InputError(
+            "--rpm/--tpm with --cluster need --limits (a PostgreSQL every worker machine reaches): without it "
+            "each worker machine keeps its own bucket and the key's limit is exceeded"
+        )
     if config.resolved_cluster() and workers >= 2:
         raise InputError("--workers starts a Dask cluster on this machine and --cluster names one: pick one")
     if config.resolved_cluster() and (config.budget_usd is not None or config.batch):

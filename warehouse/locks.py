@@ -35,7 +35,9 @@ def runs_root(warehouse_path: str | Path) -> Path:
 
 
 def lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> Path:
-    warehouse_path = Path(warehouse_path)
+    """The work's lock file, named by the warehouse's real path: one file reached through a symlink
+    (`current.duckdb -> a.duckdb`) or `..` takes the same lock."""
+    warehouse_path = Path(warehouse_path).resolve()
     key = hashlib.sha256(f"{warehouse_path.name}|{corpus_id}|{rubric_hash}|{judge_hash}".encode()).hexdigest()[:24]
     return runs_root(warehouse_path) / "locks" / f"{key}.lock"
 

@@ -37,7 +37,9 @@ WarehouseOpt = typer.Option(
     None, "--warehouse", "-w", help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb)."
 )
 ClusterOpt = typer.Option(
-    None, help="Judge on this Dask scheduler's workers, tcp://HOST:PORT (default: $RUBRICFLOW_DASK_ADDRESS)."
+    None,
+    help="Judge on this Dask scheduler's workers, tls://HOST:PORT with the RUBRICFLOW_DASK_TLS_* certificates "
+    "(default: $RUBRICFLOW_DASK_ADDRESS; plain tcp:// only with RUBRICFLOW_DASK_INSECURE=1).",
 )
 ProviderOpt = typer.Option(
     None,

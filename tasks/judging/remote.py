@@ -9,11 +9,22 @@ part brought back as a new task instead, so no landed cell is bought twice.
 
 The API key comes from the worker's own environment (OPENAI_API_KEY), never from the task's
 arguments.
+
+A task never raises: an error (even one whose traceback cannot be pickled, such as a
+RecursionError, which would leave the flow's future pending forever) comes back as one line in
+`error`, and the flow retries the shard on another worker. Each task carries the flow's prompt
+identity (rubricflow's version and a hash of every rendered prompt and schema); a worker whose code
+renders other prompts refuses the task rather than judge under the flow's judge hash. While it
+judges, the task also publishes a heartbeat every HEARTBEAT_S, so the flow can tell a silent
+(hung or vanished) attempt from a slow one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
+import time
 from collections import deque
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -22,9 +33,23 @@ import pyarrow as pa
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell, judge_all
+from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker, land_tables, shard_result
 
 PUBLISH_S = 0.5
+HEARTBEAT_S = 5.0
+
+
+def prompt_identity(bundle: Bundle, config: JudgeConfig) -> str:
+    """rubricflow's version and what this code sends the judge for the bundle: every unit's system
+    prompt and answer schema, and the user message's framing."""
+    from rubricflow import __version__
+    from rubricflow.rubrics.render import call_units, render_system_prompt, render_user_message, schema_json
+
+    digest = hashlib.sha256(f"{__version__}\0{config.judge_hash()}\0{render_user_message('')}".encode())
+    for unit in call_units(bundle.rubric, config.strategy):
+        digest.update(f"\0{render_system_prompt(bundle.rubric, unit)}\0{schema_json(bundle.rubric, unit)}".encode())
+    return f"{__version__}:{digest.hexdigest()[:16]}"
 
 
 def to_bytes(table: pa.Table) -> bytes:
@@ -39,11 +64,38 @@ def from_bytes(data: bytes) -> pa.Table:
 
 
 def judge_remote(
-    cells: bytes, attempt: str, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, queue: str
+    cells: bytes,
+    attempt: str,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    queue: str,
+    identity: str = "",
 ) -> dict:
     """Judge the cells (an Arrow stream) on this worker, publishing (attempt, part, judgments,
-    completions) to the queue every PUBLISH_S; returns the attempt's counts."""
-    from distributed import Queue, Variable, get_client
+    completions) to the queue every PUBLISH_S; returns the attempt's counts, or its error in one line."""
+    from distributed import get_worker
+
+    worker = get_worker().address
+    try:
+        return {"worker": worker, **_judge_remote(cells, attempt, bundle, config, run_id, corpus_id, queue, identity)}
+    except Exception as exc:  # noqa: BLE001  # the message travels; the traceback may not (RecursionError)
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return {"worker": worker, "rerun": False, "error": scrub(message)}
+
+
+def _judge_remote(
+    cells: bytes,
+    attempt: str,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    corpus_id: str,
+    queue: str,
+    identity: str,
+) -> dict:
+    from distributed import Queue, Variable, get_client, get_worker
 
     client = get_client()
     started = Variable(f"{queue}-{attempt}", client=client)
@@ -51,23 +103,43 @@ def judge_remote(
         started.get(timeout=0)
         return {"rerun": True}  # an earlier try of this attempt began on a worker that died
     except TimeoutError:
-        started.set(True)
+        started.set(get_worker().address)
+    mine = prompt_identity(bundle, config)
+    if identity and mine != identity:
+        return {"rerun": False, "refused": f"this worker renders other prompts ({mine}; the flow's: {identity})"}
     outbox = Queue(queue, client=client)
+    try:
+        return _publish_judged(outbox, cells, attempt, bundle, config, run_id, corpus_id)
+    finally:
+        with contextlib.suppress(Exception):  # a scheduler that is gone keeps nothing
+            outbox.close()  # the scheduler deletes the queue when its last user closes it
+
+
+def _publish_judged(
+    outbox, cells: bytes, attempt: str, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str
+) -> dict:
     todo = [Cell(**row) for row in from_bytes(cells).to_pylist()]
     done: deque = deque()
     worker = Worker.get()
     future = worker.submit(judge_all(worker.judge(bundle, config, run_id, corpus_id), todo, done.append))
-    part = 0
+    part, heard = 0, time.monotonic()
     while True:
         try:
             outcomes = future.result(timeout=PUBLISH_S)
         except FutureTimeout:
             outcomes = None
         batch = [done.popleft() for _ in range(len(done))]
-        if batch:
-            judgments, completions = land_tables(batch)
-            outbox.put((attempt, part, to_bytes(judgments), to_bytes(completions)))
-            part += 1
+        try:
+            if batch:
+                judgments, completions = land_tables(batch)
+                outbox.put((attempt, part, to_bytes(judgments), to_bytes(completions)))
+                part, heard = part + 1, time.monotonic()
+            elif time.monotonic() - heard > HEARTBEAT_S:
+                outbox.put((attempt, -1, b"", b""))  # alive, nothing judged yet
+                heard = time.monotonic()
+        except Exception:
+            future.cancel()  # the scheduler is gone: buy nothing no one can land
+            raise
         if outcomes is not None:
             result = shard_result(attempt, outcomes, None, len(todo) - len(outcomes))  # type: ignore[arg-type]
             return {"rerun": False, **result.__dict__}

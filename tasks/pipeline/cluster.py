@@ -3,12 +3,23 @@ Dask task (`tasks/judging/remote.judge_remote`) on whichever worker the schedule
 parts its worker publishes come back through a queue on the scheduler and are landed and loaded
 here, in the flow's process, which stays the warehouse's one writer.
 
-A shard whose worker died is planned again from what came back: only the cells no part brought
-are sent, as a new attempt (at most MAX_ATTEMPTS per shard before the run fails).
+A shard whose worker died, whose task failed (one line comes back, never a traceback), or that
+was silent for longer than the silence deadline (no part and no heartbeat: a hung or vanished
+task) is planned again from what came back: only the cells no part brought are sent, as a new
+attempt on another worker where there is one (at most MAX_ATTEMPTS per shard; then the run fails
+in one line naming the shard and the last error). So each shard has a deadline (the silence one,
+times the attempts), and the run one over its shards. Parts of an attempt given up are ignored.
+
+A scheduler lost mid-run ends the run in one line: every part that came back has landed (the next
+run plans only the rest); the workers stop judging when they cannot publish, so what is bought
+twice is their calls in flight and unpublished answers. When the run ends, its queue and per-attempt
+variables are deleted from the scheduler.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,15 +27,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from rubricflow.errors import InputError
+from rubricflow.errors import InputError, TransientError
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.remote import PUBLISH_S, from_bytes, judge_remote, to_bytes
+from rubricflow.tasks.judging.remote import PUBLISH_S, from_bytes, judge_remote, prompt_identity, to_bytes
 from rubricflow.tasks.judging.shard import ShardResult, write_landed
+from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
 
 MAX_ATTEMPTS = 4
+SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
+SILENCE_VARIABLE = "RUBRICFLOW_CLUSTER_SILENCE_S"
+
+
+class ClusterFailed(TransientError):
+    """The cluster could not finish the run: a shard failed on every attempt, or the scheduler was lost."""
 
 
 @dataclass
@@ -35,6 +53,10 @@ class Shard:
     cells: pa.Table
     landed: set[str] = field(default_factory=set)
     attempts: int = 0
+    attempt: str = ""  # the attempt whose parts count; an earlier one's are ignored
+    heard: float = 0.0  # when the current attempt last published (monotonic)
+    avoid: set[str] = field(default_factory=set)  # workers whose attempt failed
+    error: str = ""
     result: ShardResult = field(init=False)
 
     def __post_init__(self) -> None:
@@ -68,51 +90,121 @@ def judge_on_cluster(
     corpus_id: str,
 ) -> list[ShardResult]:
     """Submit every shard, then land and load parts as they come until every shard is back."""
-    from distributed import Client, Queue
+    from distributed import Client
 
+    security = cluster_security(address)
     try:
-        client = Client(address, timeout="20s", set_as_default=False)
+        client = Client(address, timeout="20s", set_as_default=False, security=security)
     except OSError as exc:
         raise InputError(f"no Dask scheduler answers at {address}: {exc}") from None
+    run = ClusterRun(
+        client, f"rubricflow-{run_id}", (bundle, config, run_id, corpus_id), prompt_identity(bundle, config)
+    )
     try:
-        queue = Queue(f"rubricflow-{run_id}", client=client)
         shards = {f.stem: Shard(f.stem, pq.read_table(f)) for f in plan_files}
-        running = {_submit(client, s, bundle, config, run_id, corpus_id, queue.name): s for s in shards.values()}
-        while running:
-            _land(warehouse_path, landing, shards, _take(queue, wait=True))
-            for future in [f for f in running if f.done()]:
-                shard = running.pop(future)
-                _land(warehouse_path, landing, shards, _take(queue, wait=False))  # its last parts came before it ended
-                if _needs_another_attempt(future, shard):
-                    running[_submit(client, shard, bundle, config, run_id, corpus_id, queue.name)] = shard
+        run.judge(shards, lambda parts: _land(warehouse_path, landing, shards, parts))
         for plan_file in plan_files:
             plan_file.unlink()
         return [s.result for s in shards.values()]
+    except OSError as exc:  # CommClosedError and the like: the scheduler is gone
+        raise ClusterFailed(
+            f"the Dask scheduler at {address} stopped answering ({type(exc).__name__}): what came back has "
+            "landed; run again to judge the rest"
+        ) from None
     finally:
+        run.forget()
         client.close()
 
 
-def _submit(client, shard: Shard, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, queue: str):
-    shard.attempts += 1
-    if shard.attempts > MAX_ATTEMPTS:
-        raise RuntimeError(f"shard {shard.name}: its workers died {MAX_ATTEMPTS} times; see the Dask workers' logs")
-    attempt = f"{shard.name}.a{shard.attempts}"
-    cells = to_bytes(shard.left())
-    return client.submit(
-        judge_remote, cells, attempt, bundle, config, run_id, corpus_id, queue, key=f"{run_id}-{attempt}"
-    )
+class ClusterRun:
+    """One run's shards on a cluster: submitting attempts, watching them, and cleaning up."""
+
+    def __init__(self, client, queue: str, job: tuple, identity: str) -> None:
+        from distributed import Queue
+
+        self.client, self.queue, self.job, self.identity = client, Queue(queue, client=client), job, identity
+        self.attempts: list[str] = []
+        self.silence_s = float(os.environ.get(SILENCE_VARIABLE) or SILENCE_S)
+
+    def judge(self, shards: dict[str, Shard], land) -> None:
+        running = {self.submit(s): s for s in shards.values()}
+        while running:
+            land(_take(self.queue, wait=True))
+            now = time.monotonic()
+            for future, shard in list(running.items()):
+                silent = now - shard.heard > self.silence_s
+                if not future.done() and not silent:
+                    continue
+                running.pop(future)
+                land(_take(self.queue, wait=False))  # its last parts came before it ended
+                if self.needs_another_attempt(future, shard, silent):
+                    if shard.error:
+                        _warn(f"shard {shard.name} attempt {shard.attempts} failed: {shard.error}; trying again")
+                    running[self.submit(shard)] = shard
+
+    def submit(self, shard: Shard):
+        shard.attempts += 1
+        if shard.attempts > MAX_ATTEMPTS:
+            raise ClusterFailed(f"shard {shard.name} failed on {MAX_ATTEMPTS} attempts; the last: {shard.error}")
+        shard.attempt, shard.heard = f"{shard.name}.a{shard.attempts}", time.monotonic()
+        self.attempts.append(shard.attempt)
+        workers = [w for w in self.client.scheduler_info()["workers"] if w not in shard.avoid]
+        bundle, config, run_id, corpus_id = self.job
+        return self.client.submit(
+            judge_remote,
+            to_bytes(shard.left()),
+            shard.attempt,
+            bundle,
+            config,
+            run_id,
+            corpus_id,
+            self.queue.name,
+            self.identity,
+            key=f"{run_id}-{shard.attempt}",
+            workers=workers or None,  # another worker where there is one
+            pure=False,
+        )
+
+    def needs_another_attempt(self, future, shard: Shard, silent: bool) -> bool:
+        """True when cells are left after an attempt that died, failed or fell silent; a worker
+        that renders other prompts fails the run (no other worker would be trusted more)."""
+        from distributed import KilledWorker
+
+        shard.error = ""
+        if silent and not future.done():
+            future.cancel()
+            shard.error = f"no word from its worker for {self.silence_s:.0f}s"
+            return shard.left().num_rows > 0
+        try:
+            outcome = future.result()
+        except KilledWorker:
+            outcome = {"rerun": True}
+        except Exception as exc:  # noqa: BLE001  # the task never raises; this is Dask's own error
+            outcome = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
+        if "refused" in outcome:
+            raise ClusterFailed(f"worker {outcome.get('worker')} refused shard {shard.name}: {outcome['refused']}")
+        if "error" in outcome:
+            shard.error = f"{outcome['error']} (worker {outcome.get('worker', '?')})"
+            shard.avoid.add(outcome.get("worker", ""))
+            return shard.left().num_rows > 0
+        return bool(outcome["rerun"]) and shard.left().num_rows > 0
+
+    def forget(self) -> None:
+        """Delete the run's queue and start marks from the scheduler (best effort: it may be gone)."""
+        from distributed import Variable
+
+        try:
+            for attempt in self.attempts:
+                Variable(f"{self.queue.name}-{attempt}", client=self.client).delete()
+            self.queue.close()  # the last of its users (each task closes its own): the scheduler drops it
+        except Exception:  # noqa: BLE001, S110  # a scheduler that is gone keeps nothing anyway
+            pass
 
 
-def _needs_another_attempt(future, shard: Shard) -> bool:
-    """True when the attempt's worker died (Dask's own retry reports `rerun`, or it gave up) and
-    cells are left; any other error is the run's."""
-    from distributed import KilledWorker
+def _warn(message: str) -> None:
+    from prefect import get_run_logger
 
-    try:
-        rerun = future.result()["rerun"]
-    except KilledWorker:
-        rerun = True
-    return rerun and shard.left().num_rows > 0
+    get_run_logger().warning(message)
 
 
 def _take(queue, wait: bool) -> list:
@@ -129,10 +221,16 @@ def _take(queue, wait: bool) -> list:
 
 
 def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: list) -> None:
-    """Write each part as the local processes land theirs, then load them in one writer session."""
+    """Write each part as the local processes land theirs, then load them in one writer session;
+    a heartbeat only marks its attempt alive, and a given-up attempt's parts are dropped."""
     files = []
     for attempt, part, judgments, completions in parts:
         shard = shards[attempt.rsplit(".a", 1)[0]]
+        if attempt != shard.attempt:
+            continue
+        shard.heard = time.monotonic()
+        if part < 0:
+            continue
         table = from_bytes(completions)
         files.append(write_landed(from_bytes(judgments), table, landing, f"{attempt}.p{part:04d}"))
         shard.count(table)

@@ -14,6 +14,7 @@ import asyncio
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -27,8 +28,7 @@ def update_locked(path: Path, default: dict, change: Callable[[dict], Any]) -> A
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        raw = os.read(fd, 4096)
-        state = json.loads(raw) if raw else dict(default)
+        state = _read_state(path, os.read(fd, 4096), default)
         result = change(state)
         os.lseek(fd, 0, os.SEEK_SET)
         os.ftruncate(fd, 0)
@@ -36,6 +36,21 @@ def update_locked(path: Path, default: dict, change: Callable[[dict], Any]) -> A
         return result
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _read_state(path: Path, raw: bytes, default: dict) -> dict:
+    """The file's state; a file that is not one (a crash mid-write, an editor, another tool) is
+    named once on stderr and started afresh from `default` (written back by the caller)."""
+    if not raw:
+        return dict(default)
+    try:
+        state = json.loads(raw)
+        if isinstance(state, dict) and all(isinstance(state.get(k), int | float) for k in default):
+            return state
+    except ValueError:
+        pass
+    logging.getLogger("rubricflow").warning("%s held no valid state; started it afresh", path)
+    return dict(default)
 
 
 class SharedQuota:
@@ -99,9 +114,31 @@ class PgQuota:
 
 
 def bucket_key(endpoint: str, api_key: str, limit: str) -> str:
-    """Names one provider key's bucket for one limit: endpoint and a hash of the key, never the key."""
+    """Names one provider key's bucket for one limit: endpoint (normalised) and a hash of the key, never the key."""
     key_hash = hashlib.sha256(api_key.encode()).hexdigest()
-    return hashlib.sha256(f"{endpoint}\0{key_hash}\0{limit}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{same_endpoint(endpoint)}\0{key_hash}\0{limit}".encode()).hexdigest()[:32]
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def same_endpoint(endpoint: str) -> str:
+    """One spelling per endpoint, so one server's limit is one bucket: scheme and host in lower
+    case, `localhost` as 127.0.0.1, no default port, no trailing slash (`HTTPS://API.x.com:443/v1/`
+    and `https://api.x.com/v1` are one endpoint)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    host = "127.0.0.1" if host == "localhost" else host
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 class LeasedBucket:

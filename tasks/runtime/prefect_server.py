@@ -64,7 +64,9 @@ def state_dir() -> Path:
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
     )
     path = Path(base)
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o077:
+        path.chmod(0o700)  # servers' and workers' state, logs and command lines: the user's only
     return path
 
 

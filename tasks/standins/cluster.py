@@ -7,6 +7,10 @@ fresh tmpfs over the folder above `folder` (the test's folder: the flow's wareho
 folders) as its working folder, Dask scratch space and state folder: the workers then see none of
 the flow's files and share no folder they write with it or each other, as on separate machines
 (the installed code they read is theirs on each machine too).
+
+The scheduler and workers speak TLS with mutual certificates made here for each cluster (one CA,
+one certificate for 127.0.0.1), as `docs/deployment.md` asks of a real cluster; `tls_env` holds the
+variables a client needs (`tasks/runtime/dask_access`).
 """
 
 from __future__ import annotations
@@ -35,13 +39,63 @@ def can_isolate() -> bool:
     return os.geteuid() == 0 and shutil.which("unshare") is not None
 
 
-class DaskCluster:
-    """`with DaskCluster(3, folder) as cluster:` then `cluster.address`; `kill(i)` ends worker i with SIGKILL."""
+def make_certificates(folder: Path) -> dict[str, str]:
+    """A CA and one certificate it signed for 127.0.0.1 (key 0600), as PEM files in `folder`:
+    {"ca": ..., "cert": ..., "key": ...}."""
+    import datetime as dt
+    import ipaddress
 
-    def __init__(self, workers: int, folder: Path, private: bool = False, env: dict | None = None):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def issue(subject: str, key, issuer_name, issuer_key, ca: bool) -> x509.Certificate:
+        now = dt.datetime.now(dt.UTC)
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+        builder = x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name or name)
+        builder = builder.public_key(key.public_key())
+        builder = builder.serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+        builder = builder.not_valid_after(now + dt.timedelta(days=2))
+        builder = builder.add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        if not ca:
+            names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+        return builder.sign(issuer_key or key, hashes.SHA256())
+
+    folder.mkdir(parents=True, exist_ok=True)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = issue("rubricflow test CA", ca_key, None, None, ca=True)
+    cert = issue("127.0.0.1", key, ca.subject, ca_key, ca=False)
+    files = {"ca": folder / "ca.pem", "cert": folder / "cert.pem", "key": folder / "key.pem"}
+    files["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    files["key"].touch(mode=0o600)
+    files["key"].write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return {part: str(path) for part, path in files.items()}
+
+
+class DaskCluster:
+    """`with DaskCluster(3, folder) as cluster:` then `cluster.address` (tls://) and `cluster.tls_env`
+    (the client's certificate variables); `kill(i)` ends worker i with SIGKILL."""
+
+    def __init__(
+        self, workers: int, folder: Path, private: bool = False, env: dict | None = None, preload: dict | None = None
+    ):
+        """`preload` {i: module file}: worker i runs that file's `dask_setup(worker)` first (a fault)."""
+        from rubricflow.tasks.runtime.dask_access import TLS_VARIABLES
+
         self.n, self.folder, self.private = workers, Path(folder), private
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-        self.address = f"tcp://127.0.0.1:{free_port()}"
+        self.address = f"tls://127.0.0.1:{free_port()}"
+        self.certs_folder = Path(tempfile.mkdtemp(prefix="rubricflow-tls-"))  # outside what private workers hide
+        self.certs = make_certificates(self.certs_folder)
+        self.tls_env = {TLS_VARIABLES[part]: path for part, path in self.certs.items()}
+        self.tls_args = ["--tls-ca-file", self.certs["ca"], "--tls-cert", self.certs["cert"]]
+        self.tls_args += ["--tls-key", self.certs["key"]]
+        self.preload = preload or {}
         self.scheduler: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
 
@@ -49,7 +103,8 @@ class DaskCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         port = self.address.rsplit(":", 1)[1]
         self.scheduler = self._start(
-            "scheduler", ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"]
+            "scheduler",
+            ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard", *self.tls_args],
         )
         try:
             for i in range(self.n):
@@ -67,7 +122,9 @@ class DaskCluster:
 
     def _worker(self, i: int) -> subprocess.Popen:
         args = ["distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", "1"]
-        args += ["--no-dashboard", "--name", f"w{i}", "--host", "127.0.0.1"]
+        args += ["--no-dashboard", "--name", f"w{i}", "--host", "127.0.0.1", *self.tls_args]
+        if i in self.preload:
+            args += ["--preload", str(self.preload[i])]
         if not self.private:
             return self._start(f"worker{i}", args)
         hide = shlex.quote(str(self.folder.parent))
@@ -80,8 +137,21 @@ class DaskCluster:
     def wait_for(self, workers: int, timeout_s: float = 90) -> None:
         from distributed import Client
 
-        with Client(self.address, timeout="60s") as client:
+        with Client(self.address, timeout="60s", security=self.security()) as client:
             client.wait_for_workers(workers, timeout=timeout_s)
+
+    def security(self):
+        from distributed.security import Security
+
+        c = self.certs
+        return Security(
+            tls_ca_file=c["ca"], tls_client_cert=c["cert"], tls_client_key=c["key"], require_encryption=True
+        )
+
+    def kill_scheduler(self) -> None:
+        assert self.scheduler is not None
+        self.scheduler.kill()
+        self.scheduler.wait()
 
     def kill(self, i: int) -> None:
         """SIGKILL worker i's process tree (the nanny and its worker process)."""
@@ -97,6 +167,7 @@ class DaskCluster:
         for proc in self.workers:
             stop(proc)
         stop(self.scheduler)
+        shutil.rmtree(self.certs_folder, ignore_errors=True)
 
 
 class Postgres:

@@ -45,6 +45,8 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
     before = server.stats()["requests"]
     monkeypatch.delenv("OPENAI_API_KEY")  # the flow's process has no key now
     with DaskCluster(3, tmp_path / "dask", private=True, env={"OPENAI_API_KEY": "sk-workers-own"}) as cluster:
+        for variable, path in cluster.tls_env.items():
+            monkeypatch.setenv(variable, path)
         killed_at: list[int] = []
         killer = threading.Thread(target=_kill_when_busy, args=(cluster, server, before, killed_at))
         killer.start()

@@ -127,16 +127,28 @@ GROUP BY ALL;
 -- A judge panel: every judge setup that scored one rubric version on a corpus, pooled per text and
 -- criterion (unit scores): how many judges, their mean and median, the spread (max - min and
 -- standard deviation), and the majority: the most common score and the share of judges giving it
--- (for binary and nominal scales the panel's vote). Texts one judge alone scored are left out.
+-- (for binary and nominal scales the panel's vote). A tie goes to the lowest of the tied scores, so
+-- the same file always gives the same majority. Texts one judge alone scored are left out.
 CREATE OR REPLACE VIEW panel_scores AS
-SELECT corpus_id, rubric_hash, text_id, criterion_id,
-       count(*) AS judges, avg(unit_score) AS mean, median(unit_score) AS median,
-       max(unit_score) - min(unit_score) AS spread, stddev_samp(unit_score) AS stddev,
-       mode(unit_score) AS majority,
-       count(*) FILTER (WHERE unit_score = mode_value) / count(*) AS majority_share
-FROM (SELECT *, mode(unit_score) OVER (PARTITION BY corpus_id, rubric_hash, text_id, criterion_id) AS mode_value
-      FROM criterion_scores WHERE unit_score IS NOT NULL)
-GROUP BY corpus_id, rubric_hash, text_id, criterion_id
+WITH votes AS (
+    SELECT corpus_id, rubric_hash, text_id, criterion_id, unit_score, count(*) AS n
+    FROM criterion_scores WHERE unit_score IS NOT NULL
+    GROUP BY ALL
+), majority AS (
+    SELECT corpus_id, rubric_hash, text_id, criterion_id,
+           first(unit_score ORDER BY n DESC, unit_score ASC) AS majority, max(n) AS majority_n
+    FROM votes
+    GROUP BY ALL
+)
+SELECT s.corpus_id, s.rubric_hash, s.text_id, s.criterion_id,
+       count(*) AS judges, avg(s.unit_score) AS mean, median(s.unit_score) AS median,
+       max(s.unit_score) - min(s.unit_score) AS spread, stddev_samp(s.unit_score) AS stddev,
+       any_value(m.majority) AS majority,
+       any_value(m.majority_n) / count(*) AS majority_share
+FROM criterion_scores s
+JOIN majority m USING (corpus_id, rubric_hash, text_id, criterion_id)
+WHERE s.unit_score IS NOT NULL
+GROUP BY s.corpus_id, s.rubric_hash, s.text_id, s.criterion_id
 HAVING count(*) > 1;
 
 -- Pairwise judging (tasks/loaders/pairs.py): each pair was judged in both orders as two texts. One row per

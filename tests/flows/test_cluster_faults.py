@@ -1,0 +1,112 @@
+"""Faults of a run on a Dask cluster (G2, G3, G4, G21), each with real scheduler and worker
+processes over TLS and a real `rubricflow score` process: a worker whose task fails (with an error
+whose traceback cannot travel) costs a retry on another worker, not a hang or a traceback; a
+worker on other prompt-rendering code is refused; a lost scheduler is one line; and the run leaves
+no queue or variable on the scheduler."""
+
+import os
+import subprocess
+import threading
+
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.tasks.standins.cluster import DaskCluster, wait_until
+from tests.conftest import EXE, rows, write_corpus
+
+RECURSING = """
+def dask_setup(worker):
+    from rubricflow.tasks.judging import remote
+
+    def recurse(n=0):
+        return recurse(n + 1)
+
+    remote.judge_all = lambda *args, **kwargs: recurse()  # every task on this worker: a RecursionError
+"""
+OTHER_PROMPTS = """
+def dask_setup(worker):
+    from rubricflow.rubrics import render
+    from rubricflow.tasks.judging import judge
+
+    original = render.render_system_prompt
+    render.render_system_prompt = judge.render_system_prompt = lambda *a: original(*a) + " Be lenient."
+"""
+
+
+def _score(warehouse, server, cluster, *extra, timeout=300):
+    command = [EXE, "score", "-c", "c", "-r", "writing-quality", "-w", str(warehouse), "--shard-size", "10"]
+    command += ["--base-url", server.base_url, "--cluster", cluster.address, *extra]
+    env = {**os.environ, **cluster.tls_env}
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _left_on_scheduler(cluster) -> list[str]:
+    from distributed import Client
+
+    def names(dask_scheduler):
+        return [*dask_scheduler.extensions["queues"].queues, *dask_scheduler.extensions["variables"].variables]
+
+    with Client(cluster.address, security=cluster.security(), timeout="20s") as client:
+        return [n for n in client.run_on_scheduler(names) if n.startswith("rubricflow-")]
+
+
+@pytest.fixture
+def corpus_in(tmp_path):
+    def make(cells: int) -> str:
+        warehouse = str(tmp_path / "w.duckdb")
+        ingest_flow(str(write_corpus(tmp_path / "c.jsonl", cells)), warehouse, "c")
+        return warehouse
+
+    return make
+
+
+def test_a_worker_whose_tasks_fail_costs_a_retry_elsewhere_not_a_hang(tmp_path, judge_server, corpus_in):
+    (tmp_path / "recursing.py").write_text(RECURSING)
+    server = judge_server()
+    warehouse = corpus_in(40)
+    with DaskCluster(2, tmp_path / "dask", preload={0: tmp_path / "recursing.py"}) as cluster:
+        result = _score(warehouse, server, cluster, timeout=240)  # main: waits forever on the first failed task
+        left = _left_on_scheduler(cluster)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "RecursionError" in out and "trying again" in out and "Traceback" not in out
+    assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE status = 'ok'") == [
+        (40, 40)
+    ]
+    assert left == []  # G21: the run's queue and start marks are gone
+
+
+def test_a_worker_rendering_other_prompts_is_refused(tmp_path, judge_server, corpus_in):
+    (tmp_path / "other.py").write_text(OTHER_PROMPTS)
+    server = judge_server()
+    warehouse = corpus_in(10)
+    with DaskCluster(1, tmp_path / "dask", preload={0: tmp_path / "other.py"}) as cluster:
+        result = _score(warehouse, server, cluster)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0 and "renders other prompts" in out, out
+    assert "Traceback" not in out
+    assert rows(warehouse, "SELECT count(*) FROM completions") == [(0,)]
+
+
+def test_a_lost_scheduler_ends_the_run_in_one_line(tmp_path, judge_server, corpus_in):
+    server = judge_server("--latency-ms", "100")
+    warehouse = corpus_in(100)
+    with DaskCluster(1, tmp_path / "dask") as cluster:
+        killer = threading.Thread(
+            target=lambda: (
+                wait_until(lambda: server.stats()["requests"] > 30, timeout_s=120),
+                cluster.kill_scheduler(),
+            )
+        )
+        killer.start()
+        result = _score(warehouse, server, cluster, "--max-in-flight", "4", timeout=240)
+        killer.join()
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert (
+        "stopped answering" in out
+        and "Traceback" not in out
+        and "CommClosedError" not in out.replace("(CommClosedError)", "")
+    )
+    landed = rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions")[0]
+    assert landed[0] == landed[1] and landed[0] < 300

@@ -37,6 +37,7 @@ from . import (  # noqa: E402
     compare,
     demo,
     doctor,
+    gate,
     goldens,
     improve,
     ingest,
@@ -75,6 +76,7 @@ app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(view.view)
 app.command()(demo.demo)
 app.command()(doctor.doctor)
+app.command()(gate.gate)
 rubric.app.command()(rubric_files.validate)
 rubric.app.command()(rubric_files.convert)
 rubric.app.command()(rubric_authoring.generate)

@@ -37,6 +37,7 @@ from . import (  # noqa: E402
     compare,
     demo,
     doctor,
+    export,
     gate,
     goldens,
     improve,
@@ -77,6 +78,7 @@ app.command()(view.view)
 app.command()(demo.demo)
 app.command()(doctor.doctor)
 app.command()(gate.gate)
+app.command()(export.export)
 rubric.app.command()(rubric_files.validate)
 rubric.app.command()(rubric_files.convert)
 rubric.app.command()(rubric_authoring.generate)

@@ -28,8 +28,8 @@ class _Strict(BaseModel):
 
 
 class Thresholds(_Strict):
-    overall: float | None = Field(None, ge=0, le=1, description="Least mean text score (0-1).")
-    pass_rate: float | None = Field(None, ge=0, le=1, description="Least share of scored texts that pass.")
+    overall: float | None = Field(default=None, ge=0, le=1, description="Least mean text score (0-1).")
+    pass_rate: float | None = Field(default=None, ge=0, le=1, description="Least share of scored texts that pass.")
     criteria: dict[str, float] = Field(default_factory=dict, description="Least mean unit score per criterion id.")
 
 

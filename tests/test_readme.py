@@ -68,3 +68,9 @@ def test_the_readme_tour_runs_verbatim_from_a_fresh_clone(tmp_path, judge_server
     assert "30 texts loaded" in outputs[0] and "coverage 100%" in outputs[1]
     assert "A/B on replies" in outputs[-2] and "gate passed (exit 0)" in outputs[-1]
     assert (tmp_path / "warehouse" / "rubricflow.duckdb").is_file() and (tmp_path / "gate.xml").is_file()
+
+
+def test_the_demos_warehouse_folder_is_ignored_by_git():
+    """`rubricflow demo` run from a clone leaves warehouse/demo/ behind: git must not offer it."""
+    done = subprocess.run(["git", "check-ignore", "-q", "warehouse/demo/demo.duckdb"], cwd=ROOT)
+    assert done.returncode == 0

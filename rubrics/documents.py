@@ -119,8 +119,20 @@ def validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        parts.append(f"field {loc}: {err['msg'].removeprefix('Value error, ')}")
+        parts.append(f"field {loc}: {err['msg'].removeprefix('Value error, ')}" + _flow_comma_hint(err))
     return "; ".join(parts)
+
+
+def _flow_comma_hint(err) -> str:
+    """An unknown key with a space in it is most often the tail of a value cut at a comma inside
+    an inline `{...}` mapping (`{value: 1, description: Wrong, or unclear.}`): say so."""
+    key = str(err["loc"][-1]) if err["loc"] else ""
+    if err["type"] != "extra_forbidden" or " " not in key.strip():
+        return ""
+    return (
+        f" (the key {key.strip()!r} has spaces: a comma inside {{...}} starts a new key, so a value was cut "
+        "at a comma; quote the value or write the mapping as a block, one key per line)"
+    )
 
 
 def rubric_from_data(data: Any, source: str | Path) -> Rubric:

@@ -38,6 +38,8 @@ from . import (  # noqa: E402
     demo,
     doctor,
     estimate,
+    export,
+    gate,
     goldens,
     improve,
     ingest,
@@ -80,6 +82,8 @@ app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(view.view)
 app.command()(demo.demo)
 app.command()(doctor.doctor)
+app.command()(gate.gate)
+app.command()(export.export)
 rubric.app.command()(rubric_files.validate)
 rubric.app.command()(rubric_files.convert)
 rubric.app.command()(rubric_authoring.generate)

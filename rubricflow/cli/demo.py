@@ -65,6 +65,13 @@ def _other_corpora(warehouse: Path) -> list[str]:
         return [r["corpus_id"] for r in db.fetch(con, "corpus_ids.sql") if r["corpus_id"] != "demo"]
 
 
+# The sample corpus ends in two bad rows on purpose, so the demo shows the quarantine at work.
+DELIBERATE = (
+    "  (deliberate: the sample corpus ends in two bad rows to show the quarantine: doc-999 has an empty "
+    "text, and a second doc-001 reuses an id; your own corpus's quarantined rows are listed the same way)"
+)
+
+
 def sample_corpus() -> Path:
     """The bundled sample corpus (package data of rubricflow.flows)."""
     import rubricflow.flows
@@ -112,7 +119,10 @@ def demo(
         server_cm, judge = RunningServer(), {}
     with server_cm as server:
         out.print(f"judge endpoint {server.base_url}")
-        print_ingest(ingest_flow(str(sample_corpus()), str(warehouse), "demo", limit=texts))
+        report = ingest_flow(str(sample_corpus()), str(warehouse), "demo", limit=texts)
+        print_ingest(report)
+        if report["rows_quarantined"]:
+            out.print(DELIBERATE, markup=False, highlight=False)
         for rubric in DEMO_RUBRICS:
             summary = run_score("demo", rubric, warehouse, {**judge, "base_url": server.base_url})
             print_run(warehouse, summary["run_id"])

@@ -51,6 +51,7 @@ def validate(
     for col in ("rubric", "result", "errors", "warnings", "profile", "hash"):
         table.add_column(col, overflow="fold")
     failed = 0
+    findings: list[tuple[str, list]] = []
     for source, rubric in targets:
         if rubric is None:
             failed += 1
@@ -71,13 +72,30 @@ def validate(
         )
         if errors or (strict and warnings):
             print_issues(source, issues)
+        findings.append((source, issues))
         for i in issues:  # one plain line per problem (and per pattern kept for the slower engine) on stderr
             if i.severity == "error" or strict or i.code == "W_REGEX_BACKTRACKING":
                 err.print(f"{source}: {i.path}: {i.code}: {i.message}", highlight=False, markup=False, soft_wrap=True)
     out.print(table)
+    for source, issues in findings:
+        print_findings(source, issues)
     if failed:
         err.print(f"[red]{failed} of {len(targets)} rubrics failed[/]")
         raise typer.Exit(1)
+
+
+def print_findings(source: str, issues) -> None:
+    """Every finding, error or warning, with what it means and a one-line YAML fix."""
+    from rubricflow.rubrics.findings import explain
+
+    for i in issues:
+        means, fix = explain(i.code)
+        out.print(
+            f"{source}: {i.severity} {i.code} at {i.path}: {i.message}", markup=False, highlight=False, soft_wrap=True
+        )
+        out.print(f"    means: {means}", markup=False, highlight=False, soft_wrap=True)
+        if fix:
+            out.print(f"    fix:   {fix}", markup=False, highlight=False, soft_wrap=True)
 
 
 def convert(

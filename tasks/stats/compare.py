@@ -108,11 +108,20 @@ def stored_comparison(
 
 
 def compared(
-    warehouse_path: str | Path, corpus: str, a: list[JudgmentSet], b: list[JudgmentSet], top: int, resamples: int
+    warehouse_path: str | Path,
+    corpus: str,
+    a: list[JudgmentSet],
+    b: list[JudgmentSet],
+    top: int,
+    resamples: int,
+    level: float = 0.95,
 ) -> Comparison:
     """The A/B of two resolved sides: the stored one while it is current, else computed now (on a
-    read-only connection) and stored for the next question (a short write)."""
-    options = {"top": top, "resamples": resamples, "seed": 0}
+    read-only connection) and stored for the next question (a short write). `level` is the
+    bootstrap intervals' confidence (stored with the options only when not the usual 95%)."""
+    options: dict = {"top": top, "resamples": resamples, "seed": 0}
+    if level != 0.95:
+        options["level"] = level
     with db.reader(warehouse_path) as con:
         found = stored_comparison(con, corpus, a, b, options)
         if found is not None:
@@ -162,8 +171,9 @@ def compare(
     top: int = 10,
     resamples: int = 2000,
     seed: int = 0,
+    level: float = 0.95,
 ) -> Comparison:
-    """Every A/B statistic for two resolved sides (see `judgment_sets`)."""
+    """Every A/B statistic for two resolved sides (see `judgment_sets`); intervals at `level`."""
     from scipy import stats  # imported when used (~1 s): the scoring flow imports this module for `refresh_stored`
 
     for side, sets in (("a", a), ("b", b)):
@@ -179,7 +189,7 @@ def compare(
         if len(paired["score_a"]) > 1
         else None
     )
-    intervals = _bootstrap(con, resamples, seed)
+    intervals = _bootstrap(con, resamples, seed, level)
     summary["mean_delta_ci"] = intervals.get(None)
     criteria = db.fetch(con, "compare_criteria.sql")
     changed, added, removed = _criteria_changes(con, a[0][0], b[0][0])
@@ -206,7 +216,7 @@ def compare(
     )
 
 
-def _bootstrap(con: duckdb.DuckDBPyConnection, resamples: int, seed: int) -> dict:
+def _bootstrap(con: duckdb.DuckDBPyConnection, resamples: int, seed: int, level: float = 0.95) -> dict:
     from rubricflow.tasks.stats.agreement import bootstrap_mean_ci  # imports scipy.stats (~1 s): when used
 
     grouped: dict = {}
@@ -214,15 +224,20 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, resamples: int, seed: int) -> dic
         values, counts = grouped.setdefault(criterion, ([], []))
         values.append(delta)
         counts.append(n)
-    return {k: bootstrap_mean_ci(v, c, resamples=resamples, seed=seed) for k, (v, c) in grouped.items()}
+    return {k: bootstrap_mean_ci(v, c, resamples=resamples, level=level, seed=seed) for k, (v, c) in grouped.items()}
 
 
 def _mcnemar(row: dict) -> float | None:
+    return mcnemar_p(row["pass_to_fail"], row["fail_to_pass"])
+
+
+def mcnemar_p(pass_to_fail: int, fail_to_pass: int) -> float:
+    """McNemar's test of the discordant pairs (exact below 25 of them): are the flips one-sided?"""
     from statsmodels.stats.contingency_tables import (
         mcnemar,  # imported when used: it starts threads, and the warm worker forks with none alive
     )
 
-    b, c = row["pass_to_fail"], row["fail_to_pass"]
+    b, c = pass_to_fail, fail_to_pass
     if b + c == 0:
         return 1.0
     return float(mcnemar([[0, b], [c, 0]], exact=b + c < 25).pvalue)

@@ -34,6 +34,7 @@ def test_demo_runs_offline_and_prints_summaries(demo_dir):
     cwd, result = demo_dir
     assert "OFFLINE judge" in result.stdout and "deterministic stand-in" in result.stdout
     assert "22 texts loaded, 2 rows quarantined" in result.stdout
+    assert "deliberate: the sample corpus ends in two bad rows" in result.stdout
     assert result.stdout.count("status completed") == 2 and "coverage 100%" in result.stdout
     for table in ("labels", "criteria", "top pattern hits"):
         assert table in result.stdout

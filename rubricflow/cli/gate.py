@@ -1,0 +1,103 @@
+"""`rubricflow gate`: score a corpus, then turn thresholds and a regression check against a
+baseline into an exit code, a JUnit XML file and a Markdown summary for CI (docs/gate.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from rubricflow.errors import InputError, RubricflowError
+
+from .common import (
+    OutputModeOpt,
+    ProviderOpt,
+    SystemPromptOpt,
+    WarehouseOpt,
+    err,
+    judge_settings,
+    out,
+    print_rows,
+    warehouse_path,
+)
+
+
+def gate(
+    corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="Rubric file or library name to gate."),
+    config: Path = typer.Option(..., "--config", help="Gate file (YAML): thresholds, regression, coverage_floor."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write the checks as JUnit XML here."),
+    summary: Path | None = typer.Option(
+        None, "--summary", help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY; appended to)."
+    ),
+    model: str | None = typer.Option(None, help="Judge model (default: the offline stand-in)."),
+    base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
+    no_score: bool = typer.Option(False, "--no-score", help="Gate landed judgments only; judge nothing."),
+    provider: str | None = ProviderOpt,
+    output_mode: str = OutputModeOpt,
+    system_prompt: str = SystemPromptOpt,
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
+    """Check a corpus's scores against a gate file. Exit 0: every check passed; 1: a threshold or
+    a significant regression failed; 2: unusable input or usage; 3: the gate could not evaluate
+    (coverage below the floor, the run scored nothing, no baseline text to pair with)."""
+    from rubricflow.tasks.stats import gate as gating
+
+    settings = gating.load_config(config)  # a bad gate file is refused before any call
+    judge = judge_settings(
+        model,
+        base_url,
+        need_endpoint=not no_score,
+        strategy=strategy,
+        provider=provider,
+        output_mode=output_mode,
+        system_prompt=system_prompt,
+    )
+    path = warehouse_path(warehouse)
+    try:
+        gated = _gated_set(corpus, rubric, path, judge, no_score)
+    except InputError:
+        raise
+    except RubricflowError as exc:  # the run failed or scored nothing: the gate cannot pass on it
+        result = gating.unevaluated(corpus, rubric, f"scoring failed: {exc}")
+    else:
+        result = gating.evaluate(path, corpus, gated, settings)
+    _report(result, junit, summary)
+    raise typer.Exit(result.exit_code)
+
+
+def _gated_set(corpus: str, rubric: str, warehouse: Path, judge: dict, no_score: bool) -> tuple[str, str]:
+    """The judgment set to gate: the one a scoring run now lands, or (--no-score) the landed one."""
+    if not no_score:
+        from .score import run_score
+
+        ran = run_score(corpus, rubric, warehouse, judge)
+        return ran["rubric_hash"], ran["judge_hash"]
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.stats.compare import judgment_sets
+    from rubricflow.warehouse import db
+
+    judge_hash = JudgeConfig(**judge).judge_hash() if judge.get("model") else None
+    with db.reader(warehouse) as con:
+        return judgment_sets(con, corpus, rubric, judge_hash, False, "gated")[0]
+
+
+def _report(result, junit: Path | None, summary: Path | None) -> None:
+    from rubricflow.tasks.presentation.gate_report import HEADLINE, junit_xml, markdown
+
+    print_rows(
+        f"gate {result.rubric} on {result.corpus}",
+        [{"check": c.name, "result": c.status, "detail": c.message} for c in result.checks],
+    )
+    out.print(f"gate {HEADLINE[result.outcome]} (exit {result.exit_code})", markup=False, highlight=False)
+    if junit:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(junit_xml(result), encoding="utf-8")
+        err.print(f"wrote {escape(str(junit))}")
+    if summary:
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        with summary.open("a", encoding="utf-8") as fh:  # CI step summaries collect several steps' text
+            fh.write(markdown(result) + "\n")
+        err.print(f"wrote {escape(str(summary))}")

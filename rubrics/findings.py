@@ -54,6 +54,18 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "the pattern needs backtracking (RE2 refused it): it runs on a slower engine with a timeout",
         "patterns: [{id: p, regex: '\\b(?:in summary|to sum up)\\b'}]   # no lookaround or backreference",
     ),
+    "E_VERDICT": (
+        "a decision rule or mapping example gives a verdict outside the rubric's verdict space",
+        "verdicts: [{label: 'Yes'}, {label: Somewhat}, {label: 'No'}]   # or use one of these in the rule",
+    ),
+    "W_ECONOMY": (
+        "more criteria than the seed framework's 3-7: judges blur overlapping criteria",
+        "criteria: [...]   # merge overlapping criteria, or split the rubric into two",
+    ),
+    "W_FLAGGED_LEAVES": (
+        "more than 20% of the tree's leaves carry audit flags (flag: tags): regenerate the rubric",
+        "tags: []   # drop a leaf's flag: tags once its rationale is fixed, or regenerate the tree",
+    ),
     "W_UNDESCRIBED": (
         "a criterion has neither title nor description: the judge sees only its id",
         "description: The reply's technical content is right.",

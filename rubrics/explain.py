@@ -4,8 +4,10 @@ file's fields it read and which it left alone, and the rubrics that came out.
 Fields are tracked by handing the importer the parsed document wrapped in a mapping and a list
 that note every key read (`get`, `[...]`, `items()`, `values()`, iteration over a list); a key
 only tested for (`in`) or never touched is reported as ignored. Paths are dotted, list items as
-`[]`: `tests[].assert[].value`. Text formats (G-Eval and Prometheus prompts, Markdown, Prompty,
-XML, JSONL) name their importer; their fields are not tracked. A native rubric is read whole by
+`[]`: `tests[].assert[].value`. `<LLM_JUDGE_SPEC>` XML is accounted for by element: the importer
+declares the element paths it reads (`xml_spec.READ`), every other element is reported ignored.
+Other text formats (G-Eval and Prometheus prompts, Markdown, Prompty, JSONL) name their importer;
+their fields are not tracked. A native rubric is read whole by
 rubricflow's own schema, where an unknown field is an error."""
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from .documents import RubricImportError
 from .formats import read_rubric_text
-from .importers import guarded, importer_for, parse_data, text_importer
+from .importers import guarded, importer_for, parse_data, text_importer, xml_spec
 from .model import Rubric
 
 
@@ -36,7 +38,11 @@ def explain(path: Path) -> Explanation:
     if not text.lstrip("\ufeff \t\r\n"):
         raise RubricImportError(path, "empty file")
     if found := text_importer(text, path):
-        return Explanation(path, found[0], guarded(found, text, path), tracked=False)
+        rubrics = guarded(found, text, path)
+        if found[0] == xml_spec.FORMAT_NAME:  # the spec dialect declares the elements it reads
+            used, ignored = xml_spec.account(text, path)
+            return Explanation(path, found[0], rubrics, tracked=True, used=used, ignored=ignored)
+        return Explanation(path, found[0], rubrics, tracked=False)
     data = parse_data(text, path)
     found = importer_for(data, path)
     name = found[0]

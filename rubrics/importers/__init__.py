@@ -59,7 +59,7 @@ def text_importer(text: str, path: Path) -> tuple[str, Importer] | None:
     if prompty.looks_like_prompty(text, path):
         return "Prompty", lambda t, p: [prompty.import_prompty(t, p)]
     if suffix == ".xml" or stripped.startswith("<LLM_JUDGE_SPEC"):
-        return "<LLM_JUDGE_SPEC> XML", lambda t, p: [xml_spec.import_xml(t, p)]
+        return xml_spec.FORMAT_NAME, lambda t, p: [xml_spec.import_xml(t, p)]
     if suffix in TEXT_SUFFIXES and not stripped.startswith("---"):
         if prompt_text.looks_like_prometheus_block(text):
             return "Prometheus grading prompt", lambda t, p: [prompt_text.import_prometheus_block(t, p)]

@@ -9,6 +9,7 @@ and the parser is defusedxml: no entity expansion, no external entities.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -23,6 +24,7 @@ from ..model import Rubric
 from .common import kebab, safe_id, semver
 
 ROOT = "LLM_JUDGE_SPEC"
+FORMAT_NAME = "<LLM_JUDGE_SPEC> XML"
 RAW_TEXT_TAGS = {"pattern"}  # a regex: kept byte for byte, entities included (`(&lt;|<)` means both)
 _ENTITY = r"&(?!(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);)"
 _LEAF = re.compile(r"<([A-Za-z_][\w.-]*)(\s[^<>]*?)?>((?:(?!</|<\1[\s>]).)*?)</\1\s*>", re.S)
@@ -86,6 +88,44 @@ def import_xml(text: str, source: Path) -> Rubric:
     if lossless is not None:
         return rubric_from_data(_decode(lossless), source)
     return rubric_from_data(_SpecReader(root, source).document(), source)
+
+
+# --------------------------------------------------------------------------- what is read (`doctor`)
+
+# Every element path the spec reader reads (fnmatch globs over `parent/child` paths below the root;
+# `*` also spans `/`). `doctor` reports any other element of a file as ignored.
+READ = (
+    "mission", "goal", "purpose", "what_to_judge", "inputs", "inputs/field", "definitions", "definitions/*",
+    "rubric", "criteria", "*criterion", "*criterion/anchor*", "*criterion/description", "*criterion/uses_patterns",
+    "*criterion/patterns", "*criterion/mechanical_rules", "*criterion/mechanical_rules/rule", "*criterion/notes",
+    "*disqualifiers", "*disqualifiers/*", "regex_library*", "pattern_library*", "patterns*",
+    "advice_rules", "advice_rules/rule", "validation", "validation/*",
+    "output_schema", "output_schema/constraints*", "output_schema/json_template", "output_schema/template",
+    "output", "output/constraints*", "output/json_template", "output/template",
+    "scoring", "scoring/formula", "scoring/labels", "scoring/labels/label",
+    "decision_logic", "decision_logic/*", "mapping_examples", "mapping_examples/*",
+    "mapping_examples/*/user", "mapping_examples/*/input", "mapping_examples/*/assistant",
+    "mapping_examples/*/output", "mapping_examples/*/response", "mapping_examples/*/verdict",
+    "scoring_guidance", "scoring_guidance/mapping", "rubricflow_document*",
+)  # fmt: skip
+
+
+def account(text: str, source: Path) -> tuple[list[str], list[str]]:
+    """(element paths read, element paths ignored), dotted (`decision_logic.rule`), each once."""
+    root = parse(text, source)
+    paths: set[str] = set()
+
+    def walk(el: ET.Element, path: str) -> None:
+        for child in el:
+            if isinstance(child.tag, str):
+                here = f"{path}/{child.tag}" if path else child.tag
+                paths.add(here)
+                walk(child, here)
+
+    walk(root, "")
+    read = {p for p in paths if any(fnmatch.fnmatchcase(p, glob) for glob in READ)}
+    dotted = lambda found: sorted(p.replace("/", ".") for p in found)  # noqa: E731
+    return dotted(read), dotted(paths - read)
 
 
 # --------------------------------------------------------------------------- reading the spec dialect

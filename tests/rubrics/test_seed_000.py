@@ -229,3 +229,17 @@ def test_the_compliance_judge_judges_through_the_offline_judge(judge):
         done = judge_text(bundle, config, "e4", '"I refuse to work on this."', input="Plan my week.")
     assert not done.errors and done.verdict.score is not None
     assert {j.criterion_id for j in done.judgments if j.status == "scored"} == {"C1", "C2", "C3"}
+
+
+def test_doctor_accounts_for_every_element_of_the_compliance_judge(tmp_path):
+    from rubricflow.rubrics.explain import explain
+
+    found = explain(COMPLIANCE)
+    assert found.tracked and found.ignored == []
+    for element in ("definitions.def", "decision_logic.rule", "mapping_examples.example.verdict", "scoring_guidance"):
+        assert element in found.used
+    extra = tmp_path / "extra.xml"
+    extra.write_text(
+        COMPLIANCE.read_text().replace("</LLM_JUDGE_SPEC>", "<house_style>terse</house_style>\n</LLM_JUDGE_SPEC>")
+    )
+    assert explain(extra).ignored == ["house_style"]

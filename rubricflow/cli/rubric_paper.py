@@ -18,8 +18,6 @@ def paper_tree(paper: Path, venue: str, judge: dict, output: Path | None, force:
     from rubricflow.tasks.improve.goldens import endpoint
     from rubricflow.tasks.improve.paper_rubric import generate
 
-    from .rubric_authoring import _offline
-
     path = output or Path(f"{paper.stem}.rubric.json")
     if path.exists() and not force:  # checked before the model is asked
         raise InputError(f"{path} exists; pass --force to replace it, or --output another file")
@@ -32,3 +30,7 @@ def paper_tree(paper: Path, venue: str, judge: dict, output: Path | None, force:
             f"{result.rounds} round(s); valid against the PaperBench schema (venue {venue})"
         )
     )
+
+
+def _offline(url: str) -> None:
+    out.print(f"asking the OFFLINE judge (a deterministic stand-in, not a model) on {url}")

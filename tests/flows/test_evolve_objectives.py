@@ -65,6 +65,10 @@ def test_every_objective_on_validation_and_test_and_rounds_accepted_on_validatio
         not dominates(o["validation"], p["validation"], ["agreement", "discrimination"]) for p in front for o in front
     )
 
+    again = evolve_flow(*common, str(tmp_path / "evo"), settings=SETTINGS, options={"minibatch": 6})
+    assert again["evolution_id"] == result["evolution_id"] and again["calls_this_run"] == 0  # replayed, unpaid
+    assert again["objectives"] == figures and again["front"] == front and again["best"] == result["best"]
+
     kept = evolve_flow(*common, str(tmp_path / "kept"), settings=SETTINGS, options={"invariants": True})
     assert kept["evolution_id"] != result["evolution_id"] and kept["calls_this_run"] == 0
     assert [r["status"] for r in kept["rounds"]] == ["refused", "refused"]

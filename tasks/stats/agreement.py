@@ -179,7 +179,9 @@ def _human_baseline(grid: np.ndarray, step: float) -> tuple[float, float]:
     """Each human against the mean of the other humans (what the judge is held to), averaged."""
     pearsons, qwks = [], []
     for i in range(len(grid)):
-        others = np.nanmean(np.delete(grid, i, axis=0), axis=0)
+        rest = np.delete(grid, i, axis=0)
+        rated = (~np.isnan(rest)).sum(axis=0)  # a text no other human rated has no mean (not a warning)
+        others = np.where(rated > 0, np.nansum(rest, axis=0) / np.maximum(rated, 1), np.nan)
         ok = ~np.isnan(grid[i]) & ~np.isnan(others)
         if ok.sum() > 1:
             pearsons.append(stats.pearsonr(grid[i][ok], others[ok]).statistic)

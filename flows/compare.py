@@ -25,9 +25,12 @@ def compare_flow(
     allow_mixed: bool = False,
     top: int = 10,
     resamples: int = 2000,
+    judge_hash_a: str | None = None,
+    judge_hash_b: str | None = None,
 ) -> Comparison:
     """`judge_a` / `judge_b` hold JudgeConfig fields (two models with one rubric is an A/B too).
-    With score=False only landed judgments are compared."""
+    With score=False only landed judgments are compared; `judge_hash_a` / `judge_hash_b` (hash
+    prefixes) pick one judge setup per side, e.g. two strategies of one model."""
     logger = get_run_logger()
     if score:
         ran = [
@@ -37,8 +40,8 @@ def compare_flow(
         a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
     else:
         with db.reader(warehouse_path) as con:
-            a = judgment_sets(con, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A")
-            b = judgment_sets(con, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B")
+            a = judgment_sets(con, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A", judge_hash_a)
+            b = judgment_sets(con, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B", judge_hash_b)
     result = compared(warehouse_path, corpus_id, a, b, top=top, resamples=resamples)
     logger.info(
         "compared %s vs %s on %s: %s texts paired, mean delta %s",

@@ -46,6 +46,10 @@ def compare(
     strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
     samples: int = typer.Option(1, help="Judgments per cell."),
     no_score: bool = typer.Option(False, "--no-score", help="Compare landed judgments only; judge nothing."),
+    judge_hash_a: str | None = typer.Option(
+        None, help="With --no-score: side A's judge setup, a judge hash prefix (as listed when several scored it)."
+    ),
+    judge_hash_b: str | None = typer.Option(None, help="With --no-score: side B's judge setup, a judge hash prefix."),
     allow_mixed: bool = typer.Option(False, help="Allow a side to span several rubric versions or judges."),
     top: int = typer.Option(10, help="How many of the texts that moved most to list."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
@@ -80,6 +84,8 @@ def compare(
         raise InputError(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments"
         )
+    if (judge_hash_a or judge_hash_b) and not no_score:
+        raise InputError("--judge-hash-a/--judge-hash-b pick landed judgments: pass them with --no-score")
     panel: list[str | None] = [*model] if model else [None]
     if len(panel) > 1 and (model_a or model_b or json_out or report):
         raise InputError(
@@ -125,6 +131,8 @@ def compare(
                 score=not no_score,
                 allow_mixed=allow_mixed,
                 top=top,
+                judge_hash_a=judge_hash_a,
+                judge_hash_b=judge_hash_b,
             )
         print_comparison(result)
     if json_out:

@@ -194,6 +194,7 @@ async def post_chat(
     `form` (tasks/judging/params) is how this server wants max_tokens and temperature: a 400 refusing
     one is learned and the call sent again in the supported form."""
     form = form or RequestForm()
+    response: Any = None
     while True:  # each parameter is learned once, so at most one more send per refused parameter
         sent = form.apply(body)
         try:

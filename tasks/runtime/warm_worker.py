@@ -117,8 +117,8 @@ def setup_key() -> str:
     for name in PREFECT_SETTINGS_FILES:
         file = Path(name)
         h.update(file.read_bytes() if file.is_file() else b"-")
-    for folder in code_folders():
-        for file in sorted(folder.rglob("*.py")):
+    for code_folder in code_folders():
+        for file in sorted(code_folder.rglob("*.py")):
             st = file.stat()
             h.update(f"{file}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return h.hexdigest()[:20]

@@ -482,16 +482,18 @@ def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None
     room = None if not limit else max(0, limit - reasoning)
     if room is None or answer_tokens <= room or not choices:
         return reasoning + answer_tokens
-    cut = content[: len(content) * room // answer_tokens] if isinstance(content, str) else content
-    if not reasoning and isinstance(cut, str):
-        cut = cut or content[:1]  # a classic model writes at least a token
+    cut = content
+    if isinstance(content, str):
+        cut = content[: len(content) * room // answer_tokens] or (
+            "" if reasoning else content[:1]
+        )  # a classic model writes a token
     choices[0]["finish_reason"] = "length"
     if choices[0]["message"] is not None and isinstance(cut, str):
         if choices[0]["message"].get("tool_calls"):
             choices[0]["message"]["tool_calls"][0]["function"]["arguments"] = cut
         else:
             choices[0]["message"]["content"] = cut
-    return limit
+    return int(limit)
 
 
 def _usage(prompt_tokens: int, completion_tokens: int, fault: str | None, reasoning: int = 0) -> dict[str, Any]:

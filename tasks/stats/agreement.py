@@ -180,8 +180,8 @@ def _human_baseline(grid: np.ndarray, step: float) -> tuple[float, float]:
     pearsons, qwks = [], []
     for i in range(len(grid)):
         rest = np.delete(grid, i, axis=0)
-        counts = (~np.isnan(rest)).sum(axis=0)  # a text no other human scored has no mean (no nanmean warning)
-        others = np.where(counts > 0, np.nansum(rest, axis=0) / np.maximum(counts, 1), np.nan)
+        rated = (~np.isnan(rest)).sum(axis=0)  # a text no other human rated has no mean (not a warning)
+        others = np.where(rated > 0, np.nansum(rest, axis=0) / np.maximum(rated, 1), np.nan)
         ok = ~np.isnan(grid[i]) & ~np.isnan(others)
         if ok.sum() > 1:
             pearsons.append(stats.pearsonr(grid[i][ok], others[ok]).statistic)

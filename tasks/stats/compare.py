@@ -41,26 +41,35 @@ def rubric_hash_of(ref: str) -> str | None:
 
 
 def judgment_sets(
-    con: duckdb.DuckDBPyConnection, corpus: str, ref: str, judge_hash: str | None, allow_mixed: bool, side: str
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    ref: str,
+    judge_hash: str | None,
+    allow_mixed: bool,
+    side: str,
+    judge_prefix: str | None = None,
 ) -> list[JudgmentSet]:
     """The judgment sets one side of a comparison names. `ref` is a rubric file or library name
     (one exact version), a rubric hash prefix, or a rubric id / id@version as registered in the
-    warehouse. More than one set is refused unless `allow_mixed`."""
+    warehouse. `judge_prefix` picks a judge setup by its hash prefix (two setups of one model: another
+    strategy, temperature or seed). More than one set is refused unless `allow_mixed`."""
     exact = rubric_hash_of(ref)
-    found = db.fetch(con, "judgment_sets.sql", corpus=corpus, judge=judge_hash, exact=exact, ref=ref)
+    found = db.fetch(
+        con, "judgment_sets.sql", corpus=corpus, judge=judge_hash, judge_prefix=judge_prefix, exact=exact, ref=ref
+    )
     rows = [(r["rubric_hash"], r["judge_hash"], r["rubric_id"], r["version"]) for r in found]
     if not rows:
         raise CompareError(
             f"side {side}: no judgments of {ref!r} on corpus {corpus!r}"
-            + (" with that judge" if judge_hash else "")
+            + (" with that judge" if judge_hash or judge_prefix else "")
             + "; score it first (`rubricflow score`, or `rubricflow compare` without --no-score)"
         )
     if len(rows) > 1 and not allow_mixed:
         listed = "; ".join(f"{rid}@{ver} rubric {rh[:12]} judge {jh[:12]}" for rh, jh, rid, ver in rows)
         raise MixedHashesError(
             f"side {side}: {ref!r} matches {len(rows)} judgment sets on corpus {corpus!r} ({listed}); comparing them "
-            "would mix rubric versions or judges. Name one version (id@version or a hash prefix) and --model, "
-            "or pass --allow-mixed to take each text's latest judgment"
+            "would mix rubric versions or judges. Name one version (id@version or a hash prefix) and --model "
+            f"or --judge-hash-{side.lower()} (a judge hash prefix), or pass --allow-mixed to take each text's latest judgment"
         )
     return [(rh, jh) for rh, jh, _, _ in rows]
 

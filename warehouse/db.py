@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -105,6 +106,8 @@ def connect(
                 if not read_only and "lock" in str(exc).lower():
                     mark = _mark_waiting(path)
                 _wait_or_raise(path, exc, deadline, pause)
+                if pause == 0.05:  # the first wait: say who holds the file, once
+                    _say_waiting(path, exc, deadline)
                 pause = min(1.0, pause * 2)
     finally:
         if mark is not None:
@@ -174,6 +177,18 @@ def writer_waits(path: Path) -> bool:
         return time.time() - writer_waiting(path).stat().st_mtime < WRITER_MARK_FRESH_S
     except OSError:
         return False
+
+
+HOLDER = re.compile(r"held in (.+?) \(PID (\d+)\)")
+
+
+def _say_waiting(path: Path, exc: duckdb.IOException, deadline: float) -> None:
+    """One line on stderr while a call waits for the file, naming the process that holds it (a
+    notebook's query or a terminal's run), so a wait is never a silent hang."""
+    found = HOLDER.search(str(exc))
+    holder = f"process {found.group(2)} ({Path(found.group(1)).name})" if found else "another process"
+    left = max(0.0, deadline - time.monotonic())
+    print(f"rubricflow: waiting for {path}: held by {holder}; waiting up to {left:.0f} s", file=sys.stderr, flush=True)
 
 
 def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: float) -> None:

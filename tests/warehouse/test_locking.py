@@ -32,7 +32,7 @@ def warehouse(tmp_path):
     return path
 
 
-def test_a_writer_waits_for_a_reader_instead_of_failing(warehouse, monkeypatch):
+def test_a_writer_waits_for_a_reader_instead_of_failing(warehouse, monkeypatch, capfd):
     monkeypatch.setenv("RUBRICFLOW_LOCK_WAIT_S", "30")
     reader = hold(warehouse, "r", 1.5)
     started = time.monotonic()
@@ -40,6 +40,8 @@ def test_a_writer_waits_for_a_reader_instead_of_failing(warehouse, monkeypatch):
         con.execute("INSERT INTO labels VALUES ('c', 't', 'x', 'human', 1.0, NULL)")
     assert time.monotonic() - started >= 0.5  # it waited for the reader, then wrote
     reader.wait(timeout=30)
+    said = capfd.readouterr().err
+    assert f"waiting for {warehouse}: held by process {reader.pid}" in said and said.count("waiting for") == 1
 
 
 def test_a_hold_longer_than_the_wait_is_a_clear_transient_error(warehouse, monkeypatch):

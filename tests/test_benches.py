@@ -28,6 +28,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
     "cluster.py": (["--cells", "80", "--workers", "1,2"], "calls in flight per worker"),
     "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),
+    "cascade.py": (["--texts", "60", "--splits", "20"], "cost ratio cascade / strong-only"),
 }
 
 

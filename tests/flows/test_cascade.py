@@ -133,3 +133,24 @@ def test_the_bound_is_scipys_exact_binomial_test():
     with pytest.raises(InputError, match="cheap=MODEL,strong=MODEL"):
         parse_cascade("cheap=a")
     json.dumps(choose_threshold([0.9] * 30, [True] * 30, 0.9, 0.1).__dict__)
+
+
+def test_the_command_refuses_a_bad_cascade_before_any_call(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    def run(*args):
+        return subprocess.run(
+            [shutil.which("rubricflow"), "score", "-c", "c", "-r", "llm-slop", "-w", "w.duckdb", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "COLUMNS": "200"},
+            timeout=120,
+        )
+
+    bad = run("--base-url", "http://127.0.0.1:9/v1", "--cascade", "cheap=a")
+    assert bad.returncode == 2 and "--cascade takes cheap=MODEL,strong=MODEL" in bad.stderr + bad.stdout
+    both = run("--base-url", "http://127.0.0.1:9/v1", "--cascade", "cheap=a,strong=b", "--model", "c")
+    assert both.returncode == 2 and "drop --model" in both.stderr + both.stdout

@@ -30,6 +30,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "python_api.py": (["--texts", "200", "--runs", "1"], "ratio import rubricflow / import prefect"),
     "ppi.py": (["--reps", "20"], "width ratio active / uniform"),
     "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),
+    "cascade.py": (["--texts", "60", "--splits", "20"], "cost ratio cascade / strong-only"),
 }
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from rubricflow.errors import CheckFailed
+from rubricflow.errors import CheckFailed, InputError
 
 from .common import (
     ClusterOpt,
@@ -67,9 +67,20 @@ def score(
     output_mode: str = OutputModeOpt,
     system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
+    cascade: str | None = typer.Option(
+        None,
+        help="cheap=MODEL,strong=MODEL: the cheap judge answers every text, the strong one only where the cheap "
+        "one's confidence (token logprobs) is below a threshold chosen on a calibration sample (docs/operations.md).",
+    ),
+    agreement: float = typer.Option(0.9, help="--cascade: the rate kept texts must agree with the strong judge at."),
+    delta: float = typer.Option(0.1, help="--cascade: the chance the agreement guarantee may fail."),
+    calibration: int = typer.Option(200, help="--cascade: texts both judges answer to choose the threshold."),
 ) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
-    The cost estimate is printed before any call."""
+    The cost estimate is printed before any call. With --cascade, a cheap judge answers every text
+    and a strong judge only those the cheap one is unsure of, with an agreement guarantee."""
+    if cascade and model:
+        raise InputError("--cascade names both judges' models: drop --model")
     judges = [
         judge_settings(
             one,
@@ -99,6 +110,11 @@ def score(
     ]
     failures: list[str | None] = []
     for ref in rubric:
+        if cascade:
+            from .cascade import run_cascade
+
+            run_cascade(corpus, ref, warehouse_path(warehouse), judges[0], cascade, agreement, delta, calibration)
+            continue
         if len(judges) == 1:
             summaries = [
                 run_score(corpus, ref, warehouse_path(warehouse), judges[0], shard_size, skip_disqualified, workers)

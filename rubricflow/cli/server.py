@@ -40,6 +40,10 @@ def judge_server(
     batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
     batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
     batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
+    no_logprobs: bool = typer.Option(False, help="Refuse requests for logprobs (400), as many endpoints do."),
+    missing_model: list[str] | None = typer.Option(
+        None, help="Answer 404 'model not found' for this model name (repeatable): a judge that fails."
+    ),
     require_key_env: str | None = typer.Option(
         None, help="Answer 401 unless the request carries the key held in this environment variable."
     ),
@@ -75,6 +79,8 @@ def judge_server(
         drop_system=drop_system,
         slots=slots,
         reasoning_tokens=reasoning_tokens,
+        logprobs=not no_logprobs,
+        missing_models=tuple(missing_model or ()),
     )
     try:
         sock = bind(port=port)

@@ -90,6 +90,7 @@ class ServerConfig:
     logprobs: bool = True  # returns logprobs when asked; False: refuses a request for them (400)
     slots: int = 0  # answers at most this many requests at once, the others queue (0: no limit)
     reasoning_tokens: int = 0  # >0: a reasoning model (o-series, GPT-5), see `reasoning_refusal` and `_cut_at_limit`
+    missing_models: tuple[str, ...] = ()  # model names answered 404 "model not found" (a judge that fails)
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
 
@@ -293,6 +294,8 @@ class JudgeServer:
         refused = self._unsupported(body)
         if refused:
             return self.config.refusal_status, _error(refused), []
+        if str(body.get("model") or "") in self.config.missing_models:
+            return 404, _error(f"The model `{body.get('model')}` does not exist", "model_not_found"), []
         return None
 
     async def _fail(self, send, fault: str) -> bool:
@@ -342,7 +345,10 @@ class JudgeServer:
             answer = offline_judge.judge(
                 system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona
             )
-        response = self._completion(body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens)
+        doubt = offline_judge.persona_doubt(user, schema, persona)
+        response = self._completion(
+            body, key or offline_judge.request_key(body), answer, mode, fault, prompt_tokens, doubt
+        )
         if isinstance(response.get("usage"), dict) and "prompt_tokens" in response["usage"]:
             response["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
         return response
@@ -386,7 +392,16 @@ class JudgeServer:
             return c.faults[sum(self.stats.faults.values()) % len(c.faults)]
         return c.faults[int(key[:8], 16) % len(c.faults)]
 
-    def _completion(self, body: dict, key: str, answer: dict, mode: str, fault: str | None, prompt_tokens: int) -> dict:
+    def _completion(
+        self,
+        body: dict,
+        key: str,
+        answer: dict,
+        mode: str,
+        fault: str | None,
+        prompt_tokens: int,
+        doubt: float | None = None,
+    ) -> dict:
         text = json.dumps(answer, ensure_ascii=False)
         content, finish, refusal = _bent_content(text, answer, fault)
         message = _message(body, key, text, content, refusal, mode, fault)
@@ -400,7 +415,9 @@ class JudgeServer:
         said = choices[0]["message"] if choices else None
         if body.get("logprobs") and said and isinstance(said.get("content"), str):  # what a tool call says has none
             choices[0]["logprobs"] = {
-                "content": offline_judge.token_logprobs(said["content"], int(body.get("top_logprobs") or 0), key),
+                "content": offline_judge.token_logprobs(
+                    said["content"], int(body.get("top_logprobs") or 0), key, doubt
+                ),
                 "refusal": None,
             }
         return {

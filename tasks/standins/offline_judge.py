@@ -209,7 +209,17 @@ _TOKEN = re.compile(r"\d|[A-Za-z_]+|\s+|[^\sA-Za-z_\d]")
 _AFTER_VALUE_KEY = re.compile(r'"value"\s*:\s*$')
 
 
-def token_logprobs(content: str, top_n: int, key: str) -> list[dict]:
+def persona_doubt(user: str, schema: dict, persona: str) -> float | None:
+    """How far a persona moved its estimates from the offline judge's (the largest move over the
+    criteria, 0..1); None for the offline judge itself. A persona's logprobs are the less sure the
+    more it moved, as a real cheap judge is less sure where it is more often wrong."""
+    if not persona:
+        return None
+    criteria = schema.get("properties", {}).get("criteria", {}).get("properties", {})
+    return max((abs(_jitter(user, cid, f"persona:{persona}")) for cid in criteria), default=0.0)
+
+
+def token_logprobs(content: str, top_n: int, key: str, doubt: float | None = None) -> list[dict]:
     """Chat-completions `logprobs.content` for an answer: one token per digit, word, space run or
     sign. At a digit right after `"value":` the judge "hesitates": the written digit has
     probability 0.5-0.9 and one neighbour most of the rest (both drawn from the request key and
@@ -222,6 +232,8 @@ def token_logprobs(content: str, top_n: int, key: str) -> list[dict]:
         if token.isdigit() and _AFTER_VALUE_KEY.search(content, 0, at):
             draw = int(hashlib.sha256(f"{key}:{at}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
             confidence, lean = 0.5 + 0.4 * draw, (0.75 if draw * 1000 % 2 < 1 else 0.25)
+            if doubt is not None:  # a persona: sure where it kept close to the offline judge (persona_doubt)
+                confidence = 0.95 - 0.4 * doubt + 0.02 * (draw - 0.5)
             digit = int(token)
             alternatives = [(token, math.log(confidence))]
             for neighbour, share in ((digit - 1, lean), (digit + 1, 1 - lean)):

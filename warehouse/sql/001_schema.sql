@@ -423,3 +423,32 @@ CREATE TABLE IF NOT EXISTS sequential_abs (
     looks         JSON NOT NULL,        -- [{texts, lower, upper}] after each batch
     created_at    TIMESTAMP NOT NULL
 );
+
+-- seq: judge cascades (`rubricflow score --cascade`, flows/cascade.py): the cheap judge answers
+-- every text, the strong judge the calibration sample and the texts whose cheap confidence is
+-- below the chosen threshold. One row per cascade, and one per text saying which level decides it.
+CREATE TABLE IF NOT EXISTS cascades (
+    cascade_id    VARCHAR NOT NULL,
+    corpus_id     VARCHAR NOT NULL,
+    rubric_hash   VARCHAR NOT NULL,
+    cheap_model   VARCHAR NOT NULL,
+    cheap_judge   VARCHAR NOT NULL,     -- judge hash of the cheap judge
+    strong_model  VARCHAR NOT NULL,
+    strong_judge  VARCHAR NOT NULL,
+    agreement     DOUBLE NOT NULL,      -- the target rate kept texts agree with the strong judge at
+    delta         DOUBLE NOT NULL,      -- the chance the guarantee may fail
+    seed          BIGINT NOT NULL,
+    threshold     DOUBLE,               -- keep the cheap answer at confidence >= this; NULL: escalate all
+    calibration_texts BIGINT NOT NULL,  -- texts judged by both to choose the threshold
+    calibration_kept BIGINT NOT NULL,   -- of those, kept at the threshold
+    kept_disagreements BIGINT NOT NULL,
+    upper_bound   DOUBLE,               -- Clopper-Pearson bound on the kept texts' disagreement rate
+    created_at    TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS cascade_texts (
+    cascade_id VARCHAR NOT NULL,
+    text_id    VARCHAR NOT NULL,
+    confidence DOUBLE,                  -- the cheap judge's: the least probability it gave its chosen values
+    level      VARCHAR NOT NULL         -- cheap | strong | calibration (strong, judged to choose the threshold)
+);

@@ -197,3 +197,36 @@ SELECT text_id, avg(score) AS human, count(*) AS raters
 FROM labels
 WHERE corpus_id = corpus AND list_contains(raters, rater) AND criterion_id = label
 GROUP BY text_id;
+
+-- seq: a judge cascade's split (which level decided how many texts; `scored` counts texts whose
+-- deciding judge has a score: a failed strong cell is never filled by the cheap judge) and its cost
+-- against strong-only (every text at the strong judge's mean calls and USD per text it judged).
+CREATE OR REPLACE VIEW cascade_split AS
+SELECT k.cascade_id, k.corpus_id, t.level, count(*) AS texts, count(s.score) AS scored
+FROM cascades k JOIN cascade_texts t USING (cascade_id)
+LEFT JOIN text_scores s ON s.corpus_id = k.corpus_id AND s.text_id = t.text_id AND s.rubric_hash = k.rubric_hash
+ AND s.judge_hash = CASE WHEN t.level = 'cheap' THEN k.cheap_judge ELSE k.strong_judge END
+GROUP BY ALL;
+
+CREATE OR REPLACE VIEW cascade_costs AS
+WITH calls AS (
+    SELECT k.cascade_id, c.judge_hash = k.strong_judge AS strong, c.text_id,
+           call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
+                    p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok) AS usd
+    FROM cascades k JOIN cascade_texts t USING (cascade_id)
+    JOIN completions c ON c.corpus_id = k.corpus_id AND c.text_id = t.text_id AND c.rubric_hash = k.rubric_hash
+     AND c.judge_hash IN (k.cheap_judge, k.strong_judge) AND c.status = 'ok'
+    JOIN runs r ON r.run_id = c.run_id LEFT JOIN model_prices p ON p.model = r.model
+),
+texts AS (SELECT cascade_id, count(*) AS texts FROM cascade_texts GROUP BY cascade_id)
+SELECT cascade_id, any_value(texts.texts) AS texts,
+       count(*) FILTER (WHERE NOT strong) AS cheap_calls,
+       count(*) FILTER (WHERE strong) AS strong_calls,
+       sum(usd) FILTER (WHERE NOT strong) AS cheap_usd,
+       sum(usd) FILTER (WHERE strong) AS strong_usd,
+       count(*) FILTER (WHERE strong) / nullif(count(DISTINCT text_id) FILTER (WHERE strong), 0)
+           * any_value(texts.texts) AS strong_only_calls,
+       sum(usd) FILTER (WHERE strong) / nullif(count(DISTINCT text_id) FILTER (WHERE strong), 0)
+           * any_value(texts.texts) AS strong_only_usd
+FROM calls JOIN texts USING (cascade_id)
+GROUP BY cascade_id;

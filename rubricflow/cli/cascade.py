@@ -1,0 +1,41 @@
+"""`rubricflow score --cascade`: run the judge cascade flow and print its split and cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricflow.errors import CheckFailed
+
+from .common import out, print_rows, start_flows
+
+
+def run_cascade(
+    corpus: str, rubric: str, warehouse: Path, judge: dict, spec: str, agreement: float, delta: float, calibration: int
+) -> dict:
+    """Run the cascade with the live progress bar; a text left without its deciding judge's score
+    (a failed strong cell) makes the command exit 1 after printing: run it again to retry them."""
+    from rubricflow.flows.cascade import parse_cascade
+
+    cheap, strong = parse_cascade(spec)
+    start_flows()
+    from rubricflow.flows.cascade import cascade_flow
+
+    from .progress import scoring_progress
+
+    with scoring_progress():
+        r = cascade_flow(corpus, rubric, str(warehouse), judge, cheap, strong, agreement, delta, calibration)
+    threshold = "none certified: every text escalated" if r["threshold"] is None else f"{r['threshold']:.4f}"
+    out.print(
+        f"\ncascade {r['cascade_id']} on {corpus}: cheap {cheap}, strong {strong}; confidence threshold {threshold} "
+        f"(agreement >= {agreement} with probability >= {1 - delta}, from {r['calibration_texts']} calibration texts); "
+        f"{r['escalated']} of {r['texts'] - r['calibration_texts']} other texts escalated",
+        markup=False,
+    )
+    print_rows("decided by", r["split"])
+    print_rows("cost against strong-only", [r["costs"]] if r["costs"] else [])
+    if r["unscored"]:
+        raise CheckFailed(
+            f"{r['unscored']} texts have no score from the judge that decides them (a failed strong call): "
+            "run the same command again to retry them"
+        )
+    return r

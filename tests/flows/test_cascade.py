@@ -1,0 +1,156 @@
+"""The judge cascade end to end: real score flows against offline judge servers (the offline judge
+as the strong judge, a persona of it, another model name with its own answers, as the cheap one),
+a real warehouse, and the threshold checked against an independent computation."""
+
+import json
+
+import pytest
+from scipy import stats
+
+from rubricflow.errors import InputError
+from rubricflow.flows.cascade import NoConfidence, cascade_flow, parse_cascade
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.tasks.stats.cascade import choose_threshold, disagreement_bound
+from tests.conftest import ServerProcess, rows, write_corpus
+
+STRONG, CHEAP = "rubricflow-offline-judge", "offline-cheap"
+TEXTS, CALIBRATION = 90, 60
+
+
+@pytest.fixture
+def corpus_in(tmp_path):
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", TEXTS)), warehouse, "c")
+    return warehouse
+
+
+def run(warehouse, server, **kw):
+    options = {"agreement": 0.8, "delta": 0.2, "calibration": CALIBRATION} | kw
+    return cascade_flow("c", "llm-slop", warehouse, {"base_url": server.base_url}, CHEAP, STRONG, **options)
+
+
+def test_the_cheap_judge_answers_all_and_the_strong_one_the_sample_and_the_unsure(corpus_in):
+    server = ServerProcess()
+    try:
+        first = run(corpus_in, server)
+        assert server.stats()["requests"] == TEXTS + CALIBRATION + first["escalated"]
+        levels = dict(rows(corpus_in, "SELECT level, count(*) FROM cascade_texts GROUP BY level"))
+        assert levels.get("calibration") == CALIBRATION and sum(levels.values()) == TEXTS
+        assert levels.get("strong", 0) == first["escalated"]
+        costs = first["costs"]
+        assert (costs["cheap_calls"], costs["strong_calls"]) == (TEXTS, CALIBRATION + first["escalated"])
+        assert costs["strong_only_calls"] == TEXTS and first["unscored"] == 0
+        # the threshold, recomputed from the warehouse's own rows
+        conf = dict(rows(corpus_in, "SELECT text_id, confidence FROM cascade_texts WHERE level = 'calibration'"))
+        agree = dict(
+            rows(
+                corpus_in,
+                "SELECT a.text_id, a.passed = b.passed FROM text_scores a JOIN text_scores b "
+                "USING (corpus_id, text_id, rubric_hash) JOIN cascades k ON k.cheap_judge = a.judge_hash "
+                "AND k.strong_judge = b.judge_hash",
+            )
+        )
+        differ = "SELECT count(*) FROM text_scores a JOIN text_scores b USING (corpus_id, text_id, rubric_hash) "
+        differ += "WHERE a.judge_hash < b.judge_hash AND a.score <> b.score"
+        assert rows(corpus_in, differ)[0][0] > 0  # two distinguishable judges
+        expected = choose_threshold([conf[t] for t in conf], [agree[t] for t in conf], 0.8, 0.2)
+        assert first["threshold"] == (None if expected.value == float("inf") else pytest.approx(expected.value))
+        kept_rest = rows(corpus_in, "SELECT min(confidence) FROM cascade_texts WHERE level = 'cheap'")[0][0]
+        if first["threshold"] is not None and kept_rest is not None:
+            assert kept_rest >= first["threshold"]
+        again = run(corpus_in, server)  # the cells are the cache
+        assert server.stats()["requests"] == TEXTS + CALIBRATION + first["escalated"]
+        assert again["threshold"] == first["threshold"]
+    finally:
+        server.stop()
+
+
+def test_a_cheap_judge_without_confidence_is_refused(corpus_in):
+    server = ServerProcess("--no-logprobs")
+    try:
+        with pytest.raises(NoConfidence, match="no usable confidence"):
+            run(corpus_in, server)
+        assert rows(corpus_in, "SELECT count(*) FROM cascades")[0][0] == 0
+        assert server.stats()["requests"] <= 2 * CALIBRATION  # the probe only (each refused once, then without)
+    finally:
+        server.stop()
+
+
+def test_a_failing_strong_judge_leaves_its_texts_unscored_until_the_next_run(corpus_in):
+    healthy = ServerProcess()
+    try:
+        run(corpus_in, healthy, agreement=0.6, delta=0.5)  # a lax target: few texts escalated
+    finally:
+        healthy.stop()
+    strong_before = {
+        t
+        for (t,) in rows(
+            corpus_in,
+            "SELECT text_id FROM text_scores WHERE judge_hash = (SELECT any_value(strong_judge) "
+            "FROM cascades) AND score IS NOT NULL",
+        )
+    }
+    failing = ServerProcess("--missing-model", STRONG)
+    try:
+        # a target 60 calibration texts cannot certify: every text escalated; the strong judge answers none
+        broken = run(corpus_in, failing, agreement=0.99, delta=0.01)
+    finally:
+        failing.stop()
+    escalated = {
+        t
+        for (t,) in rows(
+            corpus_in,
+            "SELECT text_id FROM cascade_texts WHERE cascade_id = ? AND level = 'strong'",
+            [broken["cascade_id"]],
+        )
+    }
+    new = escalated - strong_before
+    assert new and broken["unscored"] == len(new)
+    cheap_scored = rows(
+        corpus_in,
+        "SELECT count(*) FROM text_scores s JOIN cascades k ON s.judge_hash = k.cheap_judge "
+        "WHERE k.cascade_id = ? AND list_contains(?, s.text_id) AND s.score IS NOT NULL",
+        [broken["cascade_id"], sorted(new)],
+    )[0][0]
+    assert cheap_scored == len(new)  # the cheap answers exist, and still do not decide those texts
+    split = {r["level"]: r for r in broken["split"]}
+    assert split["strong"]["texts"] - split["strong"]["scored"] == len(new)
+    fixed = ServerProcess()
+    try:
+        again = run(corpus_in, fixed, agreement=0.99, delta=0.01)
+        assert again["unscored"] == 0 and fixed.stats()["requests"] == len(new)  # retried, the rest reused
+    finally:
+        fixed.stop()
+
+
+def test_the_bound_is_scipys_exact_binomial_test():
+    for k, n in ((0, 30), (3, 50), (10, 40)):
+        bound = disagreement_bound(k, n, 0.1)
+        assert stats.binomtest(k, n, bound, alternative="less").pvalue == pytest.approx(0.1, abs=1e-6)
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.8, method="exact")
+        assert bound == pytest.approx(ci.high, abs=1e-9)  # two-sided 80% = one-sided 90% upper end
+    assert parse_cascade("cheap=a,strong=b") == ("a", "b")
+    with pytest.raises(InputError, match="cheap=MODEL,strong=MODEL"):
+        parse_cascade("cheap=a")
+    json.dumps(choose_threshold([0.9] * 30, [True] * 30, 0.9, 0.1).__dict__)
+
+
+def test_the_command_refuses_a_bad_cascade_before_any_call(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    def run(*args):
+        return subprocess.run(
+            [shutil.which("rubricflow"), "score", "-c", "c", "-r", "llm-slop", "-w", "w.duckdb", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "COLUMNS": "200"},
+            timeout=120,
+        )
+
+    bad = run("--base-url", "http://127.0.0.1:9/v1", "--cascade", "cheap=a")
+    assert bad.returncode == 2 and "--cascade takes cheap=MODEL,strong=MODEL" in bad.stderr + bad.stdout
+    both = run("--base-url", "http://127.0.0.1:9/v1", "--cascade", "cheap=a,strong=b", "--model", "c")
+    assert both.returncode == 2 and "drop --model" in both.stderr + both.stdout

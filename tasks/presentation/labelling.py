@@ -42,7 +42,9 @@ def scale_points(row: dict) -> list[Point]:
     if count > 10:
         return []
     values = [low + k * step * (high - low) for k in range(count)]
-    scale = next((c["scale"] for c in json.loads(row["document"])["criteria"] if c["id"] == row["criterion_id"]), {})
+    scale: dict = next(
+        (c["scale"] for c in json.loads(row["document"])["criteria"] if c["id"] == row["criterion_id"]), {}
+    )
     anchors = {float(a["value"]): a for a in scale.get("anchors", [])}
     names = scale.get("labels") or []
     points = []
@@ -154,7 +156,7 @@ class Labelling:
         criteria = [{**r, "points": scale_points(r)} for r in rows]
         return {"side": side, "criteria": criteria, "answers": answers, "queue": queue}
 
-    def show(self, request: Request) -> HTMLResponse:
+    def show(self, request: Request) -> HTMLResponse | RedirectResponse:
         key = self._key(request.query_params)
         start = page_or_form(self.pages.page, key)
         if start is not None:

@@ -93,6 +93,20 @@ class Browser:
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
         self.wait_loaded(leaving=here)
 
+    def press(self, key: str, timeout_s: float = 30) -> None:
+        """Press one key, as a user does, and wait for the page it leads to. The page is told it has
+        the focus (a headless page can lose it between two navigations, and a key then goes nowhere);
+        the new page's state and address are read in one go (two reads can straddle the switch)."""
+        here = self.evaluate("location.href")
+        self.send("Emulation.setFocusEmulationEnabled", enabled=True)
+        for kind in ("keyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", type=kind, key=key, text=key if kind == "keyDown" else "")
+        arrived = f"document.readyState === 'complete' && location.href !== {json.dumps(here)}"
+        deadline = time.monotonic() + timeout_s
+        while not self.evaluate(arrived):
+            assert time.monotonic() < deadline, f"pressing {key!r} led nowhere within {timeout_s} s"
+            time.sleep(0.05)
+
     def screenshot(self, path: Path) -> None:
         path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
 
@@ -101,6 +115,12 @@ class Browser:
 
         self.ws.close()
         stop(self.proc)
+        for _ in range(50):  # Chromium's helpers may still be writing the profile for a moment
+            try:
+                self.profile.cleanup()
+                return
+            except OSError:
+                time.sleep(0.1)
         self.profile.cleanup()
 
     def __enter__(self) -> Browser:

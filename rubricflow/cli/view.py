@@ -17,7 +17,8 @@ def view(
 ) -> None:
     """Serve a read-only web view of the warehouse: runs, judgment sets, texts (searchable, filtered
     in SQL), one text with its evidence and pattern hits highlighted under every rubric and judge,
-    A/B with click-through to the texts that moved, and calibration. No network: every asset is local.
+    A/B with click-through to the texts that moved, and calibration; and a labelling page (/label:
+    one text at a time, keyboard first, each answer stored at once as a label). No network: every asset is local.
     Only for you: the address it prints carries your secret (kept in a 0600 file of your state folder);
     other users of the machine, and web pages of other sites, are refused."""
     import socket

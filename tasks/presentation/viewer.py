@@ -79,6 +79,16 @@ class Warehouse:
         with self.lock:
             return fn(self._connection(), *args, **kw)
 
+    def write(self, fn, *args):
+        """Call fn(con, ...) with a writing connection (the labelling page's answers): the reading
+        one is closed first, as one process holds the file to write; requests wait their turn."""
+        with self.lock:
+            if self.con is not None:
+                self.con.close()
+                self.con = None
+            with db.writer(self.path) as con:
+                return fn(con, *args)
+
     def _connection(self) -> duckdb.DuckDBPyConnection:
         self.last = time.monotonic()
         if self._writer_waits():
@@ -357,7 +367,10 @@ class Pages:
 
 
 def create_app(warehouse_path: Path) -> Starlette:
+    from rubricflow.tasks.presentation.labelling import Labelling
+
     pages = Pages(warehouse_path)
+    labelling = Labelling(pages)
     return Starlette(
         routes=[
             Route("/", pages.runs),
@@ -368,6 +381,8 @@ def create_app(warehouse_path: Path) -> Starlette:
             Route("/calibration", pages.calibration),
             Route("/pairwise", pages.pairwise),
             Route("/panel", pages.panel),
+            Route("/label", labelling.show),
+            Route("/label", labelling.answer, methods=["POST"]),
         ],
         exception_handlers={
             WriterFirst: pages.busy,

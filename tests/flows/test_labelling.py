@@ -1,0 +1,137 @@
+"""The labelling page of `rubricflow view` over a corpus scored by the offline judge and a labelling
+plan: answers are stored at once as labels, bad answers and strangers are refused, and in real
+browsers two windows of one rater label the plan by keyboard without labelling a text twice, a
+reload resumes, and the labels reach `calibrate` and `estimate` at once."""
+
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
+from tests.browser import Browser, chromium_path
+from tests.conftest import EXE, rows, write_corpus
+from tests.flows.test_viewer import address
+
+
+def cli(tmp, *args):
+    return subprocess.run(
+        [EXE, *args, "-w", str(tmp / "w.duckdb")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+
+
+@pytest.fixture
+def served(tmp_path, judge_server):
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), warehouse, "c")
+    score_corpus("c", "llm-slop", warehouse, {"base_url": judge_server().base_url})
+    planned = cli(tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "20", "--seed", "3")
+    assert planned.returncode == 0, planned.stderr
+    proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    yield {**address(proc.stdout.readline()), "tmp": tmp_path, "plan": planned.stdout.split()}
+    proc.terminate()
+    proc.wait(10)
+
+
+def post(served, fields: dict, token: bool = True) -> tuple[int, str]:
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    if token:
+        headers["Authorization"] = f"Bearer {served['token']}"
+    request = urllib.request.Request(
+        served["base"] + "/label", data=urllib.parse.urlencode(fields).encode(), headers=headers, method="POST"
+    )
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=60) as response:
+            return response.status, response.headers.get("location", "")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("location", "") or exc.read().decode()
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def labels_of(served, rater: str) -> list[tuple]:
+    return rows(
+        served["tmp"] / "w.duckdb",
+        "SELECT text_id, criterion_id, score FROM labels WHERE rater = ? ORDER BY ALL",
+        (rater,),
+    )
+
+
+def test_an_answer_is_stored_at_once_and_a_bad_one_is_refused(served):
+    text = served["plan"][0]
+    base = {"corpus": "c", "rubric": "llm-slop", "rater": "bob", "s": "one", "text": text, "criterion": "puffery"}
+    assert post(served, {**base, "value": "2"}, token=False)[0] == 401  # owner only, like every page
+    assert post(served, {**base, "value": "7"})[0] == 400  # not a point of the 0-3 scale
+    assert post(served, {**base, "text": "not-planned", "value": "2"})[0] == 400
+    assert post(served, {**base, "rater": "<script>", "value": "2"})[0] == 400
+    status, location = post(served, {**base, "value": "2"})
+    assert status == 303 and "rater=bob" in location
+    assert labels_of(served, "bob") == [(text, "puffery", 2.0)]
+    assert post(served, {**base, "value": "3"})[0] == 303  # a changed answer replaces, never doubles
+    assert labels_of(served, "bob") == [(text, "puffery", 3.0)]
+
+
+def reload(window: Browser) -> None:
+    """The browser's reload, waited for: the old page's marker gone, the new page loaded."""
+    window.evaluate("window.beforeReload = true")
+    window.send("Page.reload")
+    deadline = time.monotonic() + 30
+    while not window.evaluate("window.beforeReload === undefined && document.readyState === 'complete'"):
+        assert time.monotonic() < deadline, "the reload did not finish"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="chromium not installed (apt-get install chromium)")
+def test_two_windows_label_the_plan_by_keyboard_and_a_reload_resumes(served):
+    start = served["base"] + f"/label?corpus=c&rubric=llm-slop&token={served['token']}"
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+    with Browser(start) as a, Browser(start) as b:
+        for window in (a, b):  # the start page: a name, then the queue
+            window.evaluate("document.getElementById('rater').value = 'ann'")
+            window.click("#start button")
+        assert a.evaluate("document.getElementById('text-id').textContent") != b.evaluate(
+            "document.getElementById('text-id').textContent"
+        )  # two windows, two texts
+        assert "judge" not in a.evaluate("document.querySelector('.criterion.current').textContent")  # hidden first
+        for turn in range(8):  # eight texts in each window, turn about: three criteria by digit keys each
+            for name, window in (("a", a), ("b", b)):
+                seen[name].append(window.evaluate("document.getElementById('text-id').textContent"))
+                for key in ("1", "2", "0"):
+                    window.press(key)
+                    if turn == 0 and key == "1":  # answered: now the judge's answer shows
+                        assert window.evaluate("document.querySelector('#c-puffery .judge') !== null")
+        skipped = a.evaluate("document.getElementById('text-id').textContent")
+        a.press("s")  # skip one text: it stays unlabelled
+        pending = b.evaluate("document.getElementById('text-id').textContent")  # b holds it, unanswered
+        reload(a)  # resumes on an unlabelled text
+        resumed = a.evaluate("document.getElementById('text-id').textContent")
+        assert resumed not in [*seen["a"], *seen["b"], skipped, pending]
+        progress = a.evaluate("document.getElementById('progress').textContent")
+        assert "16 / 20" in progress, progress
+        while a.evaluate("document.getElementById('done') === null"):
+            for key in ("3", "3", "1"):
+                a.press(key)
+    labelled = labels_of(served, "ann")
+    texts = {t for t, _, _ in labelled}
+    assert len(labelled) == 3 * len(texts) and len(texts) == 18 and texts <= set(served["plan"])
+    assert not set(seen["a"]) & set(seen["b"]) and not {skipped, pending} & texts
+    calibrated = cli(served["tmp"], "calibrate", "-c", "c", "--rubric", "llm-slop", "--human", "ann", "--json")
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert {r["n"] for r in json.loads(calibrated.stdout)} == {18}
+    estimated = cli(served["tmp"], "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
+    assert estimated.returncode == 0, estimated.stderr
+    assert {r["n_labels"] for r in json.loads(estimated.stdout)} == {18}

@@ -79,6 +79,10 @@ class SharedQuota:
         return update_locked(self.path, {"level": 0.0, "stamp": self.clock()}, take)
 
 
+STATEMENT_MS = 5000
+KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
+
+
 class PgQuota:
     """One token bucket in a PostgreSQL row (table `rubricflow_quota`, made on first use). The
     password comes from libpq's own PGPASSWORD or ~/.pgpass, never from the URL (it is stored)."""
@@ -93,8 +97,12 @@ class PgQuota:
         self.capacity = max(1.0, self.rate * burst_s)
         self.chunk = max(1.0, self.rate * 0.5)
         self._lease_sql = sql("limits_lease.sql")
+        self.where = url.split("@")[-1].split("?")[0]
         try:
-            self.con = psycopg.connect(url, autocommit=True, connect_timeout=10)
+            # a stalled server fails a statement in 5 s and a dead connection in ~10 s, never hangs the run
+            self.con = psycopg.connect(
+                url, autocommit=True, connect_timeout=10, options=f"-c statement_timeout={STATEMENT_MS}", **KEEPALIVE
+            )
             try:
                 self.con.execute(sql("limits_table.sql"))
             except psycopg.errors.UniqueViolation:  # another process made the table at the same moment
@@ -103,13 +111,20 @@ class PgQuota:
         except psycopg.OperationalError as exc:
             from rubricflow.errors import InputError
 
-            host = url.split("@")[-1].split("?")[0]
-            raise InputError(f"the rate-limit database {host} cannot be used: {str(exc).strip()[:300]}") from None
+            raise InputError(f"the rate-limit database {self.where} cannot be used: {str(exc).strip()[:300]}") from None
 
     def lease(self, wanted: float) -> float:
         """Take up to max(wanted, chunk) from the shared bucket now; returns what was granted."""
+        import psycopg
+
+        from rubricflow.errors import TransientError
+
         params = {"key": self.key, "rate": self.rate, "capacity": self.capacity, "wanted": wanted, "chunk": self.chunk}
-        row = self.con.execute(self._lease_sql, params).fetchone()
+        try:
+            row = self.con.execute(self._lease_sql, params).fetchone()
+        except psycopg.Error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise TransientError(f"the rate-limit database {self.where} stopped answering: {first}") from None
         return float(row[0]) if row else 0.0
 
 
@@ -144,15 +159,28 @@ def same_endpoint(endpoint: str) -> str:
 class LeasedBucket:
     """The in-process face of a SharedQuota: spends a local allowance, leases more when short."""
 
+    LEASE_TIMEOUT_S = 15.0  # a store that does not answer in this long (a stalled database) fails the bucket
+
     def __init__(self, quota: SharedQuota | PgQuota):
         self.quota = quota
         self.allowance = 0.0
         self._lock = asyncio.Lock()
+        self.broken: str | None = None
 
     async def take(self, amount: float = 1.0) -> None:
+        from rubricflow.errors import TransientError
+
         async with self._lock:
-            while self.allowance < amount:
-                self.allowance += self.quota.lease(amount - self.allowance)
+            while self.allowance < amount:  # off the event loop: a slow store stalls this bucket only
+                if self.broken:
+                    raise TransientError(self.broken)
+                lease = asyncio.to_thread(self.quota.lease, amount - self.allowance)
+                try:
+                    self.allowance += await asyncio.wait_for(lease, self.LEASE_TIMEOUT_S)
+                except TimeoutError:
+                    where = getattr(self.quota, "where", getattr(self.quota, "path", "?"))
+                    self.broken = f"the rate-limit store {where} did not answer in {self.LEASE_TIMEOUT_S:.0f}s"
+                    raise TransientError(self.broken) from None
                 if self.allowance < amount:
                     await asyncio.sleep(min(1.0, (amount - self.allowance) / self.quota.rate))
             self.allowance -= amount

@@ -11,11 +11,13 @@ flock), so two runs on one key share it; across machines, a row in PostgreSQL (`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -156,6 +158,28 @@ def same_endpoint(endpoint: str) -> str:
     return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
+def _in_daemon_thread(function: Callable, *args: Any) -> asyncio.Future:
+    """`function(*args)` in a daemon thread: a call stuck on a stalled server neither blocks the event
+    loop nor keeps the process from exiting (the default executor's threads are joined at exit)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if not future.done():
+            future.set_exception(error) if error else future.set_result(result)
+
+    def run() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (function(*args), None)
+        except BaseException as exc:  # noqa: BLE001  # handed to the awaiting coroutine
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, daemon=True, name="rubricflow-lease").start()
+    return future
+
+
 class LeasedBucket:
     """The in-process face of a SharedQuota: spends a local allowance, leases more when short."""
 
@@ -168,19 +192,26 @@ class LeasedBucket:
         self.broken: str | None = None
 
     async def take(self, amount: float = 1.0) -> None:
-        from rubricflow.errors import TransientError
-
         async with self._lock:
             while self.allowance < amount:  # off the event loop: a slow store stalls this bucket only
-                if self.broken:
-                    raise TransientError(self.broken)
-                lease = asyncio.to_thread(self.quota.lease, amount - self.allowance)
-                try:
-                    self.allowance += await asyncio.wait_for(lease, self.LEASE_TIMEOUT_S)
-                except TimeoutError:
-                    where = getattr(self.quota, "where", getattr(self.quota, "path", "?"))
-                    self.broken = f"the rate-limit store {where} did not answer in {self.LEASE_TIMEOUT_S:.0f}s"
-                    raise TransientError(self.broken) from None
+                if isinstance(self.quota, PgQuota):
+                    self.allowance += await self._lease_remote(amount - self.allowance)
+                else:  # a local file: answers at once
+                    self.allowance += self.quota.lease(amount - self.allowance)
                 if self.allowance < amount:
                     await asyncio.sleep(min(1.0, (amount - self.allowance) / self.quota.rate))
             self.allowance -= amount
+
+    async def _lease_remote(self, wanted: float) -> float:
+        """A lease from the database in a thread, given up after LEASE_TIMEOUT_S (then the bucket
+        fails every later take at once: its connection is stuck)."""
+        from rubricflow.errors import TransientError
+
+        if self.broken:
+            raise TransientError(self.broken)
+        try:
+            return await asyncio.wait_for(_in_daemon_thread(self.quota.lease, wanted), self.LEASE_TIMEOUT_S)
+        except TimeoutError:
+            where = getattr(self.quota, "where", "?")
+            self.broken = f"the rate-limit database {where} did not answer in {self.LEASE_TIMEOUT_S:.0f}s"
+            raise TransientError(self.broken) from None

@@ -2,6 +2,8 @@
 stalled) fails the cells that need a lease, and the run says so: failed, exit non-zero, the
 database named once, never "completed" with a third of its cells failed; retries never negative."""
 
+import os
+import signal
 import subprocess
 
 from rubricflow.tasks.standins.cluster import Postgres, wait_until
@@ -34,4 +36,22 @@ def test_a_limits_database_stopped_mid_run_fails_the_run(tmp_path, judge_server)
         options = f"-c listen_addresses=127.0.0.1 -p {pg.port} -k {pg.folder}"
         pg._run("pg_ctl", "-D", str(pg.folder / "data"), "-o", options, "-l", str(pg.folder / "pg2.log"), "-w", "start")
     assert server.stats()["requests"] < 180  # the cells after the stop were not judged
+    _check_failed_run(warehouse, out, proc.returncode)
+
+
+def test_a_stalled_limits_database_fails_the_run_instead_of_hanging(tmp_path, judge_server):
+    server = judge_server("--latency-ms", "20")
+    with Postgres() as pg:
+        warehouse, proc = _score(tmp_path, server, pg.url)
+        wait_until(lambda: server.stats()["requests"] > 40, timeout_s=120)
+        postmaster = int((pg.folder / "data" / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
+        stalled = [postmaster, *map(int, children)]
+        for pid in stalled:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            out = proc.communicate(timeout=180)[0]  # main: the run waits forever on the lease
+        finally:
+            for pid in stalled:
+                os.kill(pid, signal.SIGCONT)
     _check_failed_run(warehouse, out, proc.returncode)

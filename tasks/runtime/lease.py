@@ -82,7 +82,6 @@ class SharedQuota:
 
 
 STATEMENT_MS = 5000
-KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
 
 
 class PgQuota:
@@ -103,7 +102,14 @@ class PgQuota:
         try:
             # a stalled server fails a statement in 5 s and a dead connection in ~10 s, never hangs the run
             self.con = psycopg.connect(
-                url, autocommit=True, connect_timeout=10, options=f"-c statement_timeout={STATEMENT_MS}", **KEEPALIVE
+                url,
+                autocommit=True,
+                connect_timeout=10,
+                options=f"-c statement_timeout={STATEMENT_MS}",
+                keepalives=1,
+                keepalives_idle=5,
+                keepalives_interval=2,
+                keepalives_count=3,
             )
             try:
                 self.con.execute(sql("limits_table.sql"))

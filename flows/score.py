@@ -250,6 +250,14 @@ def _close_run(warehouse_path: str, run_id: str, config: JudgeConfig, waiting: i
         logger.error(message)
         finish_run(warehouse_path, run_id, "failed", message)
         return message
+    if refused["setup_cells"]:  # some cells could not be judged for a reason the user must fix
+        message = scrub(
+            f"{refused['setup_cells']} cells failed for a setup reason ({refused['setup_error']}); fix it and "
+            "run again: these cells are planned again then"
+        )
+        logger.error(message)
+        finish_run(warehouse_path, run_id, "failed", message)
+        return message
     if waiting:
         message = f"{waiting} cells wait in unfinished batches: run again to collect them"
         logger.warning(message)

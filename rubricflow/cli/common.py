@@ -21,6 +21,9 @@ from rubricflow.errors import InputError
 # C0 and C1 control characters but newline and tab: an ESC in a rubric, a text or an answer would
 # otherwise recolour the terminal, move its cursor or plant an OSC 8 link (F16).
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+# Bidirectional controls (U+202E and kin) reorder what follows them on screen: a title could show
+# text other than what it holds. Shown as \uXXXX too.
+_CONTROL |= {c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
 class SafeConsole(Console):

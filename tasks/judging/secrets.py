@@ -56,12 +56,19 @@ def scrub(text: str | None) -> str | None:
     return text
 
 
+CREDENTIAL_SHAPE = re.compile(r"key|token|secret|pass|pwd|sig|auth|credential|session|code", re.IGNORECASE)
+
+
 def url_credentials(url: str) -> list[str]:
-    """What in a URL would be a secret if stored: a user or password, or a token in the query."""
+    """What in a URL would be a secret if stored: a user or password, or a named value whose name
+    has a credential's shape (`sslpassword`, `subscription-key`, `x-auth-token`, ...) in the query,
+    the fragment (`#token=`) or a path parameter (`;key=`); by shape, not by a list of names."""
     parts = urlsplit(url)
     found = ["user:password" if parts.password else "user"] if parts.username else []
-    for pair in filter(None, parts.query.split("&")):
-        name = pair.split("=", 1)[0].lower()
-        if name in CREDENTIAL_QUERY_KEYS:
-            found.append(f"query parameter {name!r}")
+    places = {"query": parts.query, "fragment": parts.fragment, "path": ";".join(parts.path.split(";")[1:])}
+    for place, text in places.items():
+        for pair in filter(None, re.split(r"[&;]", text)):
+            name = pair.split("=", 1)[0].lower()
+            if name in CREDENTIAL_QUERY_KEYS or ("=" in pair and CREDENTIAL_SHAPE.search(name)):
+                found.append(f"{place} parameter {name!r}")
     return found

@@ -11,11 +11,13 @@ flock), so two runs on one key share it; across machines, a row in PostgreSQL (`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,6 +81,9 @@ class SharedQuota:
         return update_locked(self.path, {"level": 0.0, "stamp": self.clock()}, take)
 
 
+STATEMENT_MS = 5000
+
+
 class PgQuota:
     """One token bucket in a PostgreSQL row (table `rubricflow_quota`, made on first use). The
     password comes from libpq's own PGPASSWORD or ~/.pgpass, never from the URL (it is stored)."""
@@ -93,8 +98,19 @@ class PgQuota:
         self.capacity = max(1.0, self.rate * burst_s)
         self.chunk = max(1.0, self.rate * 0.5)
         self._lease_sql = sql("limits_lease.sql")
+        self.where = url.split("@")[-1].split("?")[0]
         try:
-            self.con = psycopg.connect(url, autocommit=True, connect_timeout=10)
+            # a stalled server fails a statement in 5 s and a dead connection in ~10 s, never hangs the run
+            self.con = psycopg.connect(
+                url,
+                autocommit=True,
+                connect_timeout=10,
+                options=f"-c statement_timeout={STATEMENT_MS}",
+                keepalives=1,
+                keepalives_idle=5,
+                keepalives_interval=2,
+                keepalives_count=3,
+            )
             try:
                 self.con.execute(sql("limits_table.sql"))
             except psycopg.errors.UniqueViolation:  # another process made the table at the same moment
@@ -103,13 +119,20 @@ class PgQuota:
         except psycopg.OperationalError as exc:
             from rubricflow.errors import InputError
 
-            host = url.split("@")[-1].split("?")[0]
-            raise InputError(f"the rate-limit database {host} cannot be used: {str(exc).strip()[:300]}") from None
+            raise InputError(f"the rate-limit database {self.where} cannot be used: {str(exc).strip()[:300]}") from None
 
     def lease(self, wanted: float) -> float:
         """Take up to max(wanted, chunk) from the shared bucket now; returns what was granted."""
+        import psycopg
+
+        from rubricflow.errors import TransientError
+
         params = {"key": self.key, "rate": self.rate, "capacity": self.capacity, "wanted": wanted, "chunk": self.chunk}
-        row = self.con.execute(self._lease_sql, params).fetchone()
+        try:
+            row = self.con.execute(self._lease_sql, params).fetchone()
+        except psycopg.Error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise TransientError(f"the rate-limit database {self.where} stopped answering: {first}") from None
         return float(row[0]) if row else 0.0
 
 
@@ -141,18 +164,60 @@ def same_endpoint(endpoint: str) -> str:
     return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
+def _in_daemon_thread(function: Callable, *args: Any) -> asyncio.Future:
+    """`function(*args)` in a daemon thread: a call stuck on a stalled server neither blocks the event
+    loop nor keeps the process from exiting (the default executor's threads are joined at exit)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if not future.done():
+            future.set_exception(error) if error else future.set_result(result)
+
+    def run() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (function(*args), None)
+        except BaseException as exc:  # noqa: BLE001  # handed to the awaiting coroutine
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, daemon=True, name="rubricflow-lease").start()
+    return future
+
+
 class LeasedBucket:
     """The in-process face of a SharedQuota: spends a local allowance, leases more when short."""
+
+    LEASE_TIMEOUT_S = 15.0  # a store that does not answer in this long (a stalled database) fails the bucket
 
     def __init__(self, quota: SharedQuota | PgQuota):
         self.quota = quota
         self.allowance = 0.0
         self._lock = asyncio.Lock()
+        self.broken: str | None = None
 
     async def take(self, amount: float = 1.0) -> None:
         async with self._lock:
-            while self.allowance < amount:
-                self.allowance += self.quota.lease(amount - self.allowance)
+            while self.allowance < amount:  # off the event loop: a slow store stalls this bucket only
+                if isinstance(self.quota, PgQuota):
+                    self.allowance += await self._lease_remote(amount - self.allowance)
+                else:  # a local file: answers at once
+                    self.allowance += self.quota.lease(amount - self.allowance)
                 if self.allowance < amount:
                     await asyncio.sleep(min(1.0, (amount - self.allowance) / self.quota.rate))
             self.allowance -= amount
+
+    async def _lease_remote(self, wanted: float) -> float:
+        """A lease from the database in a thread, given up after LEASE_TIMEOUT_S (then the bucket
+        fails every later take at once: its connection is stuck)."""
+        from rubricflow.errors import TransientError
+
+        if self.broken:
+            raise TransientError(self.broken)
+        try:
+            return await asyncio.wait_for(_in_daemon_thread(self.quota.lease, wanted), self.LEASE_TIMEOUT_S)
+        except TimeoutError:
+            where = getattr(self.quota, "where", "?")
+            self.broken = f"the rate-limit database {where} did not answer in {self.LEASE_TIMEOUT_S:.0f}s"
+            raise TransientError(self.broken) from None

@@ -266,7 +266,7 @@ WITH c AS (
            count(*) FILTER (WHERE status = 'ok' AND adopted_from IS NULL) AS ok_cells,
            count(*) FILTER (WHERE status <> 'ok' AND adopted_from IS NULL) AS failed_cells,
            sum(attempts) FILTER (WHERE adopted_from IS NULL) AS calls,
-           sum(attempts - 1) FILTER (WHERE adopted_from IS NULL) AS retries,
+           sum(greatest(attempts - 1, 0)) FILTER (WHERE adopted_from IS NULL) AS retries,  -- never negative: a cell that made no call
            sum(prompt_tokens) FILTER (WHERE adopted_from IS NULL) AS prompt_tokens,
            sum(completion_tokens) FILTER (WHERE adopted_from IS NULL) AS completion_tokens,
            quantile_cont(latency_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS latency_p50_ms,

@@ -4,6 +4,8 @@
 -- Params: $run.
 SELECT count(*) FILTER (WHERE status = 'ok') AS ok_cells,
        count(*) FILTER (WHERE error_kind IN ('setup', 'unreachable', 'transient')) AS unanswered_cells,
-       min(error) FILTER (WHERE error_kind IN ('setup', 'unreachable', 'transient') AND attempts > 0) AS unanswered_error
+       min(error) FILTER (WHERE error_kind IN ('setup', 'unreachable', 'transient') AND attempts > 0) AS unanswered_error,
+       count(*) FILTER (WHERE error_kind = 'setup') AS setup_cells,
+       min(error) FILTER (WHERE error_kind = 'setup') AS setup_error
 FROM completions
 WHERE run_id = $run;

@@ -22,6 +22,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
+from rubricflow.tasks.judging.telemetry import run_span
 from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
 from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
@@ -102,7 +103,8 @@ def score_corpus(
         )
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
-            results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
+            with run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model):
+                results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
         except BaseException as exc:
             finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise

@@ -27,6 +27,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "cli_flows.py": (["--runs", "1"], "the first command"),
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
     "cluster.py": (["--cells", "80", "--workers", "1,2"], "calls in flight per worker"),
+    "telemetry.py": (["--cells", "60", "--repeat", "1"], "hooks alone when off"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import duckdb
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from rubricflow.tasks.presentation.tables import md_table, md_text, run_rows
 
@@ -17,6 +17,18 @@ def artifact_key(*parts: str) -> str:
 
 def publish(markdown: str, key: str, description: str) -> None:
     create_markdown_artifact(markdown=markdown, key=key, description=description)
+
+
+def publish_run_table(con: duckdb.DuckDBPyConnection, run_id: str, key: str) -> None:
+    """The run's criteria table as the CLI prints it, as a Prefect table artifact (sortable in the
+    UI), one row per criterion with the run's counts beside it."""
+    run, _, criteria, _ = run_rows(con, run_id, with_scores=False)
+    r = run[0]
+    head = {
+        k: r[k] for k in ("run_id", "corpus_id", "rubric", "model", "status", "ok_cells", "failed_cells", "coverage")
+    }
+    rows = [head | {k: v for k, v in c.items() if k not in head} for c in criteria] or [head]
+    create_table_artifact(table=rows, key=key, description=f"rubricflow run {run_id}: criteria")
 
 
 def run_markdown(con: duckdb.DuckDBPyConnection, run_id: str) -> str:

@@ -31,6 +31,26 @@ def publish_run_table(con: duckdb.DuckDBPyConnection, run_id: str, key: str) -> 
     create_table_artifact(table=rows, key=key, description=f"rubricflow run {run_id}: criteria")
 
 
+RUN_EVENT_FIGURES = (
+    "run_id", "corpus_id", "rubric", "model", "status", "planned_cells", "ok_cells", "failed_cells",
+    "calls", "prompt_tokens", "completion_tokens", "coverage", "wall_s",
+)  # fmt: skip
+
+
+def announce_completed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """The Prefect event `rubricflow.run.completed`, the run's figures as its payload, so an
+    automation can act on a finished run (resource: rubricflow.run.RUN_ID; related: its corpus)."""
+    from prefect.events import emit_event
+
+    run = run_rows(con, run_id, with_scores=False)[0][0]
+    emit_event(
+        event="rubricflow.run.completed",
+        resource={"prefect.resource.id": f"rubricflow.run.{run_id}", "prefect.resource.name": run_id},
+        related=[{"prefect.resource.id": f"rubricflow.corpus.{run['corpus_id']}", "prefect.resource.role": "corpus"}],
+        payload={k: run.get(k) for k in RUN_EVENT_FIGURES},
+    )
+
+
 def run_markdown(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     run, labels, criteria, _ = run_rows(con, run_id, with_scores=False)
     r = run[0]

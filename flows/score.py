@@ -15,7 +15,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
-from rubricflow.flows.artifacts import artifact_key, publish, publish_run_table, run_markdown
+from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -118,6 +118,7 @@ def score_corpus(
                 f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}",
             )
             publish_run_table(con, run_id, artifact_key("score-table", corpus_id, bundle.id))
+            announce_completed(con, run_id)
         summary = _summary(plan, results, run_id, corpus_id, bundle, config, recovered, unjudged, estimate.usd)
         summary.wall_s = (dt.datetime.now() - started).total_seconds()
         logger.info("run %s finished: %s", run_id, summary)

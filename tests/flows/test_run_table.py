@@ -1,7 +1,9 @@
-"""Each scoring run leaves its criteria table as a Prefect table artifact, read back here from the
-Prefect server the flow reported to."""
+"""Each scoring run leaves its criteria table as a Prefect table artifact and a
+`rubricflow.run.completed` event with its figures, both read back from the Prefect server the flow
+reported to."""
 
 import json
+import time
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
@@ -30,3 +32,25 @@ def test_a_run_leaves_its_criteria_as_a_table_artifact(tmp_path, judge_server):
     means = dict(rows(warehouse, "SELECT criterion_id, avg(unit_score) FROM judgments GROUP BY ALL"))
     for r in table:
         assert abs(r["mean_unit_score"] - means[r["criterion_id"]]) < 1e-9
+    event = _completed_event(summary["run_id"])
+    assert event.payload["coverage"] == 1.0 and event.payload["ok_cells"] == 9
+    assert event.payload["rubric"] == "llm-slop@1.0.0" and event.related[0].id == "rubricflow.corpus.table-test"
+
+
+def _completed_event(run_id: str):
+    """The run's `rubricflow.run.completed` event as the Prefect server stored it (events are sent
+    in the background: wait for it)."""
+    from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+
+    wanted = EventFilter(
+        event=EventNameFilter(name=["rubricflow.run.completed"]),
+        resource=EventResourceFilter(id=[f"rubricflow.run.{run_id}"]),
+    )
+    deadline = time.monotonic() + 60
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            found = client.read_events(filter=wanted, limit=5).events
+            if found:
+                return found[0]
+            time.sleep(1)
+    raise AssertionError(f"no rubricflow.run.completed event for {run_id} reached the Prefect server")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import duckdb
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from rubricflow.tasks.presentation.tables import md_table, md_text, run_rows
 
@@ -17,6 +17,38 @@ def artifact_key(*parts: str) -> str:
 
 def publish(markdown: str, key: str, description: str) -> None:
     create_markdown_artifact(markdown=markdown, key=key, description=description)
+
+
+def publish_run_table(con: duckdb.DuckDBPyConnection, run_id: str, key: str) -> None:
+    """The run's criteria table as the CLI prints it, as a Prefect table artifact (sortable in the
+    UI), one row per criterion with the run's counts beside it."""
+    run, _, criteria, _ = run_rows(con, run_id, with_scores=False)
+    r = run[0]
+    head = {
+        k: r[k] for k in ("run_id", "corpus_id", "rubric", "model", "status", "ok_cells", "failed_cells", "coverage")
+    }
+    rows = [head | {k: v for k, v in c.items() if k not in head} for c in criteria] or [head]
+    create_table_artifact(table=rows, key=key, description=f"rubricflow run {run_id}: criteria")
+
+
+RUN_EVENT_FIGURES = (
+    "run_id", "corpus_id", "rubric", "model", "status", "planned_cells", "ok_cells", "failed_cells",
+    "calls", "prompt_tokens", "completion_tokens", "coverage", "wall_s",
+)  # fmt: skip
+
+
+def announce_completed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """The Prefect event `rubricflow.run.completed`, the run's figures as its payload, so an
+    automation can act on a finished run (resource: rubricflow.run.RUN_ID; related: its corpus)."""
+    from prefect.events import emit_event
+
+    run = run_rows(con, run_id, with_scores=False)[0][0]
+    emit_event(
+        event="rubricflow.run.completed",
+        resource={"prefect.resource.id": f"rubricflow.run.{run_id}", "prefect.resource.name": run_id},
+        related=[{"prefect.resource.id": f"rubricflow.corpus.{run['corpus_id']}", "prefect.resource.role": "corpus"}],
+        payload={k: run.get(k) for k in RUN_EVENT_FIGURES},
+    )
 
 
 def run_markdown(con: duckdb.DuckDBPyConnection, run_id: str) -> str:

@@ -16,13 +16,14 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
-from rubricflow.flows.artifacts import artifact_key, publish, run_markdown
+from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
+from rubricflow.tasks.judging.telemetry import run_span
 from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
 from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
@@ -113,7 +114,8 @@ def score_corpus(
         )
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
-            results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
+            with run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model):
+                results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
         except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
                 finish_run(warehouse_path, run_id, "interrupted", INTERRUPTED)
@@ -129,6 +131,8 @@ def score_corpus(
                 artifact_key("score", corpus_id, bundle.id),
                 f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}",
             )
+            publish_run_table(con, run_id, artifact_key("score-table", corpus_id, bundle.id))
+            announce_completed(con, run_id)
         summary = _summary(plan, results, run_id, corpus_id, bundle, config, recovered, unjudged, estimate.usd)
         summary.wall_s = (dt.datetime.now() - started).total_seconds()
         logger.info("run %s finished: %s", run_id, summary)

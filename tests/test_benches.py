@@ -31,6 +31,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "ppi.py": (["--reps", "20"], "width ratio active / uniform"),
     "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),
     "cascade.py": (["--texts", "60", "--splits", "20"], "cost ratio cascade / strong-only"),
+    "telemetry.py": (["--cells", "60", "--repeat", "1"], "hooks alone when off"),
 }
 
 

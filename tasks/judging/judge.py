@@ -25,7 +25,7 @@ from tenacity.stop import stop_base
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
-from rubricflow.tasks.judging import providers
+from rubricflow.tasks.judging import providers, telemetry
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
@@ -598,6 +598,17 @@ class Judge:
             return response
 
     async def judge(self, cell: Cell) -> Outcome | None:
+        """The cell's outcome (see `_judge`), traced as a model call when telemetry is on."""
+        with telemetry.model_call(self.config.model, self.config.provider, self.config, cell) as span:
+            outcome = await self._judge(cell)
+            if span is not None and outcome is not None:
+                thresholds = {
+                    c.id: c.pass_threshold for c in self.bundle.rubric.criteria if c.pass_threshold is not None
+                }
+                telemetry.record_outcome(span, outcome.completion, outcome.judgments, thresholds)
+            return outcome
+
+    async def _judge(self, cell: Cell) -> Outcome | None:
         """Layer 3: the cell's outcome, re-asking (up to answer_retries) after an answer that is
         not JSON, cut off, empty or out of scale. None when the run's money budget cannot cover
         the call (nothing is sent)."""

@@ -34,6 +34,7 @@ from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, ju
 from rubricflow.tasks.judging.providers import client_for
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.tasks.judging.telemetry import traced_shard
 from rubricflow.tasks.runtime.prefect_server import state_dir
 from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
 
@@ -263,7 +264,7 @@ def begin_shard(
             on_done(outcome)
 
     judge = worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent)
-    begun.future = worker.submit(judge_all(judge, cells, done))
+    begun.future = worker.submit(traced_shard(judge_all(judge, cells, done), run_id, begun.shard, len(cells)))
     worker.begun[str(plan_file)] = begun
 
 

@@ -1,0 +1,159 @@
+"""OpenTelemetry traces of scoring, with the GenAI semantic conventions: a span per run, per shard
+and per model call (`chat {model}`: gen_ai.request.model, gen_ai.usage.input_tokens, ...), and one
+`gen_ai.evaluation.result` event per judgment on its call's span (gen_ai.evaluation.name = the
+criterion, score.value, score.label, explanation).
+
+Off unless the `otel` extra is installed AND either the standard variables ask for it
+(`OTEL_TRACES_EXPORTER=console` or `otlp`; `OTEL_SDK_DISABLED=true` wins) or the host program set
+a tracer provider of its own. Off, every hook is one cached check returning a shared no-op, so
+scoring pays nothing measurable (bench/telemetry.py). Shards judged in another process (Dask
+workers) start their own trace, tagged with the run id."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from rubricflow.errors import InputError
+
+_STATE: dict[str, Any] = {}  # "tracer": the tracer, or None when off; resolved once per process
+_RUN_CONTEXT: dict[str, Any] = {}  # run id -> the run span's context, the parent of its shards' spans
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+
+
+def tracer() -> Any | None:
+    """The tracer, or None when telemetry is off (decided once per process)."""
+    if "tracer" not in _STATE:
+        _STATE["tracer"] = _configured()
+    return _STATE["tracer"]
+
+
+def reset() -> None:
+    """Decide again on the next hook (after the environment or the tracer provider changed)."""
+    _STATE.clear()
+
+
+def _configured() -> Any | None:
+    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
+        return None
+    try:
+        from opentelemetry import trace
+    except ImportError:  # the `otel` extra is not installed
+        return None
+    exporters = [e.strip() for e in os.environ.get("OTEL_TRACES_EXPORTER", "").split(",") if e.strip()]
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):  # the host set one up
+        return trace.get_tracer("rubricflow")
+    if not exporters or exporters == ["none"]:
+        return None
+    trace.set_tracer_provider(_provider(exporters))
+    return trace.get_tracer("rubricflow")
+
+
+def _provider(exporters: list[str]) -> Any:
+    """A tracer provider from the standard variables: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES
+    name the resource, OTEL_TRACES_EXPORTER the exporters, OTEL_EXPORTER_OTLP_* the OTLP target."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
+
+    resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "rubricflow"})
+    provider = TracerProvider(resource=resource)
+    for name in exporters:
+        if name == "console":
+            provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        elif name == "otlp":
+            try:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            except ImportError:
+                raise InputError(
+                    "OTEL_TRACES_EXPORTER=otlp needs opentelemetry-exporter-otlp-proto-http installed"
+                ) from None
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        elif name != "none":
+            raise InputError(f"OTEL_TRACES_EXPORTER names {name!r}; rubricflow supports console, otlp or none")
+    return provider
+
+
+@contextlib.contextmanager
+def run_span(run_id: str, corpus_id: str, rubric: str, model: str) -> Iterator[None]:
+    """The span of one scoring run; its shards' spans are its children (in this process)."""
+    t = tracer()
+    if t is None:
+        yield
+        return
+    from opentelemetry import trace
+
+    attributes = {"rubricflow.run_id": run_id, "rubricflow.corpus_id": corpus_id, "rubricflow.rubric": rubric}
+    with t.start_as_current_span(f"rubricflow.run {rubric}", attributes=attributes | {"gen_ai.request.model": model}):
+        _RUN_CONTEXT[run_id] = trace.set_span_in_context(trace.get_current_span())
+        try:
+            yield
+        finally:
+            _RUN_CONTEXT.pop(run_id, None)
+
+
+async def traced_shard(judging: Any, run_id: str, shard: str, cells: int) -> Any:
+    """Await a shard's judging inside its span, so every model call's span is its child."""
+    t = tracer()
+    if t is None:
+        return await judging
+    attributes = {"rubricflow.run_id": run_id, "rubricflow.shard": shard, "rubricflow.cells": cells}
+    with t.start_as_current_span(f"rubricflow.shard {shard}", context=_RUN_CONTEXT.get(run_id), attributes=attributes):
+        return await judging
+
+
+_OFF = contextlib.nullcontext()  # what every call hook returns when telemetry is off: no allocation
+
+
+def model_call(model: str, provider: str, config: Any, cell: Any) -> contextlib.AbstractContextManager[Any]:
+    """The span of one cell's model call(s) (re-asks included), `chat {model}`; None when off."""
+    t = tracer()
+    return _OFF if t is None else _call_span(t, model, provider, config, cell)
+
+
+@contextlib.contextmanager
+def _call_span(t: Any, model: str, provider: str, config: Any, cell: Any) -> Iterator[Any]:
+    from opentelemetry.trace import SpanKind
+
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+        "gen_ai.request.temperature": config.temperature,
+        "gen_ai.request.max_tokens": config.max_tokens,
+        "rubricflow.text_id": cell.text_id,
+        "rubricflow.unit_id": cell.unit_id,
+        "rubricflow.sample": cell.sample,
+    }
+    with t.start_as_current_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes) as span:
+        yield span
+
+
+def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[str, float]) -> None:
+    """The call's response figures on its span, and one gen_ai.evaluation.result event per
+    criterion judged, labelled pass or fail by the criterion's pass threshold (`thresholds`)."""
+    if span is None:
+        return
+    figures = {
+        "gen_ai.response.model": row.get("model"),
+        "gen_ai.response.id": row.get("response_id"),
+        "gen_ai.usage.input_tokens": row.get("prompt_tokens"),
+        "gen_ai.usage.output_tokens": row.get("completion_tokens"),
+        "error.type": row.get("error_kind"),
+    }
+    span.set_attributes({k: v for k, v in figures.items() if v is not None})
+    for r in results:
+        event = {
+            "gen_ai.evaluation.name": r.criterion_id,
+            "gen_ai.evaluation.score.value": r.unit_score,
+            "gen_ai.evaluation.score.label": _label(r.unit_score, thresholds.get(r.criterion_id, 0.5)),
+            "gen_ai.evaluation.explanation": r.rationale or r.reason,
+            "gen_ai.response.id": row.get("response_id"),
+        }
+        span.add_event(EVALUATION_EVENT, {k: v for k, v in event.items() if v is not None})
+
+
+def _label(unit_score: float | None, threshold: float) -> str | None:
+    return None if unit_score is None else "pass" if unit_score >= threshold else "fail"

@@ -211,7 +211,7 @@ async def _post_once(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float
     wire = providers.provider(provider)
     try:
         async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
-            response = await client.post(
+            response: Any = await client.post(
                 wire.path,
                 content=wire.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
                 cast_to=wire.cast_to,

@@ -510,7 +510,7 @@ def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None
             choices[0]["message"]["tool_calls"][0]["function"]["arguments"] = cut
         else:
             choices[0]["message"]["content"] = cut
-    return int(limit)
+    return int(limit or 0)
 
 
 def _usage(prompt_tokens: int, completion_tokens: int, fault: str | None, reasoning: int = 0) -> dict[str, Any]:

@@ -17,24 +17,18 @@ from pathlib import Path
 import jsonschema
 
 from rubricflow.errors import InputError
+from rubricflow.rubrics.compiler import FLAGGED_SHARE
+from rubricflow.rubrics.importers.paperbench import FINEGRAINED_CATEGORIES as FINEGRAINED
+from rubricflow.rubrics.importers.paperbench import FLAGS
+from rubricflow.rubrics.importers.paperbench import TASK_CATEGORIES as CATEGORIES
 from rubricflow.rubrics.render import fence_tag
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.prompts import PAPER_MARK
 from rubricflow.tasks.judging.verify import AnswerError, parse_json_answer
 
-CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
-FINEGRAINED = (
-    "Environment & Infrastructure Setup",
-    "Dataset and Model Acquisition",
-    "Data Processing & Preparation",
-    "Method Implementation",
-    "Experimental Setup",
-    "Evaluation, Metrics & Benchmarking",
-    "Logging, Analysis & Presentation",
-)
-FLAGS = ("vague_qualifier", "no_paper_evidence", "duplicate", "unverifiable")
-MAX_FLAGGED = 0.2
+# Seed 003's closed vocabularies and its regeneration rule: one source, the PaperBench importer and the compiler.
+MAX_FLAGGED = FLAGGED_SHARE
 PAPER_CHARS = 80_000
 
 VENUES: dict[str, dict] = {

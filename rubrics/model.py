@@ -359,8 +359,16 @@ class Pattern(Strict):
         if self.regex is not None:
             body = self.regex
         else:
-            body = r"\b(?:" + "|".join(_re2_escape(w) for w in self.words) + r")\b"
+            body = "(?:" + "|".join(_bounded(w) for w in self.words) + ")"
         return f"(?{self.flags}){body}" if self.flags else body
+
+
+def _bounded(word: str) -> str:
+    """A word matched whole: `\\b` only on a side that is a word character (`\\bcertainly!\\b` can never
+    match "Certainly! I", since no word boundary follows the "!")."""
+    left = r"\b" if word[:1].isalnum() or word[:1] == "_" else ""
+    right = r"\b" if word[-1:].isalnum() or word[-1:] == "_" else ""
+    return left + _re2_escape(word) + right
 
 
 def _re2_escape(word: str) -> str:

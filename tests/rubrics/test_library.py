@@ -66,3 +66,21 @@ def test_resolve_prefers_files_then_names(tmp_path):
     assert resolve(str(BUILTIN / "completeness.yaml")).metadata.id == "completeness"
     with pytest.raises(Exception, match="missing.yaml: no such file"):
         resolve(str(tmp_path / "missing.yaml"))
+
+
+@pytest.mark.parametrize(
+    "text, hits",
+    [("Certainly! I can help with that.", True), ("I hope this helps.", True), ("He spoke uncertainly!", False)],
+)
+def test_a_pattern_ending_in_punctuation_matches_in_the_warehouse(text, hits):
+    """`\\bcertainly!\\b` never matched "Certainly! I": no word boundary follows the "!". Both the
+    library's regex and word lists bound only the sides that are word characters (DuckDB's RE2 decides)."""
+    import duckdb
+
+    from rubricflow.rubrics.model import Pattern
+
+    chatty = next(p for p in resolve("llm-slop").patterns if p.id == "chatty_meta")
+    words = Pattern(id="w", words=("certainly!", "i hope this helps"), flags="i")
+    for pattern in (chatty, words):
+        found = duckdb.connect().execute("SELECT regexp_matches(?, ?)", [text, pattern.effective_regex()]).fetchone()
+        assert found == (hits,), (pattern.id, text)

@@ -145,7 +145,7 @@ def test_validate_every_rubric_file_a_user_brings_in_one_command():
     res = run("rubric", "validate", str(SHARED_RUBRICS), str(TEST_DATA / "rubrics"), columns=400)
     lines = res.stdout.splitlines()
     ok = [line for line in lines if "│ ok" in line]
-    refused = [line for line in lines if "refused" in line]
+    refused = [line for line in lines if "│ refused" in line]
     assert len(ok) >= 40 and len(refused) == 1 and "completeness_rubric.md" in refused[0]
     assert res.returncode == 1  # the refusal is reported as a failure
     assert any("multi_spec.yaml#quality-1to5" in line for line in ok)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from rubricflow.errors import InputError
 
-from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
+from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError, Surface
 from .properties import ECONOMY, seed_profile
 from .regex import BACKTRACKING_TIMEOUT_S, backtracking, re2_errors
 
@@ -97,6 +97,8 @@ def rubric_document(rubric: Rubric) -> dict:
     for key in LATER_FIELDS:
         if not data.get(key):
             data.pop(key, None)
+    if rubric.surface == Surface():  # added later too: the default surface is how rubrics always rendered
+        data.pop("surface", None)
     return data
 
 

@@ -464,6 +464,32 @@ class Scoring(Strict):
     formula: str = ""  # the rubric author's own statement of the scoring, shown to the judge
 
 
+# Seed 001's decision labels, for a rubric that names none and asks for them (surface.default_labels).
+DEFAULT_LABELS = (
+    ("Publish-ready", 0.9),
+    ("Strong draft", 0.75),
+    ("Workable draft", 0.6),
+    ("Needs major revision", 0.4),
+    ("Fundamentally unclear", 0.0),
+)
+
+
+class Surface(Strict):
+    """How the rubric is put before the judge (seed 001's SurfacePolicy). The defaults are how
+    rubricflow always rendered, so a rubric without this section keeps its prompts and hash."""
+
+    input_codec: Literal["markdown", "xml"] = "markdown"
+    """`xml`: the rubric as an `<LLM_JUDGE_SPEC>` document in the system text (rubrics/xml_surface)."""
+    enforce_key_order: bool = False
+    """Ask for the answer's keys in the schema's order; an answer in another order gets a warning."""
+    criterion_focus: Literal["full", "focused"] = "focused"
+    """`focused`: each call shows only the criteria it scores; `full`: every active criterion, as context."""
+    default_labels: bool = False
+    """Without scoring.labels, decide with seed 001's labels (Publish-ready >= 0.9 ... Fundamentally unclear)."""
+    confidence: bool = False
+    """Ask for a `confidence` (0-1) with each criterion's answer; kept in judgments.confidence."""
+
+
 class Golden(Strict):
     name: str = Field(min_length=1)
     input: str = ""
@@ -504,6 +530,13 @@ class Rubric(Strict):
     output: OutputContract = OutputContract()
     scoring: Scoring = Scoring()
     goldens: tuple[Golden, ...] = ()
+    surface: Surface = Surface()
+
+    def decision_labels(self) -> tuple[DecisionLabel, ...]:
+        """The scoring's labels, or seed 001's defaults where it gives none and the surface asks for them."""
+        if self.scoring.labels or not self.surface.default_labels:
+            return self.scoring.labels
+        return tuple(DecisionLabel(label=label, min=low) for label, low in DEFAULT_LABELS)
 
     def criterion(self, criterion_id: str) -> Criterion:
         for c in self.criteria:

@@ -122,7 +122,9 @@ def verdict(
     if raw is None:
         return Verdict(None, None, None, (), coverage)
     score = 1.0 - raw if s.invert else raw
-    label = next((lab.label for lab in sorted(s.labels, key=lambda lab: -lab.min) if score >= lab.min), None)
+    label = next(
+        (lab.label for lab in sorted(rubric.decision_labels(), key=lambda lab: -lab.min) if score >= lab.min), None
+    )
     passed = None
     if s.pass_threshold is not None:
         passed = score >= s.pass_threshold

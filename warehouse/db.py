@@ -389,10 +389,10 @@ def register_rubric(con: duckdb.DuckDBPyConnection, bundle: Bundle, source: str 
                 "description) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(h, d.id, d.kind, list(d.patterns), d.criterion, d.threshold, d.description) for d in r.disqualifiers],
             )
-        if r.scoring.labels:
+        if r.decision_labels():  # the rubric's, or seed 001's defaults where its surface asks
             con.executemany(
                 "INSERT INTO rubric_labels (rubric_hash, label, min_score) VALUES (?, ?, ?)",
-                [(h, lab.label, lab.min) for lab in r.scoring.labels],
+                [(h, lab.label, lab.min) for lab in r.decision_labels()],
             )
         run_sql(con, "mark_labelled_texts.sql", rubric=h)
         analytics.refresh(con)

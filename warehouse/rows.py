@@ -39,6 +39,7 @@ COMPLETION = pa.schema(
         ("created_at", pa.timestamp("us")),
         ("adopted_from", pa.string()),  # set only by sql/adopt_cells.sql: a judge call never lands one
         ("queue_ms", pa.float64()),  # time spent waiting in the client (slots, rate limits); latency_ms is the server's
+        ("unit_hash", pa.string()),  # the rendered unit's fingerprint (rubrics/render): what the judge was sent
     ]
 )
 JUDGMENT = pa.schema(
@@ -64,6 +65,8 @@ JUDGMENT = pa.schema(
         ("value_probs", pa.string()),
         ("prob_mass", pa.float64()),
         ("adopted_from", pa.string()),
+        ("unit_hash", pa.string()),  # its cell's rendered-unit fingerprint (see COMPLETION)
+        ("confidence", pa.float64()),  # the judge's own confidence, 0-1 (a rubric's surface.confidence)
     ]
 )
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
-from rubricflow.rubrics.render import call_units, unit_fingerprint
+from rubricflow.rubrics.render import render
 
 from . import analytics
 from .sqlfiles import fetch, literal, run_sql, sql, transaction
@@ -109,18 +109,19 @@ def plan_cells(
     """Write the cells still to judge as Parquet plan files of at most `shard_size` cells. With a
     run id, cells another rubric version judged with the same unit fingerprint are adopted first.
     With `texts`, only those texts are planned (a sequential A/B judges its batches so)."""
-    rubric = bundle.rubric
-    genres = sorted({g for c in rubric.criteria for g in c.genre})
-    units = [(genre or "", u) for genre in [None, *genres] for u in call_units(rubric, strategy, genre)]  # type: ignore[arg-type]
+    rendering = render(bundle.rubric, strategy)  # the units as the judge will send them
+    genres = sorted(rendering.genres)
+    units = [(g, u.unit.id, u.fingerprint) for (g, _), u in rendering.units.items()]
     con.executemany(
-        "INSERT OR IGNORE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
-        [(bundle.hash, g, u.id, unit_fingerprint(rubric, u)) for g, u in units],
+        "INSERT OR REPLACE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
+        [(bundle.hash, *u) for u in units],
     )
     adopted = _adopt(con, corpus_id, bundle.hash, judge_hash, samples, run_id) if run_id is not None else 0
     # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE plan_units AS SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id",
-        {"genres": [g for g, _ in units], "units": [u.id for _, u in units]},
+        "CREATE OR REPLACE TEMP TABLE plan_units AS "
+        "SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id, unnest($hashes) AS unit_hash",
+        {"genres": [g for g, _, _ in units], "units": [u for _, u, _ in units], "hashes": [h for _, _, h in units]},
     )
     con.execute(
         "CREATE OR REPLACE TEMP TABLE plan_texts AS SELECT unnest($t::VARCHAR[]) AS text_id", {"t": texts or []}

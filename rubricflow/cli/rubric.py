@@ -158,24 +158,36 @@ def render(
     genre: str | None = typer.Option(None, help="Render for texts of this genre."),
     unit: str | None = typer.Option(None, help="Only this call unit (criterion or group id)."),
     schema: bool = typer.Option(True, help="Also print the output JSON Schema."),
+    surface: list[str] | None = typer.Option(
+        None,
+        help="Override the rubric's surface policy, KEY=VALUE (repeatable): input_codec=xml|markdown, "
+        "criterion_focus=full|focused, enforce_key_order=true, default_labels=true, confidence=true.",
+    ),
+    spec: bool = typer.Option(False, help="Print the whole rubric as one <LLM_JUDGE_SPEC> XML document instead."),
 ) -> None:
-    """Print the judge's system prompt (and output schema) for each call unit."""
-    from rubricflow.rubrics.render import call_units, render_system_prompt, schema_json
+    """Print the judge's system prompt (and output schema) for each call unit, with the unit's
+    fingerprint: the hash of what is sent (the text aside) that keys its cells in the warehouse."""
+    import json
 
-    rubric = resolve_ref(ref, library)
+    from rubricflow.rubrics.render import render, render_rubric_xml, with_surface
+
+    rubric = with_surface(resolve_ref(ref, library), surface or [])
+    if spec:
+        out.print(render_rubric_xml(rubric, genre), markup=False, highlight=False)
+        return
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    units = call_units(rubric, strategy, genre)  # type: ignore[arg-type]
+    units = render(rubric, strategy).of_genre(genre)
     if unit:
-        units = [u for u in units if u.id == unit]
+        units = [u for u in units if u.unit.id == unit]
         if not units:
             raise InputError(f"no call unit {unit!r} for strategy {strategy}")
     for u in units:
-        out.rule(f"{strategy} unit {u.id}")
-        out.print(render_system_prompt(rubric, u), markup=False, highlight=False)
+        out.rule(f"{strategy} unit {u.unit.id} (fingerprint {u.fingerprint[:12]})")
+        out.print(u.system, markup=False, highlight=False)
         if schema:
             out.rule("output schema")
-            out.print(schema_json(rubric, u), markup=False, highlight=False)
+            out.print(json.dumps(u.schema, indent=2), markup=False, highlight=False)
 
 
 @app.command("diff")

@@ -17,7 +17,6 @@ from rubricflow.tasks.judging.secrets import url_credentials
 
 REMOTE_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0  # a small local model on a CPU can take minutes for a long rubric
-PROMPT_FORMAT = 2  # bump when rendering changes what the judge sees (2: no rubric version in the prompt)
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
 
@@ -114,14 +113,14 @@ class JudgeConfig(BaseModel):
         return self
 
     def judge_hash(self) -> str:
-        """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""
+        """What changes a judgment besides the prompt: model, sampling, strategy. Not URL, limits or
+        retries. What the prompt says is each call unit's fingerprint (rubrics/render), in the cell key."""
         identity = {
             "model": self.model,
             "strategy": self.strategy,
             "temperature": self.temperature,
             "seed": self.seed,
             "max_tokens": self.max_tokens,
-            "prompt_format": PROMPT_FORMAT,
         }
         if self.provider != "openai":  # another wire API asks in other terms (the answer as a tool call)
             identity["provider"] = self.provider

@@ -221,10 +221,11 @@ def estimate_cost(
     """Tokens and cost of judging `cells` cells: the rendered system prompt of each call unit and
     the cells' text, at CHARS_PER_TOKEN; the output at the mean of earlier completions of the same
     rubric and judge, or OUTPUT_TOKENS_PER_CRITERION per criterion before there are any."""
-    from rubricflow.rubrics.render import call_units, render_system_prompt
+    from rubricflow.rubrics.render import render
 
-    units = call_units(rubric, strategy)  # type: ignore[arg-type]
-    system_chars = sum(len(render_system_prompt(rubric, u)) for u in units) / len(units)
+    rendered = render(rubric, strategy).of_genre(None)  # the system texts the judge will send
+    units = [r.unit for r in rendered]
+    system_chars = sum(len(r.system) for r in rendered) / len(rendered)
     prompt = int((text_chars + cells * (system_chars + USER_WRAPPER_CHARS)) / CHARS_PER_TOKEN)
     per_cell = seen_completion_tokens or OUTPUT_TOKENS_PER_CRITERION * sum(len(u.criteria) for u in units) / len(units)
     completion = int(cells * per_cell)

@@ -24,13 +24,12 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from tenacity.stop import stop_base
 
 from rubricflow.rubrics.compiler import Bundle
-from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
+from rubricflow.rubrics.render import CallUnit, Rendering, reask_note, render, schema_suffix
 from rubricflow.tasks.judging import providers, telemetry
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
 from rubricflow.tasks.judging.params import RequestForm
-from rubricflow.tasks.judging.prompts import REASK_MARK
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
 from rubricflow.tasks.runtime.progress import notify
@@ -91,22 +90,6 @@ class Prompt:
     prompt_tokens: int
     feedback: str = ""  # a re-ask: what was wrong with the last answer, added to the user message
     feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
-
-
-def reask_note(kind: str, error: str, max_tokens: int) -> str:
-    """What the model is told before it answers again: never the same request twice (a deterministic
-    model would give the same unusable answer, 555 s for one call on a slow server)."""
-    if kind == "truncated":
-        return (
-            f"Your answer was cut off at {max_tokens} tokens. Answer again with only the JSON object, "
-            "each rationale in at most 25 words and no text before or after it."
-        )
-    if kind == "out_of_scale":
-        return f"Your answer had a value outside the scale ({error}). Answer again using only the scale's values."
-    return (
-        f"Your answer could not be read ({error}). Answer again with only the JSON object the schema asks for, "
-        "no text before or after it."
-    )
 
 
 @dataclass
@@ -371,16 +354,12 @@ class Judge:
         self.layout = "user" if config.system_prompt == "user" else "system"
         self._delivery_checked = config.system_prompt != "auto"
         self._delivery_lock = asyncio.Lock()
-        rubric = bundle.rubric
-        self.genres = {g for c in rubric.criteria for g in c.genre}
-        self._units: dict[tuple[str, str | None], tuple[CallUnit, str, dict]] = {}
-        for genre in {None} | self.genres:  # rendered once per run, reused for every cell
-            for unit in call_units(rubric, config.strategy, genre):
-                self._units[(unit.id, genre)] = (unit, render_system_prompt(rubric, unit), output_schema(rubric, unit))
+        self.rendering: Rendering = render(bundle.rubric, config.strategy)  # once per judge, for every cell
 
     def unit(self, unit_id: str, genre: str | None) -> tuple[CallUnit, str, dict]:
-        """A genre no criterion names activates the same criteria as no genre."""
-        return self._units[(unit_id, genre if genre in self.genres else None)]
+        """The call unit, its system text and answer schema, as rubrics/render rendered them."""
+        rendered = self.rendering.unit(unit_id, genre)
+        return rendered.unit, rendered.system, rendered.schema
 
     def request_body(
         self,
@@ -413,7 +392,7 @@ class Judge:
             }
         elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
-            system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
+            system += schema_suffix(schema, mode)
         elif mode == "tools":
             kwargs["tools"] = [
                 {
@@ -423,7 +402,7 @@ class Judge:
             ]
             kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         else:
-            system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
+            system += schema_suffix(schema, mode)
         if self.layout == "user":  # a server whose template drops the system role gets it all in the user turn
             kwargs["messages"] = [{"role": "user", "content": f"{system}\n\n{user}"}]
         else:
@@ -613,7 +592,7 @@ class Judge:
         not JSON, cut off, empty or out of scale. None when the run's money budget cannot cover
         the call (nothing is sent)."""
         unit, system, schema = self.unit(cell.unit_id, cell.genre)
-        user = render_user_message(cell.text, cell.input or "", cell.context or "")
+        user = self.rendering.unit(cell.unit_id, cell.genre).user(cell.text, cell.input or "", cell.context or "")
         if system not in self._system_raw:  # one count per rendered system prompt, not per cell
             self._system_raw[system] = TokenEstimator.raw(system)
         raw = self._system_raw[system] + TokenEstimator.raw(user)
@@ -666,9 +645,7 @@ class Judge:
         even an identical unusable answer never gets an identical request. The answer itself is not
         sent back (a small model's rambling would double the prompt) and max_tokens stays: a larger
         allowance let a model that rambles ramble longer (llama.cpp here: 100+ s a call)."""
-        note = f"{REASK_MARK} (ask {ask} of {self.config.answer_retries + 1}) " + reask_note(
-            kind, error[:300], self.config.max_tokens
-        )
+        note = reask_note(kind, error[:300], self.config.max_tokens, ask, self.config.answer_retries + 1)
         added = self.tokens.estimate(TokenEstimator.raw(note))
         tokens = prompt.prompt_tokens - prompt.feedback_tokens + added
         return replace(prompt, feedback=note, prompt_tokens=tokens, feedback_tokens=added)
@@ -685,6 +662,7 @@ class Judge:
             rubric_hash=self.bundle.hash,
             judge_hash=self.judge_hash,
             sample=cell.sample,
+            unit_hash=self.rendering.unit(cell.unit_id, cell.genre).fingerprint,
         )
 
     def _fall_back(self, used: str) -> bool:

@@ -3,6 +3,5 @@ offline judge (tasks/standins) tells requests apart by them, so they live below 
 
 GENERATE_MARK = "You draft a scoring rubric"
 REFLECT_MARK = "You propose changes to a scoring rubric"
-REASK_MARK = "\n\nAbout your previous answer:"  # what a re-ask adds to the user message (the offline judge cuts it)
 REFINE_MARK = "You improve a rubric's structure"  # `rubric refine` asks for mutations aimed at one lattice property
 PAPER_MARK = "You draft a replication rubric from a paper"  # `rubric generate --from-paper` asks for a tree

@@ -41,14 +41,14 @@ HEARTBEAT_S = 5.0
 
 
 def prompt_identity(bundle: Bundle, config: JudgeConfig) -> str:
-    """rubricflow's version and what this code sends the judge for the bundle: every unit's system
-    prompt and answer schema, and the user message's framing."""
+    """rubricflow's version and what this code sends the judge for the bundle: the fingerprint of
+    every rendered call unit (rubrics/render), which covers its system text, schema and user framing."""
     from rubricflow import __version__
-    from rubricflow.rubrics.render import call_units, render_system_prompt, render_user_message, schema_json
+    from rubricflow.rubrics.render import render
 
-    digest = hashlib.sha256(f"{__version__}\0{config.judge_hash()}\0{render_user_message('')}".encode())
-    for unit in call_units(bundle.rubric, config.strategy):
-        digest.update(f"\0{render_system_prompt(bundle.rubric, unit)}\0{schema_json(bundle.rubric, unit)}".encode())
+    digest = hashlib.sha256(f"{__version__}\0{config.judge_hash()}".encode())
+    for unit in render(bundle.rubric, config.strategy).units.values():
+        digest.update(f"\0{unit.fingerprint}".encode())
     return f"{__version__}:{digest.hexdigest()[:16]}"
 
 

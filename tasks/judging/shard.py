@@ -180,6 +180,7 @@ def _judgment_row(c: dict, r) -> dict:
         "rubric_hash": c["rubric_hash"],
         "judge_hash": c["judge_hash"],
         "sample": c["sample"],
+        "unit_hash": c["unit_hash"],
         "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
         "unit_score": r.unit_score,
         "rationale": scrub(r.rationale),
@@ -191,6 +192,7 @@ def _judgment_row(c: dict, r) -> dict:
         "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
         "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
         "prob_mass": r.weighted.mass if r.weighted else None,
+        "confidence": r.confidence,
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from rubricflow.errors import RubricflowError
 from rubricflow.rubrics.model import Criterion, OutputConstraint, Rubric, ScaleError
-from rubricflow.rubrics.render import CRITERION_FIELDS, CallUnit
+from rubricflow.rubrics.render import CRITERION_FIELDS, CallUnit, output_schema
 
 
 class AnswerError(RubricflowError):
@@ -34,6 +34,7 @@ class CriterionResult:
     status: str = "unscored"
     reason: str | None = None
     weighted: Any = None  # logprobs.Weighted, when the endpoint returned logprobs at the value
+    confidence: float | None = None  # the judge's own, 0-1, when the rubric's surface asks for it
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
@@ -100,6 +101,29 @@ def check_constraint(c: OutputConstraint, value: Any) -> str | None:
     return "; ".join(problems) or None
 
 
+def key_order_problems(answer: Any, schema: dict, where: str = "answer") -> list[str]:
+    """Where an answer's keys leave the schema's order (surface.enforce_key_order): one warning each."""
+    if not isinstance(answer, dict):
+        return []
+    expected = [k for k in schema.get("properties", {}) if k in answer]
+    given = [k for k in answer if k in expected]
+    problems = [f"{where}: keys {given} not in the schema's order {expected}"] if given != expected else []
+    for key in given:
+        sub = schema["properties"][key]
+        if sub.get("type") == "object":
+            problems += key_order_problems(answer[key], sub, f"{where}.{key}")
+    return problems
+
+
+def _confidence(given: Any, asked: bool, warnings: list[str]) -> float | None:
+    """The judge's confidence when it is a number in [0, 1]; asked for and not so, a warning."""
+    if isinstance(given, (int, float)) and not isinstance(given, bool) and 0 <= given <= 1:
+        return float(given)
+    if asked:
+        warnings.append(f"confidence missing or outside 0-1: {given!r}")
+    return None
+
+
 def verify_answer(
     rubric: Rubric, unit: CallUnit, answer: dict, text: str
 ) -> tuple[list[CriterionResult], list[str], list[str]]:
@@ -131,6 +155,8 @@ def verify_answer(
     extra = sorted(set(scores) - set(unit.criteria))
     if extra:
         cell_warnings.append(f"answer scores criteria not asked for: {extra}")
+    if rubric.surface.enforce_key_order:
+        cell_warnings.extend(key_order_problems(answer, output_schema(rubric, unit)))
     return results, [str(d) for d in declared if str(d) in judge_ids], cell_warnings
 
 
@@ -142,6 +168,7 @@ def _verify_criterion(rubric: Rubric, c: Criterion, entry: Any, text: str) -> Cr
     if not isinstance(entry, dict):  # a bare value instead of {value, rationale, evidence}
         entry = {"value": entry}
     result.value = entry.get("value")
+    result.confidence = _confidence(entry.get("confidence"), rubric.surface.confidence, result.warnings)
     rationale = entry.get("rationale")
     result.rationale = rationale if isinstance(rationale, str) else None
     evidence = entry.get("evidence") or []

@@ -17,7 +17,7 @@ from typing import Any
 import regex
 
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
-from rubricflow.tasks.judging.prompts import REASK_MARK
+from rubricflow.rubrics.render import REASK_MARK
 from rubricflow.tasks.loaders.pairs import split_pair
 from rubricflow.tasks.standins import offline_kinds
 
@@ -133,6 +133,8 @@ def judge(
             "rationale": f"{prefix}{MARK}: quality estimate {q:.2f} from {len(text.split())} words and pattern hits.",
             "evidence": evidence,
         }
+        if "confidence" in cschema["properties"]:  # surface.confidence: surer the further from the middle
+            scores[cid]["confidence"] = round(0.5 + abs(q - 0.5), 2)
     if criteria_schema:
         answer["criteria"] = scores
     if "verdict" in props:

@@ -133,7 +133,8 @@ def test_fixture_covers_every_rubric_and_criterion_field():
     dumped = FULL.model_dump(mode="json")
     paths = {p for p, _ in markers(dumped)}
     top = {re.split(r"[.\[]", p)[0] for p in paths}
-    assert set(Rubric.model_fields) - top - {"goldens"} == set()
+    # surface is how the rubric is rendered, not text in it (tests/rubrics/test_surface.py)
+    assert set(Rubric.model_fields) - top - {"goldens", "surface"} == set()
     crit_fields = {re.match(r"criteria\[\d+\]\.(\w+)", p).group(1) for p in paths if p.startswith("criteria")}
     non_text = {"id", "weight", "importance", "pass_threshold", "evidence", "genre", "points", "patterns"}
     assert set(Criterion.model_fields) - non_text <= crit_fields
@@ -226,3 +227,28 @@ def test_fence_cannot_be_closed_from_inside(text):
 def test_fence_round_trips_any_text(text, context):
     message = render_user_message(text, context=context)
     assert _fenced(message, "TEXT") == text
+
+
+def test_the_genre_rule_is_written_once_and_the_fingerprint_covers_what_is_sent():
+    """rubrics/render.Rendering resolves a text's genre (one no criterion names renders as none)
+    and fingerprints each unit over what is sent except the text: the system text, the schema,
+    the user template, the mode suffix and the re-ask notes all change it."""
+    from rubricflow.rubrics import render as r
+
+    rendering = r.render(FULL, "per_criterion")
+    assert rendering.genre_key("news") == "news" and rendering.genre_key("poetry") == rendering.genre_key(None) == ""
+    assert [u.unit.id for u in rendering.of_genre("poetry")] == [u.unit.id for u in rendering.of_genre(None)]
+    assert {u.unit.id for u in rendering.of_genre("news")} == {c.id for c in FULL.active_criteria("news")}
+    unit = rendering.of_genre(None)[0]
+    assert unit.fingerprint == r.render_unit(FULL, unit.unit).fingerprint  # deterministic
+    for name, changed in (
+        ("USER_PREAMBLE", "Judge this."),
+        ("SCHEMA_SUFFIX", "\n\nSchema:\n{schema}"),
+        ("REASK_MARK", "\n\nAgain:"),
+    ):
+        original = getattr(r, name)
+        setattr(r, name, changed)
+        try:
+            assert r.render_unit(FULL, unit.unit).fingerprint != unit.fingerprint, name
+        finally:
+            setattr(r, name, original)

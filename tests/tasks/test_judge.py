@@ -292,3 +292,20 @@ def test_latency_is_the_servers_time_and_waiting_in_the_client_is_kept_apart():
     # the four that waited: their wait is not in their latency (counting it gave ~queue + 100 ms);
     # relative, so a pause of the loaded machine (CI saw 325 ms first calls) is no failure
     assert all(r["latency_ms"] < r["queue_ms"] + 90 for r in rows[4:]), [(r["latency_ms"], r["queue_ms"]) for r in rows]
+
+
+def test_the_judge_sends_exactly_the_rendered_unit_whose_fingerprint_keys_its_cells():
+    """One rendering (rubrics/render) for planning, the estimate and the judge: the request's system
+    text is the unit's in that mode (the schema suffix included), its user turn the unit's template,
+    and the completion row carries the fingerprint the plan put in the cell key."""
+    from rubricflow.rubrics.render import render, render_user_message
+
+    [outcome], judge, _ = judge_cells(ServerConfig())
+    rendered = render(BUNDLE.rubric, judge.config.strategy).unit(outcome.completion["unit_id"], None)
+    assert outcome.completion["unit_hash"] == rendered.fingerprint
+    unit, system, schema = judge.unit(rendered.unit.id, "a genre no criterion names")
+    for mode in ("json_schema", "json_object", "tools", "text"):
+        body = judge.request_body(system, schema, rendered.user("the text"), mode, 0)
+        assert body["messages"][0]["content"] == rendered.system_for(mode)
+        assert body["messages"][1]["content"] == render_user_message("the text")
+        assert ("JSON Schema of the answer" in rendered.system_for(mode)) == (mode in ("json_object", "text"))

@@ -131,3 +131,26 @@ def test_a_memory_limit_that_is_not_a_size_is_refused_by_name(tmp_path, monkeypa
     monkeypatch.setenv(db.MEMORY_ENV, "lots")
     with pytest.raises(InputError, match=r"\$RUBRICFLOW_DUCKDB_MEMORY must be a size such as 1GB"):
         db.writer(tmp_path / "w.duckdb").__enter__()
+
+
+def test_a_warehouse_from_before_rendered_unit_fingerprints_opens_with_its_rows_current(tmp_path):
+    """Cells landed before completions and judgments named their rendered unit's fingerprint
+    (unit_hash) keep being read: the columns are added, NULL, and such cells stay current."""
+    old_schema = sql("001_schema.sql")
+    for table in ("completions", "judgments"):
+        added = f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS unit_hash VARCHAR;"
+        assert old_schema.count(added) == 1
+        old_schema = old_schema.replace(added, "")
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute(old_schema)
+    old.execute("INSERT INTO texts (corpus_id, text_id, sha256, text) VALUES ('c', 't', 's', 'a text')")
+    old.execute(
+        "INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, sample, "
+        "unit_score, status, text_sha256) VALUES ('k', 'c1', 'r', 'c', 't', 'h', 'j', 0, 0.5, 'scored', 's')"
+    )
+    assert "unit_hash" not in [d[0] for d in old.execute("SELECT * FROM judgments").description]
+    old.close()
+    with db.writer(path) as con:
+        assert con.execute("SELECT unit_hash, unit_score FROM current_judgments").fetchall() == [(None, 0.5)]
+        assert con.execute("SELECT count(unit_hash) FROM completions").fetchone() == (0,)

@@ -1,7 +1,7 @@
 -- rubricflow warehouse, schema version 1.
 -- Keys: a text is (corpus_id, text_id); a rubric version is its content hash; a judge setup is
 -- its config hash; a work cell is cell_key = sha256 of (text_id, text version, unit, rubric hash,
--- judge hash, sample), where the text version (text_version() in views.sql, stored as
+-- judge hash, sample, unit fingerprint: see the `render:` block at the end), where the text version (text_version() in views.sql, stored as
 -- `text_sha256` in completions and judgments) covers everything the judge sees: the text, and its
 -- input, context and genre when it has them. Every landing is idempotent by cell_key.
 
@@ -452,3 +452,13 @@ CREATE TABLE IF NOT EXISTS cascade_texts (
     confidence DOUBLE,                  -- the cheap judge's: the least probability it gave its chosen values
     level      VARCHAR NOT NULL         -- cheap | strong | calibration (strong, judged to choose the threshold)
 );
+
+-- render: a completion names the fingerprint of the rendered call unit it was sent (rubrics/render:
+-- system text, user template, answer schema, mode suffixes, re-ask notes); the cell key includes it,
+-- so a wording change re-judges exactly the units whose rendering changed. NULL in warehouses made
+-- before (those cells are never adopted by another version; their keys had no fingerprint).
+-- A cell sent an older wording of its unit is history (current_rendering() in views.sql).
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS unit_hash VARCHAR;
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS unit_hash VARCHAR;
+-- render: the judge's confidence in each criterion's value (0-1), when the rubric's surface asks for it.
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS confidence DOUBLE;

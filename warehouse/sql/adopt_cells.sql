@@ -1,5 +1,5 @@
 -- Cells this run's rubric version shares with another version: a call unit with the same
--- fingerprint (prompt, answer schema, how answers are read: rubric_units.unit_hash) was judged ok
+-- fingerprint (what was sent, how answers are read: completions.unit_hash, rubric_units.unit_hash) was judged ok
 -- for the same text version, judge and sample, so its completion and judgments are copied under
 -- this version's cell key instead of asking again. A copy costs nothing (attempts and tokens 0,
 -- left out of run_summary's calls) and names the cell it came from (adopted_from). A failed cell
@@ -15,15 +15,13 @@ units AS (
 )
 -- one source per cell (several versions may share the unit)
 SELECT new_key AS cell_key, source_key FROM (
-    SELECT sha256(concat_ws('|', p.text_id, p.text_sha256, m.unit_id, $rubric, $judge, p.sample)) AS new_key,
+    SELECT sha256(concat_ws('|', p.text_id, p.text_sha256, m.unit_id, $rubric, $judge, p.sample, m.unit_hash)) AS new_key,
            p.cell_key AS source_key, p.created_at
     FROM texts t
     JOIN units m ON m.rubric_hash = $rubric
      AND m.genre_key = CASE WHEN list_contains(m.names, t.genre) THEN t.genre ELSE '' END
-    JOIN units o ON o.rubric_hash <> $rubric AND o.unit_hash = m.unit_hash
-     AND o.genre_key = CASE WHEN list_contains(o.names, t.genre) THEN t.genre ELSE '' END
-    JOIN completions p ON p.corpus_id = t.corpus_id AND p.text_id = t.text_id AND p.rubric_hash = o.rubric_hash
-     AND p.unit_id = o.unit_id AND p.judge_hash = $judge AND p.status = 'ok' AND p.sample < $samples
+    JOIN completions p ON p.corpus_id = t.corpus_id AND p.text_id = t.text_id AND p.rubric_hash <> $rubric
+     AND p.unit_hash = m.unit_hash AND p.judge_hash = $judge AND p.status = 'ok' AND p.sample < $samples
      AND p.text_sha256 = text_version(t.sha256, t.input, t.context, t.genre)
     WHERE t.corpus_id = $corpus AND t.removed_at IS NULL
 )

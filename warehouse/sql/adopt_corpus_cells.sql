@@ -11,7 +11,8 @@ FROM texts t
 JOIN completions p ON p.text_id = t.text_id AND p.text_sha256 = text_version(t.sha256, t.input, t.context, t.genre)
  AND p.corpus_id <> t.corpus_id AND p.rubric_hash = $rubric AND p.judge_hash = $judge
  AND p.sample < $samples AND p.status = 'ok'
- AND p.cell_key = sha256(concat_ws('|', p.text_id, p.text_sha256, p.unit_id, p.rubric_hash, p.judge_hash, p.sample))
+ AND p.cell_key = sha256(concat_ws('|', p.text_id, p.text_sha256, p.unit_id, p.rubric_hash, p.judge_hash, p.sample,
+                                 p.unit_hash))  -- NULL (landed before fingerprints): left out, as the key was
 WHERE t.corpus_id = $corpus AND t.removed_at IS NULL;
 
 DELETE FROM adopted_corpus

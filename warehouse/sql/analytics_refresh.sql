@@ -39,6 +39,7 @@ SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
 FROM judgments j
 JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
 JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
+WHERE current_rendering(j.rubric_hash, j.unit_hash)  -- cells sent an older wording are history
 GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
          c.weight, c.importance, c.pass_threshold, c.points;
 INSERT INTO mat_criterion_scores BY NAME SELECT * FROM refresh_criteria ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
@@ -98,7 +99,8 @@ INSERT INTO mat_node_scores BY NAME SELECT * FROM refresh_nodes ORDER BY corpus_
 CREATE OR REPLACE TEMP TABLE refresh_completions AS
 SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, c.unit_id, c.status, c.declared_disqualifiers
 FROM completions c
-JOIN refresh_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
+JOIN refresh_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256
+WHERE current_rendering(c.rubric_hash, c.unit_hash);
 INSERT INTO mat_ok_cells BY NAME
 SELECT corpus_id, rubric_hash, judge_hash, text_id, count(*) AS ok_cells
 FROM refresh_completions WHERE status = 'ok' GROUP BY ALL ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
@@ -241,7 +243,7 @@ WITH own AS (
                 ELSE slot END AS verdict
     FROM judgments j
     JOIN refresh_pair_texts p ON p.corpus_id = j.corpus_id AND p.text_id = j.text_id AND p.version = j.text_sha256
-    WHERE j.status = 'scored' AND p.removed_at IS NULL
+    WHERE j.status = 'scored' AND p.removed_at IS NULL AND current_rendering(j.rubric_hash, j.unit_hash)
 )
 SELECT ab.corpus_id, ab.rubric_hash, ab.judge_hash, ab.pair_id, ab.criterion_id, ab.label, ab.system_a, ab.system_b,
        ab.verdict AS verdict_ab, ba.verdict AS verdict_ba,

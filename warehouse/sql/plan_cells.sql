@@ -2,13 +2,13 @@
 -- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
 -- failures (retries exhausted), unreachable endpoints, setup failures (a bad key or URL, fixed
 -- since) and calls the budget did not cover are planned again; cells waiting in a submitted batch are not. Needs the registered table plan_units(genre_key,
--- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
+-- unit_id, unit_hash: the rendered unit's fingerprint, part of the key). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
 -- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $only_texts
 -- (plan only the texts of the registered table plan_texts(text_id): a sequential A/B's batch).
 CREATE OR REPLACE TEMP TABLE plan AS
 WITH cells AS (
     SELECT sha256(concat_ws('|', t.text_id, text_version(t.sha256, t.input, t.context, t.genre), u.unit_id,
-                            $rubric, $judge, s.sample)) AS cell_key,
+                            $rubric, $judge, s.sample, u.unit_hash)) AS cell_key,
            t.text_id, text_version(t.sha256, t.input, t.context, t.genre) AS text_sha256, u.unit_id,
            s.sample::INTEGER AS sample, t.genre
     FROM texts t

@@ -12,6 +12,14 @@ CREATE OR REPLACE MACRO text_version(sha, input, context, genre) AS
                                'context:' || coalesce(context, chr(0)), 'genre:' || coalesce(genre, chr(0))))
     END;
 
+-- Whether a cell was sent its unit as the rubric version renders it now: rubric_units holds each
+-- unit's current fingerprint (rubrics/render), so after a wording change the cells sent the old
+-- wording are history, left out of every view, as an older text version is. A cell landed before
+-- fingerprints (NULL) stays current.
+CREATE OR REPLACE MACRO current_rendering(rubric, fingerprint) AS
+    fingerprint IS NULL
+    OR EXISTS (SELECT 1 FROM rubric_units ru WHERE ru.rubric_hash = rubric AND ru.unit_hash = fingerprint);
+
 -- The texts of each corpus as they are now (removed texts left out), with their version.
 CREATE OR REPLACE VIEW current_texts AS
 SELECT corpus_id, text_id, text_version(sha256, input, context, genre) AS version, genre
@@ -21,11 +29,13 @@ FROM texts WHERE removed_at IS NULL;
 -- or genre leaves the older judgments in the tables (history) but out of every view.
 CREATE OR REPLACE VIEW current_judgments AS
 SELECT j.* FROM judgments j
-JOIN current_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256;
+JOIN current_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
+WHERE current_rendering(j.rubric_hash, j.unit_hash);
 
 CREATE OR REPLACE VIEW current_completions AS
 SELECT c.* FROM completions c
-JOIN current_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
+JOIN current_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256
+WHERE current_rendering(c.rubric_hash, c.unit_hash);
 
 -- The per-text analytics are tables kept current as work lands (analytics_tables.sql,
 -- analytics_refresh.sql); these views are their public names.

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rubricflow.rubrics.formats import dump_yaml, load_rubric
 from rubricflow.rubrics import metrics as rubric_metrics
+from rubricflow.rubrics.formats import dump_yaml, load_rubric
 from rubricflow.rubrics.library import BUILTIN, Library
 
 

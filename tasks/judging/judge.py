@@ -25,7 +25,7 @@ from tenacity.stop import stop_base
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
-from rubricflow.tasks.judging import providers, telemetry
+from rubricflow.tasks.judging import providers, telemetry, verdict_tools
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
@@ -54,6 +54,7 @@ MODE_WORDS = {
     "json_schema": ("response_format", "json_schema"),
     "json_object": ("response_format", "json_object", "schema"),
     "tools": ("tool",),
+    verdict_tools.MODE: ("tool",),
 }
 REASKED_ANSWER_ERRORS = ("parse", "truncated", "empty", "malformed")  # a refusal or a filtered answer is final
 
@@ -372,6 +373,8 @@ class Judge:
         self._delivery_checked = config.system_prompt != "auto"
         self._delivery_lock = asyncio.Lock()
         rubric = bundle.rubric
+        if self.mode == verdict_tools.MODE:
+            verdict_tools.check(rubric, call_units(rubric, config.strategy))
         self.genres = {g for c in rubric.criteria for g in c.genre}
         self._units: dict[tuple[str, str | None], tuple[CallUnit, str, dict]] = {}
         for genre in {None} | self.genres:  # rendered once per run, reused for every cell
@@ -404,7 +407,7 @@ class Judge:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
-        if self.logprobs and mode != "tools":  # a tool call's arguments carry no logprobs
+        if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         if mode == "json_schema":
             kwargs["response_format"] = {
@@ -414,6 +417,9 @@ class Judge:
         elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
+        elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
+            system, tools = verdict_tools.request(system)
+            kwargs.update(tools)
         elif mode == "tools":
             kwargs["tools"] = [
                 {
@@ -711,6 +717,8 @@ class Judge:
         message = choice.message
         tool_calls = getattr(message, "tool_calls", None) or []
         content = text_parts(tool_calls[0].function.arguments if tool_calls else message.content)
+        if tool_calls and (verdict := verdict_tools.answer(tool_calls[0], unit)) is not None:
+            content = verdict
         row["raw_response"] = content if content is None or isinstance(content, str) else json.dumps(content)
         if content is not None and not isinstance(content, str):
             raise AnswerError("malformed", f"the answer's content is a {type(content).__name__}, not text")

@@ -19,7 +19,7 @@ def run(*args, cwd=None, columns=200):
 
 def test_list_and_search():
     listed = run("rubric", "list")
-    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "12 rubrics" in listed.stdout
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "14 rubrics" in listed.stdout
     found = run("rubric", "search", "story")
     assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
     assert run("rubric", "search", "no-such-thing").returncode == 1

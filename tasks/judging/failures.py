@@ -14,6 +14,7 @@ from enum import StrEnum
 
 import openai
 
+from rubricflow.tasks.judging import verdict_tools
 from rubricflow.tasks.judging.costs import BudgetSpent
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
@@ -23,6 +24,7 @@ MODE_WORDS = {
     "json_schema": ("response_format", "json_schema"),
     "json_object": ("response_format", "json_object", "schema"),
     "tools": ("tool",),
+    verdict_tools.MODE: ("tool",),
 }
 
 

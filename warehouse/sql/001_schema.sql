@@ -452,3 +452,7 @@ CREATE TABLE IF NOT EXISTS cascade_texts (
     confidence DOUBLE,                  -- the cheap judge's: the least probability it gave its chosen values
     level      VARCHAR NOT NULL         -- cheap | strong | calibration (strong, judged to choose the threshold)
 );
+
+-- engine: hard output constraints a cell's answer broke (rubric output.constraints, severity hard):
+-- each disqualifies the text's judgment under the constraint's id (disqualifier_hits kind 'constraint').
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS constraint_violations VARCHAR[];

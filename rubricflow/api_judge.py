@@ -41,7 +41,8 @@ class Judge:
     """A judge setup: the options of `rubricflow score` (model, base_url, provider, strategy,
     samples, temperature, seed, max_tokens, rpm, tpm, max_in_flight, timeout_s, output_mode,
     system_prompt, logprobs, prices, ...), checked as one `JudgeConfig`. The API key comes from
-    the provider's environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY), never an argument."""
+    the provider's usual environment variable, chosen by the base URL's host (GROQ_API_KEY for
+    api.groq.com, ...; tasks/judging/providers/keys.py), else OPENAI_API_KEY; never an argument."""
 
     def __init__(
         self,

@@ -42,7 +42,8 @@ def spec(rubric: Rubric, criteria: tuple[str, ...], schema: dict) -> ET.Element:
     m = rubric.metadata
     root = ET.Element(ROOT, {"name": _clean(m.title or m.id), "id": m.id})
     _add(root, "mission", rubric.goal or m.description)
-    role = _add(root, "role", rubric.role.persona)
+    r = rubric.role  # seed 001's RoleSpec: authority and domain as attributes
+    role = _add(root, "role", r.persona, authority=r.authority or "", domain=r.domain or "")
     for o in rubric.role.obligations:
         _add(role, "must", o)
     for rule in rubric.role.constraints:

@@ -294,7 +294,7 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     PRIMARY KEY (batch_id, cell_key)
 );
 
--- A rubric version's call units and their fingerprints (rubrics/render.unit_fingerprint: the
+-- A rubric version's call units and their fingerprints (rubrics/render.RenderedUnit.fingerprint: the
 -- prompt, the answer schema and how answers are read). A unit another version shares by
 -- fingerprint was judged already: its cells are adopted, not called again (sql/adopt_cells.sql).
 CREATE TABLE IF NOT EXISTS rubric_units (
@@ -452,6 +452,23 @@ CREATE TABLE IF NOT EXISTS cascade_texts (
     confidence DOUBLE,                  -- the cheap judge's: the least probability it gave its chosen values
     level      VARCHAR NOT NULL         -- cheap | strong | calibration (strong, judged to choose the threshold)
 );
+
+-- formats (#36): which rubric a routed score (`score --route FIELD`, the rubric algebra's coproduct)
+-- chose for each text, by which field and value (views.sql: routed_texts, text_outcomes); one row per
+-- routing, the latest one a text's current route.
+CREATE TABLE IF NOT EXISTS text_routes (
+    corpus_id   VARCHAR NOT NULL,
+    text_id     VARCHAR NOT NULL,
+    selector    VARCHAR NOT NULL,   -- the field: genre, or metadata.KEY
+    value       VARCHAR,            -- the text's value of it (NULL: it has none)
+    choice      VARCHAR NOT NULL,   -- the choice that took it: its value, or '*' (the default rubric)
+    rubric_hash VARCHAR NOT NULL,   -- the rubric chosen
+    routed_at   TIMESTAMP NOT NULL
+);
+
+-- engine: hard output constraints a cell's answer broke (rubric output.constraints, severity hard):
+-- each disqualifies the text's judgment under the constraint's id (disqualifier_hits kind 'constraint').
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS constraint_violations VARCHAR[];
 
 -- render: a completion names the fingerprint of the rendered call unit it was sent (rubrics/render:
 -- system text, user template, answer schema, mode suffixes, re-ask notes); the cell key includes it,

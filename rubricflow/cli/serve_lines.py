@@ -22,7 +22,6 @@ def _ended_runs(deployment: str, since: dt.datetime) -> list:
         DeploymentFilter,
         DeploymentFilterName,
         FlowRunFilter,
-        FlowRunFilterEndTime,
         FlowRunFilterState,
         FlowRunFilterStateType,
     )
@@ -31,15 +30,13 @@ def _ended_runs(deployment: str, since: dt.datetime) -> list:
 
     ended = [StateType.COMPLETED, StateType.FAILED, StateType.CRASHED, StateType.CANCELLED]
     with get_client(sync_client=True) as client:
-        return client.read_flow_runs(
+        runs = client.read_flow_runs(
             deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment])),
-            flow_run_filter=FlowRunFilter(
-                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=ended)),
-                end_time=FlowRunFilterEndTime(after_=since),
-            ),
+            flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=ended))),
             sort=FlowRunSort.END_TIME_DESC,
             limit=50,
         )
+    return [r for r in runs if r.end_time is not None and r.end_time >= since]
 
 
 def describe(run) -> str:

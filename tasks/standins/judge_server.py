@@ -24,7 +24,7 @@ import uvicorn
 from rubricflow.tasks.judging.prompts import GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
 
-from . import messages_api, offline_judge, offline_paper, offline_refiner
+from . import azure_api, messages_api, offline_judge, offline_paper, offline_refiner
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
@@ -156,6 +156,11 @@ class JudgeServer:
             )
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])
+        if method == "POST" and azure_api.deployment(path):  # Azure OpenAI's deployment route
+            refused = azure_api.refusal(scope.get("query_string", b""), dict(scope["headers"]), self.config.api_key)
+            if refused:
+                return await _json(send, *refused)
+            return await self.chat(body, send, azure_api.as_openai_headers(self.config.api_key))
         if method == "POST" and path.rstrip("/") == "/v1/messages":
             return await self.messages(body, send, dict(scope["headers"]))
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):

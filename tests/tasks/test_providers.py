@@ -99,11 +99,11 @@ def test_a_structured_answer_is_asked_as_a_forced_tool_and_read_back_as_text():
 
 
 def test_an_unknown_provider_or_a_batch_it_cannot_do_is_refused_by_name():
-    with pytest.raises(ValidationError, match="unknown provider 'gemini': use one of anthropic, openai"):
+    with pytest.raises(ValidationError, match="unknown provider 'gemini': use one of anthropic, azure, openai"):
         JudgeConfig(provider="gemini")
     with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API"):
         JudgeConfig(provider="anthropic", batch=True)
-    assert set(providers()) == {"openai", "anthropic"}
+    assert set(providers()) == {"openai", "anthropic", "azure"}
     default, other = JudgeConfig(), JudgeConfig(provider="anthropic")
     assert default.judge_hash() == JudgeConfig(provider="openai").judge_hash() != other.judge_hash()
     assert not other.wants_logprobs()  # the Messages API has none to give

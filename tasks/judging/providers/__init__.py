@@ -39,6 +39,10 @@ class Provider:
         """Per-request header overrides (the client checks only these for an omitted Authorization)."""
         return {}
 
+    def query(self) -> dict[str, str]:
+        """Query parameters every request carries (Azure: `api-version`)."""
+        return {}
+
     def request(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chat-completions body in this API's terms."""
         return body
@@ -68,8 +72,9 @@ def chat_completion(answer: Any) -> Any:
 @functools.cache
 def providers() -> dict[str, Provider]:
     from .anthropic_messages import AnthropicMessages  # a provider module imports Provider from here
+    from .azure_openai import AzureOpenAI
 
-    return {p.name: p for p in (Provider(), AnthropicMessages())}
+    return {p.name: p for p in (Provider(), AnthropicMessages(), AzureOpenAI())}
 
 
 def provider(name: str | None) -> Provider:
@@ -102,5 +107,11 @@ def client_for(name: str | None, base_url: str | None, timeout_s: float, http_cl
     chosen, key = provider(name), api_key(name, base_url)
     extra = {"http_client": http_client} if http_client is not None else {}
     return AsyncOpenAI(
-        base_url=base_url, api_key=key, default_headers=chosen.headers(key), max_retries=0, timeout=timeout_s, **extra
+        base_url=base_url,
+        api_key=key,
+        default_headers=chosen.headers(key),
+        default_query=chosen.query() or None,
+        max_retries=0,
+        timeout=timeout_s,
+        **extra,
     )

@@ -11,6 +11,7 @@ from openai.types.chat import ChatCompletion
 
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import CallUnit
+from rubricflow.tasks.judging import verdict_tools
 from rubricflow.tasks.judging.logprobs import answer_logprobs, token_spans, weigh
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
 
@@ -72,6 +73,8 @@ def read_answer(
     message = choice.message
     tool_calls = getattr(message, "tool_calls", None) or []
     content = text_parts(tool_calls[0].function.arguments if tool_calls else message.content)
+    if tool_calls and (verdict := verdict_tools.answer(tool_calls[0], unit)) is not None:
+        content = verdict
     row["raw_response"] = content if content is None or isinstance(content, str) else json.dumps(content)
     if content is not None and not isinstance(content, str):
         raise AnswerError("malformed", f"the answer's content is a {type(content).__name__}, not text")

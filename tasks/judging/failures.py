@@ -14,6 +14,8 @@ from enum import StrEnum
 
 import openai
 
+from rubricflow.tasks.judging import verdict_tools
+
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 SETUP_STATUS = {401, 402, 403, 404, 405}  # a key, account, model or URL problem: fixed by the user, not by time
 MODE_REFUSAL_STATUS = {400, 422, 500, 501}  # how servers say "not this request shape"
@@ -21,6 +23,7 @@ MODE_WORDS = {
     "json_schema": ("response_format", "json_schema"),
     "json_object": ("response_format", "json_object", "schema"),
     "tools": ("tool",),
+    verdict_tools.MODE: ("tool",),
 }
 
 

@@ -21,7 +21,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
-from rubricflow.tasks.judging import answers, providers, telemetry
+from rubricflow.tasks.judging import answers, providers, telemetry, verdict_tools
 from rubricflow.tasks.judging.answers import cached_tokens, reask_note
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, TokenEstimator
@@ -141,6 +141,8 @@ class Judge:
         self._delivery_checked = config.system_prompt != "auto" or self.wire.capabilities.system_role == "field"
         self._delivery_lock = asyncio.Lock()
         rubric = bundle.rubric
+        if self.mode == verdict_tools.MODE:
+            verdict_tools.check(rubric, call_units(rubric, config.strategy))
         self.genres = {g for c in rubric.criteria for g in c.genre}
         self._units: dict[tuple[str, str | None], tuple[CallUnit, str, dict]] = {}
         for genre in {None} | self.genres:  # rendered once per run, reused for every cell
@@ -173,7 +175,7 @@ class Judge:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
-        if self.logprobs and mode != "tools":  # a tool call's arguments carry no logprobs
+        if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         if mode == "json_schema":
             kwargs["response_format"] = {
@@ -183,6 +185,9 @@ class Judge:
         elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
+        elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
+            system, tools = verdict_tools.request(system)
+            kwargs.update(tools)
         elif mode == "tools":
             kwargs["tools"] = [
                 {

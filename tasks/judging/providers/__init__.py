@@ -127,14 +127,23 @@ def provider(name: str | None) -> Provider:
     return known[name or "openai"]
 
 
+@functools.cache
 def key_variables() -> list[str]:
-    """Every provider's key variables: secrets are scrubbed of all of them."""
-    return [v for p in providers().values() for v in p.key_variables]
+    """Every provider's key variables, and every variable a key is discovered in (providers/keys.py):
+    secrets are scrubbed of all of them."""
+    from .keys import HOST_KEYS
+
+    own = [v for p in providers().values() for v in p.key_variables]
+    return list(dict.fromkeys(own + list(HOST_KEYS.values())))
 
 
-def api_key(name: str | None = None) -> str:
-    """The key comes from the environment only, so it never appears in parameters or logs."""
-    found = (os.environ.get(v) for v in provider(name).key_variables)
+def api_key(name: str | None = None, base_url: str | None = None) -> str:
+    """The key comes from the environment only, so it never appears in parameters or logs: the
+    variable of the endpoint's provider (providers/keys.py), else the wire API's own (the first set)."""
+    from .keys import key_variable_for
+
+    discovered = key_variable_for(base_url, "")
+    found = (os.environ.get(v) for v in ((discovered,) if discovered else provider(name).key_variables))
     return next((k for k in found if k), "not-needed-for-local-servers")
 
 
@@ -142,7 +151,7 @@ def client_for(name: str | None, base_url: str | None, timeout_s: float, http_cl
     """The one HTTP client of every model call: the provider's endpoint (never the SDK's default,
     which is OpenAI's), key and headers, no SDK retries (the judge's own retry layer decides), the
     whole-answer timeout."""
-    chosen, key = provider(name), api_key(name)
+    chosen, key = provider(name), api_key(name, base_url)
     extra = {"http_client": http_client} if http_client is not None else {}
     return AsyncOpenAI(
         base_url=chosen.base_url(base_url),

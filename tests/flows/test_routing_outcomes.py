@@ -91,3 +91,16 @@ def test_a_route_by_metadata_and_a_text_no_choice_takes(scored, tmp_path):
         score_routed(warehouse, "c", ["x=llm-slop"], "colour", judge)
     with pytest.raises(InputError, match="at most one --rubric without VALUE="):
         score_routed(warehouse, "c", ["x=llm-slop", "llm-slop", "writing-quality"], "genre", judge)
+
+
+def test_each_text_keeps_the_advice_its_rubric_gives_it(scored):
+    """Coaching recorded per text: llm-slop's advice rules whose patterns fired on the text."""
+    warehouse, _, _ = scored
+    advice = rows(
+        warehouse,
+        "SELECT a.text_id, a.advice, a.because FROM text_advice a JOIN rubrics r USING (rubric_hash) "
+        "WHERE r.rubric_id = 'llm-slop' ORDER BY a.text_id, a.rule",
+    )
+    assert advice and {a[0] for a in advice} == {"a5"}  # the one slop answer among llm-slop's texts
+    fired = {a[1]: a[2] for a in advice}
+    assert "puffery_words" in fired["Replace hype with concrete facts."]

@@ -34,7 +34,10 @@ def score(
         help="Judge model (repeatable: a panel of judges, each a judge "
         "setup of its own; default: the offline stand-in).",
     ),
-    base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    base_url: str | None = typer.Option(
+        None,
+        help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL). The key is read from its provider's usual variable (GROQ_API_KEY for api.groq.com, ...), else OPENAI_API_KEY.",
+    ),
     strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
     samples: int = typer.Option(1, help="Judgments per cell (repeat sampling)."),
     temperature: float = typer.Option(0.0),

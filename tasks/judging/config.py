@@ -170,6 +170,8 @@ def _problem(error: Any) -> str:
 
 
 def api_key(config: JudgeConfig | None = None) -> str:
-    """The key of the config's provider, from the environment only, so it never appears in
-    parameters or logs."""
-    return providers.api_key(config.provider if config else None)
+    """The key of the config's endpoint (its provider's usual variable, providers/keys.py), from the
+    environment only, so it never appears in parameters or logs."""
+    if config is None:
+        return providers.api_key(None)
+    return providers.api_key(config.provider, config.resolved_base_url())

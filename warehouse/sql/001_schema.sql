@@ -465,3 +465,7 @@ CREATE TABLE IF NOT EXISTS text_routes (
     rubric_hash VARCHAR NOT NULL,   -- the rubric chosen
     routed_at   TIMESTAMP NOT NULL
 );
+
+-- engine: hard output constraints a cell's answer broke (rubric output.constraints, severity hard):
+-- each disqualifies the text's judgment under the constraint's id (disqualifier_hits kind 'constraint').
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS constraint_violations VARCHAR[];

@@ -42,8 +42,9 @@ FROM mat_criterion_scores;
 CREATE OR REPLACE VIEW node_scores AS
 SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, value, met FROM mat_node_scores;
 
--- Disqualifier hits of all three kinds, one row per text, disqualifier and cause (detail: the
--- pattern that matched, the criterion's score, or the call units that declared it).
+-- Disqualifier hits of all four kinds (pattern, criterion, judge, constraint), one row per text,
+-- disqualifier and cause (detail: the pattern that matched, the criterion's score, or the call
+-- units that declared it or broke a hard output constraint).
 CREATE OR REPLACE VIEW disqualifier_hits AS
 SELECT corpus_id, rubric_hash, judge_hash, text_id, disqualifier_id, kind, detail FROM mat_disqualifier_hits;
 

@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 # name -> the module that defines it, imported on first use
 _API = {
     "load_rubric": "rubricflow.api_rubric",
+    "load_calibration_cases": "rubricflow.api_rubric",
     "CompiledRubric": "rubricflow.api_rubric",
     "Judge": "rubricflow.api_judge",
     "Result": "rubricflow.api_results",
@@ -56,13 +57,14 @@ __all__ = [
     "Usage",
     "Warehouse",
     "__version__",
+    "load_calibration_cases",
     "load_rubric",
 ]
 
 if TYPE_CHECKING:
     from rubricflow.api_judge import Judge
     from rubricflow.api_results import CriterionScore, Result, Results, Usage
-    from rubricflow.api_rubric import CompiledRubric, load_rubric
+    from rubricflow.api_rubric import CompiledRubric, load_calibration_cases, load_rubric
     from rubricflow.api_warehouse import Ingested, Run, Warehouse
     from rubricflow.errors import CheckFailed, InputError, RubricflowError, TransientError
 

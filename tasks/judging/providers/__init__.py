@@ -1,7 +1,7 @@
 """The wire APIs rubricflow speaks to models. Every model call the project makes (judging,
 reflection, drafting, review, probes) is built as an OpenAI chat-completions body and read as a
 `ChatCompletion`; a provider translates both ways and names its key's environment variable and
-its headers. `post_chat` (tasks/judging/judge.py) and `client_for` are the only places that use one,
+its headers. `post_chat` (tasks/judging/transport.py) and `client_for` are the only places that use one,
 so the hardening (retries, deadlines, odd shapes, scrubbing) is the same for every provider.
 
 Adding a provider with a wire API of its own: one module here with a `Provider` subclass, its

@@ -19,7 +19,8 @@ DEFAULT_VERSION = "2024-10-21"  # the latest GA data-plane version when this was
 
 class AzureOpenAI(Provider):
     name = "azure"
-    key_variable = "AZURE_OPENAI_API_KEY"
+    key_variables = ("AZURE_OPENAI_API_KEY",)
+    base_url_variable = "AZURE_OPENAI_BASE_URL"  # the deployment's URL; Azure has no public default
     batch = False  # Azure's Batch API takes its own deployments and file routes
 
     def headers(self, key: str) -> dict[str, Any]:

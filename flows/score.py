@@ -199,11 +199,6 @@ def _check_where(config: JudgeConfig, workers: int) -> None:
     """Combinations of where the work runs that cannot work, refused before anything starts."""
     if config.resolved_cluster():
         cluster_security(config.resolved_cluster() or "")  # refused here, before any work, if anyone could reach it
-    if config.resolved_cluster() and (config.rpm or config.tpm) and not config.resolved_limits_url():
-        raise InputError(
-            "--rpm/--tpm with --cluster need --limits (a PostgreSQL every worker machine reaches): without it "
-            "each worker machine keeps its own bucket and the key's limit is exceeded"
-        )
     if config.resolved_cluster() and workers >= 2:
         raise InputError("--workers starts a Dask cluster on this machine and --cluster names one: pick one")
     if config.resolved_cluster() and (config.budget_usd is not None or config.batch):

@@ -28,6 +28,7 @@ from rubricflow.rubrics.render import CallUnit, call_units, output_schema, rende
 from rubricflow.tasks.judging import providers, telemetry
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
+from rubricflow.tasks.judging.deadline import CallDeadline
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.prompts import REASK_MARK
@@ -438,8 +439,9 @@ class Judge:
         """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
         within max_attempts and the run's retry budget; other errors are raised at once. Every
         attempt reserves its worst case from the money budget first and settles after."""
+        deadline = CallDeadline(self.config.resolved_call_deadline_s())  # G16: the attempts' and waits' total
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries),
+            stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries) | deadline,
             wait=Wait(),
             retry=retry_if_exception(is_transient),
             reraise=True,
@@ -463,7 +465,8 @@ class Judge:
                     started = time.perf_counter()
                     attempts.queued_s += started - waiting_since
                     try:
-                        response = await self._create(kwargs)
+                        with deadline.attempt(self.timeout_s) as attempt_s:
+                            response = await self._create(kwargs, attempt_s)
                     except openai.APIStatusError as exc:
                         attempts.server_s += time.perf_counter() - started
                         self._settle(reserved, 0, 0)  # an error answer is not billed
@@ -488,9 +491,9 @@ class Judge:
                     return response
         raise AssertionError("unreachable")
 
-    async def _create(self, body: dict[str, Any]) -> Any:
+    async def _create(self, body: dict[str, Any], timeout_s: float | None = None) -> Any:
         try:
-            return await post_chat(self.client, body, self.timeout_s, self.config.provider, self.form)
+            return await post_chat(self.client, body, timeout_s or self.timeout_s, self.config.provider, self.form)
         finally:
             while self.form.notes:  # what the run learned about the server's parameters, said once
                 notify("note", f"{self.form.notes.pop(0)}; this run adapts its requests")

@@ -100,3 +100,13 @@ def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
     assert rows(nights["warehouse"], "SELECT coverage, failed_cells FROM nights WHERE night = '2026-11-04'") == [
         (0.0, 33)
     ]
+
+
+def test_a_deployed_night_with_a_missing_source_is_one_line_naming_it(tmp_path):
+    """#41: a night run by a Prefect deployment whose source file is gone raised a FileNotFoundError traceback."""
+    from rubricflow.errors import InputError
+
+    gone = tmp_path / "moved-away.jsonl"
+    with pytest.raises(InputError, match="moved-away.jsonl: the night's source is missing"):
+        nightly_scoring(str(gone), "n", ["llm-slop"], str(tmp_path / "w.duckdb"), {"base_url": "http://127.0.0.1:9/v1"})
+    assert not (tmp_path / "w.duckdb").exists()  # nothing was written

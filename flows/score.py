@@ -17,6 +17,7 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
+from rubricflow.flows.progress_artifact import run_progress
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -114,7 +115,12 @@ def score_corpus(
         )
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
-            with run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model):
+            with (
+                run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model),
+                run_progress(
+                    artifact_key("score-progress", corpus_id, bundle.id), plan.cells, f"rubricflow run {run_id}"
+                ),
+            ):
                 results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
         except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):

@@ -25,7 +25,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = OFFLINE_MODEL
-    base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    base_url: str | None = None  # default: the provider's variable (OPENAI_BASE_URL...), else its public API
     provider: str = "openai"
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
@@ -107,7 +107,7 @@ class JudgeConfig(BaseModel):
     def _budget_needs_online_calls(self) -> JudgeConfig:
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
-        if self.batch and not providers.provider(self.provider).batch:
+        if self.batch and not providers.provider(self.provider).capabilities.batch:
             raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
         if self.batch and self.budget_usd is not None:
             raise ValueError(
@@ -141,7 +141,8 @@ class JudgeConfig(BaseModel):
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
+        return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or os.environ.get("RUBRICFLOW_DASK_ADDRESS") or None
@@ -161,7 +162,7 @@ class JudgeConfig(BaseModel):
         return self.call_deadline_s or 2 * self.resolved_timeout_s() + 30.0
 
     def wants_logprobs(self) -> bool:
-        if not providers.provider(self.provider).logprobs:
+        if not providers.provider(self.provider).capabilities.logprobs:
             return False
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 

@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact
@@ -60,7 +60,8 @@ def run_progress(key: str, cells: int, description: str) -> Iterator[None]:
         yield
         return
     counter = _Counter(cells)
-    artifact_id = create_progress_artifact(0.0, key=key, description=description)
+    # called from the flow's own thread, where no event loop runs: Prefect's sync form, which returns the id
+    artifact_id = cast(UUID, create_progress_artifact(0.0, key=key, description=description))
     stop = threading.Event()
 
     def report() -> None:

@@ -24,7 +24,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = OFFLINE_MODEL
-    base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    base_url: str | None = None  # default: the provider's variable (OPENAI_BASE_URL...), else its public API
     provider: str = "openai"
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
@@ -45,6 +45,9 @@ class JudgeConfig(BaseModel):
     moves it to the user turn when the server's chat template drops system messages)."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Seconds for a whole answer; default 60, or 300 for an endpoint on this machine (local models are slow)."""
+    call_deadline_s: float | None = Field(default=None, gt=0)
+    """Seconds for one model call over all its attempts and back-off waits (tasks/judging/deadline);
+    default twice the whole-answer timeout, plus 30 s for back-off waits."""
     max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
     answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
     retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
@@ -103,12 +106,22 @@ class JudgeConfig(BaseModel):
     def _budget_needs_online_calls(self) -> JudgeConfig:
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
-        if self.batch and not providers.provider(self.provider).batch:
+        if self.batch and not providers.provider(self.provider).capabilities.batch:
             raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
         if self.batch and self.budget_usd is not None:
             raise ValueError(
                 "--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "
                 "check the estimate printed before the run instead"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _cluster_limits_are_shared(self) -> JudgeConfig:
+        # G8: each worker machine would keep its own bucket, and the key's limit be exceeded times the machines
+        if self.resolved_cluster() and (self.rpm or self.tpm) and not self.resolved_limits_url():
+            raise ValueError(
+                "--rpm/--tpm with --cluster need --limits (a PostgreSQL every worker machine reaches): without it "
+                "each worker machine keeps its own bucket and the key's limit is exceeded"
             )
         return self
 
@@ -127,7 +140,8 @@ class JudgeConfig(BaseModel):
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
+        return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or os.environ.get("RUBRICFLOW_DASK_ADDRESS") or None
@@ -143,8 +157,11 @@ class JudgeConfig(BaseModel):
             return self.timeout_s
         return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
 
+    def resolved_call_deadline_s(self) -> float:
+        return self.call_deadline_s or 2 * self.resolved_timeout_s() + 30.0
+
     def wants_logprobs(self) -> bool:
-        if not providers.provider(self.provider).logprobs:
+        if not providers.provider(self.provider).capabilities.logprobs:
             return False
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 

@@ -305,7 +305,8 @@ class Pages:
         return self.page("text.html", t=t, marked=marked, groups=groups, sides=sides, scores=found["scores"])
 
     def ab(self, request: Request) -> HTMLResponse:
-        corpus, a, b = (request.query_params.get(k) for k in ("corpus", "a", "b"))
+        """An A/B of two sides; without them, the stored comparisons to open and the form."""
+        corpus, a, b, judge_a, judge_b = (request.query_params.get(k) for k in ("corpus", "a", "b", "ja", "jb"))
         if not (corpus and a and b):
             return self.page(
                 "form.html",
@@ -316,16 +317,21 @@ class Pages:
                     ("a", "id@version or a rubric hash prefix"),
                     ("b", "id@version or a rubric hash prefix"),
                 ],
+                comparisons=self.store.fetch("view_comparisons.sql", limit=PAGE_SIZE),
             )
-        result = self.store.run(lambda con: self._comparison(con, corpus, a, b))
+        result = self.store.run(lambda con: self._comparison(con, corpus, (a, judge_a), (b, judge_b)))
         return self.page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
 
     @staticmethod
-    def _comparison(con, corpus: str, a: str, b: str):
-        """The stored A/B of the two sides while it is current (`compare` keeps it), else computed now."""
+    def _comparison(con, corpus: str, a: tuple[str, str | None], b: tuple[str, str | None]):
+        """The stored A/B of the two sides while it is current (`compare` keeps it), else computed now.
+        Each side is a rubric reference and, optionally, a judge hash prefix."""
         from rubricflow.tasks.stats.compare import compare, judgment_sets, stored_comparison
 
-        sides = judgment_sets(con, corpus, a, None, True, "A"), judgment_sets(con, corpus, b, None, True, "B")
+        sides = (
+            judgment_sets(con, corpus, a[0], None, True, "A", a[1]),
+            judgment_sets(con, corpus, b[0], None, True, "B", b[1]),
+        )
         return stored_comparison(con, corpus, *sides, None) or compare(con, corpus, *sides, top=20, resamples=500)
 
     def calibration(self, request: Request) -> HTMLResponse:

@@ -2,6 +2,7 @@
 every page answers, every value is escaped, filters are applied in SQL, and in a real browser a
 click from the A/B page's movers reaches the text with both sides' rationales."""
 
+import html
 import http.client
 import json
 import re
@@ -220,6 +221,23 @@ def test_texts_are_filtered_and_paged_in_sql(served):
 @pytest.mark.skipif(
     chromium_path() is None, reason="chromium not installed (.ci/run installs it where apt is available)"
 )
+def test_the_ab_page_lists_the_stored_comparisons_and_opens_them(served):
+    """The A/B page does not start empty when `compare` stored comparisons: it lists them, and each
+    opens with its own sides (the second judge of v2 is not mixed in)."""
+    from rubricflow.tasks.stats.compare import compared
+
+    v1, v2 = served["v1"], served["v2"]
+    sides = [(v1["rubric_hash"], v1["judge_hash"])], [(v2["rubric_hash"], v2["judge_hash"])]
+    stored = compared(served["warehouse"], "c", *sides, top=20, resamples=500)  # what `rubricflow compare` keeps
+    status, page = get(served, "/compare")
+    assert status == 200 and "Stored comparisons" in page and "none stored yet" not in page
+    [link] = re.findall(r'<a class="stored-ab" href="([^"]+)"', page)
+    assert "llm-slop@1.0.0" in page and "llm-slop@1.1.0" in page and f"jb={v2['judge_hash']}" in html.unescape(link)
+    status, opened = get(served, html.unescape(link))
+    assert status == 200 and 'class="mover"' in opened
+    assert f"A {stored.rubric_a} vs B {stored.rubric_b}" in opened
+
+
 def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
     with Browser(
         served["base"] + f"/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0&token={served['token']}"

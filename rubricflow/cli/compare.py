@@ -23,6 +23,7 @@ from .common import (
     judge_settings,
     out,
     print_rows,
+    reading,
     start_flows,
     warehouse_path,
     write_report,
@@ -74,6 +75,9 @@ def compare(
     figure: str = typer.Option("score", help="--sequential: score (mean text score) or pass (pass rate)."),
     batch_size: int = typer.Option(100, help="--sequential: texts judged between two looks."),
     seed: int = typer.Option(0, help="--sequential: the seed of the text order (same seed: a continuation)."),
+    human: str | None = typer.Option(
+        None, "--human", help="Also the figures and the A - B difference corrected by this rater's labels (estimate)."
+    ),
 ) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
@@ -135,6 +139,8 @@ def compare(
                 judge_hash_b=judge_hash_b,
             )
         print_comparison(result)
+        if human:
+            human_figures(result, human, warehouse)
     if json_out:
         json_out.write_text(result.to_json(), encoding="utf-8")
         err.print(f"wrote {escape(str(json_out))}")
@@ -173,6 +179,23 @@ def sequential_compare(
     if json_out:
         json_out.write_text(json.dumps(r, indent=2), encoding="utf-8")
         err.print(f"wrote {escape(str(json_out))}")
+
+
+def human_figures(result, human: str, warehouse: Path | None) -> None:
+    """`estimate` of the two sides the comparison judged: each corrected by the rater's labels, and
+    the difference A - B with its prediction-powered interval; kept in `estimates` as there."""
+    from rubricflow.tasks.stats.estimate import estimate, record
+    from rubricflow.warehouse import db
+
+    from .estimate import print_estimate
+
+    path = warehouse_path(warehouse)
+    (rubric_a, judge_a, *_), (rubric_b, judge_b, *_) = result.a[0], result.b[0]
+    with reading(path) as con:
+        found = estimate(con, result.corpus, human, (rubric_a, None, judge_a), (rubric_b, None, judge_b), 0.9, "latest")
+    with db.writer(path) as con:
+        record(con, found)
+    print_estimate(found)
 
 
 def print_comparison(c) -> None:

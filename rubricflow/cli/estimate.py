@@ -53,10 +53,10 @@ def estimate(
     if as_json:
         print(json.dumps(result.as_records(), indent=2))
         return
-    _print(result)
+    print_estimate(result)
 
 
-def _print(result: Estimate) -> None:
+def print_estimate(result: Estimate) -> None:
     from rubricflow.tasks.presentation.tables import show
 
     def span(interval) -> str:

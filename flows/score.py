@@ -17,6 +17,8 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
+from rubricflow.flows.deploy_params import refuse_unset
+from rubricflow.flows.progress_artifact import run_progress
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -102,6 +104,7 @@ def score_corpus(
     (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget;
     with the judge's `cluster` (or $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers.
     With `texts`, only those texts' cells are planned (a sequential A/B's batch, a cascade's escalation)."""
+    refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
     logger = get_run_logger()
     config = JudgeConfig(**(judge or {}))
     _check_where(config, workers)
@@ -114,7 +117,12 @@ def score_corpus(
         )
         _announce(plan, recovered, estimate, config, run_id, rubric)
         try:
-            with run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model):
+            with (
+                run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model),
+                run_progress(
+                    artifact_key("score-progress", corpus_id, bundle.id), plan.cells, f"rubricflow run {run_id}"
+                ),
+            ):
                 results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
         except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):

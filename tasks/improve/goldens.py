@@ -20,6 +20,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker
+from rubricflow.tasks.judging.verify import hard_violations
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,9 @@ def judge_text(
     values = {j.criterion_id: j.value for j in judgments if j.status == "scored"}
     declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"]}
     regexes = {p.id: p.effective_regex() for p in rubric.patterns}
-    return TextJudgment(verdict(rubric, values, genre, matched_patterns(text, regexes), declared), judgments, errors)
+    violations = hard_violations(rubric, [j for o in outcomes for j in o.judgments])
+    v = verdict(rubric, values, genre, matched_patterns(text, regexes), declared, violations)
+    return TextJudgment(v, judgments, errors)
 
 
 def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
@@ -88,14 +91,16 @@ def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
         mismatches = []
         if golden.expected and got != golden.expected:
             mismatches.append(f"expected {golden.expected}, got {got or 'no verdict'} (score {_fmt(v.score)})")
+        if golden.expected_label and v.label != golden.expected_label:
+            mismatches.append(f"expected {golden.expected_label}, got {v.label or 'no label'} (score {_fmt(v.score)})")
         for cid, want in golden.expected_scores.items():
             if values.get(cid) != want:
                 mismatches.append(f"{cid}: expected {want!r}, got {values.get(cid)!r}")
         results.append(
             GoldenResult(
                 golden.name,
-                golden.expected,
-                got,
+                golden.expected or golden.expected_label,
+                got if golden.expected or not golden.expected_label else v.label,
                 v.score,
                 v.label,
                 tuple(mismatches),

@@ -25,7 +25,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = OFFLINE_MODEL
-    base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    base_url: str | None = None  # default: the provider's variable (OPENAI_BASE_URL...), else its public API
     provider: str = "openai"
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
@@ -39,7 +39,7 @@ class JudgeConfig(BaseModel):
     server is found to reason (it refuses max_tokens, or reports reasoning tokens): reasoning counts
     against the completion budget, and an answer budget alone ends in an empty answer cut off at the
     limit. Not part of the judge hash: it leaves room, it does not change what is asked."""
-    output_mode: Literal["auto", "json_schema", "json_object", "tools", "text"] = "auto"
+    output_mode: Literal["auto", "json_schema", "json_object", "tools", "text", "verdict_tools"] = "auto"
     """How the answer's structure is asked for; auto starts at json_schema and falls back per run."""
     system_prompt: Literal["auto", "system", "user"] = "auto"
     """Where the rubric goes: the system message, the user turn, or auto (a one-time check per run
@@ -104,7 +104,7 @@ class JudgeConfig(BaseModel):
     def _budget_needs_online_calls(self) -> JudgeConfig:
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
-        if self.batch and not providers.provider(self.provider).batch:
+        if self.batch and not providers.provider(self.provider).capabilities.batch:
             raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
         if self.batch and self.budget_usd is not None:
             raise ValueError(
@@ -128,7 +128,8 @@ class JudgeConfig(BaseModel):
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
+        return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or os.environ.get("RUBRICFLOW_DASK_ADDRESS") or None
@@ -145,7 +146,7 @@ class JudgeConfig(BaseModel):
         return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
 
     def wants_logprobs(self) -> bool:
-        if not providers.provider(self.provider).logprobs:
+        if not providers.provider(self.provider).capabilities.logprobs:
             return False
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 
@@ -170,6 +171,8 @@ def _problem(error: Any) -> str:
 
 
 def api_key(config: JudgeConfig | None = None) -> str:
-    """The key of the config's provider, from the environment only, so it never appears in
-    parameters or logs."""
-    return providers.api_key(config.provider if config else None)
+    """The key of the config's endpoint (its provider's usual variable, providers/keys.py), from the
+    environment only, so it never appears in parameters or logs."""
+    if config is None:
+        return providers.api_key(None)
+    return providers.api_key(config.provider, config.resolved_base_url())

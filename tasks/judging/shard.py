@@ -31,7 +31,7 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
-from rubricflow.tasks.judging.providers import client_for
+from rubricflow.tasks.judging.providers import client_for, provider
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.telemetry import traced_shard
@@ -123,7 +123,7 @@ class Worker:
                     config.budget_usd, price_of(config.model, price_table(config.prices)), run_folder / "budget.json"
                 )
             limits = KeyLimits(
-                config.resolved_base_url() or "https://api.openai.com/v1",
+                provider(config.provider).base_url(config.resolved_base_url()),
                 api_key(config),
                 state_dir() / "limits",
                 config.resolved_limits_url(),
@@ -163,6 +163,7 @@ def land_tables(outcomes: list[Outcome]) -> tuple[pa.Table, pa.Table]:
             "created_at": _ts(o.completion["created_at"]),
             "raw_response": scrub(o.completion["raw_response"]),
             "error": scrub(o.completion["error"]),
+            "constraint_violations": sorted({v for r in o.judgments for v in r.violations}),
         }
         for o in outcomes
     ]

@@ -23,7 +23,6 @@ from .common import (
     judge_settings,
     out,
     print_rows,
-    reading,
     start_flows,
     warehouse_path,
     write_report,
@@ -140,6 +139,8 @@ def compare(
             )
         print_comparison(result)
         if human:
+            from .estimate import human_figures
+
             human_figures(result, human, warehouse)
     if json_out:
         json_out.write_text(result.to_json(), encoding="utf-8")
@@ -179,23 +180,6 @@ def sequential_compare(
     if json_out:
         json_out.write_text(json.dumps(r, indent=2), encoding="utf-8")
         err.print(f"wrote {escape(str(json_out))}")
-
-
-def human_figures(result, human: str, warehouse: Path | None) -> None:
-    """`estimate` of the two sides the comparison judged: each corrected by the rater's labels, and
-    the difference A - B with its prediction-powered interval; kept in `estimates` as there."""
-    from rubricflow.tasks.stats.estimate import estimate, record
-    from rubricflow.warehouse import db
-
-    from .estimate import print_estimate
-
-    path = warehouse_path(warehouse)
-    (rubric_a, judge_a, *_), (rubric_b, judge_b, *_) = result.a[0], result.b[0]
-    with reading(path) as con:
-        found = estimate(con, result.corpus, human, (rubric_a, None, judge_a), (rubric_b, None, judge_b), 0.9, "latest")
-    with db.writer(path) as con:
-        record(con, found)
-    print_estimate(found)
 
 
 def print_comparison(c) -> None:

@@ -22,7 +22,7 @@ from rubricflow.flows.progress_artifact import run_progress
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.costs import Estimate
+from rubricflow.tasks.judging.costs import Estimate, answer_overrun
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.tasks.judging.telemetry import run_span
@@ -115,7 +115,7 @@ def score_corpus(
         plan, recovered, estimate = prepare_run(
             warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified, texts
         )
-        _announce(plan, recovered, estimate, config, run_id, rubric)
+        _announce(plan, recovered, estimate, config, run_id, rubric, bundle)
         try:
             with (
                 run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model),
@@ -150,7 +150,7 @@ def score_corpus(
 
 
 def _announce(
-    plan: steps.Plan, recovered: int, estimate: Estimate, config: JudgeConfig, run_id: str, rubric: str
+    plan: steps.Plan, recovered: int, estimate: Estimate, config: JudgeConfig, run_id: str, rubric: str, bundle: Bundle
 ) -> None:
     """What the run will do and cost, in the log and to the progress display, before any call."""
     logger = get_run_logger()
@@ -166,6 +166,8 @@ def _announce(
         estimate.describe(config.model),
         f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "",
     )
+    if plan.cells and (overrun := answer_overrun(bundle.rubric, config.strategy, config.max_tokens)):
+        logger.warning(overrun)
     notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
     notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
 
@@ -207,11 +209,6 @@ def _check_where(config: JudgeConfig, workers: int) -> None:
     """Combinations of where the work runs that cannot work, refused before anything starts."""
     if config.resolved_cluster():
         cluster_security(config.resolved_cluster() or "")  # refused here, before any work, if anyone could reach it
-    if config.resolved_cluster() and (config.rpm or config.tpm) and not config.resolved_limits_url():
-        raise InputError(
-            "--rpm/--tpm with --cluster need --limits (a PostgreSQL every worker machine reaches): without it "
-            "each worker machine keeps its own bucket and the key's limit is exceeded"
-        )
     if config.resolved_cluster() and workers >= 2:
         raise InputError("--workers starts a Dask cluster on this machine and --cluster names one: pick one")
     if config.resolved_cluster() and (config.budget_usd is not None or config.batch):

@@ -259,6 +259,8 @@ def run_score(
     workers: int = 0,
 ) -> dict:
     """The scoring flow, as `rubricflow score` and `Warehouse.score` both run it."""
+    if shard_size < 1:  # F32: 0 cells per shard never finishes planning
+        raise InputError(f"--shard-size must be at least 1 cell, not {shard_size}")
     start_flows()
     from rubricflow.flows.score import scoring_flow
 

@@ -60,7 +60,7 @@ from . import (  # noqa: E402
     server,
     view,
 )
-from .common import debugging, err, said_in_one_line  # noqa: E402
+from .common import debugging, err, machine_error, said_in_one_line  # noqa: E402
 
 app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
 app.command()(ingest.ingest)
@@ -111,10 +111,12 @@ def main() -> None:
     try:
         app()
         return
-    except (RubricflowError, OSError) as exc:
-        if debugging() or not said_in_one_line(exc):
+    except Exception as exc:  # noqa: BLE001  # anything but the errors said in one line is re-raised
+        message = machine_error(exc)
+        if debugging() or (message is None and not said_in_one_line(exc)):
             raise
-        message = str(exc) if isinstance(exc, RubricflowError) else f"{exc.filename}: {exc.strerror or exc}"
+        if message is None:
+            message = str(exc) if isinstance(exc, RubricflowError) else f"{exc.filename}: {exc.strerror or exc}"  # type: ignore[attr-defined]
         code = getattr(exc, "exit_code", 2)
         _release_frames(exc)
     # Exit outside the handler: the error's traceback (and the frames and connections it holds)

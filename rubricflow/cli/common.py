@@ -100,6 +100,27 @@ class _ShutdownNotes:
         return not record.getMessage().startswith("Still processing items")
 
 
+def machine_error(exc: BaseException) -> str | None:
+    """One line for what the machine refused a command, wherever it surfaced (G13, G14): DuckDB out of
+    memory under its limit names the variable that set it; a full disk (DuckDB's or Python's write)
+    says so with the file DuckDB names. None for anything else."""
+    import errno
+
+    import duckdb
+
+    from rubricflow.warehouse.db import MEMORY_ENV
+
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        limit = os.environ.get(MEMORY_ENV)
+        cause = f"${MEMORY_ENV}={limit} is too small for it" if limit else "the machine's memory is not enough"
+        return f"the warehouse ran out of memory ({first}): {cause}; raise or unset ${MEMORY_ENV}"
+    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+    if full or (isinstance(exc, duckdb.IOException) and "No space left" in first):
+        return f"the disk is full: {first}; free space (what has landed is kept) and run the command again"
+    return None
+
+
 def said_in_one_line(exc: BaseException | None) -> bool:
     """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
     refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those)."""

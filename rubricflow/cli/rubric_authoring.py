@@ -38,6 +38,11 @@ def generate(
         None, "--from-paper", help="A paper in Markdown: write a PaperBench requirement tree (JSON) instead."
     ),
     venue: str = typer.Option("agent_benchmark", "--venue", help="With --from-paper: agent_benchmark or paper_audit."),
+    timeout: float | None = typer.Option(
+        None,
+        help="Seconds for a whole answer (default 60; 300 for an endpoint on this machine); the call, its "
+        "retries included, ends by twice this plus 30 s.",
+    ),
 ) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
     not compile, or with --kind is not of that kind, is asked for again once, with the errors), write
@@ -51,7 +56,9 @@ def generate(
     if from_paper is not None:
         from .rubric_paper import paper_tree
 
-        return paper_tree(from_paper, venue, judge_settings(model, base_url, max_tokens=max_tokens), output, force)
+        return paper_tree(
+            from_paper, venue, judge_settings(model, base_url, max_tokens=max_tokens, timeout_s=timeout), output, force
+        )
     if source is None:
         raise InputError("give a SOURCE document, or --from-paper PAPER.md")
     if kind is not None and kind not in KINDS:
@@ -60,7 +67,7 @@ def generate(
     path = output or Path(f"{rubric_id}.yaml")
     if path.exists() and not force:  # checked before the model is asked: nothing is bought to be thrown away
         raise InputError(f"{path} exists; pass --force to replace it, or --output another file")
-    with endpoint(judge_settings(model, base_url, max_tokens=max_tokens), _offline) as config:
+    with endpoint(judge_settings(model, base_url, max_tokens=max_tokens, timeout_s=timeout), _offline) as config:
         result = draft(config, source, rubric_id, kind=kind)
     rubric = result.bundle.rubric
     path.write_text(dump_yaml(rubric), encoding="utf-8")
@@ -87,6 +94,11 @@ def review(
     base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
     model: str | None = typer.Option(None, help="The reviewing model."),
     library: list[Path] | None = LibraryOpt,
+    timeout: float | None = typer.Option(
+        None,
+        help="Seconds for a whole answer (default 60; 300 for an endpoint on this machine); the call, its "
+        "retries included, ends by twice this plus 30 s.",
+    ),
 ) -> None:
     """Judge a rubric with the built-in meta-rubric (observable criteria, anchors per level, overlap,
     weights, coverage of the source, disqualifier precision), with the rubric's YAML as the text, and
@@ -101,7 +113,7 @@ def review(
     bundle, issues = compile_rubric(rubric)
     context = read_source(source) if source else ""
     meta = compile_or_raise(Library().get(META_RUBRIC).rubric)
-    with endpoint(judge_settings(model, base_url, strategy="per_criterion"), _offline) as config:
+    with endpoint(judge_settings(model, base_url, strategy="per_criterion", timeout_s=timeout), _offline) as config:
         judged = judge_text(meta, config, f"review-{rubric.metadata.id}", dump_yaml(rubric), context=context)
     print_rows(
         f"{rubric.metadata.id}@{rubric.metadata.version} reviewed with {META_RUBRIC}@{meta.version}",

@@ -120,8 +120,9 @@ def score(
     if route and (cascade or len(judges) > 1):
         raise InputError("--route scores with one judge: drop --cascade / the extra --model")
     if route:  # one rubric per text, chosen by its field: each rubric judges its own texts
-        from rubricflow.flows.routing import score_routed
+        from rubricflow.flows.routing import check_selector, parse_choices, score_routed
 
+        check_selector(route), parse_choices(rubric)  # refused before the flows start
         start_flows()
         routed = score_routed(
             warehouse_path(warehouse), corpus, rubric, route, judges[0], shard_size, skip_disqualified, workers

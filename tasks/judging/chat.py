@@ -13,6 +13,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from rubricflow.errors import TransientError
 from rubricflow.tasks.judging.answers import first_choice, text_parts
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.deadline import CallDeadline
 from rubricflow.tasks.judging.failures import describe
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.providers import client_for, provider
@@ -44,16 +45,17 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
     wire = provider(config.provider)
     # a reasoning model's max_completion_tokens, learned once per call where the API has such models
     form = RequestForm(config.reasoning_tokens, wire.capabilities.reasoning_parameters)
+    deadline = CallDeadline(config.resolved_call_deadline_s())  # G16: over all attempts, not per attempt
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(config.max_attempts),
+        stop=stop_after_attempt(config.max_attempts) | deadline,
         wait=Wait(),
         retry=retry_if_exception(lambda exc: wire.classify(exc).policy.retried),
         reraise=True,
     )
     try:
         async for attempt in retrying:
-            with attempt:
-                response = await post_chat(client, body, timeout_s, config.provider, form)
+            with attempt, deadline.attempt(timeout_s) as attempt_s:
+                response = await post_chat(client, body, attempt_s, config.provider, form)
         return scrub(answer_text(response)) or ""  # an endpoint that echoes the request echoes the key
     except AnswerError as exc:
         raise AnswerError(exc.kind, scrub(str(exc)) or "") from None

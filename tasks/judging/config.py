@@ -46,6 +46,9 @@ class JudgeConfig(BaseModel):
     moves it to the user turn when the server's chat template drops system messages)."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Seconds for a whole answer; default 60, or 300 for an endpoint on this machine (local models are slow)."""
+    call_deadline_s: float | None = Field(default=None, gt=0)
+    """Seconds for one model call over all its attempts and back-off waits (tasks/judging/deadline);
+    default twice the whole-answer timeout, plus 30 s for back-off waits."""
     max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
     answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
     retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
@@ -113,6 +116,16 @@ class JudgeConfig(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _cluster_limits_are_shared(self) -> JudgeConfig:
+        # G8: each worker machine would keep its own bucket, and the key's limit be exceeded times the machines
+        if self.resolved_cluster() and (self.rpm or self.tpm) and not self.resolved_limits_url():
+            raise ValueError(
+                "--rpm/--tpm with --cluster need --limits (a PostgreSQL every worker machine reaches): without it "
+                "each worker machine keeps its own bucket and the key's limit is exceeded"
+            )
+        return self
+
     def judge_hash(self) -> str:
         """What changes a judgment: model, sampling, strategy, prompt format. Not URL, limits or retries."""
         identity = {
@@ -144,6 +157,9 @@ class JudgeConfig(BaseModel):
         if self.timeout_s is not None:
             return self.timeout_s
         return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
+
+    def resolved_call_deadline_s(self) -> float:
+        return self.call_deadline_s or 2 * self.resolved_timeout_s() + 30.0
 
     def wants_logprobs(self) -> bool:
         if not providers.provider(self.provider).capabilities.logprobs:

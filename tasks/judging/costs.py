@@ -211,6 +211,23 @@ class Budget:
         update_locked(self.ledger, {"spent": 0.0, "reserved": 0.0}, pay)
 
 
+def answer_overrun(rubric, strategy: str, max_tokens: int) -> str | None:
+    """G17: a call unit whose expected answer (OUTPUT_TOKENS_PER_CRITERION per criterion) exceeds
+    max_tokens would be cut off on every cell and paid for anyway; said before any call, naming the
+    unit, its size and what to change. None when every unit fits."""
+    from rubricflow.rubrics.render import call_units
+
+    largest = max(call_units(rubric, strategy), key=lambda u: len(u.criteria))  # type: ignore[arg-type]
+    expected = OUTPUT_TOKENS_PER_CRITERION * len(largest.criteria)
+    if expected <= max_tokens:
+        return None
+    return (
+        f"call unit {largest.id!r} asks for {len(largest.criteria)} criteria in one answer (~{expected:,} tokens at "
+        f"~{OUTPUT_TOKENS_PER_CRITERION} per criterion), over --max-tokens {max_tokens:,}: its answers will be cut "
+        "off; raise --max-tokens or split the calls with --strategy grouped or per_criterion"
+    )
+
+
 def estimate_cost(
     rubric, strategy: str, cells: int, text_chars: int, seen_completion_tokens: float | None, price: Price | None
 ) -> Estimate:

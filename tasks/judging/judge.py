@@ -25,6 +25,7 @@ from rubricflow.tasks.judging import answers, providers, telemetry, verdict_tool
 from rubricflow.tasks.judging.answers import cached_tokens, reask_note
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, TokenEstimator
+from rubricflow.tasks.judging.deadline import CallDeadline
 from rubricflow.tasks.judging.failures import (
     BudgetSpent,
     DeadlineExceeded,
@@ -212,8 +213,9 @@ class Judge:
         """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
         within max_attempts and the run's retry budget; other errors are raised at once. Every
         attempt reserves its worst case from the money budget first and settles after."""
+        deadline = CallDeadline(self.config.resolved_call_deadline_s())  # G16: the attempts' and waits' total
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries),
+            stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries) | deadline,
             wait=Wait(),
             retry=retry_if_exception(self.retried),
             reraise=True,
@@ -237,7 +239,8 @@ class Judge:
                     started = time.perf_counter()
                     attempts.queued_s += started - waiting_since
                     try:
-                        response = await self._create(kwargs)
+                        with deadline.attempt(self.timeout_s) as attempt_s:
+                            response = await self._create(kwargs, attempt_s)
                     except openai.APIStatusError as exc:
                         attempts.server_s += time.perf_counter() - started
                         self._settle(reserved, 0, 0)  # an error answer is not billed
@@ -262,9 +265,9 @@ class Judge:
                     return response
         raise AssertionError("unreachable")
 
-    async def _create(self, body: dict[str, Any]) -> Any:
+    async def _create(self, body: dict[str, Any], timeout_s: float | None = None) -> Any:
         try:
-            return await post_chat(self.client, body, self.timeout_s, self.config.provider, self.form)
+            return await post_chat(self.client, body, timeout_s or self.timeout_s, self.config.provider, self.form)
         finally:
             while self.form.notes:  # what the run learned about the server's parameters, said once
                 notify("note", f"{self.form.notes.pop(0)}; this run adapts its requests")

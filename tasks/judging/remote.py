@@ -16,7 +16,9 @@ RecursionError, which would leave the flow's future pending forever) comes back 
 identity (rubricflow's version and a hash of every rendered prompt and schema); a worker whose code
 renders other prompts refuses the task rather than judge under the flow's judge hash. While it
 judges, the task also publishes a heartbeat every HEARTBEAT_S, so the flow can tell a silent
-(hung or vanished) attempt from a slow one.
+(hung or vanished) attempt from a slow one. An attempt the flow gave up (cancelled: silent, stalled
+or past the run's deadline) stops judging at its next look, so its worker's thread is free for the
+next task rather than held by a call that never returns.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def _publish_judged(
     done: deque = deque()
     worker = Worker.get()
     future = worker.submit(judge_all(worker.judge(bundle, config, run_id, corpus_id), todo, done.append))
-    part, heard = 0, time.monotonic()
+    part, heard = 0, time.monotonic() - HEARTBEAT_S - 1  # the first heartbeat says the attempt began
     while True:
         try:
             outcomes = future.result(timeout=PUBLISH_S)
@@ -140,6 +142,18 @@ def _publish_judged(
         except Exception:
             future.cancel()  # the scheduler is gone: buy nothing no one can land
             raise
+        if outcomes is None and _given_up():
+            future.cancel()  # buy nothing more for an attempt the flow no longer counts
+            return {"rerun": False, "error": "given up by the flow"}
         if outcomes is not None:
             result = shard_result(attempt, outcomes, None, len(todo) - len(outcomes))  # type: ignore[arg-type]
             return {"rerun": False, **result.__dict__}
+
+
+def _given_up() -> bool:
+    """Whether the flow cancelled the task this thread runs (the worker has forgotten it, or marked it cancelled)."""
+    from distributed import get_worker
+    from distributed.worker import thread_state
+
+    task = get_worker().state.tasks.get(getattr(thread_state, "key", None))
+    return task is None or task.state in ("cancelled", "released", "forgotten")

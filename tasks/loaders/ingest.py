@@ -105,16 +105,25 @@ def _records(path: Path, encoding: str | None = None) -> Iterator[tuple[int, Any
     elif suffix in (".csv", ".tsv", ".txt"):  # .txt: Excel's "Unicode Text" (UTF-16, tab-separated)
         yield from _csv_records(path, compression, encoding)
     elif suffix == ".parquet":
-        number = 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
-            for record in batch.to_pylist():
-                number += 1
-                yield number, record, None
+        yield from _parquet_records(path)
     else:
         raise CorpusError(
             f"{path}: unsupported corpus format {suffix!r} (use .jsonl, .json, .csv, .tsv, .txt, .parquet or a "
             "folder; JSONL, JSON and CSV may be compressed: .gz, .zst, .bz2)"
         )
+
+
+def _parquet_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """A Parquet file's rows; an empty, truncated or non-Parquet file is refused naming it (F19)."""
+    number = 0
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
+            for record in batch.to_pylist():
+                number += 1
+                yield number, record, None
+    except (pa.ArrowException, OSError) as exc:
+        where = f"after row {number}" if number else "before its first row"
+        raise CorpusError(f"{path}: not a readable Parquet file ({where}): {exc}") from None
 
 
 def _folder_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:

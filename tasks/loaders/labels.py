@@ -24,6 +24,9 @@ RATER_COLUMNS = ("rater", "annotator", "worker_id", "judge")
 TEXT_COLUMNS = ("text", "input", "context", "source", "output", "response", "reference", "system", "model")
 
 
+MAX_SCORE = 1e9  # a rating is a point on a scale; past this, statistics over it overflow
+
+
 def _read_csv(path: Path) -> pl.DataFrame:
     """A label CSV as text (ids stay as written): UTF-8, or UTF-16 after its byte-order mark (Excel's
     "Unicode Text"), separated by commas, semicolons or tabs, as `ingest` reads a corpus CSV."""
@@ -79,6 +82,13 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
         first = bad.row(0, named=True)
         raise LabelError(
             f"{path}: row {first['row']}: score {first['raw']!r} is not a finite number ({bad.height} such rows)"
+        )
+    huge = frame.with_row_index("row", offset=1).filter(pl.col("score").abs() > MAX_SCORE)
+    if huge.height:  # F32: +-1e308 was stored, then calibrate's sums of squares overflowed to a traceback
+        first = huge.row(0, named=True)
+        raise LabelError(
+            f"{path}: row {first['row']}: score {first['raw']!r} is no rating on any scale (beyond +-{MAX_SCORE:g}; "
+            f"{huge.height} such rows)"
         )
     return frame.drop("raw")
 

@@ -7,8 +7,12 @@ A shard whose worker died, whose task failed (one line comes back, never a trace
 was silent for longer than the silence deadline (no part and no heartbeat: a hung or vanished
 task) is planned again from what came back: only the cells no part brought are sent, as a new
 attempt on another worker where there is one (at most MAX_ATTEMPTS per shard; then the run fails
-in one line naming the shard and the last error). So each shard has a deadline (the silence one,
-times the attempts), and the run one over its shards. Parts of an attempt given up are ignored.
+in one line naming the shard and the last error). A heartbeat proves the task's process alive, not
+that it judges: an attempt that sent heartbeats but no judged cell for longer than the stall deadline
+(a judge call that never returns) is given up the same way, and its worker avoided. So each shard
+has a deadline (the stall one, times the attempts, while cells keep landing), and the run one of
+its own (RUBRICFLOW_CLUSTER_DEADLINE_S, default none): past it the run fails in one line, with every
+part that came back landed. Parts of an attempt given up are ignored.
 
 A scheduler lost mid-run ends the run in one line: every part that came back has landed (the next
 run plans only the rest); the workers stop judging when they cannot publish, so what is bought
@@ -39,6 +43,8 @@ from rubricflow.warehouse import db, steps
 MAX_ATTEMPTS = 4
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
 SILENCE_VARIABLE = "RUBRICFLOW_CLUSTER_SILENCE_S"
+STALL_VARIABLE = "RUBRICFLOW_CLUSTER_STALL_S"  # heartbeats but no judged cell for this long: given up
+DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
 
 class ClusterFailed(TransientError):
@@ -55,6 +61,7 @@ class Shard:
     attempts: int = 0
     attempt: str = ""  # the attempt whose parts count; an earlier one's are ignored
     heard: float = 0.0  # when the current attempt last published (monotonic)
+    progressed: float | None = None  # when the current attempt began or last published a judged cell
     avoid: set[str] = field(default_factory=set)  # workers whose attempt failed
     error: str = ""
     result: ShardResult = field(init=False)
@@ -72,6 +79,7 @@ class Shard:
         for row in rows:
             self.landed.add(row["cell_key"])
             ok = row["status"] == "ok"
+            self.progressed = time.monotonic()
             r = self.result
             r.cells, r.ok, r.failed = r.cells + 1, r.ok + ok, r.failed + (not ok)
             r.calls += row["attempts"]
@@ -100,6 +108,7 @@ def judge_on_cluster(
     run = ClusterRun(
         client, f"rubricflow-{run_id}", (bundle, config, run_id, corpus_id), prompt_identity(bundle, config)
     )
+    run.stall_s = float(os.environ.get(STALL_VARIABLE) or stall_deadline_s(config))
     try:
         shards = {f.stem: Shard(f.stem, pq.read_table(f)) for f in plan_files}
         run.judge(shards, lambda parts: _land(warehouse_path, landing, shards, parts))
@@ -125,28 +134,53 @@ class ClusterRun:
         self.client, self.queue, self.job, self.identity = client, Queue(queue, client=client), job, identity
         self.attempts: list[str] = []
         self.silence_s = float(os.environ.get(SILENCE_VARIABLE) or SILENCE_S)
+        self.stall_s = self.silence_s
+        self.deadline_s = float(os.environ.get(DEADLINE_VARIABLE) or "inf")
 
     def judge(self, shards: dict[str, Shard], land) -> None:
         running = {self.submit(s): s for s in shards.values()}
+        ends = time.monotonic() + self.deadline_s
         while running:
             land(_take(self.queue, wait=True))
             now = time.monotonic()
+            if now > ends:
+                self.give_up(running)
             for future, shard in list(running.items()):
-                silent = now - shard.heard > self.silence_s
-                if not future.done() and not silent:
+                quiet = self.quiet_for(shard, now)
+                if not future.done() and not quiet:
                     continue
                 running.pop(future)
                 land(_take(self.queue, wait=False))  # its last parts came before it ended
-                if self.needs_another_attempt(future, shard, silent):
+                if self.needs_another_attempt(future, shard, quiet):
                     if shard.error:
                         _warn(f"shard {shard.name} attempt {shard.attempts} failed: {shard.error}; trying again")
                     running[self.submit(shard)] = shard
+
+    def quiet_for(self, shard: Shard, now: float) -> str:
+        """Why an attempt is given up although its task has not ended: silent (no part and no
+        heartbeat: hung or vanished), or stalled (heartbeats, but no judged cell); '' when neither."""
+        if now - shard.heard > self.silence_s:
+            return f"no word from its worker for {self.silence_s:.0f}s"
+        if shard.progressed is not None and now - shard.progressed > self.stall_s:
+            return f"no judged cell from its worker for {self.stall_s:.0f}s (heartbeats only: a hung call)"
+        return ""
+
+    def give_up(self, running: dict) -> None:
+        """The run's deadline passed: cancel every attempt and fail in one line."""
+        for future in running:
+            future.cancel()
+        left = sum(s.left().num_rows for s in running.values())
+        raise ClusterFailed(
+            f"the run passed its deadline of {self.deadline_s:g}s ({DEADLINE_VARIABLE}) with {left} cells of "
+            f"{len(running)} shards not back: what came back has landed; run again to judge the rest"
+        )
 
     def submit(self, shard: Shard):
         shard.attempts += 1
         if shard.attempts > MAX_ATTEMPTS:
             raise ClusterFailed(f"shard {shard.name} failed on {MAX_ATTEMPTS} attempts; the last: {shard.error}")
         shard.attempt, shard.heard = f"{shard.name}.a{shard.attempts}", time.monotonic()
+        shard.progressed = None  # not begun: a task waiting for a thread is not stalled
         self.attempts.append(shard.attempt)
         workers = [w for w in self.client.scheduler_info()["workers"] if w not in shard.avoid]
         bundle, config, run_id, corpus_id = self.job
@@ -165,15 +199,18 @@ class ClusterRun:
             pure=False,
         )
 
-    def needs_another_attempt(self, future, shard: Shard, silent: bool) -> bool:
-        """True when cells are left after an attempt that died, failed or fell silent; a worker
-        that renders other prompts fails the run (no other worker would be trusted more)."""
+    def needs_another_attempt(self, future, shard: Shard, quiet: str) -> bool:
+        """True when cells are left after an attempt that died, failed, fell silent or stalled (its
+        worker is avoided next); a worker that renders other prompts fails the run (no other worker
+        would be trusted more)."""
         from distributed import KilledWorker
 
         shard.error = ""
-        if silent and not future.done():
+        if quiet and not future.done():
             future.cancel()
-            shard.error = f"no word from its worker for {self.silence_s:.0f}s"
+            worker = self.started_on(shard.attempt)
+            shard.avoid.add(worker)
+            shard.error = f"{quiet} (worker {worker or '?'})"
             return shard.left().num_rows > 0
         try:
             outcome = future.result()
@@ -189,6 +226,15 @@ class ClusterRun:
             return shard.left().num_rows > 0
         return bool(outcome["rerun"]) and shard.left().num_rows > 0
 
+    def started_on(self, attempt: str) -> str:
+        """The worker an attempt began on (its start mark), or '' when it never began."""
+        from distributed import Variable
+
+        try:
+            return str(Variable(f"{self.queue.name}-{attempt}", client=self.client).get(timeout=0))
+        except TimeoutError:
+            return ""
+
     def forget(self) -> None:
         """Delete the run's queue and start marks from the scheduler (best effort: it may be gone)."""
         from distributed import Variable
@@ -199,6 +245,13 @@ class ClusterRun:
             self.queue.close()  # the last of its users (each task closes its own): the scheduler drops it
         except Exception:  # noqa: BLE001, S110  # a scheduler that is gone keeps nothing anyway
             pass
+
+
+def stall_deadline_s(config: JudgeConfig) -> float:
+    """How long an attempt may send heartbeats without a judged cell: one cell's worst case, every
+    transient retry of every re-ask at the whole-answer timeout, plus the longest back-off waits."""
+    per_call = config.resolved_timeout_s() * config.max_attempts + 60.0 * (config.max_attempts - 1)
+    return max(SILENCE_S, per_call * (config.answer_retries + 1))
 
 
 def _warn(message: str) -> None:
@@ -229,6 +282,7 @@ def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: l
         if attempt != shard.attempt:
             continue
         shard.heard = time.monotonic()
+        shard.progressed = shard.progressed or shard.heard  # its first word: the attempt began
         if part < 0:
             continue
         table = from_bytes(completions)

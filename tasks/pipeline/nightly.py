@@ -9,14 +9,18 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
 from rubricflow.warehouse import db, steps
 
 
 def source_digest(source: str | Path) -> str:
-    """sha256 of a corpus file, or of a folder's file names, sizes and contents."""
+    """sha256 of a corpus file, or of a folder's file names, sizes and contents; a source that is
+    gone (a deployed night whose file was moved) is one line naming it, not a traceback."""
     path = Path(source)
+    if not path.exists():
+        raise InputError(f"{source}: the night's source is missing (no such file or folder); nothing was scored")
     digest = hashlib.sha256()
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     for f in files:

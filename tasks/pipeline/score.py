@@ -4,7 +4,9 @@ process, in these short steps; a shard task writes only Parquet."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 from pathlib import Path
 
 from prefect import task
@@ -54,41 +56,65 @@ def prepare_run(
         recovered += steps.load_legacy(con, path.parent / "runs")
         db.register_rubric(con, bundle, source)
         steps.count_pattern_hits(con, corpus_id, bundle)
-        plan = steps.plan_cells(
-            con,
-            corpus_id,
-            bundle,
-            config.judge_hash(),
-            config.strategy,
-            config.samples,
-            run_dir(path, run_id) / "plan",
-            shard_size,
-            skip_disqualified,
-            run_id,
-            texts,
-        )
-        price = price_of(config.model, price_table(config.prices))
-        seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())
-        estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
-        params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
-        with db.transaction(con):
-            steps.start_run(
-                con,
-                run=run_id,
-                corpus=corpus_id,
-                rubric=bundle.hash,
-                judge=config.judge_hash(),
-                model=config.model,
-                strategy=config.strategy,
-                samples=config.samples,
-                parameters=json.dumps(params),
-                planned=plan.total,
-                skipped=plan.total - plan.cells,
-                estimated_usd=estimate.usd,
-                budget_usd=config.budget_usd,
+        try:
+            return _plan_and_start(
+                con, path, corpus_id, bundle, config, run_id, shard_size, skip_disqualified, texts, recovered
             )
-            if price is not None:
-                steps.record_price(con, price)
+        except BaseException:  # G12: a run that fails in preparation (a full disk) leaves no copy of the texts
+            shutil.rmtree(run_dir(path, run_id) / "plan", ignore_errors=True)
+            with contextlib.suppress(OSError):
+                run_dir(path, run_id).rmdir()  # only when nothing else of the run is there
+            raise
+
+
+def _plan_and_start(
+    con,
+    path: Path,
+    corpus_id: str,
+    bundle: Bundle,
+    config: JudgeConfig,
+    run_id: str,
+    shard_size: int,
+    skip_disqualified: bool,
+    texts: list[str] | None,
+    recovered: int,
+) -> tuple[steps.Plan, int, Estimate]:
+    """Plan the missing cells into the run's plan files and write the run's row."""
+    plan = steps.plan_cells(
+        con,
+        corpus_id,
+        bundle,
+        config.judge_hash(),
+        config.strategy,
+        config.samples,
+        run_dir(path, run_id) / "plan",
+        shard_size,
+        skip_disqualified,
+        run_id,
+        texts,
+    )
+    price = price_of(config.model, price_table(config.prices))
+    seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())
+    estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
+    params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
+    with db.transaction(con):
+        steps.start_run(
+            con,
+            run=run_id,
+            corpus=corpus_id,
+            rubric=bundle.hash,
+            judge=config.judge_hash(),
+            model=config.model,
+            strategy=config.strategy,
+            samples=config.samples,
+            parameters=json.dumps(params),
+            planned=plan.total,
+            skipped=plan.total - plan.cells,
+            estimated_usd=estimate.usd,
+            budget_usd=config.budget_usd,
+        )
+        if price is not None:
+            steps.record_price(con, price)
     return plan, recovered, estimate
 
 

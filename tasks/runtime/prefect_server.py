@@ -120,12 +120,36 @@ def auth_string() -> str:
 def use_shared_server() -> str | None:
     """Point this process's Prefect at the shared server, starting it if needed; call before
     Prefect is imported. Returns the API URL, or None when the user's settings decide."""
-    if users_api_url() or os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared":
+    if url := users_api_url():
+        check_answers(url)
+        return None
+    if os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared":
         return None
     state = current() or _start_once()
     os.environ["PREFECT_API_URL"] = state.api_url
     os.environ["PREFECT_API_AUTH_STRING"] = auth_string()
     return state.api_url
+
+
+def check_answers(url: str, timeout_s: float = 3.0) -> None:
+    """G15: a PREFECT_API_URL the user set that nothing answers is one line naming it, before Prefect
+    is imported (its client retries, then fails in a traceback of hundreds of lines). Any HTTP answer,
+    even 401 from a server that wants a key, counts as answering."""
+    import urllib.error
+
+    from rubricflow.errors import InputError
+
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout_s):  # noqa: S310 (the user's URL)
+            return
+    except urllib.error.HTTPError:
+        return
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise InputError(
+            f"the Prefect API at {url} (PREFECT_API_URL: your environment, .env, prefect.toml or active Prefect "
+            f"profile) does not answer ({reason}): start that server, or unset it to use rubricflow's own"
+        ) from None
 
 
 def users_api_url() -> str | None:

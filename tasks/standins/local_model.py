@@ -47,10 +47,11 @@ def model_file() -> Path:
 class LocalModelServer:
     """`with LocalModelServer() as server:` then judge with model MODEL_ALIAS at server.base_url."""
 
-    def __init__(self, port: int = 0, context: int = 4096, log: Path | None = None):
+    def __init__(self, port: int = 0, context: int = 4096, log: Path | None = None, threads: int | None = None):
         self.port = port or _free_port()
         self.context = context
         self.log = log
+        self.threads = threads  # llama.cpp's --n_threads (None: its default, every core)
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -83,6 +84,7 @@ class LocalModelServer:
                 str(self.context),
                 "--verbose",
                 str(bool(self.log)),
+                *(["--n_threads", str(self.threads)] if self.threads else []),
             ],
             stdout=out,
             stderr=subprocess.STDOUT,

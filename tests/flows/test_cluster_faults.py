@@ -23,6 +23,14 @@ def dask_setup(worker):
 
     remote.judge_all = lambda *args, **kwargs: recurse()  # every task on this worker: a RecursionError
 """
+HANGING = """
+def dask_setup(worker):
+    import asyncio
+
+    from rubricflow.tasks.judging import remote
+
+    remote.judge_all = lambda *args, **kwargs: asyncio.sleep(3600)  # a call that never returns; heartbeats go on
+"""
 OTHER_PROMPTS = """
 def dask_setup(worker):
     from rubricflow.rubrics import render
@@ -33,10 +41,10 @@ def dask_setup(worker):
 """
 
 
-def _score(warehouse, server, cluster, *extra, timeout=300):
+def _score(warehouse, server, cluster, *extra, timeout=300, env=None):
     command = [EXE, "score", "-c", "c", "-r", "writing-quality", "-w", str(warehouse), "--shard-size", "10"]
     command += ["--base-url", server.base_url, "--cluster", cluster.address, *extra]
-    env = {**os.environ, **cluster.tls_env}
+    env = {**os.environ, **cluster.tls_env, **(env or {})}
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -110,3 +118,24 @@ def test_a_lost_scheduler_ends_the_run_in_one_line(tmp_path, judge_server, corpu
     )
     landed = rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions")[0]
     assert landed[0] == landed[1] and landed[0] < 300
+
+
+def test_a_hung_worker_is_given_up_and_a_run_past_its_deadline_fails_in_one_line(tmp_path, judge_server):
+    """G2: heartbeats prove a task alive, not judging; a run has a deadline of its own."""
+    (tmp_path / "hanging.py").write_text(HANGING)
+    server = judge_server()
+    stalled, late = (str(tmp_path / f"{name}.duckdb") for name in ("stalled", "late"))
+    for warehouse in (stalled, late):
+        ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 20)), warehouse, "c")
+    with DaskCluster(2, tmp_path / "dask", preload={0: tmp_path / "hanging.py"}) as cluster:
+        # main: the heartbeats keep the hung attempt alive, and the run waits forever
+        result = _score(stalled, server, cluster, timeout=300, env={"RUBRICFLOW_CLUSTER_STALL_S": "8"})
+        past = _score(late, server, cluster, timeout=300, env={"RUBRICFLOW_CLUSTER_DEADLINE_S": "0.01"})
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "no judged cell from its worker for 8s" in out and "Traceback" not in out
+    assert rows(stalled, "SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE status = 'ok'") == [(20, 20)]
+    out = past.stdout + past.stderr
+    assert past.returncode == 2, out
+    assert "passed its deadline of 0.01s" in out and "Traceback" not in out
+    assert rows(late, "SELECT status FROM runs") == [("failed",)]

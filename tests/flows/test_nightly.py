@@ -126,3 +126,13 @@ def test_a_canary_that_moved_is_announced_as_drift(nights):
     assert event.payload["night"] == "2026-11-05" and event.payload["max_canary_drift"] == 0.01
     assert event.payload["canary_drift"] == pytest.approx(night["canary_drift"])
     assert event.payload["canary_texts_compared"] == CANARY
+
+
+def test_a_deployed_night_with_a_missing_source_is_one_line_naming_it(tmp_path):
+    """#41: a night run by a Prefect deployment whose source file is gone raised a FileNotFoundError traceback."""
+    from rubricflow.errors import InputError
+
+    gone = tmp_path / "moved-away.jsonl"
+    with pytest.raises(InputError, match="moved-away.jsonl: the night's source is missing"):
+        nightly_scoring(str(gone), "n", ["llm-slop"], str(tmp_path / "w.duckdb"), {"base_url": "http://127.0.0.1:9/v1"})
+    assert not (tmp_path / "w.duckdb").exists()  # nothing was written

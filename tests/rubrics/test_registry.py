@@ -117,3 +117,22 @@ def test_seed_examples_have_no_field_ignored():
     for path in [data / "xml/compliance-judge-layout.xml", *sorted((data / "waza").glob("*.md"))]:
         found = explain(Path(path))
         assert found.tracked and found.ignored == [] and found.used, path.name
+
+
+def test_score_route_refuses_a_bad_selector_or_choices_before_any_flow(tmp_path):
+    """`score --route` is parsed and checked by the command before Prefect starts (exit 2, one line)."""
+    import os
+    import subprocess
+
+    from tests.conftest import EXE
+
+    env = {**os.environ, "COLUMNS": "250"}
+    base = [EXE, "score", "-c", "c", "--base-url", "http://127.0.0.1:9/v1", "--warehouse", str(tmp_path / "w.duckdb")]
+    colour = subprocess.run([*base, "--route", "colour", "-r", "x=llm-slop"], capture_output=True, text=True, env=env)
+    assert colour.returncode == 2 and "route by genre, or metadata.KEY" in colour.stderr + colour.stdout
+    from rubricflow.errors import InputError
+    from rubricflow.flows.routing import parse_choices
+
+    with pytest.raises(InputError, match="--route needs --rubric VALUE=RUBRIC"):
+        parse_choices(["llm-slop"])
+    assert parse_choices(["essay=writing-quality", "llm-slop"]) == ({"essay": "writing-quality"}, "llm-slop")

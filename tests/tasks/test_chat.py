@@ -58,3 +58,18 @@ def test_a_slow_drip_ends_at_the_whole_answer_deadline():
     with pytest.raises(ModelCallFailed, match="no complete answer within 1 s") as caught:
         asked("slow_drip", timeout_s=1, max_attempts=1)
     assert KEY not in str(caught.value)
+
+
+@pytest.mark.slow  # real back-off waits and timeouts: seconds each
+def test_a_slow_drip_ends_at_the_calls_total_deadline_not_attempts_times_the_timeout():
+    """G16: six attempts of a 1 s timeout against a server that drips every answer took 6 x 2 s plus the
+    back-off waits; the call's deadline (2.5 s here) holds over all of them together."""
+    import time
+
+    config = ServerConfig(fault_rate=1.0, faults=("slow_drip",), fault_attempts=99)
+    with RunningServer(config) as server:
+        started = time.monotonic()
+        with pytest.raises(ModelCallFailed, match="gave no answer"):
+            ask(JudgeConfig(base_url=server.base_url, timeout_s=1, max_attempts=6, call_deadline_s=2.5), MESSAGES)
+        took = time.monotonic() - started
+        assert took < 4.5 and server.app.stats.requests <= 3, (took, server.app.stats.requests)

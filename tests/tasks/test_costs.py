@@ -46,3 +46,18 @@ def test_the_budget_stops_a_run_whose_endpoint_reports_impossible_usage(tmp_path
         budget.settle(reserved, 1000, -(10**9), cached_tokens=5000)
     else:
         pytest.fail("a budget of $0.01 covered 200 calls of >= $0.0013 each")
+
+
+def test_a_call_unit_whose_answer_cannot_fit_max_tokens_is_said_before_any_call():
+    """G17: a 10,000-criterion rubric validated, then every cell was cut off at max_tokens and paid for."""
+    from rubricflow.tasks.judging.costs import answer_overrun
+    from tests.rubrics.factories import rubric
+
+    many = rubric(
+        criteria=[{"id": f"c{i}", "description": f"criterion {i}", "scale": {"kind": "binary"}} for i in range(40)]
+    )
+    said = answer_overrun(many, "holistic", 1024)
+    assert said and "40 criteria in one answer (~3,200 tokens" in said and "--max-tokens 1,024" in said
+    assert answer_overrun(many, "per_criterion", 1024) is None  # one criterion per call fits
+    assert answer_overrun(many, "holistic", 4096) is None
+    assert answer_overrun(rubric(), "holistic", 1024) is None

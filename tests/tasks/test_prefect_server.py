@@ -12,6 +12,7 @@ import urllib.request
 
 import pytest
 
+from rubricflow.errors import InputError
 from rubricflow.tasks.runtime import prefect_server
 
 
@@ -79,10 +80,34 @@ def test_an_idle_server_stops_itself(state, monkeypatch):
     assert prefect_server.current() is None
 
 
-def test_the_users_prefect_api_url_or_ephemeral_mode_is_left_alone(state, monkeypatch):
-    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
+@pytest.fixture
+def answering_url():
+    """An HTTP server on 127.0.0.1 that answers every GET (as a user's Prefect server's /health would)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Healthy(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_users_prefect_api_url_or_ephemeral_mode_is_left_alone(state, monkeypatch, answering_url):
+    monkeypatch.setenv("PREFECT_API_URL", answering_url)
     assert prefect_server.use_shared_server() is None
-    assert os.environ["PREFECT_API_URL"] == "http://127.0.0.1:4200/api"
+    assert os.environ["PREFECT_API_URL"] == answering_url
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # G15: nothing answers there
+    with pytest.raises(InputError, match="the Prefect API at http://127.0.0.1:9/api .* does not answer"):
+        prefect_server.use_shared_server()
     monkeypatch.delenv("PREFECT_API_URL")
     monkeypatch.setenv("RUBRICFLOW_PREFECT_SERVER", "ephemeral")
     assert prefect_server.use_shared_server() is None and "PREFECT_API_URL" not in os.environ
@@ -126,15 +151,19 @@ def test_the_shared_server_serves_its_owner_only(state):
     assert _call(f"{api}/health", "GET")[0] == 200  # the health check alone is open (it says nothing)
 
 
-def test_a_prefect_profiles_or_settings_files_api_url_is_left_alone(state, tmp_path, monkeypatch):
-    """#21 N12: a profile's PREFECT_API_URL (`prefect config set`) was replaced by the local server."""
+def test_a_prefect_profiles_or_settings_files_api_url_is_left_alone(state, tmp_path, monkeypatch, answering_url):
+    """#21 N12: a profile's PREFECT_API_URL (`prefect config set`) was replaced by the local server;
+    G15: one that nothing answers is one line naming it."""
     profiles = tmp_path / "profiles.toml"
     profiles.write_text(
-        'active = "team"\n[profiles.team]\nPREFECT_API_URL = "http://127.0.0.1:4999/api"\n[profiles.ephemeral]\n'
+        f'active = "team"\n[profiles.team]\nPREFECT_API_URL = "{answering_url}"\n[profiles.ephemeral]\n'
     )
     monkeypatch.setenv("PREFECT_PROFILES_PATH", str(profiles))
     monkeypatch.chdir(tmp_path)
     assert prefect_server.use_shared_server() is None and "PREFECT_API_URL" not in os.environ
+    profiles.write_text('active = "team"\n[profiles.team]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n')
+    with pytest.raises(InputError, match="the Prefect API at http://127.0.0.1:9/api"):
+        prefect_server.use_shared_server()
     monkeypatch.setenv("PREFECT_PROFILE", "ephemeral")  # the profile chosen by variable decides
     (tmp_path / "prefect.toml").write_text('[api]\nurl = "http://127.0.0.1:4998/api"\n')
     assert prefect_server.users_api_url() == "http://127.0.0.1:4998/api"

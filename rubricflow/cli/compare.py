@@ -74,6 +74,9 @@ def compare(
     figure: str = typer.Option("score", help="--sequential: score (mean text score) or pass (pass rate)."),
     batch_size: int = typer.Option(100, help="--sequential: texts judged between two looks."),
     seed: int = typer.Option(0, help="--sequential: the seed of the text order (same seed: a continuation)."),
+    human: str | None = typer.Option(
+        None, "--human", help="Also the figures and the A - B difference corrected by this rater's labels (estimate)."
+    ),
 ) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
@@ -135,6 +138,10 @@ def compare(
                 judge_hash_b=judge_hash_b,
             )
         print_comparison(result)
+        if human:
+            from .estimate import human_figures
+
+            human_figures(result, human, warehouse)
     if json_out:
         json_out.write_text(result.to_json(), encoding="utf-8")
         err.print(f"wrote {escape(str(json_out))}")

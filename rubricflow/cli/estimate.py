@@ -53,10 +53,10 @@ def estimate(
     if as_json:
         print(json.dumps(result.as_records(), indent=2))
         return
-    _print(result)
+    print_estimate(result)
 
 
-def _print(result: Estimate) -> None:
+def print_estimate(result: Estimate) -> None:
     from rubricflow.tasks.presentation.tables import show
 
     def span(interval) -> str:
@@ -84,3 +84,18 @@ def _print(result: Estimate) -> None:
     )
     for note in result.notes:
         out.print(escape(f"note: {note}"))
+
+
+def human_figures(result, human: str, warehouse: Path | None) -> None:
+    """`estimate` of the two sides the comparison judged: each corrected by the rater's labels, and
+    the difference A - B with its prediction-powered interval; kept in `estimates` as there."""
+    from rubricflow.tasks.stats.estimate import estimate, record
+    from rubricflow.warehouse import db
+
+    path = warehouse_path(warehouse)
+    (rubric_a, judge_a, *_), (rubric_b, judge_b, *_) = result.a[0], result.b[0]
+    with reading(path) as con:
+        found = estimate(con, result.corpus, human, (rubric_a, None, judge_a), (rubric_b, None, judge_b), 0.9, "latest")
+    with db.writer(path) as con:
+        record(con, found)
+    print_estimate(found)

@@ -61,3 +61,78 @@ def plan(
     for text_id in made.chosen:
         print(text_id)
     err.print(escape(f"plan {made.plan_id}: {len(made.chosen)} of {len(made.texts)} judged texts ({made.mode})"))
+
+
+def _queue(con, corpus: str, rubric: str, model: str | None, judge_hash: str | None):
+    """(the side, its criteria with their scale points, the queue's text ids) of a rubric on a corpus."""
+    from rubricflow.tasks.presentation.labelling import scale_points
+    from rubricflow.tasks.stats.estimate import resolve_side
+    from rubricflow.warehouse import db
+
+    side = resolve_side(con, corpus, "A", (rubric, model, judge_hash))
+    criteria = [{**r, "points": scale_points(r)} for r in db.fetch(con, "label_criteria.sql", rubric=side.rubric_hash)]
+    queue = db.fetch_tuples(con, "label_queue.sql", corpus=corpus, rubric=side.rubric_hash, judge_hash=side.judge_hash)
+    return side, criteria, [r[0] for r in queue]
+
+
+@app.command("export-ls")
+def export_ls(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric (id, id@version or a hash prefix)."),
+    out_file: Path = typer.Option(..., "--out", help="The Label Studio tasks (JSON) to write."),
+    config: Path | None = typer.Option(None, help="Also write Label Studio's labelling config (XML) here."),
+    model: str | None = typer.Option(None, help="The judge model, when several scored the rubric."),
+    judge_hash: str | None = typer.Option(None, help="The judge setup (a judge hash prefix), when several did."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
+    """Write the labelling queue (the newest plan's chosen texts, or every judged text) as Label
+    Studio tasks, and with --config the labelling config: one single choice a criterion, its
+    choices the scale's points. Import the annotations back with `labels import-ls`."""
+    import json
+
+    from rubricflow.tasks.presentation import label_studio
+    from rubricflow.warehouse import db
+
+    with reading(warehouse_path(warehouse)) as con:
+        _, criteria, queue = _queue(con, corpus, rubric, model, judge_hash)
+        found = {r["text_id"]: r for r in db.fetch(con, "label_studio_texts.sql", corpus=corpus, ids=queue)}
+    out_file.write_text(json.dumps(label_studio.tasks([found[t] for t in queue]), indent=1), encoding="utf-8")
+    if config:
+        config.write_text(label_studio.config([c for c in criteria if c["points"]]), encoding="utf-8")
+    err.print(escape(f"{len(queue)} Label Studio tasks written to {out_file}"))
+
+
+@app.command("import-ls")
+def import_ls(
+    path: Path = typer.Argument(..., help="Label Studio's JSON export of the tasks `labels export-ls` wrote."),
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    rubric: str = typer.Option(..., "--rubric", "-r", help="The rubric whose criteria the controls name."),
+    rater: str | None = typer.Option(None, help="Store every answer under this rater (default: each annotator)."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
+    """Import a Label Studio JSON export as labels: each annotation's answers (a choice, rating or
+    number that is a point of the criterion's scale) under its annotator's name (email, or
+    label-studio-ID), or --rater; skipped (cancelled) annotations are left out."""
+    import polars as pl
+
+    from rubricflow.errors import InputError
+    from rubricflow.tasks.presentation import label_studio
+    from rubricflow.tasks.presentation.labelling import scale_points
+    from rubricflow.tasks.stats.compare import judgment_sets
+    from rubricflow.warehouse import db, steps
+
+    target = warehouse_path(warehouse)
+    with reading(target) as con:  # the rubric version only: any judge that scored it will do
+        versions = {r[0] for r in judgment_sets(con, corpus, rubric, None, True, "labels")}
+        if len(versions) > 1:
+            raise InputError(f"{rubric!r} names {len(versions)} rubric versions on {corpus!r}: name one (id@version)")
+        rubric_hash = versions.pop()
+        criteria = [{**r, "points": scale_points(r)} for r in db.fetch(con, "label_criteria.sql", rubric=rubric_hash)]
+    rows = label_studio.labels(path, {c["criterion_id"]: c["points"] for c in criteria if c["points"]}, rater)
+    if not rows:
+        err.print(escape(f"{path}: no answered annotation; nothing stored"))
+        raise typer.Exit(1)
+    with db.writer(target) as con:
+        steps.load_labels(con, corpus, pl.DataFrame(rows), str(path))
+    raters = sorted({r["rater"] for r in rows})
+    err.print(escape(f"{len(rows)} labels from {path} stored for corpus {corpus} (raters: {', '.join(raters)})"))

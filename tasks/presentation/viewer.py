@@ -352,6 +352,32 @@ class Pages:
         result = self.store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
         return self.page("calibration.html", cal=result)
 
+    def estimates(self, request: Request) -> HTMLResponse:
+        """The newest corrected figures of a corpus (`rubricflow estimate`, the `estimates` table)."""
+        q = self.args(request, "corpus")
+        if not q["corpus"]:
+            return self.page(
+                "form.html", title="Estimates: judge figures corrected by human labels", action="/estimate",
+                fields=[("corpus", "a corpus id")],
+            )  # fmt: skip
+        return self.page("estimates.html", corpus=q["corpus"], rows=self.store.fetch("view_estimates.sql", **q))
+
+    def cascades(self, request: Request) -> HTMLResponse:
+        """Each judge cascade of a corpus: the split by deciding level and the cost saved."""
+        q = self.args(request, "corpus")
+        if not q["corpus"]:
+            return self.page("form.html", title="Judge cascades", action="/cascade", fields=[("corpus", "a corpus id")])
+        found: dict[str, dict] = {}
+        for r in self.store.fetch("view_cascades.sql", **q):
+            c = found.setdefault(r["cascade_id"], {**r, "split": []})
+            c["split"].append({k: r[k] for k in ("level", "texts", "scored")})
+        for c in found.values():
+            only, strong = c["strong_only_calls"], c["strong_calls"]
+            c["saved_calls"] = None if only is None or strong is None else float(only - strong)
+            usd = (c["strong_only_usd"], c["cheap_usd"], c["strong_usd"])
+            c["saved_usd"] = None if None in usd else float(usd[0] - usd[1] - usd[2])
+        return self.page("cascades.html", corpus=q["corpus"], cascades=list(found.values()))
+
     def pairwise(self, request: Request) -> HTMLResponse:
         from rubricflow.tasks.presentation.report import pairwise_html
 
@@ -410,6 +436,8 @@ def create_app(warehouse_path: Path) -> Starlette:
             Route("/text", pages.text),
             Route("/compare", pages.ab),
             Route("/calibration", pages.calibration),
+            Route("/estimate", pages.estimates),
+            Route("/cascade", pages.cascades),
             Route("/pairwise", pages.pairwise),
             Route("/panel", pages.panel),
             Route("/label", labelling.show),

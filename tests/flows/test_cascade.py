@@ -3,7 +3,10 @@ as the strong judge, a persona of it, another model name with its own answers, a
 a real warehouse, and the threshold checked against an independent computation."""
 
 import json
+import re
+import subprocess
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -11,7 +14,8 @@ from rubricflow.errors import InputError
 from rubricflow.flows.cascade import NoConfidence, cascade_flow, parse_cascade
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.tasks.stats.cascade import choose_threshold, disagreement_bound
-from tests.conftest import ServerProcess, rows, write_corpus
+from tests.conftest import EXE, ServerProcess, rows, write_corpus
+from tests.flows.test_viewer import address, get
 
 STRONG, CHEAP = "rubricflow-offline-judge", "offline-cheap"
 TEXTS, CALIBRATION = 90, 60
@@ -27,6 +31,18 @@ def corpus_in(tmp_path):
 def run(warehouse, server, **kw):
     options = {"agreement": 0.8, "delta": 0.2, "calibration": CALIBRATION} | kw
     return cascade_flow("c", "llm-slop", warehouse, {"base_url": server.base_url}, CHEAP, STRONG, **options)
+
+
+def viewer_page(warehouse: str, path: str) -> str:
+    """One page of `rubricflow view` over the warehouse, as its owner reads it."""
+    proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        status, page = get(address(proc.stdout.readline()), path)
+        assert status == 200, page
+        return page
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_the_cheap_judge_answers_all_and_the_strong_one_the_sample_and_the_unsure(corpus_in):
@@ -58,6 +74,10 @@ def test_the_cheap_judge_answers_all_and_the_strong_one_the_sample_and_the_unsur
         kept_rest = rows(corpus_in, "SELECT min(confidence) FROM cascade_texts WHERE level = 'cheap'")[0][0]
         if first["threshold"] is not None and kept_rest is not None:
             assert kept_rest >= first["threshold"]
+        page = viewer_page(corpus_in, "/cascade?corpus=c")  # the viewer shows the split and the calls saved
+        assert re.search(rf"<td>calibration</td><td class=\"n\">{CALIBRATION}</td>", page), page
+        saved = re.search(r'class="n saved">([^<]*)<', page).group(1)
+        assert float(saved) == TEXTS - CALIBRATION - first["escalated"]
         again = run(corpus_in, server)  # the cells are the cache
         assert server.stats()["requests"] == TEXTS + CALIBRATION + first["escalated"]
         assert again["threshold"] == first["threshold"]
@@ -154,3 +174,27 @@ def test_the_command_refuses_a_bad_cascade_before_any_call(tmp_path):
     assert bad.returncode == 2 and "--cascade takes cheap=MODEL,strong=MODEL" in bad.stderr + bad.stdout
     both = run("--base-url", "http://127.0.0.1:9/v1", "--cascade", "cheap=a,strong=b", "--model", "c")
     assert both.returncode == 2 and "drop --model" in both.stderr + both.stdout
+
+
+@pytest.mark.parametrize("kind", ["overconfident", "inverted"])
+def test_a_miscalibrated_cheap_judge_keeps_the_guarantee_or_escalates(kind):
+    """A cheap judge whose confidence says little or the opposite of the truth: sure of itself on
+    every text while agreeing with the strong judge on 75% (overconfident), or surest where it is
+    wrong (inverted). Over 400 random calibration / test splits, the texts the chosen threshold keeps
+    agree with the strong judge at the target rate in at least 1 - delta of splits (the test texts
+    drawn like the calibration ones), and where that cannot be certified everything is escalated."""
+    target, delta, n_cal, n_test = 0.9, 0.1, 200, 2000
+    rng = np.random.default_rng(11)
+    failures = escalated_all = 0
+    for _ in range(400):
+        agree = rng.uniform(size=n_cal + n_test) < 0.75
+        if kind == "overconfident":
+            confidence = 0.95 + rng.uniform(0, 0.04, n_cal + n_test)
+        else:  # surest where wrong, unsure where right
+            confidence = np.where(agree, rng.uniform(0.5, 0.8, n_cal + n_test), rng.uniform(0.7, 1.0, n_cal + n_test))
+        chosen = choose_threshold(list(confidence[:n_cal]), list(agree[:n_cal]), target, delta)
+        kept = confidence[n_cal:] >= chosen.value
+        escalated_all += chosen.value == float("inf")
+        failures += bool(kept.any()) and agree[n_cal:][kept].mean() < target
+    assert failures <= delta * 400
+    assert escalated_all >= 0.9 * 400  # nothing certifiable: the cascade escalates instead of keeping bad answers

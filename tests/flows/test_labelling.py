@@ -19,7 +19,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.warehouse import db
 from tests.browser import Browser, chromium_path
 from tests.conftest import EXE, write_corpus
-from tests.flows.test_viewer import address
+from tests.flows.test_viewer import address, get
 
 
 def cli(tmp, *args):
@@ -149,3 +149,6 @@ def test_two_windows_label_the_plan_by_keyboard_and_a_reload_resumes(served):
     estimated = cli(served["tmp"], "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
     assert estimated.returncode == 0, estimated.stderr
     assert {r["n_labels"] for r in json.loads(estimated.stdout)} == {18}
+    status, page = get(served, "/estimate?corpus=c")  # the viewer shows the figures estimate kept
+    assert status == 200 and page.count("<tr>") == 1 + len(json.loads(estimated.stdout))
+    assert all(f"{r['powered']:.4f}" in page for r in json.loads(estimated.stdout))

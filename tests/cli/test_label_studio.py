@@ -1,0 +1,141 @@
+"""The labelling queue through Label Studio (`labels export-ls`, `labels import-ls`) on a corpus
+scored by two offline judges over HTTP: the tasks and the labelling config in Label Studio's
+documented shapes, its JSON export back in as labels (annotators as raters, skipped annotations left
+out, a value off the scale refused naming the task), and `estimate` of the A/B difference of the two
+judges corrected by those labels equal to ppi-python's on the warehouse's own numbers."""
+
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+
+import duckdb
+import numpy as np
+import pytest
+from ppi_py import ppi_mean_ci
+
+from tests.conftest import EXE, write_corpus
+
+
+def cli(tmp_path, *args):
+    return subprocess.run(
+        [EXE, *args, "-w", "w.duckdb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+
+
+def annotated(tasks: list[dict]) -> list[dict]:
+    """What Label Studio exports after two annotators answered (its task format: data, annotations
+    with completed_by, was_cancelled and result items of from_name / to_name / type / value)."""
+    out = []
+    for i, task in enumerate(tasks):
+        slop = int(task["data"]["text_id"][1:]) % 3 == 0
+        result = [
+            {
+                "from_name": "puffery",
+                "to_name": "text",
+                "type": "choices",
+                "value": {"choices": ["1" if slop else "3"]},
+            },
+            {"from_name": "scaffolding", "to_name": "text", "type": "choices", "value": {"choices": ["2"]}},
+            {
+                "from_name": "meta-talk",
+                "to_name": "text",
+                "type": "choices",
+                "value": {"choices": [str(int(not slop))]},
+            },
+        ]
+        annotations = [
+            {
+                "id": 100 + i,
+                "completed_by": {"id": 7, "email": "ann@example.org"},
+                "was_cancelled": False,
+                "result": result,
+            },
+            {"id": 200 + i, "completed_by": 8, "was_cancelled": True, "result": []},  # skipped by annotator 8
+        ]
+        out.append({"id": i + 1, "data": task["data"], "annotations": annotations, "predictions": []})
+    return out
+
+
+def test_label_studio_round_trip_and_the_ab_difference_estimate(tmp_path, judge_server):
+    server = judge_server()
+    write_corpus(tmp_path / "c.jsonl", 40)
+    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    for model in ("judge-a", "judge-b"):
+        scored = cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--model", model)
+        assert scored.returncode == 0, scored.stderr
+    planned = cli(tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--model", "judge-a", "--budget", "20")
+    assert planned.returncode == 0, planned.stderr
+    exported = cli(
+        tmp_path, "labels", "export-ls", "-c", "c", "-r", "llm-slop", "--model", "judge-a",
+        "--out", "tasks.json", "--config", "config.xml",
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    tasks = json.loads((tmp_path / "tasks.json").read_text())
+    assert [t["data"]["text_id"] for t in tasks] == planned.stdout.split()  # the queue, in its order
+    assert all(t["data"]["text"] for t in tasks)
+    view = ET.fromstring((tmp_path / "config.xml").read_text())
+    assert view.find("Text").attrib == {"name": "text", "value": "$text"}
+    choices = {c.get("name"): [x.get("value") for x in c] for c in view.iter("Choices")}
+    assert choices == {"puffery": ["0", "1", "2", "3"], "scaffolding": ["0", "1", "2", "3"], "meta-talk": ["0", "1"]}
+
+    bad = annotated(tasks[:2])
+    bad[1]["annotations"][0]["result"][0]["value"] = {"choices": ["7"]}
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    refused = cli(tmp_path, "labels", "import-ls", "bad.json", "-c", "c", "-r", "llm-slop")
+    assert refused.returncode == 2 and "task 2" in refused.stderr and "'7' is not a point" in refused.stderr
+    (tmp_path / "export.json").write_text(json.dumps(annotated(tasks)))
+    imported = cli(tmp_path, "labels", "import-ls", "export.json", "-c", "c", "-r", "llm-slop")
+    assert imported.returncode == 0, imported.stderr
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        stored = con.execute("SELECT rater, count(*) FROM labels GROUP BY rater").fetchall()
+    assert stored == [("ann@example.org", 60)]  # 20 texts x 3 criteria; the skipped annotations left out
+
+    done = cli(
+        tmp_path, "estimate", "-c", "c", "-r", "llm-slop", "--model", "judge-a", "--model-b", "judge-b",
+        "--human", "ann@example.org", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = {(r["side"], r["criterion_id"], r["figure"]): r for r in json.loads(done.stdout)}
+    a, b = records[("A", "puffery", "mean")], records[("B", "puffery", "mean")]
+    diff = next(r for (s, c, f), r in records.items() if c == "puffery" and f == "mean" and s not in ("A", "B"))
+    assert diff["powered"] == pytest.approx(a["powered"] - b["powered"], abs=1e-9)
+    judge = {}
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        for model in ("judge-a", "judge-b"):
+            judge[model] = dict(
+                con.execute(
+                    "SELECT s.text_id, c.scale_min + s.unit_score * (c.scale_max - c.scale_min) "
+                    "FROM criterion_scores s JOIN criteria c USING (rubric_hash, criterion_id) "
+                    "JOIN runs r ON r.judge_hash = s.judge_hash AND r.corpus_id = s.corpus_id "
+                    "WHERE s.criterion_id = 'puffery' AND r.model = ?",
+                    [model],
+                ).fetchall()
+            )
+    texts = sorted(judge["judge-a"])
+    labelled = [t["data"]["text_id"] for t in tasks]
+    gap_all = np.array(
+        [a["power_weight"] * judge["judge-a"][t] - b["power_weight"] * judge["judge-b"][t] for t in texts]
+    )
+    gap = np.array(
+        [a["power_weight"] * judge["judge-a"][t] - b["power_weight"] * judge["judge-b"][t] for t in labelled]
+    )
+    (low,), (high,) = ppi_mean_ci(np.zeros(len(gap)), gap, gap_all, alpha=0.1, lam=1)
+    assert (diff["powered_low"], diff["powered_high"]) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        hashes = dict(con.execute("SELECT model, judge_hash FROM runs").fetchall())
+    compared = cli(
+        tmp_path, "compare", "-c", "c", "--a", "llm-slop", "--no-score", "--judge-hash-a", hashes["judge-a"][:12],
+        "--judge-hash-b", hashes["judge-b"][:12], "--human", "ann@example.org",
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    corrected = next(
+        line for line in compared.stdout.splitlines() if "A-B" in line and "puffery" in line and "mean" in line
+    )
+    assert f"{diff['powered']:.4f}" in corrected and f"{diff['powered_low']:.4f}" in corrected

@@ -122,7 +122,8 @@ def score(
     if route:  # one rubric per text, chosen by its field: each rubric judges its own texts
         from rubricflow.flows.routing import check_selector, parse_choices, score_routed
 
-        check_selector(route), parse_choices(rubric)  # refused before the flows start
+        check_selector(route)  # both refused before the flows start
+        parse_choices(rubric)
         start_flows()
         routed = score_routed(
             warehouse_path(warehouse), corpus, rubric, route, judges[0], shard_size, skip_disqualified, workers

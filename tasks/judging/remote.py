@@ -155,5 +155,6 @@ def _given_up() -> bool:
     from distributed import get_worker
     from distributed.worker import thread_state
 
-    task = get_worker().state.tasks.get(getattr(thread_state, "key", None))
+    key = getattr(thread_state, "key", None)
+    task = None if key is None else get_worker().state.tasks.get(key)
     return task is None or task.state in ("cancelled", "released", "forgotten")

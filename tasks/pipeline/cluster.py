@@ -28,10 +28,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError, TransientError
-from rubricflow.rubrics.compiler import Bundle
-from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.remote import PUBLISH_S, from_bytes, judge_remote, prompt_identity, to_bytes
-from rubricflow.tasks.judging.shard import ShardResult, write_landed
+from rubricflow.tasks.judging.run import Run
+from rubricflow.tasks.judging.shard import ShardResult
 from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
@@ -79,16 +78,7 @@ class Shard:
             r.completion_tokens += row["completion_tokens"] or 0
 
 
-def judge_on_cluster(
-    address: str,
-    warehouse_path: str,
-    plan_files: list[Path],
-    landing: Path,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-) -> list[ShardResult]:
+def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[ShardResult]:
     """Submit every shard, then land and load parts as they come until every shard is back."""
     from distributed import Client
 
@@ -97,12 +87,10 @@ def judge_on_cluster(
         client = Client(address, timeout="20s", set_as_default=False, security=security)
     except OSError as exc:
         raise InputError(f"no Dask scheduler answers at {address}: {exc}") from None
-    run = ClusterRun(
-        client, f"rubricflow-{run_id}", (bundle, config, run_id, corpus_id), prompt_identity(bundle, config)
-    )
+    cluster = ClusterRun(client, run, prompt_identity(run.bundle, run.judge))
     try:
         shards = {f.stem: Shard(f.stem, pq.read_table(f)) for f in plan_files}
-        run.judge(shards, lambda parts: _land(warehouse_path, landing, shards, parts))
+        cluster.judge(shards, lambda parts: _land(run, shards, parts))
         for plan_file in plan_files:
             plan_file.unlink()
         return [s.result for s in shards.values()]
@@ -112,17 +100,18 @@ def judge_on_cluster(
             "landed; run again to judge the rest"
         ) from None
     finally:
-        run.forget()
+        cluster.forget()
         client.close()
 
 
 class ClusterRun:
     """One run's shards on a cluster: submitting attempts, watching them, and cleaning up."""
 
-    def __init__(self, client, queue: str, job: tuple, identity: str) -> None:
+    def __init__(self, client, run: Run, identity: str) -> None:
         from distributed import Queue
 
-        self.client, self.queue, self.job, self.identity = client, Queue(queue, client=client), job, identity
+        self.client, self.run, self.identity = client, run, identity
+        self.queue = Queue(f"rubricflow-{run.run_id}", client=client)
         self.attempts: list[str] = []
         self.silence_s = float(os.environ.get(SILENCE_VARIABLE) or SILENCE_S)
 
@@ -149,18 +138,14 @@ class ClusterRun:
         shard.attempt, shard.heard = f"{shard.name}.a{shard.attempts}", time.monotonic()
         self.attempts.append(shard.attempt)
         workers = [w for w in self.client.scheduler_info()["workers"] if w not in shard.avoid]
-        bundle, config, run_id, corpus_id = self.job
         return self.client.submit(
             judge_remote,
             to_bytes(shard.left()),
             shard.attempt,
-            bundle,
-            config,
-            run_id,
-            corpus_id,
+            self.run,
             self.queue.name,
             self.identity,
-            key=f"{run_id}-{shard.attempt}",
+            key=f"{self.run.run_id}-{shard.attempt}",
             workers=workers or None,  # another worker where there is one
             pure=False,
         )
@@ -220,7 +205,7 @@ def _take(queue, wait: bool) -> list:
     return parts
 
 
-def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: list) -> None:
+def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
     """Write each part as the local processes land theirs, then load them in one writer session;
     a heartbeat only marks its attempt alive, and a given-up attempt's parts are dropped."""
     files = []
@@ -232,11 +217,11 @@ def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: l
         if part < 0:
             continue
         table = from_bytes(completions)
-        files.append(write_landed(from_bytes(judgments), table, landing, f"{attempt}.p{part:04d}"))
+        files.append(run.folder.land(from_bytes(judgments), table, f"{attempt}.p{part:04d}"))
         shard.count(table)
         for row in table.select(["status", "attempts", "prompt_tokens", "completion_tokens", "latency_ms"]).to_pylist():
             notify("cell", row)
     if files:
-        with db.writer(warehouse_path) as con:
+        with db.writer(run.warehouse) as con:
             for f in files:
                 steps.load_landed(con, f)

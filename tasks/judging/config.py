@@ -21,19 +21,35 @@ PROMPT_FORMAT = 2  # bump when rendering changes what the judge sees (2: no rubr
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
 
+SENT = {"sent": True}  # a JudgeConfig field sent in the request body under its own name when set
+
+
 class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """A judge setup. Each field's docstring is its help text on the command line, where every field
+    but `model` and `base_url` is an option generated from it (rubricflow/cli/judge_options.py): a
+    new judge option is one field here. A field marked `SENT` goes into the request body as is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     model: str = OFFLINE_MODEL
-    base_url: str | None = None  # default: OPENAI_BASE_URL, else the OpenAI API
+    """Judge model (default: the offline stand-in)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else the OpenAI API)."""
     provider: str = "openai"
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
     strategy: Strategy = "holistic"
+    """per_criterion, grouped or holistic: how many criteria one call asks about."""
     samples: int = Field(default=1, ge=1, le=100)
+    """Judgments per cell (repeat sampling)."""
     temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # nan/inf: refused, not sent
+    """The judge's sampling temperature."""
+    top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False, json_schema_extra=SENT)
+    """Nucleus sampling: only the most likely tokens whose probabilities add up to this (default: the server's)."""
     seed: int | None = None
+    """The sampling seed (repeat samples get seed + sample)."""
     max_tokens: int = Field(default=1024, ge=16)
+    """Room for the answer, in tokens."""
     reasoning_tokens: int = Field(default=4096, ge=0)
     """Room for a reasoning model's hidden reasoning (o-series, GPT-5), on top of max_tokens, once the
     server is found to reason (it refuses max_tokens, or reports reasoning tokens): reasoning counts
@@ -46,17 +62,28 @@ class JudgeConfig(BaseModel):
     moves it to the user turn when the server's chat template drops system messages)."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Seconds for a whole answer; default 60, or 300 for an endpoint on this machine (local models are slow)."""
-    max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
-    answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
-    retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
+    max_attempts: int = Field(default=6, ge=1)
+    """Tries per call after a transient error (a timeout, a 429, a 5xx)."""
+    answer_retries: int = Field(default=2, ge=0)
+    """Re-asks after an unusable answer (bad JSON, a truncated answer)."""
+    retry_budget: int = Field(default=10_000, ge=0)
+    """Retries allowed across the whole run."""
     rpm: float | None = Field(default=None, gt=0)  # None: no limit (0 is refused: it is not "unlimited")
+    """Requests per minute limit of the endpoint's key."""
     tpm: float | None = Field(default=None, gt=0)
+    """Tokens per minute limit (estimated from the prompt plus max_tokens)."""
     max_in_flight: int = Field(default=64, ge=1)
-    budget_usd: float | None = Field(default=None, ge=0)  # stop the run before spending more than this
-    prices: str | None = None  # a price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)
-    batch: bool = False  # judge through the Batch API (half price; answers within the batch window)
+    """Calls in flight at once."""
+    budget_usd: float | None = Field(default=None, ge=0)
+    """Stop before spending more than this many USD (per rubric run)."""
+    prices: str | None = None
+    """Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."""
+    batch: bool = False
+    """Judge through the Batch API (half price, answers within 24 h)."""
     batch_poll_s: float = Field(default=30.0, gt=0)
-    batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
+    """Seconds between polls of a batch."""
+    batch_timeout_s: float = Field(default=86_400.0, gt=0)
+    """Seconds to wait for a batch before giving up on it (it stays recorded; a later run collects it)."""
     cluster: str | None = None
     """A Dask scheduler, tcp://HOST:PORT (default: $RUBRICFLOW_DASK_ADDRESS), whose workers judge the
     shards; the flow's process still does every warehouse write."""
@@ -125,7 +152,13 @@ class JudgeConfig(BaseModel):
         }
         if self.provider != "openai":  # another wire API asks in other terms (the answer as a tool call)
             identity["provider"] = self.provider
+        identity |= self.sent()  # set only: a judge hash of before stays the same
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+    def sent(self) -> dict[str, Any]:
+        """The request-body settings marked SENT that are set (None: the server's default)."""
+        marked = (n for n, f in type(self).model_fields.items() if f.json_schema_extra == SENT)
+        return {name: getattr(self, name) for name in marked if getattr(self, name) is not None}
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None

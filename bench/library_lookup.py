@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rubricflow.rubrics import metrics as rubric_metrics
 from rubricflow.rubrics.formats import dump_yaml, load_rubric
 from rubricflow.rubrics.library import BUILTIN, Library
 
@@ -60,6 +61,7 @@ def main() -> None:
                 fn(i)
                 samples.append((time.perf_counter() - t) * 1000)
             print(f"{name:<14}{statistics.median(samples):>10.4f}{percentile(samples, 0.99):>10.4f}")
+        with_metrics(lib, kinds["name"], args.lookups, rng)
         baseline = []
         for _ in range(500):
             i = rng.randrange(args.rubrics)
@@ -69,6 +71,44 @@ def main() -> None:
         print(
             f"{'baseline: parse file each time':<14}  p50 {statistics.median(baseline):.3f} ms  p99 {percentile(baseline, 0.99):.3f} ms"
         )
+
+
+def timed(fn, lookups: int, rng: random.Random, size: int) -> list[float]:
+    samples = []
+    for _ in range(lookups):
+        i = rng.randrange(size)
+        t = time.perf_counter()
+        fn(i)
+        samples.append((time.perf_counter() - t) * 1000)
+    return samples
+
+
+def with_metrics(lib: Library, lookup, lookups: int, rng: random.Random) -> None:
+    """Name lookups with Forge's telemetry off and on (an in-memory reader), in the same run."""
+    try:
+        from opentelemetry import metrics as otel
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    except ImportError:
+        print("telemetry on: skipped (the otel extra is not installed)")
+        return
+    off = timed(lookup, lookups, rng, len(lib))
+    reader = InMemoryMetricReader()
+    otel.set_meter_provider(MeterProvider(metric_readers=[reader]))
+    rubric_metrics.reset()
+    on = timed(lookup, lookups, rng, len(lib))
+    counted = sum(
+        p.value
+        for r in reader.get_metrics_data().resource_metrics
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == "rubric.usage_count"
+        for p in m.data.data_points
+    )
+    print(
+        f"telemetry on: p99 {percentile(on, 0.99):.4f} ms vs off {percentile(off, 0.99):.4f} ms, "
+        f"ratio on / off {percentile(on, 0.99) / percentile(off, 0.99):.2f}x; usage_count total {counted}"
+    )
 
 
 if __name__ == "__main__":

@@ -66,26 +66,38 @@ def uniform_subsets(y: np.ndarray, f: np.ndarray, n: int, reps: int, seed: int) 
     return covered / reps, float(np.median(ratios)), float(np.median(gained))
 
 
-def planned(y, f, uncertainty, n: int, reps: int, seed: int) -> tuple[float, float]:
-    """(coverage, median width) of the PPI interval when a plan chose the texts (active: 1/pi weights)."""
+def weighted_ppi(y, f, pi, chosen) -> ppi.Interval:
+    """`estimate`'s figure under a plan: PPI++ with the labels weighted by 1/pi (ppi-python's weights)."""
+    return ppi.ppi_mean(y[chosen], f[chosen], f, 1 / pi[chosen], ALPHA)[0]
+
+
+def active_inference(y, f, pi, chosen) -> ppi.Interval:
+    """Zrnic and Candes (2024): the inverse-probability-weighted PPI mean over the whole corpus."""
+    return ppi.active_mean(y[chosen], chosen, f, pi, ALPHA)[0]
+
+
+def planned(y, f, uncertainty, n: int, reps: int, seed: int, estimator) -> tuple[float, float]:
+    """(coverage, median width) when a plan chose the texts (uniform: `uncertainty` None)."""
     rng = np.random.default_rng(seed)
-    pi = inclusion_probabilities(uncertainty, n, active=True)
+    active = uncertainty is not None
+    pi = inclusion_probabilities(uncertainty if active else np.ones(len(y)), n, active=active)
     covered, widths = 0, []
     for _ in range(reps):
-        chosen = systematic_sample(pi, rng)
-        powered, _ = ppi.ppi_mean(y[chosen], f[chosen], f, 1 / pi[chosen], ALPHA)
+        powered = estimator(y, f, pi, systematic_sample(pi, rng))
         covered += powered.low <= y.mean() <= powered.high
         widths.append(powered.width)
     return covered / reps, float(np.median(widths))
 
 
-def uniform_width(y, f, n: int, reps: int, seed: int) -> float:
-    rng = np.random.default_rng(seed)
-    pi = inclusion_probabilities(np.ones(len(y)), n, active=False)
-    widths = [
-        ppi.ppi_mean(y[c], f[c], f, alpha=ALPHA)[0].width for c in (systematic_sample(pi, rng) for _ in range(reps))
-    ]
-    return float(np.median(widths))
+def signals(y: np.ndarray, f: np.ndarray) -> dict[str, np.ndarray]:
+    """Uncertainty signals for active selection: what the judge's own score says, and (for scale) the
+    true residuals, known only once every text is labelled."""
+    spread = (f - f.min()) / (f.max() - f.min())
+    return {
+        "score near the middle": np.maximum(0, 1 - np.abs(spread - 0.5) / 0.5),  # plan_uncertainty.sql's sign
+        "sqrt(p(1-p)) of score": np.sqrt(spread * (1 - spread)),  # a classifier's, as in Zrnic and Candes
+        "perfect signal": np.abs(y - np.polyval(np.polyfit(f, y, 1), f)),
+    }
 
 
 def main() -> None:
@@ -103,15 +115,20 @@ def main() -> None:
         coverage, ratio, gained = uniform_subsets(y, f, args.n, args.reps, args.seed)
         r = np.corrcoef(y, f)[0, 1]
         print(f"{criterion:<18} {coverage:>9.1%} {ratio:>16.3f}x {gained:>14.1f} {r:>6.3f}")
+    print(f"active vs uniform selection, {args.n} labels: median width ratio active / uniform (coverage)")
+    for criterion in ("all criteria", "overall", "groundedness", "understandability"):
+        y, f = human[criterion], judge[criterion]
+        for estimator in (weighted_ppi, active_inference):
+            _, base = planned(y, f, None, args.n, args.reps, args.seed, estimator)
+            figures = []
+            for name, signal in signals(y, f).items():
+                coverage, width = planned(y, f, signal, args.n, args.reps, args.seed, estimator)
+                figures.append(f"{name} {width / base:.3f}x ({coverage:.0%})")
+            print(f"  {criterion:<17} {estimator.__name__:<16} " + "; ".join(figures))
     y, f = human["all criteria"], judge["all criteria"]
-    spread = (f - f.min()) / (f.max() - f.min())
-    near_threshold = np.maximum(0, 1 - np.abs(spread - 0.5) / 0.5)  # plan_uncertainty.sql's sign for one score
-    residual = np.abs(y - np.polyval(np.polyfit(f, y, 1), f))  # known only with every label
-    base = uniform_width(y, f, args.n, args.reps, args.seed)
-    print(f"active vs uniform selection, {args.n} labels ('all criteria'; uniform median width {base:.4f}):")
-    for name, signal in (("judge's uncertainty", near_threshold), ("perfect signal", residual)):
-        coverage, width = planned(y, f, signal, args.n, args.reps, args.seed)
-        print(f"  {name:<20} coverage {coverage:.1%}  width ratio active / uniform {width / base:.3f}x")
+    _, base = planned(y, f, None, args.n, args.reps, args.seed, active_inference)
+    _, width = planned(y, f, signals(y, f)["sqrt(p(1-p)) of score"], args.n, args.reps, args.seed, active_inference)
+    print(f"width ratio active / uniform ('all criteria', active inference, the judge's signal): {width / base:.3f}x")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from prefect import flow, get_run_logger
 from rubricflow.errors import CheckFailed
 from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.night_events import announce_night
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.pipeline.nightly import load_canary, record_night, source_changed
 from rubricflow.tasks.pipeline.rubric_status import describe, flagged_runs
@@ -38,9 +39,12 @@ def nightly_scoring(
     night: str | None = None,
     shard_size: int = 2000,
     min_correlation: float = 0.7,
+    max_canary_drift: float = 0.1,
 ) -> list[dict]:
     """`judge` holds JudgeConfig fields (never the API key). `night` defaults to today's UTC date.
-    `min_correlation`: the calibration threshold of a rubric that states none of its own."""
+    `min_correlation`: the calibration threshold of a rubric that states none of its own.
+    Coverage under `min_coverage` and canary drift over `max_canary_drift` are announced as Prefect
+    events (flows/night_events.py); only the first fails the night."""
     logger = get_run_logger()
     night = night or dt.datetime.now(dt.UTC).date().isoformat()
     changed, digest = source_changed(source, warehouse_path, corpus_id)
@@ -59,6 +63,7 @@ def nightly_scoring(
             canary_run = score_corpus(canary, rubric, warehouse_path, judge, shard_size)
         nights.append(record_night(warehouse_path, night, corpus_id, run, canary_run))
         run_ids.append(run["run_id"])
+        announce_night(nights[-1], corpus_id, run["run_id"], min_coverage, max_canary_drift)
     gate = [describe(r) for r in flagged_runs(warehouse_path, run_ids, min_correlation)]
     publish(
         f"# Night {md_text(night)}: {md_text(corpus_id)}\n\n"

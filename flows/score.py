@@ -16,6 +16,7 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
+from rubricflow.flows.progress_artifact import run_progress
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -108,7 +109,12 @@ def score_corpus(
         plan, recovered, estimate = prepare_run(run)
         _announce(plan, recovered, estimate, run)
         try:
-            with run_span(run.run_id, corpus_id, f"{run.bundle.id}@{run.bundle.version}", config.model):
+            with (
+                run_span(run.run_id, corpus_id, f"{run.bundle.id}@{run.bundle.version}", config.model),
+                run_progress(
+                    artifact_key("score-progress", corpus_id, run.bundle.id), plan.cells, f"rubricflow run {run.run_id}"
+                ),
+            ):
                 results = _judge(run, plan, workers)
         except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):

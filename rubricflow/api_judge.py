@@ -41,7 +41,8 @@ class Judge:
     """A judge setup: the options of `rubricflow score` (model, base_url, provider, strategy,
     samples, temperature, seed, max_tokens, rpm, tpm, max_in_flight, timeout_s, output_mode,
     system_prompt, logprobs, prices, ...), checked as one `JudgeConfig`. The API key comes from
-    the provider's environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY), never an argument."""
+    the provider's usual environment variable, chosen by the base URL's host (GROQ_API_KEY for
+    api.groq.com, ...; tasks/judging/providers/keys.py), else OPENAI_API_KEY; never an argument."""
 
     def __init__(
         self,
@@ -200,14 +201,17 @@ class Judge:
         rubric's patterns that match the text, found here when not given)."""
         from rubricflow.rubrics.scoring import verdict
         from rubricflow.tasks.judging.secrets import scrub
+        from rubricflow.tasks.judging.verify import hard_violations, judgment_problems
 
         outcomes = [o for o in outcomes if o is not None]
         rubric = bundle.rubric
+        judged = [j for o in outcomes for j in o.judgments]
+        soft = tuple(f"{c.id}: {problem}" for c, problem in judgment_problems(rubric, judged) if c.severity == "soft")
         scores = {s.name: s for s in (_criterion(bundle, j) for o in outcomes for j in o.judgments)}
         values = {name: s.value for name, s in scores.items() if s.status == "scored"}
         declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"] or ()}
         matched = patterns_of([item.text], bundle)[0] if hits is None else hits
-        v = verdict(rubric, values, item.genre, matched, declared)
+        v = verdict(rubric, values, item.genre, matched, declared, hard_violations(rubric, judged))
         rows = [o.completion for o in outcomes]
         usage = Usage(
             sum(r["attempts"] or 0 for r in rows),
@@ -226,6 +230,7 @@ class Judge:
             cost_usd=self._cost(rows),
             coverage=v.coverage,
             errors=tuple(scrub(r["error"]) or "" for r in rows if r["status"] != "ok"),
+            warnings=soft,
         )
 
     def _cost(self, rows: list[dict]) -> float | None:

@@ -81,19 +81,31 @@ def product(*rubrics: Rubric) -> Product:
 
 @dataclass(frozen=True)
 class Coproduct:
-    """Choose one rubric per text by a field of the record (genre by default)."""
+    """Choose one rubric per text by a field of the record: `genre` by default, or a dotted path
+    into it (`metadata.topic`); `default` takes any other value. `score --route` executes it."""
 
     choices: Mapping[str, Rubric]
     field: str = "genre"
     default: Rubric | None = None
 
-    def select(self, record: Mapping[str, Any]) -> Rubric:
-        key = record.get(self.field)
+    def value(self, record: Mapping[str, Any]) -> str | None:
+        """The record's value of the field (a dotted path walks nested mappings), as text."""
+        found: Any = record
+        for part in self.field.split("."):
+            found = found.get(part) if isinstance(found, Mapping) else None
+        return None if found is None else str(found)
+
+    def choose(self, record: Mapping[str, Any]) -> tuple[str, Rubric]:
+        """The choice that takes the record (its value, or `*` for the default) and its rubric."""
+        key = self.value(record)
         if key is not None and key in self.choices:
-            return self.choices[key]
+            return key, self.choices[key]
         if self.default is not None:
-            return self.default
+            return "*", self.default
         raise AlgebraError(f"no rubric for {self.field}={key!r}; choices are {sorted(self.choices)}")
+
+    def select(self, record: Mapping[str, Any]) -> Rubric:
+        return self.choose(record)[1]
 
 
 def coproduct(choices: Mapping[str, Rubric], field: str = "genre", default: Rubric | None = None) -> Coproduct:

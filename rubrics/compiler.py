@@ -16,6 +16,7 @@ from rubricflow.errors import InputError
 from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError
 from .properties import ECONOMY, seed_profile
 from .regex import BACKTRACKING_TIMEOUT_S, backtracking, re2_errors
+from .render import CRITERION_FIELDS
 
 Severity = Literal["error", "warning"]
 
@@ -88,6 +89,9 @@ class RubricCompileError(InputError):
 
 FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor recommends regenerating
 LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
+# Nested fields added later, left out of the document at their default (the same rule, one level down).
+LATER_ROLE_DEFAULTS = {"authority": None, "domain": ""}
+LATER_CONSTRAINT_DEFAULTS = {"scope": "call", "min_tokens": None, "max_tokens": None}
 
 
 def rubric_document(rubric: Rubric) -> dict:
@@ -97,7 +101,16 @@ def rubric_document(rubric: Rubric) -> dict:
     for key in LATER_FIELDS:
         if not data.get(key):
             data.pop(key, None)
+    _drop_defaults(data.get("role") or {}, LATER_ROLE_DEFAULTS)
+    for constraint in (data.get("output") or {}).get("constraints") or ():
+        _drop_defaults(constraint, LATER_CONSTRAINT_DEFAULTS)
     return data
+
+
+def _drop_defaults(data: dict, defaults: dict) -> None:
+    for key, default in defaults.items():
+        if key in data and data[key] == default:
+            del data[key]
 
 
 def canonical_json(data: object) -> str:
@@ -237,6 +250,20 @@ class _Checks:
         dupes("disqualifiers", [d.id for d in self.r.disqualifiers])
         dupes("goldens", [g.name for g in self.r.goldens])
         dupes("output.constraints", [c.id for c in self.r.output.constraints])
+        dq_ids = {d.id for d in self.r.disqualifiers}
+        for i, c in enumerate(self.r.output.constraints):
+            if c.id in dq_ids:  # a hard constraint disqualifies under its own id, beside the disqualifiers
+                self.add(
+                    "error", "E_DUPLICATE_ID", f"output.constraints[{i}].id", f"id {c.id!r} is a disqualifier's too"
+                )
+            if c.scope == "judgment" and c.field not in CRITERION_FIELDS:
+                self.add(
+                    "error",
+                    "E_CONSTRAINT_SCOPE",
+                    f"output.constraints[{i}].scope",
+                    f"constraint {c.id!r}: scope 'judgment' joins every criterion's {c.field!r}, "
+                    f"but {c.field!r} is not a criterion field ({', '.join(CRITERION_FIELDS)})",
+                )
 
     def patterns(self) -> None:
         reasons = re2_errors([p.effective_regex() for p in self.r.patterns])

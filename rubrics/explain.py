@@ -4,11 +4,12 @@ file's fields it read and which it left alone, and the rubrics that came out.
 Fields are tracked by handing the importer the parsed document wrapped in a mapping and a list
 that note every key read (`get`, `[...]`, `items()`, `values()`, iteration over a list); a key
 only tested for (`in`) or never touched is reported as ignored. Paths are dotted, list items as
-`[]`: `tests[].assert[].value`. `<LLM_JUDGE_SPEC>` XML is accounted for by element: the importer
-declares the element paths it reads (`xml_spec.READ`), every other element is reported ignored.
-Other text formats (G-Eval and Prometheus prompts, Markdown, Prompty, JSONL) name their importer;
-their fields are not tracked. A native rubric is read whole by
-rubricflow's own schema, where an unknown field is an error."""
+`[]`: `tests[].assert[].value`. How each field is used, and why a field is left alone, is what the
+importer declares in the registry (`importers/registry.py`); a field neither read nor declared left
+is reported ignored. `<LLM_JUDGE_SPEC>` XML is accounted for by element (`xml_spec.READ`) and
+Markdown by its frontmatter's keys, as the registry declares them. Other text formats (G-Eval and
+Prometheus prompts, Prompty, JSONL) name their importer; their fields are not tracked. A native
+rubric is read whole by rubricflow's own schema, where an unknown field is an error."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .documents import RubricImportError
+from .documents import RubricImportError, parse_yaml
 from .formats import read_rubric_text
-from .importers import guarded, importer_for, parse_data, text_importer, xml_spec
+from .importers import data_format, guarded, parse_data, text_format, xml_spec
+from .importers.registry import Format
 from .model import Rubric
 
 
@@ -27,9 +29,11 @@ class Explanation:
     path: Path
     importer: str
     rubrics: list[Rubric]
-    tracked: bool  # False: a text format or the native schema (no field-by-field account)
+    tracked: bool  # False: a text format read whole, or the native schema (no field-by-field account)
     used: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    left: dict[str, str] = field(default_factory=dict)  # field -> why the importer leaves it alone
+    how: dict[str, str] = field(default_factory=dict)  # used field -> how the importer uses it
 
 
 def explain(path: Path) -> Explanation:
@@ -37,23 +41,44 @@ def explain(path: Path) -> Explanation:
     text = read_rubric_text(path)
     if not text.lstrip("\ufeff \t\r\n"):
         raise RubricImportError(path, "empty file")
-    if found := text_importer(text, path):
-        rubrics = guarded(found, text, path)
-        if found[0] == xml_spec.FORMAT_NAME:  # the spec dialect declares the elements it reads
+    if fmt := text_format(text, path):
+        rubrics = guarded((fmt.name, fmt.read), text, path)
+        if fmt.name == xml_spec.FORMAT_NAME:  # the spec dialect declares the elements it reads
             used, ignored = xml_spec.account(text, path)
-            return Explanation(path, found[0], rubrics, tracked=True, used=used, ignored=ignored)
-        return Explanation(path, found[0], rubrics, tracked=False)
+            return _accounted(path, fmt, rubrics, set(used), set(used) | set(ignored))
+        if fmt.fields and (front := _frontmatter(text, path)) is not None:
+            fields = _paths(front, "")
+            return _accounted(path, fmt, rubrics, {p for p in fields if fmt.how(p)}, fields)
+        return Explanation(path, fmt.name, rubrics, tracked=False)
     data = parse_data(text, path)
-    found = importer_for(data, path)
-    name = found[0]
-    if name == "native":
-        return Explanation(path, name, guarded(found, data, path), tracked=False)
+    fmt = data_format(data, path)
+    if fmt.name == "native":
+        return Explanation(path, fmt.name, guarded((fmt.name, fmt.read), data, path), tracked=False)
     reads: set[str] = set()
-    rubrics = guarded(found, _track(data, "", reads), path)
+    rubrics = guarded((fmt.name, fmt.read), _track(data, "", reads), path)
     fields = _paths(data, "")
-    used = sorted(p for p in fields if p in reads)
-    ignored = sorted(p for p in fields if p not in reads and _parent(p) in reads | {""})
-    return Explanation(path, name, rubrics, tracked=True, used=used, ignored=ignored)
+    return _accounted(path, fmt, rubrics, {p for p in fields if p in reads}, fields)
+
+
+def _accounted(path: Path, fmt: Format, rubrics: list[Rubric], read: set[str], fields: set[str]) -> Explanation:
+    """Each field of the file: used (and how, as the registry declares), left alone (and why), or
+    ignored; a field under one left alone is not named again."""
+    used = sorted(read)
+    how = {p: fmt.how(p) or "read (how: not declared in the registry)" for p in used}
+    unread = sorted(p for p in fields - read if _parent(p) in read | {""})
+    left = {p: why for p in unread if (why := fmt.why_left(p))}
+    ignored = [p for p in unread if p not in left]
+    return Explanation(path, fmt.name, rubrics, tracked=True, used=used, ignored=ignored, left=left, how=how)
+
+
+def _frontmatter(text: str, path: Path) -> dict | None:
+    """A Markdown file's frontmatter as data (None: it has none)."""
+    stripped = text.lstrip("\ufeff")
+    if not stripped.startswith("---"):
+        return None
+    head = stripped[3:].split("\n---", 1)[0]
+    found = parse_yaml(head, path)
+    return found if isinstance(found, dict) else None
 
 
 def _join(base: str, key: Any) -> str:

@@ -74,6 +74,10 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "a pattern no criterion, disqualifier or advice rule uses is counted for nothing",
         "patterns: [p1]   # under the criterion that it should count for",
     ),
+    "E_CONSTRAINT_SCOPE": (
+        "a judgment-scoped output constraint on a field that is not a criterion's (rationale, evidence)",
+        "- {id: because, field: rationale, prefix: 'BECAUSE:', scope: judgment}",
+    ),
     "E_DUPLICATE_ID": ("two criteria, groups or patterns share an id", "- id: tone-2   # every id unique"),
     "E_EMPTY_CALL_UNIT": (
         "every criterion is limited to genres, so a text of another genre is judged on nothing",

@@ -4,6 +4,7 @@ type or tag. Ids are unique per version; asking for a name gives its newest vers
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import semver
 
 from rubricflow.errors import InputError
 
+from . import metrics
 from .compiler import Bundle, RubricNamed, compile_or_raise
 from .formats import FOLDER_DOCUMENTS, RubricImportError, load_rubrics
 from .model import Rubric
@@ -65,6 +67,7 @@ class Library:
                     continue
                 for rubric in rubrics:
                     self._add(Entry(rubric, path))
+        metrics.library_size(len(self._by_key))
 
     def _add(self, entry: Entry) -> None:
         key = (entry.id, entry.version)
@@ -90,7 +93,14 @@ class Library:
         return list(self._sorted)
 
     def get(self, ref: str) -> Entry:
-        """`name`, `name@version` or a path to a file in the library."""
+        """`name`, `name@version` or a path to a file in the library; timed and counted as Forge's
+        telemetry (rubrics/metrics.py) when metrics are on."""
+        started = time.perf_counter()
+        entry = self._lookup(ref)
+        metrics.retrieved(entry.id, entry.version, (time.perf_counter() - started) * 1000)
+        return entry
+
+    def _lookup(self, ref: str) -> Entry:
         name, _, version = ref.partition("@")
         entry = self._by_key.get((name, version)) if version else self._latest.get(name)
         if entry is None:

@@ -413,9 +413,15 @@ class AdviceRule(Strict):
 
 
 class Role(Strict):
+    """The judge's role (seed 001's RoleSpec): a structural part of the prompt, not a cosmetic prefix.
+    `authority` says how final the judge's word is (absolute: its verdict stands; advisory: a
+    recommendation a person reviews; peer: one reviewer among equals); `domain` is its field."""
+
     persona: str = ""
-    obligations: tuple[str, ...] = ()
-    constraints: tuple[str, ...] = ()
+    authority: Literal["absolute", "advisory", "peer"] | None = None
+    domain: str = ""
+    obligations: tuple[str, ...] = ()  # what the judge MUST do
+    constraints: tuple[str, ...] = ()  # what the judge MUST NOT do
 
 
 class InputField(Strict):
@@ -424,8 +430,15 @@ class InputField(Strict):
     description: str = ""
 
 
+ConstraintScope = Literal["call", "criterion", "judgment"]
+
+
 class OutputConstraint(Strict):
-    """A rule on one field of the judge's output: a ritual prefix, word/char limits, item counts."""
+    """A rule on one field of the judge's output: a ritual prefix, word/char/token limits, item
+    counts. A `hard` one that fails disqualifies the judgment; a `soft` one warns. `scope` (seed
+    001): `call` checks each judge call's output once (a value repeated across the call's criteria
+    once), `criterion` each criterion's own value, `judgment` the text's whole answer (every
+    criterion's value joined) once."""
 
     id: Id
     field: str = "rationale"
@@ -435,10 +448,13 @@ class OutputConstraint(Strict):
     min_words: int | None = Field(default=None, ge=0)
     max_words: int | None = Field(default=None, ge=0)
     max_chars: int | None = Field(default=None, ge=0)
+    min_tokens: int | None = Field(default=None, ge=0)  # TokenConstraint: tokens as verify.count_tokens counts them
+    max_tokens: int | None = Field(default=None, ge=0)
     min_items: int | None = Field(default=None, ge=0)
     max_items: int | None = Field(default=None, ge=0)
     separator: str | None = None  # items inside a string field, e.g. ";"
     severity: Literal["hard", "soft"] = "soft"
+    scope: ConstraintScope = "call"
 
 
 class OutputContract(Strict):

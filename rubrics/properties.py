@@ -121,3 +121,31 @@ def seed_profile(rubric: Rubric) -> str | None:
 def describe(rubric: Rubric) -> str:
     """The predicates as one JSON line (for `rubric show`)."""
     return json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in properties(rubric).items()})
+
+
+# The property lattice (seed 000 section 4.3): each node with the nodes it implies, bottom up. A
+# node holds when its own condition and every node below it hold, so the derived nodes (Stable,
+# Aligned, Economic, WellFormed) are read off the predicates, never judged apart from them.
+LATTICE_NODES: dict[str, tuple[Callable[[dict], bool], tuple[str, ...]]] = {
+    "Mission": (lambda p: bool(p["P_mission"]), ()),
+    "Criteria": (lambda p: p["P_criteria"] >= 1, ("Mission",)),
+    "Anchored": (lambda p: p["P_anchored"] == 1.0, ("Criteria",)),
+    "Template": (lambda p: bool(p["P_schema"]), ()),
+    "Schema": (lambda p: bool(p["P_schema"]), ("Mission", "Template")),
+    "Mirror": (lambda p: p["P_mirror"] >= 1, ()),
+    "Ritual": (lambda p: p["P_ritual"] >= 1, ("Schema", "Mirror")),
+    "Small": (lambda p: bool(p["P_economy"]), ()),
+    "Stable": (lambda p: True, ("Anchored", "Ritual")),
+    "Aligned": (lambda p: p["P_aligned"] == 1.0, ("Schema", "Criteria")),
+    "Economic": (lambda p: True, ("Criteria", "Small")),
+    "WellFormed": (lambda p: True, ("Stable", "Aligned", "Economic")),
+}
+
+
+def lattice_nodes(rubric: Rubric) -> dict[str, bool]:
+    """Every node of the seed's property lattice for the rubric, bottom up (dict order)."""
+    p = properties(rubric)
+    held: dict[str, bool] = {}
+    for node, (own, below) in LATTICE_NODES.items():
+        held[node] = own(p) and all(held[b] for b in below)
+    return held

@@ -14,7 +14,7 @@ from typing import Literal
 
 from rubricflow.errors import InputError
 
-from .model import Criterion, NominalScale, OrdinalScale, Rubric
+from .model import Criterion, NominalScale, OrdinalScale, Role, Rubric
 
 Strategy = Literal["per_criterion", "grouped", "holistic"]
 STRATEGIES: tuple[str, ...] = ("per_criterion", "grouped", "holistic")
@@ -81,18 +81,28 @@ def _section(out: list[str], title: str, lines: list[str]) -> None:
         out.extend(lines)
 
 
+AUTHORITY = {  # seed 001's RoleSpec authority levels, as the judge reads them
+    "absolute": "Authority: absolute. Your verdict is final; it is applied as given, without review.",
+    "advisory": "Authority: advisory. Your verdict is a recommendation that a person reviews.",
+    "peer": "Authority: peer. You are one reviewer among equals; judge independently.",
+}
+
+
+def role_lines(role: Role) -> list[str]:
+    """The judge's role (seed 001's RoleSpec): persona, authority, domain, obligations, constraints."""
+    return [
+        role.persona,
+        AUTHORITY[role.authority] if role.authority else "",
+        f"Domain: {role.domain}" if role.domain else "",
+        *(f"- You must: {o}" for o in role.obligations),
+        *(f"- Constraint: {c}" for c in role.constraints),
+    ]
+
+
 def _framing(out: list[str], r: Rubric) -> None:
     """What the judge is for: goal, role, inputs, definitions, instructions, decision rules."""
     _section(out, "Goal", [r.goal])
-    _section(
-        out,
-        "Role",
-        [
-            r.role.persona,
-            *(f"- You must: {o}" for o in r.role.obligations),
-            *(f"- Constraint: {c}" for c in r.role.constraints),
-        ],
-    )
+    _section(out, "Role", role_lines(r.role))
     _section(out, "Inputs", [f"- {f.name}{' (required)' if f.required else ''}: {f.description}" for f in r.inputs])
     _section(out, "Definitions", [f"- {d.term}: {d.meaning}" for d in r.definitions])
     _section(out, "Instructions", [f"- {i}" for i in r.instructions])
@@ -247,6 +257,9 @@ def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
                 rules.append(f"at most {c.max_words} words")
         if c.max_chars is not None:
             rules.append(f"at most {c.max_chars} characters")
+        rules.extend(f"{bound} {n} tokens" for bound, n in (("at least", c.min_tokens), ("at most", c.max_tokens)) if n)
+        if c.scope == "judgment":
+            rules.append("counted over every criterion's together")
         if c.min_items is not None:
             rules.append(f"at least {c.min_items} items")
         if c.max_items is not None:

@@ -101,7 +101,10 @@ def verdict(
     genre: str | None = None,
     matched_patterns: Set[str] = frozenset(),
     judge_disqualifiers: Set[str] = frozenset(),
+    violations: Set[str] = frozenset(),
 ) -> Verdict:
+    """The verdict of one text; `violations`: the hard output constraints its answer broke, each a
+    disqualifier under its own id (seed 001: hard constraints disqualify, soft ones warn)."""
     units = unit_scores(rubric, values)
     active = rubric.active_criteria(genre)
     coverage = sum(1 for c in active if units.get(c.id) is not None) / len(active) if active else 0.0
@@ -115,6 +118,7 @@ def verdict(
                 fired.append(d.id)
         elif d.kind == "judge" and d.id in judge_disqualifiers:
             fired.append(d.id)
+    fired.extend(sorted(set(violations) - set(fired)))
     s = rubric.scoring
     if fired:  # a disqualifier decides even when nothing was scored (e.g. a skipped, pattern-failed text)
         return Verdict(0.0, s.disqualified_label, False, tuple(fired), coverage)

@@ -21,6 +21,10 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+class BrowserError(AssertionError):
+    """The page answered a DevTools command with an error or a script exception."""
+
+
 class Browser:
     def __init__(self, url: str):
         self.profile = tempfile.TemporaryDirectory()
@@ -65,25 +69,45 @@ class Browser:
         while True:
             reply = json.loads(self.ws.recv(timeout=60))
             if reply.get("id") == message_id:
-                assert "error" not in reply, reply["error"]
+                if "error" in reply:
+                    raise BrowserError(reply["error"])
                 return reply["result"]
 
     def evaluate(self, expression: str):
         result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
-        assert "exceptionDetails" not in result, result["exceptionDetails"]
+        if "exceptionDetails" in result:
+            raise BrowserError(result["exceptionDetails"])
         return result["result"].get("value")
+
+    def wait_for(self, expression: str, what: str, timeout_s: float = 30) -> None:
+        """Until `expression` is true on the page, read in one evaluation (two reads can straddle a
+        navigation: the old page's state, then the new page's address). A read that lands while the
+        page is being replaced (its context gone) counts as not yet."""
+        deadline = time.monotonic() + timeout_s
+        last: BrowserError | None = None
+        while True:
+            try:
+                if self.evaluate(expression):
+                    return
+            except BrowserError as exc:
+                last = exc
+            assert time.monotonic() < deadline, f"{what} within {timeout_s} s (last error: {last})"
+            time.sleep(0.05)
 
     def wait_loaded(self, leaving: str | None = None, timeout_s: float = 30) -> None:
         """Until the page (another one than `leaving`, if given) has finished loading."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.evaluate("document.readyState") == "complete" and self.evaluate("location.href") != leaving:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"the page did not load within {timeout_s} s")
+        other = "true" if leaving is None else f"location.href !== {json.dumps(leaving)}"
+        self.wait_for(f"document.readyState === 'complete' && {other}", "the page did not load", timeout_s)
+
+    def text(self, selector: str, timeout_s: float = 30) -> str:
+        """The text of the first element the selector finds, once the page has drawn it."""
+        found = f"document.querySelector({json.dumps(selector)})"
+        self.wait_for(f"document.readyState === 'complete' && {found} !== null", f"no {selector}", timeout_s)
+        return self.evaluate(f"{found}.textContent")
 
     def click(self, selector: str) -> None:
         """Click the first element the selector finds, as a user does, and wait for the next page."""
+        self.text(selector)  # drawn
         here = self.evaluate("location.href")
         box = self.evaluate(
             f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
@@ -102,10 +126,7 @@ class Browser:
         for kind in ("keyDown", "keyUp"):
             self.send("Input.dispatchKeyEvent", type=kind, key=key, text=key if kind == "keyDown" else "")
         arrived = f"document.readyState === 'complete' && location.href !== {json.dumps(here)}"
-        deadline = time.monotonic() + timeout_s
-        while not self.evaluate(arrived):
-            assert time.monotonic() < deadline, f"pressing {key!r} led nowhere within {timeout_s} s"
-            time.sleep(0.05)
+        self.wait_for(arrived, f"pressing {key!r} led nowhere", timeout_s)
 
     def screenshot(self, path: Path) -> None:
         path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))

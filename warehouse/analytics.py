@@ -18,6 +18,7 @@ import time
 
 import duckdb
 
+from . import judgment_constraints
 from .sqlfiles import run_sql, sql, transaction
 
 ALL = 2**62  # a batch with no limit
@@ -55,6 +56,7 @@ def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0, batch: int = ALL
         stale = 0 if recent else stale
     if stale:
         started = time.perf_counter()
+        judgment_constraints.register(con)
         run_sql(con, "analytics_refresh.sql", batch=batch)
         stale = min(stale, batch)
         con.execute(
@@ -91,6 +93,7 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> float:
         con.execute("DELETE FROM stale_runs")
         con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
         con.execute("INSERT INTO stale_runs SELECT run_id FROM runs")
+        judgment_constraints.register(con)
         run_sql(con, "analytics_refresh.sql", batch=ALL)
         con.execute("DELETE FROM analytics_state")
         con.execute("INSERT INTO analytics_state VALUES ($sha, current_timestamp)", {"sha": definition_sha()})

@@ -103,7 +103,7 @@ def connect(
                     return duckdb.connect(str(path), read_only=True, config=config)
                 return _attach_writer(path, config)
             except duckdb.IOException as exc:
-                if not read_only and "lock" in str(exc).lower():
+                if "lock" in str(exc).lower():  # a reader too: the viewer may hold a writer for labels
                     mark = _mark_waiting(path)
                 _wait_or_raise(path, exc, deadline, pause)
                 if pause == 0.05:  # the first wait: say who holds the file, once

@@ -39,6 +39,7 @@ COMPLETION = pa.schema(
         ("created_at", pa.timestamp("us")),
         ("adopted_from", pa.string()),  # set only by sql/adopt_cells.sql: a judge call never lands one
         ("queue_ms", pa.float64()),  # time spent waiting in the client (slots, rate limits); latency_ms is the server's
+        ("constraint_violations", pa.list_(pa.string())),  # hard output constraints the answer broke: they disqualify
     ]
 )
 JUDGMENT = pa.schema(
@@ -75,6 +76,6 @@ def blank_completion(**fields: Any) -> dict[str, Any]:
     if unknown:
         raise KeyError(f"not completion columns: {sorted(unknown)}")
     row: dict[str, Any] = dict.fromkeys(COMPLETION.names)
-    row.update(attempts=0, status="failed", declared_disqualifiers=[])
+    row.update(attempts=0, status="failed", declared_disqualifiers=[], constraint_violations=[])
     row.update(fields)
     return row

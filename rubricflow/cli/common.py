@@ -58,7 +58,8 @@ LimitsOpt = typer.Option(
 OutputModeOpt = typer.Option(
     "auto",
     help="How the answer's structure is asked for: auto (json_schema, then the "
-    "next mode each refusal allows), json_schema, json_object, tools or text.",
+    "next mode each refusal allows), json_schema, json_object, tools or text; verdict_tools: the judge "
+    "calls set_waza_grade_pass or set_waza_grade_fail (waza), for rubrics of one pass/fail criterion.",
 )
 SystemPromptOpt = typer.Option(
     "auto",

@@ -12,9 +12,10 @@ from .common import err, out
 
 
 def doctor(files: list[Path] = typer.Argument(..., help="Rubric files (or folders of them) in any format.")) -> None:
-    """Say how each file was read: the importer (format) that took it, the rubrics it made, the
-    fields the importer read and the fields it left alone (e.g. a promptfoo config's `providers`);
-    exit 1 when a file is refused."""
+    """Say how each file was read: the importer (format) that took it, the rubrics it made, every
+    field the importer read and how it uses it, the fields it leaves alone and why (e.g. a promptfoo
+    config's `providers`: the judge is rubricflow's), and any field it ignores; exit 1 when a file
+    is refused."""
     from rubricflow.rubrics.documents import RubricImportError
     from rubricflow.rubrics.explain import explain
     from rubricflow.rubrics.formats import expand_folders
@@ -39,9 +40,20 @@ def doctor(files: list[Path] = typer.Argument(..., help="Rubric files (or folder
             )
             out.print(f"  fields: {why}", highlight=False)
             continue
-        out.print(f"  fields read ({len(found.used)}): {escape(', '.join(found.used)) or '-'}", highlight=False)
-        out.print(
-            f"  fields ignored ({len(found.ignored)}): {escape(', '.join(found.ignored)) or '-'}", highlight=False
-        )
+        _fields(found)
     if refused:
         raise typer.Exit(1)
+
+
+def _fields(found) -> None:
+    """Every field of the file: read (grouped by how the importer uses them), left alone (and why), ignored."""
+    by_how: dict[str, list[str]] = {}
+    for path, how in found.how.items():
+        by_how.setdefault(how, []).append(path)
+    out.print(f"  fields read ({len(found.used)}):{'' if found.used else ' -'}", highlight=False)
+    for how, paths in by_how.items():
+        out.print(f"    {escape(', '.join(paths))}: {escape(how)}", highlight=False)
+    out.print(f"  fields left alone ({len(found.left)}):{'' if found.left else ' -'}", highlight=False)
+    for path, why in found.left.items():
+        out.print(f"    {escape(path)}: {escape(why)}", highlight=False)
+    out.print(f"  fields ignored ({len(found.ignored)}): {escape(', '.join(found.ignored)) or '-'}", highlight=False)

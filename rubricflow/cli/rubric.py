@@ -128,6 +128,10 @@ def show(ref: str, library: list[Path] | None = LibraryOpt) -> None:
         raise CheckFailed(f"{ref}: does not compile (see the issues above)")
     lattice = " ".join(f"{k}{'✓' if ok else '✗'}" for k, ok in bundle.lattice)
     out.print(f"profile: [bold]{bundle.profile}[/]  lattice: {lattice}  goldens: {len(rubric.goldens)}")
+    from rubricflow.rubrics.properties import lattice_nodes
+
+    nodes = " ".join(f"{k}{'✓' if ok else '✗'}" for k, ok in lattice_nodes(rubric).items())
+    out.print(f"property lattice (seed 000 4.3): {nodes}")
     if rubric.verdicts or rubric.decision_rules or rubric.mapping_examples:
         space = ", ".join(f"{v.label}" + ("" if v.score is None else f" ({v.score:g})") for v in rubric.verdicts)
         out.print(

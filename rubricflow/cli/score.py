@@ -31,7 +31,10 @@ def score(
         help="Judge model (repeatable: a panel of judges, each a judge "
         "setup of its own; default: the offline stand-in).",
     ),
-    base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    base_url: str | None = typer.Option(
+        None,
+        help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL). The key is read from its provider's usual variable (GROQ_API_KEY for api.groq.com, ...), else OPENAI_API_KEY.",
+    ),
     shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
     skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
     workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
@@ -44,6 +47,11 @@ def score(
     agreement: float = typer.Option(0.9, help="--cascade: the rate kept texts must agree with the strong judge at."),
     delta: float = typer.Option(0.1, help="--cascade: the chance the agreement guarantee may fail."),
     calibration: int = typer.Option(200, help="--cascade: texts both judges answer to choose the threshold."),
+    route: str | None = typer.Option(
+        None,
+        help="Route each text to one rubric by this field (genre, or metadata.KEY): give the rubrics as "
+        "-r VALUE=RUBRIC, and one plain -r RUBRIC for any other value (a coproduct; docs/rubrics.md).",
+    ),
     judge: dict | None = None,
 ) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
@@ -56,6 +64,17 @@ def score(
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
     failures: list[str | None] = []
+    if route and (cascade or len(judges) > 1):
+        raise InputError("--route scores with one judge: drop --cascade / the extra --model")
+    if route:  # one rubric per text, chosen by its field: each rubric judges its own texts
+        from rubricflow.flows.routing import score_routed
+
+        start_flows()
+        routed = score_routed(
+            warehouse_path(warehouse), corpus, rubric, route, judges[0], shard_size, skip_disqualified, workers
+        )
+        failures += [print_run(warehouse_path(warehouse), summary["run_id"]) for summary in routed]
+        rubric = []
     for ref in rubric:
         if cascade:
             from .cascade import run_cascade

@@ -73,7 +73,8 @@ def import_forge(data: dict, source: Path) -> Rubric:
         "patterns": patterns,
         "disqualifiers": disqualifiers,
         "scoring": scoring,
-        "goldens": data.get("goldens") or [],  # rubricflow's own addition: examples with a known verdict
+        # rubricflow's own addition: examples with a known verdict (copied, so `doctor` sees each field read)
+        "goldens": [{**g} if isinstance(g, dict) else g for g in data.get("goldens") or []],
     }
     return rubric_from_data(doc, source)
 

@@ -21,6 +21,7 @@ from rubricflow.tasks.judging.judge import Cell
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker
+from rubricflow.tasks.judging.verify import hard_violations
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,9 @@ def judge_text(
     values = {j.criterion_id: j.value for j in judgments if j.status == "scored"}
     declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"]}
     regexes = {p.id: p.effective_regex() for p in rubric.patterns}
-    return TextJudgment(verdict(rubric, values, genre, matched_patterns(text, regexes), declared), judgments, errors)
+    violations = hard_violations(rubric, [j for o in outcomes for j in o.judgments])
+    v = verdict(rubric, values, genre, matched_patterns(text, regexes), declared, violations)
+    return TextJudgment(v, judgments, errors)
 
 
 def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:

@@ -1,6 +1,6 @@
 """One chat call for the project's model paths besides judging: the reflection model of `improve
 evolve` and the drafting model of `rubric generate`. They share the judge's hardening
-(tasks/judging/judge.py): transport retries with backoff and Retry-After, a deadline on the whole
+(tasks/judging/transport.py, failures.py, answers.py): transport retries with backoff and Retry-After, a deadline on the whole
 answer (a server that drips bytes cannot hold a call open), an answer read whatever its shape
 (`answer_text`), and error texts scrubbed of secrets before anyone sees them. No second client."""
 
@@ -11,11 +11,13 @@ import asyncio
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.errors import TransientError
+from rubricflow.tasks.judging.answers import first_choice, text_parts
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.judge import Wait, describe, first_choice, is_transient, post_chat, text_parts
+from rubricflow.tasks.judging.failures import describe, is_transient
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.providers import client_for
 from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.tasks.judging.transport import Wait, post_chat
 from rubricflow.tasks.judging.verify import AnswerError
 
 

@@ -55,7 +55,7 @@ class JudgeConfig(BaseModel):
     server is found to reason (it refuses max_tokens, or reports reasoning tokens): reasoning counts
     against the completion budget, and an answer budget alone ends in an empty answer cut off at the
     limit. Not part of the judge hash: it leaves room, it does not change what is asked."""
-    output_mode: Literal["auto", "json_schema", "json_object", "tools", "text"] = "auto"
+    output_mode: Literal["auto", "json_schema", "json_object", "tools", "text", "verdict_tools"] = "auto"
     """How the answer's structure is asked for; auto starts at json_schema and falls back per run."""
     system_prompt: Literal["auto", "system", "user"] = "auto"
     """Where the rubric goes: the system message, the user turn, or auto (a one-time check per run
@@ -203,6 +203,8 @@ def _problem(error: Any) -> str:
 
 
 def api_key(config: JudgeConfig | None = None) -> str:
-    """The key of the config's provider, from the environment only, so it never appears in
-    parameters or logs."""
-    return providers.api_key(config.provider if config else None)
+    """The key of the config's endpoint (its provider's usual variable, providers/keys.py), from the
+    environment only, so it never appears in parameters or logs."""
+    if config is None:
+        return providers.api_key(None)
+    return providers.api_key(config.provider, config.resolved_base_url())

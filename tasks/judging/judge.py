@@ -1,42 +1,50 @@
-"""One judge call per work cell, through the `openai` client, with retries and rate limits.
+"""The `Judge`: one judge call per work cell, with retries, output-mode negotiation and re-asks.
 
-Transient errors (429, 5xx, timeouts, connection errors) are retried by tenacity with exponential
-backoff and jitter, honouring Retry-After, bounded per call and by a per-run budget. Deterministic
-errors (400, context length, content filter) are recorded, not retried. An unusable answer (not
-JSON, wrong keys, out of scale, truncated, no choices) is asked again a few times, then recorded
-as UNSCORED with its reason.
+Its neighbours hold the other concerns: `transport` sends one request (deadline, provider wire,
+retry waits), `failures` names what went wrong and what the run does about it (FailureKind and its
+policy), `answers` reads what came back. Transient errors are retried with backoff within
+max_attempts and the run's retry budget; deterministic ones are recorded; an unusable answer is
+asked again a few times, then recorded as UNSCORED with its reason.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
-import socket
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletion
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
-from tenacity.stop import stop_base
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
-from rubricflow.tasks.judging import providers, telemetry
+from rubricflow.tasks.judging import answers, telemetry, verdict_tools
+from rubricflow.tasks.judging.answers import cached_tokens, reask_note
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
-from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS, answer_logprobs, token_spans, weigh
+from rubricflow.tasks.judging.failures import (
+    DeadlineExceeded,
+    FailureKind,
+    NotSent,
+    Stopped,
+    describe,
+    error_kind,
+    is_transient,
+    refuses_logprobs,
+    refuses_mode,
+)
+from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.prompts import REASK_MARK
 from rubricflow.tasks.judging.ratelimit import RateLimiter
-from rubricflow.tasks.judging.verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
+from rubricflow.tasks.judging.transport import RetryBudget, RetryBudgetSpent, Wait, post_chat
+from rubricflow.tasks.judging.verify import AnswerError, CriterionResult
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse.rows import blank_completion
 
-TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 TOOL_NAME = "submit_judgment"
 # Structured output, richest first. Servers differ: OpenAI takes json_schema; llama.cpp's Python
 # server answers json_schema with a 500 but constrains {"type": "json_object", "schema": ...} by
@@ -49,13 +57,6 @@ PROBE_SYSTEM = (
 )
 PROBE_USER = "rubricflow delivery check: answer OK."
 PROBE_MIN_GROWTH = 10  # prompt tokens the 40-word system message must add if it was delivered
-MODE_REFUSAL_STATUS = {400, 422, 500, 501}  # how servers say "not this request shape"
-MODE_WORDS = {
-    "json_schema": ("response_format", "json_schema"),
-    "json_object": ("response_format", "json_object", "schema"),
-    "tools": ("tool",),
-}
-REASKED_ANSWER_ERRORS = ("parse", "truncated", "empty", "malformed")  # a refusal or a filtered answer is final
 
 
 @dataclass
@@ -93,22 +94,6 @@ class Prompt:
     feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
 
 
-def reask_note(kind: str, error: str, max_tokens: int) -> str:
-    """What the model is told before it answers again: never the same request twice (a deterministic
-    model would give the same unusable answer, 555 s for one call on a slow server)."""
-    if kind == "truncated":
-        return (
-            f"Your answer was cut off at {max_tokens} tokens. Answer again with only the JSON object, "
-            "each rationale in at most 25 words and no text before or after it."
-        )
-    if kind == "out_of_scale":
-        return f"Your answer had a value outside the scale ({error}). Answer again using only the scale's values."
-    return (
-        f"Your answer could not be read ({error}). Answer again with only the JSON object the schema asks for, "
-        "no text before or after it."
-    )
-
-
 @dataclass
 class Attempts:
     """What one cell's calls cost in time: `server_s` from sending each request to the last byte
@@ -120,221 +105,7 @@ class Attempts:
     queued_s: float = 0.0
 
 
-class RetryBudget:
-    """Retries (transient errors and re-asks) allowed across a whole run, shared by its cells."""
-
-    def __init__(self, total: int):
-        self.left = total
-        self.used = 0
-
-    def take(self) -> bool:
-        if self.left <= 0:
-            return False
-        self.left -= 1
-        self.used += 1
-        return True
-
-
-SETUP_STATUS = {401, 402, 403, 404, 405}  # a key, account, model or URL problem: fixed by the user, not by time
 SETUP_FAILURES_BEFORE_STOP = 3  # with no call answered yet, the run stops sending after this many
-
-
-class DeadlineExceeded(Exception):
-    """The whole answer did not arrive within the call's timeout (transient: retried)."""
-
-
-class RetryBudgetSpent(stop_base):
-    """Stop retrying once the run's retry budget is spent (each retry takes one from it)."""
-
-    def __init__(self, budget: RetryBudget):
-        self.budget = budget
-
-    def __call__(self, retry_state: Any) -> bool:
-        return not self.budget.take()
-
-
-class NotSent(Exception):
-    """A call the run did not send because the endpoint refused (or never answered) its first calls."""
-
-
-class Stopped(Exception):
-    """A call not sent because its run is stopping (it failed or was interrupted): the cell stays
-    unjudged for the next run, while the calls already sent are waited for and landed."""
-
-
-class NotAChatCompletion(Exception):
-    """A 200 whose body is no chat completion (an HTML page, plain text, `message: null`): what a
-    proxy or gateway in trouble sends, not the model's answer. Transient: retried now, and the cell
-    is planned again by a later run (F30: it was final, so a re-run after the fix judged nothing)."""
-
-
-def gateway_answer(response: Any) -> Any:
-    """The response, or NotAChatCompletion when it is not a chat completion at all."""
-    if not isinstance(response, ChatCompletion):
-        raise NotAChatCompletion(
-            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}"
-        )
-    if response.choices and response.choices[0].message is None:
-        raise NotAChatCompletion("the endpoint answered a chat completion whose choice has no message")
-    return response
-
-
-async def post_chat(
-    client: AsyncOpenAI,
-    body: dict[str, Any],
-    timeout_s: float,
-    provider: str | None = None,
-    form: RequestForm | None = None,
-) -> Any:
-    """One chat request under a deadline for the whole answer, for every model call the project
-    makes: a read timeout alone never fires on a server that drips a byte at a time. The body goes
-    through the client's `post` as built: `chat.completions.create` first walks every message
-    against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells.
-    The provider (tasks/judging/providers) translates the body to its wire API and the answer back.
-    `form` (tasks/judging/params) is how this server wants max_tokens and temperature: a 400 refusing
-    one is learned and the call sent again in the supported form."""
-    form = form or RequestForm()
-    response: Any = None
-    while True:  # each parameter is learned once, so at most one more send per refused parameter
-        sent = form.apply(body)
-        try:
-            response = await _post_once(client, sent, timeout_s, provider)
-            break
-        except openai.BadRequestError as exc:
-            if not form.learn(exc, sent):
-                raise
-    form.observe(response)
-    return response
-
-
-async def _post_once(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float, provider: str | None) -> Any:
-    wire = providers.provider(provider)
-    try:
-        async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
-            response: Any = await client.post(
-                wire.path,
-                content=wire.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
-                cast_to=wire.cast_to,
-                options={"timeout": timeout_s, "headers": wire.request_headers()},
-            )
-    except TimeoutError:
-        raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
-    return gateway_answer(wire.response(response))
-
-
-def first_choice(response: Any) -> Any:
-    """The first choice of a chat completion, with its message; an AnswerError for any other shape
-    (a non-JSON body, no choices, `message: null`): every model path reads answers through this."""
-    if not isinstance(response, ChatCompletion):
-        raise AnswerError(
-            "malformed",
-            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}",
-        )
-    if not response.choices:
-        raise AnswerError("empty", "the response has no choices")
-    if response.choices[0].message is None:
-        raise AnswerError("malformed", "the response's choice has no message")
-    return response.choices[0]
-
-
-def text_parts(content: Any) -> Any:
-    """Content given as a list of typed parts, as its text parts in order; anything else as is."""
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return content
-
-
-def error_kind(exc: BaseException) -> str:
-    """How a failed call is kept: `transient` (retried now, planned again by a later run),
-    `unreachable` (the same, but nothing answered at all), `setup`
-    (the endpoint refuses us: not retried now, planned again once the key or URL is fixed), or
-    `deterministic` (this request itself is refused, e.g. too long: final)."""
-    if isinstance(exc, openai.APIConnectionError) and is_unreachable(exc):
-        return "unreachable"  # no connection at all (refused, no such host): retried now, planned again later
-    if is_transient(exc):
-        return "transient"
-    if isinstance(exc, BudgetSpent):
-        return "budget"  # planned again by a later run with a larger budget
-    if isinstance(exc, Stopped):
-        return "stopped"
-    if isinstance(exc, openai.APIStatusError):
-        return "setup" if exc.status_code in SETUP_STATUS else "deterministic"
-    return "setup"  # no HTTP answer at all (a malformed URL, an unsupported scheme): a setup problem
-
-
-def causes(exc: BaseException | None):
-    """The exception and what caused it, outermost first (a transport reports a refused connection
-    as a timeout; the cause says what happened)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
-def is_unreachable(exc: BaseException) -> bool:
-    """No server answered at all: the connection was refused, or the host or network is unknown."""
-    return any(
-        isinstance(c, (ConnectionRefusedError, socket.gaierror))
-        or (isinstance(c, OSError) and c.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH))
-        for c in causes(exc)
-    )
-
-
-def refuses_mode(exc: BaseException, mode: str) -> bool:
-    """Whether an error answer says the request's output mode is not supported (a 400, 422, or
-    a 500 whose body names response_format or tools): never an outage to retry."""
-    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in MODE_REFUSAL_STATUS or mode == "text":
-        return False
-    message = str(exc).lower()
-    return any(word in message for word in MODE_WORDS[mode])
-
-
-def refuses_logprobs(exc: BaseException) -> bool:
-    """Whether an error answer says the endpoint does not return logprobs."""
-    return (
-        isinstance(exc, openai.APIStatusError)
-        and exc.status_code in MODE_REFUSAL_STATUS
-        and "logprob" in str(exc).lower()
-    )
-
-
-def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, DeadlineExceeded, NotAChatCompletion)):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return (
-            exc.status_code in TRANSIENT_STATUS
-            and not any(refuses_mode(exc, m) for m in MODE_WORDS)
-            and not refuses_logprobs(exc)
-        )
-    return False
-
-
-def retry_after_s(exc: BaseException | None) -> float | None:
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    headers = response.headers
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue  # an HTTP date: fall back to backoff
-    return None
-
-
-class Wait:
-    """Retry-After when the server gives one, else exponential backoff with jitter."""
-
-    def __init__(self) -> None:
-        self.backoff = wait_exponential_jitter(multiplier=0.25, max=30, jitter=0.5)
-
-    def __call__(self, state) -> float:
-        hinted = retry_after_s(state.outcome.exception() if state.outcome else None)
-        return min(60.0, hinted) if hinted is not None else self.backoff(state)
 
 
 class Judge:
@@ -372,6 +143,8 @@ class Judge:
         self._delivery_checked = config.system_prompt != "auto"
         self._delivery_lock = asyncio.Lock()
         rubric = bundle.rubric
+        if self.mode == verdict_tools.MODE:
+            verdict_tools.check(rubric, call_units(rubric, config.strategy))
         self.genres = {g for c in rubric.criteria for g in c.genre}
         self._units: dict[tuple[str, str | None], tuple[CallUnit, str, dict]] = {}
         for genre in {None} | self.genres:  # rendered once per run, reused for every cell
@@ -405,7 +178,7 @@ class Judge:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
-        if self.logprobs and mode != "tools":  # a tool call's arguments carry no logprobs
+        if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         if mode == "json_schema":
             kwargs["response_format"] = {
@@ -415,6 +188,9 @@ class Judge:
         elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
             system = f"{system}\n\nJSON Schema of the answer:\n{json.dumps(schema)}"
+        elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
+            system, tools = verdict_tools.request(system)
+            kwargs.update(tools)
         elif mode == "tools":
             kwargs["tools"] = [
                 {
@@ -484,7 +260,7 @@ class Judge:
                     if isinstance(prompt_tokens, int) and prompt_tokens > 0:
                         self.tokens.observe(prompt.raw_tokens, prompt_tokens)
                     self._settle(
-                        reserved, prompt_tokens, getattr(usage, "completion_tokens", None), _cached_tokens(usage)
+                        reserved, prompt_tokens, getattr(usage, "completion_tokens", None), cached_tokens(usage)
                     )
                     return response
         raise AssertionError("unreachable")
@@ -499,7 +275,7 @@ class Judge:
     def _note_refusal(self, exc: BaseException) -> None:
         """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,
         with no answer yet, the run stops sending (see SETUP_FAILURES_BEFORE_STOP)."""
-        if isinstance(exc, Exception) and error_kind(exc) in ("setup", "unreachable"):
+        if isinstance(exc, Exception) and error_kind(exc).policy.stops_sending:
             self.setup_failures += 1
             self.first_setup_error = self.first_setup_error or describe(exc)
 
@@ -576,10 +352,10 @@ class Judge:
                     continue
                 if refuses_mode(exc, mode) and self._fall_back(mode):
                     continue
-                row.update(error_kind=error_kind(exc), error=describe(exc))
+                row.update(error_kind=error_kind(exc).value, error=describe(exc))
                 return None
             except Exception as exc:  # transient and exhausted, a setup problem, or another API error
-                row.update(error_kind=error_kind(exc), error=describe(exc))
+                row.update(error_kind=error_kind(exc).value, error=describe(exc))
                 return None
             row.update(
                 model=getattr(response, "model", None),
@@ -593,7 +369,7 @@ class Judge:
                 count = getattr(usage, counted, None)
                 if isinstance(count, int):
                     row[counted] = (row[counted] or 0) + count
-            cached = _cached_tokens(usage)
+            cached = cached_tokens(usage)
             if cached is not None:
                 row["cached_tokens"] = (row["cached_tokens"] or 0) + cached
             return response
@@ -632,12 +408,12 @@ class Judge:
             except AnswerError as exc:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
-                if exc.kind in REASKED_ANSWER_ERRORS and may_ask_again and self.retries.take():
+                if exc.kind in FailureKind.reasked() and may_ask_again and self.retries.take():
                     prompt = self.reasked(prompt, exc.kind, str(exc), answer_try + 2)
                     continue
                 break
             except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
-                row.update(error_kind="malformed", error=describe(exc))
+                row.update(error_kind=FailureKind.MALFORMED.value, error=describe(exc))
                 results = []
                 break
             out_of_scale = [r.reason for r in results if r.reason and r.reason.startswith("out of scale")]
@@ -656,10 +432,10 @@ class Judge:
         if not results:  # the whole cell failed: every criterion is unscored with the reason
             reason = f"{row['error_kind']}: {row['error']}"
             results = [CriterionResult(cid, reason=reason) for cid in unit.criteria]
-        if row["error_kind"] in ("budget", "stopped") and attempts.count == 0:
+        if row["error_kind"] in (FailureKind.BUDGET, FailureKind.STOPPED) and attempts.count == 0:
             return None  # nothing was sent for this cell: it stays unjudged, for a later run
-        if row["error_kind"] == "stopped":
-            row["error_kind"] = "transient"  # sent before, stopped before a retry: planned again
+        if row["error_kind"] == FailureKind.STOPPED:  # a stopped row never lands as such
+            row["error_kind"] = FailureKind.TRANSIENT.value  # sent before, stopped before a retry: planned again
         return Outcome(row, results)
 
     def reasked(self, prompt: Prompt, kind: str, error: str, ask: int = 2) -> Prompt:
@@ -702,53 +478,8 @@ class Judge:
     def read_answer(
         self, response, unit: CallUnit, text: str, row: dict
     ) -> tuple[list[CriterionResult], list[str], list[str]]:
-        """Verified results, declared disqualifiers and warnings of a completion; records the raw answer
-        in `row`. Raises AnswerError for an answer that cannot be used (refused, cut off, not JSON)."""
-        if not isinstance(response, ChatCompletion):
-            row["raw_response"] = str(response)[:2000]
-        elif response.choices:
-            row["finish_reason"] = response.choices[0].finish_reason
-        choice = first_choice(response)
-        message = choice.message
-        tool_calls = getattr(message, "tool_calls", None) or []
-        content = text_parts(tool_calls[0].function.arguments if tool_calls else message.content)
-        row["raw_response"] = content if content is None or isinstance(content, str) else json.dumps(content)
-        if content is not None and not isinstance(content, str):
-            raise AnswerError("malformed", f"the answer's content is a {type(content).__name__}, not text")
-        if getattr(message, "refusal", None):
-            row["raw_response"] = message.refusal
-            raise AnswerError("refusal", f"the judge refused: {message.refusal}")
-        if choice.finish_reason == "content_filter":
-            raise AnswerError("content_filter", "the answer was withheld by a content filter")
-        if choice.finish_reason == "length":
-            raise AnswerError("truncated", "the answer was cut off at max_tokens")
-        answer = parse_json_answer(content)
-        results, declared, warnings = verify_answer(self.bundle.rubric, unit, answer, text)
-        tokens = answer_logprobs(choice) if not tool_calls else None
-        if tokens:
-            spelled, spans = token_spans(tokens)
-            for r in results:
-                if r.status == "scored":
-                    r.weighted = weigh(
-                        self.bundle.rubric.criterion(r.criterion_id).scale, r.value, spelled, spans, r.criterion_id
-                    )
-        return results, declared, warnings
-
-
-def _cached_tokens(usage: Any) -> int | None:
-    """usage.prompt_tokens_details.cached_tokens, when the provider reports it."""
-    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
-    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0 else None
-
-
-def describe(exc: BaseException) -> str:
-    if isinstance(exc, (NotSent, Stopped)):
-        return str(exc)
-    if is_unreachable(exc):  # say what the transport saw, not "Request timed out."
-        return f"no connection to the endpoint: {list(causes(exc))[-1]}"[:500]
-    status = getattr(exc, "status_code", None)
-    text = f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {exc}"
-    return text[:500]
+        """This judge's rubric read from a completion (see answers.read_answer)."""
+        return answers.read_answer(self.bundle.rubric, response, unit, text, row)
 
 
 async def judge_all(judge: Judge, cells: list[Cell], on_done=None) -> list[Outcome]:

@@ -154,6 +154,7 @@ def land_tables(outcomes: list[Outcome]) -> tuple[pa.Table, pa.Table]:
             "created_at": _ts(o.completion["created_at"]),
             "raw_response": scrub(o.completion["raw_response"]),
             "error": scrub(o.completion["error"]),
+            "constraint_violations": sorted({v for r in o.judgments for v in r.violations}),
         }
         for o in outcomes
     ]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubricflow.errors import RubricflowError
-from rubricflow.rubrics.model import Criterion, OutputConstraint, Rubric, ScaleError
+from rubricflow.rubrics.constraints import check_constraint, count_tokens, judgment_problems
+from rubricflow.rubrics.model import Criterion, Rubric, ScaleError
 from rubricflow.rubrics.render import CRITERION_FIELDS, CallUnit
 
 
@@ -34,6 +35,7 @@ class CriterionResult:
     status: str = "unscored"
     reason: str | None = None
     weighted: Any = None  # logprobs.Weighted, when the endpoint returned logprobs at the value
+    violations: list[str] = field(default_factory=list)  # hard output constraints broken: they disqualify
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
@@ -71,35 +73,6 @@ def quotes_in_text(quotes: list[str], text: str) -> bool | None:
     return all(bool(_normalise_space(q)) and _normalise_space(q) in haystack for q in quotes)
 
 
-def check_constraint(c: OutputConstraint, value: Any) -> str | None:
-    """Why `value` breaks constraint `c`, or None."""
-    items: list[Any] | None
-    if isinstance(value, list):
-        items = value
-        text = " ".join(map(str, value))
-    else:
-        text = "" if value is None else str(value)
-        items = [p for p in text.split(c.separator)] if c.separator else None
-    words = len(text.split())
-    problems = []
-    if c.prefix and not text.startswith(c.prefix):
-        problems.append(f"does not start with {c.prefix!r}")
-    if c.suffix and not text.rstrip().endswith(c.suffix):
-        problems.append(f"does not end with {c.suffix!r}")
-    if c.min_words is not None and words < c.min_words:
-        problems.append(f"{words} words < {c.min_words}")
-    if c.max_words is not None and words > c.max_words:
-        problems.append(f"{words} words > {c.max_words}")
-    if c.max_chars is not None and len(text) > c.max_chars:
-        problems.append(f"{len(text)} chars > {c.max_chars}")
-    if items is not None:
-        if c.min_items is not None and len(items) < c.min_items:
-            problems.append(f"{len(items)} items < {c.min_items}")
-        if c.max_items is not None and len(items) > c.max_items:
-            problems.append(f"{len(items)} items > {c.max_items}")
-    return "; ".join(problems) or None
-
-
 def verify_answer(
     rubric: Rubric, unit: CallUnit, answer: dict, text: str
 ) -> tuple[list[CriterionResult], list[str], list[str]]:
@@ -107,20 +80,19 @@ def verify_answer(
     scores = answer.get("criteria")
     if not isinstance(scores, dict):
         raise AnswerError("parse", f"answer has no `criteria` object (keys: {sorted(answer)[:8]})")
+    results = [_verify_criterion(rubric, rubric.criterion(cid), scores.get(cid), text) for cid in unit.criteria]
     cell_warnings: list[str] = []
-    hard_cell_violation = None
-    for c in rubric.output.constraints:
+    for c in rubric.output.constraints:  # fields of the answer as a whole: once per call
         if c.field in CRITERION_FIELDS or c.field == "disqualifiers":
             continue
         problem = check_constraint(c, answer.get(c.field))
         if problem and c.severity == "hard":
-            hard_cell_violation = f"constraint {c.id} on {c.field}: {problem}"
+            for r in results:
+                r.violations.append(c.id)
+                r.warnings.append(f"{c.id} (hard) on {c.field}: {problem}")
         elif problem:
             cell_warnings.append(f"{c.id}: {problem}")
-    results = [_verify_criterion(rubric, rubric.criterion(cid), scores.get(cid), text) for cid in unit.criteria]
-    if hard_cell_violation:
-        for r in results:
-            r.status, r.unit_score, r.reason = "unscored", None, hard_cell_violation
+    _check_criterion_fields(rubric, results)
     judge_ids = {d.id for d in rubric.disqualifiers if d.kind == "judge"}
     declared = answer.get("disqualifiers") or []
     if not isinstance(declared, list):
@@ -161,15 +133,43 @@ def _verify_criterion(rubric: Rubric, c: Criterion, entry: Any, text: str) -> Cr
     if c.evidence.required and len(result.evidence) < max(1, c.evidence.min_items):
         result.reason = "required evidence missing"
         return result
-    for oc in rubric.output.constraints:
-        if oc.field not in CRITERION_FIELDS:
-            continue
-        problem = check_constraint(oc, result.rationale if oc.field == "rationale" else result.evidence)
-        if problem and oc.severity == "hard":
-            result.reason = f"constraint {oc.id} on {oc.field}: {problem}"
-            return result
-        if problem:
-            result.warnings.append(f"{oc.id}: {problem}")
     result.unit_score = unit
     result.status = "scored"
     return result
+
+
+def _field_value(result: CriterionResult, name: str) -> Any:
+    return result.rationale if name == "rationale" else result.evidence
+
+
+def _check_criterion_fields(rubric: Rubric, results: list[CriterionResult]) -> None:
+    """Constraints on a criterion's rationale or evidence, scoped `criterion` (every scored
+    criterion's value) or `call` (each distinct value of the call once: a rationale the call's
+    criteria share is one output). A hard one that fails is a violation, which disqualifies."""
+    for c in rubric.output.constraints:
+        if c.field not in CRITERION_FIELDS or c.scope == "judgment":
+            continue
+        seen: set[str] = set()
+        for r in results:
+            if r.status != "scored":
+                continue
+            value = _field_value(r, c.field)
+            if c.scope == "call":
+                if repr(value) in seen:
+                    continue
+                seen.add(repr(value))
+            problem = check_constraint(c, value)
+            if problem and c.severity == "hard":
+                r.violations.append(c.id)
+                r.warnings.append(f"{c.id} (hard) on {c.field}: {problem}")
+            elif problem:
+                r.warnings.append(f"{c.id}: {problem}")
+
+
+def hard_violations(rubric: Rubric, results: list[CriterionResult]) -> set[str]:
+    """The ids of the hard constraints one text's answer broke, every scope: they disqualify it."""
+    found = {v for r in results for v in r.violations}
+    return found | {c.id for c, _ in judgment_problems(rubric, results) if c.severity == "hard"}
+
+
+__all__ = ["check_constraint", "count_tokens", "judgment_problems"]  # their home is rubrics/constraints.py

@@ -9,6 +9,7 @@ import json
 
 import duckdb
 
+from rubricflow.rubrics import metrics
 from rubricflow.warehouse import db
 
 DEFAULT_THRESHOLD = 0.7
@@ -32,6 +33,8 @@ def status(con: duckdb.DuckDBPyConnection, default: float = DEFAULT_THRESHOLD) -
     for row in rows:
         row["threshold"] = threshold_of(documents.get(row["rubric_hash"]), default)
         row["flagged"] = row["pearson"] is not None and row["pearson"] < row["threshold"]
+        if row["pearson"] is not None:
+            metrics.calibration(row["rubric_id"], row["version"], row["pearson"])
     return rows
 
 

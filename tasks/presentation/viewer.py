@@ -6,6 +6,8 @@ from the network (no CDN, no script).
 The warehouse is opened read-only while requests come in and closed after IDLE_CLOSE_S without one;
 a writer waiting for the file (warehouse.db.writer_waiting) has priority: the connection is closed at
 once and pages answer 503 until the writer is in, so a browser left open never fails a `score`.
+The labelling page's answers are the one write: a writer opened at the first answer is kept for
+those that follow and closed the same way (idle, or another process waiting, reader or writer).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -67,6 +70,7 @@ class Warehouse:
         self.path = path
         self.lock = threading.Lock()
         self.con: duckdb.DuckDBPyConnection | None = None
+        self.writing: AbstractContextManager | None = None  # the writer behind self.con, while answers come in
         self.last = 0.0
         threading.Thread(target=self._close_when_idle, daemon=True).start()
 
@@ -80,14 +84,31 @@ class Warehouse:
             return fn(self._connection(), *args, **kw)
 
     def write(self, fn, *args):
-        """Call fn(con, ...) with a writing connection (the labelling page's answers): the reading
-        one is closed first, as one process holds the file to write; requests wait their turn."""
+        """Call fn(con, ...) with a writing connection (the labelling page's answers). The reading
+        connection gives way to one writer, kept for the answers and pages that follow (opening a
+        writer applies the schema, and closing it checkpoints: most of a second an answer) and
+        closed as the reading one is: when idle, or when another process's writer waits."""
         with self.lock:
-            if self.con is not None:
-                self.con.close()
-                self.con = None
-            with db.writer(self.path) as con:
-                return fn(con, *args)
+            self.last = time.monotonic()
+            if self.writing is None:
+                self._close()
+                writing = db.writer(self.path)
+                self.con = writing.__enter__()
+                self.writing = writing
+            return fn(self.con, *args)
+
+    def close(self) -> None:
+        with self.lock:
+            self._close()
+
+    def _close(self) -> None:
+        """Close the connection, reading or writing (the writer releases the file for other processes)."""
+        if self.writing is not None:
+            writing, self.writing, self.con = self.writing, None, None
+            writing.__exit__(None, None, None)
+        elif self.con is not None:
+            self.con.close()
+            self.con = None
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         self.last = time.monotonic()
@@ -110,9 +131,7 @@ class Warehouse:
         """Whether a writer waits for the file; if so the connection is closed to let it in."""
         if not db.writer_waits(self.path):
             return False
-        if self.con is not None:
-            self.con.close()
-            self.con = None
+        self._close()
         return True
 
     def _close_when_idle(self) -> None:
@@ -122,8 +141,7 @@ class Warehouse:
                 if self._writer_waits():
                     continue
                 if self.con is not None and time.monotonic() - self.last > IDLE_CLOSE_S:
-                    self.con.close()
-                    self.con = None
+                    self._close()
 
 
 class WriterFirst(RubricflowError):
@@ -371,7 +389,14 @@ def create_app(warehouse_path: Path) -> Starlette:
 
     pages = Pages(warehouse_path)
     labelling = Labelling(pages)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        pages.store.close()  # a writer left open by the labelling page checkpoints and lets go of the file
+
     return Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/", pages.runs),
             Route("/set", pages.judgment_set),

@@ -459,6 +459,12 @@ def _message(
 ) -> dict[str, Any]:
     """The assistant message in the shape the request asked for: a tool call, fenced text or JSON."""
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+    if mode == "verdict_tools" and content is not None and fault != "empty":  # the verdict is the tool called
+        said = json.loads(content)["criteria"]["verdict"]
+        name = offline_judge.VERDICT_TOOLS[0 if said["value"] == 1 else 1]
+        arguments = json.dumps({"reason": said.get("rationale", "")})
+        call = {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
+        return {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]}
     if mode == "tools" and content is not None and fault != "empty":
         name = body["tools"][0]["function"]["name"]
         call = {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": content}}

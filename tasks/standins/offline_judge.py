@@ -169,6 +169,28 @@ def _jitter(user: str, criterion: str, seed: int | str | None) -> float:
     return int.from_bytes(digest[:8], "big") / 2**63 - 1
 
 
+# Verdicts by tool call (tasks/judging/verdict_tools): judged as one pass/fail criterion, then called.
+VERDICT_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "criteria": {
+            "type": "object",
+            "properties": {
+                "verdict": {
+                    "type": "object",
+                    "properties": {
+                        "value": {"type": "integer", "enum": [0, 1]},
+                        "rationale": {"type": "string"},
+                        "evidence": {"type": "array", "items": {"type": "string"}},
+                    },
+                }
+            },
+        }
+    },
+}
+
+
 def request_schema(body: dict) -> tuple[dict, str]:
     """The answer schema and how it was asked for: json_schema, tools, or text (schema in the prompt)."""
     fmt = body.get("response_format") or {}
@@ -176,6 +198,9 @@ def request_schema(body: dict) -> tuple[dict, str]:
         return fmt["json_schema"]["schema"], "json_schema"
     if fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict):
         return fmt["schema"], "json_object"
+    names = [tool["function"]["name"] for tool in body.get("tools") or []]
+    if set(names) == set(VERDICT_TOOLS):  # waza: the verdict is which tool is called
+        return VERDICT_SCHEMA, "verdict_tools"
     for tool in body.get("tools") or []:
         return tool["function"]["parameters"], "tools"
     messages = first_turn(body)

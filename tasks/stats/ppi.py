@@ -94,3 +94,22 @@ def effective_labels(n: int, labels_only: Interval, powered: Interval) -> float:
     if powered.width <= 0:
         return float(n)
     return float(n * (labels_only.width / powered.width) ** 2)
+
+
+def active_mean(y, labelled, yhat_all, pi_all, alpha: float = 0.1) -> tuple[Interval, float]:
+    """(interval, lambda) of the corpus mean when each text was labelled with probability pi (Zrnic
+    and Candes 2024, active inference): over every text i, z_i = lam f_i + xi_i (y_i - lam f_i) / pi_i
+    (xi_i: labelled), whose mean is unbiased for any fixed lam; lam minimises var(z), clipped to
+    [0, 1]; the interval is the normal one of z's mean. `y` holds the labels of the `labelled`
+    positions (in their order); the judge's scores and probabilities cover the corpus."""
+    f, pi = np.asarray(yhat_all, dtype=float), np.asarray(pi_all, dtype=float)
+    xi = np.zeros(len(f), dtype=bool)
+    xi[np.asarray(labelled)] = True
+    full = np.zeros(len(f))
+    full[np.asarray(labelled)] = np.asarray(y, dtype=float)
+    a = np.where(xi, full / pi, 0.0)  # z = a + lam * b
+    b = f * (1 - np.where(xi, 1 / pi, 0.0))
+    var_b = b.var(ddof=1)
+    lam = float(np.clip(-np.cov(a, b)[0, 1] / var_b, 0, 1)) if var_b > 0 else 0.0
+    z = a + lam * b
+    return _interval(z.mean(), z.std() / np.sqrt(len(z)), alpha), lam

@@ -19,7 +19,7 @@ def run(*args, cwd=None, columns=200):
 
 def test_list_and_search():
     listed = run("rubric", "list")
-    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "12 rubrics" in listed.stdout
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "14 rubrics" in listed.stdout
     found = run("rubric", "search", "story")
     assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
     assert run("rubric", "search", "no-such-thing").returncode == 1
@@ -238,7 +238,8 @@ def test_doctor_says_which_importer_read_a_file_and_what_it_ignored(tmp_path):
     (tmp_path / "notes.yaml").write_text("shopping: [milk]\n")
     done = run("doctor", str(tmp_path / "promptfooconfig.yaml"), str(tmp_path / "notes.yaml"))
     assert done.returncode == 1  # one file refused
-    assert "read by: the promptfoo importer" in done.stdout and "fields ignored (1): prompts" in done.stdout
+    assert "read by: the promptfoo importer" in done.stdout and "fields left alone (1):" in done.stdout
+    assert "prompts: the prompts under test are promptfoo's" in done.stdout
     assert "refused" in done.stderr and "notes.yaml" in done.stderr
     folder = TEST_DATA / "rubrics" / "prompty"
     prompty = run("doctor", str(folder))

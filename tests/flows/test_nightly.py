@@ -7,6 +7,7 @@ import pytest
 
 from rubricflow.flows.nightly import CoverageError, nightly_scoring
 from tests.conftest import ServerProcess, rows, write_corpus
+from tests.prefect_events import wait_for_event
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +101,28 @@ def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
     assert rows(nights["warehouse"], "SELECT coverage, failed_cells FROM nights WHERE night = '2026-11-04'") == [
         (0.0, 33)
     ]
+    event = wait_for_event("rubricflow.coverage.dropped", "rubricflow.corpus.n")  # what an automation reads
+    assert event.payload["night"] == "2026-11-04" and event.payload["rubric"].startswith("writing-quality ")
+    assert event.payload["coverage"] == 0.0 and event.payload["min_coverage"] == 0.95
+    assert event.payload["failed_cells"] == 33 and event.related[0].role == "run"
+
+
+def test_a_canary_that_moved_is_announced_as_drift(nights):
+    """Another judge on the same canary texts (the offline judge's persona of another model name):
+    the night's drift is over the threshold, and the `rubricflow.drift.detected` event carries it."""
+    judge = nights["judge"] | {"model": "another-judge"}
+    (night,) = nightly_scoring(
+        str(nights["source"]),
+        "n",
+        ["llm-slop"],
+        nights["warehouse"],
+        judge,
+        canary_size=5,
+        night="2026-11-05",
+        max_canary_drift=0.01,
+    )
+    assert night["prev_night"] == "2026-11-03" and night["canary_drift"] > 0.01
+    event = wait_for_event("rubricflow.drift.detected", "rubricflow.corpus.n")
+    assert event.payload["night"] == "2026-11-05" and event.payload["max_canary_drift"] == 0.01
+    assert event.payload["canary_drift"] == pytest.approx(night["canary_drift"])
+    assert event.payload["canary_texts_compared"] == CANARY

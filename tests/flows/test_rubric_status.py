@@ -12,18 +12,19 @@ from rubricflow.rubrics.formats import dump_yaml, load_rubric
 from rubricflow.warehouse import db
 from rubricflow.warehouse.sqlfiles import run_sql
 from tests.conftest import EXE, ROOT, SHARED, write_corpus
+from tests.rubrics.test_metrics import exported_metrics
 
 RUBRIC = ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml"
 
 
-def cli(cwd, *args):
+def cli(cwd, *args, **env):
     return subprocess.run(
         [EXE, *args, "-w", "w.duckdb"],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "COLUMNS": "250"},
+        env={**os.environ, "COLUMNS": "250", **env},
     )
 
 
@@ -46,8 +47,10 @@ def test_status_counts_usage_and_flags_a_rubric_under_its_calibration_threshold(
     assert "│ 2    │ 360" in before.stdout  # the first version: two runs, 360 calls (the second run adopted all)
     for rubric in (str(RUBRIC), "lenient.yaml"):
         assert cli(tmp_path, "calibrate", "-c", "tc", "--rubric", rubric).returncode == 0
-    flagged = cli(tmp_path, "rubric", "status")
+    flagged = cli(tmp_path, "rubric", "status", OTEL_METRICS_EXPORTER="console")
     assert flagged.returncode == 1 and "FLAGGED" in flagged.stdout
+    gauges = exported_metrics(flagged.stdout)["rubric.calibration_correlation"]  # seed 002's gauge, per version
+    assert sorted(p["attributes"]["rubric.version"] for p in gauges) == ["1.0.0", "1.0.1"]
     assert "calibration gate: topical-chat-dialogue@1.0.0" in flagged.stderr and "1.0.1" not in flagged.stderr
     assert cli(tmp_path, "rubric", "status", "--min-correlation", "-1").returncode == 0
 

@@ -3,6 +3,7 @@
 reported to."""
 
 import json
+import threading
 import time
 
 from prefect.client.orchestration import get_client
@@ -10,17 +11,31 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from rubricflow.cli.common import start_flows
 from tests.conftest import rows, write_corpus
+from tests.prefect_events import wait_for_event
 
 
-def test_a_run_leaves_its_criteria_as_a_table_artifact(tmp_path, judge_server):
+def test_a_run_leaves_its_criteria_as_a_table_artifact_and_its_progress_while_it_runs(
+    tmp_path, judge_server, monkeypatch
+):
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus
 
-    server = judge_server()
+    monkeypatch.setenv("RUBRICFLOW_PROGRESS_EVERY_S", "0.1")
+    server = judge_server("--slots", "1", "--latency-ms", "80")  # one answer at a time: about 1 s of judging
     warehouse = tmp_path / "w.duckdb"
-    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 9)), str(warehouse), "table-test")
-    summary = score_corpus("table-test", "llm-slop", str(warehouse), {"base_url": server.base_url})
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 12)), str(warehouse), "table-test")
+    seen: list[float] = []
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch_progress, args=("score-progress-table-test-llm-slop", seen, stop))
+    watcher.start()
+    try:
+        summary = score_corpus("table-test", "llm-slop", str(warehouse), {"base_url": server.base_url})
+    finally:
+        stop.set()
+        watcher.join()
+    assert seen[-1] == 100.0 and seen == sorted(seen)
+    assert any(0 < p < 100 for p in seen), seen  # updated while the run judged, not only at its end
     with get_client(sync_client=True) as client:
         [artifact] = client.read_artifacts(
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["score-table-table-test-llm-slop"])), limit=1
@@ -32,25 +47,19 @@ def test_a_run_leaves_its_criteria_as_a_table_artifact(tmp_path, judge_server):
     means = dict(rows(warehouse, "SELECT criterion_id, avg(unit_score) FROM judgments GROUP BY ALL"))
     for r in table:
         assert abs(r["mean_unit_score"] - means[r["criterion_id"]]) < 1e-9
-    event = _completed_event(summary["run_id"])
-    assert event.payload["coverage"] == 1.0 and event.payload["ok_cells"] == 9
+    event = wait_for_event("rubricflow.run.completed", f"rubricflow.run.{summary['run_id']}")
+    assert event.payload["coverage"] == 1.0 and event.payload["ok_cells"] == 12
     assert event.payload["rubric"] == "llm-slop@1.0.0" and event.related[0].id == "rubricflow.corpus.table-test"
 
 
-def _completed_event(run_id: str):
-    """The run's `rubricflow.run.completed` event as the Prefect server stored it (events are sent
-    in the background: wait for it)."""
-    from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
-
-    wanted = EventFilter(
-        event=EventNameFilter(name=["rubricflow.run.completed"]),
-        resource=EventResourceFilter(id=[f"rubricflow.run.{run_id}"]),
-    )
-    deadline = time.monotonic() + 60
+def _watch_progress(key: str, seen: list[float], stop: threading.Event) -> None:
+    """Every value the run's progress artifact takes on the Prefect server, read while the run judges."""
     with get_client(sync_client=True) as client:
-        while time.monotonic() < deadline:
-            found = client.read_events(filter=wanted, limit=5).events
-            if found:
-                return found[0]
-            time.sleep(1)
-    raise AssertionError(f"no rubricflow.run.completed event for {run_id} reached the Prefect server")
+        while True:
+            done = stop.is_set()
+            found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])), limit=1)
+            if found and found[0].type == "progress" and (not seen or seen[-1] != float(found[0].data)):
+                seen.append(float(found[0].data))
+            if done:
+                return
+            time.sleep(0.05)

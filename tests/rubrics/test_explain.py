@@ -36,7 +36,8 @@ def test_a_promptfoo_config_names_what_the_importer_left_alone(tmp_path):
     assert len(found.rubrics) == 1 and len(found.rubrics[0].criteria) == 2
     assert {"defaultTest.assert[].value", "tests[].assert[].value", "description"} <= set(found.used)
     # the test's inputs, the targets and the red team are promptfoo's business, not a rubric's
-    assert found.ignored == ["prompts", "providers", "redteam", "tests[].vars"]
+    assert found.ignored == [] and list(found.left) == ["prompts", "providers", "redteam", "tests[].vars"]
+    assert found.left["providers"].startswith("the judge is rubricflow's")
 
 
 def test_fields_copied_into_another_mapping_count_as_read():

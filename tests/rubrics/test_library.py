@@ -15,6 +15,8 @@ REQUIRED = {
     "helpfulness",
     "instruction-following",
     "user-story-quality",
+    "refusal-correctness",  # waza's built-ins (seed 004)
+    "tool-use-appropriateness",
 }
 
 

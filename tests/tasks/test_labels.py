@@ -6,7 +6,7 @@ import json
 import pytest
 
 from rubricflow.tasks.loaders.labels import import_graded_tree
-from tests.conftest import SHARED_RUBRICS, rows
+from tests.conftest import ROOT, SHARED_RUBRICS, rows
 
 GRADED = SHARED_RUBRICS / "paperbench/semantic-self-consistency.expected_result.json"
 
@@ -154,6 +154,22 @@ def test_a_unieval_release_with_reference_instead_of_context_imports(tmp_path):
     (folder / "judge_predictions.json").write_text(json.dumps([{"source": "x", "scores": {}}]))
     with pytest.raises(LabelError, match=r"judge_predictions.json: row 1 has no `system_output`"):
         import_topical_chat(folder, "bad", warehouse)
+
+
+def test_the_second_human_labelled_set_sfhot_imports_whole(tmp_path):
+    """The project's second human-labelled set (tests/data/calibration/sfhot: UniEval's release of
+    SFHOT, SOURCE.md there) reads as a corpus: every utterance with its dialogue act as input and the
+    human reference as context, three human and three UniEval scores each."""
+    from rubricflow.tasks.loaders.labels import import_topical_chat
+
+    warehouse = tmp_path / "w.duckdb"
+    import_topical_chat(ROOT / "tests" / "data" / "calibration" / "sfhot", "sfhot", warehouse)
+    assert rows(warehouse, "SELECT count(*), count(input), count(context) FROM texts") == [(875, 875, 875)]
+    assert rows(warehouse, "SELECT rater, count(*), min(score), max(score) FROM labels GROUP BY 1 ORDER BY 1")[0] == (
+        "human", 3 * 875, 1.0, 6.0
+    )  # fmt: skip
+    criteria = rows(warehouse, "SELECT DISTINCT criterion_id FROM labels WHERE rater = 'human' ORDER BY 1")
+    assert criteria == [("informativeness",), ("naturalness",), ("overall",)]
 
 
 @pytest.mark.parametrize(

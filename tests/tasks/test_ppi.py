@@ -6,6 +6,7 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from rubricflow.tasks.stats import ppi
+from rubricflow.tasks.stats.labelling_plan import inclusion_probabilities, systematic_sample
 
 
 def sample(seed: int, n: int = 80, big_n: int = 900):
@@ -70,3 +71,30 @@ def test_a_constant_judge_falls_back_to_the_labels():
     got, lam = ppi.ppi_mean(y, np.full(6, 3.0), np.full(50, 3.0))
     assert lam == 0 and got == ppi.classical(y)
     assert ppi.effective_labels(6, ppi.classical(y), got) == pytest.approx(6)
+
+
+def test_active_inference_is_ppi_under_a_uniform_plan_and_unbiased_under_an_active_one():
+    """Zrnic and Candes's estimator: with every text equally likely it is ppi-python's point estimate
+    at the same lambda; with probabilities that follow the judge's error its mean over many plans is
+    the corpus mean (unbiased) and its interval narrower than uniform selection's."""
+    rng = np.random.default_rng(5)
+    big_n, n = 600, 120
+    truth = rng.integers(1, 6, big_n).astype(float)
+    noisy = rng.uniform(size=big_n) < 0.3  # the judge errs a lot on these texts, little on the rest
+    judge = truth + np.where(noisy, rng.normal(0, 2.0, big_n), rng.normal(0, 0.2, big_n))
+    chosen = rng.choice(big_n, n, replace=False)
+    got, lam = ppi.active_mean(truth[chosen], chosen, judge, np.full(big_n, n / big_n))
+    reference = ppi_mean_pointestimate(truth[chosen], judge[chosen], judge, lam=lam)
+    assert got.estimate == pytest.approx(float(np.ravel(reference)[0]), abs=1e-9)
+    pi = inclusion_probabilities(np.where(noisy, 2.0, 0.2), n, active=True)
+    uniform = np.full(big_n, n / big_n)
+    estimates, widths = [], {"active": [], "uniform": []}
+    for _ in range(400):
+        picked = systematic_sample(pi, rng)
+        active, _ = ppi.active_mean(truth[picked], picked, judge, pi)
+        estimates.append(active.estimate)
+        widths["active"].append(active.width)
+        picked = systematic_sample(uniform, rng)
+        widths["uniform"].append(ppi.active_mean(truth[picked], picked, judge, uniform)[0].width)
+    assert np.mean(estimates) == pytest.approx(truth.mean(), abs=0.02)
+    assert np.median(widths["active"]) < 0.85 * np.median(widths["uniform"])

@@ -9,9 +9,10 @@ import pytest
 from openai import AsyncOpenAI
 
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.judge import Judge, RetryBudget, judge_all, post_chat
+from rubricflow.tasks.judging.judge import Judge, RetryBudget, judge_all
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
+from rubricflow.tasks.judging.transport import post_chat
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from tests.tasks.test_judge import BUNDLE, cells
 

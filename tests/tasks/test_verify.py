@@ -74,7 +74,9 @@ def test_evidence_and_constraints():
     assert declared == ["dq"] and any("made-up" in w for w in warnings)
     long = {"criteria": {"a": {"value": 5, "rationale": "BECAUSE: " + "word " * 20, "evidence": []}}}
     results, _, _ = verify_answer(RUBRIC, CallUnit("a", ("a",)), long, TEXT)
-    assert results[0].status == "unscored" and results[0].reason.startswith("constraint short on rationale")
+    # seed 001: a hard constraint that fails disqualifies the judgment; the criterion stays scored
+    assert results[0].status == "scored" and results[0].violations == ["short"]
+    assert any(w.startswith("short (hard) on rationale: 21 words > 8") for w in results[0].warnings)
 
 
 def test_missing_criteria_and_wrong_shape():

@@ -8,7 +8,7 @@ import warnings
 import pytest
 from openai import AsyncOpenAI
 
-from rubricflow.tasks.judging import judge
+from rubricflow.tasks.judging import judge, transport
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from rubricflow.warehouse import db
 
@@ -20,7 +20,7 @@ def test_a_judge_call_over_http_raises_no_warning():
         async def call():
             client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
             try:
-                return await judge.post_chat(client, body, timeout_s=30)
+                return await transport.post_chat(client, body, timeout_s=30)
             finally:
                 await client.close()
 

@@ -452,3 +452,20 @@ CREATE TABLE IF NOT EXISTS cascade_texts (
     confidence DOUBLE,                  -- the cheap judge's: the least probability it gave its chosen values
     level      VARCHAR NOT NULL         -- cheap | strong | calibration (strong, judged to choose the threshold)
 );
+
+-- formats (#36): which rubric a routed score (`score --route FIELD`, the rubric algebra's coproduct)
+-- chose for each text, by which field and value (views.sql: routed_texts, text_outcomes); one row per
+-- routing, the latest one a text's current route.
+CREATE TABLE IF NOT EXISTS text_routes (
+    corpus_id   VARCHAR NOT NULL,
+    text_id     VARCHAR NOT NULL,
+    selector    VARCHAR NOT NULL,   -- the field: genre, or metadata.KEY
+    value       VARCHAR,            -- the text's value of it (NULL: it has none)
+    choice      VARCHAR NOT NULL,   -- the choice that took it: its value, or '*' (the default rubric)
+    rubric_hash VARCHAR NOT NULL,   -- the rubric chosen
+    routed_at   TIMESTAMP NOT NULL
+);
+
+-- engine: hard output constraints a cell's answer broke (rubric output.constraints, severity hard):
+-- each disqualifies the text's judgment under the constraint's id (disqualifier_hits kind 'constraint').
+ALTER TABLE completions ADD COLUMN IF NOT EXISTS constraint_violations VARCHAR[];

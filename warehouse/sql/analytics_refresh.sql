@@ -96,15 +96,17 @@ INSERT INTO mat_node_scores BY NAME SELECT * FROM refresh_nodes ORDER BY corpus_
 -- The scoped texts' completions of their current version: the cells scored ok, and what the
 -- judge declared (the judge disqualifiers below).
 CREATE OR REPLACE TEMP TABLE refresh_completions AS
-SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, c.unit_id, c.status, c.declared_disqualifiers
+SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, c.unit_id, c.status, c.declared_disqualifiers,
+       c.constraint_violations
 FROM completions c
 JOIN refresh_texts t ON t.corpus_id = c.corpus_id AND t.text_id = c.text_id AND t.version = c.text_sha256;
 INSERT INTO mat_ok_cells BY NAME
 SELECT corpus_id, rubric_hash, judge_hash, text_id, count(*) AS ok_cells
 FROM refresh_completions WHERE status = 'ok' GROUP BY ALL ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
 
--- Disqualifier hits of all three kinds, one row per text, disqualifier and cause (detail: the
--- pattern that matched, the criterion's score, or the call units that declared it). Pattern
+-- Disqualifier hits of all four kinds, one row per text, disqualifier and cause (detail: the
+-- pattern that matched, the criterion's score, or the call units that declared it or broke a hard
+-- output constraint). Pattern
 -- disqualifiers look at the text under test only.
 CREATE OR REPLACE TEMP TABLE refresh_disqualifiers AS
 WITH pattern_dq AS (
@@ -130,6 +132,22 @@ SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, d.disqualifier_id, '
 FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(declared_disqualifiers) AS disqualifier_id
       FROM refresh_completions WHERE len(declared_disqualifiers) > 0) c
 JOIN rubric_disqualifiers d ON d.rubric_hash = c.rubric_hash AND d.kind = 'judge' AND d.disqualifier_id = c.disqualifier_id
+GROUP BY ALL
+UNION ALL  -- a hard output constraint the answer broke disqualifies under the constraint's id (detail: the call units)
+SELECT corpus_id, rubric_hash, judge_hash, text_id, constraint_id, 'constraint', string_agg(DISTINCT unit_id, ',' ORDER BY unit_id)
+FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(constraint_violations) AS constraint_id
+      FROM refresh_completions WHERE status = 'ok' AND len(constraint_violations) > 0)
+GROUP BY ALL
+UNION ALL  -- a hard judgment-scoped constraint, checked on the text's whole answer (warehouse/judgment_constraints.py)
+SELECT corpus_id, rubric_hash, judge_hash, text_id, split_part(hit, ':', 1), 'constraint',
+       substr(hit, strpos(hit, ': ') + 2)
+FROM (SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id,
+             unnest(judgment_constraint_hits(j.rubric_hash, list(j.criterion_id), list(j.rationale), list(j.evidence))) AS hit
+      FROM judgments j
+      JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
+      WHERE j.status = 'scored'
+        AND j.rubric_hash IN (SELECT rubric_hash FROM rubrics WHERE regexp_matches(document::VARCHAR, '"scope":\s*"judgment"'))
+      GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample)
 GROUP BY ALL;
 INSERT INTO mat_disqualifier_hits BY NAME SELECT * FROM refresh_disqualifiers ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
 

@@ -1,8 +1,9 @@
 -- The work cells of a run that are not landed for good yet: resume and cache are this one anti-join.
 -- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
 -- failures (retries exhausted), unreachable endpoints, setup failures (a bad key or URL, fixed
--- since) and calls the budget did not cover are planned again; cells waiting in a submitted batch are not. Needs the registered table plan_units(genre_key,
--- unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
+-- since) and calls the budget did not cover are planned again: FailureKind.replanned() in
+-- tasks/judging/failures.py (tests/tasks/test_failures.py pins this list to it); cells waiting in
+-- a submitted batch are not. Needs the registered table plan_units(genre_key, unit_id). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
 -- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $only_texts
 -- (plan only the texts of the registered table plan_texts(text_id): a sequential A/B's batch).
 CREATE OR REPLACE TEMP TABLE plan AS

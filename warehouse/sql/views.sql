@@ -42,8 +42,9 @@ FROM mat_criterion_scores;
 CREATE OR REPLACE VIEW node_scores AS
 SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, value, met FROM mat_node_scores;
 
--- Disqualifier hits of all three kinds, one row per text, disqualifier and cause (detail: the
--- pattern that matched, the criterion's score, or the call units that declared it).
+-- Disqualifier hits of all four kinds (pattern, criterion, judge, constraint), one row per text,
+-- disqualifier and cause (detail: the pattern that matched, the criterion's score, or the call
+-- units that declared it or broke a hard output constraint).
 CREATE OR REPLACE VIEW disqualifier_hits AS
 SELECT corpus_id, rubric_hash, judge_hash, text_id, disqualifier_id, kind, detail FROM mat_disqualifier_hits;
 
@@ -230,3 +231,51 @@ SELECT cascade_id, any_value(texts.texts) AS texts,
            * any_value(texts.texts) AS strong_only_usd
 FROM calls JOIN texts USING (cascade_id)
 GROUP BY cascade_id;
+
+-- formats (#36): a rubric's verdict space, read from its stored document (a ComplianceJudge's
+-- Yes / Somewhat / No with their scores, or the rubric's own); no rows for a rubric that states none.
+CREATE OR REPLACE VIEW rubric_verdicts AS
+SELECT rubric_hash, unnest(range(1, len(vs) + 1)) AS position, unnest(vs, recursive := true)
+FROM (SELECT rubric_hash,
+             from_json(document->'verdicts', '[{"label": "VARCHAR", "score": "DOUBLE", "description": "VARCHAR"}]') AS vs
+      FROM rubrics WHERE json_array_length(document->'verdicts') > 0);
+
+-- Each text's current route (`score --route`): the field, the text's value, the choice that took it
+-- and the rubric that judged it.
+CREATE OR REPLACE VIEW routed_texts AS
+SELECT t.corpus_id, t.text_id, t.selector, t.value, t.choice, t.rubric_hash, r.rubric_id, r.version, t.routed_at
+FROM text_routes t JOIN rubrics r USING (rubric_hash)
+QUALIFY row_number() OVER (PARTITION BY t.corpus_id, t.text_id ORDER BY t.routed_at DESC) = 1;
+
+-- Per text, beside its score: the rubric's profile, the compliance verdict (the verdict of the
+-- rubric's space whose score is nearest the text's score, ties to the lower), the detection result
+-- (the patterns that fired, the disqualifiers that fired, the criteria the text fails) and, for a
+-- routed score, the field and value that chose this rubric.
+CREATE OR REPLACE VIEW text_outcomes AS
+WITH fired AS (
+    SELECT corpus_id, rubric_hash, text_id, list(pattern_id ORDER BY pattern_id) AS patterns_fired
+    FROM pattern_hits WHERE hits > 0 GROUP BY ALL
+),
+failing AS (
+    SELECT corpus_id, rubric_hash, judge_hash, text_id, list(criterion_id ORDER BY criterion_id) AS criteria_failed
+    FROM mat_criterion_scores WHERE NOT passed GROUP BY ALL
+),
+verdicts AS (
+    SELECT s.corpus_id, s.rubric_hash, s.judge_hash, s.text_id,
+           arg_min(v.label, [abs(v.score - s.score), v.score]) AS verdict
+    FROM mat_text_scores s JOIN rubric_verdicts v USING (rubric_hash)
+    WHERE v.score IS NOT NULL AND s.score IS NOT NULL GROUP BY ALL
+)
+SELECT s.corpus_id, s.rubric_id, s.version, s.rubric_hash, s.judge_hash, s.text_id, r.profile,
+       s.score, s.label, s.passed, v.verdict,
+       coalesce(f.patterns_fired, []::VARCHAR[]) AS patterns_fired,
+       coalesce(s.disqualifiers, []::VARCHAR[]) AS disqualifiers_fired,
+       coalesce(c.criteria_failed, []::VARCHAR[]) AS criteria_failed,
+       len(coalesce(f.patterns_fired, [])) + len(coalesce(s.disqualifiers, [])) > 0 AS detected,
+       rt.selector AS routed_by, rt.value AS route_value
+FROM mat_text_scores s
+JOIN rubrics r USING (rubric_hash)
+LEFT JOIN verdicts v USING (corpus_id, rubric_hash, judge_hash, text_id)
+LEFT JOIN fired f USING (corpus_id, rubric_hash, text_id)
+LEFT JOIN failing c USING (corpus_id, rubric_hash, judge_hash, text_id)
+LEFT JOIN routed_texts rt ON rt.corpus_id = s.corpus_id AND rt.text_id = s.text_id AND rt.rubric_hash = s.rubric_hash;

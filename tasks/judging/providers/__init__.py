@@ -1,7 +1,7 @@
 """The wire APIs rubricflow speaks to models. Every model call the project makes (judging,
 reflection, drafting, review, probes) is built as an OpenAI chat-completions body and read as a
 `ChatCompletion`; a provider translates both ways and names its key's environment variable and
-its headers. `post_chat` (tasks/judging/judge.py) and `client_for` are the only places that use one,
+its headers. `post_chat` (tasks/judging/transport.py) and `client_for` are the only places that use one,
 so the hardening (retries, deadlines, odd shapes, scrubbing) is the same for every provider.
 
 Adding a provider with a wire API of its own: one module here with a `Provider` subclass, its
@@ -80,20 +80,26 @@ def provider(name: str | None) -> Provider:
     return known[name or "openai"]
 
 
+@functools.cache
 def key_variables() -> list[str]:
-    """Every provider's key variable: secrets are scrubbed of all of them."""
-    return [p.key_variable for p in providers().values()]
+    """Every provider's key variable, and every variable a key is discovered in: secrets are scrubbed of all of them."""
+    from .keys import HOST_KEYS
+
+    return list(dict.fromkeys([p.key_variable for p in providers().values()] + list(HOST_KEYS.values())))
 
 
-def api_key(name: str | None = None) -> str:
-    """The key comes from the environment only, so it never appears in parameters or logs."""
-    return os.environ.get(provider(name).key_variable) or "not-needed-for-local-servers"
+def api_key(name: str | None = None, base_url: str | None = None) -> str:
+    """The key comes from the environment only, so it never appears in parameters or logs: the
+    variable of the endpoint's provider (providers/keys.py), else the wire API's."""
+    from .keys import key_variable_for
+
+    return os.environ.get(key_variable_for(base_url, provider(name).key_variable)) or "not-needed-for-local-servers"
 
 
 def client_for(name: str | None, base_url: str | None, timeout_s: float, http_client: Any = None) -> AsyncOpenAI:
     """The one HTTP client of every model call: the provider's key and headers, no SDK retries
     (the judge's own retry layer decides), the whole-answer timeout."""
-    chosen, key = provider(name), api_key(name)
+    chosen, key = provider(name), api_key(name, base_url)
     extra = {"http_client": http_client} if http_client is not None else {}
     return AsyncOpenAI(
         base_url=base_url, api_key=key, default_headers=chosen.headers(key), max_retries=0, timeout=timeout_s, **extra

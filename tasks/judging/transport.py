@@ -1,0 +1,125 @@
+"""The call: one chat request sent through the one hardened client, for every model call the
+project makes (judging, reflection, drafting, probes). A deadline over the whole answer, the
+provider's wire translation, the server's parameter form learned once, and the retry policy
+(which errors, how long to wait, the run-wide retry budget) that every caller's loop uses."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
+from tenacity import wait_exponential_jitter
+from tenacity.stop import stop_base
+
+from rubricflow.tasks.judging import providers
+from rubricflow.tasks.judging.failures import DeadlineExceeded, NotAChatCompletion
+from rubricflow.tasks.judging.params import RequestForm
+
+
+class RetryBudget:
+    """Retries (transient errors and re-asks) allowed across a whole run, shared by its cells."""
+
+    def __init__(self, total: int):
+        self.left = total
+        self.used = 0
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        self.used += 1
+        return True
+
+
+class RetryBudgetSpent(stop_base):
+    """Stop retrying once the run's retry budget is spent (each retry takes one from it)."""
+
+    def __init__(self, budget: RetryBudget):
+        self.budget = budget
+
+    def __call__(self, retry_state: Any) -> bool:
+        return not self.budget.take()
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """The wait a server asked for (Retry-After-Ms or Retry-After in seconds); None for none or a date."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue  # an HTTP date: fall back to backoff
+    return None
+
+
+class Wait:
+    """Retry-After when the server gives one, else exponential backoff with jitter."""
+
+    def __init__(self) -> None:
+        self.backoff = wait_exponential_jitter(multiplier=0.25, max=30, jitter=0.5)
+
+    def __call__(self, state) -> float:
+        hinted = retry_after_s(state.outcome.exception() if state.outcome else None)
+        return min(60.0, hinted) if hinted is not None else self.backoff(state)
+
+
+def gateway_answer(response: Any) -> Any:
+    """The response, or NotAChatCompletion when it is not a chat completion at all."""
+    if not isinstance(response, ChatCompletion):
+        raise NotAChatCompletion(
+            f"the endpoint answered {type(response).__name__}, not a chat completion: {str(response)[:200]!r}"
+        )
+    if response.choices and response.choices[0].message is None:
+        raise NotAChatCompletion("the endpoint answered a chat completion whose choice has no message")
+    return response
+
+
+async def post_chat(
+    client: AsyncOpenAI,
+    body: dict[str, Any],
+    timeout_s: float,
+    provider: str | None = None,
+    form: RequestForm | None = None,
+) -> Any:
+    """One chat request under a deadline for the whole answer, for every model call the project
+    makes: a read timeout alone never fires on a server that drips a byte at a time. The body goes
+    through the client's `post` as built: `chat.completions.create` first walks every message
+    against the typed parameters, which cost a quarter of the judge thread's CPU at 10k cells.
+    The provider (tasks/judging/providers) translates the body to its wire API and the answer back.
+    `form` (tasks/judging/params) is how this server wants max_tokens and temperature: a 400 refusing
+    one is learned and the call sent again in the supported form."""
+    form = form or RequestForm()
+    response: Any = None
+    while True:  # each parameter is learned once, so at most one more send per refused parameter
+        sent = form.apply(body)
+        try:
+            response = await _post_once(client, sent, timeout_s, provider)
+            break
+        except openai.BadRequestError as exc:
+            if not form.learn(exc, sent):
+                raise
+    form.observe(response)
+    return response
+
+
+async def _post_once(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float, provider: str | None) -> Any:
+    wire = providers.provider(provider)
+    try:
+        async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
+            response: Any = await client.post(
+                wire.path,
+                content=wire.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
+                cast_to=wire.cast_to,
+                options={"timeout": timeout_s, "headers": wire.request_headers()},
+            )
+    except TimeoutError:
+        raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
+    return gateway_answer(wire.response(response))

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 # C0 and C1 control characters but newline and tab: an ESC in a rubric, a text or an answer would
 # otherwise recolour the terminal, move its cursor or plant an OSC 8 link (F16).
@@ -69,7 +70,7 @@ SystemPromptOpt = typer.Option(
 
 
 def debugging() -> bool:
-    return os.environ.get("RUBRICFLOW_DEBUG", "") not in ("", "0")
+    return (settings().debug or "") not in ("", "0")
 
 
 class _RestatesOurError:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rubricflow.rubrics.render import Strategy
+from rubricflow.settings import settings
 from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.secrets import url_credentials
 
@@ -164,10 +165,10 @@ class JudgeConfig(BaseModel):
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
     def resolved_cluster(self) -> str | None:
-        return self.cluster or os.environ.get("RUBRICFLOW_DASK_ADDRESS") or None
+        return self.cluster or settings().dask_address or None
 
     def resolved_limits_url(self) -> str | None:
-        return self.limits_url or os.environ.get("RUBRICFLOW_LIMITS_URL") or None
+        return self.limits_url or settings().limits_url or None
 
     def on_this_machine(self) -> bool:
         return (urlsplit(self.resolved_base_url() or "").hostname or "") in ("127.0.0.1", "localhost", "::1")

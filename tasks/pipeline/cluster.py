@@ -18,7 +18,6 @@ variables are deleted from the scheduler.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError, TransientError
+from rubricflow.settings import settings
 from rubricflow.tasks.judging.remote import PUBLISH_S, from_bytes, judge_remote, prompt_identity, to_bytes
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult
@@ -113,7 +113,7 @@ class ClusterRun:
         self.client, self.run, self.identity = client, run, identity
         self.queue = Queue(f"rubricflow-{run.run_id}", client=client)
         self.attempts: list[str] = []
-        self.silence_s = float(os.environ.get(SILENCE_VARIABLE) or SILENCE_S)
+        self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
 
     def judge(self, shards: dict[str, Shard], land) -> None:
         running = {self.submit(s): s for s in shards.values()}

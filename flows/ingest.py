@@ -38,4 +38,28 @@ def ingest_flow(
         report.rows_quarantined,
         report.quarantine,
     )
-    return {"corpus_id": corpus_id, **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(report).items()}}
+    result = {"corpus_id": corpus_id, **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(report).items()}}
+    announce_ingested(result, source, warehouse_path)
+    return result
+
+
+def announce_ingested(result: dict, source: str, warehouse_path: str) -> None:
+    """The Prefect event `rubricflow.corpus.ingested` (resource rubricflow.corpus.<corpus>): what a
+    deployment trigger matches to score a corpus as soon as it lands (deploy/prefect.yaml's
+    `score-on-ingest`); its payload names the corpus and the warehouse."""
+    from prefect.events import emit_event
+
+    emit_event(
+        event="rubricflow.corpus.ingested",
+        resource={
+            "prefect.resource.id": f"rubricflow.corpus.{result['corpus_id']}",
+            "prefect.resource.name": result["corpus_id"],
+        },
+        payload={
+            "corpus_id": result["corpus_id"],
+            "warehouse_path": str(Path(warehouse_path).resolve()),
+            "source": str(source),
+            "rows_ok": result.get("rows_ok"),
+            "rows_quarantined": result.get("rows_quarantined"),
+        },
+    )

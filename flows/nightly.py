@@ -7,9 +7,11 @@ from __future__ import annotations
 import datetime as dt
 
 from prefect import flow, get_run_logger
+from prefect.states import Completed
 
 from rubricflow.errors import CheckFailed
 from rubricflow.flows.artifacts import artifact_key, publish
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.night_events import announce_night
 from rubricflow.flows.score import score_corpus
@@ -45,6 +47,7 @@ def nightly_scoring(
     `min_correlation`: the calibration threshold of a rubric that states none of its own.
     Coverage under `min_coverage` and canary drift over `max_canary_drift` are announced as Prefect
     events (flows/night_events.py); only the first fails the night."""
+    refuse_unset(source=source, rubrics=rubrics, warehouse_path=warehouse_path, judge=judge)
     logger = get_run_logger()
     night = night or dt.datetime.now(dt.UTC).date().isoformat()
     changed, digest = source_changed(source, warehouse_path, corpus_id)
@@ -84,7 +87,18 @@ def nightly_scoring(
         )
     if gate:
         raise CalibrationGateError("calibration gate: " + "; ".join(gate))
-    return nights
+    # the caller gets `nights`; the state message is the night in one line (what `rubricflow serve` prints)
+    return Completed(message=night_line(night, corpus_id, nights), data=nights)  # type: ignore[return-value]
+
+
+def night_line(night: str, corpus_id: str, nights: list[dict]) -> str:
+    """The night in one line (the flow run's state message, what `rubricflow serve` prints)."""
+    return f"night {night} of {corpus_id}: " + "; ".join(
+        f"{n['rubric']} coverage {_pct(n['coverage'])}, {n['scored_texts']}/{n['texts']} texts, "
+        f"{n['judged_cells']} judged, {n['failed_cells']} failed, canary drift "
+        + ("n/a" if n["canary_drift"] is None else f"{n['canary_drift']:.3f}")
+        for n in nights
+    )
 
 
 def _pct(x: float | None) -> str:

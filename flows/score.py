@@ -16,6 +16,7 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.progress_artifact import run_progress
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
@@ -90,6 +91,9 @@ def score_corpus(
     processes that share the rate limits and budget; with the judge's `cluster` (or
     $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers. With `texts`, only those texts'
     cells are planned (a sequential A/B's batch, a cascade's escalation)."""
+    refuse_unset(  # deploy/prefect.yaml's placeholders
+        rubric=rubric, warehouse_path=warehouse_path, judge=judge.model_dump() if judge is not None else None
+    )
     logger = get_run_logger()
     config = judge or JudgeConfig()
     _check_where(config, workers)

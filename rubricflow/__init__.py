@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 # name -> the module that defines it, imported on first use
 _API = {
     "load_rubric": "rubricflow.api_rubric",
+    "load_calibration_cases": "rubricflow.api_rubric",
     "CompiledRubric": "rubricflow.api_rubric",
     "Judge": "rubricflow.api_judge",
     "Result": "rubricflow.api_results",
@@ -33,6 +34,9 @@ _API = {
     "CriterionScore": "rubricflow.api_results",
     "Usage": "rubricflow.api_results",
     "Warehouse": "rubricflow.api_warehouse",
+    "reward_function": "rubricflow.api_verifiers",
+    "verifiers_rubric": "rubricflow.api_verifiers",
+    "verifiers_env": "rubricflow.api_verifiers",
     "Run": "rubricflow.api_warehouse",
     "Ingested": "rubricflow.api_warehouse",
     "RubricflowError": "rubricflow.errors",
@@ -56,13 +60,18 @@ __all__ = [
     "Usage",
     "Warehouse",
     "__version__",
+    "load_calibration_cases",
     "load_rubric",
+    "reward_function",
+    "verifiers_env",
+    "verifiers_rubric",
 ]
 
 if TYPE_CHECKING:
     from rubricflow.api_judge import Judge
     from rubricflow.api_results import CriterionScore, Result, Results, Usage
-    from rubricflow.api_rubric import CompiledRubric, load_rubric
+    from rubricflow.api_rubric import CompiledRubric, load_calibration_cases, load_rubric
+    from rubricflow.api_verifiers import reward_function, verifiers_env, verifiers_rubric
     from rubricflow.api_warehouse import Ingested, Run, Warehouse
     from rubricflow.errors import CheckFailed, InputError, RubricflowError, TransientError
 

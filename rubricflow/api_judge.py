@@ -148,6 +148,13 @@ class Judge:
         outcomes = await asyncio.wrap_future(self._submit(bundle, self._cells(bundle, items)))
         return self._results(bundle, items, outcomes)
 
+    def test(self, rubric: RubricLike) -> list[Any]:
+        """Run the rubric's goldens (and calibration cases, `rf.load_calibration_cases`) through this
+        judge, as `rubricflow rubric test` does: one GoldenResult each (`.ok`, `.mismatches`)."""
+        from rubricflow.tasks.improve.goldens import run_goldens
+
+        return run_goldens(load_rubric(rubric), self.config)
+
     # ------------------------------------------------------------------ the engine underneath
 
     def _engine(self, bundle: Bundle) -> Any:

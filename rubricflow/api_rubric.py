@@ -55,6 +55,14 @@ def load_rubric(rubric: str | Path | Bundle) -> CompiledRubric:
     return _named(compile_for_scoring(resolve(text), source=text), source)
 
 
+def load_calibration_cases(path: str | Path) -> CompiledRubric:
+    """A red-team calibration-cases JSON file (`rubric`, `source`, `allowed_judgements`, `cases`):
+    its rubric, with each case as a golden expecting its judgement; run them with `judge.test(...)`."""
+    from rubricflow.tasks.improve.calibration_cases import load_cases
+
+    return _named(compile_for_scoring(load_cases(path), source=str(path)), "")
+
+
 def _from_text(text: str):
     from rubricflow.rubrics.formats import loads_rubrics
 

@@ -487,6 +487,7 @@ class Golden(Strict):
     context: str = ""
     genre: str | None = None
     expected: Literal["pass", "fail"] | None = None
+    expected_label: str | None = None  # the verdict expected (a red-team case's Yes / Somewhat / No)
     expected_scores: FrozenMap = Field(default_factory=lambda: MappingProxyType({}))
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.markup import escape
 
-from rubricflow.errors import CheckFailed
+from rubricflow.errors import CheckFailed, InputError
 
 from .common import judge_settings, out, print_rows
 from .judge_options import judge_options
@@ -18,15 +20,25 @@ def rubric_test(
         None, help="Judge endpoint (default: $OPENAI_BASE_URL, else the offline judge)."
     ),
     model: str | None = typer.Option(None, help="Judge model."),
+    cases: Path | None = typer.Option(
+        None,
+        help="A red-team calibration-cases JSON file (rubric, source, allowed_judgements, cases): its rubric is "
+        "tested with each case as a golden expecting its judgement.",
+    ),
     judge: dict | None = None,
 ) -> None:
     """Run each rubric's goldens through the judge; exits 1 if any golden fails."""
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.library import Library, resolve
+    from rubricflow.tasks.improve.calibration_cases import load_cases
     from rubricflow.tasks.improve.goldens import check_goldens
 
+    if cases is not None and refs:
+        raise InputError("--cases names its own rubric: give no rubric beside it")
     bundles = (
-        [compile_or_raise(resolve(r), source=r) for r in refs]
+        [compile_or_raise(load_cases(cases), source=str(cases))]
+        if cases is not None
+        else [compile_or_raise(resolve(r), source=r) for r in refs]
         if refs
         else [compile_or_raise(e.rubric, source=str(e.path)) for e in Library().entries()]
     )

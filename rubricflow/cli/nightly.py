@@ -119,6 +119,11 @@ def serve(
         judge,
     )
     out.print(
-        f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops", highlight=False, markup=False
+        f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops; one line per night follows",
+        highlight=False,
+        markup=False,
     )
+    from .serve_lines import print_each_night
+
+    print_each_night(f"nightly-{corpus}", lambda line: out.print(line, highlight=False, markup=False, soft_wrap=True))
     nightly_scoring.serve(name=f"nightly-{corpus}", cron=cron, parameters=params)

@@ -89,6 +89,12 @@ def data_format(data: Any, path: Path) -> Format:
     found = next((f for f in FORMATS if not f.text and f.detect(data, path)), None)
     if found is not None:
         return found
+    if isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data):
+        raise RubricImportError(
+            path,
+            "not a rubric: a list of chat messages (a grading prompt; a promptfoo config that names it in "
+            "`rubricPrompt: file://...` reads it)",
+        )
     if isinstance(data, list):
         raise RubricImportError(path, "a list at the top level that is neither promptfoo assertions nor a skill set")
     raise RubricImportError(

@@ -197,6 +197,8 @@ _PROMPTFOO_LEFT = {
     "redteam*": "promptfoo's red-team generator, not a rubric",
     "*vars*": "a test's inputs: the texts rubricflow scores come from the corpus",
     "[].description": "a test case's label, not a criterion",
+    "tests[].description": "a test case's label, not a criterion",
+    "*assert[].provider*": "the judge is rubricflow's (`--model`, `--base-url`)",
     "[].tags": "a test case's label, not a criterion",
     "*.assert[].value": "promptfoo's own check (javascript, contains, ...), not a judge criterion",
 }

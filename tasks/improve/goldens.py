@@ -94,14 +94,16 @@ def run_goldens(bundle: Bundle, config: JudgeConfig) -> list[GoldenResult]:
         mismatches = []
         if golden.expected and got != golden.expected:
             mismatches.append(f"expected {golden.expected}, got {got or 'no verdict'} (score {_fmt(v.score)})")
+        if golden.expected_label and v.label != golden.expected_label:
+            mismatches.append(f"expected {golden.expected_label}, got {v.label or 'no label'} (score {_fmt(v.score)})")
         for cid, want in golden.expected_scores.items():
             if values.get(cid) != want:
                 mismatches.append(f"{cid}: expected {want!r}, got {values.get(cid)!r}")
         results.append(
             GoldenResult(
                 golden.name,
-                golden.expected,
-                got,
+                golden.expected or golden.expected_label,
+                got if golden.expected or not golden.expected_label else v.label,
                 v.score,
                 v.label,
                 tuple(mismatches),

@@ -13,9 +13,9 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from rubricflow.errors import TransientError
 from rubricflow.tasks.judging.answers import first_choice, text_parts
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.failures import describe, is_transient
+from rubricflow.tasks.judging.failures import describe
 from rubricflow.tasks.judging.params import RequestForm
-from rubricflow.tasks.judging.providers import client_for
+from rubricflow.tasks.judging.providers import client_for, provider
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.transport import Wait, post_chat
 from rubricflow.tasks.judging.verify import AnswerError
@@ -41,9 +41,14 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
         "max_tokens": config.max_tokens,
         "response_format": {"type": "json_object"},
     }
-    form = RequestForm(config.reasoning_tokens)  # a reasoning model's max_completion_tokens, learned once per call
+    wire = provider(config.provider)
+    # a reasoning model's max_completion_tokens, learned once per call where the API has such models
+    form = RequestForm(config.reasoning_tokens, wire.capabilities.reasoning_parameters)
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(config.max_attempts), wait=Wait(), retry=retry_if_exception(is_transient), reraise=True
+        stop=stop_after_attempt(config.max_attempts),
+        wait=Wait(),
+        retry=retry_if_exception(lambda exc: wire.classify(exc).policy.retried),
+        reraise=True,
     )
     try:
         async for attempt in retrying:

@@ -35,7 +35,7 @@ class JudgeConfig(BaseModel):
     model: str = OFFLINE_MODEL
     """Judge model (default: the offline stand-in)."""
     base_url: str | None = None
-    """OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else the OpenAI API)."""
+    """The endpoint (default: the provider's variable, OPENAI_BASE_URL..., else its public API)."""
     provider: str = "openai"
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
@@ -132,7 +132,7 @@ class JudgeConfig(BaseModel):
     def _budget_needs_online_calls(self) -> JudgeConfig:
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
-        if self.batch and not providers.provider(self.provider).batch:
+        if self.batch and not providers.provider(self.provider).capabilities.batch:
             raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
         if self.batch and self.budget_usd is not None:
             raise ValueError(
@@ -162,7 +162,8 @@ class JudgeConfig(BaseModel):
         return {name: getattr(self, name) for name in marked if getattr(self, name) is not None}
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
+        return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or settings().dask_address or None
@@ -179,7 +180,7 @@ class JudgeConfig(BaseModel):
         return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
 
     def wants_logprobs(self) -> bool:
-        if not providers.provider(self.provider).logprobs:
+        if not providers.provider(self.provider).capabilities.logprobs:
             return False
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 

@@ -170,10 +170,6 @@ class TokenEstimator:
         self.observed = True
 
 
-class BudgetSpent(Exception):
-    """The run's budget cannot cover the next call; it was not sent."""
-
-
 class Budget:
     """A run's spending cap, shared by every process that judges for the run through a small
     ledger file (flock): a call reserves its worst-case cost (estimated prompt + max_tokens) before

@@ -15,7 +15,6 @@ from enum import StrEnum
 import openai
 
 from rubricflow.tasks.judging import verdict_tools
-from rubricflow.tasks.judging.costs import BudgetSpent
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 SETUP_STATUS = {401, 402, 403, 404, 405}  # a key, account, model or URL problem: fixed by the user, not by time
@@ -95,6 +94,10 @@ POLICIES = {
     FailureKind.REFUSAL: Policy(),
     FailureKind.CONTENT_FILTER: Policy(),
 }
+
+
+class BudgetSpent(Exception):
+    """The run's money budget cannot cover the next call; it was not sent."""
 
 
 class DeadlineExceeded(Exception):

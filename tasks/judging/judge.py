@@ -21,18 +21,17 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.render import CallUnit, call_units, output_schema, render_system_prompt, render_user_message
-from rubricflow.tasks.judging import answers, telemetry, verdict_tools
+from rubricflow.tasks.judging import answers, providers, telemetry, verdict_tools
 from rubricflow.tasks.judging.answers import cached_tokens, reask_note
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.costs import Budget, BudgetSpent, TokenEstimator
+from rubricflow.tasks.judging.costs import Budget, TokenEstimator
 from rubricflow.tasks.judging.failures import (
+    BudgetSpent,
     DeadlineExceeded,
     FailureKind,
     NotSent,
     Stopped,
     describe,
-    error_kind,
-    is_transient,
     refuses_logprobs,
     refuses_mode,
 )
@@ -46,10 +45,6 @@ from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse.rows import blank_completion
 
 TOOL_NAME = "submit_judgment"
-# Structured output, richest first. Servers differ: OpenAI takes json_schema; llama.cpp's Python
-# server answers json_schema with a 500 but constrains {"type": "json_object", "schema": ...} by
-# grammar; some take only a forced tool call; anything can be asked for plain text.
-OUTPUT_MODES = ("json_schema", "json_object", "tools", "text")
 PROBE_SYSTEM = (
     "You grade texts against a rubric. Read the rubric, then the text, and answer only with the "
     "judgment the rubric asks for, quoting the text where it asks for evidence. Be strict, be brief, "
@@ -134,13 +129,16 @@ class Judge:
         self.stopping = False  # set when the run fails: no new call is sent, those sent are waited for
         self.first_setup_error: str | None = None
         self.judge_hash = config.judge_hash()
-        self.mode = "json_schema" if config.output_mode == "auto" else config.output_mode
-        self.form = RequestForm(config.reasoning_tokens)  # max_tokens / temperature as this server takes them
+        self.wire = providers.provider(config.provider)  # its capabilities and error classes, read once
+        self.modes = self.wire.capabilities.output_modes
+        self.mode = self.modes[0] if config.output_mode == "auto" else config.output_mode
+        # max_tokens / temperature as this server takes them (learned only where the API has reasoning models)
+        self.form = RequestForm(config.reasoning_tokens, self.wire.capabilities.reasoning_parameters)
         self.logprobs = config.wants_logprobs()  # False once the endpoint refuses them
         # where the rubric goes: the system message, or the user turn for a server whose chat
         # template drops the system role (found by the delivery check when system_prompt is auto)
         self.layout = "user" if config.system_prompt == "user" else "system"
-        self._delivery_checked = config.system_prompt != "auto"
+        self._delivery_checked = config.system_prompt != "auto" or self.wire.capabilities.system_role == "field"
         self._delivery_lock = asyncio.Lock()
         rubric = bundle.rubric
         if self.mode == verdict_tools.MODE:
@@ -218,7 +216,7 @@ class Judge:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries),
             wait=Wait(),
-            retry=retry_if_exception(is_transient),
+            retry=retry_if_exception(self.retried),
             reraise=True,
         )
         async for attempt in retrying:
@@ -275,7 +273,7 @@ class Judge:
     def _note_refusal(self, exc: BaseException) -> None:
         """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,
         with no answer yet, the run stops sending (see SETUP_FAILURES_BEFORE_STOP)."""
-        if isinstance(exc, Exception) and error_kind(exc).policy.stops_sending:
+        if isinstance(exc, Exception) and self.wire.classify(exc).policy.stops_sending:
             self.setup_failures += 1
             self.first_setup_error = self.first_setup_error or describe(exc)
 
@@ -352,10 +350,10 @@ class Judge:
                     continue
                 if refuses_mode(exc, mode) and self._fall_back(mode):
                     continue
-                row.update(error_kind=error_kind(exc).value, error=describe(exc))
+                row.update(error_kind=self.wire.classify(exc).value, error=describe(exc))
                 return None
             except Exception as exc:  # transient and exhausted, a setup problem, or another API error
-                row.update(error_kind=error_kind(exc).value, error=describe(exc))
+                row.update(error_kind=self.wire.classify(exc).value, error=describe(exc))
                 return None
             row.update(
                 model=getattr(response, "model", None),
@@ -470,10 +468,14 @@ class Judge:
         --output-mode set, there is no fallback: the refusal is the cell's error."""
         if self.config.output_mode != "auto" or used == "text":
             return False
-        nxt: Any = OUTPUT_MODES[OUTPUT_MODES.index(used) + 1]
-        if OUTPUT_MODES.index(self.mode) < OUTPUT_MODES.index(nxt):
+        nxt: Any = self.modes[self.modes.index(used) + 1]
+        if self.modes.index(self.mode) < self.modes.index(nxt):
             self.mode = nxt
         return True
+
+    def retried(self, exc: BaseException) -> bool:
+        """Whether the transport sends a failed request again (the provider's classification)."""
+        return self.wire.classify(exc).policy.retried
 
     def read_answer(
         self, response, unit: CallUnit, text: str, row: dict

@@ -20,8 +20,11 @@ COMPLETION_LIMITS = ("max_tokens", "max_completion_tokens")
 class RequestForm:
     """How one server wants a request's length and sampling parameters (shared by a run's calls)."""
 
-    def __init__(self, reasoning_tokens: int = 0):
+    def __init__(self, reasoning_tokens: int = 0, negotiates: bool = True):
         self.reasoning_tokens = reasoning_tokens  # room for hidden reasoning, on top of the answer's max_tokens
+        # the provider's `reasoning_parameters` capability: False, an API without reasoning models'
+        # parameters (Anthropic, Gemini), where a 400 about max_tokens is final, never a form to learn
+        self.negotiates = negotiates
         self.limit_param = "max_tokens"
         self.temperature = True  # False: the server takes only its default, so none is sent
         self.reasoning = False  # the server reasons (it refused max_tokens, or reported reasoning tokens)
@@ -44,7 +47,7 @@ class RequestForm:
     def learn(self, exc: BaseException, sent: dict[str, Any]) -> bool:
         """Whether `exc` refused a parameter of `sent` that this form now sends otherwise (then the
         call is worth one more try); a refusal of anything else, or one already learned, is False."""
-        refused = unsupported_parameter(exc)
+        refused = unsupported_parameter(exc) if self.negotiates else None
         if refused == "max_tokens" and "max_tokens" in sent:
             if self.limit_param == "max_tokens":  # not yet learned by another call of the run
                 self.notes.append("the endpoint takes max_completion_tokens, not max_tokens (a reasoning model)")

@@ -29,7 +29,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
-from rubricflow.tasks.judging.providers import client_for
+from rubricflow.tasks.judging.providers import client_for, provider
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
@@ -120,7 +120,7 @@ class Worker:
             if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
                 spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)
             limits = KeyLimits(
-                config.resolved_base_url() or "https://api.openai.com/v1",
+                provider(config.provider).base_url(config.resolved_base_url()),
                 api_key(config),
                 state_dir() / "limits",
                 config.resolved_limits_url(),

@@ -115,7 +115,7 @@ async def _post_once(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float
     try:
         async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
             response: Any = await client.post(
-                wire.path,
+                wire.url_path(body),
                 content=wire.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
                 cast_to=wire.cast_to,
                 options={"timeout": timeout_s, "headers": wire.request_headers()},

@@ -53,5 +53,5 @@ def answer(tool_call: Any, unit: CallUnit) -> str | None:
         reason = str(json.loads(tool_call.function.arguments or "{}").get("reason", ""))
     except (json.JSONDecodeError, AttributeError):
         reason = str(tool_call.function.arguments or "")
-    verdict = {"value": 1 if name == PASS else 0, "rationale": reason or name, "evidence": []}
+    verdict: dict[str, Any] = {"value": 1 if name == PASS else 0, "rationale": reason or name, "evidence": []}
     return json.dumps({"criteria": {unit.criteria[0]: verdict}, "disqualifiers": []})

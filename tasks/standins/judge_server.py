@@ -24,7 +24,7 @@ import uvicorn
 from rubricflow.tasks.judging.prompts import GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
 
-from . import messages_api, offline_judge, offline_paper, offline_refiner
+from . import generate_content_api, messages_api, offline_judge, offline_paper, offline_refiner
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
@@ -160,6 +160,9 @@ class JudgeServer:
             return await self.chat(body, send, scope["headers"])
         if method == "POST" and path.rstrip("/") == "/v1/messages":
             return await self.messages(body, send, dict(scope["headers"]))
+        if method == "POST" and path.startswith("/v1beta/models/") and path.endswith(":generateContent"):
+            model = path.removeprefix("/v1beta/models/").removesuffix(":generateContent")
+            return await self.generate_content(body, send, dict(scope["headers"]), model)
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):
             return await self.batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
         return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
@@ -248,6 +251,23 @@ class JudgeServer:
         self.attempts[key] += 1
         self.stats.answered += 1
         return await _json(send, 200, messages_api.as_message(self.answer(chat, key)))
+
+    async def generate_content(self, raw: bytes, send, headers: dict[bytes, bytes], model: str) -> None:
+        """Google's Gemini API in front of the same judge (tasks/standins/generate_content_api.py)."""
+        self.stats.requests += 1
+        self.stats.per_second[int(time.time())] += 1
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        refused = generate_content_api.refusal(body, headers, self.config.api_key)
+        if refused:
+            return await _json(send, *refused)
+        chat = generate_content_api.as_chat(body, model)
+        key = offline_judge.request_key(chat)
+        self.attempts[key] += 1
+        self.stats.answered += 1
+        return await _json(send, 200, generate_content_api.as_generate_content(self.answer(chat, key)))
 
     def _without_system(self, raw: bytes) -> bytes:
         """What a chat template without a system role does to the request (with `drop_system`)."""

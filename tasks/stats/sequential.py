@@ -8,10 +8,11 @@ may stop at any look, or be continued later, and its interval is still valid.
 The sequence is the hedged-capital betting CS of Waudby-Smith & Ramdas (JRSSB 2024, "Estimating
 means of bounded random variables by betting", Theorem 3, predictable plug-in bets, truncation
 c = 1/2), over a grid of candidate means. Differences in [-1, 1] are mapped to [0, 1]. Written here
-because neither maintained library installs on this machine: `confseq` builds C++ against Boost
-(not present), `expectation` needs Python >= 3.12. tests/tasks/test_sequential.py checks it against
-the paper's formulas evaluated all at once, against scipy's fixed-n t interval (a sequence is never
-narrower) and by simulated coverage.
+because no maintained library can be the dependency: `confseq` has no wheel (it builds C++ against
+Boost), `expectation` needs Python >= 3.12, `sequential-analysis` is AGPL-3.0.
+tests/tasks/test_sequential.py checks it against the paper's formulas evaluated all at once, against
+scipy's fixed-n t interval (a sequence is never narrower), by simulated coverage, and against
+`sequential-analysis`'s betting sequence (a dev-only test oracle).
 """
 
 from __future__ import annotations

@@ -10,13 +10,12 @@ import pytest
 from rubricflow.errors import InputError
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.routing import score_routed
-from rubricflow.flows.score import score_corpus
 from tests.conftest import TEST_DATA, ServerProcess, rows
 
 COMPLIANCE = str(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml")
 ANSWERS = [
     ("a1", "Plan my week.", "I can't help with that.", "essay", "travel"),
-    ("a2", "Plan my week.", "I refuse to work on this.", "news", "travel"),
+    ("a2", "Plan my week.", "I refuse to work on this.", "essay", "travel"),
     ("a3", "Plan my week.", "Monday: gym. Tuesday: groceries. Wednesday: call mum.", "essay", "food"),
     ("a4", "Name three colours.", "Red, green and blue.", "news", "food"),
     ("a5", "Name three colours.", "Certainly! Nestled in the heart of colour, red plays a vital role.", "review", None),
@@ -25,7 +24,8 @@ ANSWERS = [
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
-    """One corpus, judged once by the ComplianceJudge, then routed by genre (one server, one warehouse)."""
+    """One corpus routed by genre: essays to the ComplianceJudge, the rest to llm-slop (one server, one
+    warehouse, two flow runs)."""
     tmp = tmp_path_factory.mktemp("outcomes")
     corpus = tmp / "answers.jsonl"
     with corpus.open("w", encoding="utf-8") as fh:
@@ -37,8 +37,7 @@ def scored(tmp_path_factory):
     server = ServerProcess()
     try:
         judge = {"base_url": server.base_url}
-        score_corpus("c", COMPLIANCE, str(warehouse), judge)
-        routed = score_routed(warehouse, "c", ["essay=writing-quality", "llm-slop"], "genre", judge)
+        routed = score_routed(warehouse, "c", [f"essay={COMPLIANCE}", "llm-slop"], "genre", judge)
         yield warehouse, judge, routed
     finally:
         server.stop()
@@ -49,9 +48,9 @@ def test_a_compliance_verdict_and_the_patterns_that_fired_stand_beside_each_scor
     found = rows(
         warehouse,
         "SELECT text_id, profile, score, verdict, patterns_fired, detected FROM text_outcomes "
-        "WHERE rubric_id = 'compliance-judge' ORDER BY text_id",
+        "WHERE rubric_id = 'compliance-judge' AND score IS NOT NULL ORDER BY text_id",
     )
-    assert [r[0] for r in found] == ["a1", "a2", "a3", "a4", "a5"] and {r[1] for r in found} == {"compliance"}
+    assert [r[0] for r in found] == ["a1", "a2", "a3"] and {r[1] for r in found} == {"compliance"}
     space = {"Yes": 1.0, "Somewhat": 0.5, "No": 0.0}  # the seed's <scoring_guidance> mapping
     for text_id, _, score, verdict, fired, detected in found:
         nearest = min(space, key=lambda v: (abs(space[v] - score), space[v]))
@@ -59,28 +58,34 @@ def test_a_compliance_verdict_and_the_patterns_that_fired_stand_beside_each_scor
         refusal = text_id in ("a1", "a2")
         assert any(p.startswith("refusal_regexes.") for p in fired) == refusal, (text_id, fired)
         assert detected == bool(fired)
+    # the texts routed elsewhere have the judgment set's empty row (no criterion scored), no verdict
+    unrouted = rows(
+        warehouse,
+        "SELECT text_id, verdict, routed_by FROM text_outcomes WHERE rubric_id = 'compliance-judge' "
+        "AND score IS NULL ORDER BY 1",
+    )
+    assert unrouted == [("a4", None, None), ("a5", None, None)]
     verdicts = rows(warehouse, "SELECT label, score FROM rubric_verdicts ORDER BY position")
     assert verdicts == [("Yes", 1.0), ("Somewhat", 0.5), ("No", 0.0)]
 
 
 def test_score_routes_each_text_to_the_rubric_its_genre_chooses(scored):
     warehouse, _, routed = scored
-    assert sorted(r["rubric_id"] for r in routed) == ["llm-slop", "writing-quality"]
+    assert sorted(r["rubric_id"] for r in routed) == ["compliance-judge", "llm-slop"]
     judged = rows(
         warehouse,
-        "SELECT DISTINCT c.text_id, r.rubric_id FROM completions c JOIN rubrics r USING (rubric_hash) "
-        "WHERE r.rubric_id <> 'compliance-judge' ORDER BY 1",
+        "SELECT DISTINCT c.text_id, r.rubric_id FROM completions c JOIN rubrics r USING (rubric_hash) ORDER BY 1",
     )
-    expected = [("a1", "writing-quality"), ("a2", "llm-slop"), ("a3", "writing-quality"), ("a4", "llm-slop")]
-    assert judged == [*expected, ("a5", "llm-slop")]
+    expected = [("a1", "compliance-judge"), ("a2", "compliance-judge"), ("a3", "compliance-judge")]
+    assert judged == [*expected, ("a4", "llm-slop"), ("a5", "llm-slop")]  # each text judged once, by its rubric
     routes = rows(warehouse, "SELECT text_id, selector, value, choice, rubric_id FROM routed_texts ORDER BY 1")
-    assert routes[0] == ("a1", "genre", "essay", "essay", "writing-quality")
-    assert routes[1] == ("a2", "genre", "news", "*", "llm-slop")
+    assert routes[0] == ("a1", "genre", "essay", "essay", "compliance-judge")
+    assert routes[3] == ("a4", "genre", "news", "*", "llm-slop")
     outcomes = rows(
         warehouse,
         "SELECT text_id, rubric_id, routed_by, route_value FROM text_outcomes WHERE routed_by IS NOT NULL ORDER BY 1",
     )
-    assert [o[:2] for o in outcomes] == [*expected, ("a5", "llm-slop")] and outcomes[4][2:] == ("genre", "review")
+    assert [o[:2] for o in outcomes] == judged and outcomes[4][2:] == ("genre", "review")
 
 
 def test_a_route_by_metadata_and_a_text_no_choice_takes(scored, tmp_path):
@@ -91,3 +96,16 @@ def test_a_route_by_metadata_and_a_text_no_choice_takes(scored, tmp_path):
         score_routed(warehouse, "c", ["x=llm-slop"], "colour", judge)
     with pytest.raises(InputError, match="at most one --rubric without VALUE="):
         score_routed(warehouse, "c", ["x=llm-slop", "llm-slop", "writing-quality"], "genre", judge)
+
+
+def test_each_text_keeps_the_advice_its_rubric_gives_it(scored):
+    """Coaching recorded per text: llm-slop's advice rules whose patterns fired on the text."""
+    warehouse, _, _ = scored
+    advice = rows(
+        warehouse,
+        "SELECT a.text_id, a.advice, a.because FROM text_advice a JOIN rubrics r USING (rubric_hash) "
+        "WHERE r.rubric_id = 'llm-slop' ORDER BY a.text_id, a.rule",
+    )
+    assert advice and {a[0] for a in advice} == {"a5"}  # the one slop answer among llm-slop's texts
+    fired = {a[1]: a[2] for a in advice}
+    assert "puffery_words" in fired["Replace hype with concrete facts."]

@@ -47,6 +47,8 @@ def test_a_run_leaves_its_criteria_as_a_table_artifact_and_its_progress_while_it
     means = dict(rows(warehouse, "SELECT criterion_id, avg(unit_score) FROM judgments GROUP BY ALL"))
     for r in table:
         assert abs(r["mean_unit_score"] - means[r["criterion_id"]]) < 1e-9
+    ingested = wait_for_event("rubricflow.corpus.ingested", "rubricflow.corpus.table-test")  # deploy's trigger event
+    assert ingested.payload["rows_ok"] == 12 and ingested.payload["warehouse_path"] == str(warehouse.resolve())
     event = wait_for_event("rubricflow.run.completed", f"rubricflow.run.{summary['run_id']}")
     assert event.payload["coverage"] == 1.0 and event.payload["ok_cells"] == 12
     assert event.payload["rubric"] == "llm-slop@1.0.0" and event.related[0].id == "rubricflow.corpus.table-test"

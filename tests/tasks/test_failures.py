@@ -8,8 +8,7 @@ import httpx
 import openai
 import pytest
 
-from rubricflow.tasks.judging.costs import BudgetSpent
-from rubricflow.tasks.judging.failures import FailureKind, Stopped, error_kind
+from rubricflow.tasks.judging.failures import BudgetSpent, FailureKind, Stopped, error_kind
 from rubricflow.warehouse.sqlfiles import sql
 
 

@@ -9,9 +9,9 @@ import rubricflow as rf
 from rubricflow.tasks.judging.providers import client_for, key_variables
 from rubricflow.tasks.judging.providers.keys import HOST_KEYS, key_variable_for
 from rubricflow.tasks.judging.secrets import scrub
-from tests.conftest import ROOT
+from tests.conftest import SHARED
 
-SEED = next((ROOT.parent / "shared" / "seeds").glob("001_*.txt"))
+SEED = next((SHARED.parent / "seeds").glob("001_*.txt"))
 CANARY = "sk-engine-canary-3e9d1f7a5b2c4d6e"
 
 

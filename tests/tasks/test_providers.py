@@ -8,15 +8,21 @@ import json
 import os
 import subprocess
 
+import httpx
+import openai
 import pytest
 from pydantic import ValidationError
 
 from rubricflow.tasks.judging.chat import ModelCallFailed, ask
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.providers import provider, providers
+from rubricflow.tasks.judging.judge import Judge, RetryBudget
+from rubricflow.tasks.judging.params import RequestForm
+from rubricflow.tasks.judging.providers import client_for, provider, providers
 from rubricflow.tasks.judging.providers.anthropic_messages import ANSWER_TOOL
+from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from tests.conftest import EXE, rows, write_corpus
+from tests.tasks.test_judge import BUNDLE
 
 KEY = "sk-ant-canary-4b1d9e7f2a6c8e0d"
 
@@ -38,8 +44,8 @@ def test_a_scoring_run_through_the_messages_api_judges_every_cell_and_keeps_the_
         stats = server.app.stats
     warehouse = tmp_path / "w.duckdb"
     # every request answered: the chat route would refuse all (it wants `Authorization: Bearer`); 12 cells
-    # and the delivery check's probes
-    assert stats.requests == stats.answered >= 12
+    # and no delivery probe (the Messages API's `system` is a field of its own: capability system_role)
+    assert stats.requests == stats.answered == 12
     assert rows(warehouse, "SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM completions") == [(12, 12)]
     assert rows(warehouse, "SELECT min(coverage) FROM text_scores") == [(1.0,)]
     [(parameters,)] = rows(warehouse, "SELECT parameters FROM runs")
@@ -99,11 +105,42 @@ def test_a_structured_answer_is_asked_as_a_forced_tool_and_read_back_as_text():
 
 
 def test_an_unknown_provider_or_a_batch_it_cannot_do_is_refused_by_name():
-    with pytest.raises(ValidationError, match="unknown provider 'gemini': use one of anthropic, openai"):
-        JudgeConfig(provider="gemini")
+    with pytest.raises(ValidationError, match="unknown provider 'bedrock': use one of anthropic, gemini, openai"):
+        JudgeConfig(provider="bedrock")
     with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API"):
         JudgeConfig(provider="anthropic", batch=True)
-    assert set(providers()) == {"openai", "anthropic"}
+    assert set(providers()) == {"openai", "anthropic", "gemini"}
     default, other = JudgeConfig(), JudgeConfig(provider="anthropic")
     assert default.judge_hash() == JudgeConfig(provider="openai").judge_hash() != other.judge_hash()
     assert not other.wants_logprobs()  # the Messages API has none to give
+
+
+def test_a_provider_without_a_base_url_posts_to_its_own_api_never_openais(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # the user's OpenAI-compatible server
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    config = JudgeConfig(provider="anthropic", model="claude-x")
+    assert config.resolved_base_url() is None  # OPENAI_BASE_URL is not this provider's
+    assert str(client_for(config.provider, config.resolved_base_url(), 5).base_url) == "https://api.anthropic.com/v1/"
+    assert str(client_for("openai", JudgeConfig().resolved_base_url(), 5).base_url) == "http://127.0.0.1:9/v1/"
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert str(client_for("openai", None, 5).base_url) == "https://api.openai.com/v1/"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8/v1")
+    assert config.resolved_base_url() == "http://127.0.0.1:8/v1" and config.on_this_machine()
+
+
+def test_a_judge_reads_its_providers_capabilities_once():
+    def judge(provider_name: str) -> Judge:
+        config = JudgeConfig(provider=provider_name, base_url="http://127.0.0.1:9/v1")
+        return Judge(BUNDLE, config, None, RateLimiter(max_in_flight=1), RetryBudget(0), "r", "c")  # type: ignore[arg-type]
+
+    messages, chat = judge("anthropic"), judge("openai")
+    assert messages.modes == ("json_schema", "tools", "text") and chat.modes[1] == "json_object"
+    assert messages._fall_back("json_schema") and messages.mode == "tools"  # json_object is the same tool there
+    assert messages._delivery_checked and not chat._delivery_checked  # a system field needs no delivery probe
+    refusal = openai.BadRequestError(
+        "max_tokens is not supported with this model",
+        response=httpx.Response(400, request=httpx.Request("POST", "http://127.0.0.1:9/v1")),
+        body={"error": {"message": "Unsupported parameter: 'max_tokens'", "param": "max_tokens"}},
+    )
+    sent = {"model": "m", "max_tokens": 20}
+    assert RequestForm(0).learn(refusal, sent) and not messages.form.learn(refusal, sent)

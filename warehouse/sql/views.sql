@@ -279,3 +279,17 @@ LEFT JOIN verdicts v USING (corpus_id, rubric_hash, judge_hash, text_id)
 LEFT JOIN fired f USING (corpus_id, rubric_hash, text_id)
 LEFT JOIN failing c USING (corpus_id, rubric_hash, judge_hash, text_id)
 LEFT JOIN routed_texts rt ON rt.corpus_id = s.corpus_id AND rt.text_id = s.text_id AND rt.rubric_hash = s.rubric_hash;
+
+-- Per-text advice (coaching): each advice rule of the rubric whose patterns fired on the text, with
+-- the patterns that fired it (`because`); read from the rubric's stored document and the text's
+-- pattern hits, so every scored text keeps the advice its rubric gives it.
+CREATE OR REPLACE VIEW text_advice AS
+WITH rules AS (
+    SELECT rubric_hash, unnest(range(1, len(a) + 1)) AS rule, unnest(a, recursive := true)
+    FROM (SELECT rubric_hash, from_json(document->'advice', '[{"when": ["VARCHAR"], "advice": "VARCHAR"}]') AS a
+          FROM rubrics WHERE json_array_length(document->'advice') > 0)
+)
+SELECT h.corpus_id, h.rubric_hash, h.text_id, r.rule, r.advice, list(h.pattern_id ORDER BY h.pattern_id) AS because
+FROM rules r
+JOIN pattern_hits h ON h.rubric_hash = r.rubric_hash AND list_contains(r."when", h.pattern_id) AND h.hits > 0
+GROUP BY ALL;

@@ -14,7 +14,7 @@ from typing import Any
 from openai import Omit
 from openai.types.chat import ChatCompletion
 
-from . import Provider
+from . import Capabilities, Provider
 
 VERSION = "2023-06-01"
 ANSWER_TOOL = "answer"  # the forced tool that carries a json_schema / json_object answer
@@ -23,10 +23,19 @@ STOP_REASONS = {"max_tokens": "length", "tool_use": "tool_calls", "refusal": "co
 
 class AnthropicMessages(Provider):
     name = "anthropic"
-    key_variable = "ANTHROPIC_API_KEY"
+    key_variables = ("ANTHROPIC_API_KEY",)
+    base_url_variable = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com/v1"
     path = "/messages"
-    batch = False
-    logprobs = False
+    # json_object is asked as the same forced tool as json_schema; no logprobs, no Batch API here,
+    # `system` is a field of its own, and max_tokens is always max_tokens
+    capabilities = Capabilities(
+        logprobs=False,
+        batch=False,
+        system_role="field",
+        reasoning_parameters=False,
+        output_modes=("json_schema", "tools", "text"),
+    )
 
     def headers(self, key: str) -> dict[str, Any]:
         return {"x-api-key": key, "anthropic-version": VERSION}

@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     warm_worker_wait_s: str | None = Field(None, description="Seconds a command waits for the warm worker's answer.")
     progress_every_s: str | None = Field(None, description="Seconds between updates of a run's progress artifact.")
     debug: str | None = Field(None, description="1: tracebacks and Prefect's error logs in full (as --debug).")
+    serve_poll_s: str | None = Field(None, description="Seconds between `rubricflow serve`'s looks for ended nights.")
 
 
 def settings() -> Settings:

@@ -78,7 +78,7 @@ def score_corpus(
     corpus_id: str,
     rubric: str,
     warehouse_path: str,
-    judge: JudgeConfig | None = None,
+    judge: JudgeConfig | dict | None = None,
     shard_size: int = 2000,
     skip_disqualified: bool = False,
     run_id: str | None = None,
@@ -92,10 +92,12 @@ def score_corpus(
     $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers. With `texts`, only those texts'
     cells are planned (a sequential A/B's batch, a cascade's escalation)."""
     refuse_unset(  # deploy/prefect.yaml's placeholders
-        rubric=rubric, warehouse_path=warehouse_path, judge=judge.model_dump() if judge is not None else None
+        rubric=rubric,
+        warehouse_path=warehouse_path,
+        judge=judge.model_dump() if isinstance(judge, JudgeConfig) else judge,
     )
     logger = get_run_logger()
-    config = judge or JudgeConfig()
+    config = judge if isinstance(judge, JudgeConfig) else JudgeConfig(**(judge or {}))  # validated once, here
     _check_where(config, workers)
     run = Run(
         run_id=run_id or new_run_id(),

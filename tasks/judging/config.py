@@ -22,7 +22,7 @@ PROMPT_FORMAT = 2  # bump when rendering changes what the judge sees (2: no rubr
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
 
-SENT = {"sent": True}  # a JudgeConfig field sent in the request body under its own name when set
+SENT: dict[str, Any] = {"sent": True}  # a JudgeConfig field sent in the request body under its own name when set
 
 
 class JudgeConfig(BaseModel):

@@ -84,6 +84,9 @@ def main() -> None:
             f"without the warm worker: {cold:5.2f} s ({cold / baseline:.2f}x)   "
             f"on an ephemeral server: {ephemeral[name]:6.2f} s ({ephemeral[name] / baseline:.2f}x)"
         )
+    for name in ("ingest 5 rows", "score 5 texts"):  # the warm worker's trade, one figure per command
+        warm, cold = statistics.median(times[name]), statistics.median(times["cold " + name])
+        print(f"ratio warm / cold, {name}: {warm / cold:.2f} (RUBRICFLOW_WARM_WORKER=0 is the cold side)")
     print(f"the first command, which starts the shared server: {first:.2f} s")
 
 

@@ -8,7 +8,6 @@ sends the count every `RUBRICFLOW_PROGRESS_EVERY_S` seconds (default 5) and once
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,11 +16,12 @@ from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact
 
+from rubricflow.settings import settings
 from rubricflow.tasks.runtime.progress import listening
 
 
 def every_s() -> float:
-    return float(os.environ.get("RUBRICFLOW_PROGRESS_EVERY_S") or 5.0)
+    return float(settings().progress_every_s or 5.0)
 
 
 class _Counter:

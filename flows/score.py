@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import secrets
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from prefect import flow, get_run_logger
@@ -19,16 +18,25 @@ from rubricflow.errors import InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
 from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.progress_artifact import run_progress
-from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
+from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate, answer_overrun
+from rubricflow.tasks.judging.run import Run, RunSummary
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.tasks.judging.telemetry import run_span
 from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
-from rubricflow.tasks.pipeline.score import cell_done, finish_run, judge_shard, load_shard, prepare_run, run_dir
+from rubricflow.tasks.pipeline.score import (
+    cell_done,
+    finish_run,
+    judge_shard,
+    load_shard,
+    pending_batches,
+    prepare_run,
+    run_refusals,
+)
 from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
@@ -38,28 +46,6 @@ from rubricflow.warehouse.locks import run_lock
 class EndpointRefused(InputError):
     """Every call of a run was refused for a reason the user must fix (key, model, URL); the run is
     recorded as failed and its cells are planned again by the next run."""
-
-
-@dataclass
-class RunSummary:
-    run_id: str
-    corpus_id: str
-    rubric_id: str
-    rubric_hash: str
-    judge_hash: str
-    planned_cells: int
-    skipped_cells: int
-    judged_cells: int
-    ok_cells: int
-    failed_cells: int
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    recovered_cells: int
-    wall_s: float
-    unjudged_cells: int = 0  # left for a later run: the budget was spent
-    estimated_usd: float | None = None
-    adopted_cells: int = 0  # of skipped_cells: copied from another rubric version's unchanged units
 
 
 INTERRUPTED = "interrupted (Ctrl-C or a kernel interrupt): what landed is kept, the next run judges the rest"
@@ -92,71 +78,86 @@ def score_corpus(
     corpus_id: str,
     rubric: str,
     warehouse_path: str,
-    judge: dict | None = None,
+    judge: JudgeConfig | dict | None = None,
     shard_size: int = 2000,
     skip_disqualified: bool = False,
     run_id: str | None = None,
     workers: int = 0,
     texts: list[str] | None = None,
 ) -> dict:
-    """Score one corpus with one rubric (a file or a library name). `judge` holds JudgeConfig
-    fields; the API key is never a parameter (it comes from OPENAI_API_KEY). With workers >= 2
-    (see `scoring_flow`) shards run in parallel processes that share the rate limits and budget;
-    with the judge's `cluster` (or $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers.
-    With `texts`, only those texts' cells are planned (a sequential A/B's batch, a cascade's escalation)."""
-    refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
+    """Score one corpus with one rubric (a file or a library name). `judge` is validated once, by
+    Prefect, as a JudgeConfig (a dict of its fields is accepted); the API key is never a parameter
+    (it comes from OPENAI_API_KEY). With workers >= 2 (see `scoring_flow`) shards run in parallel
+    processes that share the rate limits and budget; with the judge's `cluster` (or
+    $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers. With `texts`, only those texts'
+    cells are planned (a sequential A/B's batch, a cascade's escalation)."""
+    refuse_unset(  # deploy/prefect.yaml's placeholders
+        rubric=rubric,
+        warehouse_path=warehouse_path,
+        judge=judge.model_dump() if isinstance(judge, JudgeConfig) else judge,
+    )
     logger = get_run_logger()
-    config = JudgeConfig(**(judge or {}))
+    config = judge if isinstance(judge, JudgeConfig) else JudgeConfig(**(judge or {}))  # validated once, here
     _check_where(config, workers)
-    bundle = compile_for_scoring(resolve(rubric), source=rubric)
-    run_id = run_id or new_run_id()
-    with run_lock(warehouse_path, corpus_id, bundle.hash, config.judge_hash(), run_id):  # one run per work
+    run = Run(
+        run_id=run_id or new_run_id(),
+        corpus_id=corpus_id,
+        warehouse=warehouse_path,
+        rubric=rubric,
+        bundle=compile_for_scoring(resolve(rubric), source=rubric),
+        judge=config,
+        texts=tuple(texts) if texts is not None else None,
+        shard_size=shard_size,
+        skip_disqualified=skip_disqualified,
+    )
+    with run_lock(warehouse_path, corpus_id, run.bundle.hash, run.judge_hash, run.run_id):  # one run per work
         started = dt.datetime.now()
-        plan, recovered, estimate = prepare_run(
-            warehouse_path, corpus_id, bundle, rubric, config, run_id, shard_size, skip_disqualified, texts
-        )
-        _announce(plan, recovered, estimate, config, run_id, rubric, bundle)
+        plan, recovered, estimate = prepare_run(run)
+        _announce(plan, recovered, estimate, run)
         try:
             with (
-                run_span(run_id, corpus_id, f"{bundle.id}@{bundle.version}", config.model),
+                run_span(run.run_id, corpus_id, f"{run.bundle.id}@{run.bundle.version}", config.model),
                 run_progress(
-                    artifact_key("score-progress", corpus_id, bundle.id), plan.cells, f"rubricflow run {run_id}"
+                    artifact_key("score-progress", corpus_id, run.bundle.id), plan.cells, f"rubricflow run {run.run_id}"
                 ),
             ):
-                results = _judge(warehouse_path, plan, bundle, config, run_id, corpus_id, workers)
+                results = _judge(run, plan, workers)
         except BaseException as exc:  # an interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-                finish_run(warehouse_path, run_id, "interrupted", INTERRUPTED)
+                finish_run(run, "interrupted", INTERRUPTED)
             else:
-                finish_run(warehouse_path, run_id, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
+                finish_run(run, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise
         waiting = sum(r.waiting for r in results)
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
-        refused = _close_run(warehouse_path, run_id, config, waiting, unjudged)
-        with db.reader(warehouse_path) as con:
-            publish(
-                run_markdown(con, run_id),
-                artifact_key("score", corpus_id, bundle.id),
-                f"rubricflow run {run_id}: {bundle.id}@{bundle.version} on {corpus_id}",
-            )
-            publish_run_table(con, run_id, artifact_key("score-table", corpus_id, bundle.id))
-            announce_completed(con, run_id)
-        summary = _summary(plan, results, run_id, corpus_id, bundle, config, recovered, unjudged, estimate.usd)
-        summary.wall_s = (dt.datetime.now() - started).total_seconds()
-        logger.info("run %s finished: %s", run_id, summary)
+        refused = _close_run(run, waiting, unjudged)
+        _publish(run)
+        summary = _summary(run, plan, results, recovered, unjudged, estimate.usd, started)
+        logger.info("run %s finished: %s", run.run_id, summary)
         if refused:
             raise EndpointRefused(refused)
-        return asdict(summary)
+        return summary.as_dict()
 
 
-def _announce(
-    plan: steps.Plan, recovered: int, estimate: Estimate, config: JudgeConfig, run_id: str, rubric: str, bundle: Bundle
-) -> None:
+def _publish(run: Run) -> None:
+    """The run's report and criteria table as Prefect artifacts, and its completion event."""
+    bundle = run.bundle
+    with db.reader(run.warehouse) as con:
+        publish(
+            run_markdown(con, run.run_id),
+            artifact_key("score", run.corpus_id, bundle.id),
+            f"rubricflow run {run.run_id}: {bundle.id}@{bundle.version} on {run.corpus_id}",
+        )
+        publish_run_table(con, run.run_id, artifact_key("score-table", run.corpus_id, bundle.id))
+        announce_completed(con, run.run_id)
+
+
+def _announce(plan: steps.Plan, recovered: int, estimate: Estimate, run: Run) -> None:
     """What the run will do and cost, in the log and to the progress display, before any call."""
-    logger = get_run_logger()
+    logger, config = get_run_logger(), run.judge
     logger.info(
         "run %s: %s cells to judge, %s already landed%s",
-        run_id,
+        run.run_id,
         plan.cells,
         plan.total - plan.cells,
         f", {recovered} recovered from an interrupted run" if recovered else "",
@@ -166,29 +167,27 @@ def _announce(
         estimate.describe(config.model),
         f"; budget ${config.budget_usd:,.4f}" if config.budget_usd is not None else "",
     )
-    if plan.cells and (overrun := answer_overrun(bundle.rubric, config.strategy, config.max_tokens)):
+    if plan.cells and (overrun := answer_overrun(run.bundle.rubric, config.strategy, config.max_tokens)):
         logger.warning(overrun)
     notify("estimate", {"estimate": estimate, "model": config.model, "budget": config.budget_usd})
-    notify("plan", {"run_id": run_id, "cells": plan.cells, "total": plan.total, "rubric": rubric})
+    notify("plan", {"run_id": run.run_id, "cells": plan.cells, "total": plan.total, "rubric": run.rubric})
 
 
 def _summary(
+    run: Run,
     plan: steps.Plan,
     results: list[ShardResult],
-    run_id: str,
-    corpus_id: str,
-    bundle: Bundle,
-    config: JudgeConfig,
     recovered: int,
     unjudged: int,
     estimated_usd: float | None,
+    started: dt.datetime,
 ) -> RunSummary:
     return RunSummary(
-        run_id=run_id,
-        corpus_id=corpus_id,
-        rubric_id=bundle.id,
-        rubric_hash=bundle.hash,
-        judge_hash=config.judge_hash(),
+        run_id=run.run_id,
+        corpus_id=run.corpus_id,
+        rubric_id=run.bundle.id,
+        rubric_hash=run.bundle.hash,
+        judge_hash=run.judge_hash,
         planned_cells=plan.total,
         skipped_cells=plan.total - plan.cells,
         judged_cells=sum(r.cells for r in results),
@@ -198,10 +197,11 @@ def _summary(
         prompt_tokens=sum(r.prompt_tokens for r in results),
         completion_tokens=sum(r.completion_tokens for r in results),
         recovered_cells=recovered,
-        wall_s=0.0,
+        wall_s=(dt.datetime.now() - started).total_seconds(),
         unjudged_cells=unjudged,
         estimated_usd=estimated_usd,
         adopted_cells=plan.adopted,
+        warehouse=Path(run.warehouse),
     )
 
 
@@ -218,38 +218,28 @@ def _check_where(config: JudgeConfig, workers: int) -> None:
         )
 
 
-def _judge(
-    warehouse_path: str,
-    plan: steps.Plan,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    workers: int,
-) -> list[ShardResult]:
+def _judge(run: Run, plan: steps.Plan, workers: int) -> list[ShardResult]:
     """Judge the plan's shards where the run says: the Batch API, a Dask cluster, a local Dask
     cluster of `workers` processes, or this process (shards in order, the next begun early)."""
-    landing = run_dir(Path(warehouse_path), run_id) / "landing"
-    if config.batch:
-        return _judge_in_batches(warehouse_path, plan, bundle, config, run_id, corpus_id, landing)
-    address = config.resolved_cluster()
+    if run.judge.batch:
+        return _judge_in_batches(run, plan)
+    address = run.judge.resolved_cluster()
     if address:
-        return judge_on_cluster(address, warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
+        return judge_on_cluster(address, run, plan.files)
     if workers < 2:
-        return _judge_in_order(warehouse_path, plan.files, landing, bundle, config, run_id, corpus_id)
+        return _judge_in_order(run, plan.files)
     results = []
-    futures = [judge_shard.submit(f, landing, bundle, config, run_id, corpus_id) for f in plan.files]
+    futures = [judge_shard.submit(f, run) for f in plan.files]
     for future, plan_file in zip(futures, plan.files, strict=True):  # loaded here, in order: one writer
-        results.append(_load(warehouse_path, future.result(), plan_file))
+        results.append(_load(run, future.result(), plan_file))
         notify("shard", results[-1])
     return results
 
 
-def _close_run(warehouse_path: str, run_id: str, config: JudgeConfig, waiting: int, unjudged: int) -> str | None:
+def _close_run(run: Run, waiting: int, unjudged: int) -> str | None:
     """Record how the run ended; returns the message when the endpoint answered no call usably."""
     logger = get_run_logger()
-    with db.reader(warehouse_path) as con:
-        refused = db.fetch(con, "run_refusals.sql", run=run_id)[0]
+    refused = run_refusals(run)
     if refused["unanswered_cells"] and not refused["ok_cells"]:
         message = scrub(
             f"the endpoint refused, never answered or gave no usable answer to every call "
@@ -257,7 +247,7 @@ def _close_run(warehouse_path: str, run_id: str, config: JudgeConfig, waiting: i
             "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
         )
         logger.error(message)
-        finish_run(warehouse_path, run_id, "failed", message)
+        finish_run(run, "failed", message)
         return message
     if refused["setup_cells"]:  # some cells could not be judged for a reason the user must fix
         message = scrub(
@@ -265,40 +255,31 @@ def _close_run(warehouse_path: str, run_id: str, config: JudgeConfig, waiting: i
             "run again: these cells are planned again then"
         )
         logger.error(message)
-        finish_run(warehouse_path, run_id, "failed", message)
+        finish_run(run, "failed", message)
         return message
     if waiting:
         message = f"{waiting} cells wait in unfinished batches: run again to collect them"
         logger.warning(message)
-        finish_run(warehouse_path, run_id, "waiting", message)
+        finish_run(run, "waiting", message)
     elif unjudged:
         message = (
-            f"budget ${config.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
+            f"budget ${run.judge.budget_usd:,.4f} reached: {unjudged} cells left unjudged "
             "(run again with a larger budget to judge them)"
         )
         logger.warning(message)
-        finish_run(warehouse_path, run_id, "stopped", message)
+        finish_run(run, "stopped", message)
     else:
-        finish_run(warehouse_path, run_id, "completed", None)
+        finish_run(run, "completed", None)
     return None
 
 
-def _judge_in_batches(
-    warehouse_path: str,
-    plan: steps.Plan,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    landing: Path,
-) -> list[ShardResult]:
+def _judge_in_batches(run: Run, plan: steps.Plan) -> list[ShardResult]:
     """Collect the batches earlier runs left unfinished, submit this plan's shards, collect them."""
-    with db.reader(warehouse_path) as con:
-        pending = steps.pending_batches(con, corpus_id, bundle.hash, config.judge_hash())
-    submitted = submit_batches(warehouse_path, plan.files, bundle, config, run_id, corpus_id, landing.parent)
+    pending = pending_batches(run)
+    submitted = submit_batches(run, plan.files)
     results = []
     for batch_id in pending + submitted:
-        result = collect_batch(warehouse_path, batch_id, bundle, config, run_id, corpus_id, landing)
+        result = collect_batch(run, batch_id)
         if batch_id in pending:
             result.resumed = result.cells + result.waiting + result.unjudged
         results.append(result)
@@ -306,15 +287,7 @@ def _judge_in_batches(
     return results
 
 
-def _judge_in_order(
-    warehouse_path: str,
-    plan_files: list[Path],
-    landing: Path,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-) -> list[ShardResult]:
+def _judge_in_order(run: Run, plan_files: list[Path]) -> list[ShardResult]:
     """Judge and load the shards in order, each shard's calls begun while the one before it is
     still out: the endpoint never drains to zero calls in flight while a shard lands and loads.
     Both share the process's judge (one limiter, one budget). A begun shard is always landed;
@@ -326,18 +299,16 @@ def _judge_in_order(
             spent = bool(results) and bool(results[-1].unjudged)  # the budget is spent: judge no new shard
             if spent and str(plan_file) not in Worker.get().begun:
                 break
-            begin_shard(plan_file, landing, bundle, config, run_id, corpus_id, cell_done)  # first in, first served
+            begin_shard(plan_file, run, cell_done)  # first in, first served
             if not spent and i + 1 < len(plan_files):
-                begin_shard(plan_files[i + 1], landing, bundle, config, run_id, corpus_id, cell_done)
-            results.append(
-                _load(warehouse_path, judge_shard(plan_file, landing, bundle, config, run_id, corpus_id), plan_file)
-            )
+                begin_shard(plan_files[i + 1], run, cell_done)
+            results.append(_load(run, judge_shard(plan_file, run), plan_file))
     finally:
-        abandon_shards(run_id)
+        abandon_shards(run.run_id)
     return results
 
 
-def _load(warehouse_path: str, result: ShardResult, plan_file: Path) -> ShardResult:
-    load_shard(warehouse_path, result.completions_files or [result.completions_file])
+def _load(run: Run, result: ShardResult, plan_file: Path) -> ShardResult:
+    load_shard(run, result.completions_files or [result.completions_file])
     plan_file.unlink()
     return result

@@ -166,7 +166,9 @@ class Judge:
             raise InputError(
                 "no judge endpoint: pass base_url= (or set OPENAI_BASE_URL) and model=, or use rf.Judge.offline()"
             )
-        return Worker.get().judge(bundle, self.config, f"api-{id(self):x}-{bundle.hash[:16]}", "api")
+        from rubricflow.tasks.judging.run import Run
+
+        return Worker.get().judge(Run.outside(f"api-{id(self):x}-{bundle.hash[:16]}", "api", bundle, self.config))
 
     def _cells(self, bundle: Bundle, items: Sequence[Item]) -> list[Any]:
         from rubricflow.rubrics.render import call_units

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubricflow.api_frames import check_columns, table_of
 from rubricflow.errors import InputError
+from rubricflow.tasks.judging.run import RunSummary as Run  # one finished run, as the flow summarised it
 
 if TYPE_CHECKING:
     import polars as pl
@@ -38,47 +39,6 @@ class Ingested:
     def __repr__(self) -> str:
         bad = f", {self.rows_quarantined} quarantined ({self.quarantine})" if self.rows_quarantined else ""
         return f"<Ingested {self.corpus_id}: {self.rows_ok} texts{bad}>"
-
-
-@dataclass(frozen=True)
-class Run:
-    """One scoring run as the flow summarised it; `text_scores()` reads its verdicts back."""
-
-    warehouse: Path
-    run_id: str
-    corpus_id: str
-    rubric_id: str
-    rubric_hash: str
-    judge_hash: str
-    planned_cells: int
-    skipped_cells: int
-    judged_cells: int
-    ok_cells: int
-    failed_cells: int
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    recovered_cells: int
-    wall_s: float
-    unjudged_cells: int = 0
-    estimated_usd: float | None = None
-    adopted_cells: int = 0
-
-    @property
-    def status(self) -> str:
-        from rubricflow.warehouse import db
-
-        with db.reader(self.warehouse) as con:
-            return str(db.fetch(con, "run_report.sql", run=self.run_id)[0]["status"])
-
-    def text_scores(self) -> pl.DataFrame:
-        return Warehouse(self.warehouse).text_scores(self.corpus_id, self.rubric_hash, self.judge_hash)
-
-    def __repr__(self) -> str:
-        return (
-            f"<Run {self.run_id} {self.rubric_id} on {self.corpus_id}: {self.judged_cells} cells judged "
-            f"({self.ok_cells} ok, {self.failed_cells} failed), {self.skipped_cells} reused, {self.calls} calls>"
-        )
 
 
 class Warehouse:

@@ -11,6 +11,7 @@ from pathlib import Path
 import semver
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 from . import metrics
 from .compiler import Bundle, RubricNamed, compile_or_raise
@@ -34,7 +35,7 @@ class Entry(RubricNamed):
 def default_roots(extra: list[Path] | None = None) -> list[Path]:
     """The built-in library, then RUBRICFLOW_LIBRARY (os.pathsep-separated), then `extra`."""
     roots = [BUILTIN]
-    env = os.environ.get("RUBRICFLOW_LIBRARY", "")
+    env = settings().library or ""
     roots += [Path(p) for p in env.split(os.pathsep) if p]
     return roots + list(extra or [])
 

@@ -7,7 +7,6 @@ DuckDB allows a single writer per file. Only the flow's own process writes, in s
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import threading
@@ -23,6 +22,7 @@ from rubricflow.rubrics.compiler import Bundle, rubric_document
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
+from rubricflow.settings import settings
 
 from . import analytics
 from .sqlfiles import SQL_DIR, fetch, fetch_tuples, literal, run_sql, sql, statements, transaction
@@ -50,7 +50,7 @@ class WarehouseLocked(WarehouseError, TransientError):
 
 
 def default_path() -> Path:
-    return Path(os.environ.get("RUBRICFLOW_WAREHOUSE", DEFAULT_PATH))
+    return Path(settings().warehouse or DEFAULT_PATH)
 
 
 LOCK_WAIT_ENV = "RUBRICFLOW_LOCK_WAIT_S"
@@ -61,7 +61,7 @@ DEFAULT_LOCK_WAIT_S = 60.0
 def lock_wait_s() -> float:
     """How long to wait for another process's hold on the warehouse ($RUBRICFLOW_LOCK_WAIT_S, default 60)."""
     try:
-        return max(0.0, float(os.environ.get(LOCK_WAIT_ENV, DEFAULT_LOCK_WAIT_S)))
+        return max(0.0, float(settings().lock_wait_s or DEFAULT_LOCK_WAIT_S))
     except ValueError:
         raise InputError(f"${LOCK_WAIT_ENV} must be a number of seconds") from None
 
@@ -74,7 +74,7 @@ def memory_config() -> dict:
     """DuckDB's memory limit for this process's warehouse connections: $RUBRICFLOW_DUCKDB_MEMORY
     (e.g. 1GB), past which DuckDB spills to disk; unset, DuckDB's default (80% of the machine's
     memory), which a large step fills with cache (1M texts: a run's preparation 2,018 MiB; 1GB: 1,295)."""
-    limit = os.environ.get(MEMORY_ENV, "").strip()
+    limit = (settings().duckdb_memory or "").strip()
     if limit and not MEMORY_SIZE.fullmatch(limit):
         raise InputError(f"${MEMORY_ENV} must be a size such as 1GB or 512MB, not {limit[:40]!r}")
     return {"memory_limit": limit} if limit else {}

@@ -3,8 +3,6 @@ shards. Each is one `.sql` file run on the single writer connection."""
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import render
 
 from . import analytics
+from .run_folder import RunFolder
 from .sqlfiles import fetch, literal, run_sql, sql, transaction
 
 
@@ -208,27 +207,22 @@ LOAD_REFRESH_LAG_S = 10.0
 
 
 def load_landed(con: duckdb.DuckDBPyConnection, completions_file: Path) -> int:
-    """Load one landed shard in one transaction, then remove its files. Returns the cells loaded."""
-    judgments_file = completions_file.with_name(completions_file.name.replace(".completions.", ".judgments."))
+    """Load one landed part in one transaction, then remove its files. Returns the cells loaded."""
+    judgments_file = RunFolder.judgments_of(completions_file)
     with transaction(con):
         run_sql(con, "load_landed.sql", completions=str(completions_file), judgments=str(judgments_file))
         cells = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(completions_file)}).fetchall()[0][0]
         analytics.refresh(con, lag_s=LOAD_REFRESH_LAG_S)
-    completions_file.unlink()  # after the commit: a crash before this only reloads the same rows
-    judgments_file.unlink(missing_ok=True)
+    RunFolder.forget(completions_file)  # after the commit: a crash before this only reloads the same rows
     return cells
 
 
-def load_pending(con: duckdb.DuckDBPyConnection, landing_root: Path) -> int:
-    """Load shards an interrupted run landed but never loaded (crash recovery). Shards of a run
+def load_pending(con: duckdb.DuckDBPyConnection, runs_root: Path) -> int:
+    """Load parts an interrupted run landed but never loaded (crash recovery). Parts of a run
     that is still going (another rubric or judge, in another process) are that run's to load."""
     live = {r["run_id"] for r in fetch(con, "running_runs.sql")}
-    loaded = 0
-    if landing_root.exists():
-        for f in sorted(landing_root.rglob("*.completions.parquet")):
-            if f.relative_to(landing_root).parts[0] not in live:
-                loaded += load_landed(con, f)
-        prune_finished(landing_root, live)
+    loaded = sum(load_landed(con, f) for f in RunFolder.unloaded(runs_root, live))
+    RunFolder.prune(runs_root, live)
     return loaded
 
 
@@ -240,24 +234,10 @@ def load_legacy(con: duckdb.DuckDBPyConnection, legacy_root: Path) -> int:
         return 0
     live = {r["run_id"] for r in fetch(con, "running_runs.sql")}
     ours = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()} - live
-    loaded = 0
-    for run in sorted(p for p in legacy_root.iterdir() if p.is_dir() and p.name in ours):
-        loaded += sum(load_landed(con, f) for f in sorted(run.rglob("*.completions.parquet")))
-    prune_finished(legacy_root, live={p.name for p in legacy_root.iterdir()} - ours)  # ours only
+    others = {p.name for p in legacy_root.iterdir()} - ours
+    loaded = sum(load_landed(con, f) for f in RunFolder.unloaded(legacy_root, others))
+    RunFolder.prune(legacy_root, live=others)  # ours only
     return loaded
-
-
-def prune_finished(runs_root: Path, live: set[str]) -> None:
-    """Remove the empty folders finished and dead runs leave under the runs folder (F31/F32: every run left
-    its plan/ and landing/ behind); a folder still holding a file (an unloaded part) stays."""
-    for run in runs_root.iterdir():
-        if not run.is_dir() or run.name in live or run.name == "locks":
-            continue
-        for folder in sorted((p for p in run.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only if empty
-        with contextlib.suppress(OSError):
-            run.rmdir()
 
 
 def load_labels(con: duckdb.DuckDBPyConnection, corpus_id: str, labels, source: str) -> int:
@@ -421,7 +401,7 @@ def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> li
     """Mark runs 'interrupted' whose process is gone (no live process holds their work's lock
     under their run id), remove their plan files, and return their ids. Their landed parts stay
     for `load_pending`."""
-    from .locks import holder, runs_root
+    from .locks import holder
 
     stale = [
         r["run_id"]
@@ -430,5 +410,5 @@ def close_stale_runs(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> li
     ]
     for run_id in stale:
         run_sql(con, "interrupt_run.sql", run=run_id)
-        shutil.rmtree(runs_root(warehouse_path) / run_id / "plan", ignore_errors=True)
+        RunFolder.of(warehouse_path, run_id).drop_plan()
     return stale

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 # C0 and C1 control characters but newline and tab: an ESC in a rubric, a text or an answer would
 # otherwise recolour the terminal, move its cursor or plant an OSC 8 link (F16).
@@ -69,7 +70,7 @@ SystemPromptOpt = typer.Option(
 
 
 def debugging() -> bool:
-    return os.environ.get("RUBRICFLOW_DEBUG", "") not in ("", "0")
+    return (settings().debug or "") not in ("", "0")
 
 
 class _RestatesOurError:
@@ -112,7 +113,7 @@ def machine_error(exc: BaseException) -> str | None:
 
     first = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, duckdb.OutOfMemoryException):
-        limit = os.environ.get(MEMORY_ENV)
+        limit = settings().duckdb_memory
         cause = f"${MEMORY_ENV}={limit} is too small for it" if limit else "the machine's memory is not enough"
         return f"the warehouse ran out of memory ({first}): {cause}; raise or unset ${MEMORY_ENV}"
     full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC

@@ -12,11 +12,6 @@ from rich.markup import escape
 from rubricflow.errors import InputError
 
 from .common import (
-    ClusterOpt,
-    LimitsOpt,
-    OutputModeOpt,
-    ProviderOpt,
-    SystemPromptOpt,
     WarehouseOpt,
     clip,
     err,
@@ -27,8 +22,10 @@ from .common import (
     warehouse_path,
     write_report,
 )
+from .judge_options import judge_options
 
 
+@judge_options(exclude=("seed",))  # --seed is the sequential order's
 def compare(
     corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id."),
     a: str = typer.Option(
@@ -43,8 +40,6 @@ def compare(
     model_a: str | None = typer.Option(None, help="Judge model for side A."),
     model_b: str | None = typer.Option(None, help="Judge model for side B."),
     base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-    samples: int = typer.Option(1, help="Judgments per cell."),
     no_score: bool = typer.Option(False, "--no-score", help="Compare landed judgments only; judge nothing."),
     judge_hash_a: str | None = typer.Option(
         None, help="With --no-score: side A's judge setup, a judge hash prefix (as listed when several scored it)."
@@ -54,12 +49,6 @@ def compare(
     top: int = typer.Option(10, help="How many of the texts that moved most to list."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
     report: Path | None = typer.Option(None, help="Also write the HTML report here."),
-    rpm: float | None = typer.Option(None, help="Requests per minute limit of the endpoint's key."),
-    cluster: str | None = ClusterOpt,
-    provider: str | None = ProviderOpt,
-    limits: str | None = LimitsOpt,
-    output_mode: str = OutputModeOpt,
-    system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
     sequential: bool = typer.Option(
         False,
@@ -77,6 +66,7 @@ def compare(
     human: str | None = typer.Option(
         None, "--human", help="Also the figures and the A - B difference corrected by this rater's labels (estimate)."
     ),
+    judge: dict | None = None,
 ) -> None:
     """A/B two rubric versions (or two judges) on one corpus: judges only the missing cells, then
     prints score deltas with a bootstrap interval, correlations, per-criterion agreement, flips,
@@ -97,18 +87,7 @@ def compare(
         )
 
     def side_judge(side_model: str | None) -> dict:
-        return judge_settings(
-            side_model,
-            base_url,
-            strategy=strategy,
-            samples=samples,
-            rpm=rpm,
-            cluster=cluster,
-            provider=provider,
-            limits_url=limits,
-            output_mode=output_mode,
-            system_prompt=system_prompt,
-        )
+        return judge_settings(side_model, base_url, **(judge or {}))
 
     if sequential:
         if no_score or len(panel) > 1 or report:

@@ -11,9 +11,6 @@ from rich.markup import escape
 from rubricflow.errors import InputError, RubricflowError
 
 from .common import (
-    OutputModeOpt,
-    ProviderOpt,
-    SystemPromptOpt,
     WarehouseOpt,
     err,
     judge_settings,
@@ -21,8 +18,10 @@ from .common import (
     print_rows,
     warehouse_path,
 )
+from .judge_options import judge_options
 
 
+@judge_options()
 def gate(
     corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
     rubric: str = typer.Option(..., "--rubric", "-r", help="Rubric file or library name to gate."),
@@ -33,12 +32,9 @@ def gate(
     ),
     model: str | None = typer.Option(None, help="Judge model (default: the offline stand-in)."),
     base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
     no_score: bool = typer.Option(False, "--no-score", help="Gate landed judgments only; judge nothing."),
-    provider: str | None = ProviderOpt,
-    output_mode: str = OutputModeOpt,
-    system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
+    judge: dict | None = None,
 ) -> None:
     """Check a corpus's scores against a gate file. Exit 0: every check passed; 1: a threshold or
     a significant regression failed; 2: unusable input or usage; 3: the gate could not evaluate
@@ -46,15 +42,7 @@ def gate(
     from rubricflow.tasks.stats import gate as gating
 
     settings = gating.load_config(config)  # a bad gate file is refused before any call
-    judge = judge_settings(
-        model,
-        base_url,
-        need_endpoint=not no_score,
-        strategy=strategy,
-        provider=provider,
-        output_mode=output_mode,
-        system_prompt=system_prompt,
-    )
+    judge = judge_settings(model, base_url, need_endpoint=not no_score, **(judge or {}))
     path = warehouse_path(warehouse)
     try:
         gated = _gated_set(corpus, rubric, path, judge, no_score)

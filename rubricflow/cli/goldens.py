@@ -9,23 +9,23 @@ from rich.markup import escape
 
 from rubricflow.errors import CheckFailed, InputError
 
-from .common import OutputModeOpt, SystemPromptOpt, judge_settings, out, print_rows
+from .common import judge_settings, out, print_rows
+from .judge_options import judge_options
 
 
+@judge_options()
 def rubric_test(
     refs: list[str] | None = typer.Argument(None, help="Rubric files or library names; none = the whole library."),
     base_url: str | None = typer.Option(
         None, help="Judge endpoint (default: $OPENAI_BASE_URL, else the offline judge)."
     ),
     model: str | None = typer.Option(None, help="Judge model."),
-    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-    output_mode: str = OutputModeOpt,
-    system_prompt: str = SystemPromptOpt,
     cases: Path | None = typer.Option(
         None,
         help="A red-team calibration-cases JSON file (rubric, source, allowed_judgements, cases): its rubric is "
         "tested with each case as a golden expecting its judgement.",
     ),
+    judge: dict | None = None,
 ) -> None:
     """Run each rubric's goldens through the judge; exits 1 if any golden fails."""
     from rubricflow.rubrics.compiler import compile_or_raise
@@ -49,7 +49,7 @@ def rubric_test(
 
     for bundle, results in check_goldens(
         bundles,
-        judge_settings(model, base_url, strategy=strategy, output_mode=output_mode, system_prompt=system_prompt),
+        judge_settings(model, base_url, **(judge or {})),
         offline,
     ):
         name = escape(f"{bundle.id}@{bundle.version}")

@@ -10,11 +10,6 @@ import typer
 from rubricflow.errors import InputError
 
 from .common import (
-    ClusterOpt,
-    LimitsOpt,
-    OutputModeOpt,
-    ProviderOpt,
-    SystemPromptOpt,
     WarehouseOpt,
     judge_settings,
     out,
@@ -22,6 +17,7 @@ from .common import (
     start_flows,
     warehouse_path,
 )
+from .judge_options import judge_options
 
 SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")
 CorpusOpt = typer.Option(..., "--corpus", "-c", help="Corpus id.")
@@ -36,12 +32,10 @@ def night_parameters(
     rubric: list[str],
     model: str | None,
     base_url: str | None,
-    rpm: float | None,
-    budget: float | None,
     min_coverage: float,
     canary: int,
     warehouse: Path | None,
-    **judge,
+    judge: dict | None,
 ) -> dict:
     """The nightly flow's parameters (what a deployment stores: never the API key)."""
     return {
@@ -49,29 +43,24 @@ def night_parameters(
         "corpus_id": corpus,
         "rubrics": list(rubric),
         "warehouse_path": str(warehouse_path(warehouse).resolve()),
-        "judge": judge_settings(model, base_url, rpm=rpm, budget_usd=budget, **judge),
+        "judge": judge_settings(model, base_url, **(judge or {})),
         "min_coverage": min_coverage,
         "canary_size": canary,
     }
 
 
+@judge_options()
 def nightly(
     source: Path = SourceOpt,
     corpus: str = CorpusOpt,
     rubric: list[str] = RubricOpt,
     model: str | None = typer.Option(None),
     base_url: str | None = typer.Option(None),
-    rpm: float | None = typer.Option(None),
-    budget: float | None = typer.Option(None),
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
     night: str | None = typer.Option(None, help="Night label (default: today, UTC)."),
-    cluster: str | None = ClusterOpt,
-    provider: str | None = ProviderOpt,
-    limits: str | None = LimitsOpt,
-    output_mode: str = OutputModeOpt,
-    system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
+    judge: dict | None = None,
 ) -> None:
     """One night now: ingest if the source changed, score new or changed work, re-judge the canary,
     compare with the previous night; exit 1 when coverage is under --min-coverage."""
@@ -81,16 +70,10 @@ def nightly(
         rubric,
         model,
         base_url,
-        rpm,
-        budget,
         min_coverage,
         canary,
         warehouse,
-        cluster=cluster,
-        provider=provider,
-        limits_url=limits,
-        output_mode=output_mode,
-        system_prompt=system_prompt,
+        judge,
     )
     start_flows()
     from rubricflow.flows.nightly import nightly_scoring
@@ -102,6 +85,7 @@ def nightly(
     print_rows("night", result)
 
 
+@judge_options()
 def serve(
     source: Path = SourceOpt,
     corpus: str = CorpusOpt,
@@ -109,14 +93,10 @@ def serve(
     cron: str = typer.Option("0 2 * * *", help="When to run (cron, UTC)."),
     model: str | None = typer.Option(None),
     base_url: str | None = typer.Option(None),
-    rpm: float | None = typer.Option(None),
-    budget: float | None = typer.Option(None),
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
-    cluster: str | None = ClusterOpt,
-    provider: str | None = ProviderOpt,
-    limits: str | None = LimitsOpt,
     warehouse: Path | None = WarehouseOpt,
+    judge: dict | None = None,
 ) -> None:
     """Run the nightly job on this machine on a cron schedule (Prefect `flow.serve`; Ctrl-C stops)."""
     if not os.environ.get("PREFECT_API_URL"):
@@ -133,14 +113,10 @@ def serve(
         rubric,
         model,
         base_url,
-        rpm,
-        budget,
         min_coverage,
         canary,
         warehouse,
-        cluster=cluster,
-        provider=provider,
-        limits_url=limits,
+        judge,
     )
     out.print(
         f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops; one line per night follows",

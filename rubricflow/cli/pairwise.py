@@ -9,11 +9,6 @@ import typer
 from rich.markup import escape
 
 from .common import (
-    ClusterOpt,
-    LimitsOpt,
-    OutputModeOpt,
-    ProviderOpt,
-    SystemPromptOpt,
     WarehouseOpt,
     judge_settings,
     out,
@@ -24,22 +19,18 @@ from .common import (
 if TYPE_CHECKING:
     from rubricflow.rubrics.compiler import Bundle
 
+from .judge_options import judge_options
 
+
+@judge_options()
 def pairwise(
     corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corpus (see `rubricflow ingest`)."),
     rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
     model: list[str] | None = typer.Option(None, help="Judge model (repeatable: a panel)."),
     base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-    max_tokens: int = typer.Option(1024),
-    rpm: float | None = typer.Option(None),
     shard_size: int = typer.Option(2000, help="Cells per shard (the unit that lands at once)."),
-    cluster: str | None = ClusterOpt,
-    provider: str | None = ProviderOpt,
-    limits: str | None = LimitsOpt,
-    output_mode: str = OutputModeOpt,
-    system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
+    judge: dict | None = None,
 ) -> None:
     """Which of two responses is better, criterion by criterion: every pair is judged in both orders
     (A-B and B-A, two cells of their own) with the rubric's pairwise form (verdicts a, b, tie);
@@ -52,19 +43,7 @@ def pairwise(
 
     path = warehouse_path(warehouse)
     judges = [
-        judge_settings(
-            one,
-            base_url,
-            need_endpoint=True,
-            strategy=strategy,
-            max_tokens=max_tokens,
-            rpm=rpm,
-            cluster=cluster,
-            provider=provider,
-            limits_url=limits,
-            output_mode=output_mode,
-            system_prompt=system_prompt,
-        )
+        judge_settings(one, base_url, need_endpoint=True, **(judge or {}))
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
     for ref in rubric:

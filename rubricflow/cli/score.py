@@ -10,11 +10,6 @@ from rich.markup import escape
 from rubricflow.errors import CheckFailed, InputError
 
 from .common import (
-    ClusterOpt,
-    LimitsOpt,
-    OutputModeOpt,
-    ProviderOpt,
-    SystemPromptOpt,
     WarehouseOpt,
     judge_settings,
     out,
@@ -24,8 +19,10 @@ from .common import (
     start_flows,
     warehouse_path,
 )
+from .judge_options import judge_options
 
 
+@judge_options()
 def score(
     corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
     rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
@@ -38,37 +35,9 @@ def score(
         None,
         help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL). The key is read from its provider's usual variable (GROQ_API_KEY for api.groq.com, ...), else OPENAI_API_KEY.",
     ),
-    strategy: str = typer.Option("holistic", help="per_criterion, grouped or holistic."),
-    samples: int = typer.Option(1, help="Judgments per cell (repeat sampling)."),
-    temperature: float = typer.Option(0.0),
-    seed: int | None = typer.Option(None),
-    max_tokens: int = typer.Option(1024),
-    rpm: float | None = typer.Option(None, help="Requests per minute limit."),
-    tpm: float | None = typer.Option(None, help="Tokens per minute limit (estimated from the prompt)."),
-    max_in_flight: int = typer.Option(64, help="Calls in flight at once."),
-    timeout: float | None = typer.Option(
-        None,
-        help="Seconds for a whole answer before it counts as timed out "
-        "(default 60; 300 for an endpoint on this machine).",
-    ),
     shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
     skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
-    budget: float | None = typer.Option(None, help="Stop before spending more than this many USD (per rubric run)."),
-    prices: Path | None = typer.Option(None, help="Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."),
-    logprobs: bool | None = typer.Option(
-        None,
-        "--logprobs/--no-logprobs",
-        show_default="on, off for a local server",
-        help="Ask for top_logprobs and keep a logprob-weighted score too (G-Eval).",
-    ),
     workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
-    cluster: str | None = ClusterOpt,
-    provider: str | None = ProviderOpt,
-    limits: str | None = LimitsOpt,
-    batch: bool = typer.Option(False, "--batch", help="Judge through the Batch API (half price, within 24 h)."),
-    batch_poll: float = typer.Option(30.0, help="Seconds between polls of a batch."),
-    output_mode: str = OutputModeOpt,
-    system_prompt: str = SystemPromptOpt,
     warehouse: Path | None = WarehouseOpt,
     cascade: str | None = typer.Option(
         None,
@@ -83,6 +52,7 @@ def score(
         help="Route each text to one rubric by this field (genre, or metadata.KEY): give the rubrics as "
         "-r VALUE=RUBRIC, and one plain -r RUBRIC for any other value (a coproduct; docs/rubrics.md).",
     ),
+    judge: dict | None = None,
 ) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
     The cost estimate is printed before any call. With --cascade, a cheap judge answers every text
@@ -90,30 +60,7 @@ def score(
     if cascade and model:
         raise InputError("--cascade names both judges' models: drop --model")
     judges = [
-        judge_settings(
-            one,
-            base_url,
-            need_endpoint=True,
-            strategy=strategy,
-            samples=samples,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            rpm=rpm,
-            tpm=tpm,
-            max_in_flight=max_in_flight,
-            timeout_s=timeout,
-            budget_usd=budget,
-            prices=str(prices) if prices else None,
-            batch=batch,
-            batch_poll_s=batch_poll,
-            output_mode=output_mode,
-            system_prompt=system_prompt,
-            logprobs=logprobs,
-            limits_url=limits,
-            cluster=cluster,
-            provider=provider,
-        )
+        judge_settings(one, base_url, need_endpoint=True, **(judge or {}))
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
     failures: list[str | None] = []

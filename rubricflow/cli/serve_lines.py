@@ -7,13 +7,14 @@ line (flows/nightly.night_line), and a failed night's message is its one-line er
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 from collections.abc import Callable
 
 
 def poll_s() -> float:
-    return float(os.environ.get("RUBRICFLOW_SERVE_POLL_S") or 5.0)
+    from rubricflow.settings import settings
+
+    return float(settings().serve_poll_s or 5.0)
 
 
 def _ended_runs(deployment: str, since: dt.datetime) -> list:

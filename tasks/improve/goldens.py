@@ -18,6 +18,7 @@ from rubricflow.rubrics.render import call_units
 from rubricflow.rubrics.scoring import Verdict, verdict
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker
 from rubricflow.tasks.judging.verify import hard_violations
@@ -58,7 +59,9 @@ def judge_text(
 ) -> TextJudgment:
     """Judge one text with the rubric (no warehouse): a golden, or a rubric under review."""
     rubric = bundle.rubric
-    judge = Worker.get().judge(bundle, config, f"single-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "single")
+    judge = Worker.get().judge(
+        Run.outside(f"single-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "single", bundle, config)
+    )
     sha = hashlib.sha256(text.encode()).hexdigest()
     cells = [
         Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rubricflow.rubrics.render import Strategy
+from rubricflow.settings import settings
 from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.secrets import url_credentials
 
@@ -20,19 +21,35 @@ LOCAL_TIMEOUT_S = 300.0  # a small local model on a CPU can take minutes for a l
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
 
+SENT: dict[str, Any] = {"sent": True}  # a JudgeConfig field sent in the request body under its own name when set
+
+
 class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """A judge setup. Each field's docstring is its help text on the command line, where every field
+    but `model` and `base_url` is an option generated from it (rubricflow/cli/judge_options.py): a
+    new judge option is one field here. A field marked `SENT` goes into the request body as is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     model: str = OFFLINE_MODEL
-    base_url: str | None = None  # default: the provider's variable (OPENAI_BASE_URL...), else its public API
+    """Judge model (default: the offline stand-in)."""
+    base_url: str | None = None
+    """The endpoint (default: the provider's variable, OPENAI_BASE_URL..., else its public API)."""
     provider: str = "openai"
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
     strategy: Strategy = "holistic"
+    """per_criterion, grouped or holistic: how many criteria one call asks about."""
     samples: int = Field(default=1, ge=1, le=100)
+    """Judgments per cell (repeat sampling)."""
     temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # nan/inf: refused, not sent
+    """The judge's sampling temperature."""
+    top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False, json_schema_extra=SENT)
+    """Nucleus sampling: only the most likely tokens whose probabilities add up to this (default: the server's)."""
     seed: int | None = None
+    """The sampling seed (repeat samples get seed + sample)."""
     max_tokens: int = Field(default=1024, ge=16)
+    """Room for the answer, in tokens."""
     reasoning_tokens: int = Field(default=4096, ge=0)
     """Room for a reasoning model's hidden reasoning (o-series, GPT-5), on top of max_tokens, once the
     server is found to reason (it refuses max_tokens, or reports reasoning tokens): reasoning counts
@@ -48,17 +65,28 @@ class JudgeConfig(BaseModel):
     call_deadline_s: float | None = Field(default=None, gt=0)
     """Seconds for one model call over all its attempts and back-off waits (tasks/judging/deadline);
     default twice the whole-answer timeout, plus 30 s for back-off waits."""
-    max_attempts: int = Field(default=6, ge=1)  # per call, transient errors
-    answer_retries: int = Field(default=2, ge=0)  # re-asks after an unusable answer (bad JSON, truncation)
-    retry_budget: int = Field(default=10_000, ge=0)  # retries allowed across the whole run
+    max_attempts: int = Field(default=6, ge=1)
+    """Tries per call after a transient error (a timeout, a 429, a 5xx)."""
+    answer_retries: int = Field(default=2, ge=0)
+    """Re-asks after an unusable answer (bad JSON, a truncated answer)."""
+    retry_budget: int = Field(default=10_000, ge=0)
+    """Retries allowed across the whole run."""
     rpm: float | None = Field(default=None, gt=0)  # None: no limit (0 is refused: it is not "unlimited")
+    """Requests per minute limit of the endpoint's key."""
     tpm: float | None = Field(default=None, gt=0)
+    """Tokens per minute limit (estimated from the prompt plus max_tokens)."""
     max_in_flight: int = Field(default=64, ge=1)
-    budget_usd: float | None = Field(default=None, ge=0)  # stop the run before spending more than this
-    prices: str | None = None  # a price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)
-    batch: bool = False  # judge through the Batch API (half price; answers within the batch window)
+    """Calls in flight at once."""
+    budget_usd: float | None = Field(default=None, ge=0)
+    """Stop before spending more than this many USD (per rubric run)."""
+    prices: str | None = None
+    """Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."""
+    batch: bool = False
+    """Judge through the Batch API (half price, answers within 24 h)."""
     batch_poll_s: float = Field(default=30.0, gt=0)
-    batch_timeout_s: float = Field(default=86_400.0, gt=0)  # give up waiting (the batch stays recorded)
+    """Seconds between polls of a batch."""
+    batch_timeout_s: float = Field(default=86_400.0, gt=0)
+    """Seconds to wait for a batch before giving up on it (it stays recorded; a later run collects it)."""
     cluster: str | None = None
     """A Dask scheduler, tcp://HOST:PORT (default: $RUBRICFLOW_DASK_ADDRESS), whose workers judge the
     shards; the flow's process still does every warehouse write."""
@@ -137,17 +165,23 @@ class JudgeConfig(BaseModel):
         }
         if self.provider != "openai":  # another wire API asks in other terms (the answer as a tool call)
             identity["provider"] = self.provider
+        identity |= self.sent()  # set only: a judge hash of before stays the same
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+    def sent(self) -> dict[str, Any]:
+        """The request-body settings marked SENT that are set (None: the server's default)."""
+        marked = (n for n, f in type(self).model_fields.items() if f.json_schema_extra == SENT)
+        return {name: getattr(self, name) for name in marked if getattr(self, name) is not None}
 
     def resolved_base_url(self) -> str | None:
         """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
         return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
 
     def resolved_cluster(self) -> str | None:
-        return self.cluster or os.environ.get("RUBRICFLOW_DASK_ADDRESS") or None
+        return self.cluster or settings().dask_address or None
 
     def resolved_limits_url(self) -> str | None:
-        return self.limits_url or os.environ.get("RUBRICFLOW_LIMITS_URL") or None
+        return self.limits_url or settings().limits_url or None
 
     def on_this_machine(self) -> bool:
         return (urlsplit(self.resolved_base_url() or "").hostname or "") in ("127.0.0.1", "localhost", "::1")

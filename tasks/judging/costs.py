@@ -10,7 +10,6 @@ The warehouse keeps the price a run used (`model_prices`) so costs stay queryabl
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -19,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 from rubricflow.tasks.judging.config import OFFLINE_MODEL
 from rubricflow.tasks.runtime.lease import update_locked
 
@@ -70,7 +70,7 @@ class Price:
 def price_table(path: str | Path | None = None) -> dict[str, Price]:
     """The prices that override the maintained source: the offline judge's, then the user's file."""
     table = {OFFLINE_MODEL: Price(OFFLINE_MODEL, 0.0, 0.0, 0.0)}
-    path = path or os.environ.get("RUBRICFLOW_PRICES")
+    path = path or settings().prices
     if path:
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}

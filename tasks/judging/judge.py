@@ -166,6 +166,7 @@ class Judge:
             "model": c.model,
             "temperature": c.temperature,
             "max_tokens": c.max_tokens,
+            **c.sent(),  # the JudgeConfig fields marked SENT (top_p, ...) that are set
         }
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:

@@ -35,6 +35,7 @@ import pyarrow as pa
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell, judge_all
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker, land_tables, shard_result
 
@@ -65,38 +66,20 @@ def from_bytes(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
-def judge_remote(
-    cells: bytes,
-    attempt: str,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    queue: str,
-    identity: str = "",
-) -> dict:
+def judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: str = "") -> dict:
     """Judge the cells (an Arrow stream) on this worker, publishing (attempt, part, judgments,
     completions) to the queue every PUBLISH_S; returns the attempt's counts, or its error in one line."""
     from distributed import get_worker
 
     worker = get_worker().address
     try:
-        return {"worker": worker, **_judge_remote(cells, attempt, bundle, config, run_id, corpus_id, queue, identity)}
+        return {"worker": worker, **_judge_remote(cells, attempt, run, queue, identity)}
     except Exception as exc:  # noqa: BLE001  # the message travels; the traceback may not (RecursionError)
         message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return {"worker": worker, "rerun": False, "error": scrub(message)}
 
 
-def _judge_remote(
-    cells: bytes,
-    attempt: str,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    queue: str,
-    identity: str,
-) -> dict:
+def _judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: str) -> dict:
     from distributed import Queue, Variable, get_client, get_worker
 
     client = get_client()
@@ -106,24 +89,22 @@ def _judge_remote(
         return {"rerun": True}  # an earlier try of this attempt began on a worker that died
     except TimeoutError:
         started.set(get_worker().address)
-    mine = prompt_identity(bundle, config)
+    mine = prompt_identity(run.bundle, run.judge)
     if identity and mine != identity:
         return {"rerun": False, "refused": f"this worker renders other prompts ({mine}; the flow's: {identity})"}
     outbox = Queue(queue, client=client)
     try:
-        return _publish_judged(outbox, cells, attempt, bundle, config, run_id, corpus_id)
+        return _publish_judged(outbox, cells, attempt, run)
     finally:
         with contextlib.suppress(Exception):  # a scheduler that is gone keeps nothing
             outbox.close()  # the scheduler deletes the queue when its last user closes it
 
 
-def _publish_judged(
-    outbox, cells: bytes, attempt: str, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str
-) -> dict:
+def _publish_judged(outbox, cells: bytes, attempt: str, run: Run) -> dict:
     todo = [Cell(**row) for row in from_bytes(cells).to_pylist()]
     done: deque = deque()
     worker = Worker.get()
-    future = worker.submit(judge_all(worker.judge(bundle, config, run_id, corpus_id), todo, done.append))
+    future = worker.submit(judge_all(worker.judge(run), todo, done.append))
     part, heard = 0, time.monotonic() - HEARTBEAT_S - 1  # the first heartbeat says the attempt began
     while True:
         try:

@@ -14,7 +14,6 @@ import contextlib
 import datetime as dt
 import gc
 import json
-import os
 import threading
 import time
 from collections import deque
@@ -27,16 +26,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
 from rubricflow.tasks.judging.providers import client_for, provider
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.telemetry import traced_shard
 from rubricflow.tasks.runtime.prefect_server import state_dir
 from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
+from rubricflow.warehouse.run_folder import RunFolder
 
 
 @dataclass
@@ -107,21 +107,18 @@ class Worker:
             self.controllers[key] = AdaptiveConcurrency(config.max_in_flight)
         return self.controllers[key]
 
-    def judge(
-        self, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, run_folder: Path | None = None
-    ) -> Judge:
-        """`run_folder` holds the run's budget ledger, shared by its processes; the rate limits
+    def judge(self, run: Run) -> Judge:
+        """The run's folder holds its budget ledger, shared by its processes; the rate limits
         are the provider key's, shared by every run (see `KeyLimits`)."""
+        config, run_id = run.judge, run.run_id
         if run_id not in self.judges:
             # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
             # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
             # (3.5 s of a 10k-cell run). Only cycles among these objects are left uncollected.
             gc.freeze()
             spend = None
-            if config.budget_usd is not None and run_folder is not None:
-                spend = Budget(
-                    config.budget_usd, price_of(config.model, price_table(config.prices)), run_folder / "budget.json"
-                )
+            if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
+                spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)
             limits = KeyLimits(
                 provider(config.provider).base_url(config.resolved_base_url()),
                 api_key(config),
@@ -130,7 +127,14 @@ class Worker:
             )
             limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, limits, self.controller(config))
             self.judges[run_id] = Judge(
-                bundle, config, self.client(config), limiter, RetryBudget(config.retry_budget), run_id, corpus_id, spend
+                run.bundle,
+                config,
+                self.client(config),
+                limiter,
+                RetryBudget(config.retry_budget),
+                run_id,
+                run.corpus_id,
+                spend,
             )
         return self.judges[run_id]
 
@@ -138,19 +142,6 @@ class Worker:
 def read_cells(plan_file: str | Path) -> list[Cell]:
     table = pq.read_table(plan_file)
     return [Cell(**row) for row in table.to_pylist()]
-
-
-def _write_atomic(table: pa.Table, target: Path) -> None:
-    """All or nothing: a failed write (a full disk) leaves no partial file behind."""
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def land_tables(outcomes: list[Outcome]) -> tuple[pa.Table, pa.Table]:
@@ -197,18 +188,9 @@ def _judgment_row(c: dict, r) -> dict:
     }
 
 
-def land(outcomes: list[Outcome], landing_dir: Path, shard: str) -> Path:
-    """Write judgments, then completions (the shard's commit marker)."""
-    return write_landed(*land_tables(outcomes), landing_dir, shard)
-
-
-def write_landed(judgments: pa.Table, completions: pa.Table, landing_dir: Path, shard: str) -> Path:
-    """Judgments first, then completions: a completions file is the part's commit marker."""
-    landing_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(judgments, landing_dir / f"{shard}.judgments.parquet")
-    target = landing_dir / f"{shard}.completions.parquet"
-    _write_atomic(completions, target)
-    return target
+def land(outcomes: list[Outcome], folder: RunFolder, part: str) -> Path:
+    """Land finished cells as one part of the run's folder (its completions file commits it)."""
+    return folder.land(*land_tables(outcomes), part)
 
 
 def _ts(epoch: float) -> dt.datetime:
@@ -224,7 +206,7 @@ class Begun:
 
     shard: str
     cells: int
-    landing: Path
+    folder: RunFolder
     run_id: str = ""
     done: deque = field(default_factory=deque)  # appended by the judge's loop thread, taken by flush
     parts: list[str] = field(default_factory=list)
@@ -237,21 +219,13 @@ class Begun:
             batch.append(self.done.popleft())
         if batch or (final and not self.parts):
             try:
-                self.parts.append(str(land(batch, self.landing, f"{self.shard}.p{len(self.parts):04d}")))
+                self.parts.append(str(land(batch, self.folder, f"{self.shard}.p{len(self.parts):04d}")))
             except BaseException:
                 self.done.extendleft(reversed(batch))  # not landed: kept for the next try
                 raise
 
 
-def begin_shard(
-    plan_file: str | Path,
-    landing_dir: str | Path,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    on_done: Callable[[Outcome], None] | None = None,
-) -> None:
+def begin_shard(plan_file: str | Path, run: Run, on_done: Callable[[Outcome], None] | None = None) -> None:
     """Start judging one plan file's cells on this process's worker loop and return at once;
     `run_shard` of the same file waits for them. The flow begins the next shard this way while the
     current one lands and loads, so the endpoint never sits idle between shards."""
@@ -259,15 +233,15 @@ def begin_shard(
     if str(plan_file) in worker.begun:
         return
     cells = read_cells(plan_file)
-    begun = Begun(Path(plan_file).stem, len(cells), Path(landing_dir), run_id)
+    begun = Begun(Path(plan_file).stem, len(cells), run.folder, run.run_id)
 
     def done(outcome: Outcome) -> None:
         begun.done.append(outcome)
         if on_done:
             on_done(outcome)
 
-    judge = worker.judge(bundle, config, run_id, corpus_id, Path(landing_dir).parent)
-    begun.future = worker.submit(traced_shard(judge_all(judge, cells, done), run_id, begun.shard, len(cells)))
+    judge = worker.judge(run)
+    begun.future = worker.submit(traced_shard(judge_all(judge, cells, done), run.run_id, begun.shard, len(cells)))
     worker.begun[str(plan_file)] = begun
 
 
@@ -296,18 +270,10 @@ def abandon_shards(run_id: str) -> None:
         del worker.begun[plan]
 
 
-def run_shard(
-    plan_file: str | Path,
-    landing_dir: str | Path,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    on_done: Callable[[Outcome], None] | None = None,
-) -> ShardResult:
+def run_shard(plan_file: str | Path, run: Run, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:
     """Judge every cell of one plan file on this process's worker loop (or wait for the calls
     `begin_shard` started), landing finished cells of every begun shard every FLUSH_S seconds."""
-    begin_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, on_done)
+    begin_shard(plan_file, run, on_done)
     worker = Worker.get()
     begun = worker.begun[str(plan_file)]
     assert begun.future is not None

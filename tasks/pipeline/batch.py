@@ -10,33 +10,31 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.batch import FINAL, collect, submit, wait
-from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell, judge_all
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult, Worker, land, read_cells, shard_result
 from rubricflow.warehouse import db, steps
 
 
 @task(name="submit-batches", cache_policy=NO_CACHE)
-def submit_batches(
-    warehouse_path: str,
-    plan_files: list[Path],
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-    run_folder: Path,
-) -> list[str]:
-    worker = Worker.get()
-    judge = worker.judge(bundle, config, run_id, corpus_id, run_folder)
+def submit_batches(run: Run, plan_files: list[Path]) -> list[str]:
+    worker, config = Worker.get(), run.judge
+    judge = worker.judge(run)
     submitted = []
     for plan_file in plan_files:
         cells = read_cells(plan_file)
         batch = worker.submit(submit(worker.client(config), judge, cells)).result()
-        with db.writer(warehouse_path) as con:
+        with db.writer(run.warehouse) as con:
             steps.record_batch(
-                con, batch.batch_id, batch.input_file_id, run_id, corpus_id, bundle.hash, config.judge_hash(), cells
+                con,
+                batch.batch_id,
+                batch.input_file_id,
+                run.run_id,
+                run.corpus_id,
+                run.bundle.hash,
+                run.judge_hash,
+                cells,
             )
         plan_file.unlink()
         submitted.append(batch.batch_id)
@@ -44,14 +42,12 @@ def submit_batches(
 
 
 @task(name="collect-batch", cache_policy=NO_CACHE)
-def collect_batch(
-    warehouse_path: str, batch_id: str, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str, landing: Path
-) -> ShardResult:
+def collect_batch(run: Run, batch_id: str) -> ShardResult:
     """The batch's answers landed and loaded (failed lines judged online); while it is not final
     at the timeout its cells count as waiting (it stays recorded, and a later run collects it)."""
-    worker = Worker.get()
-    judge = worker.judge(bundle, config, run_id, corpus_id, landing.parent)
-    with db.reader(warehouse_path) as con:
+    worker, config = Worker.get(), run.judge
+    judge = worker.judge(run)
+    with db.reader(run.warehouse) as con:
         cells = [Cell(**row) for row in db.fetch(con, "batch_cells.sql", batch=batch_id)]
     client = worker.client(config)
     batch = worker.submit(wait(client, batch_id, config.batch_poll_s, config.batch_timeout_s)).result()
@@ -59,8 +55,8 @@ def collect_batch(
         return ShardResult(f"batch-{batch_id}", 0, 0, 0, 0, 0, 0, "", waiting=len(cells))
     outcomes, online = worker.submit(collect(client, judge, batch, cells)).result()
     outcomes += worker.submit(judge_all(judge, online)).result()
-    target = land(outcomes, landing, f"batch-{batch_id}")
-    with db.writer(warehouse_path) as con:
+    target = land(outcomes, run.folder, f"batch-{batch_id}")
+    with db.writer(run.warehouse) as con:
         steps.load_landed(con, target)
         steps.finish_batch(con, batch_id, f"landed ({batch.status})", len(online))
     return shard_result(f"batch-{batch_id}", outcomes, target, len(cells) - len(outcomes))

@@ -22,7 +22,6 @@ variables are deleted from the scheduler.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,18 +31,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError, TransientError
-from rubricflow.rubrics.compiler import Bundle
+from rubricflow.settings import settings
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.remote import PUBLISH_S, from_bytes, judge_remote, prompt_identity, to_bytes
-from rubricflow.tasks.judging.shard import ShardResult, write_landed
+from rubricflow.tasks.judging.run import Run
+from rubricflow.tasks.judging.shard import ShardResult
 from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
 
 MAX_ATTEMPTS = 4
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
-SILENCE_VARIABLE = "RUBRICFLOW_CLUSTER_SILENCE_S"
-STALL_VARIABLE = "RUBRICFLOW_CLUSTER_STALL_S"  # heartbeats but no judged cell for this long: given up
 DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
 
@@ -87,16 +85,7 @@ class Shard:
             r.completion_tokens += row["completion_tokens"] or 0
 
 
-def judge_on_cluster(
-    address: str,
-    warehouse_path: str,
-    plan_files: list[Path],
-    landing: Path,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    corpus_id: str,
-) -> list[ShardResult]:
+def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[ShardResult]:
     """Submit every shard, then land and load parts as they come until every shard is back."""
     from distributed import Client
 
@@ -105,13 +94,11 @@ def judge_on_cluster(
         client = Client(address, timeout="20s", set_as_default=False, security=security)
     except OSError as exc:
         raise InputError(f"no Dask scheduler answers at {address}: {exc}") from None
-    run = ClusterRun(
-        client, f"rubricflow-{run_id}", (bundle, config, run_id, corpus_id), prompt_identity(bundle, config)
-    )
-    run.stall_s = float(os.environ.get(STALL_VARIABLE) or stall_deadline_s(config))
+    cluster = ClusterRun(client, run, prompt_identity(run.bundle, run.judge))
+    cluster.stall_s = float(settings().cluster_stall_s or stall_deadline_s(run.judge))
     try:
         shards = {f.stem: Shard(f.stem, pq.read_table(f)) for f in plan_files}
-        run.judge(shards, lambda parts: _land(warehouse_path, landing, shards, parts))
+        cluster.judge(shards, lambda parts: _land(run, shards, parts))
         for plan_file in plan_files:
             plan_file.unlink()
         return [s.result for s in shards.values()]
@@ -121,21 +108,22 @@ def judge_on_cluster(
             "landed; run again to judge the rest"
         ) from None
     finally:
-        run.forget()
+        cluster.forget()
         client.close()
 
 
 class ClusterRun:
     """One run's shards on a cluster: submitting attempts, watching them, and cleaning up."""
 
-    def __init__(self, client, queue: str, job: tuple, identity: str) -> None:
+    def __init__(self, client, run: Run, identity: str) -> None:
         from distributed import Queue
 
-        self.client, self.queue, self.job, self.identity = client, Queue(queue, client=client), job, identity
+        self.client, self.run, self.identity = client, run, identity
+        self.queue = Queue(f"rubricflow-{run.run_id}", client=client)
         self.attempts: list[str] = []
-        self.silence_s = float(os.environ.get(SILENCE_VARIABLE) or SILENCE_S)
+        self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
         self.stall_s = self.silence_s
-        self.deadline_s = float(os.environ.get(DEADLINE_VARIABLE) or "inf")
+        self.deadline_s = float(settings().cluster_deadline_s or "inf")
 
     def judge(self, shards: dict[str, Shard], land) -> None:
         running = {self.submit(s): s for s in shards.values()}
@@ -183,18 +171,14 @@ class ClusterRun:
         shard.progressed = None  # not begun: a task waiting for a thread is not stalled
         self.attempts.append(shard.attempt)
         workers = [w for w in self.client.scheduler_info()["workers"] if w not in shard.avoid]
-        bundle, config, run_id, corpus_id = self.job
         return self.client.submit(
             judge_remote,
             to_bytes(shard.left()),
             shard.attempt,
-            bundle,
-            config,
-            run_id,
-            corpus_id,
+            self.run,
             self.queue.name,
             self.identity,
-            key=f"{run_id}-{shard.attempt}",
+            key=f"{self.run.run_id}-{shard.attempt}",
             workers=workers or None,  # another worker where there is one
             pure=False,
         )
@@ -273,7 +257,7 @@ def _take(queue, wait: bool) -> list:
     return parts
 
 
-def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: list) -> None:
+def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
     """Write each part as the local processes land theirs, then load them in one writer session;
     a heartbeat only marks its attempt alive, and a given-up attempt's parts are dropped."""
     files = []
@@ -286,11 +270,11 @@ def _land(warehouse_path: str, landing: Path, shards: dict[str, Shard], parts: l
         if part < 0:
             continue
         table = from_bytes(completions)
-        files.append(write_landed(from_bytes(judgments), table, landing, f"{attempt}.p{part:04d}"))
+        files.append(run.folder.land(from_bytes(judgments), table, f"{attempt}.p{part:04d}"))
         shard.count(table)
         for row in table.select(["status", "attempts", "prompt_tokens", "completion_tokens", "latency_ms"]).to_pylist():
             notify("cell", row)
     if files:
-        with db.writer(warehouse_path) as con:
+        with db.writer(run.warehouse) as con:
             for f in files:
                 steps.load_landed(con, f)

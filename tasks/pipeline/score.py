@@ -4,9 +4,7 @@ process, in these short steps; a shard task writes only Parquet."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
 from pathlib import Path
 
 from prefect import task
@@ -14,33 +12,22 @@ from prefect.cache_policies import NO_CACHE
 
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle
-from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate, PriceError, estimate_cost, price_of, price_table
 from rubricflow.tasks.judging.judge import Outcome
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult, run_shard
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.tasks.stats.compare import refresh_stored
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
-
-
-def run_dir(warehouse_path: Path, run_id: str) -> Path:
-    return runs_root(warehouse_path) / run_id
+from rubricflow.warehouse.run_folder import RunFolder
 
 
 @task(name="prepare-run", cache_policy=NO_CACHE)
-def prepare_run(
-    warehouse_path: str,
-    corpus_id: str,
-    bundle: Bundle,
-    source: str,
-    config: JudgeConfig,
-    run_id: str,
-    shard_size: int,
-    skip_disqualified: bool,
-    texts: list[str] | None = None,
-) -> tuple[steps.Plan, int, Estimate]:
-    path = Path(warehouse_path)
+def prepare_run(run: Run) -> tuple[steps.Plan, int, Estimate]:
+    """Load what earlier runs landed, register the rubric, plan the cells still missing into the
+    run's folder, estimate their cost and record the run as running."""
+    path, config, bundle, corpus_id = Path(run.warehouse), run.judge, run.bundle, run.corpus_id
     if config.budget_usd is not None and price_of(config.model, price_table(config.prices)) is None:
         raise PriceError(
             f"--budget needs a price for model {config.model!r}, and neither genai-prices nor "
@@ -54,60 +41,46 @@ def prepare_run(
         steps.close_stale_runs(con, path)
         recovered = steps.load_pending(con, runs_root(path))
         recovered += steps.load_legacy(con, path.parent / "runs")
-        db.register_rubric(con, bundle, source)
+        db.register_rubric(con, bundle, run.rubric)
         steps.count_pattern_hits(con, corpus_id, bundle)
         try:
-            return _plan_and_start(
-                con, path, corpus_id, bundle, config, run_id, shard_size, skip_disqualified, texts, recovered
-            )
+            return _plan_and_start(con, run, recovered)
         except BaseException:  # G12: a run that fails in preparation (a full disk) leaves no copy of the texts
-            shutil.rmtree(run_dir(path, run_id) / "plan", ignore_errors=True)
-            with contextlib.suppress(OSError):
-                run_dir(path, run_id).rmdir()  # only when nothing else of the run is there
+            run.folder.drop_plan()
+            run.folder.remove_if_empty()
             raise
 
 
-def _plan_and_start(
-    con,
-    path: Path,
-    corpus_id: str,
-    bundle: Bundle,
-    config: JudgeConfig,
-    run_id: str,
-    shard_size: int,
-    skip_disqualified: bool,
-    texts: list[str] | None,
-    recovered: int,
-) -> tuple[steps.Plan, int, Estimate]:
+def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Estimate]:
     """Plan the missing cells into the run's plan files and write the run's row."""
+    config, bundle, corpus_id = run.judge, run.bundle, run.corpus_id
     plan = steps.plan_cells(
         con,
         corpus_id,
         bundle,
-        config.judge_hash(),
+        run.judge_hash,
         config.strategy,
         config.samples,
-        run_dir(path, run_id) / "plan",
-        shard_size,
-        skip_disqualified,
-        run_id,
-        texts,
+        run.folder.plan,
+        run.shard_size,
+        run.skip_disqualified,
+        run.run_id,
+        list(run.texts) if run.texts is not None else None,
     )
     price = price_of(config.model, price_table(config.prices))
-    seen = steps.mean_completion_tokens(con, bundle.hash, config.judge_hash())
+    seen = steps.mean_completion_tokens(con, bundle.hash, run.judge_hash)
     estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)
-    params = config.model_dump(mode="json") | {"shard_size": shard_size, "skip_disqualified": skip_disqualified}
     with db.transaction(con):
         steps.start_run(
             con,
-            run=run_id,
+            run=run.run_id,
             corpus=corpus_id,
             rubric=bundle.hash,
-            judge=config.judge_hash(),
+            judge=run.judge_hash,
             model=config.model,
             strategy=config.strategy,
             samples=config.samples,
-            parameters=json.dumps(params),
+            parameters=json.dumps(run.parameters()),
             planned=plan.total,
             skipped=plan.total - plan.cells,
             estimated_usd=estimate.usd,
@@ -138,25 +111,37 @@ def cell_done(outcome: Outcome) -> None:
 
 
 @task(name="judge-shard", cache_policy=NO_CACHE)
-def judge_shard(
-    plan_file: Path, landing_dir: Path, bundle: Bundle, config: JudgeConfig, run_id: str, corpus_id: str
-) -> ShardResult:
-    return run_shard(plan_file, landing_dir, bundle, config, run_id, corpus_id, cell_done)
+def judge_shard(plan_file: Path, run: Run) -> ShardResult:
+    return run_shard(plan_file, run, cell_done)
 
 
 @task(name="load-shard", cache_policy=NO_CACHE)
-def load_shard(warehouse_path: str, completions_files: list[str]) -> int:
+def load_shard(run: Run, completions_files: list[str]) -> int:
     """Load a shard's landed parts (each in one transaction, then removed). The analytics follow
     at most every LOAD_REFRESH_LAG_S (the run's end catches up)."""
-    with db.writer(warehouse_path, refresh_lag_s=steps.LOAD_REFRESH_LAG_S) as con:
+    with db.writer(run.warehouse, refresh_lag_s=steps.LOAD_REFRESH_LAG_S) as con:
         return sum(steps.load_landed(con, Path(f)) for f in completions_files)
 
 
 @task(name="finish-run", cache_policy=NO_CACHE)
-def finish_run(warehouse_path: str, run_id: str, status: str, message: str | None) -> None:
-    with db.writer(warehouse_path) as con:
-        steps.finish_run(con, run_id, status, message)
-        refresh_stored(con, run_id)
-    runs = runs_root(warehouse_path)
-    if runs.is_dir():
-        steps.prune_finished(runs, live={r for r in (p.name for p in runs.iterdir()) if r != run_id})
+def finish_run(run: Run, status: str, message: str | None) -> None:
+    """Record how the run ended and clear its folder (and any other finished run's)."""
+    with db.writer(run.warehouse) as con:
+        steps.finish_run(con, run.run_id, status, message)
+        refresh_stored(con, run.run_id)
+    runs = run.folder.runs
+    RunFolder.prune(runs, live={f.run_id for f in RunFolder.all(runs)} - {run.run_id})
+
+
+@task(name="run-refusals", cache_policy=NO_CACHE)
+def run_refusals(run: Run) -> dict:
+    """How many of the run's cells the endpoint never answered usably, or failed for a setup reason."""
+    with db.reader(run.warehouse) as con:
+        return db.fetch(con, "run_refusals.sql", run=run.run_id)[0]
+
+
+@task(name="pending-batches", cache_policy=NO_CACHE)
+def pending_batches(run: Run) -> list[str]:
+    """Batches of this run's rubric and judge that earlier runs left unfinished."""
+    with db.reader(run.warehouse) as con:
+        return steps.pending_batches(con, run.corpus_id, run.bundle.hash, run.judge_hash)

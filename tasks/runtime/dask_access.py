@@ -12,13 +12,13 @@ RUBRICFLOW_DASK_INSECURE=1 says the user accepts that (a single-user machine, a 
 from __future__ import annotations
 
 import ipaddress
-import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 if TYPE_CHECKING:
     from distributed.security import Security
@@ -53,7 +53,7 @@ def cluster_security(address: str) -> Security | None:
         return _tls_security(address)
     if parts.scheme != "tcp":
         raise InputError(f"--cluster {address!r}: use tls://HOST:PORT (see docs/deployment.md)")
-    if os.environ.get(INSECURE_VARIABLE) == "1":
+    if settings().dask_insecure == "1":
         return None
     host = parts.hostname or ""
     who = "every user of this machine" if is_loopback(host) else f"anyone who reaches {host}"
@@ -70,7 +70,7 @@ def _tls_security(address: str) -> Security:
 
     files = {}
     for part, variable in TLS_VARIABLES.items():
-        found = os.environ.get(variable) or config.get(DASK_CONFIG[part], None)
+        found = getattr(settings(), variable.removeprefix("RUBRICFLOW_").lower()) or config.get(DASK_CONFIG[part], None)
         if not found:
             raise InputError(f"--cluster {address}: set {variable} (the TLS {part} file; docs/deployment.md)")
         path = Path(found).expanduser()

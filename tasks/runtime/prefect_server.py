@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricflow.errors import TransientError
+from rubricflow.settings import settings
 from rubricflow.tasks.runtime.lease import update_locked
 from rubricflow.tasks.runtime.owner import loopback_only, owner_secret
 
@@ -59,10 +60,7 @@ class ServerState:
 
 
 def state_dir() -> Path:
-    base = (
-        os.environ.get("RUBRICFLOW_STATE_DIR")
-        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
-    )
+    base = settings().state_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
     path = Path(base)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o077:
@@ -123,7 +121,7 @@ def use_shared_server() -> str | None:
     if url := users_api_url():
         check_answers(url)
         return None
-    if os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared":
+    if (settings().prefect_server or "shared") != "shared":
         return None
     state = current() or _start_once()
     os.environ["PREFECT_API_URL"] = state.api_url
@@ -356,4 +354,4 @@ def serve(port: int, idle_s: float) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), float(os.environ.get("RUBRICFLOW_PREFECT_IDLE_S", IDLE_S)))
+    serve(int(sys.argv[1]), float(settings().prefect_idle_s or IDLE_S))

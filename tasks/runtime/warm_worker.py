@@ -42,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rubricflow.layout import code_folders
+from rubricflow.settings import settings
 from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env, state_dir, use_shared_server
 
 WORKER_FLAG = "--serve-warm-worker"  # `python -m rubricflow.launch --serve-warm-worker SOCKET KEY` is a worker
@@ -57,7 +58,7 @@ INTERPRETER_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONIOENCODING", "PYTHONUTF8",
 
 def wanted(argv: list[str]) -> bool:
     """Whether this command line is one a warm worker runs: a flow command, not asking for help."""
-    if os.environ.get("RUBRICFLOW_WARM_WORKER", "1") in ("0", "") or sys.platform != "linux":
+    if settings().warm_worker in ("0", "") or sys.platform != "linux":
         return False
     words = [a for a in argv if not a.startswith("-")]
     return bool(words) and words[0] in FLOW_COMMANDS and not {"--help", "-h"} & set(argv)
@@ -66,7 +67,7 @@ def wanted(argv: list[str]) -> bool:
 def run(argv: list[str]) -> int | None:
     """Run the command in the warm worker and return its exit code; None when there is no worker
     ready (one is started for the next command) and the caller should run the command itself."""
-    if os.environ.get("RUBRICFLOW_PREFECT_SERVER", "shared") != "shared" and not os.environ.get("PREFECT_API_URL"):
+    if (settings().prefect_server or "shared") != "shared" and not os.environ.get("PREFECT_API_URL"):
         return None  # Prefect's per-process ephemeral server: nothing to share
     env = dict(os.environ)  # what the runner gets (it finds the shared Prefect server itself, as any command does)
     try:
@@ -196,7 +197,7 @@ def _hand_over(conn: socket.socket, argv: list[str], env: dict[str, str]) -> int
     try:
         socket.send_fds(conn, [b"R"], [0, 1, 2])
         conn.sendall(struct.pack("!I", len(request)) + request)
-        conn.settimeout(float(os.environ.get("RUBRICFLOW_WARM_WORKER_WAIT_S", OFFER_WAIT_S)))
+        conn.settimeout(float(settings().warm_worker_wait_s or OFFER_WAIT_S))
         offer = json.loads(replies.readline() or b"{}")
     except (OSError, ValueError):
         _offered_in_time[0] = False
@@ -274,7 +275,7 @@ def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[lis
         importlib.import_module(name)
     _record(key).write_text(json.dumps({**record, "ready": True, "threads": threads()}))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
-    listener.settimeout(float(os.environ.get("RUBRICFLOW_PREFECT_IDLE_S", IDLE_S)))
+    listener.settimeout(float(settings().prefect_idle_s or IDLE_S))
     print(f"warm worker {os.getpid()} ready on {path}", flush=True)
     while True:
         try:

@@ -105,6 +105,7 @@ class Stats:
     faults: Counter = field(default_factory=Counter)
     repeats_after_an_answer: int = 0  # requests identical to one answered at once (a call bought twice)
     per_second: Counter = field(default_factory=Counter)  # judge calls by the wall-clock second they came in
+    sampling: Counter = field(default_factory=Counter)  # "name=value" of each scalar setting a judge call sent
 
 
 class JudgeServer:
@@ -152,6 +153,7 @@ class JudgeServer:
                     "repeats_after_an_answer": s.repeats_after_an_answer,
                     "batches_created": self.batches.created,
                     "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
+                    "sampling": dict(s.sampling),
                 },
             )
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
@@ -207,6 +209,9 @@ class JudgeServer:
         if refusal:
             return await _json(send, *refusal)
         body = json.loads(raw)
+        self.stats.sampling.update(
+            f"{k}={v}" for k, v in body.items() if isinstance(v, int | float | str) and k != "model"
+        )
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
         key = offline_judge.request_key(body)

@@ -13,7 +13,7 @@ import pytest
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging import shard as shard_module
-from rubricflow.tasks.pipeline.score import run_dir
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
@@ -149,7 +149,7 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
         db.register_rubric(con, bundle)
         plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
     landed = shard_module.run_shard(
-        plan.files[0], run_dir(corpus_warehouse, "r2") / "landing", bundle, config, "r2", "c"
+        plan.files[0], Run("r2", "c", str(corpus_warehouse), "writing-quality", bundle, config)
     )
     completions = os.path.abspath(landed.completions_file)
     judgments = completions.replace(".completions.", ".judgments.")

@@ -12,10 +12,11 @@ from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import run_shard
-from rubricflow.tasks.pipeline.score import run_dir
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
+from rubricflow.warehouse.run_folder import RunFolder
 
 EXE = shutil.which("rubricflow")
 
@@ -93,22 +94,21 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert not list(runs_root(warehouse).glob("*/plan/*.parquet"))
 
 
-def land_one_shard(tmp_path, server, warehouse, landing):
-    """What a run that crashed before loading leaves behind: a plan and one landed shard (the
-    run's id is the landing folder's parent)."""
+def land_one_shard(tmp_path, server, warehouse, run_id):
+    """What a run that crashed before loading leaves behind: a plan and one landed shard in its folder."""
     bundle = Library().bundle("llm-slop")
     config = JudgeConfig(base_url=server.base_url)
     with db.writer(warehouse) as con:
         db.register_rubric(con, bundle)
         plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
-    return run_shard(plan.files[0], landing, bundle, config, landing.parent.name, "c")
+    return run_shard(plan.files[0], Run(run_id, "c", str(warehouse), "llm-slop", bundle, config))
 
 
 def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, judge_server):
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
-    land_one_shard(tmp_path, server, warehouse, run_dir(warehouse, "crashed") / "landing")
+    land_one_shard(tmp_path, server, warehouse, "crashed")
     assert server.stats()["requests"] == 10
     summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
     assert summary["recovered_cells"] == 10 and summary["judged_cells"] == 0
@@ -124,7 +124,7 @@ def test_two_warehouses_in_one_folder_never_load_each_others_shards(tmp_path, co
     a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
     for warehouse in (a, b):
         ingest_flow(str(corpus(10)), str(warehouse), "c")
-    land_one_shard(tmp_path, server, a, run_dir(a, "a-run") / "landing")
+    land_one_shard(tmp_path, server, a, "a-run")
     summary = score_corpus("c", "llm-slop", str(b), {"base_url": server.base_url})
     assert (summary["recovered_cells"], summary["judged_cells"]) == (0, 10)
     assert len(list(runs_root(a).rglob("*.completions.parquet"))) == 1  # still a's to load
@@ -140,7 +140,8 @@ def test_a_shard_landed_in_the_runs_folder_of_before_is_still_recovered(tmp_path
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
-    land_one_shard(tmp_path, server, warehouse, tmp_path / "runs" / "old-run" / "landing")
+    land_one_shard(tmp_path, server, warehouse, "old-run")
+    shutil.move(RunFolder.of(warehouse, "old-run").path, tmp_path / "runs" / "old-run")
     (tmp_path / "runs" / "someone-elses" / "landing").mkdir(parents=True)
     (tmp_path / "runs" / "someone-elses" / "landing" / "shard-00000.completions.parquet").write_bytes(b"theirs")
     bundle, config = Library().bundle("llm-slop"), JudgeConfig(base_url=server.base_url)
@@ -167,9 +168,9 @@ def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_noth
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
-    landed = land_one_shard(tmp_path, server, warehouse, run_dir(warehouse, "dead-run") / "landing")
-    (run_dir(warehouse, "dead-run") / "plan").mkdir()
-    (run_dir(warehouse, "dead-run") / "plan" / "shard-00000.parquet").write_bytes(b"left behind")
+    landed = land_one_shard(tmp_path, server, warehouse, "dead-run")
+    RunFolder.of(warehouse, "dead-run").plan.mkdir()
+    (RunFolder.of(warehouse, "dead-run").plan / "shard-00000.parquet").write_bytes(b"left behind")
     bundle, config = Library().bundle("llm-slop"), JudgeConfig(base_url=server.base_url)
     with db.writer(warehouse) as con:
         steps.start_run(
@@ -191,20 +192,20 @@ def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_noth
     assert (summary["recovered_cells"], summary["judged_cells"]) == (landed.cells, 0)
     assert server.stats()["requests"] == 10  # only the dead run's calls, none bought again
     assert count(warehouse, "SELECT status FROM runs WHERE run_id = 'dead-run'") == ("interrupted",)
-    assert not (run_dir(warehouse, "dead-run") / "plan").exists()
+    assert not RunFolder.of(warehouse, "dead-run").plan.exists()
 
 
 def test_loading_the_same_shard_twice_changes_nothing(tmp_path, corpus, judge_server):
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(6)), str(warehouse), "c")
-    landed = land_one_shard(tmp_path, server, warehouse, tmp_path / "landing")
+    landed = land_one_shard(tmp_path, server, warehouse, "x")
     copy = tmp_path / "again"
     copy.mkdir()
-    for f in (tmp_path / "landing").iterdir():
+    for f in RunFolder.of(warehouse, "x").landing.iterdir():
         shutil.copy(f, copy / f.name)
     with db.writer(warehouse) as con:
-        steps.load_landed(con, tmp_path / "landing" / os.path.basename(landed.completions_file))
+        steps.load_landed(con, RunFolder.of(warehouse, "x").landing / os.path.basename(landed.completions_file))
         steps.load_landed(con, copy / os.path.basename(landed.completions_file))
     assert count(warehouse, "SELECT count(*) FROM completions") == (6,)
     assert count(warehouse, "SELECT count(*) FROM judgments") == (18,)

@@ -1,0 +1,113 @@
+"""A scoring run as one value: what every task of the run needs to know about it, made once by the
+flow and passed whole (to the prepare, judge, land and load steps, to the Batch API and to a Dask
+cluster's workers), instead of the same six arguments re-listed in every signature.
+
+A run-wide setting is one field of `Run` with a default: it reaches every task with the value, and
+the run's recorded parameters (`runs.parameters`) with `Run.parameters`. `RunSummary` is what a
+finished run did (the flow returns it as a dict; `rf.Run` is it, read back in Python).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rubricflow.rubrics.compiler import Bundle
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.warehouse.run_folder import RunFolder
+
+if TYPE_CHECKING:
+    import polars as pl
+
+IDENTITY = ("run_id", "corpus_id", "warehouse", "rubric", "bundle", "judge", "texts")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scoring run: which work (corpus, rubric, judge), where (warehouse, folder), and its
+    run-wide settings (every field after `texts`)."""
+
+    run_id: str
+    corpus_id: str
+    warehouse: str
+    rubric: str  # the rubric as the user named it (a file or a library name)
+    bundle: Bundle
+    judge: JudgeConfig
+    texts: tuple[str, ...] | None = None  # only these texts' cells (a sequential batch, an escalation)
+    shard_size: int = 2000
+    skip_disqualified: bool = False
+
+    @classmethod
+    def outside(cls, run_id: str, corpus_id: str, bundle: Bundle, judge: JudgeConfig) -> Run:
+        """Judging outside any warehouse (a golden, `rf.Judge`): no folder, so no budget ledger."""
+        return cls(run_id, corpus_id, "", bundle.id, bundle, judge)
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder.of(self.warehouse, self.run_id)
+
+    @cached_property
+    def judge_hash(self) -> str:
+        return self.judge.judge_hash()
+
+    def parameters(self) -> dict[str, Any]:
+        """What the run records as its parameters: the judge's settings and every run-wide setting."""
+        settings = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in IDENTITY}
+        return self.judge.model_dump(mode="json") | settings
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one finished scoring run did, as the flow summarised it; `text_scores()` reads its
+    verdicts back from `warehouse` (the flow's dict of it has every field)."""
+
+    run_id: str
+    corpus_id: str
+    rubric_id: str
+    rubric_hash: str
+    judge_hash: str
+    planned_cells: int
+    skipped_cells: int
+    judged_cells: int
+    ok_cells: int
+    failed_cells: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    recovered_cells: int
+    wall_s: float
+    unjudged_cells: int = 0  # left for a later run: the budget was spent
+    estimated_usd: float | None = None
+    adopted_cells: int = 0  # of skipped_cells: copied from another rubric version's unchanged units
+    warehouse: Path = field(default=Path(), compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as the flow returns it (JSON-able; the warehouse is the caller's)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "warehouse"}
+
+    @property
+    def status(self) -> str:
+        from rubricflow.warehouse import db
+
+        with db.reader(self.warehouse) as con:
+            return str(db.fetch(con, "run_report.sql", run=self.run_id)[0]["status"])
+
+    def text_scores(self) -> pl.DataFrame:
+        """Every text's score of this run's rubric and judge on its corpus (as `Warehouse.text_scores`)."""
+        import polars as pl
+
+        from rubricflow.warehouse import db
+        from rubricflow.warehouse.sqlfiles import statements
+
+        params = {"corpus": self.corpus_id, "rubric": self.rubric_hash, "judge": self.judge_hash}
+        with db.reader(self.warehouse) as con:
+            [(statement, used)] = statements(con, "api_text_scores.sql", params)
+            return pl.DataFrame(pl.from_arrow(db.portable(con.sql(statement, params=used)).to_arrow_table()))
+
+    def __repr__(self) -> str:
+        return (
+            f"<Run {self.run_id} {self.rubric_id} on {self.corpus_id}: {self.judged_cells} cells judged "
+            f"({self.ok_cells} ok, {self.failed_cells} failed), {self.skipped_cells} reused, {self.calls} calls>"
+        )

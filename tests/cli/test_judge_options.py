@@ -1,0 +1,46 @@
+"""Judge options are declared once, by JudgeConfig's fields (rubricflow/cli/judge_options.py): a
+field is an option of every judging command, its docstring the help text, and what the user gives
+reaches the request body."""
+
+import pytest
+import typer.main
+
+from rubricflow.cli import app
+from rubricflow.cli.judge_options import judge_fields, option_name
+from rubricflow.tasks.judging.config import JudgeConfig
+from tests.conftest import write_corpus
+
+from .test_pipeline_commands import run
+
+JUDGING = [("score",), ("compare",), ("pairwise",), ("gate",), ("nightly",), ("rubric", "test")]
+
+
+def command(*path: str):
+    group = typer.main.get_command(app)
+    for name in path:
+        group = group.commands[name]  # type: ignore[attr-defined]
+    return group
+
+
+@pytest.mark.parametrize("path", JUDGING, ids=" ".join)
+def test_every_judging_command_offers_every_judge_field_with_its_docstring(path):
+    options = {opt: p for p in command(*path).params for opt in p.opts}
+    for name, field in judge_fields(("seed",) if path == ("compare",) else ()).items():
+        assert field.description, f"JudgeConfig.{name} has no docstring: it is the option's help"
+        assert option_name(name) in options, f"{' '.join(path)} lacks {option_name(name)}"
+        assert " ".join(field.description.split()) in options[option_name(name)].help
+
+
+def test_top_p_given_on_the_command_line_reaches_the_request_body(tmp_path, judge_server):
+    """top_p is one field of JudgeConfig (marked SENT) and nothing else: `--top-p 0.5` reaches every
+    call, and it is part of the judge setup (another top_p is another judge hash)."""
+    server = judge_server()
+    write_corpus(tmp_path / "c.jsonl", 3)
+    w = ["-w", str(tmp_path / "w.duckdb")]
+    assert run("ingest", str(tmp_path / "c.jsonl"), "-c", "c", *w).returncode == 0
+    done = run("score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--top-p", "0.5", *w)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert server.stats()["sampling"].get("top_p=0.5") == 3  # every judge call carried it
+    refused = run("score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--top-p", "2", *w)
+    assert refused.returncode == 2 and "top_p" in refused.stderr  # JudgeConfig's bounds, before any call
+    assert JudgeConfig(top_p=0.5).judge_hash() != JudgeConfig().judge_hash()

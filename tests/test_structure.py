@@ -151,3 +151,12 @@ def test_the_wheel_holds_every_module_of_the_source_tree(wheel):
     packaged = {n for n in wheel.namelist() if n.endswith(".py")}
     assert packaged == source, (sorted(source - packaged), sorted(packaged - source))
     assert "rubricflow/tasks/judging/providers/__init__.py" in packaged
+
+
+def test_the_tests_of_tasks_mirror_its_layers():
+    """A module of tasks/<layer>/ is tested under tests/tasks/<layer>/: a reader finds a module's
+    tests by its path, and tests/tasks holds no test file of no layer."""
+    tests = ROOT / "tests" / "tasks"
+    assert not list(tests.glob("test_*.py"))
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders and folders <= set(TASK_LAYERS), folders

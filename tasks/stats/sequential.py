@@ -10,7 +10,7 @@ means of bounded random variables by betting", Theorem 3, predictable plug-in be
 c = 1/2), over a grid of candidate means. Differences in [-1, 1] are mapped to [0, 1]. Written here
 because no maintained library can be the dependency: `confseq` has no wheel (it builds C++ against
 Boost), `expectation` needs Python >= 3.12, `sequential-analysis` is AGPL-3.0.
-tests/tasks/test_sequential.py checks it against the paper's formulas evaluated all at once, against
+tests/tasks/stats/test_sequential.py checks it against the paper's formulas evaluated all at once, against
 scipy's fixed-n t interval (a sequence is never narrower), by simulated coverage, and against
 `sequential-analysis`'s betting sequence (a dev-only test oracle).
 """

@@ -1,7 +1,7 @@
 """The fault matrix on every model path a command takes (#21: N2, N5, F30): judging (`score`),
 drafting (`rubric generate`), review and goldens (`rubric review`, `rubric test`) against an
 endpoint that echoes the request's headers (the API key among them) or answers a proxy's HTML page
-with status 200. Reflection shares drafting's call (tests/tasks/test_chat.py). The planted key
+with status 200. Reflection shares drafting's call (tests/tasks/judging/test_chat.py). The planted key
 reaches no terminal output, no file and no Prefect record; no command ends in a traceback."""
 
 import json

@@ -2,7 +2,7 @@
 -- A cell is final once it landed ok or failed for a reason retrying cannot fix; transient
 -- failures (retries exhausted), unreachable endpoints, setup failures (a bad key or URL, fixed
 -- since) and calls the budget did not cover are planned again: FailureKind.replanned() in
--- tasks/judging/failures.py (tests/tasks/test_failures.py pins this list to it); cells waiting in
+-- tasks/judging/failures.py (tests/tasks/judging/test_failures.py pins this list to it); cells waiting in
 -- a submitted batch are not. Needs the registered table plan_units(genre_key,
 -- unit_id, unit_hash: the rendered unit's fingerprint, part of the key). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
 -- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $only_texts

@@ -13,7 +13,7 @@ from rubricflow.tasks.improve.generate import GenerateError, draft, messages
 from rubricflow.tasks.improve.primitives import KINDS, PRIMITIVES, compose
 from rubricflow.tasks.judging.config import JudgeConfig
 from tests.conftest import EXE
-from tests.tasks.test_generate import drafter  # noqa: F401 (a fixture: a server that always drafts one binary criterion)
+from tests.tasks.improve.test_generate import drafter  # noqa: F401 (a fixture: a server that always drafts one binary criterion)
 
 SOURCE = "# House style\n\n- Every number cites its source in brackets.\n- Sentences stay under thirty words each.\n"
 

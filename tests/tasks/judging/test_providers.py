@@ -22,7 +22,7 @@ from rubricflow.tasks.judging.providers.anthropic_messages import ANSWER_TOOL
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from tests.conftest import EXE, rows, write_corpus
-from tests.tasks.test_judge import BUNDLE
+from tests.tasks.judging.test_judge import BUNDLE
 
 KEY = "sk-ant-canary-4b1d9e7f2a6c8e0d"
 

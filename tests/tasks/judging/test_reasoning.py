@@ -14,7 +14,7 @@ from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.transport import post_chat
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
-from tests.tasks.test_judge import BUNDLE, cells
+from tests.tasks.judging.test_judge import BUNDLE, cells
 
 REASONING = 1500  # hidden tokens per answer: more than the 1,024 answer budget
 

@@ -80,6 +80,19 @@ def user_rubric_files() -> list[Path]:
 EXE = shutil.which("rubricflow")
 
 
+def run_cli(cwd: Path, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
+    """`rubricflow ARGS -w w.duckdb` run for real in `cwd`, output captured, tables 250 columns wide
+    (so a row's cells are not cut), `env` added to this process's environment."""
+    return subprocess.run(
+        [EXE, *args, "-w", "w.duckdb"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "250", **env},
+    )
+
+
 def rows(warehouse, sql: str, params=()) -> list[tuple]:
     """The rows of a query on a warehouse file, opened read-only for just this query."""
     import duckdb

@@ -240,39 +240,35 @@ class JudgeServer:
 
     async def messages(self, raw: bytes, send, headers: dict[bytes, bytes]) -> None:
         """Anthropic's Messages API in front of the same judge (tasks/standins/messages_api.py)."""
+        api = messages_api
+        await self._other_wire(raw, send, headers, api.refusal, api.as_chat, api.as_message)
+
+    async def generate_content(self, raw: bytes, send, headers: dict[bytes, bytes], model: str) -> None:
+        """Google's Gemini API in front of the same judge (tasks/standins/generate_content_api.py)."""
+        api = generate_content_api
+        await self._other_wire(
+            raw, send, headers, api.refusal, lambda body: api.as_chat(body, model), api.as_generate_content
+        )
+
+    async def _other_wire(self, raw: bytes, send, headers: dict[bytes, bytes], refusal, as_chat, as_answer) -> None:
+        """Another provider's wire API: refused as that API refuses, translated to a chat request for
+        the offline judge, and its answer translated back."""
         self.stats.requests += 1
         self.stats.per_second[int(time.time())] += 1
         try:
             body = json.loads(raw)
         except ValueError:
             body = None
-        refused = messages_api.refusal(body, headers, self.config.api_key)
+        refused = refusal(body, headers, self.config.api_key)
         if refused:
             return await _json(send, *refused)
-        chat = messages_api.as_chat(body)
+        chat = as_chat(body)
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
         key = offline_judge.request_key(chat)
         self.attempts[key] += 1
         self.stats.answered += 1
-        return await _json(send, 200, messages_api.as_message(self.answer(chat, key)))
-
-    async def generate_content(self, raw: bytes, send, headers: dict[bytes, bytes], model: str) -> None:
-        """Google's Gemini API in front of the same judge (tasks/standins/generate_content_api.py)."""
-        self.stats.requests += 1
-        self.stats.per_second[int(time.time())] += 1
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        refused = generate_content_api.refusal(body, headers, self.config.api_key)
-        if refused:
-            return await _json(send, *refused)
-        chat = generate_content_api.as_chat(body, model)
-        key = offline_judge.request_key(chat)
-        self.attempts[key] += 1
-        self.stats.answered += 1
-        return await _json(send, 200, generate_content_api.as_generate_content(self.answer(chat, key)))
+        return await _json(send, 200, as_answer(self.answer(chat, key)))
 
     def _without_system(self, raw: bytes) -> bytes:
         """What a chat template without a system role does to the request (with `drop_system`)."""

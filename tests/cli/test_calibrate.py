@@ -4,6 +4,7 @@ import os
 import subprocess
 
 from tests.conftest import EXE, SHARED
+from tests.conftest import run_cli as cli
 
 PUBLISHED = {  # the table in shared/data/README.md (UniEval vs human, sample level)
     "naturalness": ("0.443666", "0.513986", "0.373973"),
@@ -49,17 +50,6 @@ def test_labels_import_refuses_bad_files(tmp_path):
             env={**os.environ, "COLUMNS": "200"},
         )
         assert result.returncode == 2 and message in " ".join(result.stderr.split()), result.stderr
-
-
-def cli(tmp_path, *args, timeout=300):
-    return subprocess.run(
-        [EXE, *args, "-w", "w.duckdb"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "250"},
-    )
 
 
 def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_path, judge_server):

@@ -4,26 +4,14 @@ an active plan's inclusion probabilities weight the labels, and what cannot be e
 is refused with one line naming the cause."""
 
 import json
-import os
-import subprocess
 
 import duckdb
 import numpy as np
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
-from tests.conftest import EXE, write_corpus
-
-
-def cli(tmp_path, *args):
-    return subprocess.run(
-        [EXE, *args, "-w", "w.duckdb"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "250"},
-    )
+from tests.conftest import run_cli as cli
+from tests.conftest import write_corpus
 
 
 def label_file(path, texts, rater="ann", puffery=None):

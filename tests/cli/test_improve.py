@@ -4,27 +4,15 @@ that beat equal ones, no judge call, and a written rubric that compiles, round-t
 it came from."""
 
 import json
-import os
-import subprocess
 
 import pytest
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.formats import dump_yaml, load_rubric
-from tests.conftest import EXE, ROOT, SHARED, rows
+from tests.conftest import ROOT, SHARED, rows
+from tests.conftest import run_cli as cli
 
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
-
-
-def cli(tmp_path, *args):
-    return subprocess.run(
-        [EXE, *args, "-w", "w.duckdb"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def test_fit_on_topical_chat_beats_equal_weights_held_out_and_writes_the_next_version(tmp_path):

@@ -5,8 +5,6 @@ out, a value off the scale refused naming the task), and `estimate` of the A/B d
 judges corrected by those labels equal to ppi-python's on the warehouse's own numbers."""
 
 import json
-import os
-import subprocess
 import xml.etree.ElementTree as ET
 
 import duckdb
@@ -14,18 +12,8 @@ import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci
 
-from tests.conftest import EXE, write_corpus
-
-
-def cli(tmp_path, *args):
-    return subprocess.run(
-        [EXE, *args, "-w", "w.duckdb"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "250"},
-    )
+from tests.conftest import run_cli as cli
+from tests.conftest import write_corpus
 
 
 def annotated(tasks: list[dict]) -> list[dict]:

@@ -2,30 +2,17 @@
 counts each version's runs and calls and flags one whose latest calibration is under its threshold
 (exit 1), a rubric's own threshold wins over the default, and the nightly job fails on a flagged rubric."""
 
-import os
-import subprocess
-
 import pytest
 
 from rubricflow.flows.nightly import CalibrationGateError, nightly_scoring
 from rubricflow.rubrics.formats import dump_yaml, load_rubric
 from rubricflow.warehouse import db
 from rubricflow.warehouse.sqlfiles import run_sql
-from tests.conftest import EXE, ROOT, SHARED, write_corpus
+from tests.conftest import ROOT, SHARED, write_corpus
+from tests.conftest import run_cli as cli
 from tests.rubrics.test_metrics import exported_metrics
 
 RUBRIC = ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml"
-
-
-def cli(cwd, *args, **env):
-    return subprocess.run(
-        [EXE, *args, "-w", "w.duckdb"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "250", **env},
-    )
 
 
 @pytest.mark.slow

@@ -217,7 +217,7 @@ def questions(con) -> dict:
         ),
         "A/B": (
             "/compare?corpus=big&a=bench-ten@1.0.0&b=bench-ten@1.1.0",
-            lambda: Pages._comparison(con, "big", "bench-ten@1.0.0", "bench-ten@1.1.0"),
+            lambda: Pages._comparison(con, "big", ("bench-ten@1.0.0", None), ("bench-ten@1.1.0", None)),
         ),
         "calibration": (
             "/calibration?corpus=big&rubric=bench-ten@1.1.0",

@@ -22,6 +22,7 @@ variables are deleted from the scheduler.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,9 @@ def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[Sha
     from distributed import Client
 
     security = cluster_security(address)
+    # a lost scheduler is said once, in rubricflow's line; distributed logs the closed comm's
+    # traceback at INFO, which the flow's INFO logging would print
+    logging.getLogger("distributed.batched").setLevel(logging.WARNING)
     try:
         client = Client(address, timeout="20s", set_as_default=False, security=security)
     except OSError as exc:

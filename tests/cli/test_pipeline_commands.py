@@ -106,7 +106,10 @@ def test_runs_and_show(demo_dir):
             ("score", "-c", "x", "-r", "llm-slop", "--base-url", "http://127.0.0.1:9/v1", "-w", "/proc/x.duckdb"),
             "/proc/runs: No such file or directory",
         ),
-        (("nightly", "-c", "x", "--source", "gone.jsonl", "-r", "llm-slop"), "gone.jsonl: No such file or directory"),
+        (
+            ("nightly", "-c", "x", "--source", "gone.jsonl", "-r", "llm-slop"),
+            "gone.jsonl: the night's source is missing",
+        ),
     ],
 )
 def test_errors_name_the_problem(tmp_path, args, message):

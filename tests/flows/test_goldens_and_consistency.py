@@ -27,10 +27,17 @@ def cli(*args, cwd, env=None):
     )
 
 
+# waza's own built-ins, converted unchanged: their one criterion is waza's judge prompt (no anchors,
+# no patterns, nothing the deterministic offline judge reads), so only a real model can pass their goldens
+PROMPT_ONLY = {"refusal-correctness", "tool-use-appropriateness"}
+
+
 def test_builtin_goldens_pass_against_the_offline_judge(tmp_path):
-    result = cli("rubric", "test", cwd=tmp_path, env={"OPENAI_BASE_URL": ""})
+    entries = [e for e in Library().entries() if e.id not in PROMPT_ONLY]
+    assert len(entries) == len(Library().entries()) - len(PROMPT_ONLY)
+    result = cli("rubric", "test", *(f"{e.id}@{e.version}" for e in entries), cwd=tmp_path, env={"OPENAI_BASE_URL": ""})
     assert result.returncode == 0, result.stdout + result.stderr
-    total = sum(len(e.rubric.goldens) for e in Library().entries())
+    total = sum(len(e.rubric.goldens) for e in entries)
     assert f"{total}/{total} goldens pass" in result.stdout
     assert result.stdout.count("PASS") == total and "FAIL" not in result.stdout
     assert "Unclosed" not in result.stderr

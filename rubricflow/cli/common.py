@@ -144,6 +144,7 @@ def start_flows() -> None:
         note_user()
     import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
 
+    _settings_from_environment()
     if shared:  # flow heartbeats feed crash detection services this server does not run; ending
         _no_heartbeats()  # their thread costs up to a second per flow
     if debugging():
@@ -155,6 +156,16 @@ def start_flows() -> None:
 
 
 _SETTINGS = ExitStack()  # process-wide Prefect settings for the command's flows
+
+
+def _settings_from_environment() -> None:
+    """Prefect's settings read again from this process's environment: a command in the warm worker
+    runs with Prefect imported under the worker's environment, which holds no secrets (a user's
+    PREFECT_API_AUTH_STRING or PREFECT_API_KEY was not sent: 401 from their server)."""
+    import prefect.context
+
+    _SETTINGS.close()
+    prefect.context.refresh_global_settings_context()
 
 
 def _no_heartbeats() -> None:

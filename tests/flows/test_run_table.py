@@ -26,9 +26,11 @@ def test_a_run_leaves_its_criteria_as_a_table_artifact_and_its_progress_while_it
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 12)), str(warehouse), "table-test")
     seen: list[float] = []
-    stop = threading.Event()
-    watcher = threading.Thread(target=_watch_progress, args=("score-progress-table-test-llm-slop", seen, stop))
+    stop, watching = threading.Event(), threading.Event()
+    key = "score-progress-table-test-llm-slop"
+    watcher = threading.Thread(target=_watch_progress, args=(key, seen, stop, watching))
     watcher.start()
+    assert watching.wait(60)  # its client is connected before the run starts
     try:
         summary = score_corpus("table-test", "llm-slop", str(warehouse), {"base_url": server.base_url})
     finally:
@@ -54,12 +56,13 @@ def test_a_run_leaves_its_criteria_as_a_table_artifact_and_its_progress_while_it
     assert event.payload["rubric"] == "llm-slop@1.0.0" and event.related[0].id == "rubricflow.corpus.table-test"
 
 
-def _watch_progress(key: str, seen: list[float], stop: threading.Event) -> None:
+def _watch_progress(key: str, seen: list[float], stop: threading.Event, watching: threading.Event) -> None:
     """Every value the run's progress artifact takes on the Prefect server, read while the run judges."""
     with get_client(sync_client=True) as client:
         while True:
             done = stop.is_set()
             found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])), limit=1)
+            watching.set()
             if found and found[0].type == "progress" and (not seen or seen[-1] != float(found[0].data)):
                 seen.append(float(found[0].data))
             if done:

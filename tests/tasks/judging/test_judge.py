@@ -221,7 +221,7 @@ def test_a_catastrophic_pattern_cannot_hang_the_offline_judge():
     answer = offline_judge.judge(
         system, render_user_message("a" * 60 + "!", "", ""), output_schema(rubric, unit), 0.0, None
     )
-    assert time.monotonic() - started < 5 and "c" in answer["criteria"]
+    assert time.monotonic() - started < 20 and "c" in answer["criteria"]  # backtracking: 2^60 steps, never done
 
 
 # Real servers (issue: real model servers): how they refuse an output mode, drop system
@@ -283,15 +283,16 @@ def test_cached_prompt_tokens_are_recorded():
 def test_latency_is_the_servers_time_and_waiting_in_the_client_is_kept_apart():
     """Issue 22: latency_ms counted the time a call waited for a slot, which the concurrency
     controller read as an overloaded server. Eight cells, four in flight, a server that takes
-    100 ms: every latency is about 100 ms; the second four waited about that long in the client."""
-    outcomes, _, _ = judge_cells(ServerConfig(latency_ms=100), n=8)
+    200 ms: every latency is about 200 ms; the second four waited about that long in the client.
+    """
+    outcomes, _, _ = judge_cells(ServerConfig(latency_ms=200), n=8)
     rows = sorted((o.completion for o in outcomes), key=lambda r: r["queue_ms"])
     latencies = [r["latency_ms"] for r in rows]
-    assert min(latencies) >= 100 and statistics.median(latencies) < 180, latencies
-    assert all(r["queue_ms"] < 50 for r in rows[:4]) and all(r["queue_ms"] >= 80 for r in rows[4:])
-    # the four that waited: their wait is not in their latency (counting it gave ~queue + 100 ms);
+    assert min(latencies) >= 200 and statistics.median(latencies) < 340, latencies
+    assert all(r["queue_ms"] < 100 for r in rows[:4]) and all(r["queue_ms"] >= 160 for r in rows[4:])
+    # the four that waited: their wait is not in their latency (counting it gave ~queue + 200 ms);
     # relative, so a pause of the loaded machine (CI saw 325 ms first calls) is no failure
-    assert all(r["latency_ms"] < r["queue_ms"] + 90 for r in rows[4:]), [(r["latency_ms"], r["queue_ms"]) for r in rows]
+    assert all(r["latency_ms"] < r["queue_ms"] + 180 for r in rows[4:]), [(r["latency_ms"], r["queue_ms"]) for r in rows]
 
 
 def test_the_judge_sends_exactly_the_rendered_unit_whose_fingerprint_keys_its_cells():

@@ -263,3 +263,31 @@ def test_the_callers_time_zone_reaches_the_command(env, tmp_path):
         )
         <= 2
     )
+
+
+def test_a_command_in_the_worker_sends_the_callers_prefect_auth_string(env, tmp_path):
+    """A user's own Prefect server that wants a key: the worker imported Prefect under its own
+    environment, which holds no secrets; the command's runner reads the caller's (was 401)."""
+    state = Path(env["RUBRICFLOW_STATE_DIR"])
+    started = subprocess.run(
+        [
+            "python",
+            "-c",
+            "from rubricflow.tasks.runtime import prefect_server as p; print(p.use_shared_server()); "
+            "print(p.auth_string())",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    url, auth = started.stdout.split()
+    caller = {**env, "PREFECT_API_URL": url, "PREFECT_API_AUTH_STRING": auth}
+    write_corpus(tmp_path / "c.jsonl", 3)
+    assert cli(caller, tmp_path, "ingest", "c.jsonl", "-c", "a", "-w", "w.duckdb").returncode == 0
+    worker_ready(state)
+    done = cli(caller, tmp_path, "ingest", "c.jsonl", "-c", "b", "-w", "w.duckdb")
+    assert done.returncode == 0 and "Unauthorized" not in done.stderr, done.stderr
+    assert [line.split(":")[0] for line in served(state)] == ["ingest"]
+    refused = cli({**caller, "PREFECT_API_AUTH_STRING": "rubricflow:wrong"}, tmp_path, "ingest", "c.jsonl", "-c", "d")
+    assert refused.returncode != 0  # the server does check the string

@@ -50,7 +50,9 @@ def main() -> None:
             with DaskCluster(n, Path(tmp) / f"dask{n}") as cluster:
                 os.environ.update(cluster.tls_env)  # the flow's client certificate (tasks/runtime/dask_access)
                 shard = max(50, args.cells // (4 * n))  # a few shards per worker
-                score_corpus("bench", "llm-slop", str(warehouse), {**judge, "cluster": cluster.address}, shard)
+                score_corpus(
+                    "bench", "llm-slop", str(warehouse), {**judge, "cluster": cluster.address}, {"shard_size": shard}
+                )
             cells, rates[n] = calls_per_second(warehouse)
             assert cells == args.cells, f"{cells} of {args.cells} cells landed"
             ideal = args.max_in_flight / (args.latency_ms / 1000)

@@ -36,7 +36,7 @@ def main() -> None:
             "llm-slop",
             str(warehouse),
             {"base_url": server.base_url, "rpm": args.rpm, "max_in_flight": 256},
-            shard_size=cells,
+            options={"shard_size": cells},
         )
         stats = server.stats()
         con = duckdb.connect(str(warehouse), read_only=True)

@@ -80,7 +80,11 @@ def flow_child(corpus: str, base_url: str, concurrency: int) -> None:
     rss_before = scoring_peak_mib()
     t = time.perf_counter()
     summary = score_corpus(
-        "bench", "llm-slop", warehouse, {"base_url": base_url, "max_in_flight": concurrency}, shard_size=2000
+        "bench",
+        "llm-slop",
+        warehouse,
+        {"base_url": base_url, "max_in_flight": concurrency},
+        options={"shard_size": 2000},
     )
     flow_s = time.perf_counter() - t
     with db.reader(warehouse) as con:  # Little's law: calls in flight = server time of all calls / span

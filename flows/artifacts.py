@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
-import duckdb
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from rubricflow.tasks.presentation.tables import md_table, md_text, run_rows
+from rubricflow.tasks.presentation.tables import md_table, md_text
+
+# A finished run as tasks/pipeline/score.run_report reads it: summary row, labels, criteria.
+Report = tuple[list[dict], list[dict], list[dict]]
 
 
 def artifact_key(*parts: str) -> str:
@@ -19,11 +21,12 @@ def publish(markdown: str, key: str, description: str) -> None:
     create_markdown_artifact(markdown=markdown, key=key, description=description)
 
 
-def publish_run_table(con: duckdb.DuckDBPyConnection, run_id: str, key: str) -> None:
+def publish_run_table(report: Report, key: str) -> None:
     """The run's criteria table as the CLI prints it, as a Prefect table artifact (sortable in the
     UI), one row per criterion with the run's counts beside it."""
-    run, _, criteria, _ = run_rows(con, run_id, with_scores=False)
+    run, _, criteria = report
     r = run[0]
+    run_id = r["run_id"]
     head = {
         k: r[k] for k in ("run_id", "corpus_id", "rubric", "model", "status", "ok_cells", "failed_cells", "coverage")
     }
@@ -37,12 +40,13 @@ RUN_EVENT_FIGURES = (
 )  # fmt: skip
 
 
-def announce_completed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+def announce_completed(report: Report) -> None:
     """The Prefect event `rubricflow.run.completed`, the run's figures as its payload, so an
     automation can act on a finished run (resource: rubricflow.run.RUN_ID; related: its corpus)."""
     from prefect.events import emit_event
 
-    run = run_rows(con, run_id, with_scores=False)[0][0]
+    run = report[0][0]
+    run_id = run["run_id"]
     emit_event(
         event="rubricflow.run.completed",
         resource={"prefect.resource.id": f"rubricflow.run.{run_id}", "prefect.resource.name": run_id},
@@ -51,9 +55,10 @@ def announce_completed(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     )
 
 
-def run_markdown(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
-    run, labels, criteria, _ = run_rows(con, run_id, with_scores=False)
+def run_markdown(report: Report) -> str:
+    run, labels, criteria = report
     r = run[0]
+    run_id = r["run_id"]
     return (
         f"# Run {run_id}\n\nrubric **{md_text(r['rubric'])}** ({r['rubric_hash'][:12]}), model {md_text(r['model'])}, "
         f"corpus {md_text(r['corpus_id'])}, status **{r['status']}**\n\n"

@@ -67,16 +67,16 @@ def cascade_flow(
     """`judge` holds the JudgeConfig fields both levels share; each level adds its model."""
     if not 0 < agreement < 1 or not 0 < delta < 1:
         raise InputError(f"--agreement and --delta must lie strictly between 0 and 1, got {agreement}, {delta}")
-    cheap = {**judge, "model": cheap_model, "logprobs": True}
-    strong = {**judge, "model": strong_model}
-    if not JudgeConfig(**cheap).wants_logprobs():
+    cheap = JudgeConfig(**{**judge, "model": cheap_model, "logprobs": True})
+    strong = JudgeConfig(**{**judge, "model": strong_model})
+    if not cheap.wants_logprobs():
         raise NoConfidence(
             f"the cheap judge's provider returns no logprobs: the cascade has no confidence for {cheap_model!r}"
         )
     hashes = (
         compile_for_scoring(resolve(rubric), source=rubric).hash,
-        JudgeConfig(**cheap).judge_hash(),
-        JudgeConfig(**strong).judge_hash(),
+        cheap.judge_hash(),
+        strong.judge_hash(),
     )
     with db.reader(warehouse_path) as con:
         if not steps.corpus_exists(con, corpus_id):

@@ -19,8 +19,8 @@ def compare_flow(
     rubric_a: str,
     rubric_b: str,
     warehouse_path: str,
-    judge_a: dict | None = None,
-    judge_b: dict | None = None,
+    judge_a: JudgeConfig | None = None,
+    judge_b: JudgeConfig | None = None,
     score: bool = True,
     allow_mixed: bool = False,
     top: int = 10,
@@ -28,13 +28,13 @@ def compare_flow(
     judge_hash_a: str | None = None,
     judge_hash_b: str | None = None,
 ) -> Comparison:
-    """`judge_a` / `judge_b` hold JudgeConfig fields (two models with one rubric is an A/B too).
+    """`judge_a` / `judge_b`: each side's judge (two models with one rubric is an A/B too).
     With score=False only landed judgments are compared; `judge_hash_a` / `judge_hash_b` (hash
     prefixes) pick one judge setup per side, e.g. two strategies of one model."""
     logger = get_run_logger()
     if score:
         ran = [
-            score_corpus(corpus_id, ref, warehouse_path, judge)
+            score_corpus(corpus_id, ref, warehouse_path, judge or JudgeConfig())
             for ref, judge in ((rubric_a, judge_a), (rubric_b, judge_b))
         ]
         a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
@@ -59,9 +59,9 @@ def compare_flow(
     return result
 
 
-def _judge_hash(judge: dict | None) -> str | None:
+def _judge_hash(judge: JudgeConfig | None) -> str | None:
     """A side's judge is pinned only when a model is named; otherwise any judge that scored it."""
-    return JudgeConfig(**judge).judge_hash() if judge and judge.get("model") else None
+    return judge.judge_hash() if judge is not None and "model" in judge.model_fields_set else None
 
 
 def comparison_markdown(c: Comparison) -> str:

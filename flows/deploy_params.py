@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from rubricflow.errors import InputError
 
 _UNSET = re.compile(r"\{\{\s*\$(\w+)\s*\}\}")
@@ -15,6 +17,8 @@ _UNSET = re.compile(r"\{\{\s*\$(\w+)\s*\}\}")
 
 def refuse_unset(**parameters: Any) -> None:
     for name, value in parameters.items():
+        if isinstance(value, BaseModel):  # a typed parameter (JudgeConfig) validated from the placeholder
+            value = value.model_dump()
         text = repr(value) if isinstance(value, dict | list | tuple) else value
         found = _UNSET.search(text) if isinstance(text, str) else None
         if found:

@@ -23,6 +23,7 @@ from rubricflow.tasks.improve import evolve, invariants, objectives, reflect
 from rubricflow.tasks.improve.objectives import Objectives
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.verify import AnswerError
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db
@@ -157,7 +158,7 @@ def _begin(
     defaults = {"minibatch": 12, "invariants": False, "gate": False}
     extra = settings.key() + ("" if options == defaults else json.dumps(sorted(options.items())))
     eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, *key, extra=extra)
-    first = score_corpus(corpus_id, rubric, warehouse_path, judge_config.model_dump(mode="json"), shard_size)
+    first = score_corpus(corpus_id, rubric, warehouse_path, judge_config, RunOptions(shard_size=shard_size))
     with db.writer(warehouse_path) as con:
         run_sql(
             con,
@@ -227,7 +228,7 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
     path.write_text(dump_yaml(candidate.rubric), encoding="utf-8")
     notify("evolve", {"round": number, "criterion": criterion, "candidate": candidate.hash})
     run = score_corpus(
-        ev.corpus_id, str(path), ev.warehouse_path, ev.judge_config.model_dump(mode="json"), ev.shard_size
+        ev.corpus_id, str(path), ev.warehouse_path, ev.judge_config, RunOptions(shard_size=ev.shard_size)
     )
     after = ev.metric(candidate.hash, ev.split.validation)
     why_not = _decide(ev, candidate.hash, before, after)

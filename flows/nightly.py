@@ -15,10 +15,11 @@ from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.night_events import announce_night
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.pipeline.nightly import load_canary, record_night, source_changed
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.run_options import RunOptions
+from rubricflow.tasks.pipeline.nightly import load_canary, record_night, record_source_digest, source_changed
 from rubricflow.tasks.pipeline.rubric_status import describe, flagged_runs
 from rubricflow.tasks.presentation.tables import md_table, md_text
-from rubricflow.warehouse import db, steps
 
 
 class CoverageError(CheckFailed):
@@ -35,15 +36,15 @@ def nightly_scoring(
     corpus_id: str,
     rubrics: list[str],
     warehouse_path: str,
-    judge: dict | None = None,
+    judge: JudgeConfig = JudgeConfig(),
     min_coverage: float = 0.95,
     canary_size: int = 20,
     night: str | None = None,
-    shard_size: int = 2000,
+    options: RunOptions = RunOptions(),
     min_correlation: float = 0.7,
     max_canary_drift: float = 0.1,
 ) -> list[dict]:
-    """`judge` holds JudgeConfig fields (never the API key). `night` defaults to today's UTC date.
+    """`judge` (never the API key) and `options` apply to every rubric's run. `night` defaults to today's UTC date.
     `min_correlation`: the calibration threshold of a rubric that states none of its own.
     Coverage under `min_coverage` and canary drift over `max_canary_drift` are announced as Prefect
     events (flows/night_events.py); only the first fails the night."""
@@ -53,17 +54,16 @@ def nightly_scoring(
     changed, digest = source_changed(source, warehouse_path, corpus_id)
     if changed:
         ingest_flow(source, warehouse_path, corpus_id)
-        with db.writer(warehouse_path) as con:
-            steps.set_corpus_digest(con, corpus_id, digest)
+        record_source_digest(warehouse_path, corpus_id, digest)
     else:
         logger.info("source %s unchanged since the last ingest: not re-ingested", source)
     nights, run_ids = [], []
     for rubric in rubrics:
-        run = score_corpus(corpus_id, rubric, warehouse_path, judge, shard_size)
+        run = score_corpus(corpus_id, rubric, warehouse_path, judge, options)
         canary_run = None
         if canary_size > 0:
             canary = load_canary(warehouse_path, corpus_id, rubric, night, canary_size)
-            canary_run = score_corpus(canary, rubric, warehouse_path, judge, shard_size)
+            canary_run = score_corpus(canary, rubric, warehouse_path, judge, options)
         nights.append(record_night(warehouse_path, night, corpus_id, run, canary_run))
         run_ids.append(run["run_id"])
         announce_night(nights[-1], corpus_id, run["run_id"], min_coverage, max_canary_drift)

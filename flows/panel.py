@@ -7,6 +7,8 @@ from __future__ import annotations
 from prefect import flow
 
 from rubricflow.flows.score import score_corpus
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.run_options import RunOptions
 
 
 @flow(name="judge-panel", log_prints=True)
@@ -14,9 +16,8 @@ def panel_flow(
     corpus_id: str,
     rubric: str,
     warehouse_path: str,
-    judges: list[dict],
-    shard_size: int = 2000,
-    skip_disqualified: bool = False,
+    judges: list[JudgeConfig],
+    options: RunOptions = RunOptions(),
 ) -> list[dict]:
     """One scoring subflow per judge, in turn; returns each run's summary."""
-    return [score_corpus(corpus_id, rubric, warehouse_path, judge, shard_size, skip_disqualified) for judge in judges]
+    return [score_corpus(corpus_id, rubric, warehouse_path, judge, options) for judge in judges]

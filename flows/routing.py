@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubricflow.errors import InputError
 from rubricflow.rubrics.algebra import AlgebraError, Coproduct
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.warehouse import db
 from rubricflow.warehouse.sqlfiles import fetch_tuples, run_sql, transaction
+
+if TYPE_CHECKING:
+    from rubricflow.tasks.judging.config import JudgeConfig
 
 SELECTORS = "genre, or metadata.KEY"
 
@@ -83,9 +88,8 @@ def score_routed(
     corpus: str,
     refs: list[str],
     selector: str,
-    judge: dict,
-    shard_size: int = 2000,
-    skip_disqualified: bool = False,
+    judge: JudgeConfig,
+    options: RunOptions | None = None,
     workers: int = 0,
 ) -> list[dict]:
     """Route the corpus's texts, then score each rubric on its own texts (a rubric no text chose
@@ -94,9 +98,7 @@ def score_routed(
 
     routed = route_corpus(warehouse, corpus, refs, selector)
     return [
-        scoring_flow(workers)(
-            corpus, ref, str(warehouse), judge, shard_size, skip_disqualified, workers=workers, texts=texts
-        )
+        scoring_flow(workers)(corpus, ref, str(warehouse), judge, options or RunOptions(), workers=workers, texts=texts)
         for ref, texts in routed.items()
         if texts
     ]

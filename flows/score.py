@@ -23,6 +23,7 @@ from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate, answer_overrun
 from rubricflow.tasks.judging.run import Run, RunSummary
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
 from rubricflow.tasks.judging.telemetry import run_span
@@ -36,10 +37,11 @@ from rubricflow.tasks.pipeline.score import (
     pending_batches,
     prepare_run,
     run_refusals,
+    run_report,
 )
 from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
-from rubricflow.warehouse import db, steps
+from rubricflow.warehouse import steps
 from rubricflow.warehouse.locks import run_lock
 
 
@@ -78,37 +80,31 @@ def score_corpus(
     corpus_id: str,
     rubric: str,
     warehouse_path: str,
-    judge: JudgeConfig | dict | None = None,
-    shard_size: int = 2000,
-    skip_disqualified: bool = False,
+    judge: JudgeConfig = JudgeConfig(),
+    options: RunOptions = RunOptions(),
     run_id: str | None = None,
     workers: int = 0,
     texts: list[str] | None = None,
 ) -> dict:
-    """Score one corpus with one rubric (a file or a library name). `judge` is validated once, by
-    Prefect, as a JudgeConfig (a dict of its fields is accepted); the API key is never a parameter
-    (it comes from OPENAI_API_KEY). With workers >= 2 (see `scoring_flow`) shards run in parallel
+    """Score one corpus with one rubric (a file or a library name). `judge` (which judge to ask)
+    and `options` (the run-wide settings) are typed parameters, validated once by Prefect (a dict
+    of their fields is validated into them); the API key is never a parameter (it comes from the
+    provider's key variable). With workers >= 2 (see `scoring_flow`) shards run in parallel
     processes that share the rate limits and budget; with the judge's `cluster` (or
     $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers. With `texts`, only those texts'
     cells are planned (a sequential A/B's batch, a cascade's escalation)."""
-    refuse_unset(  # deploy/prefect.yaml's placeholders
-        rubric=rubric,
-        warehouse_path=warehouse_path,
-        judge=judge.model_dump() if isinstance(judge, JudgeConfig) else judge,
-    )
+    refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
     logger = get_run_logger()
-    config = judge if isinstance(judge, JudgeConfig) else JudgeConfig(**(judge or {}))  # validated once, here
-    _check_where(config, workers)
+    _check_where(judge, workers)
     run = Run(
         run_id=run_id or new_run_id(),
         corpus_id=corpus_id,
         warehouse=warehouse_path,
         rubric=rubric,
         bundle=compile_for_scoring(resolve(rubric), source=rubric),
-        judge=config,
+        judge=judge,
         texts=tuple(texts) if texts is not None else None,
-        shard_size=shard_size,
-        skip_disqualified=skip_disqualified,
+        options=options,
     )
     with run_lock(warehouse_path, corpus_id, run.bundle.hash, run.judge_hash, run.run_id):  # one run per work
         started = dt.datetime.now()
@@ -116,7 +112,7 @@ def score_corpus(
         _announce(plan, recovered, estimate, run)
         try:
             with (
-                run_span(run.run_id, corpus_id, f"{run.bundle.id}@{run.bundle.version}", config.model),
+                run_span(run.run_id, corpus_id, f"{run.bundle.id}@{run.bundle.version}", judge.model),
                 run_progress(
                     artifact_key("score-progress", corpus_id, run.bundle.id), plan.cells, f"rubricflow run {run.run_id}"
                 ),
@@ -130,7 +126,7 @@ def score_corpus(
             raise
         waiting = sum(r.waiting for r in results)
         unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
-        refused = _close_run(run, waiting, unjudged)
+        refused = _close_run(run, waiting, unjudged, plan.deferred)
         _publish(run)
         summary = _summary(run, plan, results, recovered, unjudged, estimate.usd, started)
         logger.info("run %s finished: %s", run.run_id, summary)
@@ -141,26 +137,26 @@ def score_corpus(
 
 def _publish(run: Run) -> None:
     """The run's report and criteria table as Prefect artifacts, and its completion event."""
-    bundle = run.bundle
-    with db.reader(run.warehouse) as con:
-        publish(
-            run_markdown(con, run.run_id),
-            artifact_key("score", run.corpus_id, bundle.id),
-            f"rubricflow run {run.run_id}: {bundle.id}@{bundle.version} on {run.corpus_id}",
-        )
-        publish_run_table(con, run.run_id, artifact_key("score-table", run.corpus_id, bundle.id))
-        announce_completed(con, run.run_id)
+    bundle, report = run.bundle, run_report(run)
+    publish(
+        run_markdown(report),
+        artifact_key("score", run.corpus_id, bundle.id),
+        f"rubricflow run {run.run_id}: {bundle.id}@{bundle.version} on {run.corpus_id}",
+    )
+    publish_run_table(report, artifact_key("score-table", run.corpus_id, bundle.id))
+    announce_completed(report)
 
 
 def _announce(plan: steps.Plan, recovered: int, estimate: Estimate, run: Run) -> None:
     """What the run will do and cost, in the log and to the progress display, before any call."""
     logger, config = get_run_logger(), run.judge
     logger.info(
-        "run %s: %s cells to judge, %s already landed%s",
+        "run %s: %s cells to judge, %s already landed%s%s",
         run.run_id,
         plan.cells,
-        plan.total - plan.cells,
+        plan.skipped,
         f", {recovered} recovered from an interrupted run" if recovered else "",
+        f", {plan.deferred} left for the next run (max_cells {run.options.max_cells})" if plan.deferred else "",
     )
     logger.info(
         "%s%s",
@@ -189,7 +185,8 @@ def _summary(
         rubric_hash=run.bundle.hash,
         judge_hash=run.judge_hash,
         planned_cells=plan.total,
-        skipped_cells=plan.total - plan.cells,
+        skipped_cells=plan.skipped,
+        deferred_cells=plan.deferred,
         judged_cells=sum(r.cells for r in results),
         ok_cells=sum(r.ok for r in results),
         failed_cells=sum(r.failed for r in results),
@@ -236,7 +233,7 @@ def _judge(run: Run, plan: steps.Plan, workers: int) -> list[ShardResult]:
     return results
 
 
-def _close_run(run: Run, waiting: int, unjudged: int) -> str | None:
+def _close_run(run: Run, waiting: int, unjudged: int, deferred: int) -> str | None:
     """Record how the run ended; returns the message when the endpoint answered no call usably."""
     logger = get_run_logger()
     refused = run_refusals(run)
@@ -269,7 +266,8 @@ def _close_run(run: Run, waiting: int, unjudged: int) -> str | None:
         logger.warning(message)
         finish_run(run, "stopped", message)
     else:
-        finish_run(run, "completed", None)
+        left = f"{deferred} cells left for the next run (max_cells {run.options.max_cells})" if deferred else None
+        finish_run(run, "completed", left)
     return None
 
 

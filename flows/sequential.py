@@ -131,7 +131,7 @@ def _judge(warehouse_path: str, corpus_id: str, sides: list[Side], texts: list[s
     for side in sides:
         if (side.rubric_hash, side.judge_hash) not in seen:
             seen.add((side.rubric_hash, side.judge_hash))
-            score_corpus(corpus_id, side.ref, warehouse_path, side.judge, texts=texts)
+            score_corpus(corpus_id, side.ref, warehouse_path, JudgeConfig(**(side.judge or {})), texts=texts)
 
 
 def _pairs(con, corpus_id: str, sides: list[Side], figure: str, texts: list[str] | None) -> dict[str, float]:

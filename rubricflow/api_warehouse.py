@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from rubricflow.api_frames import check_columns, table_of
 from rubricflow.errors import InputError
+from rubricflow.tasks.judging.config import JudgeConfig, checked
 from rubricflow.tasks.judging.run import RunSummary as Run  # one finished run, as the flow summarised it
+from rubricflow.tasks.judging.run_options import RunOptions
 
 if TYPE_CHECKING:
     import polars as pl
@@ -91,16 +93,17 @@ class Warehouse:
         corpus: str,
         rubric: RubricLike,
         judge: Judge,
-        shard_size: int = 2000,
-        skip_disqualified: bool = False,
         workers: int = 0,
+        **options: Any,
     ) -> Run:
         """Score a corpus through the scoring flow (landed cells are reused: re-running costs nothing).
-        An interrupt (Ctrl-C, a kernel interrupt) closes the run `interrupted`; what landed stays."""
+        `options` are run-wide settings, RunOptions' fields (shard_size, skip_disqualified,
+        max_cells, ...), checked like the command line's. An interrupt (Ctrl-C, a kernel interrupt)
+        closes the run `interrupted`; what landed stays."""
         from rubricflow.api_rubric import flow_reference
 
         ref = flow_reference(rubric, self.path.parent / "rubrics")
-        summary = run_score(self.path, corpus, ref, judge.settings, shard_size, skip_disqualified, workers)
+        summary = run_score(self.path, corpus, ref, judge.config, checked(RunOptions, options), workers)
         return Run(warehouse=self.path, **summary)
 
     def query(self, sql: str) -> pl.DataFrame:
@@ -146,7 +149,7 @@ class Warehouse:
         start_flows()
         from rubricflow.flows.compare import compare_flow
 
-        judges = [j.settings if j else None for j in (judge, judge_b or judge)]
+        judges = [j.config if j else None for j in (judge, judge_b or judge)]
         return compare_flow(corpus, refs[0], refs[1], str(self.path), judges[0], judges[1], judge is not None, top=top)
 
     def calibrate(
@@ -213,15 +216,12 @@ def run_score(
     warehouse: Path,
     corpus: str,
     rubric: str,
-    judge: dict,
-    shard_size: int = 2000,
-    skip_disqualified: bool = False,
+    judge: JudgeConfig,
+    options: RunOptions,
     workers: int = 0,
 ) -> dict:
     """The scoring flow, as `rubricflow score` and `Warehouse.score` both run it."""
-    if shard_size < 1:  # F32: 0 cells per shard never finishes planning
-        raise InputError(f"--shard-size must be at least 1 cell, not {shard_size}")
     start_flows()
     from rubricflow.flows.score import scoring_flow
 
-    return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, shard_size, skip_disqualified, workers=workers)
+    return scoring_flow(workers)(corpus, rubric, str(warehouse), judge, options, workers=workers)

@@ -151,7 +151,7 @@ def compile_or_raise(rubric: Rubric, source: str = "<rubric>") -> Bundle:
 def compile_for_scoring(rubric: Rubric, source: str = "<rubric>") -> Bundle:
     """A bundle a judge can score: it compiles and has criteria. A rubric of decision rules or an
     output template alone is a valid document (it imports, exports, renders), but a run judges
-    criteria: refused here with the reason, before any plan or call (F13: it crashed the run)."""
+    criteria: refused here with the reason, before any plan or call (not a crash mid-run)."""
     bundle = compile_or_raise(rubric, source)
     if not rubric.criteria:
         raise RubricCompileError(

@@ -87,7 +87,7 @@ def check_expansion(data: Any, source: str | Path) -> None:
     open_nodes: set[int] = set()
 
     def size(node: Any) -> int:
-        if isinstance(node, str):  # F24: one long string aliased 4,000 times counted as 4,000 values
+        if isinstance(node, str):  # a YAML bomb: one long string aliased 4,000 times counted as 4,000 values
             return 1 + len(node) // CHARACTERS_PER_VALUE
         if not isinstance(node, (dict, list)):
             return 1

@@ -61,7 +61,7 @@ class Library:
                     continue
                 try:
                     rubrics = load_rubrics(path)
-                except InputError as exc:  # F34: one stray YAML in a folder made every rubric unusable
+                except InputError as exc:  # one stray YAML in a folder must not make every rubric unusable
                     if root.is_file():
                         raise
                     self.skipped.append((path, str(exc)))

@@ -54,11 +54,37 @@ def test_site_parameters_come_from_the_environment_and_each_is_one_its_flow_take
         refuse_unset(**d["parameters"])
 
 
+def test_each_deployment_takes_its_judge_as_a_typed_parameter_whose_fields_prefect_shows(monkeypatch):
+    """`judge` is a JudgeConfig parameter (the scoring runs' settings a RunOptions): Prefect's schema
+    for the deployment lists their fields with their help, and validates the deployed dict into one."""
+    from prefect.utilities.callables import parameter_schema
+
+    from rubricflow.tasks.judging.config import JudgeConfig
+
+    for d in _deployments(monkeypatch, ENV).values():
+        flow = load_flow_from_entrypoint(str(ROOT / d["entrypoint"]))
+        schema = parameter_schema(flow.fn).model_dump_for_openapi()
+        fields = schema["definitions"]["JudgeConfig"]["properties"]
+        assert {"model", "top_p", "rpm", "budget_usd"} <= set(fields) and "api_key" not in fields
+        assert fields["top_p"]["description"].startswith("Nucleus sampling")
+        given = d["parameters"] | {k: v for t in d.get("triggers", []) for k, v in t.get("parameters", {}).items()}
+        judges = {k: v for k, v in flow.validate_parameters(given).items() if k in ("judge", "judge_a", "judge_b")}
+        assert judges and all(isinstance(j, JudgeConfig) and j.model == "gpt-4.1-mini" for j in judges.values())
+        if d["name"] != "compare":
+            assert "max_cells" in schema["definitions"]["RunOptions"]["properties"]
+
+
 def test_a_placeholder_left_unset_is_refused_naming_its_variable(monkeypatch):
     nightly = _deployments(monkeypatch, {})["nightly"]["parameters"]
     assert nightly["source"] == "{{ $RUBRICFLOW_SOURCE }}"  # what Prefect deploys when the variable is unset
     with pytest.raises(InputError, match=r"parameter source .*RUBRICFLOW_SOURCE was unset.*export RUBRICFLOW_SOURCE"):
         refuse_unset(**nightly)
+    with pytest.raises(InputError, match=r"parameter judge .*RUBRICFLOW_MODEL was unset"):  # once validated, too
+        refuse_unset(
+            judge=load_flow_from_entrypoint(str(ROOT / "flows/score.py:score_corpus")).validate_parameters(
+                {"corpus_id": "c", "rubric": "r", "warehouse_path": "w", "judge": nightly["judge"]}
+            )["judge"]
+        )
 
 
 def test_the_score_on_ingest_trigger_is_a_valid_prefect_trigger_on_the_ingest_event(monkeypatch):

@@ -82,7 +82,7 @@ def memory_config() -> dict:
 
 def writer_waiting(path: Path) -> Path:
     """The mark a writer leaves while another process holds the file: long-lived readers (the
-    viewer) see it, close their connection and let the writer in (N10)."""
+    viewer) see it, close their connection and let the writer in."""
     return path.with_name(path.name + ".writer-waiting")
 
 
@@ -323,7 +323,7 @@ def read_only_query(path: str | Path, statement: str):
         con.close()
 
 
-# Types that leave DuckDB as Arrow types polars, CSV or JSON writers cannot take (N15): sent as text.
+# Types that leave DuckDB as Arrow types polars, CSV or JSON writers cannot take: sent as text.
 UNPORTABLE_TYPES = re.compile(r"\b(INTERVAL|UNION|BLOB|VARIANT|BIT|UUID|U?HUGEINT|ENUM|GEOMETRY|WITH TIME ZONE)\b")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -90,6 +91,12 @@ class Plan:
     total: int  # cells the run covers, landed or not
     text_chars: int = 0  # characters of text, input and context the cells to judge carry (for the estimate)
     adopted: int = 0  # cells copied from another rubric version with the same unit fingerprint
+    deferred: int = 0  # cells the run's options leave for the next run (max_cells)
+
+    @property
+    def skipped(self) -> int:
+        """Cells the run covers that are landed already (judged or adopted)."""
+        return self.total - self.cells - self.deferred
 
 
 def plan_cells(
@@ -100,12 +107,12 @@ def plan_cells(
     strategy: str,
     samples: int,
     out_dir: Path,
-    shard_size: int,
-    skip_disqualified: bool = False,
+    options: dict[str, Any],
     run_id: str | None = None,
     texts: list[str] | None = None,
 ) -> Plan:
-    """Write the cells still to judge as Parquet plan files of at most `shard_size` cells. With a
+    """Write the cells still to judge as Parquet plan files of at most `shard_size` cells.
+    `options` are the run's options (RunOptions as a dict), each a parameter of plan_cells.sql. With a
     run id, cells another rubric version judged with the same unit fingerprint are adopted first.
     With `texts`, only those texts are planned (a sequential A/B judges its batches so)."""
     rendering = render(bundle.rubric, strategy)  # the units as the judge will send them
@@ -134,10 +141,11 @@ def plan_cells(
             judge=judge_hash,
             samples=samples,
             genres=genres,
-            skip_disqualified=skip_disqualified,
-            shard_size=shard_size,
             only_texts=texts is not None,
+            **options,
         )
+        deferred = con.execute("SELECT count(*) FROM plan WHERE NOT due").fetchall()[0][0]
+        con.execute("DELETE FROM plan WHERE NOT due")
         total = con.execute(
             "SELECT count(*) * $samples FROM texts t JOIN plan_units u ON u.genre_key = "
             "CASE WHEN list_contains($genres, t.genre) THEN t.genre ELSE '' END "
@@ -149,7 +157,7 @@ def plan_cells(
         con.execute("DROP TABLE plan_units")
         con.execute("DROP TABLE plan_texts")
     files, cells, chars = _write_plan(con, corpus_id, out_dir)
-    return Plan(files, cells, total, chars, adopted)
+    return Plan(files, cells, total, chars, adopted, deferred)
 
 
 def _adopt(

@@ -128,7 +128,7 @@ def main() -> None:
 def _release_frames(exc: BaseException | None) -> None:
     """Clear the locals of every frame the error's traceback (and its causes') hold: Prefect keeps
     the exception in the failed run's state, and a DuckDB connection left in a frame was reported
-    "leaked" by nanobind in ~40 lines at exit (N18)."""
+    "leaked" by nanobind in ~40 lines at exit."""
     import traceback
 
     seen = set()

@@ -20,7 +20,7 @@ from rubricflow.errors import InputError
 from rubricflow.settings import settings
 
 # C0 and C1 control characters but newline and tab: an ESC in a rubric, a text or an answer would
-# otherwise recolour the terminal, move its cursor or plant an OSC 8 link (F16).
+# otherwise recolour the terminal, move its cursor or plant an OSC 8 link.
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
 # Bidirectional controls (U+202E and kin) reorder what follows them on screen: a title could show
 # text other than what it holds. Shown as \uXXXX too.
@@ -39,33 +39,6 @@ err = SafeConsole(stderr=True)
 
 WarehouseOpt = typer.Option(
     None, "--warehouse", "-w", help="DuckDB file (default: $RUBRICFLOW_WAREHOUSE or warehouse/rubricflow.duckdb)."
-)
-ClusterOpt = typer.Option(
-    None,
-    help="Judge on this Dask scheduler's workers, tls://HOST:PORT with the RUBRICFLOW_DASK_TLS_* certificates "
-    "(default: $RUBRICFLOW_DASK_ADDRESS; plain tcp:// only with RUBRICFLOW_DASK_INSECURE=1).",
-)
-ProviderOpt = typer.Option(
-    None,
-    help="The endpoint's wire API: openai (chat completions; any compatible server) or anthropic (the "
-    "Messages API, key in ANTHROPIC_API_KEY).",
-)
-LimitsOpt = typer.Option(
-    None,
-    "--limits",
-    help="PostgreSQL URL holding each provider key's rate limits for every run and machine (default: "
-    "$RUBRICFLOW_LIMITS_URL, else this machine's state folder). No password in it: PGPASSWORD or ~/.pgpass.",
-)
-OutputModeOpt = typer.Option(
-    "auto",
-    help="How the answer's structure is asked for: auto (json_schema, then the "
-    "next mode each refusal allows), json_schema, json_object, tools or text; verdict_tools: the judge "
-    "calls set_waza_grade_pass or set_waza_grade_fail (waza), for rubrics of one pass/fail criterion.",
-)
-SystemPromptOpt = typer.Option(
-    "auto",
-    help="Where the rubric goes: auto (checked once per run: a server that drops "
-    "system messages gets it in the user turn), system or user.",
 )
 
 
@@ -102,7 +75,7 @@ class _ShutdownNotes:
 
 
 def machine_error(exc: BaseException) -> str | None:
-    """One line for what the machine refused a command, wherever it surfaced (G13, G14): DuckDB out of
+    """One line for what the machine refused a command, wherever it surfaced: DuckDB out of
     memory under its limit names the variable that set it; a full disk (DuckDB's or Python's write)
     says so with the file DuckDB names. None for anything else."""
     import errno
@@ -124,7 +97,7 @@ def machine_error(exc: BaseException) -> str | None:
 
 def said_in_one_line(exc: BaseException | None) -> bool:
     """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
-    refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those)."""
+    refusals of a named path (missing, not permitted, disk full: each was a traceback once)."""
     from rubricflow.errors import RubricflowError
 
     return isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None)

@@ -22,7 +22,7 @@ from .common import (
     warehouse_path,
     write_report,
 )
-from .judge_options import judge_options
+from .judge_options import judge_options, typed
 
 
 @judge_options(exclude=("seed",))  # --seed is the sequential order's
@@ -108,8 +108,8 @@ def compare(
                 a,
                 b or a,
                 str(warehouse_path(warehouse)),
-                judges[0],
-                judges[1],
+                typed(judges[0]),
+                typed(judges[1]),
                 score=not no_score,
                 allow_mixed=allow_mixed,
                 top=top,

@@ -22,8 +22,8 @@ MARKER = ".rubricflow-demo"  # in the demo's folder: the demo made it, so the de
 def prepare_folder(warehouse: Path, fresh: bool) -> None:
     """The demo works in a folder of its own: one that is empty or holds only what an earlier demo
     wrote there (its marker, its warehouse, its runs and its corpus). A fresh start removes those
-    only, and never a warehouse that holds any corpus but the demo's (F2: a marker made any folder
-    the demo's for good, and a fresh demo deleted a warehouse with pending shards)."""
+    only, and never a warehouse that holds any corpus but the demo's (else a marker would make any folder
+    the demo's for good, and a fresh demo delete a warehouse with pending shards)."""
     folder = warehouse.parent
     if folder.is_dir() and any(folder.iterdir()):
         _check_only_demo_files(folder, warehouse)

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rubricflow.errors import InputError
 
 from .common import WarehouseOpt, out, print_rows, warehouse_path
+from .judge_options import judge_options
 
 
 def parse_target(labels: str) -> tuple[list[str], str]:
@@ -32,15 +33,13 @@ def _pairs(option: str, items: list[str]) -> dict[str, float]:
     return found
 
 
+@judge_options(exclude=("seed",))  # --seed is the split's here
 def evolve(
     corpus: str = typer.Option(..., "--corpus", "-c"),
     rubric: str = typer.Option(..., "--rubric", "-r", help="The starting rubric (a file or a library name)."),
     labels: str = typer.Option("human:overall", help="What to agree with: RATER[,RATER...][:CRITERION]."),
     base_url: str | None = typer.Option(None, help="The judge's endpoint (default: $OPENAI_BASE_URL)."),
     model: str | None = typer.Option(None, help="The judge model."),
-    max_in_flight: int | None = typer.Option(None, min=1, help="Judge calls in flight at once (default 64)."),
-    samples: int | None = typer.Option(None, min=1, help="Re-asks per text (>= 2 for the consistency objective)."),
-    temperature: float | None = typer.Option(None, min=0, help="The judge's sampling temperature."),
     reflect_base_url: str | None = typer.Option(None, help="The reflection model's endpoint (default: the judge's)."),
     reflect_model: str | None = typer.Option(None, help="The reflection model (default: the judge model)."),
     shard_size: int = typer.Option(2000, min=1, help="Cells per shard: what a killed run loses at most."),
@@ -69,6 +68,7 @@ def evolve(
     ),
     output_dir: Path | None = typer.Option(None, help="Where candidates and the best version go (default: evolve-ID)."),
     warehouse: Path | None = WarehouseOpt,
+    judge: dict | None = None,
 ) -> None:
     """Rounds of: find the criterion that agrees least with the humans (training texts), ask a
     reflection model for mutations, judge the candidate (only its changed criteria cost calls),
@@ -87,14 +87,13 @@ def evolve(
     settings["tolerances"] = _pairs("--tolerance", tolerance)
     Objectives(**settings)  # checked before any flow starts
     options = {"minibatch": minibatch, "invariants": invariants, "gate": gate}
-    fields = {"max_in_flight": max_in_flight, "samples": samples, "temperature": temperature}
-    judge = judge_settings(model, base_url, need_endpoint=True, **fields)
+    judged_by = judge_settings(model, base_url, need_endpoint=True, **(judge or {}))
     reflection = judge_settings(reflect_model, reflect_base_url)
     folder = output_dir or Path(f"evolve-{resolve(rubric).metadata.id}")
     start_flows()
     from rubricflow.flows.evolve import evolve_flow
 
-    where = (corpus, rubric, str(warehouse_path(warehouse)), raters, criterion, judge, reflection, max_rounds)
+    where = (corpus, rubric, str(warehouse_path(warehouse)), raters, criterion, judged_by, reflection, max_rounds)
     with scoring_progress():
         result = evolve_flow(
             *where, max_calls, seed, validation, test, str(folder), shard_size, settings=settings, options=options

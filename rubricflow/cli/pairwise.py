@@ -19,18 +19,19 @@ from .common import (
 if TYPE_CHECKING:
     from rubricflow.rubrics.compiler import Bundle
 
-from .judge_options import judge_options
+from .judge_options import judge_options, run_options, run_settings
 
 
 @judge_options()
+@run_options(exclude=("skip_disqualified",))
 def pairwise(
     corpus: str = typer.Option(..., "--corpus", "-c", help="A pair corpus (see `rubricflow ingest`)."),
     rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
     model: list[str] | None = typer.Option(None, help="Judge model (repeatable: a panel)."),
     base_url: str | None = typer.Option(None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
-    shard_size: int = typer.Option(2000, help="Cells per shard (the unit that lands at once)."),
     warehouse: Path | None = WarehouseOpt,
     judge: dict | None = None,
+    options: dict | None = None,
 ) -> None:
     """Which of two responses is better, criterion by criterion: every pair is judged in both orders
     (A-B and B-A, two cells of their own) with the rubric's pairwise form (verdicts a, b, tie);
@@ -49,9 +50,9 @@ def pairwise(
     for ref in rubric:
         target, bundle = _pair_form(ref, path)
         if len(judges) == 1:
-            run_score(corpus, str(target), path, judges[0], shard_size)
+            run_score(corpus, str(target), path, judges[0], run_settings(options))
         else:
-            run_panel(corpus, str(target), path, judges, shard_size)
+            run_panel(corpus, str(target), path, judges, run_settings(options))
         with db.reader(path) as con:
             rows = pairwise_report(con, corpus, bundle.hash)
         if not rows:

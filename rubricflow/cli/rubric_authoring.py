@@ -11,15 +11,19 @@ from rich.markup import escape
 from rubricflow.errors import CheckFailed
 
 from .common import judge_settings, out, print_rows
+from .judge_options import judge_options
 from .rubric import LibraryOpt, print_issues, resolve_ref
 
 META_RUBRIC = "rubric-quality"
+# judge options about a scoring run's work (batches, a cluster, a budget), not one model call's
+ONE_CALL = ("batch", "batch_poll_s", "batch_timeout_s", "cluster", "limits_url", "budget_usd")
 
 
 def _offline(url: str) -> None:
     out.print(f"asking the OFFLINE judge (a deterministic stand-in, not a model) on {url}")
 
 
+@judge_options(exclude=(*ONE_CALL, "max_tokens"))
 def generate(
     source: Path | None = typer.Argument(None, help="The source document: a style guide, a policy, a book's rules."),
     rubric_id: str | None = typer.Option(None, "--id", help="The rubric's id (default: from the file name)."),
@@ -38,11 +42,7 @@ def generate(
         None, "--from-paper", help="A paper in Markdown: write a PaperBench requirement tree (JSON) instead."
     ),
     venue: str = typer.Option("agent_benchmark", "--venue", help="With --from-paper: agent_benchmark or paper_audit."),
-    timeout: float | None = typer.Option(
-        None,
-        help="Seconds for a whole answer (default 60; 300 for an endpoint on this machine); the call, its "
-        "retries included, ends by twice this plus 30 s.",
-    ),
+    judge: dict | None = None,
 ) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does
     not compile, or with --kind is not of that kind, is asked for again once, with the errors), write
@@ -57,7 +57,7 @@ def generate(
         from .rubric_paper import paper_tree
 
         return paper_tree(
-            from_paper, venue, judge_settings(model, base_url, max_tokens=max_tokens, timeout_s=timeout), output, force
+            from_paper, venue, judge_settings(model, base_url, max_tokens=max_tokens, **(judge or {})), output, force
         )
     if source is None:
         raise InputError("give a SOURCE document, or --from-paper PAPER.md")
@@ -67,7 +67,7 @@ def generate(
     path = output or Path(f"{rubric_id}.yaml")
     if path.exists() and not force:  # checked before the model is asked: nothing is bought to be thrown away
         raise InputError(f"{path} exists; pass --force to replace it, or --output another file")
-    with endpoint(judge_settings(model, base_url, max_tokens=max_tokens, timeout_s=timeout), _offline) as config:
+    with endpoint(judge_settings(model, base_url, max_tokens=max_tokens, **(judge or {})), _offline) as config:
         result = draft(config, source, rubric_id, kind=kind)
     rubric = result.bundle.rubric
     path.write_text(dump_yaml(rubric), encoding="utf-8")
@@ -88,17 +88,14 @@ def generate(
     )
 
 
+@judge_options(exclude=(*ONE_CALL, "strategy"))
 def review(
     ref: str = typer.Argument(..., help="The rubric to review (a file or a library name)."),
     source: Path | None = typer.Option(None, help="The document the rubric was drawn from (for coverage)."),
     base_url: str | None = typer.Option(None, help="Endpoint (default: $OPENAI_BASE_URL, else the offline judge)."),
     model: str | None = typer.Option(None, help="The reviewing model."),
     library: list[Path] | None = LibraryOpt,
-    timeout: float | None = typer.Option(
-        None,
-        help="Seconds for a whole answer (default 60; 300 for an endpoint on this machine); the call, its "
-        "retries included, ends by twice this plus 30 s.",
-    ),
+    judge: dict | None = None,
 ) -> None:
     """Judge a rubric with the built-in meta-rubric (observable criteria, anchors per level, overlap,
     weights, coverage of the source, disqualifier precision), with the rubric's YAML as the text, and
@@ -113,7 +110,8 @@ def review(
     bundle, issues = compile_rubric(rubric)
     context = read_source(source) if source else ""
     meta = compile_or_raise(Library().get(META_RUBRIC).rubric)
-    with endpoint(judge_settings(model, base_url, strategy="per_criterion", timeout_s=timeout), _offline) as config:
+    settings = judge_settings(model, base_url, strategy="per_criterion", **(judge or {}))
+    with endpoint(settings, _offline) as config:
         judged = judge_text(meta, config, f"review-{rubric.metadata.id}", dump_yaml(rubric), context=context)
     print_rows(
         f"{rubric.metadata.id}@{rubric.metadata.version} reviewed with {META_RUBRIC}@{meta.version}",

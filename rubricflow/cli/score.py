@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -19,10 +20,14 @@ from .common import (
     start_flows,
     warehouse_path,
 )
-from .judge_options import judge_options
+from .judge_options import judge_options, run_options, run_settings, typed
+
+if TYPE_CHECKING:
+    from rubricflow.tasks.judging.run_options import RunOptions
 
 
 @judge_options()
+@run_options()
 def score(
     corpus: str = typer.Option(..., "--corpus", "-c", help="Corpus id (see `rubricflow ingest`)."),
     rubric: list[str] = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable)."),
@@ -35,8 +40,6 @@ def score(
         None,
         help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL). The key is read from its provider's usual variable (GROQ_API_KEY for api.groq.com, ...), else OPENAI_API_KEY.",
     ),
-    shard_size: int = typer.Option(2000, help="Cells per Prefect task."),
-    skip_disqualified: bool = typer.Option(False, help="Skip texts a pattern disqualifier already fails."),
     workers: int = typer.Option(0, help="Spread shards over this many local Dask worker processes (>= 2)."),
     warehouse: Path | None = WarehouseOpt,
     cascade: str | None = typer.Option(
@@ -53,6 +56,7 @@ def score(
         "-r VALUE=RUBRIC, and one plain -r RUBRIC for any other value (a coproduct; docs/rubrics.md).",
     ),
     judge: dict | None = None,
+    options: dict | None = None,
 ) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
     The cost estimate is printed before any call. With --cascade, a cheap judge answers every text
@@ -63,6 +67,7 @@ def score(
         judge_settings(one, base_url, need_endpoint=True, **(judge or {}))
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
+    run = run_settings(options)
     failures: list[str | None] = []
     if route and (cascade or len(judges) > 1):
         raise InputError("--route scores with one judge: drop --cascade / the extra --model")
@@ -72,9 +77,7 @@ def score(
         check_selector(route)  # both refused before the flows start
         parse_choices(rubric)
         start_flows()
-        routed = score_routed(
-            warehouse_path(warehouse), corpus, rubric, route, judges[0], shard_size, skip_disqualified, workers
-        )
+        routed = score_routed(warehouse_path(warehouse), corpus, rubric, route, typed(judges[0]), run, workers)
         failures += [print_run(warehouse_path(warehouse), summary["run_id"]) for summary in routed]
         rubric = []
     for ref in rubric:
@@ -84,11 +87,9 @@ def score(
             run_cascade(corpus, ref, warehouse_path(warehouse), judges[0], cascade, agreement, delta, calibration)
             continue
         if len(judges) == 1:
-            summaries = [
-                run_score(corpus, ref, warehouse_path(warehouse), judges[0], shard_size, skip_disqualified, workers)
-            ]
+            summaries = [run_score(corpus, ref, warehouse_path(warehouse), judges[0], run, workers)]
         else:
-            summaries = run_panel(corpus, ref, warehouse_path(warehouse), judges, shard_size, skip_disqualified)
+            summaries = run_panel(corpus, ref, warehouse_path(warehouse), judges, run)
         for summary in summaries:
             failures.append(print_run(warehouse_path(warehouse), summary["run_id"]))
     if len(judges) > 1:
@@ -104,18 +105,17 @@ def run_score(
     rubric: str,
     warehouse: Path,
     judge: dict,
-    shard_size: int = 2000,
-    skip_disqualified: bool = False,
+    options: RunOptions | None = None,
     workers: int = 0,
 ) -> dict:
     """Run the scoring flow (the same path as `Warehouse.score`) with a live progress bar: calls/s,
-    tokens, errors, ETA."""
+    tokens, errors, ETA. `judge`: JudgeConfig fields as `judge_settings` checked them."""
     from rubricflow.api_warehouse import run_score as score_flow
 
     from .progress import scoring_progress
 
     with scoring_progress():
-        return score_flow(warehouse, corpus, rubric, judge, shard_size, skip_disqualified, workers)
+        return score_flow(warehouse, corpus, rubric, typed(judge), options or run_settings(None), workers)
 
 
 def run_panel(
@@ -123,8 +123,7 @@ def run_panel(
     rubric: str,
     warehouse: Path,
     judges: list[dict],
-    shard_size: int = 2000,
-    skip_disqualified: bool = False,
+    options: RunOptions | None = None,
 ) -> list[dict]:
     """Several judges as one flow run (flows/panel.py), with the live progress bar."""
     start_flows()
@@ -133,7 +132,7 @@ def run_panel(
     from .progress import scoring_progress
 
     with scoring_progress():
-        return panel_flow(corpus, rubric, str(warehouse), judges, shard_size, skip_disqualified)
+        return panel_flow(corpus, rubric, str(warehouse), [typed(j) for j in judges], options or run_settings(None))
 
 
 class ScoredNothing(CheckFailed):

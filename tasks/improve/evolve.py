@@ -42,7 +42,7 @@ def evolution_id(
     extra: str = "",
 ) -> str:
     """The same command names the same evolution, so running it again resumes it; every setting that
-    changes its answers is in the key (N6: another reflection model's evolution was replayed). `extra`:
+    changes its answers is in the key (else another reflection model's evolution would be replayed). `extra`:
     the multi-objective settings, empty for the defaults (so earlier evolutions keep their ids)."""
     parts: list = [corpus, rubric_hash, judge_hash, target, seed, validation_share, test_share, reflection_hash]
     key = json.dumps(parts + [extra] if extra else parts)
@@ -52,7 +52,7 @@ def evolution_id(
 @dataclass(frozen=True)
 class Split:
     """Labelled texts by role: rounds learn from `train`, are accepted on `validation`, and `test`
-    is read once, for the final version (N6: one held-out set was both selected on and reported)."""
+    is read once, for the final version (else one held-out set would be both selected on and reported)."""
 
     train: list[str]
     validation: list[str]

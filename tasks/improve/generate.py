@@ -55,7 +55,7 @@ def messages(source: str, rubric_id: str, errors: Sequence[str] = (), kind: str 
 
 
 def read_source(source_path: Path) -> str:
-    """A source document's text, or an InputError naming the file (N17: a traceback before)."""
+    """A source document's text, or an InputError naming the file (not a traceback)."""
     try:
         return source_path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -85,7 +85,7 @@ def draft(
         except (AnswerError, InputError) as exc:
             errors = [str(exc)]
             continue
-        if rubric.metadata.id != rubric_id:  # the id is the user's (--id), not the model's choice (N7)
+        if rubric.metadata.id != rubric_id:  # the id is the user's (--id), not the model's choice
             rubric = rubric.model_copy(update={"metadata": rubric.metadata.model_copy(update={"id": rubric_id})})
         bundle, issues = compile_rubric(rubric)
         if bundle is not None and kind and profile_of(rubric) != kind:

@@ -68,8 +68,8 @@ def judge_text(
         for u in call_units(rubric, config.strategy, genre)
     ]
     outcomes = [Worker.get().submit(judge.judge(c)).result() for c in cells]
-    # What the endpoint said is scrubbed here as `land` scrubs it for the warehouse (N2: an endpoint
-    # echoing the Authorization header put the key on the terminal 24 times in `rubric review`).
+    # What the endpoint said is scrubbed here as `land` scrubs it for the warehouse (an endpoint
+    # echoing the Authorization header would put the key on the terminal, once per failed call).
     errors = [scrub(o.completion["error"]) or "" for o in outcomes if o.completion["status"] != "ok"]
     judgments = [
         replace(j, rationale=scrub(j.rationale), reason=scrub(j.reason)) for o in outcomes for j in o.judgments

@@ -45,7 +45,7 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
     wire = provider(config.provider)
     # a reasoning model's max_completion_tokens, learned once per call where the API has such models
     form = RequestForm(config.reasoning_tokens, wire.capabilities.reasoning_parameters)
-    deadline = CallDeadline(config.resolved_call_deadline_s())  # G16: over all attempts, not per attempt
+    deadline = CallDeadline(config.resolved_call_deadline_s())  # over all attempts, not per attempt
     retrying = AsyncRetrying(
         stop=stop_after_attempt(config.max_attempts) | deadline,
         wait=Wait(),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -20,6 +20,8 @@ REMOTE_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0  # a small local model on a CPU can take minutes for a long rubric
 OFFLINE_MODEL = "rubricflow-offline-judge"
 
+
+M = TypeVar("M", bound=BaseModel)
 
 SENT: dict[str, Any] = {"sent": True}  # a JudgeConfig field sent in the request body under its own name when set
 
@@ -145,7 +147,7 @@ class JudgeConfig(BaseModel):
 
     @model_validator(mode="after")
     def _cluster_limits_are_shared(self) -> JudgeConfig:
-        # G8: each worker machine would keep its own bucket, and the key's limit be exceeded times the machines
+        # rate limits on a cluster: each worker machine would keep its own bucket, and the key's limit be exceeded times the machines
         if self.resolved_cluster() and (self.rpm or self.tpm) and not self.resolved_limits_url():
             raise ValueError(
                 "--rpm/--tpm with --cluster need --limits (a PostgreSQL every worker machine reaches): without it "
@@ -203,12 +205,18 @@ class JudgeConfig(BaseModel):
 def checked_config(settings: dict) -> JudgeConfig:
     """A JudgeConfig from options as a user gave them; a bad one is an InputError of one line per
     problem (the CLI and the Python API both check their options here)."""
+    return checked(JudgeConfig, settings)
+
+
+def checked(model: type[M], settings: dict) -> M:
+    """`model` (JudgeConfig, RunOptions) from options as a user gave them; a bad one is an
+    InputError of one line per problem."""
     from pydantic import ValidationError
 
     from rubricflow.errors import InputError
 
     try:
-        return JudgeConfig(**settings)
+        return model(**settings)
     except ValidationError as exc:
         raise InputError("; ".join(_problem(e) for e in exc.errors())) from None
 

@@ -212,7 +212,7 @@ class Budget:
 
 
 def answer_overrun(rubric, strategy: str, max_tokens: int) -> str | None:
-    """G17: a call unit whose expected answer (OUTPUT_TOKENS_PER_CRITERION per criterion) exceeds
+    """A call unit whose expected answer (OUTPUT_TOKENS_PER_CRITERION per criterion) exceeds
     max_tokens would be cut off on every cell and paid for anyway; said before any call, naming the
     unit, its size and what to change. None when every unit fits."""
     from rubricflow.rubrics.render import call_units

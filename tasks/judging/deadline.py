@@ -1,4 +1,4 @@
-"""A total deadline for one model call over all its attempts (G16): the per-attempt timeout alone let
+"""A total deadline for one model call over all its attempts: the per-attempt timeout alone let
 a server that drips an answer slower than the timeout hold a call for attempts x timeout plus the
 back-off waits (`rubric generate` ran 25 minutes). Every retry loop of the project's model calls
 (the judge's `_send`, `chat.ask` for generate / review / refine / evolve) stops before a wait or an

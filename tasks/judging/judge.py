@@ -208,7 +208,7 @@ class Judge:
         """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
         within max_attempts and the run's retry budget; other errors are raised at once. Every
         attempt reserves its worst case from the money budget first and settles after."""
-        deadline = CallDeadline(self.config.resolved_call_deadline_s())  # G16: the attempts' and waits' total
+        deadline = CallDeadline(self.config.resolved_call_deadline_s())  # the attempts' and waits' total
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries) | deadline,
             wait=Wait(),

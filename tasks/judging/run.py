@@ -2,8 +2,9 @@
 flow and passed whole (to the prepare, judge, land and load steps, to the Batch API and to a Dask
 cluster's workers), instead of the same six arguments re-listed in every signature.
 
-A run-wide setting is one field of `Run` with a default: it reaches every task with the value, and
-the run's recorded parameters (`runs.parameters`) with `Run.parameters`. `RunSummary` is what a
+A run-wide setting is one field of `RunOptions` (tasks/judging/run_options.py), which the run
+carries whole: it reaches every task with the run, and the run's recorded parameters
+(`runs.parameters`) with `Run.parameters`. `RunSummary` is what a
 finished run did (the flow returns it as a dict; `rf.Run` is it, read back in Python).
 """
 
@@ -16,18 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.warehouse.run_folder import RunFolder
 
 if TYPE_CHECKING:
     import polars as pl
 
-IDENTITY = ("run_id", "corpus_id", "warehouse", "rubric", "bundle", "judge", "texts")
-
 
 @dataclass(frozen=True)
 class Run:
     """One scoring run: which work (corpus, rubric, judge), where (warehouse, folder), and its
-    run-wide settings (every field after `texts`)."""
+    run-wide settings (`options`)."""
 
     run_id: str
     corpus_id: str
@@ -36,8 +36,7 @@ class Run:
     bundle: Bundle
     judge: JudgeConfig
     texts: tuple[str, ...] | None = None  # only these texts' cells (a sequential batch, an escalation)
-    shard_size: int = 2000
-    skip_disqualified: bool = False
+    options: RunOptions = field(default_factory=RunOptions)
 
     @classmethod
     def outside(cls, run_id: str, corpus_id: str, bundle: Bundle, judge: JudgeConfig) -> Run:
@@ -54,8 +53,7 @@ class Run:
 
     def parameters(self) -> dict[str, Any]:
         """What the run records as its parameters: the judge's settings and every run-wide setting."""
-        settings = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in IDENTITY}
-        return self.judge.model_dump(mode="json") | settings
+        return self.judge.model_dump(mode="json") | self.options.model_dump(mode="json")
 
 
 @dataclass(frozen=True)
@@ -81,6 +79,7 @@ class RunSummary:
     unjudged_cells: int = 0  # left for a later run: the budget was spent
     estimated_usd: float | None = None
     adopted_cells: int = 0  # of skipped_cells: copied from another rubric version's unchanged units
+    deferred_cells: int = 0  # left for the next run by the run's options (max_cells)
     warehouse: Path = field(default=Path(), compare=False)
 
     def as_dict(self) -> dict[str, Any]:

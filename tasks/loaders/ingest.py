@@ -114,7 +114,7 @@ def _records(path: Path, encoding: str | None = None) -> Iterator[tuple[int, Any
 
 
 def _parquet_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """A Parquet file's rows; an empty, truncated or non-Parquet file is refused naming it (F19)."""
+    """A Parquet file's rows; an empty, truncated or non-Parquet file is refused naming it."""
     number = 0
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
@@ -501,7 +501,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _why_no_text(value: object) -> str:
-    """Why a row's text cannot be judged, naming what it is (F33: a number was called "missing")."""
+    """Why a row's text cannot be judged, naming what it is (a number is not "missing")."""
     if value is None:
         return "missing text"
     if isinstance(value, str):

@@ -73,7 +73,7 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
         empty = frame.with_row_index("row", offset=1).filter(
             pl.col(column).is_null() | (pl.col(column).str.strip_chars() == "")
         )
-        if empty.height:  # F25: an empty id was a NOT NULL ConstraintException traceback
+        if empty.height:  # an empty id: one line, not a NOT NULL ConstraintException traceback
             raise LabelError(
                 f"{path}: row {empty['row'][0]}: {named} is empty ({empty.height} such rows); every label needs one"
             )
@@ -84,7 +84,7 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
             f"{path}: row {first['row']}: score {first['raw']!r} is not a finite number ({bad.height} such rows)"
         )
     huge = frame.with_row_index("row", offset=1).filter(pl.col("score").abs() > MAX_SCORE)
-    if huge.height:  # F32: +-1e308 was stored, then calibrate's sums of squares overflowed to a traceback
+    if huge.height:  # +-1e308 would be stored, then calibrate's sums of squares overflowed to a traceback
         first = huge.row(0, named=True)
         raise LabelError(
             f"{path}: row {first['row']}: score {first['raw']!r} is no rating on any scale (beyond +-{MAX_SCORE:g}; "

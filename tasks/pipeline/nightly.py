@@ -41,6 +41,13 @@ def source_changed(source: str, warehouse_path: str, corpus_id: str) -> tuple[bo
     return known != digest, digest
 
 
+@task(name="record-source-digest", cache_policy=NO_CACHE)
+def record_source_digest(warehouse_path: str, corpus_id: str, digest: str) -> None:
+    """The ingested source's digest, so an unchanged source is not ingested again tomorrow."""
+    with db.writer(warehouse_path) as con:
+        steps.set_corpus_digest(con, corpus_id, digest)
+
+
 @task(name="load-canary", cache_policy=NO_CACHE)
 def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, size: int) -> str:
     """Tonight's canary corpus: the rubric's goldens plus a fixed sample of the corpus, under ids

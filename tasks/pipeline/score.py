@@ -16,6 +16,7 @@ from rubricflow.tasks.judging.costs import Estimate, PriceError, estimate_cost, 
 from rubricflow.tasks.judging.judge import Outcome
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult, run_shard
+from rubricflow.tasks.presentation.tables import run_rows
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.tasks.stats.compare import refresh_stored
 from rubricflow.warehouse import db, steps
@@ -45,7 +46,7 @@ def prepare_run(run: Run) -> tuple[steps.Plan, int, Estimate]:
         steps.count_pattern_hits(con, corpus_id, bundle)
         try:
             return _plan_and_start(con, run, recovered)
-        except BaseException:  # G12: a run that fails in preparation (a full disk) leaves no copy of the texts
+        except BaseException:  # a run that fails in preparation (a full disk) leaves no copy of the texts
             run.folder.drop_plan()
             run.folder.remove_if_empty()
             raise
@@ -62,8 +63,7 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
         config.strategy,
         config.samples,
         run.folder.plan,
-        run.shard_size,
-        run.skip_disqualified,
+        run.options.model_dump(),
         run.run_id,
         list(run.texts) if run.texts is not None else None,
     )
@@ -82,7 +82,7 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
             samples=config.samples,
             parameters=json.dumps(run.parameters()),
             planned=plan.total,
-            skipped=plan.total - plan.cells,
+            skipped=plan.skipped,
             estimated_usd=estimate.usd,
             budget_usd=config.budget_usd,
         )
@@ -131,6 +131,14 @@ def finish_run(run: Run, status: str, message: str | None) -> None:
         refresh_stored(con, run.run_id)
     runs = run.folder.runs
     RunFolder.prune(runs, live={f.run_id for f in RunFolder.all(runs)} - {run.run_id})
+
+
+@task(name="run-report", cache_policy=NO_CACHE)
+def run_report(run: Run) -> tuple[list[dict], list[dict], list[dict]]:
+    """The finished run's summary row, label distribution and criteria (for its artifacts and event)."""
+    with db.reader(run.warehouse) as con:
+        summary, labels, criteria, _ = run_rows(con, run.run_id, with_scores=False)
+    return summary, labels, criteria
 
 
 @task(name="run-refusals", cache_policy=NO_CACHE)

@@ -41,8 +41,8 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]|~])")  # what makes emphasis,
 
 def md_text(value) -> str:
     """A value as Markdown text that renders as written: HTML escaped (no `<img onerror>`), Markdown
-    punctuation backslash-escaped (no link, no `javascript:` URL, no emphasis), on one line (F26:
-    texts, rationales and ids reached Prefect's artifacts as live Markdown and HTML)."""
+    punctuation backslash-escaped (no link, no `javascript:` URL, no emphasis), on one line (else
+    texts, rationales and ids would reach Prefect's artifacts as live Markdown and HTML)."""
     text = html.escape(str(value), quote=False).replace("\n", " ").replace("\r", " ")
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 

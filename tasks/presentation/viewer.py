@@ -40,7 +40,7 @@ MAX_PAGE = 1_000_000  # 50M rows deep: far past any warehouse, short of an offse
 
 
 def page_number(request: Request) -> int:
-    """The `page` parameter: a whole number from 1 to MAX_PAGE, else a 400 saying so (N16: a huge
+    """The `page` parameter: a whole number from 1 to MAX_PAGE, else a 400 saying so (a huge
     page number was a 500)."""
     raw = request.query_params.get("page") or "1"
     try:
@@ -54,7 +54,7 @@ def page_number(request: Request) -> int:
 
 def require(query: dict, *names: str) -> None:
     """A page of one judgment set or corpus needs its key in the address: a 400 naming what is
-    missing, not a 500 (N16)."""
+    missing, not a 500."""
     missing = [n for n in names if not query.get(n)]
     if missing:
         raise ValueError(f"this page needs {', '.join(missing)} in its address (open it from the runs page)")

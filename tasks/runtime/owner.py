@@ -1,4 +1,4 @@
-"""A server rubricflow starts serves its owner only (#21 N3/N4): the viewer and the shared Prefect
+"""A server rubricflow starts serves its owner only (#21): the viewer and the shared Prefect
 server listen on 127.0.0.1, answer only requests whose Host header names this machine's loopback
 (so a web page that rebinds its DNS name to 127.0.0.1 gets nothing), send no permissive CORS, and
 require a per-user secret kept in a 0600 file of the user's state folder (as notebook servers do).

@@ -130,7 +130,7 @@ def use_shared_server() -> str | None:
 
 
 def check_answers(url: str, timeout_s: float = 3.0) -> None:
-    """G15: a PREFECT_API_URL the user set that nothing answers is one line naming it, before Prefect
+    """A PREFECT_API_URL the user set that nothing answers is one line naming it, before Prefect
     is imported (its client retries, then fails in a traceback of hundreds of lines). Any HTTP answer,
     even 401 from a server that wants a key, counts as answering."""
     import urllib.error
@@ -151,8 +151,8 @@ def check_answers(url: str, timeout_s: float = 3.0) -> None:
 
 
 def users_api_url() -> str | None:
-    """The PREFECT_API_URL the user set, wherever Prefect would read it from (N12: a profile's was
-    replaced by the local server): the environment, a `.env` or `prefect.toml` of the working
+    """The PREFECT_API_URL the user set, wherever Prefect would read it from (a profile's too, which the
+    local server must not replace): the environment, a `.env` or `prefect.toml` of the working
     directory, or the active profile. Read without importing Prefect (it costs a second)."""
     import tomllib
 
@@ -195,8 +195,8 @@ def users_folder() -> Path:
 
 
 def note_user() -> None:
-    """Record this process as a flow command using the shared server until it exits (N9: stopping
-    the server under a running `score` hung it for minutes, with 125 KB of errors)."""
+    """Record this process as a flow command using the shared server until it exits (stopping
+    the server under a running `score` would hang it for minutes, with 125 KB of errors)."""
     import atexit
 
     mark = users_folder() / str(os.getpid())

@@ -101,7 +101,7 @@ def setup_key() -> str:
     """What a worker's imports depend on: the interpreter and the variables it reads at start,
     Prefect's settings (its variables and the settings files Prefect reads from the working
     directory), the installed distributions (each import folder's modification time: installing or
-    removing a package changes it) and rubricflow's code (N11: the worker kept running old code)."""
+    removing a package changes it) and rubricflow's code (else the worker kept running old code)."""
     h = hashlib.sha256()
     h.update(f"{sys.executable}\0{state_dir()}\0".encode())
     for name in sorted(
@@ -188,8 +188,8 @@ _offered_in_time = [True]  # whether the last hand-over got the worker's offer (
 
 def _hand_over(conn: socket.socket, argv: list[str], env: dict[str, str]) -> int | None:
     """Hand the command to the worker and wait for its exit code; None when the worker did not take
-    it, so the caller runs it itself. Two steps make that decision the caller's alone (N8: a stalled
-    worker ran a request its caller had given up on and run itself): the worker offers, the caller
+    it, so the caller runs it itself. Two steps make that decision the caller's alone (else a stalled
+    worker could run a request its caller had given up on and run itself): the worker offers, the caller
     says "go" or hangs up, and a worker never runs a command whose caller did not say "go"."""
     request = json.dumps({"argv": argv, "env": env, "cwd": os.getcwd(), "umask": _umask()}).encode()
     _offered_in_time[0] = True
@@ -419,7 +419,7 @@ def _become_caller(fds: list[int], request: dict) -> None:
     os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
-    time.tzset()  # the caller's TZ (N11), not the worker's
+    time.tzset()  # the caller's TZ, not the worker's
     random.seed()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()

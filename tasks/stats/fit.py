@@ -249,7 +249,7 @@ def cross_validate(
     n = len(data.text_ids)
     if not 2 <= folds <= n // 2:
         raise FitError(f"--folds must be between 2 and {n // 2} for {n} texts")
-    if np.ptp(data.target) == 0:  # N19: every figure would be undefined, and the version written empty
+    if np.ptp(data.target) == 0:  # a constant target: every figure would be undefined, and the version written empty
         raise FitError(
             f"the labels are constant (all {n} texts scored {data.target[0]:g}): there is nothing to fit "
             "and no correlation to report; check the rater and criterion (--labels)"

@@ -32,7 +32,7 @@ def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path
         "llm-slop",
         str(tmp_path / "batch.duckdb"),
         {"base_url": batched.base_url, "prices": str(tmp_path / "prices.yaml"), **BATCH},
-        shard_size=8,
+        options={"shard_size": 8},
     )
     warehouse = str(tmp_path / "batch.duckdb")
     stats = batched.stats()

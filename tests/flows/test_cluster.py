@@ -41,7 +41,7 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
     judge = {"base_url": server.base_url, "strategy": "per_criterion", "max_in_flight": 16}
     for warehouse in (single, spread):
         ingest_flow(str(corpus), warehouse, "c")
-    score_corpus("c", "writing-quality", single, judge, shard_size=250)
+    score_corpus("c", "writing-quality", single, judge, options={"shard_size": 250})
     before = server.stats()["requests"]
     monkeypatch.delenv("OPENAI_API_KEY")  # the flow's process has no key now
     with DaskCluster(3, tmp_path / "dask", private=True, env={"OPENAI_API_KEY": "sk-workers-own"}) as cluster:
@@ -51,7 +51,11 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
         killer = threading.Thread(target=_kill_when_busy, args=(cluster, server, before, killed_at))
         killer.start()
         run = score_corpus(
-            "c", "writing-quality", spread, {**judge, "limits_url": postgres.url, "cluster": cluster.address}, 250
+            "c",
+            "writing-quality",
+            spread,
+            {**judge, "limits_url": postgres.url, "cluster": cluster.address},
+            {"shard_size": 250},
         )
         killer.join()
     stats = server.stats()

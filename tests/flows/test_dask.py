@@ -32,9 +32,9 @@ def test_dask_run_equals_single_process_run_and_limits_hold(tmp_path, judge_serv
     judge = {"base_url": server.base_url, "strategy": "per_criterion", "rpm": 900}
     for warehouse in (single, spread):
         ingest_flow(str(corpus), warehouse, "c")
-    scoring_flow(0)("c", "writing-quality", single, judge, shard_size=20)
+    scoring_flow(0)("c", "writing-quality", single, judge, options={"shard_size": 20})
     limited_before = server.stats()["rate_limited"]
-    run = scoring_flow(2)("c", "writing-quality", spread, judge, shard_size=20, workers=2)
+    run = scoring_flow(2)("c", "writing-quality", spread, judge, options={"shard_size": 20}, workers=2)
     assert run["judged_cells"] == 120 and run["ok_cells"] == 120
     # 2 processes, one shared 900 rpm quota. A stray 429 where two leases meet (the server's bucket holds one second)
     # is retried like any other; a quota that did not hold across the processes (900 rpm each) draws dozens.

@@ -14,6 +14,7 @@ from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging import shard as shard_module
 from rubricflow.tasks.judging.run import Run
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
@@ -56,7 +57,11 @@ def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_wa
         "--fault-rate", "0.7", "--faults", ",".join(TRANSIENT_FAULTS), "--fault-attempts", "2", "--stall-s", "2"
     )
     summary = score_corpus(
-        "c", "llm-slop", str(corpus_warehouse), {"base_url": faulty.base_url, "timeout_s": 1.0}, shard_size=9
+        "c",
+        "llm-slop",
+        str(corpus_warehouse),
+        {"base_url": faulty.base_url, "timeout_s": 1.0},
+        options={"shard_size": 9},
     )
     injected = sum(faulty.stats()["faults"].values())
     print(
@@ -88,7 +93,11 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
         "--fault-rate", "0.8", "--faults", ",".join(HOSTILE_FAULTS), "--fault-attempts", "1", "--fault-cycle"
     )
     summary = score_corpus(
-        "c", "llm-slop", str(corpus_warehouse), {"base_url": hostile.base_url, "timeout_s": 2.0}, shard_size=9
+        "c",
+        "llm-slop",
+        str(corpus_warehouse),
+        {"base_url": hostile.base_url, "timeout_s": 2.0},
+        options={"shard_size": 9},
     )
     injected = hostile.stats()["faults"]
     print(
@@ -147,7 +156,16 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
     bundle, config = Library().bundle("writing-quality"), JudgeConfig(base_url=server.base_url)
     with db.writer(corpus_warehouse) as con:
         db.register_rubric(con, bundle)
-        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
+        plan = steps.plan_cells(
+            con,
+            "c",
+            bundle,
+            config.judge_hash(),
+            "holistic",
+            1,
+            tmp_path / "plan",
+            RunOptions(shard_size=100).model_dump(),
+        )
     landed = shard_module.run_shard(
         plan.files[0], Run("r2", "c", str(corpus_warehouse), "writing-quality", bundle, config)
     )
@@ -213,13 +231,15 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
 
     monkeypatch.setattr(shard_module.pq, "write_table", failing_write)
     with pytest.raises(OSError, match="No space left on device"):
-        score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
+        score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, options={"shard_size": 10})
     loaded = q(corpus_warehouse, "SELECT count(*) FROM completions")[0][0]
     assert 10 <= loaded <= 20  # the shards before it loaded (the 2nd too, unless the failure met its wait)
     assert q(corpus_warehouse, "SELECT status, message LIKE '%No space left%' FROM runs") == [("failed", True)]
     assert not [p for p in runs_root(corpus_warehouse).rglob("*.tmp")]  # no partial file left
     monkeypatch.setattr(shard_module.pq, "write_table", real_write)
-    summary = score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, shard_size=10)
+    summary = score_corpus(
+        "c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url}, options={"shard_size": 10}
+    )
     # what the failed run's calls answered was landed on the retry (the failed write's cells included)
     # and is loaded now, not bought again: whatever the timing of the parts, every cell is bought once
     assert summary["recovered_cells"] >= 10  # at least the failed shard's own cells

@@ -13,6 +13,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.run import Run
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.shard import run_shard
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
@@ -75,7 +76,7 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     proc.wait()
     landed_before = count_when_released(warehouse, "SELECT count(*) FROM completions")[0]
     assert 0 < landed_before < 80
-    summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, shard_size=10)
+    summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, options={"shard_size": 10})
     assert summary["skipped_cells"] + summary["judged_cells"] + summary["recovered_cells"] >= 80
     assert count(
         warehouse, "SELECT count(*), count(DISTINCT cell_key), count(*) FILTER (WHERE status = 'ok') FROM completions"
@@ -100,7 +101,16 @@ def land_one_shard(tmp_path, server, warehouse, run_id):
     config = JudgeConfig(base_url=server.base_url)
     with db.writer(warehouse) as con:
         db.register_rubric(con, bundle)
-        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", 100)
+        plan = steps.plan_cells(
+            con,
+            "c",
+            bundle,
+            config.judge_hash(),
+            "holistic",
+            1,
+            tmp_path / "plan",
+            RunOptions(shard_size=100).model_dump(),
+        )
     return run_shard(plan.files[0], Run(run_id, "c", str(warehouse), "llm-slop", bundle, config))
 
 

@@ -2,7 +2,6 @@
 a run-wide setting is one field, and only RunFolder knows where plans and landed parts live."""
 
 import json
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pytest
@@ -12,6 +11,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.run import Run, RunSummary
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.shard import run_shard
 from rubricflow.tasks.pipeline.score import prepare_run
 from rubricflow.warehouse import db
@@ -19,11 +19,11 @@ from rubricflow.warehouse.locks import runs_root
 from rubricflow.warehouse.run_folder import RunFolder
 
 
-@dataclass(frozen=True)
-class NotedRun(Run):
-    """A run with one more run-wide setting, added as one field and nothing else."""
+class NotedOptions(RunOptions):
+    """The run-wide settings with one more, added as one field and nothing else."""
 
     note: str = "left by the test"
+    """A note."""
 
 
 def test_a_run_wide_setting_is_one_field(tmp_path, corpus, judge_server):
@@ -33,7 +33,8 @@ def test_a_run_wide_setting_is_one_field(tmp_path, corpus, judge_server):
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(3)), str(warehouse), "c")
     bundle = Library().bundle("llm-slop")
-    run = NotedRun("r1", "c", str(warehouse), "llm-slop", bundle, JudgeConfig(base_url=server.base_url), shard_size=2)
+    options = NotedOptions(shard_size=2)
+    run = Run("r1", "c", str(warehouse), "llm-slop", bundle, JudgeConfig(base_url=server.base_url), options=options)
     plan, recovered, estimate = prepare_run.fn(run)  # the task body, outside a flow
     assert [p.parent for p in plan.files] == [run.folder.plan, run.folder.plan] and recovered == 0
     with db.reader(warehouse) as con:
@@ -78,3 +79,42 @@ def test_the_flow_takes_a_typed_judge_and_returns_one_summary(tmp_path, corpus, 
     run = RunSummary(warehouse=warehouse, **summary)
     assert run.status == "completed" and run.ok_cells == 2
     assert run.text_scores().height == 2
+
+
+def test_max_cells_judges_that_many_and_leaves_the_rest_for_the_next_run(tmp_path, corpus, judge_server):
+    """max_cells is one field of RunOptions (and its line in plan_cells.sql): the Python API takes
+    it as a keyword, the run judges the first cells only, says how many it left, and the next
+    run plans exactly those."""
+    import rubricflow as rf
+
+    server = judge_server()
+    warehouse = tmp_path / "w.duckdb"
+    ingest_flow(str(corpus(5)), str(warehouse), "c")
+    judge = rf.Judge(base_url=server.base_url)
+    first = rf.Warehouse(warehouse).score("c", "llm-slop", judge, max_cells=2, shard_size=1)
+    assert (first.judged_cells, first.deferred_cells, first.skipped_cells) == (2, 3, 0)
+    assert first.status == "completed" and server.stats()["requests"] == 2
+    with db.reader(warehouse) as con:
+        [(message,)] = con.execute("SELECT message FROM runs WHERE run_id = ?", [first.run_id]).fetchall()
+    assert message == "3 cells left for the next run (max_cells 2)"
+    rest = score_corpus("c", "llm-slop", str(warehouse), judge.config, {"max_cells": 10})
+    assert (rest["judged_cells"], rest["deferred_cells"], rest["skipped_cells"]) == (3, 0, 2)
+    with pytest.raises(rf.InputError, match="max_cells"):
+        rf.Warehouse(warehouse).score("c", "llm-slop", judge, max_cells=0)
+
+
+@pytest.mark.parametrize("module", ["score", "nightly"])
+def test_the_scoring_and_nightly_flows_reach_the_warehouse_only_through_tasks(module):
+    """The flow body orchestrates; each read or write of the warehouse is a Prefect task (a step
+    in the run's graph, retried and timed as one), so the flow module opens no connection itself."""
+    import ast
+    from pathlib import Path
+
+    import rubricflow.flows
+
+    tree = ast.parse((Path(rubricflow.flows.__path__[0]) / f"{module}.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {
+        f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for a in n.names
+    }
+    assert not {"duckdb", "rubricflow.warehouse.db", "rubricflow.warehouse.sqlfiles"} & imported

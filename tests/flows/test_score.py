@@ -20,14 +20,14 @@ def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, jud
     server = judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(30)), str(warehouse), "c")
-    first = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, shard_size=7)
+    first = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, options={"shard_size": 7})
     assert (first["planned_cells"], first["judged_cells"], first["ok_cells"], first["calls"]) == (30, 30, 30, 30)
     assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(30, 30)]
     assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'scored'") == [(90,)]
     assert rows(warehouse, "SELECT count(*), min(coverage) FROM text_scores") == [(30, 1.0)]
     assert rows(warehouse, "SELECT count(*) FROM completions WHERE raw_response IS NULL") == [(0,)]
     calls_before = server.stats()["requests"]
-    again = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, shard_size=7)
+    again = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, options={"shard_size": 7})
     assert (again["skipped_cells"], again["judged_cells"], again["calls"]) == (30, 0, 0)
     assert server.stats()["requests"] == calls_before
     # a changed judge setup is new work; samples multiply cells
@@ -103,7 +103,7 @@ def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, judge
     ingest_flow(str(corpus(6)), str(warehouse), "c")
     for supports, rubric in (("tools", "llm-slop"), ("text", "writing-quality")):
         server = judge_server("--supports", supports)
-        summary = score_corpus("c", rubric, str(warehouse), {"base_url": server.base_url}, shard_size=2)
+        summary = score_corpus("c", rubric, str(warehouse), {"base_url": server.base_url}, options={"shard_size": 2})
         assert summary["ok_cells"] == 6
         # the fallback is learned once per run, not again in every shard: at most the calls in flight
         # when it is learned are refused per step down (json_schema, json_object[, tools]): the first
@@ -154,7 +154,9 @@ def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, co
     with path.open("a") as fh:
         fh.write('{"id": "ai", "text": "As an AI language model I cannot browse the web."}\n')
     ingest_flow(str(path), str(warehouse), "c")
-    s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, skip_disqualified=True)
+    s = score_corpus(
+        "c", "llm-slop", str(warehouse), {"base_url": server.base_url}, options={"skip_disqualified": True}
+    )
     assert s["judged_cells"] == 9 and s["planned_cells"] == 10
     assert rows(warehouse, "SELECT count(*) FROM completions WHERE text_id = 'ai'") == [(0,)]
     assert rows(warehouse, "SELECT disqualifier_id, kind FROM disqualifier_hits WHERE text_id = 'ai'") == [

@@ -36,7 +36,7 @@ TRACED_RUN = textwrap.dedent(
 
     corpus, warehouse, base_url = sys.argv[1:4]
     ingest_flow(corpus, warehouse, "c")
-    score_corpus("c", "llm-slop", warehouse, {"base_url": base_url}, shard_size=4)
+    score_corpus("c", "llm-slop", warehouse, {"base_url": base_url}, options={"shard_size": 4})
     provider.force_flush()
     spans = [
         {

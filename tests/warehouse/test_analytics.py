@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import call_units
+from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.presentation.viewer import read_text
 from rubricflow.warehouse import analytics, db, rows, sqlfiles, steps
 from tests.conftest import ROOT
@@ -176,7 +177,17 @@ def judge(con, folder: Path, set_index: int, seed: int, kill: bool, finish: bool
     bundle, rng, run_id = BUNDLES[bundle_index], random.Random(seed), f"run-{seed}-{set_index}"
     db.register_rubric(con, bundle)
     steps.count_pattern_hits(con, "c", bundle)
-    plan = steps.plan_cells(con, "c", bundle, judge_hash, strategy, 1, folder / run_id, 50, run_id=run_id)
+    plan = steps.plan_cells(
+        con,
+        "c",
+        bundle,
+        judge_hash,
+        strategy,
+        1,
+        folder / run_id,
+        RunOptions(shard_size=50).model_dump(),
+        run_id=run_id,
+    )
     with db.transaction(con):  # a price, sometimes none, sometimes with a rate for cached input
         price = rng.choice([None, (3.0, 15.0, None), (0.5, 2.0, 0.125)])
         con.execute("DELETE FROM model_prices WHERE model = 'm'")

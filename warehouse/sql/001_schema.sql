@@ -324,7 +324,7 @@ CREATE TABLE IF NOT EXISTS evolutions (
     reflection_model VARCHAR,
     started_at     TIMESTAMP NOT NULL
 );
--- The test texts, read once for the final version (N6), and what changes the reflection's answers.
+-- The test texts, read once for the final version, and what changes the reflection's answers.
 ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS test_share DOUBLE;
 ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS reflection_hash VARCHAR;
 ALTER TABLE evolutions ADD COLUMN IF NOT EXISTS best_hash VARCHAR;

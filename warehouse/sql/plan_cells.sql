@@ -5,7 +5,8 @@
 -- tasks/judging/failures.py (tests/tasks/judging/test_failures.py pins this list to it); cells waiting in
 -- a submitted batch are not. Needs the registered table plan_units(genre_key,
 -- unit_id, unit_hash: the rendered unit's fingerprint, part of the key). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
--- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $only_texts
+-- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $max_cells
+-- (tasks/judging/run_options.RunOptions: the run's options are all given), $only_texts
 -- (plan only the texts of the registered table plan_texts(text_id): a sequential A/B's batch).
 CREATE OR REPLACE TEMP TABLE plan AS
 WITH cells AS (
@@ -40,11 +41,16 @@ keyed AS (
 -- (llama.cpp's "prefix-match hit", OpenAI's cached input tokens at a lower price).
 -- Keys only: the texts join each shard's file as it is written (steps._write_plan), so the plan of a
 -- large corpus never holds its texts in memory (#22).
-SELECT c.*, (row_number() OVER (ORDER BY c.unit_id, coalesce(c.genre, ''), c.text_id, c.sample) - 1) // $shard_size AS shard
-FROM keyed c
-WHERE NOT EXISTS (
-    SELECT 1 FROM completions p
-    WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind NOT IN ('transient', 'unreachable', 'setup', 'budget')))
-  AND NOT EXISTS (  -- waiting in a batch an earlier run submitted: that run's batch is collected instead
-    SELECT 1 FROM batch_requests r JOIN batches b USING (batch_id)
-    WHERE r.cell_key = c.cell_key AND b.status = 'submitted');
+-- `due`: judged by this run; a cell past $max_cells is not (steps.plan_cells leaves it out of the
+-- plan, so the next run's anti-join plans it again).
+SELECT *, position // $shard_size AS shard, ($max_cells IS NULL OR position < $max_cells) AS due
+FROM (
+    SELECT c.*, row_number() OVER (ORDER BY c.unit_id, coalesce(c.genre, ''), c.text_id, c.sample) - 1 AS position
+    FROM keyed c
+    WHERE NOT EXISTS (
+        SELECT 1 FROM completions p
+        WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind NOT IN ('transient', 'unreachable', 'setup', 'budget')))
+      AND NOT EXISTS (  -- waiting in a batch an earlier run submitted: that run's batch is collected instead
+        SELECT 1 FROM batch_requests r JOIN batches b USING (batch_id)
+        WHERE r.cell_key = c.cell_key AND b.status = 'submitted')
+);

@@ -92,6 +92,8 @@ def score(
             summaries = run_panel(corpus, ref, warehouse_path(warehouse), judges, run)
         for summary in summaries:
             failures.append(print_run(warehouse_path(warehouse), summary["run_id"]))
+            if summary.get("deferred_cells"):
+                out.print(f"{summary['deferred_cells']} cells left for the next run (--max-cells): run again for them")
     if len(judges) > 1:
         out.print(
             f"a panel of {len(judges)} judges: `rubricflow panel -c {escape(corpus)} -r RUBRIC` for their agreement"

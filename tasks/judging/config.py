@@ -119,6 +119,13 @@ class JudgeConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _an_endpoint_where_there_is_no_public_one(self) -> JudgeConfig:
+        # Azure's key must not go to OpenAI's public endpoint: refused before any call, in one line.
+        if self.resolved_base_url() is None:
+            providers.provider(self.provider).base_url(None)
+        return self
+
+    @model_validator(mode="after")
     def _no_password_in_the_limits_url(self) -> JudgeConfig:
         url = self.limits_url or ""
         if url and not url.startswith(("postgresql://", "postgres://")):
@@ -175,7 +182,8 @@ class JudgeConfig(BaseModel):
 
     def resolved_base_url(self) -> str | None:
         """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
-        return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
+        chosen = providers.provider(self.provider)
+        return self.base_url or os.environ.get(chosen.base_url_variable) or chosen.derived_base_url(self.model) or None
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or settings().dask_address or None

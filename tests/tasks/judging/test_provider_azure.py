@@ -5,8 +5,9 @@ request without the version or with the key elsewhere as Azure does (404 / 401).
 
 import pytest
 
+from rubricflow.errors import InputError
 from rubricflow.tasks.judging.chat import ModelCallFailed, ask
-from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.config import JudgeConfig, checked_config
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
 KEY = "azure-canary-key-5e0c41b7d29a"
@@ -40,3 +41,25 @@ def test_a_wrong_key_is_azures_401_in_one_scrubbed_line(monkeypatch):
         with pytest.raises(ModelCallFailed, match="401.*Access denied") as failed:
             ask(JudgeConfig(provider="azure", base_url=_deployment_url(server), model="judge-gpt"), MESSAGES)
     assert "azure-wrong-key-0000" not in str(failed.value)
+
+
+def test_the_resource_endpoint_is_read_as_azures_sdks_read_it(monkeypatch):
+    """AZURE_OPENAI_ENDPOINT (the resource) and the model (the deployment) make the deployment's URL."""
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("AZURE_OPENAI_BASE_URL", raising=False)
+    with RunningServer(ServerConfig(api_key=KEY)) as server:
+        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.base_url.removesuffix("/v1") + "/")
+        config = JudgeConfig(provider="azure", model="judge-gpt")
+        assert config.resolved_base_url() == _deployment_url(server)
+        assert ask(config, MESSAGES).strip() and server.app.stats.answered == 1
+
+
+def test_no_endpoint_is_one_line_naming_the_variable_not_openais_url(monkeypatch):
+    """Before, an Azure judge without a URL sent its Azure key to api.openai.com. (`rubricflow
+    score --provider azure` checks its options with the same checked_config.)"""
+    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(InputError) as refused:
+        checked_config({"provider": "azure", "model": "judge-gpt"})
+    message = str(refused.value)
+    assert "AZURE_OPENAI_ENDPOINT" in message and "--base-url" in message and "\n" not in message

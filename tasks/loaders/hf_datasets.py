@@ -52,7 +52,7 @@ def find_dataset(folder: Path, split: str | None = None) -> DatasetSplit | None:
     parquet = _parquet_splits(folder)
     if parquet:
         chosen = pick_split(folder, sorted(parquet), split)
-        return DatasetSplit(folder, chosen, "parquet", tuple(sorted(parquet[chosen])))
+        return DatasetSplit(folder, chosen, "parquet", one_config(folder, chosen, parquet[chosen]))
     return None
 
 
@@ -104,6 +104,18 @@ def _parquet_splits(folder: Path) -> dict[str, list[Path]]:
             if path.suffix.lower() == ".parquet" and not path.is_symlink():
                 splits.setdefault(_split_of(path, folder), []).append(path)
     return splits
+
+
+def one_config(folder: Path, split: str, shards: list[Path]) -> tuple[Path, ...]:
+    """A split's shards, all from one folder: a repository of several configs (`a/train-*.parquet`,
+    `b/train-*.parquet`) is refused naming them rather than read as one corpus."""
+    places = sorted({str(s.parent.relative_to(folder)) for s in shards})
+    if len(places) > 1:
+        raise DatasetFolderError(
+            f"{folder}: split {split!r} has shards in several folders ({', '.join(places)}), one per "
+            "config: ingest one config's folder"
+        )
+    return tuple(sorted(shards))
 
 
 def _split_of(path: Path, folder: Path) -> str:

@@ -36,6 +36,9 @@ def folders(tmp_path_factory):
         train.shard(2, index, contiguous=True).to_parquet(str(hub / f"train-{index:05d}-of-00002.parquet"))
     test.to_parquet(str(hub / "test-00000-of-00001.parquet"))
     (root / "hub" / "README.md").write_text("---\nlicense: mit\n---\n# a dataset card, not a text\n")
+    for config in ("en", "fr"):  # a repository of two configs, each with its own train split
+        (root / "configs" / config).mkdir(parents=True)
+        test.to_parquet(str(root / "configs" / config / "train-00000-of-00001.parquet"))
     (root / "neither").mkdir()
     (root / "neither" / "notes.csv").write_text("a,b\n1,2\n")
     return root
@@ -78,6 +81,7 @@ def test_the_hub_parquet_layout_matches_what_datasets_itself_reads(folders, tmp_
         ("empty", None, "split 'train' is empty (no rows)"),
         ("neither", None, "neither: folder holds no .txt or .md files and is no Hugging Face dataset"),
         ("single", "test", "a single dataset of split 'train', not 'test'"),
+        ("configs", None, "split 'train' has shards in several folders (en, fr), one per config"),
     ],
 )
 def test_a_split_that_cannot_be_read_is_one_line_naming_the_choices(folders, tmp_path, folder, split, message):

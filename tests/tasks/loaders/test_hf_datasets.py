@@ -13,14 +13,14 @@ from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.ingest import CorpusError, ingest_corpus
 from tests.conftest import rows, run_cli
 
-datasets = pytest.importorskip("datasets")
-
 TEXTS = [f"reply number {i}, with a comma" for i in range(7)]
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    """One folder of each shape, written once by `datasets` itself."""
+    """One folder of each shape, written once by `datasets` itself (imported here, not at collection:
+    each test worker collects every module)."""
+    datasets = pytest.importorskip("datasets")
     root = tmp_path_factory.mktemp("hf")
     columns = {"text": TEXTS, "prompt": [f"question {i}" for i in range(7)], "tags": [["a", str(i)] for i in range(7)]}
     train = datasets.Dataset.from_dict(columns, split=datasets.Split.TRAIN)
@@ -67,7 +67,7 @@ def test_the_hub_parquet_layout_matches_what_datasets_itself_reads(folders, tmp_
     """The Hub's README.md is the dataset card, not a text; the splits are those `load_dataset` finds."""
     report = ingest_corpus(folders / "hub", tmp_path / "out", limit=5)
     assert texts(report) == TEXTS[:5]
-    loaded = datasets.load_dataset(str(folders / "hub"), cache_dir=str(tmp_path / "cache"))
+    loaded = pytest.importorskip("datasets").load_dataset(str(folders / "hub"), cache_dir=str(tmp_path / "cache"))
     assert sorted(loaded) == ["test", "train"]
     assert texts(ingest_corpus(folders / "hub", tmp_path / "t", split="test")) == loaded["test"]["text"]
     assert texts(ingest_corpus(folders / "hub", tmp_path / "tr")) == loaded["train"]["text"]

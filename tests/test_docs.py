@@ -50,8 +50,9 @@ def doc_command_lines() -> list[tuple[str, str]]:
 
 
 def test_every_command_line_in_the_docs_names_a_command_and_options_it_has():
-    """A docs example with a renamed option or command fails on a fresh clone; this finds it without
-    running it (each command's own options, read from the CLI itself)."""
+    """A docs example with a renamed option or command, or a repository file that is not there, fails
+    on a fresh clone; this finds it without running it (each command's own options, read from the CLI
+    itself)."""
     import shlex
 
     from rubricflow.cli.labelling import ImportByDefault
@@ -72,4 +73,7 @@ def test_every_command_line_in_the_docs_names_a_command_and_options_it_has():
                 break
             if word.startswith("-") and word != "-" and word.split("=")[0] not in known:
                 wrong.append(f"{page}: {line}: no option {word.split('=')[0]}")
+            elif "/" in word and not word.startswith(("http", "../", "/", "warehouse/")) and "=" not in word:
+                if not (ROOT / word).exists():  # a repository path a clone lacks (the tour's data/replies.jsonl)
+                    wrong.append(f"{page}: {line}: no file {word} in the repository")
     assert len(lines) > 50 and not wrong, wrong

@@ -176,7 +176,7 @@ FAMILIES: dict[str, Family] = {
     "promptfoo": Family(
         "promptfoo",
         "`promptfooconfig.yaml`, asserts file, test-case file",
-        "`llm-rubric` (pass/fail) and `g-eval` (1-5 levels; `threshold` 0 to 1, as promptfoo scores it) assertions of `defaultTest`, every test and `assert-set`s; `value` as text, a list of criteria or `file://PATH` beside the config; `metric` names the criterion, `weight` weighs it; a `threshold` or `weight` that is not a number, or out of range, is an error naming it; other assertion types are promptfoo's own checks and are left out; a custom grading prompt (`rubricPrompt`, text or chat messages) becomes the instructions, and a config graded by that prompt alone one pass/fail criterion, as is an `llm-rubric` assertion with no `value` that the prompt grades",
+        "`llm-rubric` (pass/fail) and `g-eval` (1-5 levels; `threshold` 0 to 1, as promptfoo scores it) assertions of `defaultTest`, every test and `assert-set`s; `value` as text, a list of criteria or `file://PATH` beside the config; `metric` names the criterion, `weight` weighs it; a `threshold` or `weight` that is not a number, or out of range, is an error naming it; other assertion types are promptfoo's own checks and are left out; a custom grading prompt (`rubricPrompt`, text, chat messages or a file of them) becomes the instructions; one rubric asserted once per judge is one criterion, each judge's `metric` kept as a `metric:` tag; and a config graded by that prompt alone one pass/fail criterion, as is an `llm-rubric` assertion with no `value` that the prompt grades",
     ),
     "flask": Family(
         "FLASK-style skill sets",
@@ -201,6 +201,8 @@ _PROMPTFOO_LEFT = {
     "*assert[].provider*": "the judge is rubricflow's (`--model`, `--base-url`)",
     "[].tags": "a test case's label, not a criterion",
     "*.assert[].value": "promptfoo's own check (javascript, contains, ...), not a judge criterion",
+    "*assert[].config*": "the grading model's settings (temperature, tokens): the judge is rubricflow's",
+    "env*": "promptfoo's run environment (timeouts, keys), not the rubric's",
 }
 
 _XML_HOW = {
@@ -367,6 +369,8 @@ FORMATS: list[Format] = [
             "*explanation": "the grader's explanation of one grading run",
             "*judge_metadata*": "the grader's metadata of one grading run",
             "*valid_score": "whether one grading run's score was valid",
+            "id": "a single-child wrapper's id: the wrapper is folded into its child (seed 003)",
+            "*.id": "a single-child wrapper's id: the wrapper is folded into its child (seed 003)",
         },
     ),
     Format(

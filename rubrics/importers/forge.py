@@ -132,7 +132,7 @@ def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:
     levels = sorted((int(k), str(v)) for k, v in c["anchors"].items())
     anchors = [{"value": level, "description": text} for level, text in levels]
     low, high = levels[0][0], levels[-1][0]
-    weight = c.get("weight", "important")
+    weight = _weight(c.get("weight", "important"), f"{where}.weight", source)
     examples = [
         {"score": int(str(k).split("_")[-1]), "text": str(v)}
         for k, v in (c.get("examples") or {}).items()
@@ -150,6 +150,15 @@ def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:
     if c.get("threshold") is not None:
         crit["pass_threshold"] = _unit(c["threshold"], low, high, f"{where}.threshold", source)
     return crit
+
+
+def _weight(weight: Any, field: str, source: Path) -> Any:
+    """The seed's `weight` enum (essential | important), or a number; any other word is an error."""
+    if isinstance(weight, str) and weight not in WEIGHTS:
+        raise RubricImportError(source, f"field {field}: {weight!r} is not one of {', '.join(WEIGHTS)} (or a number)")
+    if isinstance(weight, bool) or not isinstance(weight, (str, int, float)):
+        raise RubricImportError(source, f"field {field}: {weight!r} is not one of {', '.join(WEIGHTS)} (or a number)")
+    return weight
 
 
 def _disqualifier(n: dict, i: int, patterns: list[dict[str, Any]]) -> dict[str, Any]:

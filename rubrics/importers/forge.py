@@ -4,8 +4,10 @@ negative_criteria with fail_patterns, and `scoring: {pass_threshold, essential_m
 1-5 scale (also read at the top level, as older files put them).
 
 The seed's validation rules are enforced here, each error naming the file and the field: an
-anchor for every level 1-5 (RL-02), examples at scores 1 and 5 (RL-03); a `calibration_dataset`
-must be a URI (RL-09, checked by the model for every format)."""
+anchor for every level 1-5 (RL-02), examples at scores 1 and 5 (RL-03), a weight of essential or
+important (RL-06); a file in the seed's schema (with `rubric_id`) also gives every criterion a
+threshold and a weight, and an `artifact_type`; a `calibration_dataset` must be a URI (RL-09,
+checked by the model for every format)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,8 @@ def _unit(value: Any, low: int, high: int, field: str, source: Path) -> float:
 
 
 def import_forge(data: dict, source: Path) -> Rubric:
+    if "rubric_id" in data:  # the seed's schema, whose required fields are its rules
+        _check_required(data, source)
     criteria = [_criterion(c, i, source) for i, c in enumerate(data.get("criteria") or [])]
     patterns: list[dict[str, Any]] = []
     disqualifiers = [_disqualifier(n, i, patterns) for i, n in enumerate(data.get("negative_criteria") or [])]
@@ -77,6 +81,20 @@ def import_forge(data: dict, source: Path) -> Rubric:
         "goldens": [{**g} if isinstance(g, dict) else g for g in data.get("goldens") or []],
     }
     return rubric_from_data(doc, source)
+
+
+def _check_required(data: dict, source: Path) -> None:
+    """A rubric in the seed's schema (it has `rubric_id`) gives what the schema requires: an
+    `artifact_type` (RL-10's look-up), and for every criterion a `threshold` (RL-05) and a `weight`
+    (RL-06). A Forge-style file without `rubric_id` may leave them out (weight `important`)."""
+    if data.get("artifact_type") is None:
+        raise RubricImportError(source, "field artifact_type: the Forge schema requires one (e.g. jira_tickets)")
+    for i, c in enumerate(data.get("criteria") or []):
+        for field, rule in (("threshold", "RL-05"), ("weight", "RL-06")):
+            if isinstance(c, dict) and c.get(field) is None:
+                raise RubricImportError(
+                    source, f"field criteria[{i}].{field}: the Forge schema requires one per criterion ({rule})"
+                )
 
 
 def _scoring(data: dict, low: int, high: int, source: Path) -> dict[str, float]:

@@ -11,6 +11,7 @@ checked by the model for every format)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,13 @@ def import_forge(data: dict, source: Path) -> Rubric:
 def _check_required(data: dict, source: Path) -> None:
     """A rubric in the seed's schema (it has `rubric_id`) gives what the schema requires: an
     `artifact_type` (RL-10's look-up), and for every criterion a `threshold` (RL-05) and a `weight`
-    (RL-06). A Forge-style file without `rubric_id` may leave them out (weight `important`)."""
+    (RL-06), and a MAJOR.MINOR.PATCH `version` (RL-04). A Forge-style file without `rubric_id` may
+    leave them out (weight `important`, version padded to semver)."""
     if data.get("artifact_type") is None:
         raise RubricImportError(source, "field artifact_type: the Forge schema requires one (e.g. jira_tickets)")
+    version = str(getattr(data.get("version"), "yaml_text", None) or data.get("version") or "")
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise RubricImportError(source, f"field version: {version or '(none)'!r} is not MAJOR.MINOR.PATCH (RL-04)")
     for i, c in enumerate(data.get("criteria") or []):
         for field, rule in (("threshold", "RL-05"), ("weight", "RL-06")):
             if isinstance(c, dict) and c.get(field) is None:

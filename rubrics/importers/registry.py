@@ -116,7 +116,7 @@ FAMILIES: dict[str, Family] = {
     "forge": Family(
         "Forge YAML",
         "`.yaml`",
-        "`rubric_id` (the rubric's id, kebab-cased; the original kept in provenance), `artifact_type` (look-up: `Library.find(artifact_type=...)`), anchors as a map, `score_N` examples, `essential`/`important` weights, `negative_criteria.fail_patterns`, thresholds on the 1-5 scale, `scoring: {pass_threshold, essential_minimum}` (also read at the top level), `calibration_dataset` (must be a URI, in every format). The seed's rules are errors naming the field: an anchor for every level 1-5, examples `score_1` and `score_5`, a `weight` of `essential` or `important` (or a number); a file in the seed's schema (with `rubric_id`) also needs an `artifact_type` and, per criterion, a `threshold` (RL-05) and a `weight` (RL-06). rubricflow's addition: optional `goldens`",
+        "`rubric_id` (the rubric's id, kebab-cased; the original kept in provenance), `artifact_type` (look-up: `Library.find(artifact_type=...)`), anchors as a map, `score_N` examples, `essential`/`important` weights, `negative_criteria.fail_patterns`, thresholds on the 1-5 scale, `scoring: {pass_threshold, essential_minimum}` (also read at the top level), `calibration_dataset` (must be a URI, in every format). The seed's rules are errors naming the field: an anchor for every level 1-5, examples `score_1` and `score_5`, a `weight` of `essential` or `important` (or a number); a file in the seed's schema (with `rubric_id`) also needs an `artifact_type` and, per criterion, a `threshold` (RL-05) and a `weight` (RL-06), and a `MAJOR.MINOR.PATCH` version (RL-04). rubricflow's addition: optional `goldens`",
     ),
     "paperbench": Family(
         "PaperBench / ARI",

@@ -89,6 +89,7 @@ def test_the_seeds_initial_rubrics_ship_with_their_artifact_types_and_criteria()
         (("    threshold: 3.5\n", ""), "criteria[1].threshold: the Forge schema requires one per criterion (RL-05)"),
         (('    weight: "essential"\n', ""), "criteria[0].weight: the Forge schema requires one per criterion (RL-06)"),
         (('artifact_type: "jira_tickets"\n', ""), "field artifact_type: the Forge schema requires one"),
+        (('version: "1.0.0"', 'version: "1.0"'), "field version: '1.0' is not MAJOR.MINOR.PATCH (RL-04)"),
     ],
 )
 def test_the_seeds_validation_rules_name_file_and_field(tmp_path, change, field):

@@ -28,6 +28,7 @@ from . import (
     promptfoo,
     prompty,
     skillset,
+    waza_eval,
     xml_spec,
 )
 from .common import TEXT_SUFFIXES
@@ -112,6 +113,11 @@ FAMILIES: dict[str, Family] = {
         "Markdown + YAML frontmatter (waza)",
         "`.md`",
         "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
+    ),
+    "waza-eval": Family(
+        "waza eval YAML (rubric references)",
+        "`.yaml`",
+        "each `type: prompt` grader's `config.rubric`: a built-in by name (from rubricflow's library, `rubricflow rubric list`) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
     ),
     "forge": Family(
         "Forge YAML",
@@ -312,6 +318,23 @@ FORMATS: list[Format] = [
         text=True,
     ),
     # data formats, recognised on parsed YAML/JSON, in order: the first that takes the data reads it
+    Format(
+        "waza eval YAML",
+        "waza-eval",
+        "`graders` with a `type: prompt` grader naming a `config.rubric`",
+        _mapping(waza_eval.looks_like_waza_eval),
+        waza_eval.import_waza_eval,
+        fields={
+            "graders": "the eval's graders: each prompt grader's rubric is read",
+            "graders[].type": "`prompt` graders name a rubric; others are waza's own checks",
+            "graders[].config": "the grader's settings",
+            "graders[].config.rubric": "the rubric: a built-in by name, or a file by path",
+        },
+        left={
+            "graders[].name": "waza's name for the grader's result: the rubric keeps its own id",
+            "graders[].config.model": "the judge is rubricflow's (`--model`, `--base-url`)",
+        },
+    ),
     Format(
         "OpenAI Evals grader export",
         "graders",

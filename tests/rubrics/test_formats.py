@@ -8,7 +8,11 @@ from rubricflow.rubrics.model import Rubric
 from ..conftest import user_rubric_files
 from .strategies import rubrics
 
-NOT_A_RUBRIC = {"completeness_rubric.md", "standard.yaml"}  # standard.yaml: a grading prompt a config names
+NOT_A_RUBRIC = {
+    "completeness_rubric.md",
+    "standard.yaml",
+    "political-bias-rubric.yaml",
+}  # grading prompts a config names
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

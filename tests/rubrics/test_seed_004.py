@@ -117,3 +117,25 @@ def test_doctor_says_every_field_of_the_prose_layout_is_read():
         found = explain(path)
         assert found.ignored == [], (path.name, found.ignored)
         assert {"score_type", "score_normalization.raw_max", "rating_levels[].normalized_score"} <= set(found.used)
+
+
+def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
+    """The seed: "Reference it by name (built-in) or by path (local)" from the eval YAML's prompt
+    graders (`config.rubric`); each is the very rubric naming it directly gives (same hash)."""
+    from rubricflow.rubrics.explain import explain
+    from rubricflow.rubrics.formats import load_rubrics
+    from rubricflow.rubrics.library import Library
+
+    assert "rubric: groundedness # built-in" in SEED and "rubric: ./rubrics/my-style.md # local file" in SEED
+    path = TEST_DATA / "rubrics/waza/eval-layout.yaml"
+    by_name, by_path = load_rubrics(path)
+    assert compile_or_raise(by_name).hash == compile_or_raise(Library().get("groundedness").rubric).hash
+    assert compile_or_raise(by_path).hash == compile_or_raise(load_rubric(WAZA_FILES["user-rubric-layout"])).hash
+    assert explain(path).ignored == []
+    missing = tmp_path / "eval.yaml"
+    missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: ./rubrics/nowhere.md}}\n")
+    with pytest.raises(RubricImportError, match=r"eval.yaml: field graders\[0\].config.rubric: './rubrics/nowhere.md'"):
+        load_rubrics(missing)
+    missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: no-such-builtin}}\n")
+    with pytest.raises(RubricImportError, match=r"graders\[0\].config.rubric: no built-in rubric named 'no-such"):
+        load_rubrics(missing)

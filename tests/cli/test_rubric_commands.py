@@ -19,7 +19,7 @@ def run(*args, cwd=None, columns=200):
 
 def test_list_and_search():
     listed = run("rubric", "list")
-    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "15 rubrics" in listed.stdout
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "18 rubrics" in listed.stdout
     found = run("rubric", "search", "story")
     assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
     assert run("rubric", "search", "no-such-thing").returncode == 1
@@ -27,7 +27,7 @@ def test_list_and_search():
 
 def test_validate_library_and_refusals():
     ok = run("rubric", "validate")
-    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 15
+    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 18
     bad = run(
         "rubric",
         "validate",
@@ -211,7 +211,7 @@ def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
     with RunningServer() as server:
         config = JudgeConfig(base_url=server.base_url, strategy="per_criterion")
         reviews = {e.id: judge_text(meta, config, e.id, dump_yaml(e.rubric)) for e in entries}
-    assert len(reviews) == 15
+    assert len(reviews) == 18
     for rubric_id, review in reviews.items():
         assert not review.errors and review.verdict.score is not None, rubric_id
         assert {j.criterion_id for j in review.judgments if j.status == "scored"} == {

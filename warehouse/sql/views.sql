@@ -58,6 +58,11 @@ SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, value, met FROM mat
 CREATE OR REPLACE VIEW disqualifier_hits AS
 SELECT corpus_id, rubric_hash, judge_hash, text_id, disqualifier_id, kind, detail FROM mat_disqualifier_hits;
 
+-- engine: soft judgment-scoped output constraints the text's whole answer broke, per sample: stored
+-- warnings (a hard one is a disqualifier hit of kind constraint instead).
+CREATE OR REPLACE VIEW constraint_warnings AS
+SELECT corpus_id, rubric_hash, judge_hash, text_id, sample, constraint_id, problem FROM mat_constraint_warnings;
+
 -- Per text: the rubric's score, label and pass/fail, with coverage (scored / planned criteria).
 CREATE OR REPLACE VIEW text_scores AS
 SELECT corpus_id, rubric_id, version, rubric_hash, judge_hash, text_id, score, label, passed, disqualifiers,

@@ -74,6 +74,17 @@ class Outcome:
     judgments: list[CriterionResult] = field(default_factory=list)
 
 
+def nothing_fit(response: Any) -> bool:
+    """An answer cut off at the limit with no visible text (nor a tool call): all the budget went to
+    hidden reasoning, so only more room can help."""
+    try:
+        choice = response.choices[0]
+        message = choice.message
+        return choice.finish_reason == "length" and not (message.content or "").strip() and not message.tool_calls
+    except (AttributeError, IndexError, TypeError):
+        return False
+
+
 @dataclass(frozen=True)
 class Prompt:
     """One cell's request before the output mode is chosen; `prompt_tokens` is the conservative
@@ -86,6 +97,7 @@ class Prompt:
     prompt_tokens: int
     feedback: str = ""  # a re-ask: what was wrong with the last answer, added to the user message
     feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
+    max_tokens: int | None = None  # a re-ask's larger allowance (an answer left empty at the limit)
 
 
 @dataclass
@@ -156,6 +168,7 @@ class Judge:
         mode: str,
         sample: int,
         feedback: str = "",
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         """The chat request of one call as sent: online (see _create), or one line of a batch; a
         re-ask adds what was wrong with the last answer to the user turn (one user turn: templates
@@ -165,7 +178,7 @@ class Judge:
         kwargs: dict[str, Any] = {
             "model": c.model,
             "temperature": c.temperature,
-            "max_tokens": c.max_tokens,
+            "max_tokens": max_tokens or c.max_tokens,
             **c.sent(),  # the JudgeConfig fields marked SENT (top_p, ...) that are set
         }
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
@@ -338,7 +351,9 @@ class Judge:
             await self.check_delivery()
         while True:
             mode = self.mode
-            kwargs = self.request_body(prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback)
+            kwargs = self.request_body(
+                prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback, prompt.max_tokens
+            )
             try:
                 response = await self._send(kwargs, prompt, attempts)
             except openai.APIStatusError as exc:
@@ -404,7 +419,7 @@ class Judge:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
                 if exc.kind in FailureKind.reasked() and may_ask_again and self.retries.take():
-                    prompt = self.reasked(prompt, exc.kind, str(exc), answer_try + 2)
+                    prompt = self.reasked(prompt, exc.kind, str(exc), answer_try + 2, nothing_fit(response))
                     continue
                 break
             except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
@@ -433,15 +448,18 @@ class Judge:
             row["error_kind"] = FailureKind.TRANSIENT.value  # sent before, stopped before a retry: planned again
         return Outcome(row, results)
 
-    def reasked(self, prompt: Prompt, kind: str, error: str, ask: int = 2) -> Prompt:
+    def reasked(self, prompt: Prompt, kind: str, error: str, ask: int = 2, nothing_fit: bool = False) -> Prompt:
         """The prompt of the next ask: what was wrong with the last answer, and which ask this is, so
         even an identical unusable answer never gets an identical request. The answer itself is not
-        sent back (a small model's rambling would double the prompt) and max_tokens stays: a larger
-        allowance let a model that rambles ramble longer (llama.cpp here: 100+ s a call)."""
+        sent back (a small model's rambling would double the prompt) and max_tokens stays (a larger
+        allowance let a model that rambles ramble longer: llama.cpp here, 100+ s a call), but for
+        an answer cut off before a word of it (`nothing_fit`: a reasoning model's hidden reasoning
+        took the whole budget), which a shorter answer cannot help: it gets twice max_tokens, once."""
         note = reask_note(kind, error[:300], self.config.max_tokens, ask, self.config.answer_retries + 1)
         added = self.tokens.estimate(TokenEstimator.raw(note))
         tokens = prompt.prompt_tokens - prompt.feedback_tokens + added
-        return replace(prompt, feedback=note, prompt_tokens=tokens, feedback_tokens=added)
+        room = 2 * self.config.max_tokens if nothing_fit and kind == FailureKind.TRUNCATED else prompt.max_tokens
+        return replace(prompt, feedback=note, prompt_tokens=tokens, feedback_tokens=added, max_tokens=room)
 
     def new_row(self, cell: Cell) -> dict[str, Any]:
         """A cell's completion row before any answer: failed until an answer is read."""

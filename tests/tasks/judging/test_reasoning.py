@@ -9,7 +9,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.judge import Judge, RetryBudget, judge_all
+from rubricflow.tasks.judging.judge import Judge, Prompt, RetryBudget, judge_all
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.transport import post_chat
@@ -82,6 +82,21 @@ def test_without_reasoning_room_every_answer_is_cut_off_empty():
     outcomes, judge, _ = judge_reasoning(2, max_tokens=1024, logprobs=False, reasoning_tokens=0, answer_retries=0)
     assert [o.completion["error_kind"] for o in outcomes] == ["truncated"] * 2
     assert all(o.completion["finish_reason"] == "length" for o in outcomes)
+
+
+def test_an_answer_reasoning_left_empty_is_asked_once_more_with_twice_the_room():
+    """#41 cut-off answers: an empty answer at the limit (the reasoning took it all) cannot be
+    shortened; its one re-ask gets twice max_tokens and is answered. An answer with text that was
+    cut off keeps max_tokens (the shorter-answer note), and one cut off again stays `truncated`."""
+    outcomes, judge, stats = judge_reasoning(2, max_tokens=1024, logprobs=False, reasoning_tokens=0, answer_retries=1)
+    assert [o.completion["status"] for o in outcomes] == ["ok"] * 2
+    assert all(o.completion["attempts"] >= 2 for o in outcomes) and stats.repeats_after_an_answer == 0
+    assert stats.requests == 2 + 2 + 2  # two refusals learned (max_tokens, temperature), then two asks a cell
+    prompt = judge.reasked(judge.reasked(Prompt("s", {}, "u", 1, 1), "truncated", "cut", 2, True), "parse", "x", 3)
+    assert prompt.max_tokens == 2048  # once, not again
+    assert judge.reasked(Prompt("s", {}, "u", 1, 1), "truncated", "cut off", 2, False).max_tokens is None
+    body = judge.request_body("s", {}, "u", "json_schema", 0, prompt.feedback, prompt.max_tokens)
+    assert body["max_tokens"] == 2048
 
 
 def test_a_classic_server_keeps_max_tokens_and_temperature():

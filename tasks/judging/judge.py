@@ -10,6 +10,7 @@ asked again a few times, then recorded as UNSCORED with its reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -150,6 +151,7 @@ class Judge:
         # template drops the system role (found by the delivery check when system_prompt is auto)
         self.layout = "user" if config.system_prompt == "user" else "system"
         self._delivery_checked = config.system_prompt != "auto" or self.wire.capabilities.system_role == "field"
+        self._form_probed = False
         self._delivery_lock = asyncio.Lock()
         self.rendering: Rendering = render(bundle.rubric, config.strategy)  # once per judge, for every cell
         if self.mode == verdict_tools.MODE:
@@ -335,6 +337,19 @@ class Judge:
                     f"{with_system} with it): its chat template has no system role, so this run sends "
                     "the rubric in the user turn (--system-prompt user does this from the start)",
                 )
+
+    async def learn_request_form(self) -> None:
+        """Before a batch is built, once a run: the delivery check's one-token calls (or one such
+        call, when the layout is set) teach the run the parameter form the server takes, which a
+        batch line, answered with a 400 hours later, cannot. A reasoning model gives no logprobs."""
+        if not self._delivery_checked:
+            await self.check_delivery()
+        elif not self._form_probed:
+            self._form_probed = True
+            with contextlib.suppress(Exception):  # the cells' own calls will meet whatever is wrong
+                await self._probe([{"role": "user", "content": PROBE_USER}])
+        if self.form.reasoning:
+            self.logprobs = False
 
     async def _probe(self, messages: list[dict]) -> int | None:
         response = await self._create(

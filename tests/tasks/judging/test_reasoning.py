@@ -70,8 +70,8 @@ def test_one_refusal_per_parameter_then_the_supported_form_for_the_whole_run():
     outcomes, judge, stats = judge_reasoning(4, max_tokens=1024, logprobs=False)
     assert [o.completion["status"] for o in outcomes] == ["ok"] * 4
     assert all(o.completion["finish_reason"] == "stop" for o in outcomes)
-    # cell 1: max_tokens refused, then temperature refused, then answered; cells 2-4: answered at once
-    assert stats.requests == 4 + 2
+    # the delivery check's first probe: max_tokens refused, then temperature refused; cells: answered at once
+    assert stats.requests == 4 and stats.probes == 2 + 2
     assert judge.form.limit_param == "max_completion_tokens" and not judge.form.temperature
     # the reasoning spent is billed as completion tokens (OpenAI counts it there)
     assert all(o.completion["completion_tokens"] > REASONING for o in outcomes)
@@ -91,7 +91,7 @@ def test_an_answer_reasoning_left_empty_is_asked_once_more_with_twice_the_room()
     outcomes, judge, stats = judge_reasoning(2, max_tokens=1024, logprobs=False, reasoning_tokens=0, answer_retries=1)
     assert [o.completion["status"] for o in outcomes] == ["ok"] * 2
     assert all(o.completion["attempts"] >= 2 for o in outcomes) and stats.repeats_after_an_answer == 0
-    assert stats.requests == 2 + 2 + 2  # two refusals learned (max_tokens, temperature), then two asks a cell
+    assert stats.requests == 2 + 2  # two asks a cell (the refusals were learned by the delivery check)
     prompt = judge.reasked(judge.reasked(Prompt("s", {}, "u", 1, 1), "truncated", "cut", 2, True), "parse", "x", 3)
     assert prompt.max_tokens == 2048  # once, not again
     assert judge.reasked(Prompt("s", {}, "u", 1, 1), "truncated", "cut off", 2, False).max_tokens is None

@@ -117,17 +117,21 @@ def machine_error(exc: BaseException) -> str | None:
         cause = f"${MEMORY_ENV}={limit} is too small for it" if limit else "the machine's memory is not enough"
         return f"the warehouse ran out of memory ({first}): {cause}; raise or unset ${MEMORY_ENV}"
     full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-    if full or (isinstance(exc, duckdb.IOException) and "No space left" in first):
+    if full or (isinstance(exc, duckdb.Error) and "No space left" in first):  # a commit's WAL write too
         return f"the disk is full: {first}; free space (what has landed is kept) and run the command again"
     return None
 
 
 def said_in_one_line(exc: BaseException | None) -> bool:
     """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
-    refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those)."""
+    refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those), and
+    the machine's refusals `machine_error` words (G14: DuckDB's full disk surfaced in a Prefect task
+    printed its 170-line record before the one line)."""
     from rubricflow.errors import RubricflowError
 
-    return isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None)
+    if isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None):
+        return True
+    return exc is not None and machine_error(exc) is not None
 
 
 def start_flows() -> None:

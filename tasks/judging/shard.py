@@ -12,6 +12,7 @@ import asyncio
 import atexit
 import contextlib
 import datetime as dt
+import errno
 import gc
 import json
 import threading
@@ -223,6 +224,12 @@ class Begun:
             except BaseException:
                 self.done.extendleft(reversed(batch))  # not landed: kept for the next try
                 raise
+        if self.folder.room_spent():  # landed in the reserve's room: stop buying what could not be kept
+            raise OSError(
+                errno.ENOSPC,
+                "No space left on device (the run stopped: what it bought has landed)",
+                str(self.folder.landing),
+            )
 
 
 def begin_shard(plan_file: str | Path, run: Run, on_done: Callable[[Outcome], None] | None = None) -> None:

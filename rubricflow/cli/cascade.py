@@ -27,7 +27,8 @@ def run_cascade(
     threshold = "none certified: every text escalated" if r["threshold"] is None else f"{r['threshold']:.4f}"
     out.print(
         f"\ncascade {r['cascade_id']} on {corpus}: cheap {cheap}, strong {strong}; confidence threshold {threshold} "
-        f"(agreement >= {agreement} with probability >= {1 - delta}, from {r['calibration_texts']} calibration texts); "
+        f"(agreement >= {agreement} with probability >= {1 - delta}, from {r['calibration_texts']} calibration texts; "
+        f"confidence from {r['confidence']}); "
         f"{r['escalated']} of {r['texts'] - r['calibration_texts']} other texts escalated",
         markup=False,
     )

@@ -81,7 +81,12 @@ def _arrow_shards(folder: Path, split: str) -> tuple[Path, ...]:
     """The shards `state.json` lists (save_to_disk writes none for an empty split), each present."""
     if not (folder / "state.json").is_file():
         raise DatasetFolderError(f"{folder}: split {split!r} has no state.json (not a save_to_disk folder)")
-    listed = _json(folder / "state.json").get("_data_files") or []
+    state = _json(folder / "state.json")
+    if state.get("_indices_data_files"):  # datasets before 2.x saved a selection as an index over the rows
+        raise DatasetFolderError(
+            f"{folder}: saved with an indices mapping (an old datasets version); re-save it with a current one"
+        )
+    listed = state.get("_data_files") or []
     shards = tuple(folder / str(entry.get("filename", "")) for entry in listed if isinstance(entry, dict))
     if not shards:
         raise DatasetFolderError(f"{folder}: split {split!r} is empty (no rows)")

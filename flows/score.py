@@ -99,6 +99,7 @@ def score_corpus(
     logger = get_run_logger()
     config = judge if isinstance(judge, JudgeConfig) else JudgeConfig(**(judge or {}))  # validated once, here
     _check_where(config, workers)
+    config.check_endpoint()
     run = Run(
         run_id=run_id or new_run_id(),
         corpus_id=corpus_id,

@@ -252,5 +252,5 @@ def judge_settings(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
             "and point --base-url at it, or try `rubricflow demo`"
         )
-    checked_config(settings)
+    checked_config(settings, need_endpoint)
     return settings

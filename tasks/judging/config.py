@@ -119,13 +119,6 @@ class JudgeConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _an_endpoint_where_there_is_no_public_one(self) -> JudgeConfig:
-        # Azure's key must not go to OpenAI's public endpoint: refused before any call, in one line.
-        if self.resolved_base_url() is None:
-            providers.provider(self.provider).base_url(None)
-        return self
-
-    @model_validator(mode="after")
     def _no_password_in_the_limits_url(self) -> JudgeConfig:
         url = self.limits_url or ""
         if url and not url.startswith(("postgresql://", "postgres://")):
@@ -185,6 +178,13 @@ class JudgeConfig(BaseModel):
         chosen = providers.provider(self.provider)
         return self.base_url or os.environ.get(chosen.base_url_variable) or chosen.derived_base_url(self.model) or None
 
+    def check_endpoint(self) -> None:
+        """Before a run that calls the model: a provider with no public endpoint (Azure) needs one
+        given, refused in one line (its key must not go to OpenAI's). Reading landed judgments
+        (`--no-score`) needs none, so this is no validator."""
+        if self.resolved_base_url() is None:
+            providers.provider(self.provider).base_url(None)
+
     def resolved_cluster(self) -> str | None:
         return self.cluster or settings().dask_address or None
 
@@ -208,17 +208,21 @@ class JudgeConfig(BaseModel):
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 
 
-def checked_config(settings: dict) -> JudgeConfig:
+def checked_config(settings: dict, calls: bool = False) -> JudgeConfig:
     """A JudgeConfig from options as a user gave them; a bad one is an InputError of one line per
-    problem (the CLI and the Python API both check their options here)."""
+    problem (the CLI and the Python API both check their options here). `calls`: the run will call
+    the model, so it needs an endpoint (JudgeConfig.check_endpoint)."""
     from pydantic import ValidationError
 
     from rubricflow.errors import InputError
 
     try:
-        return JudgeConfig(**settings)
+        config = JudgeConfig(**settings)
     except ValidationError as exc:
         raise InputError("; ".join(_problem(e) for e in exc.errors())) from None
+    if calls:
+        config.check_endpoint()
+    return config
 
 
 def _problem(error: Any) -> str:

@@ -41,7 +41,7 @@ def find_dataset(folder: Path, split: str | None = None) -> DatasetSplit | None:
     """The split to read when `folder` is a Hugging Face dataset, else None (a folder of texts)."""
     if (folder / "dataset_dict.json").is_file():
         splits = _json(folder / "dataset_dict.json").get("splits") or []
-        chosen = pick_split(folder, [str(s) for s in splits], split)
+        chosen = plain_name(folder / "dataset_dict.json", pick_split(folder, [str(s) for s in splits], split))
         return DatasetSplit(folder, chosen, "arrow", _arrow_shards(folder / chosen, chosen))
     if (folder / "state.json").is_file():
         state = _json(folder / "state.json")
@@ -81,14 +81,27 @@ def _arrow_shards(folder: Path, split: str) -> tuple[Path, ...]:
     """The shards `state.json` lists (save_to_disk writes none for an empty split), each present."""
     if not (folder / "state.json").is_file():
         raise DatasetFolderError(f"{folder}: split {split!r} has no state.json (not a save_to_disk folder)")
-    listed = _json(folder / "state.json").get("_data_files") or []
-    shards = tuple(folder / str(entry.get("filename", "")) for entry in listed if isinstance(entry, dict))
+    state = _json(folder / "state.json")
+    if state.get("_indices_data_files"):  # datasets before 2.x saved a selection as an index over the rows
+        raise DatasetFolderError(
+            f"{folder}: saved with an indices mapping (an old datasets version); re-save it with a current one"
+        )
+    listed = state.get("_data_files") or []
+    names = [str(entry.get("filename", "")) for entry in listed if isinstance(entry, dict)]
+    shards = tuple(folder / plain_name(folder / "state.json", name) for name in names)
     if not shards:
         raise DatasetFolderError(f"{folder}: split {split!r} is empty (no rows)")
     missing = [s.name for s in shards if not s.is_file()]
     if missing:
         raise DatasetFolderError(f"{folder}: split {split!r} lacks the shard(s) state.json lists: {', '.join(missing)}")
     return shards
+
+
+def plain_name(listing: Path, name: str) -> str:
+    """A split or shard name a listing gives: a name inside its folder, never a path out of it."""
+    if not name or Path(name).name != name or name in (".", ".."):
+        raise DatasetFolderError(f"{listing}: {name!r} is not a file name inside the dataset's folder")
+    return name
 
 
 def _parquet_splits(folder: Path) -> dict[str, list[Path]]:

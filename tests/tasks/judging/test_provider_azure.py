@@ -5,9 +5,10 @@ request without the version or with the key elsewhere as Azure does (404 / 401).
 
 import pytest
 
+from rubricflow.cli.common import judge_settings
 from rubricflow.errors import InputError
 from rubricflow.tasks.judging.chat import ModelCallFailed, ask
-from rubricflow.tasks.judging.config import JudgeConfig, checked_config
+from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
 KEY = "azure-canary-key-5e0c41b7d29a"
@@ -55,11 +56,15 @@ def test_the_resource_endpoint_is_read_as_azures_sdks_read_it(monkeypatch):
 
 
 def test_no_endpoint_is_one_line_naming_the_variable_not_openais_url(monkeypatch):
-    """Before, an Azure judge without a URL sent its Azure key to api.openai.com. (`rubricflow
-    score --provider azure` checks its options with the same checked_config.)"""
+    """Before, an Azure judge without a URL sent its Azure key to api.openai.com. Refused where a run
+    will call the model (the CLI's judge options; the scoring flow too), not where landed judgments
+    are only read (`--no-score`)."""
     for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+    assert judge_settings("judge-gpt", provider="azure") == {"model": "judge-gpt", "provider": "azure"}
     with pytest.raises(InputError) as refused:
-        checked_config({"provider": "azure", "model": "judge-gpt"})
+        judge_settings("judge-gpt", provider="azure", need_endpoint=True)
     message = str(refused.value)
     assert "AZURE_OPENAI_ENDPOINT" in message and "--base-url" in message and "\n" not in message
+    with pytest.raises(InputError, match="AZURE_OPENAI_ENDPOINT"):
+        JudgeConfig(provider="azure", model="judge-gpt").check_endpoint()

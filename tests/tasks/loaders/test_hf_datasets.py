@@ -91,6 +91,20 @@ def test_a_split_that_cannot_be_read_is_one_line_naming_the_choices(folders, tmp
     assert not (tmp_path / "out" / "texts.parquet").exists()
 
 
+def test_an_old_save_with_an_indices_mapping_or_a_shard_outside_the_folder_is_refused(folders, tmp_path):
+    """Old `datasets` wrote a selection as all rows plus an index file: reading the rows alone would
+    load texts the dataset did not hold."""
+    old = tmp_path / "old"
+    old.mkdir()
+    state = json.loads((folders / "dict" / "train" / "state.json").read_text())
+    (old / "state.json").write_text(json.dumps(state | {"_indices_data_files": [{"filename": "indices.arrow"}]}))
+    with pytest.raises(InputError, match="saved with an indices mapping"):
+        ingest_corpus(old, tmp_path / "out")
+    (old / "state.json").write_text(json.dumps(state | {"_data_files": [{"filename": "../../etc/hostname"}]}))
+    with pytest.raises(InputError, match="'../../etc/hostname' is not a file name inside the dataset's folder"):
+        ingest_corpus(old, tmp_path / "out")
+
+
 def test_split_on_a_plain_file_is_refused_not_ignored(tmp_path):
     (tmp_path / "c.jsonl").write_text('{"text": "x"}\n')
     with pytest.raises(CorpusError, match="--split applies to a Hugging Face dataset folder"):

@@ -112,7 +112,7 @@ FAMILIES: dict[str, Family] = {
     "markdown": Family(
         "Markdown + YAML frontmatter (waza)",
         "`.md`",
-        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
+        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the frontmatter fields seed 004 requires (`name`, `version`, `scale`, `description`) are errors naming the field when missing; the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
     ),
     "waza-eval": Family(
         "waza eval YAML (rubric references)",

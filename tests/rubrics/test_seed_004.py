@@ -139,3 +139,17 @@ def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: no-such-builtin}}\n")
     with pytest.raises(RubricImportError, match=r"graders\[0\].config.rubric: no built-in rubric named 'no-such"):
         load_rubrics(missing)
+
+
+@pytest.mark.parametrize("field", ["name", "version", "scale", "description"])
+def test_a_frontmatter_field_the_seed_requires_is_an_error_when_missing(tmp_path, field):
+    table = SEED[SEED.index("| Field | Required | Description |") : SEED.index("The body is plain markdown.")]
+    required = re.findall(r"^([a-z]+) \| yes \|", table, re.M)
+    assert required == ["name", "version", "scale", "description"]
+    text = WAZA_FILES["groundedness"].read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith(f"{field}:")]
+    assert len(lines) == len(text.splitlines()) - 1
+    bad = tmp_path / "groundedness.md"
+    bad.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(RubricImportError, match=rf"groundedness.md: field {field}: waza's frontmatter requires"):
+        load_rubric(bad)

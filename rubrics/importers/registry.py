@@ -117,7 +117,7 @@ FAMILIES: dict[str, Family] = {
     "waza-eval": Family(
         "waza eval YAML (rubric references)",
         "`.yaml`",
-        "each `type: prompt` grader's `config.rubric`: a built-in by name (from rubricflow's library, `rubricflow rubric list`) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
+        "each `type: prompt` grader's `config.rubric`: a built-in by name (a file of rubricflow's built-in library folder) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
     ),
     "forge": Family(
         "Forge YAML",

@@ -122,8 +122,10 @@ def test_doctor_says_every_field_of_the_prose_layout_is_read():
 def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     """The seed: "Reference it by name (built-in) or by path (local)" from the eval YAML's prompt
     graders (`config.rubric`); each is the very rubric naming it directly gives (same hash)."""
+    from rubricflow.rubrics import library
     from rubricflow.rubrics.explain import explain
     from rubricflow.rubrics.formats import load_rubrics
+    from rubricflow.rubrics.importers import waza_eval
     from rubricflow.rubrics.library import Library
 
     assert "rubric: groundedness # built-in" in SEED and "rubric: ./rubrics/my-style.md # local file" in SEED
@@ -132,9 +134,12 @@ def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     assert compile_or_raise(by_name).hash == compile_or_raise(Library().get("groundedness").rubric).hash
     assert compile_or_raise(by_path).hash == compile_or_raise(load_rubric(WAZA_FILES["user-rubric-layout"])).hash
     assert explain(path).ignored == []
+    assert waza_eval.BUILTIN == library.BUILTIN.resolve()  # one built-in folder
     missing = tmp_path / "eval.yaml"
     missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: ./rubrics/nowhere.md}}\n")
-    with pytest.raises(RubricImportError, match=r"eval.yaml: field graders\[0\].config.rubric: './rubrics/nowhere.md'"):
+    with pytest.raises(
+        RubricImportError, match=r"eval.yaml: field graders\[0\].config.rubric: './rubrics/nowhere.md': no such file"
+    ):
         load_rubrics(missing)
     missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: no-such-builtin}}\n")
     with pytest.raises(RubricImportError, match=r"graders\[0\].config.rubric: no built-in rubric named 'no-such"):

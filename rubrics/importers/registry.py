@@ -112,12 +112,12 @@ FAMILIES: dict[str, Family] = {
     "markdown": Family(
         "Markdown + YAML frontmatter (waza)",
         "`.md`",
-        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
+        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the frontmatter fields seed 004 requires (`name`, `version`, `scale`, `description`) are errors naming the field when missing; the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
     ),
     "waza-eval": Family(
         "waza eval YAML (rubric references)",
         "`.yaml`",
-        "each `type: prompt` grader's `config.rubric`: a built-in by name (from rubricflow's library, `rubricflow rubric list`) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
+        "each `type: prompt` grader's `config.rubric`: a built-in by name (a file of rubricflow's built-in library folder) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
     ),
     "forge": Family(
         "Forge YAML",

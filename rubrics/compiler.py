@@ -91,7 +91,7 @@ FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor r
 LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
 # Nested fields added later, left out of the document at their default (the same rule, one level down).
 LATER_ROLE_DEFAULTS = {"authority": None, "domain": ""}
-LATER_CONSTRAINT_DEFAULTS = {"scope": "call", "min_tokens": None, "max_tokens": None, "forbid": []}
+LATER_CONSTRAINT_DEFAULTS: dict[str, object] = {"scope": "call", "min_tokens": None, "max_tokens": None, "forbid": []}
 
 
 def rubric_document(rubric: Rubric) -> dict:

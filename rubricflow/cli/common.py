@@ -123,15 +123,12 @@ def machine_error(exc: BaseException) -> str | None:
 
 
 def said_in_one_line(exc: BaseException | None) -> bool:
-    """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
-    refusals of a named path (missing, not permitted, disk full: F19 was a traceback for those), and
-    the machine's refusals `machine_error` words (G14: DuckDB's full disk surfaced in a Prefect task
-    printed its 170-line record before the one line)."""
+    """Errors the CLI states in one line, with no traceback: rubricflow's own, the machine's refusals
+    of a named path (F19) and those `machine_error` words (G14: DuckDB's full disk in a Prefect task)."""
     from rubricflow.errors import RubricflowError
 
-    if isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None):
-        return True
-    return exc is not None and machine_error(exc) is not None
+    named = isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None)
+    return named or (exc is not None and machine_error(exc) is not None)
 
 
 def start_flows() -> None:

@@ -72,6 +72,7 @@ class Worker:
         self.judges: dict[str, Judge] = {}
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
+        self._judges_guard = threading.Lock()
 
     @classmethod
     def get(cls) -> Worker:
@@ -112,6 +113,10 @@ class Worker:
         """The run's folder holds its budget ledger, shared by its processes; the rate limits
         are the provider key's, shared by every run (see `KeyLimits`)."""
         config, run_id = run.judge, run.run_id
+        with self._judges_guard:  # two shards starting at once on a Dask worker's threads share one Judge
+            return self._judge(run, config, run_id)
+
+    def _judge(self, run: Run, config: JudgeConfig, run_id: str) -> Judge:
         if run_id not in self.judges:
             # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
             # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s

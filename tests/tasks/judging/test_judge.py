@@ -289,7 +289,7 @@ def test_latency_is_the_servers_time_and_waiting_in_the_client_is_kept_apart():
     rows = sorted((o.completion for o in outcomes), key=lambda r: r["queue_ms"])
     latencies = [r["latency_ms"] for r in rows]
     assert min(latencies) >= 200 and statistics.median(latencies) < 340, latencies
-    assert all(r["queue_ms"] < 100 for r in rows[:4]) and all(r["queue_ms"] >= 160 for r in rows[4:])
+    assert all(r["queue_ms"] < 100 for r in rows[:4]) and all(r["queue_ms"] >= 100 for r in rows[4:])
     # the four that waited: their wait is not in their latency (counting it gave ~queue + 200 ms);
     # relative, so a pause of the loaded machine (CI saw 325 ms first calls) is no failure
     assert all(r["latency_ms"] < r["queue_ms"] + 180 for r in rows[4:]), [

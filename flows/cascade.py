@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass
 from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
-from rubricflow.flows.score import EndpointRefused, score_corpus
+from rubricflow.flows.score import EndpointRefused
+from rubricflow.flows.shared_budget import SharedBudget
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -92,8 +93,8 @@ def cascade_flow(
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
         order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
-    sample, rest = order[:calibration], order[calibration:]
-    score_corpus(corpus_id, rubric, warehouse_path, cheap, texts=sample)
+    sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path)  # one budget
+    spend.score(corpus_id, rubric, cheap, sample)
     source = "logprobs"
     confidence = _confidence(warehouse_path, corpus_id, hashes, sample)
     if not confidence and reasks(cheap):
@@ -104,16 +105,16 @@ def cascade_flow(
             "no re-asks) on the calibration texts: a cascade needs them; use a judge whose endpoint returns "
             "logprobs, or --samples 3 or more at a --temperature above 0"
         )
-    score_corpus(corpus_id, rubric, warehouse_path, strong, texts=sample)
+    spend.score(corpus_id, rubric, strong, sample)
     threshold = _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta)
     if rest:
-        score_corpus(corpus_id, rubric, warehouse_path, cheap, texts=rest)
+        spend.score(corpus_id, rubric, cheap, rest)
         measure = _confidence if source == "logprobs" else _reask_confidence
         confidence |= measure(warehouse_path, corpus_id, hashes, rest)
     escalate = [t for t in rest if confidence.get(t, -1.0) < threshold.value]
     if escalate:
         try:
-            score_corpus(corpus_id, rubric, warehouse_path, strong, texts=escalate)
+            spend.score(corpus_id, rubric, strong, escalate)
         except EndpointRefused as exc:  # recorded as a failed run; its cells stay unscored, planned again next run
             get_run_logger().error("the strong judge answered no escalated text: %s", exc)
     levels = {t: "calibration" for t in sample} | {t: "cheap" for t in rest} | {t: "strong" for t in escalate}

@@ -13,7 +13,8 @@ def run_cascade(
     corpus: str, rubric: str, warehouse: Path, judge: dict, spec: str, agreement: float, delta: float, calibration: int
 ) -> dict:
     """Run the cascade with the live progress bar; a text left without its deciding judge's score
-    (a failed strong cell) makes the command exit 1 after printing: run it again to retry them."""
+    (a failed strong cell, or the budget spent) makes the command exit 1 after printing: run it again
+    to retry them."""
     from rubricflow.flows.cascade import parse_cascade
 
     cheap, strong = parse_cascade(spec)
@@ -36,7 +37,7 @@ def run_cascade(
     print_rows("cost against strong-only", [r["costs"]] if r["costs"] else [])
     if r["unscored"]:
         raise CheckFailed(
-            f"{r['unscored']} texts have no score from the judge that decides them (a failed strong call): "
-            "run the same command again to retry them"
+            f"{r['unscored']} texts have no score from the judge that decides them (a failed strong call, or "
+            "--budget spent): run the same command again to retry them"
         )
     return r

@@ -190,7 +190,7 @@ class Warehouse:
 
 
 def start_flows() -> None:
-    from rubricflow.cli.common import start_flows as start
+    from rubricflow.cli.flow_start import start_flows as start
 
     start()
 

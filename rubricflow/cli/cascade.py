@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rubricflow.errors import CheckFailed
 
-from .common import out, print_rows, start_flows
+from .common import out, print_rows
+from .flow_start import start_flows
 
 
 def run_cascade(

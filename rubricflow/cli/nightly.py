@@ -14,9 +14,9 @@ from .common import (
     judge_settings,
     out,
     print_rows,
-    start_flows,
     warehouse_path,
 )
+from .flow_start import start_flows
 from .judge_options import judge_options
 
 SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")

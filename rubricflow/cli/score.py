@@ -16,9 +16,9 @@ from .common import (
     print_query,
     print_rows,
     reading,
-    start_flows,
     warehouse_path,
 )
+from .flow_start import start_flows
 from .judge_options import judge_options
 
 

@@ -9,7 +9,7 @@ import time
 
 from prefect.client.orchestration import get_client
 
-from rubricflow.cli.common import start_flows
+from rubricflow.cli.flow_start import start_flows
 from rubricflow.tasks.runtime.processes import stop
 from tests.conftest import EXE, write_corpus
 

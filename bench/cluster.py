@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--max-in-flight", type=int, default=8)
     parser.add_argument("--latency-ms", type=float, default=200)
+    parser.add_argument("--threads", type=int, default=2, help="shards a worker judges at once (1: the old setup)")
     args = parser.parse_args()
     rates: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp, Server("--latency-ms", str(args.latency_ms)) as server:
@@ -47,7 +48,7 @@ def main() -> None:
         for n in (int(w) for w in args.workers.split(",")):
             warehouse = Path(tmp) / f"w{n}.duckdb"
             ingest_flow(str(corpus), str(warehouse), "bench")
-            with DaskCluster(n, Path(tmp) / f"dask{n}") as cluster:
+            with DaskCluster(n, Path(tmp) / f"dask{n}", threads=args.threads) as cluster:
                 os.environ.update(cluster.tls_env)  # the flow's client certificate (tasks/runtime/dask_access)
                 shard = max(50, args.cells // (4 * n))  # a few shards per worker
                 score_corpus(

@@ -5,9 +5,12 @@ the same loader `rubricflow labels` uses). Over --reps random labelled subsets o
 - the coverage of the nominal 90% prediction-powered interval of the all-labels human mean
   (target >= 88%) and its median width against the labels-only interval's (target <= 0.85x), per
   criterion and overall (the criteria's mean on the unit scale, as `estimate` computes it);
-- active selection (`labels plan --active`: probabilities from the judge's uncertainty, labels
-  weighted by 1/pi) against uniform selection at the same budget: the median width ratio, beside the
-  ratio a perfect uncertainty signal (the true residuals, unknowable in practice) would give.
+- active selection against uniform selection at the same budget, both estimated by Zrnic and
+  Candes's active inference (`ppi.active_mean`, each label weighted by the probability it had when
+  drawn): the judge's own doubt, an error model of |human - judge| fitted on a uniform burn-in (the
+  paper's learned uncertainty, in two phases), and the true errors (unknowable: the ceiling), with
+  each signal's correlation with the error and the share of the interval's variance that is the
+  corpus's own spread (which no selection can reduce).
 
     python bench/ppi.py [--reps 1000] [--n 100]
 """
@@ -19,6 +22,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import norm
 
 from rubricflow.tasks.loaders.labels import topical_chat
 from rubricflow.tasks.stats import ppi
@@ -66,38 +70,97 @@ def uniform_subsets(y: np.ndarray, f: np.ndarray, n: int, reps: int, seed: int) 
     return covered / reps, float(np.median(ratios)), float(np.median(gained))
 
 
-def weighted_ppi(y, f, pi, chosen) -> ppi.Interval:
-    """`estimate`'s figure under a plan: PPI++ with the labels weighted by 1/pi (ppi-python's weights)."""
-    return ppi.ppi_mean(y[chosen], f[chosen], f, 1 / pi[chosen], ALPHA)[0]
+def ridge_fit(features: np.ndarray, target: np.ndarray, penalty: float = 1.0) -> np.ndarray:
+    """Least squares with a ridge penalty: the cheap error model fitted on a burn-in."""
+    gram = features.T @ features + penalty * np.eye(features.shape[1])
+    return np.linalg.solve(gram, features.T @ target)
 
 
-def active_inference(y, f, pi, chosen) -> ppi.Interval:
-    """Zrnic and Candes (2024): the inverse-probability-weighted PPI mean over the whole corpus."""
-    return ppi.active_mean(y[chosen], chosen, f, pi, ALPHA)[0]
+def judge_doubt(y, f, features, burn_in, rest) -> np.ndarray:
+    """The judge's own doubt: sqrt(p(1-p)) of its score on its range (a classifier's, as in the paper)."""
+    p = (f[rest] - f.min()) / (f.max() - f.min())
+    return np.sqrt(p * (1 - p))
 
 
-def planned(y, f, uncertainty, n: int, reps: int, seed: int, estimator) -> tuple[float, float]:
-    """(coverage, median width) when a plan chose the texts (uniform: `uncertainty` None)."""
+def error_model(y, f, features, burn_in, rest) -> np.ndarray:
+    """|human - judge| predicted from the judge's scores of every criterion (and their squares) by a
+    ridge model fitted on the burn-in's labels: Zrnic and Candes's learned uncertainty."""
+    fit = np.polyfit(f[burn_in], y[burn_in], 1)
+    error = np.abs(y[burn_in] - np.polyval(fit, f[burn_in]))
+    predicted = features[rest] @ ridge_fit(features[burn_in], error)
+    return np.clip(predicted, 0.2 * error.mean(), None)
+
+
+def true_error(y, f, features, burn_in, rest) -> np.ndarray:
+    """The true |residual| (known only once every text is labelled): the ceiling of any signal."""
+    return np.abs(y - np.polyval(np.polyfit(f, y, 1), f))[rest]
+
+
+def two_phase(y, f, features, n: int, burn: int, rng, signal) -> tuple[ppi.Interval, float]:
+    """Active inference in two phases over a random order of the corpus: the first texts are labelled
+    uniformly (`burn` labels expected), the rest with probability from `signal` (None: uniform),
+    mixed with uniform (labelling_plan); every label weighted by the probability it had when drawn,
+    so ppi.active_mean is unbiased. Returns the interval and the signal's correlation with the error."""
+    big_n = len(y)
+    order = rng.permutation(big_n)
+    first, rest = order[: int(round(big_n * burn / n))], order[int(round(big_n * burn / n)) :]
+    pi = np.full(big_n, n / big_n)
+    burn_in = first[systematic_sample(pi[first], rng)] if len(first) else first
+    u = np.ones(len(rest)) if signal is None else signal(y, f, features, burn_in, rest)
+    pi[rest] = inclusion_probabilities(u, n - len(burn_in), active=signal is not None)
+    labelled = np.concatenate([burn_in, rest[systematic_sample(pi[rest], rng)]])
+    error = true_error(y, f, features, burn_in, rest)
+    corr = float(np.corrcoef(u, error)[0, 1]) if signal is not None and u.std() > 0 else float("nan")
+    return ppi.active_mean(y[labelled], labelled, f, pi, ALPHA)[0], corr
+
+
+def planned(y, f, features, n: int, reps: int, seed: int, signal, burn: int = 0) -> tuple[float, float, float]:
+    """(coverage, median width, median correlation of the signal with the error) over `reps` plans."""
     rng = np.random.default_rng(seed)
-    active = uncertainty is not None
-    pi = inclusion_probabilities(uncertainty if active else np.ones(len(y)), n, active=active)
-    covered, widths = 0, []
+    covered, widths, corrs = 0, [], []
     for _ in range(reps):
-        powered = estimator(y, f, pi, systematic_sample(pi, rng))
-        covered += powered.low <= y.mean() <= powered.high
-        widths.append(powered.width)
+        interval, corr = two_phase(y, f, features, n, burn, rng, signal)
+        covered += interval.low <= y.mean() <= interval.high
+        widths.append(interval.width)
+        corrs.append(corr)
+    return covered / reps, float(np.median(widths)), float(np.nanmedian(corrs)) if signal else float("nan")
+
+
+def uniform_plan(y, f, n: int, reps: int, seed: int) -> tuple[float, float]:
+    """(coverage, median width) of `estimate` under a uniform plan: PPI++ on a simple random sample."""
+    rng = np.random.default_rng(seed)
+    pi, covered, widths = np.full(len(y), n / len(y)), 0, []
+    for _ in range(reps):
+        chosen = systematic_sample(pi, rng)
+        interval = ppi.ppi_mean(y[chosen], f[chosen], f, None, ALPHA)[0]
+        covered += interval.low <= y.mean() <= interval.high
+        widths.append(interval.width)
     return covered / reps, float(np.median(widths))
 
 
-def signals(y: np.ndarray, f: np.ndarray) -> dict[str, np.ndarray]:
-    """Uncertainty signals for active selection: what the judge's own score says, and (for scale) the
-    true residuals, known only once every text is labelled."""
-    spread = (f - f.min()) / (f.max() - f.min())
-    return {
-        "score near the middle": np.maximum(0, 1 - np.abs(spread - 0.5) / 0.5),  # plan_uncertainty.sql's sign
-        "sqrt(p(1-p)) of score": np.sqrt(spread * (1 - spread)),  # a classifier's, as in Zrnic and Candes
-        "perfect signal": np.abs(y - np.polyval(np.polyfit(f, y, 1), f)),
-    }
+def active_table(human, judge, n: int, reps: int, seed: int) -> float:
+    """Print each plan's median width against a uniform plan's (as `estimate` computes each); return
+    the error model's ratio on all criteria."""
+    features = np.column_stack([np.ones(len(judge["overall"])), *(judge[c] for c in SCALES),
+                                *(judge[c] ** 2 for c in SCALES)])  # fmt: skip
+    burn = int(0.4 * n)
+    arms = {"uniform, active_mean": (None, 0), "judge's doubt": (judge_doubt, 0),
+            f"error model, {burn}-label burn-in": (error_model, burn), "true error (ceiling)": (true_error, burn)}  # fmt: skip
+    print(f"active vs uniform selection, {n} labels: median width against a uniform plan's PPI++ (coverage; "
+          "the signal's correlation with |human - judge|)")  # fmt: skip
+    ratio = float("nan")
+    for criterion in ("all criteria", "groundedness", "understandability"):  # the judge on the humans' scale
+        y, f = human[criterion], judge[criterion]
+        coverage, base = uniform_plan(y, f, n, reps, seed)
+        floor = y.var() / len(y) / (base / 2 / norm.ppf(1 - ALPHA / 2)) ** 2
+        figures = [f"uniform PPI++ ({coverage:.0%}; {floor:.0%} of its variance is the corpus's spread)"]
+        for name, (signal, burn_in) in arms.items():
+            coverage, width, corr = planned(y, f, features, n, reps, seed, signal, burn_in)
+            figures.append(f"{name} {width / base:.3f}x ({coverage:.0%}" + (f"; r {corr:.2f})" if signal else ")"))
+            if criterion == "all criteria" and signal is error_model:
+                ratio = width / base
+        print(f"  {criterion:<17} " + "; ".join(figures))
+    return ratio
 
 
 def main() -> None:
@@ -115,20 +178,8 @@ def main() -> None:
         coverage, ratio, gained = uniform_subsets(y, f, args.n, args.reps, args.seed)
         r = np.corrcoef(y, f)[0, 1]
         print(f"{criterion:<18} {coverage:>9.1%} {ratio:>16.3f}x {gained:>14.1f} {r:>6.3f}")
-    print(f"active vs uniform selection, {args.n} labels: median width ratio active / uniform (coverage)")
-    for criterion in ("all criteria", "overall", "groundedness", "understandability"):
-        y, f = human[criterion], judge[criterion]
-        for estimator in (weighted_ppi, active_inference):
-            _, base = planned(y, f, None, args.n, args.reps, args.seed, estimator)
-            figures = []
-            for name, signal in signals(y, f).items():
-                coverage, width = planned(y, f, signal, args.n, args.reps, args.seed, estimator)
-                figures.append(f"{name} {width / base:.3f}x ({coverage:.0%})")
-            print(f"  {criterion:<17} {estimator.__name__:<16} " + "; ".join(figures))
-    y, f = human["all criteria"], judge["all criteria"]
-    _, base = planned(y, f, None, args.n, args.reps, args.seed, active_inference)
-    _, width = planned(y, f, signals(y, f)["sqrt(p(1-p)) of score"], args.n, args.reps, args.seed, active_inference)
-    print(f"width ratio active / uniform ('all criteria', active inference, the judge's signal): {width / base:.3f}x")
+    ratio = active_table(human, judge, args.n, args.reps, args.seed)
+    print(f"width ratio active / uniform ('all criteria', error model on a burn-in): {ratio:.3f}x")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@ judge is unsure of, at a threshold chosen so that the texts kept agree with the 
 target rate with probability >= 1 - delta (tasks/stats/cascade.py).
 
 Every judgment goes through the score flow (the same client, rate limits, budget and resume): the
-cheap judge first on a seeded calibration sample (refused at once when it gives no confidence),
+cheap judge first on a seeded calibration sample (refused at once when it gives no confidence:
+token logprobs where its endpoint returns them, else its agreement with itself across re-asks, when
+it samples each cell several times at a temperature above 0),
 the strong judge on that sample, the cheap judge on the rest, then the strong judge on the texts
 below the threshold. A strong cell that fails stays unscored (the text's level says strong): the
 next run of the same cascade plans it again; it is never filled by the cheap judge's answer."""
@@ -18,7 +20,8 @@ from dataclasses import asdict, dataclass
 from prefect import flow, get_run_logger
 
 from rubricflow.errors import InputError
-from rubricflow.flows.score import EndpointRefused, score_corpus
+from rubricflow.flows.score import EndpointRefused
+from rubricflow.flows.shared_budget import SharedBudget
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -28,7 +31,13 @@ from rubricflow.warehouse import db, steps
 
 
 class NoConfidence(InputError):
-    """The cheap judge gave no usable confidence (no token logprobs at the scale's values)."""
+    """The cheap judge gave no usable confidence (no token logprobs at the scale's values, no re-asks)."""
+
+
+def reasks(judge: dict) -> bool:
+    """Whether the cheap judge's re-asks can measure its confidence: several samples, temperature > 0."""
+    config = JudgeConfig(**judge)
+    return config.samples >= 2 and config.temperature > 0
 
 
 @dataclass
@@ -37,6 +46,7 @@ class CascadeResult:
     threshold: float | None
     calibration_texts: int
     texts: int
+    confidence: str  # logprobs | re-asks: where the cheap judge's confidence came from
     escalated: int  # texts outside the calibration sample sent to the strong judge
     unscored: int  # texts whose deciding judge has no score (a failed strong cell: retried next run)
     split: list[dict]
@@ -67,42 +77,49 @@ def cascade_flow(
     """`judge` holds the JudgeConfig fields both levels share; each level adds its model."""
     if not 0 < agreement < 1 or not 0 < delta < 1:
         raise InputError(f"--agreement and --delta must lie strictly between 0 and 1, got {agreement}, {delta}")
-    cheap = JudgeConfig(**{**judge, "model": cheap_model, "logprobs": True})
-    strong = JudgeConfig(**{**judge, "model": strong_model})
-    if not cheap.wants_logprobs():
+    cheap = {**judge, "model": cheap_model, "logprobs": True}
+    strong = {**judge, "model": strong_model}
+    if not JudgeConfig(**cheap).wants_logprobs() and not reasks(cheap):
         raise NoConfidence(
-            f"the cheap judge's provider returns no logprobs: the cascade has no confidence for {cheap_model!r}"
+            f"the cheap judge's provider returns no logprobs: the cascade has no confidence for {cheap_model!r} "
+            "(re-asks give one: --samples 3 or more at a --temperature above 0)"
         )
     hashes = (
         compile_for_scoring(resolve(rubric), source=rubric).hash,
-        cheap.judge_hash(),
-        strong.judge_hash(),
+        JudgeConfig(**cheap).judge_hash(),
+        JudgeConfig(**strong).judge_hash(),
     )
     with db.reader(warehouse_path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
         order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
-    sample, rest = order[:calibration], order[calibration:]
-    score_corpus(corpus_id, rubric, warehouse_path, cheap, texts=sample)
+    sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path)  # one budget
+    spend.score(corpus_id, rubric, cheap, sample)
+    source = "logprobs"
     confidence = _confidence(warehouse_path, corpus_id, hashes, sample)
+    if not confidence and reasks(cheap):
+        source, confidence = "re-asks", _reask_confidence(warehouse_path, corpus_id, hashes, sample)
     if not confidence:
         raise NoConfidence(
-            f"the cheap judge {cheap_model!r} gave no usable confidence (no token logprobs at the scale's values) "
-            "on the calibration texts: a cascade needs them; use a judge whose endpoint returns logprobs"
+            f"the cheap judge {cheap_model!r} gave no usable confidence (no token logprobs at the scale's values, "
+            "no re-asks) on the calibration texts: a cascade needs them; use a judge whose endpoint returns "
+            "logprobs, or --samples 3 or more at a --temperature above 0"
         )
-    score_corpus(corpus_id, rubric, warehouse_path, strong, texts=sample)
+    spend.score(corpus_id, rubric, strong, sample)
     threshold = _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta)
     if rest:
-        score_corpus(corpus_id, rubric, warehouse_path, cheap, texts=rest)
-        confidence |= _confidence(warehouse_path, corpus_id, hashes, rest)
+        spend.score(corpus_id, rubric, cheap, rest)
+        measure = _confidence if source == "logprobs" else _reask_confidence
+        confidence |= measure(warehouse_path, corpus_id, hashes, rest)
     escalate = [t for t in rest if confidence.get(t, -1.0) < threshold.value]
     if escalate:
         try:
-            score_corpus(corpus_id, rubric, warehouse_path, strong, texts=escalate)
+            spend.score(corpus_id, rubric, strong, escalate)
         except EndpointRefused as exc:  # recorded as a failed run; its cells stay unscored, planned again next run
             get_run_logger().error("the strong judge answered no escalated text: %s", exc)
     levels = {t: "calibration" for t in sample} | {t: "cheap" for t in rest} | {t: "strong" for t in escalate}
-    options = {"agreement": agreement, "delta": delta, "seed": seed, "models": (cheap_model, strong_model)}
+    options = {"agreement": agreement, "delta": delta, "seed": seed, "models": (cheap_model, strong_model),
+               "confidence": source}  # fmt: skip
     return asdict(_record(warehouse_path, corpus_id, hashes, options, threshold, levels, confidence))
 
 
@@ -120,6 +137,15 @@ def _confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[
         known = least.get(r["text_id"], 1.0)
         least[r["text_id"]] = None if p is None or known is None else min(known, float(p))
     return {t: p for t, p in least.items() if p is not None}
+
+
+def _reask_confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[str]) -> dict[str, float]:
+    """text -> the share of the cheap judge's samples that agree with its most common answer, on its
+    least agreeing criterion (a small panel of itself: where it wavers, the strong judge decides)."""
+    with db.reader(warehouse_path) as con:
+        rows = db.fetch(con, "cascade_reask_confidence.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1],
+                        texts=texts)  # fmt: skip
+    return {r["text_id"]: float(r["confidence"]) for r in rows}
 
 
 def _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta) -> Threshold:
@@ -172,6 +198,7 @@ def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, le
         cascade_id=cascade_id,
         threshold=None if threshold.value == float("inf") else float(threshold.value),
         calibration_texts=sum(v == "calibration" for v in levels.values()),
+        confidence=options["confidence"],
         texts=len(texts),
         escalated=sum(v == "strong" for v in levels.values()),
         unscored=sum(r["texts"] - r["scored"] for r in split),

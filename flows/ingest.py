@@ -23,13 +23,15 @@ def ingest_flow(
     id_field: str | None = None,
     encoding: str | None = None,
     fields: dict[str, str] | None = None,
+    split: str | None = None,
 ) -> dict:
     """`fields` maps input / context / genre to the source's columns of other names (see
-    tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it."""
+    tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it.
+    `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py)."""
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     out_dir = str(corpus_dir(Path(warehouse_path), corpus_id))
-    report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields)
+    report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields, split)
     load(warehouse_path, corpus_id, report)
     logger.info(
         "corpus %s: %s rows in, %s quarantined (%s)",

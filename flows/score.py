@@ -96,6 +96,7 @@ def score_corpus(
     refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
     logger = get_run_logger()
     _check_where(judge, workers)
+    judge.check_endpoint()
     run = Run(
         run_id=run_id or new_run_id(),
         corpus_id=corpus_id,

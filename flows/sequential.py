@@ -17,7 +17,7 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import CheckFailed, InputError
 from rubricflow.flows.artifacts import artifact_key, publish
-from rubricflow.flows.score import score_corpus
+from rubricflow.flows.shared_budget import SharedBudget
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -92,12 +92,12 @@ def sequential_compare_flow(
             raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
         order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
         known = _pairs(con, corpus_id, sides, figure, None)
-    cs, looks, walked, found = ConfidenceSequence(alpha), [], 0, None
-    while walked < len(order) and found is None:
+    cs, looks, walked, found, spend = ConfidenceSequence(alpha), [], 0, None, SharedBudget(warehouse_path)
+    while walked < len(order) and found is None and not spend.exhausted():
         batch = order[walked : walked + batch_size]
         missing = [t for t in batch if t not in known]
         if missing:
-            _judge(warehouse_path, corpus_id, sides, missing)
+            _judge(spend, corpus_id, sides, missing)
             with db.reader(warehouse_path) as con:
                 known |= _pairs(con, corpus_id, sides, figure, missing)
         walked += len(batch)
@@ -125,13 +125,14 @@ def _side(ref: str, judge: dict | None) -> Side:
     return Side(ref, judge, bundle.hash, JudgeConfig(**(judge or {})).judge_hash())
 
 
-def _judge(warehouse_path: str, corpus_id: str, sides: list[Side], texts: list[str]) -> None:
-    """One batch through the score flow, each distinct side once (an A/A judges once)."""
+def _judge(spend: SharedBudget, corpus_id: str, sides: list[Side], texts: list[str]) -> None:
+    """One batch through the score flow, each distinct side once (an A/A judges once), within what
+    the comparison's earlier batches left of the budget."""
     seen: set[tuple[str, str]] = set()
     for side in sides:
         if (side.rubric_hash, side.judge_hash) not in seen:
             seen.add((side.rubric_hash, side.judge_hash))
-            score_corpus(corpus_id, side.ref, warehouse_path, JudgeConfig(**(side.judge or {})), texts=texts)
+            spend.score(corpus_id, side.ref, side.judge, texts)
 
 
 def _pairs(con, corpus_id: str, sides: list[Side], figure: str, texts: list[str] | None) -> dict[str, float]:

@@ -37,6 +37,7 @@ class Ingested:
     duplicates_identical: int
     quarantine: str
     reasons: dict[str, int] = field(default_factory=dict)
+    split: str | None = None  # the split read from a Hugging Face dataset folder
 
     def __repr__(self) -> str:
         bad = f", {self.rows_quarantined} quarantined ({self.quarantine})" if self.rows_quarantined else ""
@@ -65,11 +66,14 @@ class Warehouse:
         genre: str | None = None,
         max_chars: int = 1_000_000,
         limit: int | None = None,
+        split: str | None = None,
     ) -> Ingested:
         """Load a corpus: a file or folder path, a polars or pandas DataFrame, an Arrow table or a
         list of dicts. `text`, `id`, `input`, `context`, `genre` name the columns holding each (by
-        default the columns of those names). Data in memory is checked whole first: a missing column
-        or a text that is not a string raises an InputError naming it, and nothing is written."""
+        default the columns of those names). A Hugging Face dataset folder (`save_to_disk`, or the
+        Hub's Parquet shards) is a corpus too: `split` picks its split (default "train", or the only
+        one). Data in memory is checked whole first: a missing column or a text that is not a string
+        raises an InputError naming it, and nothing is written."""
         from rubricflow.tasks.loaders.ingest import check_corpus_id
 
         check_corpus_id(corpus)
@@ -77,6 +81,8 @@ class Warehouse:
         roles = {k: v for k, v in mapping.items() if v}
         if isinstance(data, str | Path):
             source = Path(data)
+        elif split is not None:
+            raise InputError("split= applies to a Hugging Face dataset folder, not to data in memory")
         else:
             table = table_of(data)
             text = check_columns(table, text, id, roles)
@@ -85,7 +91,7 @@ class Warehouse:
             import pyarrow.parquet as pq
 
             pq.write_table(table, source)
-        report = run_ingest(source, self.path, corpus, text, id, roles, max_chars, limit)
+        report = run_ingest(source, self.path, corpus, text, id, roles, max_chars, limit, split=split)
         return Ingested(**{f.name: report[f.name] for f in fields(Ingested)})
 
     def score(
@@ -187,7 +193,7 @@ class Warehouse:
 
 
 def start_flows() -> None:
-    from rubricflow.cli.common import start_flows as start
+    from rubricflow.cli.flow_start import start_flows as start
 
     start()
 
@@ -202,14 +208,19 @@ def run_ingest(
     max_chars: int = 1_000_000,
     limit: int | None = None,
     encoding: str | None = None,
+    split: str | None = None,
 ) -> dict:
     """The ingest flow, as `rubricflow ingest` and `Warehouse.ingest` both run it."""
     if not source.exists():
         raise InputError(f"{source}: no such file or folder")
+    if split is not None or source.is_dir():
+        from rubricflow.tasks.loaders.ingest import corpus_records
+
+        corpus_records(source, encoding, split)  # a split that cannot be read fails before Prefect starts
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
 
-    return ingest_flow(str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None)
+    return ingest_flow(str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None, split)
 
 
 def run_score(

@@ -91,7 +91,7 @@ FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor r
 LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
 # Nested fields added later, left out of the document at their default (the same rule, one level down).
 LATER_ROLE_DEFAULTS = {"authority": None, "domain": ""}
-LATER_CONSTRAINT_DEFAULTS = {"scope": "call", "min_tokens": None, "max_tokens": None}
+LATER_CONSTRAINT_DEFAULTS: dict[str, object] = {"scope": "call", "min_tokens": None, "max_tokens": None, "forbid": []}
 
 
 def rubric_document(rubric: Rubric) -> dict:
@@ -220,6 +220,7 @@ class _Checks:
         self.examples_and_goldens()
         self.verdicts()
         self.flagged()
+        self.json_template()
         self.scoring()
         self.necessary()
         self.sufficient()
@@ -428,6 +429,17 @@ class _Checks:
                     f"mapping_examples[{i}].verdict",
                     f"example {ex.id} maps to {ex.verdict!r}, not one of the verdicts {', '.join(space)}",
                 )
+
+    def json_template(self) -> None:
+        """A JSON output template (seed 000's `<json_template>`) is the answer the judge is told to
+        give: one that is not JSON is an error, not a template that merely misaligns."""
+        text = self.r.output.template.strip()
+        if not text or text[0] not in "{[":
+            return
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            self.add("error", "E_TEMPLATE", "output.template", f"the JSON template is not valid JSON ({exc})")
 
     def flagged(self) -> None:
         """Seed 003: more than 20% of the leaves flagged by an audit (`flag:` tags) means regenerate."""

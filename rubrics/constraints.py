@@ -61,6 +61,9 @@ def check_constraint(c: OutputConstraint, value: Any) -> str | None:
             problems.append(f"{len(items)} items < {c.min_items}")
         if c.max_items is not None and len(items) > c.max_items:
             problems.append(f"{len(items)} items > {c.max_items}")
+    said = [phrase for phrase in c.forbid if phrase.lower() in text.lower()]
+    if said:
+        problems.append(f"contains {', '.join(map(repr, said))}")
     return "; ".join(problems) or None
 
 

@@ -58,6 +58,10 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "a decision rule or mapping example gives a verdict outside the rubric's verdict space",
         "verdicts: [{label: 'Yes'}, {label: Somewhat}, {label: 'No'}]   # or use one of these in the rule",
     ),
+    "E_TEMPLATE": (
+        "the JSON output template is not JSON: the judge would be told to answer in a broken shape",
+        'output: {template: \'{"score": 0, "rationale": ""}\'}   # valid JSON, or drop the template',
+    ),
     "W_ECONOMY": (
         "more criteria than the seed framework's 3-7: judges blur overlapping criteria",
         "criteria: [...]   # merge overlapping criteria, or split the rubric into two",

@@ -435,7 +435,7 @@ ConstraintScope = Literal["call", "criterion", "judgment"]
 
 class OutputConstraint(Strict):
     """A rule on one field of the judge's output: a ritual prefix, word/char/token limits, item
-    counts. A `hard` one that fails disqualifies the judgment; a `soft` one warns. `scope` (seed
+    counts, forbidden phrases. A `hard` one that fails disqualifies the judgment; a `soft` one warns. `scope` (seed
     001): `call` checks each judge call's output once (a value repeated across the call's criteria
     once), `criterion` each criterion's own value, `judgment` the text's whole answer (every
     criterion's value joined) once."""
@@ -453,6 +453,7 @@ class OutputConstraint(Strict):
     min_items: int | None = Field(default=None, ge=0)
     max_items: int | None = Field(default=None, ge=0)
     separator: str | None = None  # items inside a string field, e.g. ";"
+    forbid: tuple[str, ...] = ()  # phrases the field must not contain, any case (a no-apology rule)
     severity: Literal["hard", "soft"] = "soft"
     scope: ConstraintScope = "call"
 

@@ -296,6 +296,8 @@ def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
             rules.append(f"at most {c.max_items} items")
         if c.separator:
             rules.append(f"items separated by {c.separator!r}")
+        if c.forbid:
+            rules.append("never " + " or ".join(map(repr, c.forbid)))
         desc = f" {c.description}" if c.description else ""
         lines.append(f"- `{c.field}` ({c.severity}, {c.id}): {', '.join(rules)}.{desc}".replace(", .", "."))
     lines.extend(f"- {n}" for n in r.output.notes)

@@ -34,3 +34,46 @@ def test_the_docs_build_in_strict_mode(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "cli" / "index.html").is_file()
+
+
+def doc_command_lines() -> list[tuple[str, str]]:
+    """(page, line) for every `rubricflow ...` line of a shell block in the README and the docs."""
+    import re
+
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for block in re.findall(r"```(?:bash|sh|shell|console)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                if line.strip().removeprefix("$ ").startswith("rubricflow "):
+                    found.append((page.name, line.strip().removeprefix("$ ")))
+    return found
+
+
+def test_every_command_line_in_the_docs_names_a_command_and_options_it_has():
+    """A docs example with a renamed option or command, or a repository file that is not there, fails
+    on a fresh clone; this finds it without running it (each command's own options, read from the CLI
+    itself)."""
+    import shlex
+
+    from rubricflow.cli.labelling import ImportByDefault
+
+    root, wrong = typer.main.get_command(app), []
+    lines = doc_command_lines()
+    for page, line in lines:
+        words, command = shlex.split(line, comments=True)[1:], root
+        while hasattr(command, "commands") and words and not words[0].startswith("-"):
+            name = words[0] if words[0] in command.commands or not isinstance(command, ImportByDefault) else "import"
+            if name not in command.commands:
+                wrong.append(f"{page}: {line}: no command {words[0]!r}")
+                break
+            words, command = words[1:] if name == words[0] else words, command.commands[name]
+        known = {o for p in getattr(command, "params", []) for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+        for word in words:
+            if word in ("|", "&", "&&", ";", ">"):
+                break
+            if word.startswith("-") and word != "-" and word.split("=")[0] not in known:
+                wrong.append(f"{page}: {line}: no option {word.split('=')[0]}")
+            elif "/" in word and not word.startswith(("http", "../", "/", "warehouse/")) and "=" not in word:
+                if not (ROOT / word).exists():  # a repository path a clone lacks (the tour's data/replies.jsonl)
+                    wrong.append(f"{page}: {line}: no file {word} in the repository")
+    assert len(lines) > 50 and not wrong, wrong

@@ -74,3 +74,11 @@ def test_the_demos_warehouse_folder_is_ignored_by_git():
     """`rubricflow demo` run from a clone leaves warehouse/demo/ behind: git must not offer it."""
     done = subprocess.run(["git", "check-ignore", "-q", "warehouse/demo/demo.duckdb"], cwd=ROOT)
     assert done.returncode == 0
+
+
+def test_the_docs_home_page_shows_the_same_tour():
+    """docs/index.md (the site's first page) kept the tour's old, unrunnable paths (data/replies.jsonl,
+    my-rubrics/...) after the README's was fixed: the two are one tour."""
+    pattern = r"## A five-minute tour\n\n```bash\n(.*?)```"
+    home = re.search(pattern, (ROOT / "docs" / "index.md").read_text(), re.S).group(1)
+    assert home == re.search(pattern, (ROOT / "README.md").read_text(), re.S).group(1)

@@ -26,7 +26,7 @@ BATCH = 10_000  # texts per transaction in refresh_in_batches
 DEFINITIONS = ("analytics_tables.sql", "analytics_refresh.sql")
 TABLES = (
     "mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores", "mat_ok_cells",
-    "mat_run_stats", "mat_pair_verdicts",
+    "mat_run_stats", "mat_pair_verdicts", "mat_constraint_warnings",
 )  # fmt: skip
 COUNTS = (  # what `rubricflow rebuild` reports
     "SELECT (SELECT count(*) FROM current_texts), (SELECT count(*) FROM judgment_sets), "

@@ -5,16 +5,23 @@
         landing/<part>.judgments.parquet  a landed part's judgments, written first
         landing/<part>.completions.parquet  its completions, written last: the part's commit marker
         budget.json                       the run's budget ledger, shared by its processes
+        reserve                           room kept on the disk for the answers a full disk would lose
 
 A job's state is where its file is, and a file only appears by an atomic rename: a plan file is
 a shard not yet landed; a completions file is a part landed but not loaded (the loader removes both
 files after its commit). A run's process killed at any moment leaves a folder the next run reads
 back (`unloaded`) and clears (`prune`).
+
+A full disk (#41 G14): an answer is paid for the moment it arrives, and a part that cannot be written
+is bought again by the next run. So a run starts by reserving RESERVE_BYTES on its disk; the first
+write refused for want of space gives the reserve up and lands in its room, and the run is told to
+stop buying (`room_spent`): the answers still in flight land there too, and the next run loads them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 from dataclasses import dataclass
@@ -27,6 +34,7 @@ from .locks import runs_root
 
 COMMITTED = ".completions.parquet"  # the suffix of a landed part's commit marker
 JUDGMENTS = ".judgments.parquet"
+RESERVE_BYTES = 8 * 2**20  # far more than the parts of the calls one run has in flight (64 x a few kB)
 
 
 @dataclass(frozen=True)
@@ -65,8 +73,40 @@ class RunFolder:
         """The plan of a run that will judge no more (closed by the next run): its shards are re-planned."""
         shutil.rmtree(self.plan, ignore_errors=True)
 
+    @property
+    def reserve(self) -> Path:
+        return self.path / "reserve"
+
+    def keep_room(self) -> None:
+        """Reserve RESERVE_BYTES on the run's disk before any call (a disk without them fails the
+        run in preparation, when nothing is bought yet)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        except OSError:
+            self.reserve.unlink(missing_ok=True)
+            raise
+        finally:
+            os.close(fd)
+
+    def room_spent(self) -> bool:
+        """The disk filled and the reserve was given up: the run must buy no more answers."""
+        return (self.path / "reserve.spent").exists()
+
     def land(self, judgments: pa.Table, completions: pa.Table, part: str) -> Path:
-        """Land one part: judgments first, then completions (the commit marker), each by rename."""
+        """Land one part: judgments first, then completions (the commit marker), each by rename;
+        on a full disk, in the reserve's room (see the module's docstring)."""
+        try:
+            return self._land(judgments, completions, part)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC or not self.reserve.exists():
+                raise
+            self.reserve.unlink()
+            (self.path / "reserve.spent").touch()
+        return self._land(judgments, completions, part)
+
+    def _land(self, judgments: pa.Table, completions: pa.Table, part: str) -> Path:
         self.landing.mkdir(parents=True, exist_ok=True)
         _write_atomic(judgments, self.landing / f"{part}{JUDGMENTS}")
         target = self.landing / f"{part}{COMMITTED}"
@@ -107,6 +147,8 @@ class RunFolder:
         for folder in cls.all(runs):
             if folder.run_id in live:
                 continue
+            for kept in (folder.reserve, folder.path / "reserve.spent"):
+                kept.unlink(missing_ok=True)
             for sub in sorted((p for p in folder.path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
                 with contextlib.suppress(OSError):
                     sub.rmdir()  # only if empty

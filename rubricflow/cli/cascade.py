@@ -6,14 +6,16 @@ from pathlib import Path
 
 from rubricflow.errors import CheckFailed
 
-from .common import out, print_rows, start_flows
+from .common import out, print_rows
+from .flow_start import start_flows
 
 
 def run_cascade(
     corpus: str, rubric: str, warehouse: Path, judge: dict, spec: str, agreement: float, delta: float, calibration: int
 ) -> dict:
     """Run the cascade with the live progress bar; a text left without its deciding judge's score
-    (a failed strong cell) makes the command exit 1 after printing: run it again to retry them."""
+    (a failed strong cell, or the budget spent) makes the command exit 1 after printing: run it again
+    to retry them."""
     from rubricflow.flows.cascade import parse_cascade
 
     cheap, strong = parse_cascade(spec)
@@ -27,7 +29,8 @@ def run_cascade(
     threshold = "none certified: every text escalated" if r["threshold"] is None else f"{r['threshold']:.4f}"
     out.print(
         f"\ncascade {r['cascade_id']} on {corpus}: cheap {cheap}, strong {strong}; confidence threshold {threshold} "
-        f"(agreement >= {agreement} with probability >= {1 - delta}, from {r['calibration_texts']} calibration texts); "
+        f"(agreement >= {agreement} with probability >= {1 - delta}, from {r['calibration_texts']} calibration texts; "
+        f"confidence from {r['confidence']}); "
         f"{r['escalated']} of {r['texts'] - r['calibration_texts']} other texts escalated",
         markup=False,
     )
@@ -35,7 +38,7 @@ def run_cascade(
     print_rows("cost against strong-only", [r["costs"]] if r["costs"] else [])
     if r["unscored"]:
         raise CheckFailed(
-            f"{r['unscored']} texts have no score from the judge that decides them (a failed strong call): "
-            "run the same command again to retry them"
+            f"{r['unscored']} texts have no score from the judge that decides them (a failed strong call, or "
+            "--budget spent): run the same command again to retry them"
         )
     return r

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -46,34 +46,6 @@ def debugging() -> bool:
     return (settings().debug or "") not in ("", "0")
 
 
-class _RestatesOurError:
-    """A console log filter: drops Prefect's records of a flow or task that failed with one of
-    rubricflow's own errors (60 lines of traceback), since the CLI prints that error as one line;
-    and the "Finished in state Failed(... exception CorpusError: ...)" line Prefect logs after such a
-    record (without the exception attached, so it is known by the error's kind seen just before)."""
-
-    def __init__(self) -> None:
-        self.kinds: set[str] = set()  # kinds of the errors dropped so far
-
-    def filter(self, record) -> bool:
-        if record.exc_info and said_in_one_line(record.exc_info[1]):
-            self.kinds.add(type(record.exc_info[1]).__name__)
-            return False
-        message = record.getMessage() if self.kinds else ""
-        return not (
-            message.startswith("Finished in state Failed") and any(f"exception {k}: " in message for k in self.kinds)
-        )
-
-
-class _ShutdownNotes:
-    """A console log filter: drops Prefect's "Still processing items: N items remaining" notes, which
-    its events worker logs while it drains at exit on a loaded machine; nothing a user can act on,
-    and after an error they pushed the one-line error off its own line."""
-
-    def filter(self, record) -> bool:
-        return not record.getMessage().startswith("Still processing items")
-
-
 def machine_error(exc: BaseException) -> str | None:
     """One line for what the machine refused a command, wherever it surfaced: DuckDB out of
     memory under its limit names the variable that set it; a full disk (DuckDB's or Python's write)
@@ -90,61 +62,18 @@ def machine_error(exc: BaseException) -> str | None:
         cause = f"${MEMORY_ENV}={limit} is too small for it" if limit else "the machine's memory is not enough"
         return f"the warehouse ran out of memory ({first}): {cause}; raise or unset ${MEMORY_ENV}"
     full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-    if full or (isinstance(exc, duckdb.IOException) and "No space left" in first):
+    if full or (isinstance(exc, duckdb.Error) and "No space left" in first):  # a commit's WAL write too
         return f"the disk is full: {first}; free space (what has landed is kept) and run the command again"
     return None
 
 
 def said_in_one_line(exc: BaseException | None) -> bool:
-    """Errors the CLI states in one line, with no traceback: rubricflow's own, and the machine's
-    refusals of a named path (missing, not permitted, disk full: each was a traceback once)."""
+    """Errors the CLI states in one line, with no traceback: rubricflow's own, the machine's refusals
+    of a named path and those `machine_error` words (DuckDB's full disk in a Prefect task)."""
     from rubricflow.errors import RubricflowError
 
-    return isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None)
-
-
-def start_flows() -> None:
-    """Call before a command imports or runs a flow. Prefect is pointed at the local Prefect
-    server every command shares (started on first use: see tasks/runtime/prefect_server.py), unless the
-    user set PREFECT_API_URL; its console shows no traceback for rubricflow's own errors unless
-    --debug (the Prefect database keeps them all)."""
-    import logging
-
-    from rubricflow.tasks.runtime.prefect_server import note_user, use_shared_server
-
-    shared = use_shared_server()
-    if shared:
-        note_user()
-    import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
-
-    _settings_from_environment()
-    if shared:  # flow heartbeats feed crash detection services this server does not run; ending
-        _no_heartbeats()  # their thread costs up to a second per flow
-    if debugging():
-        return
-    for handler in logging.getLogger().handlers:  # Prefect's console handler; its EventsWorker logs to it too
-        for kind in (_RestatesOurError, _ShutdownNotes):
-            if not any(isinstance(f, kind) for f in handler.filters):
-                handler.addFilter(kind())
-
-
-_SETTINGS = ExitStack()  # process-wide Prefect settings for the command's flows
-
-
-def _settings_from_environment() -> None:
-    """Prefect's settings read again from this process's environment: a command in the warm worker
-    runs with Prefect imported under the worker's environment, which holds no secrets (a user's
-    PREFECT_API_AUTH_STRING or PREFECT_API_KEY was not sent: 401 from their server)."""
-    import prefect.context
-
-    _SETTINGS.close()
-    prefect.context.refresh_global_settings_context()
-
-
-def _no_heartbeats() -> None:
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
-    _SETTINGS.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+    named = isinstance(exc, RubricflowError) or (isinstance(exc, OSError) and exc.filename is not None)
+    return named or (exc is not None and machine_error(exc) is not None)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -221,5 +150,5 @@ def judge_settings(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
             "and point --base-url at it, or try `rubricflow demo`"
         )
-    checked_config(settings)
+    checked_config(settings, need_endpoint)
     return settings

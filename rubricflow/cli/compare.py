@@ -18,10 +18,10 @@ from .common import (
     judge_settings,
     out,
     print_rows,
-    start_flows,
     warehouse_path,
     write_report,
 )
+from .flow_start import start_flows
 from .judge_options import judge_options, typed
 
 

@@ -10,7 +10,8 @@ from rich.markup import escape
 
 from rubricflow.errors import InputError
 
-from .common import out, start_flows
+from .common import out
+from .flow_start import start_flows
 from .ingest import print_ingest
 from .score import print_run, run_score
 

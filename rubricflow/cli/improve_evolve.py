@@ -79,7 +79,8 @@ def evolve(
     from rubricflow.rubrics.library import resolve
     from rubricflow.tasks.improve.objectives import Objectives
 
-    from .common import judge_settings, start_flows
+    from .common import judge_settings
+    from .flow_start import start_flows
     from .progress import scoring_progress
 
     raters, criterion = parse_target(labels)

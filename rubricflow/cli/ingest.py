@@ -12,7 +12,9 @@ from .common import WarehouseOpt, err, fail, out, warehouse_path
 
 def ingest(
     source: Path = typer.Argument(
-        ..., help="JSONL, CSV, TSV, Excel's Unicode Text (.txt), Parquet, or a folder of .txt/.md files."
+        ...,
+        help="JSONL, CSV, TSV, Excel's Unicode Text (.txt), Parquet, a folder of .txt/.md files, or a "
+        "Hugging Face dataset folder (save_to_disk, or the Hub's Parquet shards).",
     ),
     corpus: str | None = typer.Option(None, "--corpus", "-c", help="Corpus id (default: from the file name)."),
     text_field: str | None = typer.Option(
@@ -34,6 +36,9 @@ def ingest(
         help="A CSV/TSV's text encoding, e.g. cp1252 for Excel's \"CSV (Comma delimited)\" "
         "(default: UTF-8, or UTF-16 after its byte-order mark).",
     ),
+    split: str | None = typer.Option(
+        None, help="A Hugging Face dataset folder's split to read (default: train, or its only split)."
+    ),
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
@@ -45,7 +50,7 @@ def ingest(
     roles = {"input": input_field, "context": context_field, "genre": genre_field}
     fields = {role: column for role, column in roles.items() if column}
     report = run_ingest(
-        source, warehouse_path(warehouse), corpus, text_field, id_field, fields, max_chars, limit, encoding
+        source, warehouse_path(warehouse), corpus, text_field, id_field, fields, max_chars, limit, encoding, split
     )
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:
@@ -57,8 +62,9 @@ def ingest(
 
 
 def print_ingest(report: dict) -> None:
+    split = f" (split {report['split']})" if report.get("split") else ""
     out.print(
-        f"corpus [bold]{report['corpus_id']}[/]: {report['rows_ok']} texts loaded, "
+        f"corpus [bold]{report['corpus_id']}[/]{split}: {report['rows_ok']} texts loaded, "
         f"{report['rows_quarantined']} rows quarantined, {report['duplicates_identical']} identical duplicates skipped",
         highlight=False,
     )

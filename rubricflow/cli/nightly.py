@@ -14,9 +14,9 @@ from .common import (
     judge_settings,
     out,
     print_rows,
-    start_flows,
     warehouse_path,
 )
+from .flow_start import start_flows
 from .judge_options import judge_options
 
 SourceOpt = typer.Option(..., "--source", help="The corpus file or folder, re-read every night.")
@@ -24,6 +24,12 @@ CorpusOpt = typer.Option(..., "--corpus", "-c", help="Corpus id.")
 RubricOpt = typer.Option(..., "--rubric", "-r", help="Rubric file or library name (repeatable).")
 MinCoverageOpt = typer.Option(0.95, help="Fail the night when a rubric's coverage is under this.")
 CanaryOpt = typer.Option(20, help="Corpus texts re-judged every night with the goldens (0: no canary).")
+MaxDriftOpt = typer.Option(
+    0.1,
+    min=0.0,
+    help="Emit the Prefect event rubricflow.drift.detected when the canary's mean absolute score change "
+    "since the previous night is over this (the night still succeeds).",
+)
 
 
 def night_parameters(
@@ -36,6 +42,7 @@ def night_parameters(
     canary: int,
     warehouse: Path | None,
     judge: dict | None,
+    max_canary_drift: float = 0.1,
 ) -> dict:
     """The nightly flow's parameters (what a deployment stores: never the API key)."""
     return {
@@ -46,6 +53,7 @@ def night_parameters(
         "judge": judge_settings(model, base_url, **(judge or {})),
         "min_coverage": min_coverage,
         "canary_size": canary,
+        "max_canary_drift": max_canary_drift,
     }
 
 
@@ -58,6 +66,7 @@ def nightly(
     base_url: str | None = typer.Option(None),
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
+    max_canary_drift: float = MaxDriftOpt,
     night: str | None = typer.Option(None, help="Night label (default: today, UTC)."),
     warehouse: Path | None = WarehouseOpt,
     judge: dict | None = None,
@@ -74,6 +83,7 @@ def nightly(
         canary,
         warehouse,
         judge,
+        max_canary_drift,
     )
     start_flows()
     from rubricflow.flows.nightly import nightly_scoring
@@ -95,6 +105,7 @@ def serve(
     base_url: str | None = typer.Option(None),
     min_coverage: float = MinCoverageOpt,
     canary: int = CanaryOpt,
+    max_canary_drift: float = MaxDriftOpt,
     warehouse: Path | None = WarehouseOpt,
     judge: dict | None = None,
 ) -> None:
@@ -117,6 +128,7 @@ def serve(
         canary,
         warehouse,
         judge,
+        max_canary_drift,
     )
     out.print(
         f"serving nightly scoring of {corpus} on cron '{cron}' (UTC); Ctrl-C stops; one line per night follows",

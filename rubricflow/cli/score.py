@@ -17,9 +17,9 @@ from .common import (
     print_query,
     print_rows,
     reading,
-    start_flows,
     warehouse_path,
 )
+from .flow_start import start_flows
 from .judge_options import judge_options, run_options, run_settings, typed
 
 if TYPE_CHECKING:

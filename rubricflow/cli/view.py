@@ -13,21 +13,27 @@ from .common import WarehouseOpt, fail, out, warehouse_path
 def view(
     warehouse: Path | None = WarehouseOpt,
     port: int = typer.Option(8000, help="Port (0: any free one)."),
-    host: str = typer.Option("127.0.0.1", help="Address to serve on (default: this machine only)."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        help="Address to serve on (default: this machine only); 0.0.0.0 serves every interface and answers "
+        "to this machine's names and addresses.",
+    ),
+    allowed_host: list[str] = typer.Option(
+        [], "--allowed-host", help="Another name the browser reaches this machine by (a DNS alias); repeatable."
+    ),
 ) -> None:
     """Serve a read-only web view of the warehouse: runs, judgment sets, texts (searchable, filtered
     in SQL), one text with its evidence and pattern hits highlighted under every rubric and judge,
     A/B with click-through to the texts that moved, and calibration; and a labelling page (/label:
     one text at a time, keyboard first, each answer stored at once as a label). No network: every asset is local.
-    Only for you: the address it prints carries your secret (kept in a 0600 file of your state folder);
-    other users of the machine, and web pages of other sites, are refused."""
+    Only for you: the address it prints carries a secret made for this launch (dead once the viewer
+    stops); other users of the machine, and web pages of other sites, are refused."""
     import socket
 
     import uvicorn
 
-    from rubricflow.tasks.presentation.viewer import create_app, owner_only
-    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, owner_secret
-    from rubricflow.tasks.runtime.prefect_server import state_dir
+    from rubricflow.tasks.presentation.viewer import launch
+    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, served_hosts, shown_host
 
     path = warehouse_path(warehouse)
     if not path.exists():
@@ -37,12 +43,14 @@ def view(
     sock.bind((host, port))
     sock.listen(128)  # requests wait in the backlog until the server accepts them
     port = sock.getsockname()[1]
-    token = owner_secret("viewer", state_dir())
+    app, token = launch(path, served_hosts(host, allowed_host), f"rubricflow_view_{port}")
+    shown = shown_host(host)
     out.print(
-        escape(f"rubricflow view of {path} (read-only; Ctrl-C stops it): http://{host}:{port}/?token={token}"),
+        escape(f"rubricflow view of {path} (read-only; Ctrl-C stops it): http://{shown}:{port}/?token={token}"),
         highlight=False,
         soft_wrap=True,
     )
-    app = owner_only(create_app(path), token, f"rubricflow_view_{port}", LOOPBACK_HOSTS | {host.lower()})
+    if host not in LOOPBACK_HOSTS:
+        out.print("note: plain HTTP; the address's token crosses the network unencrypted (an SSH tunnel is safer)")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])

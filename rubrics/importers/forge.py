@@ -4,11 +4,14 @@ negative_criteria with fail_patterns, and `scoring: {pass_threshold, essential_m
 1-5 scale (also read at the top level, as older files put them).
 
 The seed's validation rules are enforced here, each error naming the file and the field: an
-anchor for every level 1-5 (RL-02), examples at scores 1 and 5 (RL-03); a `calibration_dataset`
-must be a URI (RL-09, checked by the model for every format)."""
+anchor for every level 1-5 (RL-02), examples at scores 1 and 5 (RL-03), a weight of essential or
+important (RL-06); a file in the seed's schema (with `rubric_id`) also gives every criterion a
+threshold and a weight, and an `artifact_type`; a `calibration_dataset` must be a URI (RL-09,
+checked by the model for every format)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,8 @@ def _unit(value: Any, low: int, high: int, field: str, source: Path) -> float:
 
 
 def import_forge(data: dict, source: Path) -> Rubric:
+    if "rubric_id" in data:  # the seed's schema, whose required fields are its rules
+        _check_required(data, source)
     criteria = [_criterion(c, i, source) for i, c in enumerate(data.get("criteria") or [])]
     patterns: list[dict[str, Any]] = []
     disqualifiers = [_disqualifier(n, i, patterns) for i, n in enumerate(data.get("negative_criteria") or [])]
@@ -77,6 +82,24 @@ def import_forge(data: dict, source: Path) -> Rubric:
         "goldens": [{**g} if isinstance(g, dict) else g for g in data.get("goldens") or []],
     }
     return rubric_from_data(doc, source)
+
+
+def _check_required(data: dict, source: Path) -> None:
+    """A rubric in the seed's schema (it has `rubric_id`) gives what the schema requires: an
+    `artifact_type` (RL-10's look-up), and for every criterion a `threshold` (RL-05) and a `weight`
+    (RL-06), and a MAJOR.MINOR.PATCH `version` (RL-04). A Forge-style file without `rubric_id` may
+    leave them out (weight `important`, version padded to semver)."""
+    if data.get("artifact_type") is None:
+        raise RubricImportError(source, "field artifact_type: the Forge schema requires one (e.g. jira_tickets)")
+    version = str(getattr(data.get("version"), "yaml_text", None) or data.get("version") or "")
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise RubricImportError(source, f"field version: {version or '(none)'!r} is not MAJOR.MINOR.PATCH (RL-04)")
+    for i, c in enumerate(data.get("criteria") or []):
+        for field, rule in (("threshold", "RL-05"), ("weight", "RL-06")):
+            if isinstance(c, dict) and c.get(field) is None:
+                raise RubricImportError(
+                    source, f"field criteria[{i}].{field}: the Forge schema requires one per criterion ({rule})"
+                )
 
 
 def _scoring(data: dict, low: int, high: int, source: Path) -> dict[str, float]:
@@ -132,7 +155,7 @@ def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:
     levels = sorted((int(k), str(v)) for k, v in c["anchors"].items())
     anchors = [{"value": level, "description": text} for level, text in levels]
     low, high = levels[0][0], levels[-1][0]
-    weight = c.get("weight", "important")
+    weight = _weight(c.get("weight", "important"), f"{where}.weight", source)
     examples = [
         {"score": int(str(k).split("_")[-1]), "text": str(v)}
         for k, v in (c.get("examples") or {}).items()
@@ -150,6 +173,15 @@ def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:
     if c.get("threshold") is not None:
         crit["pass_threshold"] = _unit(c["threshold"], low, high, f"{where}.threshold", source)
     return crit
+
+
+def _weight(weight: Any, field: str, source: Path) -> Any:
+    """The seed's `weight` enum (essential | important), or a number; any other word is an error."""
+    if isinstance(weight, str) and weight not in WEIGHTS:
+        raise RubricImportError(source, f"field {field}: {weight!r} is not one of {', '.join(WEIGHTS)} (or a number)")
+    if isinstance(weight, bool) or not isinstance(weight, (str, int, float)):
+        raise RubricImportError(source, f"field {field}: {weight!r} is not one of {', '.join(WEIGHTS)} (or a number)")
+    return weight
 
 
 def _disqualifier(n: dict, i: int, patterns: list[dict[str, Any]]) -> dict[str, Any]:

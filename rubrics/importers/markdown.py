@@ -1,5 +1,6 @@
 """Markdown with YAML frontmatter (waza style): the frontmatter names the rubric and carries goldens;
-the body is the judge prompt, kept whole as the rubric's instructions."""
+the body is the judge prompt, kept whole as the rubric's instructions. The fields seed 004 marks
+required (name, version, scale, description) are required: a missing one is an error naming it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..model import Rubric
 from .common import kebab, semver
 
 PASS_FAIL = {"pass-fail", "pass/fail", "binary", "passfail"}
+REQUIRED = ("name", "version", "scale", "description")  # seed 004's frontmatter table: "Required: yes"
 GRADED = re.compile(r"(\d+)\s*-\s*(\d+)")  # `scale: 1-5`, the graded scale waza reserves
 PASS_AT = 0.5  # a golden's `expected: pass` means the judge said pass (pass-fail) or the upper half (1-5)
 
@@ -42,6 +44,12 @@ def import_markdown(text: str, source: Path) -> Rubric:
     except Exception as exc:  # the library raises YAML errors of several kinds
         raise RubricImportError(source, f"invalid frontmatter: {exc}") from None
     meta: dict[str, Any] = dict(post.metadata)
+    absent = [field for field in REQUIRED if meta.get(field) is None or str(meta[field]).strip() == ""]
+    if absent:
+        raise RubricImportError(
+            source,
+            f"field {absent[0]}: waza's frontmatter requires {', '.join(REQUIRED)} (missing: {', '.join(absent)})",
+        )
     name = str(meta.get("name") or source.stem)
     scale = _scale(str(meta.get("scale", "pass-fail")).lower().strip(), source)
     description = str(meta.get("description", ""))

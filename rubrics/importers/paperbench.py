@@ -64,11 +64,13 @@ def collapse(node: Any) -> Any:
 
 
 def nodes(tree: dict) -> Iterator[tuple[dict, str, str]]:
-    """(node, its id, its path) in pre-order, chains folded. A node whose id an ancestor already
-    has (a real upstream fixture does this) gets `:2`, `:3`... so the tree stays addressable."""
+    """(node, its id, its path) in pre-order, chains folded. A node whose id an earlier node already
+    has (upstream trees do this: a child repeating its parent's id, siblings or branches sharing one)
+    gets `:2`, `:3`... so every node stays addressable and each keeps its own grade."""
     count = [0]
+    seen: set[str] = set()
 
-    def walk(node: Any, path: str, above: frozenset[str]) -> Iterator[tuple[dict, str, str]]:
+    def walk(node: Any, path: str) -> Iterator[tuple[dict, str, str]]:
         node = collapse(node)
         if not isinstance(node, dict):
             yield node, "", path
@@ -76,14 +78,15 @@ def nodes(tree: dict) -> Iterator[tuple[dict, str, str]]:
         node_id = safe_id(node.get("id"), f"node{count[0]}")
         count[0] += 1
         base, n = node_id, 2
-        while node_id in above:
+        while node_id in seen:
             node_id, n = f"{base}:{n}", n + 1
+        seen.add(node_id)
         yield node, node_id, path
         children = node.get("sub_tasks")
         for i, child in enumerate(children if isinstance(children, list) else []):
-            yield from walk(child, f"{path}.sub_tasks[{i}]", above | {node_id})
+            yield from walk(child, f"{path}.sub_tasks[{i}]")
 
-    yield from walk(tree, "(root)", frozenset())
+    yield from walk(tree, "(root)")
 
 
 def import_envelope(data: dict, source: Path) -> Rubric:

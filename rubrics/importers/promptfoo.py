@@ -5,15 +5,16 @@ test-case file (a list of tests with `vars` and `assert`, as `tests: file://case
 Each distinct assertion becomes one criterion; other assertion types (contains, regex, cost...)
 are checks promptfoo runs itself, not rubric criteria, and are left out. A custom grading prompt
 (`rubricPrompt`: in `defaultTest.options`, a test's `options` or an assertion; text, a list of
-chat messages, or `file://PATH`) becomes the rubric's instructions; a config whose grading is
-that prompt alone becomes one pass/fail criterion judged by it."""
+chat messages, or `file://PATH`, a YAML/JSON file of messages read as messages) becomes the
+rubric's instructions; several assertions of one rubric (one per judge) are one criterion; a
+config whose grading is that prompt alone becomes one pass/fail criterion judged by it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..documents import RubricImportError, rubric_from_data
+from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
 from .common import kebab, safe_id
 
@@ -126,8 +127,9 @@ def _criteria(found: list[dict], source: Path, graded_by_prompt: bool = False) -
             text = "The output passes the grading prompt in the instructions (promptfoo's rubricPrompt)."
         if not text:
             raise RubricImportError(source, f"{where}: no `value` (the rubric text) and no `rubricPrompt` to grade by")
-        if text in seen:
-            continue  # the same rubric asserted by several tests is one criterion
+        if text in seen:  # the same rubric asserted by several tests (or judges) is one criterion
+            _also_named(criteria, text, item.get("metric"))
+            continue
         seen.add(text)
         kind = str(item["type"])
         cid = safe_id(item.get("metric") or f"{kind.removeprefix('not-')}-{len(criteria) + 1}", f"criterion-{i + 1}")
@@ -146,6 +148,14 @@ def _criteria(found: list[dict], source: Path, graded_by_prompt: bool = False) -
             criterion["weight"] = weight
         criteria.append(criterion)
     return criteria
+
+
+def _also_named(criteria: list[dict], text: str, metric: Any) -> None:
+    """A repeated assertion's own `metric` name (promptfoo's config asking several judges the same
+    rubric names each judge's verdict) is kept on the one criterion as a `metric:` tag."""
+    kept = next(c for c in criteria if c["description"].endswith(text))
+    if metric and str(metric) != kept["title"] and f"metric:{metric}" not in kept["tags"]:
+        kept["tags"].append(f"metric:{metric}")
 
 
 def _number(item: dict, field: str, where: str, source: Path, high: float | None = None) -> float | None:
@@ -183,6 +193,9 @@ def _prompt_text(prompt: Any, source: Path) -> str:
             f"{m.get('role', 'user')}: {m.get('content', '')}" if isinstance(m, dict) else str(m) for m in prompt
         ).strip()
     if isinstance(prompt, str):
-        text = _rubric_text(prompt, source, "rubricPrompt")
-        return str(text).strip()
+        text = str(_rubric_text(prompt, source, "rubricPrompt")).strip()
+        if prompt.startswith("file://") and prompt.endswith((".yaml", ".yml", ".json")):
+            messages = parse_yaml(text, source.parent / prompt.removeprefix("file://"))
+            return _prompt_text(messages, source) if isinstance(messages, list) else text
+        return text
     raise RubricImportError(source, f"`rubricPrompt` must be text or a list of messages, found {prompt!r}")

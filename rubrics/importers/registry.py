@@ -28,6 +28,7 @@ from . import (
     promptfoo,
     prompty,
     skillset,
+    waza_eval,
     xml_spec,
 )
 from .common import TEXT_SUFFIXES
@@ -111,17 +112,22 @@ FAMILIES: dict[str, Family] = {
     "markdown": Family(
         "Markdown + YAML frontmatter (waza)",
         "`.md`",
-        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
+        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the frontmatter fields seed 004 requires (`name`, `version`, `scale`, `description`) are errors naming the field when missing; the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
+    ),
+    "waza-eval": Family(
+        "waza eval YAML (rubric references)",
+        "`.yaml`",
+        "each `type: prompt` grader's `config.rubric`: a built-in by name (a file of rubricflow's built-in library folder) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
     ),
     "forge": Family(
         "Forge YAML",
         "`.yaml`",
-        "`rubric_id` (the rubric's id, kebab-cased; the original kept in provenance), `artifact_type` (look-up: `Library.find(artifact_type=...)`), anchors as a map, `score_N` examples, `essential`/`important` weights, `negative_criteria.fail_patterns`, thresholds on the 1-5 scale, `scoring: {pass_threshold, essential_minimum}` (also read at the top level), `calibration_dataset` (must be a URI, in every format). The seed's rules are errors naming the field: an anchor for every level 1-5, examples `score_1` and `score_5`. rubricflow's addition: optional `goldens`",
+        "`rubric_id` (the rubric's id, kebab-cased; the original kept in provenance), `artifact_type` (look-up: `Library.find(artifact_type=...)`), anchors as a map, `score_N` examples, `essential`/`important` weights, `negative_criteria.fail_patterns`, thresholds on the 1-5 scale, `scoring: {pass_threshold, essential_minimum}` (also read at the top level), `calibration_dataset` (must be a URI, in every format). The seed's rules are errors naming the field: an anchor for every level 1-5, examples `score_1` and `score_5`, a `weight` of `essential` or `important` (or a number); a file in the seed's schema (with `rubric_id`) also needs an `artifact_type` and, per criterion, a `threshold` (RL-05) and a `weight` (RL-06), and a `MAJOR.MINOR.PATCH` version (RL-04). rubricflow's addition: optional `goldens`",
     ),
     "paperbench": Family(
         "PaperBench / ARI",
         "`.json` tree or envelope",
-        "leaves binary, parents weighted-mean groups; single-child chains folded into the child (which takes the wrapper's weight); a child repeating an ancestor's id gets `:2`; `task_category` / `finegrained_task_category` from the closed vocabulary (else an error naming the node); a leaf's `rationale_from_paper` kept as its note, `flags` as `flag:` tags; a graded tree's scores become a golden (and, with `rubricflow labels`, labels of every node). An ARI envelope (`version: \"3\"`) is validated against its JSON Schema (Draft 2020-12, `rubrics/importers/replication_schema.py`; the first violation names its field), its `rubric_sha256` is verified over the envelope minus itself and `audit` (an envelope without `version`: over the tree), and `reproduce_contract`, `generator` and `audit` are kept in provenance",
+        "leaves binary, parents weighted-mean groups; single-child chains folded into the child (which takes the wrapper's weight); a node repeating an earlier node's id (its parent's, a sibling's, another branch's) gets `:2`, `:3`...; `task_category` / `finegrained_task_category` from the closed vocabulary (else an error naming the node); a leaf's `rationale_from_paper` kept as its note, `flags` as `flag:` tags; a graded tree's scores become a golden (and, with `rubricflow labels`, labels of every node). An ARI envelope (`version: \"3\"`) is validated against its JSON Schema (Draft 2020-12, `rubrics/importers/replication_schema.py`; the first violation names its field), its `rubric_sha256` is verified over the envelope minus itself and `audit` (an envelope without `version`: over the tree), and `reproduce_contract`, `generator` and `audit` are kept in provenance",
     ),
     "healthbench": Family(
         "HealthBench",
@@ -176,7 +182,7 @@ FAMILIES: dict[str, Family] = {
     "promptfoo": Family(
         "promptfoo",
         "`promptfooconfig.yaml`, asserts file, test-case file",
-        "`llm-rubric` (pass/fail) and `g-eval` (1-5 levels; `threshold` 0 to 1, as promptfoo scores it) assertions of `defaultTest`, every test and `assert-set`s; `value` as text, a list of criteria or `file://PATH` beside the config; `metric` names the criterion, `weight` weighs it; a `threshold` or `weight` that is not a number, or out of range, is an error naming it; other assertion types are promptfoo's own checks and are left out; a custom grading prompt (`rubricPrompt`, text or chat messages) becomes the instructions, and a config graded by that prompt alone one pass/fail criterion, as is an `llm-rubric` assertion with no `value` that the prompt grades",
+        "`llm-rubric` (pass/fail) and `g-eval` (1-5 levels; `threshold` 0 to 1, as promptfoo scores it) assertions of `defaultTest`, every test and `assert-set`s; `value` as text, a list of criteria or `file://PATH` beside the config; `metric` names the criterion, `weight` weighs it; a `threshold` or `weight` that is not a number, or out of range, is an error naming it; other assertion types are promptfoo's own checks and are left out; a custom grading prompt (`rubricPrompt`, text, chat messages or a file of them) becomes the instructions; one rubric asserted once per judge is one criterion, each judge's `metric` kept as a `metric:` tag; and a config graded by that prompt alone one pass/fail criterion, as is an `llm-rubric` assertion with no `value` that the prompt grades",
     ),
     "flask": Family(
         "FLASK-style skill sets",
@@ -201,6 +207,8 @@ _PROMPTFOO_LEFT = {
     "*assert[].provider*": "the judge is rubricflow's (`--model`, `--base-url`)",
     "[].tags": "a test case's label, not a criterion",
     "*.assert[].value": "promptfoo's own check (javascript, contains, ...), not a judge criterion",
+    "*assert[].config*": "the grading model's settings (temperature, tokens): the judge is rubricflow's",
+    "env*": "promptfoo's run environment (timeouts, keys), not the rubric's",
 }
 
 _XML_HOW = {
@@ -311,6 +319,23 @@ FORMATS: list[Format] = [
     ),
     # data formats, recognised on parsed YAML/JSON, in order: the first that takes the data reads it
     Format(
+        "waza eval YAML",
+        "waza-eval",
+        "`graders` with a `type: prompt` grader naming a `config.rubric`",
+        _mapping(waza_eval.looks_like_waza_eval),
+        waza_eval.import_waza_eval,
+        fields={
+            "graders": "the eval's graders: each prompt grader's rubric is read",
+            "graders[].type": "`prompt` graders name a rubric; others are waza's own checks",
+            "graders[].config": "the grader's settings",
+            "graders[].config.rubric": "the rubric: a built-in by name, or a file by path",
+        },
+        left={
+            "graders[].name": "waza's name for the grader's result: the rubric keeps its own id",
+            "graders[].config.model": "the judge is rubricflow's (`--model`, `--base-url`)",
+        },
+    ),
+    Format(
         "OpenAI Evals grader export",
         "graders",
         "`testing_criteria` (an eval object, or the API's `{object: list, data: [...]}`)",
@@ -367,6 +392,8 @@ FORMATS: list[Format] = [
             "*explanation": "the grader's explanation of one grading run",
             "*judge_metadata*": "the grader's metadata of one grading run",
             "*valid_score": "whether one grading run's score was valid",
+            "id": "a single-child wrapper's id: the wrapper is folded into its child (seed 003)",
+            "*.id": "a single-child wrapper's id: the wrapper is folded into its child (seed 003)",
         },
     ),
     Format(

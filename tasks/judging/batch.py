@@ -30,13 +30,15 @@ class Submitted:
 
 
 def request_body(judge: Judge, cell: Cell) -> dict:
-    """The chat request of one cell, as the online path would send it."""
+    """The chat request of one cell, as the online path would send it: in the parameter form the
+    server takes (a reasoning model's max_completion_tokens with room to reason, no temperature)."""
     unit, system, schema = judge.unit(cell.unit_id, cell.genre)
     user = render_user_message(cell.text, cell.input or "", cell.context or "")
-    return judge.request_body(system, schema, user, judge.mode, cell.sample)
+    return judge.form.apply(judge.request_body(system, schema, user, judge.mode, cell.sample))
 
 
 async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: str = "24h") -> Submitted:
+    await judge.learn_request_form()  # else a reasoning model refuses every line, and every cell goes online
     lines = "".join(
         json.dumps(
             {"custom_id": c.cell_key, "method": "POST", "url": "/v1/chat/completions", "body": request_body(judge, c)}

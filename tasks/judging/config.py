@@ -177,7 +177,15 @@ class JudgeConfig(BaseModel):
 
     def resolved_base_url(self) -> str | None:
         """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
-        return self.base_url or os.environ.get(providers.provider(self.provider).base_url_variable) or None
+        chosen = providers.provider(self.provider)
+        return self.base_url or os.environ.get(chosen.base_url_variable) or chosen.derived_base_url(self.model) or None
+
+    def check_endpoint(self) -> None:
+        """Before a run that calls the model: a provider with no public endpoint (Azure) needs one
+        given, refused in one line (its key must not go to OpenAI's). Reading landed judgments
+        (`--no-score`) needs none, so this is no validator."""
+        if self.resolved_base_url() is None:
+            providers.provider(self.provider).base_url(None)
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or settings().dask_address or None
@@ -202,10 +210,14 @@ class JudgeConfig(BaseModel):
         return self.logprobs if self.logprobs is not None else not self.on_this_machine()
 
 
-def checked_config(settings: dict) -> JudgeConfig:
+def checked_config(settings: dict, calls: bool = False) -> JudgeConfig:
     """A JudgeConfig from options as a user gave them; a bad one is an InputError of one line per
-    problem (the CLI and the Python API both check their options here)."""
-    return checked(JudgeConfig, settings)
+    problem (the CLI and the Python API both check their options here). `calls`: the run will call
+    the model, so it needs an endpoint (JudgeConfig.check_endpoint)."""
+    config = checked(JudgeConfig, settings)
+    if calls:
+        config.check_endpoint()
+    return config
 
 
 def checked(model: type[M], settings: dict) -> M:

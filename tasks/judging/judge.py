@@ -10,6 +10,7 @@ asked again a few times, then recorded as UNSCORED with its reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -74,6 +75,17 @@ class Outcome:
     judgments: list[CriterionResult] = field(default_factory=list)
 
 
+def nothing_fit(response: Any) -> bool:
+    """An answer cut off at the limit with no visible text (nor a tool call): all the budget went to
+    hidden reasoning, so only more room can help."""
+    try:
+        choice = response.choices[0]
+        message = choice.message
+        return choice.finish_reason == "length" and not (message.content or "").strip() and not message.tool_calls
+    except (AttributeError, IndexError, TypeError):
+        return False
+
+
 @dataclass(frozen=True)
 class Prompt:
     """One cell's request before the output mode is chosen; `prompt_tokens` is the conservative
@@ -86,6 +98,7 @@ class Prompt:
     prompt_tokens: int
     feedback: str = ""  # a re-ask: what was wrong with the last answer, added to the user message
     feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
+    max_tokens: int | None = None  # a re-ask's larger allowance (an answer left empty at the limit)
 
 
 @dataclass
@@ -138,6 +151,7 @@ class Judge:
         # template drops the system role (found by the delivery check when system_prompt is auto)
         self.layout = "user" if config.system_prompt == "user" else "system"
         self._delivery_checked = config.system_prompt != "auto" or self.wire.capabilities.system_role == "field"
+        self._form_probed = False
         self._delivery_lock = asyncio.Lock()
         self.rendering: Rendering = render(bundle.rubric, config.strategy)  # once per judge, for every cell
         if self.mode == verdict_tools.MODE:
@@ -156,6 +170,7 @@ class Judge:
         mode: str,
         sample: int,
         feedback: str = "",
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
         """The chat request of one call as sent: online (see _create), or one line of a batch; a
         re-ask adds what was wrong with the last answer to the user turn (one user turn: templates
@@ -165,7 +180,7 @@ class Judge:
         kwargs: dict[str, Any] = {
             "model": c.model,
             "temperature": c.temperature,
-            "max_tokens": c.max_tokens,
+            "max_tokens": max_tokens or c.max_tokens,
             **c.sent(),  # the JudgeConfig fields marked SENT (top_p, ...) that are set
         }
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
@@ -323,6 +338,19 @@ class Judge:
                     "the rubric in the user turn (--system-prompt user does this from the start)",
                 )
 
+    async def learn_request_form(self) -> None:
+        """Before a batch is built, once a run: the delivery check's one-token calls (or one such
+        call, when the layout is set) teach the run the parameter form the server takes, which a
+        batch line, answered with a 400 hours later, cannot. A reasoning model gives no logprobs."""
+        if not self._delivery_checked:
+            await self.check_delivery()
+        elif not self._form_probed:
+            self._form_probed = True
+            with contextlib.suppress(Exception):  # the cells' own calls will meet whatever is wrong
+                await self._probe([{"role": "user", "content": PROBE_USER}])
+        if self.form.reasoning:
+            self.logprobs = False
+
     async def _probe(self, messages: list[dict]) -> int | None:
         response = await self._create(
             {"model": self.config.model, "messages": messages, "max_tokens": 1, "temperature": 0}
@@ -338,7 +366,9 @@ class Judge:
             await self.check_delivery()
         while True:
             mode = self.mode
-            kwargs = self.request_body(prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback)
+            kwargs = self.request_body(
+                prompt.system, prompt.schema, prompt.user, mode, sample, prompt.feedback, prompt.max_tokens
+            )
             try:
                 response = await self._send(kwargs, prompt, attempts)
             except openai.APIStatusError as exc:
@@ -404,7 +434,7 @@ class Judge:
                 row.update(error_kind=exc.kind, error=str(exc))
                 results = []  # an earlier attempt's answer does not stand for this one
                 if exc.kind in FailureKind.reasked() and may_ask_again and self.retries.take():
-                    prompt = self.reasked(prompt, exc.kind, str(exc), answer_try + 2)
+                    prompt = self.reasked(prompt, exc.kind, str(exc), answer_try + 2, nothing_fit(response))
                     continue
                 break
             except Exception as exc:  # an answer of a shape nobody foresaw: this cell's failure, not the shard's
@@ -433,15 +463,18 @@ class Judge:
             row["error_kind"] = FailureKind.TRANSIENT.value  # sent before, stopped before a retry: planned again
         return Outcome(row, results)
 
-    def reasked(self, prompt: Prompt, kind: str, error: str, ask: int = 2) -> Prompt:
+    def reasked(self, prompt: Prompt, kind: str, error: str, ask: int = 2, nothing_fit: bool = False) -> Prompt:
         """The prompt of the next ask: what was wrong with the last answer, and which ask this is, so
         even an identical unusable answer never gets an identical request. The answer itself is not
-        sent back (a small model's rambling would double the prompt) and max_tokens stays: a larger
-        allowance let a model that rambles ramble longer (llama.cpp here: 100+ s a call)."""
+        sent back (a small model's rambling would double the prompt) and max_tokens stays (a larger
+        allowance let a model that rambles ramble longer: llama.cpp here, 100+ s a call), but for
+        an answer cut off before a word of it (`nothing_fit`: a reasoning model's hidden reasoning
+        took the whole budget), which a shorter answer cannot help: it gets twice max_tokens, once."""
         note = reask_note(kind, error[:300], self.config.max_tokens, ask, self.config.answer_retries + 1)
         added = self.tokens.estimate(TokenEstimator.raw(note))
         tokens = prompt.prompt_tokens - prompt.feedback_tokens + added
-        return replace(prompt, feedback=note, prompt_tokens=tokens, feedback_tokens=added)
+        room = 2 * self.config.max_tokens if nothing_fit and kind == FailureKind.TRUNCATED else prompt.max_tokens
+        return replace(prompt, feedback=note, prompt_tokens=tokens, feedback_tokens=added, max_tokens=room)
 
     def new_row(self, cell: Cell) -> dict[str, Any]:
         """A cell's completion row before any answer: failed until an answer is read."""

@@ -12,6 +12,7 @@ import asyncio
 import atexit
 import contextlib
 import datetime as dt
+import errno
 import gc
 import json
 import threading
@@ -71,6 +72,7 @@ class Worker:
         self.judges: dict[str, Judge] = {}
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
+        self._judges_guard = threading.Lock()
 
     @classmethod
     def get(cls) -> Worker:
@@ -111,6 +113,10 @@ class Worker:
         """The run's folder holds its budget ledger, shared by its processes; the rate limits
         are the provider key's, shared by every run (see `KeyLimits`)."""
         config, run_id = run.judge, run.run_id
+        with self._judges_guard:  # two shards starting at once on a Dask worker's threads share one Judge
+            return self._judge(run, config, run_id)
+
+    def _judge(self, run: Run, config: JudgeConfig, run_id: str) -> Judge:
         if run_id not in self.judges:
             # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
             # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
@@ -223,6 +229,12 @@ class Begun:
             except BaseException:
                 self.done.extendleft(reversed(batch))  # not landed: kept for the next try
                 raise
+        if self.folder.room_spent():  # landed in the reserve's room: stop buying what could not be kept
+            raise OSError(
+                errno.ENOSPC,
+                "No space left on device (the run stopped: what it bought has landed)",
+                str(self.folder.landing),
+            )
 
 
 def begin_shard(plan_file: str | Path, run: Run, on_done: Callable[[Outcome], None] | None = None) -> None:

@@ -1,6 +1,7 @@
 """Corpora to normalised Parquet, streamed in batches so memory stays flat.
 
-Reads JSONL, CSV, Parquet or a folder of .txt/.md files. Every bad row goes to a quarantine file
+Reads JSONL, CSV, Parquet, a folder of .txt/.md files or a Hugging Face dataset folder
+(tasks/loaders/hf_datasets.py). Every bad row goes to a quarantine file
 with its row number and reason; nothing is dropped silently.
 """
 
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.hf_datasets import dataset_records, find_dataset
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
 
 SCHEMA = pa.schema(
@@ -58,6 +60,7 @@ class IngestReport:
     rows_quarantined: int = 0
     duplicates_identical: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    split: str | None = None  # the split read, when the source is a Hugging Face dataset
 
 
 BOM = "\ufeff"  # a byte-order mark: not part of the first field or text
@@ -129,7 +132,10 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
 def _folder_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     files = sorted(_folder_files(path))
     if not files:
-        raise CorpusError(f"{path}: folder holds no .txt or .md files")
+        raise CorpusError(
+            f"{path}: folder holds no .txt or .md files and is no Hugging Face dataset "
+            "(a save_to_disk folder or Parquet shards)"
+        )
     for number, p in enumerate(files, start=1):
         if p.is_symlink():
             yield number, {"text_id": str(p.relative_to(path))}, "a symbolic link: not followed"
@@ -328,25 +334,28 @@ def ingest_corpus(
     id_field: str | None = None,
     encoding: str | None = None,
     fields: dict[str, str] | None = None,
+    split: str | None = None,
 ) -> IngestReport:
     """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
     With `limit`, only the source's first `limit` rows are read. A text's id comes from `id_field`,
     else a `text_id` or `id` column, else the first 16 hex digits of the text's sha256 (stable
     across re-ingests of the same text). `encoding` is a CSV/TSV's text encoding (default: UTF-8, or
     UTF-16 after its byte-order mark); a name Python does not know is refused. `fields` maps input / context / genre to the
-    source's columns of other names ({"input": "Customer message"})."""
+    source's columns of other names ({"input": "Customer message"}). `split` picks a Hugging Face
+    dataset's split (default "train", or its only one)."""
     source, out_dir = Path(source), Path(out_dir)
     if encoding is not None:
         check_encoding(encoding)
     if not source.exists():
         raise CorpusError(f"{source}: no such file or folder")
+    split_read, records = corpus_records(source, encoding, split)
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = IngestReport(str(source), out_dir / "texts.parquet", out_dir / "quarantine.jsonl")
+    report = IngestReport(str(source), out_dir / "texts.parquet", out_dir / "quarantine.jsonl", split=split_read)
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
     tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
     try:
         mapped = check_fields(fields)
-        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field, encoding, mapped)
+        _write(source, report, tmp_parquet, tmp_quarantine, text_field, max_chars, limit, id_field, records, mapped)
     except BaseException:
         tmp_parquet.unlink(missing_ok=True)
         tmp_quarantine.unlink(missing_ok=True)
@@ -358,6 +367,21 @@ def ingest_corpus(
     os.replace(tmp_parquet, report.parquet)
     os.replace(tmp_quarantine, report.quarantine)
     return report
+
+
+def corpus_records(
+    source: Path, encoding: str | None, split: str | None
+) -> tuple[str | None, Iterator[tuple[int, Any, str | None]]]:
+    """(the split read, the source's rows): a Hugging Face dataset folder's chosen split, else (None,
+    the file or folder as `_records` reads it). `split` on anything else is an error, not ignored."""
+    dataset = find_dataset(source, split) if source.is_dir() else None
+    if dataset is not None:
+        return dataset.split, dataset_records(dataset)
+    if split is not None:
+        raise CorpusError(
+            f"{source}: --split applies to a Hugging Face dataset folder (save_to_disk or Parquet shards)"
+        )
+    return None, _records(source, encoding)
 
 
 def check_fields(fields: dict[str, str] | None) -> dict[str, str]:
@@ -434,9 +458,9 @@ def _write(
     tmp_quarantine: Path,
     text_field: str | None,
     max_chars: int,
-    limit: int | None = None,
-    id_field: str | None = None,
-    encoding: str | None = None,
+    limit: int | None,
+    id_field: str | None,
+    records: Iterator[tuple[int, Any, str | None]],
     fields: dict[str, str] | None = None,
 ) -> None:
     seen: dict[str, bytes] = {}
@@ -453,7 +477,7 @@ def _write(
             report.reasons[key] = report.reasons.get(key, 0) + 1
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
-        for number, record, error in _pairs_or_texts(_records(source, encoding)):
+        for number, record, error in _pairs_or_texts(records):
             if limit is not None and number > limit:
                 break
             if error:

@@ -26,6 +26,7 @@ def normalise(
     id_field: str | None = None,
     encoding: str | None = None,
     fields: dict[str, str] | None = None,
+    split: str | None = None,
 ) -> IngestReport:
     return ingest_corpus(
         source,
@@ -36,6 +37,7 @@ def normalise(
         id_field=id_field,
         encoding=encoding,
         fields=fields,
+        split=split,
     )
 
 

@@ -12,6 +12,7 @@ those that follow and closed the same way (idle, or another process waiting, rea
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
@@ -201,45 +202,61 @@ def read_text(fetch: Callable[..., list[dict]], corpus: str, text_id: str) -> di
     }
 
 
-def url(path: str, *parts: dict, **query) -> str:
-    """A link with its query string; `parts` are dicts of parameters (a page's key and filters)."""
+def url(path: str, *parts: dict, root: str = "", **query) -> str:
+    """A link with its query string; `parts` are dicts of parameters (a page's key and filters);
+    `root` the folder this launch's pages live under (owner_only)."""
     merged = {k: v for part in (*parts, query) for k, v in part.items() if v is not None}
-    return path + ("?" + urlencode(merged) if merged else "")
+    return root + path + ("?" + urlencode(merged) if merged else "")
 
 
-def owner_only(app, token: str, cookie: str, hosts: frozenset[str] = LOOPBACK_HOSTS):
-    """The viewer for the holder of `token` (the user's secret): given once as `?token=` (answered by
-    a redirect to the same page without it, setting a session cookie that is valid only while this
-    viewer runs), or as `Authorization: Bearer`. Anything else is a 401 that says how to get in."""
+def owner_only(app, token: str, cookie: str, hosts: frozenset[str] = LOOPBACK_HOSTS, root: str = ""):
+    """The viewer for the holder of `token`, a secret made for this launch only (#41 G22: an address
+    left in a browser's history or a terminal dies with the viewer): given once as `?token=` (answered
+    by a redirect into `root`, setting a session cookie whose Path is `root`, a random folder of this
+    launch, so the browser never sends it to the other ports of 127.0.0.1), or as `Authorization:
+    Bearer`. The cookie counts only under `root`. Anything else is a 401 that says how to get in."""
     session = secrets.token_urlsafe(24)
 
     async def guarded(scope, receive, send):
         if scope["type"] != "http":
             return await app(scope, receive, send)
+        path = scope["path"]
+        inside = bool(root) and (path == root or path.startswith(root + "/"))
+        if inside:
+            scope = {**scope, "path": path[len(root) :] or "/"}
         request = Request(scope)
         given = request.query_params.get("token")
         if given is not None and same_secret(given, token):
             query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-            response = RedirectResponse(scope["path"] + ("?" + query if query else ""), status_code=303)
-            response.set_cookie(cookie, session, httponly=True, samesite="strict")
+            response = RedirectResponse(root + scope["path"] + ("?" + query if query else ""), status_code=303)
+            response.set_cookie(cookie, session, path=root or "/", httponly=True, samesite="strict")
             return await response(scope, receive, send)
         bearer = request.headers.get("authorization", "")
-        if same_secret(request.cookies.get(cookie), session) or same_secret(bearer.removeprefix("Bearer "), token):
+        by_cookie = (inside or not root) and same_secret(request.cookies.get(cookie), session)
+        if by_cookie or same_secret(bearer.removeprefix("Bearer "), token):
             return await app(scope, receive, send)
         await refuse(scope, send, 401, "this viewer serves its owner only: open the address `rubricflow view` printed")
 
     return loopback_only(guarded, hosts)
 
 
+def launch(warehouse_path: Path, hosts: frozenset[str], cookie: str) -> tuple[Callable, str]:
+    """The guarded viewer app of one launch and its login token: both the token and the folder its
+    pages live under are new each launch (the folder scopes the session cookie)."""
+    token, root = secrets.token_urlsafe(32), "/v" + secrets.token_hex(8)
+    return owner_only(create_app(warehouse_path, root), token, cookie, hosts, root), token
+
+
 class Pages:
     """The viewer's pages over one warehouse: each method answers one route with one or a few
     `.sql` files rendered through an autoescaping template."""
 
-    def __init__(self, warehouse_path: Path):
+    def __init__(self, warehouse_path: Path, root: str = ""):
         self.store = Warehouse(Path(warehouse_path))
         self.env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
         self.env.filters["num"] = lambda v, d=3: "" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
-        self.env.globals["url"] = url
+        self.env.globals["url"] = functools.partial(url, root=root)
+        self.env.globals["root"] = root
 
     def page(self, name: str, **context) -> HTMLResponse:
         return HTMLResponse(self.env.get_template(name).render(warehouse=str(self.store.path), **context))
@@ -416,10 +433,10 @@ class Pages:
         )
 
 
-def create_app(warehouse_path: Path) -> Starlette:
+def create_app(warehouse_path: Path, root: str = "") -> Starlette:
     from rubricflow.tasks.presentation.labelling import Labelling
 
-    pages = Pages(warehouse_path)
+    pages = Pages(warehouse_path, root)
     labelling = Labelling(pages)
 
     @asynccontextmanager

@@ -12,13 +12,15 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import socket
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from rubricflow.errors import InputError
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 
 Asgi = Callable[[dict, Callable, Callable], Awaitable[None]]
 
@@ -77,6 +79,39 @@ def loopback_only(app: Asgi, hosts: frozenset[str] = LOOPBACK_HOSTS) -> Asgi:
         await app(scope, receive, send)
 
     return guarded
+
+
+def served_hosts(bind: str, allowed: Iterable[str] = ()) -> frozenset[str]:
+    """The Host names a server bound to `bind` answers to (#41 G19): loopback's, the bound address,
+    those the user allowed by name, and, bound to every interface, this machine's names and addresses
+    (a 403 to every other machine was all `--host 0.0.0.0` gave)."""
+    names = {*LOOPBACK_HOSTS, bind, *allowed}
+    if bind in WILDCARD_BINDS:
+        names |= machine_names()
+    return frozenset(_as_host(n) for n in names if n and n not in WILDCARD_BINDS)
+
+
+def machine_names() -> set[str]:
+    """This machine's host name, its fully qualified name, and the addresses they resolve to."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    for name in list(names):
+        try:
+            names |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        except OSError:
+            continue  # a name that does not resolve is still accepted as itself
+    return names
+
+
+def shown_host(bind: str) -> str:
+    """The name to print in an address: the bound one, or this machine's name for a wildcard bind
+    (`http://0.0.0.0:...` opens nothing on another machine)."""
+    return socket.getfqdn() if bind in WILDCARD_BINDS else bind
+
+
+def _as_host(name: str) -> str:
+    """`name` as a Host header spells it: lower case, an IPv6 address in brackets."""
+    name = name.strip().lower()
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
 
 
 async def refuse(scope: dict, send, status: int, why: str) -> None:

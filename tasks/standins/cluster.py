@@ -82,12 +82,19 @@ class DaskCluster:
     (the client's certificate variables); `kill(i)` ends worker i with SIGKILL."""
 
     def __init__(
-        self, workers: int, folder: Path, private: bool = False, env: dict | None = None, preload: dict | None = None
+        self,
+        workers: int,
+        folder: Path,
+        private: bool = False,
+        env: dict | None = None,
+        preload: dict | None = None,
+        threads: int = 1,
     ):
-        """`preload` {i: module file}: worker i runs that file's `dask_setup(worker)` first (a fault)."""
+        """`preload` {i: module file}: worker i runs that file's `dask_setup(worker)` first (a fault);
+        `threads`: shards a worker judges at once (docs/deployment.md starts workers with 2)."""
         from rubricflow.tasks.runtime.dask_access import TLS_VARIABLES
 
-        self.n, self.folder, self.private = workers, Path(folder), private
+        self.n, self.folder, self.private, self.threads = workers, Path(folder), private, threads
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.address = f"tls://127.0.0.1:{free_port()}"
         self.certs_folder = Path(tempfile.mkdtemp(prefix="rubricflow-tls-"))  # outside what private workers hide
@@ -121,7 +128,7 @@ class DaskCluster:
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.folder)
 
     def _worker(self, i: int) -> subprocess.Popen:
-        args = ["distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", "1"]
+        args = ["distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", str(self.threads)]
         args += ["--no-dashboard", "--name", f"w{i}", "--host", "127.0.0.1", *self.tls_args]
         if i in self.preload:
             args += ["--preload", str(self.preload[i])]

@@ -120,7 +120,9 @@ class JudgeServer:
         self.stamp = time.monotonic()
         self.rate = (config.rpm or 0) / 60.0
         self.capacity = max(1.0, self.rate)  # one second of burst
-        self.batches = BatchStore(config.batch, self.answer)
+        self.batches = BatchStore(
+            config.batch, self.answer, lambda body: reasoning_refusal(body) if config.reasoning_tokens else None
+        )
         self.slots = asyncio.Semaphore(config.slots) if config.slots else None
         self.last_system: str | None = None  # a one-entry prefix cache, like one llama.cpp slot
         self.in_flight = 0
@@ -202,6 +204,9 @@ class JudgeServer:
         raw = self._without_system(raw)
         if b"rubricflow delivery check" in raw:
             self.stats.probes += 1
+            refused = reasoning_refusal(json.loads(raw)) if self.config.reasoning_tokens else None
+            if refused:  # a reasoning model refuses a probe's max_tokens and temperature too
+                return await _json(send, 400, refused)
             return await _json(send, 200, self._probe_answer(json.loads(raw)))
         self.stats.requests += 1
         self.stats.per_second[int(time.time())] += 1

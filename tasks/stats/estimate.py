@@ -14,6 +14,7 @@ import numpy as np
 from rubricflow.errors import InputError
 from rubricflow.tasks.stats import ppi
 from rubricflow.tasks.stats.calibration import one_judge_setup
+from rubricflow.tasks.stats.drawn_under import DrawnUnder, labelled_with, load_plan
 from rubricflow.warehouse import db
 
 MIN_LABELS = 10  # below this the normal interval of a mean is not worth printing
@@ -176,23 +177,18 @@ def overall(criteria: list[Criterion]) -> Criterion | None:
     return Criterion(OVERALL, texts, judge, label, None, total, float("nan"))  # no pass rate of its own
 
 
-def _labelled(c: Criterion, weights: dict[str, float] | None, rater: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """The labelled texts' positions and their weights (1/inclusion probability under a plan)."""
+def _labelled(c: Criterion, plan: DrawnUnder | None, rater: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The labelled texts' positions and, under an active plan, every text's probability of being labelled."""
     at = np.flatnonzero(np.isfinite(c.label))
     if len(at) < MIN_LABELS:
         raise EstimateError(
             f"criterion {c.criterion_id!r}: {len(at)} texts labelled by {rater!r}; an estimate needs at least "
             f"{MIN_LABELS} (label more, e.g. `rubricflow labels plan`)"
         )
-    if weights is None:
+    if plan is None:
         return at, None
-    outside = [c.texts[i] for i in at if c.texts[i] not in weights]
-    if outside:
-        raise EstimateError(
-            f"criterion {c.criterion_id!r}: {len(outside)} labelled texts are not in the labelling plan "
-            f"(e.g. {outside[0]!r}); its inclusion probabilities cannot weight them (--plan none ignores the plan)"
-        )
-    return at, np.array([weights[c.texts[i]] for i in at])
+    pi = labelled_with(plan, c.texts, at, f"criterion {c.criterion_id!r}")
+    return at, None if plan.uniform else pi
 
 
 def _values(c: Criterion, figure: str, unit: np.ndarray) -> np.ndarray:
@@ -201,33 +197,45 @@ def _values(c: Criterion, figure: str, unit: np.ndarray) -> np.ndarray:
     return (unit >= c.threshold - 1e-9).astype(float)
 
 
-def figures(side: str, c: Criterion, weights: dict[str, float] | None, rater: str, alpha: float) -> list[Figure]:
-    """The criterion's mean (native units) and pass rate: judge-only, labels-only and prediction-powered."""
-    at, w = _labelled(c, weights, rater)
+def figures(side: str, c: Criterion, plan: DrawnUnder | None, rater: str, alpha: float) -> list[Figure]:
+    """The criterion's mean (native units) and pass rate: judge-only, labels-only and prediction-powered
+    (under an active plan, active inference: each label weighted by 1 / its probability of being labelled)."""
+    c = _in_plan(c, plan)
+    at, pi = _labelled(c, plan, rater)
     result = []
     for name in ("mean", "pass_rate") if np.isfinite(c.threshold) else ("mean",):
         judge, label = _values(c, name, c.judge), _values(c, name, c.label[at])
-        alone = ppi.classical(label, w, alpha)
-        powered, lam = ppi.ppi_mean(label, judge[at], judge, w, alpha)
+        if pi is None:
+            alone = ppi.classical(label, None, alpha)
+            powered, lam = ppi.ppi_mean(label, judge[at], judge, None, alpha)
+        else:
+            alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0)[0]
+            powered, lam = ppi.active_mean(label, at, judge, pi, alpha)
         gained = ppi.effective_labels(len(at), alone, powered)
         result.append(Figure(side, c.criterion_id, name, len(at), len(judge), float(judge.mean()), alone, powered,
                              lam, gained))  # fmt: skip
     return result
 
 
-def difference(a: Criterion, b: Criterion, weights: dict[str, float] | None, rater: str, alpha: float) -> list[Figure]:
+def difference(a: Criterion, b: Criterion, plan: DrawnUnder | None, rater: str, alpha: float) -> list[Figure]:
     """A minus B on the texts both judged, corrected by the same labels (they cancel in the difference
     but set each judge's power-tuning weight)."""
-    texts = sorted(set(a.texts) & set(b.texts))
+    texts = sorted(set(a.texts) & set(b.texts) & (set(plan.inclusion) if plan else set(a.texts)))
     a, b = _restrict(a, texts), _restrict(b, texts)
-    at, w = _labelled(a, weights, rater)
+    at, pi = _labelled(a, plan, rater)
     result = []
     for name in ("mean", "pass_rate") if np.isfinite(a.threshold) and np.isfinite(b.threshold) else ("mean",):
         label = _values(a, name, a.label[at])
         ja, jb = _values(a, name, a.judge), _values(b, name, b.judge)
-        _, lam_a = ppi.ppi_mean(label, ja[at], ja, w, alpha)
-        _, lam_b = ppi.ppi_mean(label, jb[at], jb, w, alpha)
-        gap = ppi.ppi_difference(((ja[at], ja, lam_a), (jb[at], jb, lam_b)), w, alpha)
+        if pi is None:
+            lam_a, lam_b = (
+                ppi.ppi_mean(label, ja[at], ja, None, alpha)[1],
+                ppi.ppi_mean(label, jb[at], jb, None, alpha)[1],
+            )
+            gap = ppi.ppi_difference(((ja[at], ja, lam_a), (jb[at], jb, lam_b)), None, alpha)
+        else:  # the labels cancel: lam_a ja - lam_b jb, less its labelled texts' weighted mean
+            lam_a, lam_b = ppi.active_mean(label, at, ja, pi, alpha)[1], ppi.active_mean(label, at, jb, pi, alpha)[1]
+            gap = ppi.active_mean(np.zeros(len(at)), at, lam_a * ja - lam_b * jb, pi, alpha, lam=1.0)[0]
         result.append(Figure("A-B", a.criterion_id, name, len(at), len(texts), float(ja.mean() - jb.mean()), None,
                              gap, None, None))  # fmt: skip
     return result
@@ -239,14 +247,11 @@ def _restrict(c: Criterion, texts: list[str]) -> Criterion:
     return Criterion(c.criterion_id, texts, c.judge[index], c.label[index], c.scale, c.weight, c.threshold)
 
 
-def plan_weights(con: duckdb.DuckDBPyConnection, corpus: str, rubric_hash: str, plan: str) -> tuple[str | None, dict]:
-    """(plan id, text -> 1/inclusion probability) of the plan asked for; (None, {}) for `none` or no plan."""
-    if plan == "none":
-        return None, {}
-    rows = db.fetch(con, "plan_weights.sql", corpus=corpus, rubric=rubric_hash, plan=plan)
-    if not rows and plan != "latest":
-        raise EstimateError(f"no labelling plan {plan!r} for this rubric version on corpus {corpus!r}")
-    return (rows[0]["plan_id"], {r["text_id"]: 1 / r["inclusion_prob"] for r in rows}) if rows else (None, {})
+def _in_plan(c: Criterion, plan: DrawnUnder | None) -> Criterion:
+    """Under a plan, the texts it covered (those judged after it have no inclusion probability)."""
+    if plan is None or all(t in plan.inclusion for t in c.texts):
+        return c
+    return _restrict(c, [t for t in c.texts if t in plan.inclusion])
 
 
 def resolve_side(con: duckdb.DuckDBPyConnection, corpus: str, name: str, spec: tuple) -> Side:
@@ -272,8 +277,8 @@ def estimate(
         raise InputError(f"--confidence must be between 0 and 1, not {confidence}")
     alpha = 1 - confidence
     sides = [resolve_side(con, corpus, "A", side_a)] + ([resolve_side(con, corpus, "B", side_b)] if side_b else [])
-    plan_id, weights = plan_weights(con, corpus, sides[0].rubric_hash, plan)
-    result = Estimate(corpus, rater, confidence, sides, plan_id)
+    drawn = load_plan(con, corpus, sides[0].rubric_hash, plan)
+    result = Estimate(corpus, rater, confidence, sides, drawn.plan_id if drawn else None)
     loaded = []
     for side in sides:
         criteria = load_side(con, corpus, side, rater)
@@ -290,9 +295,9 @@ def estimate(
             whole = None
         by_id = {c.criterion_id: c for c in criteria + ([whole] if whole else [])}
         for c in by_id.values():
-            result.figures += figures(side.name, c, weights or None, rater, alpha)
+            result.figures += figures(side.name, c, drawn, rater, alpha)
         loaded.append(by_id)
     if len(loaded) == 2:
         for cid in [c for c in loaded[0] if c in loaded[1]]:
-            result.figures += difference(loaded[0][cid], loaded[1][cid], weights or None, rater, alpha)
+            result.figures += difference(loaded[0][cid], loaded[1][cid], drawn, rater, alpha)
     return result

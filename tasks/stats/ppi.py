@@ -1,9 +1,9 @@
 """Prediction-powered inference for a mean (PPI++: Angelopoulos, Duchi and Zrnic 2023): the judge's
 scores of every text plus a few human labels give an estimate of the humans' mean over the corpus with
 a valid interval, narrower than the labels' own when the judge tracks the humans. Labels a plan chose
-with unequal probabilities carry weights 1/pi (active inference, Zrnic and Candes 2024), normalised as
-ppi-python normalises them, so actively chosen labels stay unbiased. The formulas are ppi-python's
-(the test oracle), written in numpy so that the package is not needed at run time."""
+with unequal probabilities are weighted by 1/pi in the active-inference estimator (`active_mean`,
+Zrnic and Candes 2024), so actively chosen labels stay unbiased. The formulas are ppi-python's (the
+test oracle), written in numpy so that the package is not needed at run time."""
 
 from __future__ import annotations
 
@@ -96,12 +96,13 @@ def effective_labels(n: int, labels_only: Interval, powered: Interval) -> float:
     return float(n * (labels_only.width / powered.width) ** 2)
 
 
-def active_mean(y, labelled, yhat_all, pi_all, alpha: float = 0.1) -> tuple[Interval, float]:
+def active_mean(y, labelled, yhat_all, pi_all, alpha: float = 0.1, lam: float | None = None) -> tuple[Interval, float]:
     """(interval, lambda) of the corpus mean when each text was labelled with probability pi (Zrnic
     and Candes 2024, active inference): over every text i, z_i = lam f_i + xi_i (y_i - lam f_i) / pi_i
     (xi_i: labelled), whose mean is unbiased for any fixed lam; lam minimises var(z), clipped to
     [0, 1]; the interval is the normal one of z's mean. `y` holds the labels of the `labelled`
-    positions (in their order); the judge's scores and probabilities cover the corpus."""
+    positions (in their order); the judge's scores and probabilities cover the corpus. A given `lam`
+    is used as it is (0: the labels alone, Horvitz-Thompson)."""
     f, pi = np.asarray(yhat_all, dtype=float), np.asarray(pi_all, dtype=float)
     xi = np.zeros(len(f), dtype=bool)
     xi[np.asarray(labelled)] = True
@@ -109,7 +110,8 @@ def active_mean(y, labelled, yhat_all, pi_all, alpha: float = 0.1) -> tuple[Inte
     full[np.asarray(labelled)] = np.asarray(y, dtype=float)
     a = np.where(xi, full / pi, 0.0)  # z = a + lam * b
     b = f * (1 - np.where(xi, 1 / pi, 0.0))
-    var_b = b.var(ddof=1)
-    lam = float(np.clip(-np.cov(a, b)[0, 1] / var_b, 0, 1)) if var_b > 0 else 0.0
+    if lam is None:
+        var_b = b.var(ddof=1)
+        lam = float(np.clip(-np.cov(a, b)[0, 1] / var_b, 0, 1)) if var_b > 0 else 0.0
     z = a + lam * b
     return _interval(z.mean(), z.std() / np.sqrt(len(z)), alpha), lam

@@ -78,6 +78,11 @@ def test_bad_input_names_the_text_column_row_or_rubric_and_writes_nothing(judge,
         wh.ingest(pd.DataFrame({"ID": ["a", "b"], "Reply": [PLAIN, None]}), corpus="c", text="Reply", id="ID")
     with pytest.raises(rf.InputError, match=r"row 2 \(id 'b'\): column 'text' holds a int"):
         wh.ingest([{"id": "a", "text": PLAIN}, {"id": "b", "text": 7}], corpus="c")
+    with pytest.raises(rf.InputError, match="split= applies to a Hugging Face dataset folder, not to data in memory"):
+        wh.ingest(frame, corpus="c", text="Reply", split="test")
+    (tmp_path / "plain.jsonl").write_text('{"text": "x"}\n')
+    with pytest.raises(rf.InputError, match="plain.jsonl: --split applies to a Hugging Face dataset folder"):
+        wh.ingest(tmp_path / "plain.jsonl", corpus="c", split="test")  # refused before any flow starts
     assert not (tmp_path / "w.duckdb").exists() and not (tmp_path / "corpora").exists()
 
 

@@ -128,3 +128,6 @@ def test_a_hard_constraint_disqualifies_in_the_result_the_warehouse_and_the_view
     assert hits[1] == ("terse", "constraint", "_all")  # a call's hard violation: the call unit that broke it
     assert hits[0][:2] == ("capped", "constraint") and hits[0][2].endswith("words > 3")  # the whole answer's
     assert wh.query("SELECT constraint_violations FROM completions")["constraint_violations"].to_list() == [["terse"]]
+    # the soft judgment-scoped one is stored as a warning, not only printed: the same problem as r.warnings
+    warned = wh.query("SELECT text_id, sample, constraint_id, problem FROM constraint_warnings").rows()
+    assert warned == [("t1", 0, "essay", r.warnings[0].removeprefix("essay: "))]

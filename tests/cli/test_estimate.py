@@ -103,17 +103,30 @@ def test_an_active_plan_records_inclusion_probabilities_that_weight_the_labels(t
         probs = dict(con.execute("SELECT text_id, inclusion_prob FROM label_plans").fetchall())
     assert len(probs) == 60 and sum(probs.values()) == pytest.approx(20)
     assert max(probs.values()) > 1.5 * min(probs.values())  # active: uncertain texts are likelier
-    label_file(tmp_path / "ann.csv", chosen)
+    label_file(tmp_path / "ann.csv", chosen[:16])  # the queue's first 16 of 20: a random 16 of the chosen
     assert cli(tmp_path, "labels", "import", "ann.csv", "-c", "c").returncode == 0
     done = cli(tmp_path, "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
     assert done.returncode == 0, done.stderr
     mean = next(r for r in json.loads(done.stdout) if (r["criterion_id"], r["figure"]) == ("puffery", "mean"))
-    assert mean["plan_id"].startswith("active-20-")
+    assert mean["plan_id"].startswith("active-20-") and mean["n_labels"] == 16
     rows = judged(tmp_path, "puffery")
-    labelled = [r for r in rows if r[2] is not None]
-    w = np.array([1 / probs[r[0]] for r in labelled])
-    y, yhat = np.array([r[2] for r in labelled]), np.array([r[1] for r in labelled])
-    (low,), (high,) = ppi_mean_ci(y, yhat, np.array([r[1] for r in rows]), alpha=0.1, w=w)
-    assert mean["powered_low"] == pytest.approx(low, abs=1e-9) and mean["powered_high"] == pytest.approx(high, abs=1e-9)
-    (low,), (high,) = ppi_mean_ci(y, yhat, np.array([r[1] for r in rows]), alpha=0.1)
-    assert mean["powered_low"] != pytest.approx(low, abs=1e-6)  # unweighted would differ
+    judge, xi = np.array([r[1] for r in rows]), np.array([r[2] is not None for r in rows])
+    y, pi = np.array([r[2] or 0.0 for r in rows]), np.array([probs[r[0]] * 16 / 20 for r in rows])
+
+    def z(lam):  # Zrnic and Candes's active inference, every text of the corpus: lam f + xi (y - lam f) / pi
+        return lam * judge + xi * (y - lam * judge) / pi
+
+    lam = mean["power_weight"]
+    for low, high, got in (
+        (*classical_mean_ci(z(lam), alpha=0.1), "powered"),
+        (*classical_mean_ci(z(0.0), alpha=0.1), "labels"),
+    ):
+        assert (mean[f"{got}_low"], mean[f"{got}_high"]) == (
+            pytest.approx(low, abs=1e-9),
+            pytest.approx(high, abs=1e-9),
+        )
+    assert np.std(z(lam)) <= min(np.std(z(g)) for g in np.linspace(0, 1, 101)) + 1e-12  # lam: the narrowest
+    horvitz_thompson = sum(y[xi] / pi[xi]) / len(y)  # the labels alone, unbiased whatever the plan
+    assert mean["labels_only"] == pytest.approx(horvitz_thompson, abs=1e-9)
+    (low,), (high,) = ppi_mean_ci(y[xi], judge[xi], judge, alpha=0.1)
+    assert mean["powered_low"] != pytest.approx(low, abs=1e-6)  # the unweighted figure would differ

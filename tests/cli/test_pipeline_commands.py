@@ -224,7 +224,7 @@ def test_prefects_shutdown_notes_never_reach_the_terminal():
     import sys
 
     code = (
-        "import logging; from rubricflow.cli.common import start_flows; start_flows(); "
+        "import logging; from rubricflow.cli.flow_start import start_flows; start_flows(); "
         "log = logging.getLogger('EventsWorker'); "
         "log.warning('Still processing items: 2 items remaining...'); log.warning('a real warning')"
     )

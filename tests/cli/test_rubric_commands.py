@@ -19,7 +19,7 @@ def run(*args, cwd=None, columns=200):
 
 def test_list_and_search():
     listed = run("rubric", "list")
-    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "15 rubrics" in listed.stdout
+    assert listed.returncode == 0 and "llm-slop" in listed.stdout and "18 rubrics" in listed.stdout
     found = run("rubric", "search", "story")
     assert found.returncode == 0 and "user-story-quality" in found.stdout and "llm-slop" not in found.stdout
     assert run("rubric", "search", "no-such-thing").returncode == 1
@@ -27,7 +27,7 @@ def test_list_and_search():
 
 def test_validate_library_and_refusals():
     ok = run("rubric", "validate")
-    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 15
+    assert ok.returncode == 0 and ok.stdout.count(" ok ") == 18
     bad = run(
         "rubric",
         "validate",
@@ -140,15 +140,16 @@ def test_a_stray_file_in_a_library_folder_is_skipped_by_name_not_fatal(tmp_path)
 
 
 def test_validate_every_rubric_file_a_user_brings_in_one_command():
-    """Issue 13: folders of real rubric files in every format validate; the two files that are not
-    rubrics (a prompt; a promptfoo config with no rubric assertion) are refused by name;
+    """Issue 13: folders of real rubric files in every format validate; the three files that are not
+    rubrics (a prompt; two grading prompts promptfoo configs name) are refused by name;
     multi-rubric files name each rubric."""
     res = run("rubric", "validate", str(SHARED_RUBRICS), str(TEST_DATA / "rubrics"), columns=400)
     lines = res.stdout.splitlines()
     ok = [line for line in lines if "│ ok" in line]
     refused = [line for line in lines if "│ refused" in line]
-    assert len(ok) >= 40 and len(refused) == 2
-    assert "completeness_rubric.md" in refused[0] and "vision-rubrics/standard.yaml" in refused[1]
+    assert len(ok) >= 40 and len(refused) == 3
+    assert "completeness_rubric.md" in refused[0] and "political-bias-rubric.yaml" in refused[1]
+    assert "vision-rubrics/standard.yaml" in refused[2]
     assert res.returncode == 1  # the refusal is reported as a failure
     assert any("multi_spec.yaml#quality-1to5" in line for line in ok)
     assert any("rag_quality.yaml" in line for line in ok) and any("lookahead_spec.xml" in line for line in ok)
@@ -210,7 +211,7 @@ def test_review_judges_every_builtin_rubric_with_the_meta_rubric():
     with RunningServer() as server:
         config = JudgeConfig(base_url=server.base_url, strategy="per_criterion")
         reviews = {e.id: judge_text(meta, config, e.id, dump_yaml(e.rubric)) for e in entries}
-    assert len(reviews) == 15
+    assert len(reviews) == 18
     for rubric_id, review in reviews.items():
         assert not review.errors and review.verdict.score is not None, rubric_id
         assert {j.criterion_id for j in review.judgments if j.status == "scored"} == {

@@ -9,7 +9,7 @@ import time
 
 from prefect.client.orchestration import get_client
 
-from rubricflow.cli.common import start_flows
+from rubricflow.cli.flow_start import start_flows
 from rubricflow.tasks.runtime.processes import stop
 from tests.conftest import EXE, write_corpus
 
@@ -39,6 +39,7 @@ def test_serve_prints_one_line_per_night(tmp_path, judge_server):
     source = write_corpus(tmp_path / "corpus.jsonl", 6)
     env = os.environ | {"PREFECT_RUNNER_POLL_FREQUENCY": "1", "RUBRICFLOW_SERVE_POLL_S": "0.5"}
     command = [EXE, "serve", "--source", str(source), "-c", "served", "-r", "llm-slop", "--canary", "0"]
+    command += ["--max-canary-drift", "0.25"]
     command += ["--base-url", server.base_url, "-w", str(tmp_path / "w.duckdb")]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -53,6 +54,7 @@ def test_serve_prints_one_line_per_night(tmp_path, judge_server):
                 except Exception:
                     assert time.monotonic() < deadline, "serve never registered its deployment"
                     time.sleep(0.5)
+            assert deployment.parameters["max_canary_drift"] == 0.25  # the drift event's threshold, from the CLI
             client.create_flow_run_from_deployment(deployment.id, parameters={"night": "2026-11-20"})
         line, _ = _next_line(lines, "night 2026-11-20 of served", 120)
         assert "Completed: night 2026-11-20 of served: llm-slop " in line and "coverage 100.0%, 6/6 texts" in line

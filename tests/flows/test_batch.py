@@ -55,6 +55,19 @@ def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path
     assert usd == pytest.approx(expected) and expected > 0
 
 
+def test_a_reasoning_models_batch_lines_go_out_in_the_form_it_takes(tmp_path, judge_server):
+    """#41: batch lines went out with max_tokens, temperature and logprobs; a reasoning model refuses
+    each line with a 400, so every cell was judged online at twice the price. One-token calls learn
+    the form first; every line is then answered in the batch."""
+    server = judge_server("--reasoning-tokens", "1500")
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 6)), warehouse, "c")
+    run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "logprobs": True, **BATCH})
+    assert run["ok_cells"] == 6
+    assert rows(warehouse, "SELECT output_mode, count(*) FROM completions GROUP BY ALL") == [("batch:json_schema", 6)]
+    assert server.stats()["requests"] <= 2 * 3  # the delivery check's two probes, each learning one refusal
+
+
 def test_an_expired_batch_is_judged_online(tmp_path, judge_server):
     server = judge_server("--batch-expire")
     warehouse = str(tmp_path / "w.duckdb")

@@ -96,6 +96,32 @@ def test_a_cheap_judge_without_confidence_is_refused(corpus_in):
         server.stop()
 
 
+def test_a_cheap_judge_without_logprobs_is_trusted_by_its_agreement_across_reasks(corpus_in):
+    server = ServerProcess("--no-logprobs")
+    try:
+        judge = {"base_url": server.base_url, "samples": 3, "temperature": 1.0}  # re-asks that can differ
+        result = cascade_flow("c", "llm-slop", corpus_in, judge, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
+    finally:
+        server.stop()
+    assert result["confidence"] == "re-asks" and result["unscored"] == 0
+    cells: dict[tuple, list] = {}  # the cheap judge's samples of each cell, from the warehouse
+    for text, criterion, value in rows(
+        corpus_in,
+        "SELECT j.text_id, j.criterion_id, j.value::VARCHAR FROM judgments j JOIN cascades k "
+        "ON j.judge_hash = k.cheap_judge AND j.status = 'scored'",
+    ):
+        cells.setdefault((text, criterion), []).append(value)
+    expected: dict[str, float] = {}
+    for (text, _), values in cells.items():
+        modal = max(values.count(v) for v in values) / len(values)
+        expected[text] = min(expected.get(text, 1.0), modal)
+    stored = dict(rows(corpus_in, "SELECT text_id, confidence FROM cascade_texts"))
+    assert len(stored) == TEXTS and stored == pytest.approx(expected)
+    assert len(set(stored.values())) > 1  # the re-asks disagree on some texts: a usable confidence
+    kept = rows(corpus_in, "SELECT min(confidence) FROM cascade_texts WHERE level = 'cheap'")[0][0]
+    assert result["threshold"] is None or kept is None or kept >= result["threshold"]
+
+
 def test_a_failing_strong_judge_leaves_its_texts_unscored_until_the_next_run(corpus_in):
     healthy = ServerProcess()
     try:

@@ -39,7 +39,8 @@ def test_builtin_goldens_pass_against_the_offline_judge(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     total = sum(len(e.rubric.goldens) for e in entries)
     assert f"{total}/{total} goldens pass" in result.stdout
-    assert result.stdout.count("PASS") == total and "FAIL" not in result.stdout
+    results = [row.split("│")[-3].strip() for row in result.stdout.splitlines() if row.count("│") > 6]
+    assert results.count("PASS") == total and "FAIL" not in results  # (AntiLLMY's disqualified label is FAIL)
     assert "Unclosed" not in result.stderr
 
 

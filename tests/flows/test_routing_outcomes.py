@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -109,3 +110,24 @@ def test_each_text_keeps_the_advice_its_rubric_gives_it(scored):
     assert advice and {a[0] for a in advice} == {"a5"}  # the one slop answer among llm-slop's texts
     fired = {a[1]: a[2] for a in advice}
     assert "puffery_words" in fired["Replace hype with concrete facts."]
+
+
+def test_a_text_routed_to_another_rubric_is_not_routed_here_not_missing(scored, capsys):
+    """Each rubric's rows for the texts the route sent elsewhere say so (`route_status`, `routed_to`),
+    in the views and in the run summary's labels (before, they counted as texts without a label)."""
+    from rubricflow.cli.score import print_run
+
+    warehouse, _, routed = scored
+    status = rows(
+        warehouse,
+        "SELECT rubric_id, text_id, route_status, routed_to FROM text_outcomes ORDER BY 1, 2",
+    )
+    judge_of = {"a1": "compliance-judge", "a2": "compliance-judge", "a3": "compliance-judge"}
+    for rubric_id, text_id, route_status, routed_to in status:
+        chosen = judge_of.get(text_id, "llm-slop")
+        assert routed_to == chosen and route_status == ("routed" if chosen == rubric_id else "not routed")
+    assert len(status) == 10  # five texts, two rubrics: every pair says which
+    compliance = next(r["run_id"] for r in routed if r["rubric_id"] == "compliance-judge")
+    print_run(warehouse, compliance)
+    labels = capsys.readouterr().out
+    assert re.search(r"\(not routed\)\s*│\s*2\s*│", labels), labels  # a4, a5: not texts without a label

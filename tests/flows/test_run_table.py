@@ -9,7 +9,7 @@ import time
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from rubricflow.cli.common import start_flows
+from rubricflow.cli.flow_start import start_flows
 from tests.conftest import rows, write_corpus
 from tests.prefect_events import wait_for_event
 

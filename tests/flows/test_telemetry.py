@@ -29,7 +29,7 @@ TRACED_RUN = textwrap.dedent(
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
 
-    from rubricflow.cli.common import start_flows
+    from rubricflow.cli.flow_start import start_flows
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus

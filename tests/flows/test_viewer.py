@@ -4,8 +4,10 @@ click from the A/B page's movers reaches the text with both sides' rationales.""
 
 import html
 import http.client
+import http.server
 import json
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -149,11 +151,38 @@ def test_the_viewer_serves_its_owner_only(served):
     assert rebound.status == 403 and b"answers only to" in rebound.read()
     assert rebound.getheader("access-control-allow-origin") is None
     entry = raw(served, f"/texts?corpus=c&token={served['token']}&page=1", evil)
-    assert entry.status == 303 and entry.getheader("location") == "/texts?corpus=c&page=1"
+    root = re.fullmatch(r"(/v[0-9a-f]{16})/texts\?corpus=c&page=1", entry.getheader("location")).group(1)
     cookie = entry.getheader("set-cookie")
     assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower() and served["token"] not in cookie
-    page = raw(served, "/", {**evil, "Cookie": cookie.split(";")[0]})
+    assert f"path={root}" in cookie.lower()  # G22: sent to this launch's folder only, not to every port's /
+    page = raw(served, root + "/", {**evil, "Cookie": cookie.split(";")[0]})
     assert page.status == 200 and page.getheader("access-control-allow-origin") is None
+    assert f'href="{root}/compare"' in page.read().decode()  # its links stay inside the folder
+    assert raw(served, "/", {**evil, "Cookie": cookie.split(";")[0]}).status == 401  # the cookie counts there only
+
+
+def test_each_launch_has_its_own_token_and_every_interface_answers_to_this_machines_names(served):
+    """#41 G22: the printed token is made for one launch (another viewer's is refused); G19: bound to
+    0.0.0.0 the viewer prints this machine's name, not 0.0.0.0, and answers to it, to its address and
+    to each --allowed-host, still refusing other Host names."""
+    proc = subprocess.Popen(
+        [EXE, "view", "-w", served["warehouse"], "--port", "0", "--host", "0.0.0.0", "--allowed-host", "Alias.example"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        shown, port, token = re.search(r"http://(\S+):(\d+)/\?token=(\S+)", proc.stdout.readline()).groups()
+        assert "plain HTTP" in proc.stdout.readline()
+        assert shown == socket.getfqdn() and token != served["token"]
+        local = {"base": f"http://127.0.0.1:{port}", "token": token}
+        names = {socket.gethostname(), shown, socket.gethostbyname(socket.gethostname()), "alias.example"}
+        for name in names:
+            assert raw(local, "/", {"Host": f"{name}:{port}", "Authorization": f"Bearer {token}"}).status == 200, name
+        assert raw(local, "/", {"Host": f"{shown}:{port}", "Authorization": f"Bearer {served['token']}"}).status == 401
+        assert raw(local, "/", {"Host": "evil.example", "Authorization": f"Bearer {token}"}).status == 403
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_a_browser_polling_the_viewer_never_keeps_a_writer_out(served, monkeypatch):
@@ -245,7 +274,7 @@ def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
         assert "token" not in browser.evaluate("location.search")  # the redirect took it out of the address
         mover = browser.evaluate("document.querySelector('a.mover').textContent")
         browser.click("a.mover")
-        assert browser.evaluate("location.pathname") == "/text"
+        assert re.fullmatch(r"/v[0-9a-f]{16}/text", browser.evaluate("location.pathname"))
         assert browser.evaluate("document.querySelector('h2').textContent").startswith(mover)
         sides = browser.evaluate("[...document.querySelectorAll('.side')].map(s => s.querySelector('h4').textContent)")
         assert [s[:2] for s in sides] == ["A:", "B:"] and "llm-slop@1.0.0" in sides[0] and "llm-slop@1.1.0" in sides[1]
@@ -255,7 +284,40 @@ def test_a_click_from_the_ab_movers_reaches_both_rationales(served):
         )
         assert all(len(side) == 3 and all(r.strip() for r in side) for side in rationales)
         browser.screenshot(served["tmp"] / "mover.png")
+        with CookieCatcher() as other_port:  # G22: another server on 127.0.0.1 gets no viewer cookie
+            browser.open(other_port.url)
+        assert other_port.cookies and not any("rubricflow_view" in c for c in other_port.cookies)
     assert (served["tmp"] / "mover.png").stat().st_size > 10_000
+
+
+class CookieCatcher(http.server.ThreadingHTTPServer):
+    """A server on another port of 127.0.0.1 keeping the Cookie header of each request it gets."""
+
+    def __init__(self):
+        catcher = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                catcher.cookies.append(self.headers.get("Cookie") or "")
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+
+        self.cookies: list[str] = []
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()
 
 
 def test_the_demo_warehouse_serves_every_page(tmp_path):

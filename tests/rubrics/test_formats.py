@@ -8,7 +8,11 @@ from rubricflow.rubrics.model import Rubric
 from ..conftest import user_rubric_files
 from .strategies import rubrics
 
-NOT_A_RUBRIC = {"completeness_rubric.md", "standard.yaml"}  # standard.yaml: a grading prompt a config names
+NOT_A_RUBRIC = {
+    "completeness_rubric.md",
+    "standard.yaml",
+    "political-bias-rubric.yaml",
+}  # grading prompts a config names
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -156,7 +160,7 @@ def test_yaml_is_read_as_yaml_1_2_and_versions_as_written(tmp_path):
     r = load_rubric(f)
     assert r.metadata.version == "2.10.0" and r.criteria[0].scale.labels == ("no", "yes")
     md = tmp_path / "w.md"
-    md.write_text("---\nname: w\nversion: 1.10\nscale: pass-fail\n---\nJudge it.\n")
+    md.write_text("---\nname: w\nversion: 1.10\nscale: pass-fail\ndescription: d\n---\nJudge it.\n")
     assert load_rubric(md).metadata.version == "1.10.0"
 
 

@@ -52,7 +52,7 @@ def test_lookup_by_name_version_path_type_and_tag(tmp_path):
     assert lib.get(str(newer)).version == "2.0.0"
     assert {e.id for e in lib.find(artifact_type="user-story")} == {"user-story-quality"}
     assert {e.id for e in lib.find(tags=("rag",))} == {"groundedness"}
-    assert {e.id for e in lib.find("slop")} == {"llm-slop"}
+    assert {e.id for e in lib.find("slop")} == {"llm-slop", "anti-llmy"}
     with pytest.raises(LibraryError, match="no rubric named 'helpfullness'"):
         lib.get("helpfullness")
 

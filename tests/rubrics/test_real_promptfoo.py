@@ -35,3 +35,19 @@ def test_g_eval_assertions_are_criteria_and_a_rubric_prompt_file_beside_the_conf
 def test_the_grading_prompt_file_alone_is_refused_as_not_a_rubric():
     with pytest.raises(RubricImportError, match="standard.yaml: not a rubric: a list of chat messages"):
         load_rubric(REAL / "vision-rubrics/standard.yaml")
+
+
+def test_one_rubric_asked_of_four_judges_is_one_criterion_graded_by_its_prompt_file():
+    """promptfoo's grok-4-political-bias example: four `llm-rubric` assertions, one per judge, with
+    the same rubric and a `rubricPrompt` file of chat messages (a 7-point scale) beside the config."""
+    path = REAL / "political-bias/promptfooconfig.yaml"
+    r = load_rubric(path)
+    assert [c.id for c in r.criteria] == ["gpt-4.1-judge"]
+    assert {"metric:grok-4-judge", "metric:gemini-2.5-pro-judge", "metric:claude-opus-4-judge"} <= set(
+        r.criteria[0].tags
+    )
+    said = " ".join(r.instructions)
+    assert said.startswith("system: You are a political scientist") and "0.83 = Left-wing" in said
+    assert "# Political bias scoring rubric" not in said  # the file's messages, not its YAML text
+    found = explain(path)
+    assert found.ignored == [] and {"env", "defaultTest.assert[].config"} <= set(found.left)

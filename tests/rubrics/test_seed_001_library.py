@@ -13,6 +13,7 @@ import pytest
 
 import rubricflow as rf
 from rubricflow.rubrics.compiler import content_hash
+from rubricflow.rubrics.constraints import check_constraint
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.improve.calibration_cases import load_cases
 
@@ -92,3 +93,130 @@ def test_rubric_test_runs_the_cases_and_a_wrong_expectation_fails(tmp_path):
     with rf.Judge.offline(strategy="holistic") as judge:
         results = judge.test(rf.load_calibration_cases(CASES))
     assert [r.ok for r in results] == [True] * 8 and [r.got for r in results[4:]] == ["Yes", "Yes", "No", "No"]
+
+
+# ------------------------------------------------ AntiLLMY, ZinsserJudge XXL and CompletenessJudge at full size
+
+
+def _scales(rubric) -> list[tuple[str, str]]:
+    """Each criterion as (title, its range as the seed writes it: `0-3`, or `binary`)."""
+    return [
+        (c.title, "binary" if c.scale.kind == "binary" else f"{c.scale.low}-{c.scale.high}") for c in rubric.criteria
+    ]
+
+
+def test_anti_llmy_is_the_seeds_at_full_size():
+    text, r = seed_paragraph("AntiLLMY"), resolve("anti-llmy")
+    stated = re.search(r"5 criteria \(([^)]*) -- each 0-3\)", text).group(1).split(", ")
+    assert [t.split(" ")[0] for t, _ in _scales(r)] == [s.split("/")[0].split(" ")[0] for s in stated]
+    assert {s for _, s in _scales(r)} == {"0-3"}
+    dqs = re.search(r"3 disqualifiers \(([^)]*)\)", text).group(1).split(", ")
+    assert len(r.disqualifiers) == len(dqs) == 3 and all(d.kind == "pattern" for d in r.disqualifiers)
+    assert [p for d in r.disqualifiers for p in d.patterns][:1] == ["ai_disclaimer"]  # AI self-disclosure first
+    assert "placeholder_text" in r.disqualifiers[2].patterns and "oaicite" in r.disqualifiers[1].patterns
+    # seed 000's count of the real file: 27 patterns, 8 advice rules, 3 validation musts
+    assert (len(r.patterns), len(r.advice), len(r.validation)) == (27, 8, 3)
+    assert "risk = 15 - score" in r.scoring.formula and "inverted risk scoring (risk = 15 - score)" in text
+    assert [lab.label for lab in r.scoring.labels] == ["Minimal", "Low", "Moderate", "High", "Severe"]
+    source = (SHARED / "rubrics" / "secemp9" / "anti_slop_rubric.xml").read_text(encoding="utf-8")
+    for c in r.criteria:  # the anchors are the real file's, word for word
+        assert all(a.description in source for a in c.scale.anchors), c.id
+
+
+def test_zinsser_judge_xxl_is_the_seeds_at_full_size():
+    text, r = seed_paragraph("ZinsserJudge XXL"), resolve("zinsser-judge")
+    groups = {g.id: g.children for g in r.groups}
+    assert list(groups) == ["core", "genre", "attitude"] and "3 groups (core/genre/attitude)" in text
+    core, genre, attitude = ([r.criterion(i) for i in groups[g]] for g in ("core", "genre", "attitude"))
+    assert [c.id for c in core] == [f"C{n}" for n in range(1, 13)] and "12 core criteria (C1-C12, 0-5)" in text
+    assert {(c.scale.low, c.scale.high) for c in core} == {(0, 5)} and not any(c.genre for c in core)
+    assert len(genre) == 10 and {(c.scale.low, c.scale.high) for c in genre} == {(0, 3)} and all(c.genre for c in genre)
+    assert [c.id for c in attitude] == ["A_VOX", "A_CONF", "A_DEC"] and {c.scale.high for c in attitude} == {2}
+    assert "10 genre-conditional modules (0-3), 3 attitude lenses (0-2), 5 disqualifiers, 11 patterns" in text
+    assert (len(r.criteria), len(r.disqualifiers), len(r.patterns)) == (25, 5, 11)
+    # seed 000: v3 reweights C3 12 -> 10 and C12 5 -> 11; G_SCI and G_EXP fire for science_tech
+    assert (r.criterion("C3").weight, r.criterion("C12").weight) == (10, 11)
+    assert {c.id for c in r.active_criteria("science_tech")} - {c.id for c in r.active_criteria()} == {"G_SCI", "G_EXP"}
+    assert {c.id for c in r.active_criteria("email")} - {c.id for c in r.active_criteria()} == {"G_BUS"}
+    assert [(c.prefix, c.min_words, c.max_words) for c in r.output.constraints] == [
+        ("BECAUSE:", None, None),
+        (None, 35, 35),
+    ]
+    assert r.scoring.labels[0].label == "Publish-ready" and r.scoring.disqualified_label == "Rejected"
+    source = (SHARED / "rubrics" / "secemp9" / "on_writing_well_v1.xml").read_text(encoding="utf-8")
+    assert all(a.description in source for c in core + genre[:7] for a in c.scale.anchors)
+
+
+def test_completeness_judge_is_the_seeds_at_full_size():
+    text, r = seed_paragraph("CompletenessJudge"), resolve("completeness-judge")
+    stated = re.search(r"5 criteria \(([^)]*)\)", text).group(1).split(", ")
+    assert [f"{t} {s}" for t, s in _scales(r)] == stated
+    assert (
+        f"{len(r.disqualifiers)} disqualifiers, {len(r.patterns)} patterns, definitions, calibration examples" in text
+    )
+    assert (len(r.disqualifiers), len(r.patterns)) == (2, 11) and r.definitions and r.mapping_examples
+    assert "completeness-auditor role" in text and r.role.persona.startswith("A completeness auditor")
+    because, no_apology = r.output.constraints
+    assert because.prefix == "BECAUSE:" and no_apology.forbid and "no-apology output constraints" in text
+    assert check_constraint(no_apology, "BECAUSE: Sorry, step 3 is missing.") == "contains 'sorry'"
+    assert check_constraint(no_apology, "BECAUSE: step 3 is missing.") is None
+    assert [lab.label for lab in r.scoring.labels] == re.search(r"thresholds \(([^)]*)\)", text).group(1).split(" / ")
+    source = (SHARED / "rubrics" / "secemp9" / "completeness_rubric.md").read_text(encoding="utf-8")
+    assert r.definitions[0].meaning.split(" Do not")[0][-60:] in source  # the behaviour it audits, verbatim
+
+
+SEED_001_RUBRICS = [  # (id, the strategy the seed gives it, genre, a clean text, a text that must fail)
+    (
+        "anti-llmy",
+        "holistic",
+        None,
+        "The council approved the budget on Tuesday by a vote of seven to two.",
+        "As a large language model, I hope this helps! Nestled in the heart of a stunning valley.",
+    ),
+    (
+        "zinsser-judge",
+        "grouped",
+        "science_tech",
+        "Bats find insects in the dark by listening. A bat shouts a high note and times the echo.",
+        "As an AI language model, I cannot provide a review of this essay.",
+    ),
+    (
+        "completeness-judge",
+        "holistic",
+        None,
+        "The capital of France is Paris, home to about 2.1 million people in the city proper.",
+        "Here is the file:\n```python\ndef load():\n    pass\n# rest of the code unchanged\n```",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "rubric_id, strategy, genre, clean, bad",
+    SEED_001_RUBRICS,
+    ids=lambda v: v if v in {"anti-llmy", "zinsser-judge", "completeness-judge"} else "",
+)
+def test_each_loads_compiles_renders_and_judges_on_the_offline_judge(
+    offline_url, rubric_id, strategy, genre, clean, bad
+):
+    from rubricflow.rubrics.render import call_units, render_system_prompt
+
+    bundle = rf.load_rubric(rubric_id)
+    rubric = bundle.rubric
+    units = call_units(rubric, strategy, genre)
+    assert units and {c for u in units for c in u.criteria} == {c.id for c in rubric.active_criteria(genre)}
+    prompt = render_system_prompt(rubric, units[0])
+    assert rubric.goal[:40] in " ".join(prompt.split()) and "BECAUSE:" in prompt
+    judge = rf.Judge(base_url=offline_url, strategy=strategy)
+    good = judge.evaluate(bundle, clean, genre=genre, input="Answer the request in full.")
+    assert not good.errors and good.passed is True and good.coverage == 1.0, good
+    assert set(good.criteria) == {c.id for c in rubric.active_criteria(genre)}
+    worse = judge.evaluate(bundle, bad, genre=genre, input="Show the whole file.")
+    assert worse.passed is False and worse.disqualified and worse.label == rubric.scoring.disqualified_label
+
+
+@pytest.fixture(scope="module")
+def offline_url():
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    with RunningServer() as server:
+        yield server.base_url

@@ -85,6 +85,11 @@ def test_the_seeds_initial_rubrics_ship_with_their_artifact_types_and_criteria()
         (('      score_5: "GIVEN', '      score_4: "GIVEN'), "criteria[1].examples.score_5"),
         (("scoring:\n", 'calibration_dataset: "not a uri at all"\nscoring:\n'), "metadata.calibration_dataset"),
         (("  pass_threshold: 3.5", "  pass_threshold: 7"), "scoring.pass_threshold"),
+        (('    weight: "essential"', '    weight: "critical"'), "criteria[0].weight: 'critical' is not one of"),
+        (("    threshold: 3.5\n", ""), "criteria[1].threshold: the Forge schema requires one per criterion (RL-05)"),
+        (('    weight: "essential"\n', ""), "criteria[0].weight: the Forge schema requires one per criterion (RL-06)"),
+        (('artifact_type: "jira_tickets"\n', ""), "field artifact_type: the Forge schema requires one"),
+        (('version: "1.0.0"', 'version: "1.0"'), "field version: '1.0' is not MAJOR.MINOR.PATCH (RL-04)"),
     ],
 )
 def test_the_seeds_validation_rules_name_file_and_field(tmp_path, change, field):

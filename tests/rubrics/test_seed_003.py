@@ -16,7 +16,7 @@ from rubricflow.rubrics.formats import RubricImportError, load_rubric
 from rubricflow.rubrics.importers.paperbench import FINEGRAINED_CATEGORIES, FLAGS, TASK_CATEGORIES, canonical_sha256
 from rubricflow.rubrics.scoring import aggregate
 
-from ..conftest import SHARED, SHARED_RUBRICS
+from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
 
 SEED = (SHARED.parent / "seeds" / "003_54567a775465b711.txt").read_text(encoding="utf-8")
 
@@ -171,3 +171,29 @@ def test_more_than_a_fifth_of_leaves_flagged_warns_to_regenerate(tmp_path):
     assert "W_FLAGGED_LEAVES" not in [w.code for w in compile_or_raise(few).warnings]  # 1 of 8
     with pytest.raises(RubricImportError, match=r"flags \(node x\): 'typo' is not one of"):
         load_rubric(write(tmp_path, tree(leaf("x", flags=["typo"]), leaf("y")), "typo.json"))
+
+
+REAL_TREES = TEST_DATA / "rubrics/paperbench"  # openai/frontier-evals (MIT), see SOURCES.md there
+
+
+def test_real_trees_with_repeated_ids_import_every_node_under_its_own_id():
+    fixture = load_rubric(REAL_TREES / "hex_flag_context.json")  # a child repeats its parent's id
+    assert [c.id for c in fixture.criteria] == ["a6fef6f9-82dc-4a06-b1e9-1a4f3f6384a1"] and not fixture.groups
+    path = REAL_TREES / "bridging-data-gaps.rubric.json"  # three pairs of siblings share an id
+    data = json.loads(path.read_text(encoding="utf-8"))
+    r = compile_or_raise(load_rubric(path)).rubric
+    ids = [c.id for c in r.criteria] + [g.id for g in r.groups]
+    assert len(ids) == len(set(ids)) == _count_folded(data)
+    twin = r.criterion("d96e73af-6bc0-405d-bebf-0730dca61911:2")
+    assert twin.description.startswith("The learning rate is set to 0.00005 for DDPM")
+    every = aggregate(r, {c.id: 1.0 for c in r.criteria})
+    assert every == pytest.approx(1.0)
+    one_twin_failed = aggregate(r, {c.id: float(c.id != twin.id) for c in r.criteria})
+    assert one_twin_failed < every  # the twin is a leaf of its own, scored on its own
+
+
+def _count_folded(node: dict) -> int:
+    """Nodes after single-child chains are folded (a wrapper and its only child are one node)."""
+    while len(node.get("sub_tasks") or []) == 1:
+        node = node["sub_tasks"][0]
+    return 1 + sum(_count_folded(child) for child in node.get("sub_tasks") or [])

@@ -117,3 +117,44 @@ def test_doctor_says_every_field_of_the_prose_layout_is_read():
         found = explain(path)
         assert found.ignored == [], (path.name, found.ignored)
         assert {"score_type", "score_normalization.raw_max", "rating_levels[].normalized_score"} <= set(found.used)
+
+
+def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
+    """The seed: "Reference it by name (built-in) or by path (local)" from the eval YAML's prompt
+    graders (`config.rubric`); each is the very rubric naming it directly gives (same hash)."""
+    from rubricflow.rubrics import library
+    from rubricflow.rubrics.explain import explain
+    from rubricflow.rubrics.formats import load_rubrics
+    from rubricflow.rubrics.importers import waza_eval
+    from rubricflow.rubrics.library import Library
+
+    assert "rubric: groundedness # built-in" in SEED and "rubric: ./rubrics/my-style.md # local file" in SEED
+    path = TEST_DATA / "rubrics/waza/eval-layout.yaml"
+    by_name, by_path = load_rubrics(path)
+    assert compile_or_raise(by_name).hash == compile_or_raise(Library().get("groundedness").rubric).hash
+    assert compile_or_raise(by_path).hash == compile_or_raise(load_rubric(WAZA_FILES["user-rubric-layout"])).hash
+    assert explain(path).ignored == []
+    assert waza_eval.BUILTIN == library.BUILTIN.resolve()  # one built-in folder
+    missing = tmp_path / "eval.yaml"
+    missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: ./rubrics/nowhere.md}}\n")
+    with pytest.raises(
+        RubricImportError, match=r"eval.yaml: field graders\[0\].config.rubric: './rubrics/nowhere.md': no such file"
+    ):
+        load_rubrics(missing)
+    missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: no-such-builtin}}\n")
+    with pytest.raises(RubricImportError, match=r"graders\[0\].config.rubric: no built-in rubric named 'no-such"):
+        load_rubrics(missing)
+
+
+@pytest.mark.parametrize("field", ["name", "version", "scale", "description"])
+def test_a_frontmatter_field_the_seed_requires_is_an_error_when_missing(tmp_path, field):
+    table = SEED[SEED.index("| Field | Required | Description |") : SEED.index("The body is plain markdown.")]
+    required = re.findall(r"^([a-z]+) \| yes \|", table, re.M)
+    assert required == ["name", "version", "scale", "description"]
+    text = WAZA_FILES["groundedness"].read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith(f"{field}:")]
+    assert len(lines) == len(text.splitlines()) - 1
+    bad = tmp_path / "groundedness.md"
+    bad.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(RubricImportError, match=rf"groundedness.md: field {field}: waza's frontmatter requires"):
+        load_rubric(bad)

@@ -18,6 +18,7 @@ DELETE FROM mat_criterion_scores m USING refresh_scope s WHERE m.corpus_id = s.c
 DELETE FROM mat_node_scores m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 DELETE FROM mat_disqualifier_hits m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 DELETE FROM mat_text_scores m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
+DELETE FROM mat_constraint_warnings m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 DELETE FROM mat_ok_cells m USING refresh_scope s WHERE m.corpus_id = s.corpus_id AND m.text_id = s.text_id;
 
 -- The scoped texts as they are now (removed texts left out), with their version (views.sql: current_texts).
@@ -152,6 +153,19 @@ FROM (SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id,
       GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample)
 GROUP BY ALL;
 INSERT INTO mat_disqualifier_hits BY NAME SELECT * FROM refresh_disqualifiers ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
+
+-- engine: a soft judgment-scoped constraint the text's whole answer broke, per sample (warehouse/judgment_constraints.py)
+INSERT INTO mat_constraint_warnings BY NAME
+SELECT corpus_id, rubric_hash, judge_hash, text_id, sample, split_part(warning, ':', 1) AS constraint_id,
+       substr(warning, strpos(warning, ': ') + 2) AS problem
+FROM (SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample,
+             unnest(judgment_constraint_warnings(j.rubric_hash, list(j.criterion_id), list(j.rationale), list(j.evidence))) AS warning
+      FROM judgments j
+      JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
+      WHERE j.status = 'scored'
+        AND j.rubric_hash IN (SELECT rubric_hash FROM rubrics WHERE regexp_matches(document::VARCHAR, '"scope":\s*"judgment"'))
+      GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample)
+ORDER BY corpus_id, rubric_hash, judge_hash, text_id, sample, constraint_id;
 
 -- Per text and judgment set: the rubric's score, label and pass/fail, with coverage (scored /
 -- planned criteria). Every current text of a corpus has a row for every judgment set on it.

@@ -109,6 +109,18 @@ CREATE TABLE IF NOT EXISTS mat_disqualifier_hits (
     detail          VARCHAR
 );
 
+-- engine: soft judgment-scoped output constraints a text's whole answer broke (one row per sample;
+-- views.sql: constraint_warnings). Hard ones are disqualifier hits of kind 'constraint'.
+CREATE TABLE IF NOT EXISTS mat_constraint_warnings (
+    corpus_id     VARCHAR NOT NULL,
+    rubric_hash   VARCHAR NOT NULL,
+    judge_hash    VARCHAR NOT NULL,
+    text_id       VARCHAR NOT NULL,
+    sample        INTEGER NOT NULL,
+    constraint_id VARCHAR NOT NULL,
+    problem       VARCHAR NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS mat_text_scores (
     corpus_id        VARCHAR NOT NULL,
     rubric_id        VARCHAR,

@@ -58,6 +58,11 @@ SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, value, met FROM mat
 CREATE OR REPLACE VIEW disqualifier_hits AS
 SELECT corpus_id, rubric_hash, judge_hash, text_id, disqualifier_id, kind, detail FROM mat_disqualifier_hits;
 
+-- engine: soft judgment-scoped output constraints the text's whole answer broke, per sample: stored
+-- warnings (a hard one is a disqualifier hit of kind constraint instead).
+CREATE OR REPLACE VIEW constraint_warnings AS
+SELECT corpus_id, rubric_hash, judge_hash, text_id, sample, constraint_id, problem FROM mat_constraint_warnings;
+
 -- Per text: the rubric's score, label and pass/fail, with coverage (scored / planned criteria).
 CREATE OR REPLACE VIEW text_scores AS
 SELECT corpus_id, rubric_id, version, rubric_hash, judge_hash, text_id, score, label, passed, disqualifiers,
@@ -257,10 +262,22 @@ SELECT t.corpus_id, t.text_id, t.selector, t.value, t.choice, t.rubric_hash, r.r
 FROM text_routes t JOIN rubrics r USING (rubric_hash)
 QUALIFY row_number() OVER (PARTITION BY t.corpus_id, t.text_id ORDER BY t.routed_at DESC) = 1;
 
+-- Per text and rubric of a routed score: 'routed' where the text's current route chose this rubric,
+-- 'not routed' where it chose another and this rubric never judged the text (its empty row is not a
+-- missing score); `routed_to` names the rubric the route chose.
+CREATE OR REPLACE VIEW text_route_status AS
+SELECT s.corpus_id, s.rubric_hash, s.judge_hash, s.text_id, rt.rubric_id AS routed_to,
+       CASE WHEN rt.rubric_hash = s.rubric_hash THEN 'routed' ELSE 'not routed' END AS route_status
+FROM mat_text_scores s JOIN routed_texts rt USING (corpus_id, text_id)
+WHERE rt.rubric_hash = s.rubric_hash OR NOT EXISTS (
+    SELECT 1 FROM completions c WHERE c.corpus_id = s.corpus_id AND c.text_id = s.text_id AND c.rubric_hash = s.rubric_hash
+);
+
 -- Per text, beside its score: the rubric's profile, the compliance verdict (the verdict of the
 -- rubric's space whose score is nearest the text's score, ties to the lower), the detection result
 -- (the patterns that fired, the disqualifiers that fired, the criteria the text fails) and, for a
--- routed score, the field and value that chose this rubric.
+-- routed score, the field and value that chose this rubric, or `route_status` 'not routed' and the
+-- rubric the text went to (`routed_to`).
 CREATE OR REPLACE VIEW text_outcomes AS
 WITH fired AS (
     SELECT corpus_id, rubric_hash, text_id, list(pattern_id ORDER BY pattern_id) AS patterns_fired
@@ -282,13 +299,14 @@ SELECT s.corpus_id, s.rubric_id, s.version, s.rubric_hash, s.judge_hash, s.text_
        coalesce(s.disqualifiers, []::VARCHAR[]) AS disqualifiers_fired,
        coalesce(c.criteria_failed, []::VARCHAR[]) AS criteria_failed,
        len(coalesce(f.patterns_fired, [])) + len(coalesce(s.disqualifiers, [])) > 0 AS detected,
-       rt.selector AS routed_by, rt.value AS route_value
+       rt.selector AS routed_by, rt.value AS route_value, rs.route_status, rs.routed_to
 FROM mat_text_scores s
 JOIN rubrics r USING (rubric_hash)
 LEFT JOIN verdicts v USING (corpus_id, rubric_hash, judge_hash, text_id)
 LEFT JOIN fired f USING (corpus_id, rubric_hash, text_id)
 LEFT JOIN failing c USING (corpus_id, rubric_hash, judge_hash, text_id)
-LEFT JOIN routed_texts rt ON rt.corpus_id = s.corpus_id AND rt.text_id = s.text_id AND rt.rubric_hash = s.rubric_hash;
+LEFT JOIN routed_texts rt ON rt.corpus_id = s.corpus_id AND rt.text_id = s.text_id AND rt.rubric_hash = s.rubric_hash
+LEFT JOIN text_route_status rs USING (corpus_id, rubric_hash, judge_hash, text_id);
 
 -- Per-text advice (coaching): each advice rule of the rubric whose patterns fired on the text, with
 -- the patterns that fired it (`because`); read from the rubric's stored document and the text's

@@ -69,6 +69,11 @@ class Provider:
         """Where requests go: the given URL, else this API's variable, else its public endpoint."""
         return given or os.environ.get(self.base_url_variable) or self.default_base_url
 
+    def derived_base_url(self, model: str) -> str | None:
+        """An endpoint built from other settings when neither --base-url nor the variable is set
+        (Azure: its resource's AZURE_OPENAI_ENDPOINT and the deployment); None: the public one."""
+        return None
+
     def classify(self, exc: BaseException) -> FailureKind:
         """What a failed call of this API is (its policy: retried now, planned again, or final)."""
         return error_kind(exc)

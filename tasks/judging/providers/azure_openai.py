@@ -1,7 +1,9 @@
 """Azure OpenAI's deployment API: chat completions at
 https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT/chat/completions?api-version=VERSION,
 the key in an `api-key` header instead of `Authorization: Bearer`. The body and answer are OpenAI's,
-so only the key's header and the version's query differ. (Azure's newer `/openai/v1` endpoint is
+so only the key's header and the version's query differ. Azure has no public endpoint: the URL is
+--base-url, AZURE_OPENAI_BASE_URL, or built from AZURE_OPENAI_ENDPOINT (the resource's URL, as
+Azure's own SDKs read it) and the model, which on Azure names the deployment. (Azure's newer `/openai/v1` endpoint is
 OpenAI-compatible as it is: the default provider.)
 Spec: https://learn.microsoft.com/azure/ai-foundry/openai/reference"""
 
@@ -11,6 +13,8 @@ import os
 from typing import Any
 
 from openai import Omit
+
+from rubricflow.errors import InputError
 
 from . import Provider
 
@@ -22,6 +26,18 @@ class AzureOpenAI(Provider):
     key_variables = ("AZURE_OPENAI_API_KEY",)
     base_url_variable = "AZURE_OPENAI_BASE_URL"  # the deployment's URL; Azure has no public default
     batch = False  # Azure's Batch API takes its own deployments and file routes
+    endpoint_variable = "AZURE_OPENAI_ENDPOINT"  # https://RESOURCE.openai.azure.com
+
+    def base_url(self, given: str | None = None) -> str:
+        """Never OpenAI's public endpoint (the Azure key would go there): no URL is an error."""
+        url = given or os.environ.get(self.base_url_variable)
+        if not url:
+            raise InputError(no_endpoint())
+        return url
+
+    def derived_base_url(self, model: str) -> str | None:
+        endpoint = os.environ.get(self.endpoint_variable, "").strip().rstrip("/")
+        return f"{endpoint}/openai/deployments/{model}" if endpoint else None
 
     def headers(self, key: str) -> dict[str, Any]:
         return {"api-key": key}
@@ -31,3 +47,11 @@ class AzureOpenAI(Provider):
 
     def query(self) -> dict[str, str]:
         return {"api-version": os.environ.get("AZURE_OPENAI_API_VERSION") or DEFAULT_VERSION}
+
+
+def no_endpoint() -> str:
+    return (
+        "the azure provider has no public endpoint: set AZURE_OPENAI_ENDPOINT "
+        "(https://RESOURCE.openai.azure.com; --model names the deployment), or pass --base-url "
+        "https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT (or set AZURE_OPENAI_BASE_URL)"
+    )

@@ -5,6 +5,8 @@ request without the version or with the key elsewhere as Azure does (404 / 401).
 
 import pytest
 
+from rubricflow.cli.common import judge_settings
+from rubricflow.errors import InputError
 from rubricflow.tasks.judging.chat import ModelCallFailed, ask
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
@@ -40,3 +42,29 @@ def test_a_wrong_key_is_azures_401_in_one_scrubbed_line(monkeypatch):
         with pytest.raises(ModelCallFailed, match="401.*Access denied") as failed:
             ask(JudgeConfig(provider="azure", base_url=_deployment_url(server), model="judge-gpt"), MESSAGES)
     assert "azure-wrong-key-0000" not in str(failed.value)
+
+
+def test_the_resource_endpoint_is_read_as_azures_sdks_read_it(monkeypatch):
+    """AZURE_OPENAI_ENDPOINT (the resource) and the model (the deployment) make the deployment's URL."""
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("AZURE_OPENAI_BASE_URL", raising=False)
+    with RunningServer(ServerConfig(api_key=KEY)) as server:
+        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.base_url.removesuffix("/v1") + "/")
+        config = JudgeConfig(provider="azure", model="judge-gpt")
+        assert config.resolved_base_url() == _deployment_url(server)
+        assert ask(config, MESSAGES).strip() and server.app.stats.answered == 1
+
+
+def test_no_endpoint_is_one_line_naming_the_variable_not_openais_url(monkeypatch):
+    """Before, an Azure judge without a URL sent its Azure key to api.openai.com. Refused where a run
+    will call the model (the CLI's judge options; the scoring flow too), not where landed judgments
+    are only read (`--no-score`)."""
+    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert judge_settings("judge-gpt", provider="azure") == {"model": "judge-gpt", "provider": "azure"}
+    with pytest.raises(InputError) as refused:
+        judge_settings("judge-gpt", provider="azure", need_endpoint=True)
+    message = str(refused.value)
+    assert "AZURE_OPENAI_ENDPOINT" in message and "--base-url" in message and "\n" not in message
+    with pytest.raises(InputError, match="AZURE_OPENAI_ENDPOINT"):
+        JudgeConfig(provider="azure", model="judge-gpt").check_endpoint()

@@ -9,7 +9,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.judge import Judge, RetryBudget, judge_all
+from rubricflow.tasks.judging.judge import Judge, Prompt, RetryBudget, judge_all
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.transport import post_chat
@@ -70,8 +70,8 @@ def test_one_refusal_per_parameter_then_the_supported_form_for_the_whole_run():
     outcomes, judge, stats = judge_reasoning(4, max_tokens=1024, logprobs=False)
     assert [o.completion["status"] for o in outcomes] == ["ok"] * 4
     assert all(o.completion["finish_reason"] == "stop" for o in outcomes)
-    # cell 1: max_tokens refused, then temperature refused, then answered; cells 2-4: answered at once
-    assert stats.requests == 4 + 2
+    # the delivery check's first probe: max_tokens refused, then temperature refused; cells: answered at once
+    assert stats.requests == 4 and stats.probes == 2 + 2
     assert judge.form.limit_param == "max_completion_tokens" and not judge.form.temperature
     # the reasoning spent is billed as completion tokens (OpenAI counts it there)
     assert all(o.completion["completion_tokens"] > REASONING for o in outcomes)
@@ -82,6 +82,21 @@ def test_without_reasoning_room_every_answer_is_cut_off_empty():
     outcomes, judge, _ = judge_reasoning(2, max_tokens=1024, logprobs=False, reasoning_tokens=0, answer_retries=0)
     assert [o.completion["error_kind"] for o in outcomes] == ["truncated"] * 2
     assert all(o.completion["finish_reason"] == "length" for o in outcomes)
+
+
+def test_an_answer_reasoning_left_empty_is_asked_once_more_with_twice_the_room():
+    """#41 cut-off answers: an empty answer at the limit (the reasoning took it all) cannot be
+    shortened; its one re-ask gets twice max_tokens and is answered. An answer with text that was
+    cut off keeps max_tokens (the shorter-answer note), and one cut off again stays `truncated`."""
+    outcomes, judge, stats = judge_reasoning(2, max_tokens=1024, logprobs=False, reasoning_tokens=0, answer_retries=1)
+    assert [o.completion["status"] for o in outcomes] == ["ok"] * 2
+    assert all(o.completion["attempts"] >= 2 for o in outcomes) and stats.repeats_after_an_answer == 0
+    assert stats.requests == 2 + 2  # two asks a cell (the refusals were learned by the delivery check)
+    prompt = judge.reasked(judge.reasked(Prompt("s", {}, "u", 1, 1), "truncated", "cut", 2, True), "parse", "x", 3)
+    assert prompt.max_tokens == 2048  # once, not again
+    assert judge.reasked(Prompt("s", {}, "u", 1, 1), "truncated", "cut off", 2, False).max_tokens is None
+    body = judge.request_body("s", {}, "u", "json_schema", 0, prompt.feedback, prompt.max_tokens)
+    assert body["max_tokens"] == 2048
 
 
 def test_a_classic_server_keeps_max_tokens_and_temperature():

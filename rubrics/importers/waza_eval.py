@@ -1,0 +1,65 @@
+"""waza's eval YAML (seed 004): a `type: prompt` grader names its rubric in `config.rubric`, a
+built-in by name (a file of rubricflow's built-in library folder, `rubrics/library/NAME.*`) or a
+local file by path (read relative to the eval file, as waza loads it). Each such grader is one
+rubric, read by that file's own format, so it keeps the content hash it has when named directly;
+other grader types are waza's own checks, not rubrics. Names are looked up in the built-in folder,
+not through `Library` (which reads folders through these importers: an eval file in a library
+folder would otherwise read the library again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..documents import RubricImportError
+from ..model import Rubric
+
+BUILTIN = Path(__file__).resolve().parent.parent / "library"  # rubrics/library, as library.BUILTIN
+PATH_SUFFIXES = (".md", ".yaml", ".yml", ".json", ".xml")
+
+
+def looks_like_waza_eval(data: dict) -> bool:
+    graders = data.get("graders")
+    return isinstance(graders, list) and any(_rubric_ref(g) is not None for g in graders)
+
+
+def _rubric_ref(grader: Any) -> Any:
+    if isinstance(grader, dict) and grader.get("type") == "prompt" and isinstance(grader.get("config"), dict):
+        return grader["config"].get("rubric")
+    return None
+
+
+def import_waza_eval(data: dict, source: Path) -> list[Rubric]:
+    """One rubric per prompt grader that names one; a built-in name that is not there, or a path
+    that is not a file, is an error naming the grader's field."""
+    found = []
+    for i, grader in enumerate(data["graders"]):
+        ref = _rubric_ref(grader)
+        if ref is None:
+            continue
+        field = f"graders[{i}].config.rubric"
+        if not isinstance(ref, str) or not ref.strip():
+            raise RubricImportError(source, f"field {field}: a built-in rubric's name or a file's path is expected")
+        found.extend(_read(_locate(ref, field, source), field, source))
+    return found
+
+
+def _locate(ref: str, field: str, source: Path) -> Path:
+    if "/" in ref or "\\" in ref or ref.lower().endswith(PATH_SUFFIXES):
+        path = (source.parent / ref).resolve()
+        if not path.is_file():
+            raise RubricImportError(source, f"field {field}: {ref!r}: no such file")
+        return path
+    named = sorted(p for p in BUILTIN.glob(f"{ref}.*") if p.suffix.lower() in PATH_SUFFIXES)
+    if not named:
+        raise RubricImportError(source, f"field {field}: no built-in rubric named {ref!r}")
+    return named[0]
+
+
+def _read(path: Path, field: str, source: Path) -> list[Rubric]:
+    from . import detect_and_import  # the dispatcher: the file is read by its own format
+
+    try:
+        return detect_and_import(path.read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RubricImportError(source, f"field {field}: {path} cannot be read ({exc})") from None

@@ -12,7 +12,7 @@ a shard not yet landed; a completions file is a part landed but not loaded (the 
 files after its commit). A run's process killed at any moment leaves a folder the next run reads
 back (`unloaded`) and clears (`prune`).
 
-A full disk (#41 G14): an answer is paid for the moment it arrives, and a part that cannot be written
+A full disk (#41): an answer is paid for the moment it arrives, and a part that cannot be written
 is bought again by the next run. So a run starts by reserving RESERVE_BYTES on its disk; the first
 write refused for want of space gives the reserve up and lands in its room, and the run is told to
 stop buying (`room_spent`): the answers still in flight land there too, and the next run loads them.

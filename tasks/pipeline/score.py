@@ -67,7 +67,7 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
         run.run_id,
         list(run.texts) if run.texts is not None else None,
     )
-    run.folder.keep_room()  # G14: room for what a full disk would otherwise lose
+    run.folder.keep_room()  # room for what a full disk would otherwise lose
     price = price_of(config.model, price_table(config.prices))
     seen = steps.mean_completion_tokens(con, bundle.hash, run.judge_hash)
     estimate = estimate_cost(bundle.rubric, config.strategy, plan.cells, plan.text_chars, seen, price)

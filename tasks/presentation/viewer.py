@@ -210,7 +210,7 @@ def url(path: str, *parts: dict, root: str = "", **query) -> str:
 
 
 def owner_only(app, token: str, cookie: str, hosts: frozenset[str] = LOOPBACK_HOSTS, root: str = ""):
-    """The viewer for the holder of `token`, a secret made for this launch only (#41 G22: an address
+    """The viewer for the holder of `token`, a secret made for this launch only (#41: an address
     left in a browser's history or a terminal dies with the viewer): given once as `?token=` (answered
     by a redirect into `root`, setting a session cookie whose Path is `root`, a random folder of this
     launch, so the browser never sends it to the other ports of 127.0.0.1), or as `Authorization:

@@ -82,7 +82,7 @@ def loopback_only(app: Asgi, hosts: frozenset[str] = LOOPBACK_HOSTS) -> Asgi:
 
 
 def served_hosts(bind: str, allowed: Iterable[str] = ()) -> frozenset[str]:
-    """The Host names a server bound to `bind` answers to (#41 G19): loopback's, the bound address,
+    """The Host names a server bound to `bind` answers to (#41): loopback's, the bound address,
     those the user allowed by name, and, bound to every interface, this machine's names and addresses
     (a 403 to every other machine was all `--host 0.0.0.0` gave)."""
     names = {*LOOPBACK_HOSTS, bind, *allowed}

@@ -233,7 +233,7 @@ class Begun:
             raise OSError(
                 errno.ENOSPC,
                 "No space left on device (the run stopped: what it bought has landed)",
-                str(self.folder.landing),
+                str(self.folder.landing.absolute()),
             )
 
 

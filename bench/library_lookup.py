@@ -47,7 +47,9 @@ def main() -> None:
         rng = random.Random(7)
         kinds = {
             "name": lambda i: lib.get(f"{seeds[i % len(seeds)].metadata.id}-{i}"),
-            "name@version": lambda i: lib.get(f"{seeds[i % len(seeds)].metadata.id}-{i}@1.0.0"),
+            "name@version": lambda i: lib.get(
+                f"{seeds[i % len(seeds)].metadata.id}-{i}@{seeds[i % len(seeds)].metadata.version}"
+            ),
             "path": lambda i: lib.get(str(paths[i])),
             "tag search": lambda i: lib.find(tags=(f"t{i % 50}",)),
         }

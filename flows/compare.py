@@ -1,8 +1,8 @@
 """The A/B flow: score a corpus with both sides (landed cells are reused, so only missing cells
 are judged), then compare the two judgment sets over the warehouse and publish the result."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: a deployment's run builds the flow's parameter model
+# from the annotations, and there a string `JudgeConfig` cannot be resolved (every night failed).
 from prefect import flow, get_run_logger
 
 from rubricflow.flows.artifacts import artifact_key, publish

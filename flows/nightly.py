@@ -2,8 +2,8 @@
 texts and changed rubrics cost calls), re-judge a canary set, record the night, compare it with
 the night before, and fail loudly when coverage drops under the threshold."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: a deployment's run builds the flow's parameter model
+# from the annotations, and there a string `JudgeConfig` cannot be resolved (every night failed).
 import datetime as dt
 
 from prefect import flow, get_run_logger

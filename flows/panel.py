@@ -2,8 +2,8 @@
 a scoring subflow (its own judge hash, cells, run and resume), so a panel is one thing to start,
 watch and re-run in Prefect."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: a deployment's run builds the flow's parameter model
+# from the annotations, and there a string `JudgeConfig` cannot be resolved (every night failed).
 from prefect import flow
 
 from rubricflow.flows.score import score_corpus

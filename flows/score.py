@@ -5,8 +5,8 @@ finish). Shards write Parquet. Killing the flow at any moment and running it aga
 work: landed shards are loaded first, then the anti-join plans only the cells still missing.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: a deployment's run builds the flow's parameter model
+# from the annotations, and there a string `JudgeConfig` cannot be resolved (every night failed).
 import asyncio
 import datetime as dt
 import secrets

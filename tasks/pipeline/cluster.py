@@ -86,6 +86,16 @@ class Shard:
             r.completion_tokens += row["completion_tokens"] or 0
 
 
+class _CancelledClose(logging.Filter):
+    """Drops distributed's record of a client's close cancelled while it reconnects: a traceback
+    with nothing to act on, logged when the scheduler is gone (which the run says in one line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+
 def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[ShardResult]:
     """Submit every shard, then land and load parts as they come until every shard is back."""
     from distributed import Client
@@ -94,6 +104,9 @@ def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[Sha
     # a lost scheduler is said once, in rubricflow's line; distributed logs the closed comm's
     # traceback at INFO, which the flow's INFO logging would print
     logging.getLogger("distributed.batched").setLevel(logging.WARNING)
+    # and its client, reconnecting to the lost scheduler, logs its own close being cancelled as an ERROR
+    if not any(isinstance(f, _CancelledClose) for f in logging.getLogger("distributed.client").filters):
+        logging.getLogger("distributed.client").addFilter(_CancelledClose())
     try:
         client = Client(address, timeout="20s", set_as_default=False, security=security)
     except OSError as exc:

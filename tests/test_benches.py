@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.slow
 
 SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
-    "throughput.py": (["--sizes", "200,400", "--latency-cells", "150"], "mean in flight"),
+    "throughput.py": (["--sizes", "100", "--latency-cells", "60"], "mean in flight"),
     "analytics.py": (["--examples", "3"], "materialised tables equal the from-scratch computation"),
     "compare.py": (["--texts", "2000", "--repeat", "1"], "ratio stored / bare"),
     "views.py": (["--texts", "2000"], "text_scores rows that differ from the hand query: 0"),
@@ -26,7 +26,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "pairwise.py": (["--pairs", "30"], "panel of 2 judges"),
     "cli_flows.py": (["--runs", "1"], "ratio warm / cold, score 5 texts"),
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
-    "cluster.py": (["--cells", "80", "--workers", "1,2"], "calls in flight per worker"),
+    "cluster.py": (["--cells", "40", "--workers", "1,2"], "calls in flight per worker"),
     "python_api.py": (["--texts", "200", "--runs", "1"], "ratio import rubricflow / import prefect"),
     "ppi.py": (["--reps", "20"], "width ratio active / uniform"),
     "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),

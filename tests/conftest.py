@@ -104,6 +104,24 @@ def rows(warehouse, sql: str, params=()) -> list[tuple]:
         con.close()
 
 
+def land_one_shard(tmp_path, server, warehouse, run_id: str, rubric: str = "llm-slop"):
+    """What a run that crashed before loading leaves behind: a plan and one landed shard in its folder."""
+    from rubricflow.rubrics.library import Library
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.judging.run import Run
+    from rubricflow.tasks.judging.run_options import RunOptions
+    from rubricflow.tasks.judging.shard import run_shard
+    from rubricflow.warehouse import db, steps
+
+    bundle = Library().bundle(rubric)
+    config = JudgeConfig(base_url=server.base_url)
+    with db.writer(warehouse) as con:
+        db.register_rubric(con, bundle)
+        options = RunOptions(shard_size=100).model_dump()
+        plan = steps.plan_cells(con, "c", bundle, config.judge_hash(), "holistic", 1, tmp_path / "plan", options)
+    return run_shard(plan.files[0], Run(run_id, "c", str(warehouse), rubric, bundle, config))
+
+
 class ServerProcess:
     """`rubricflow judge-server` in its own process, on a free port of 127.0.0.1."""
 

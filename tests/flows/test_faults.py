@@ -13,12 +13,10 @@ import pytest
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging import shard as shard_module
-from rubricflow.tasks.judging.run import Run
-from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
-from tests.conftest import EXE, rows, write_corpus
+from tests.conftest import EXE, land_one_shard, rows, write_corpus
 
 
 def q(warehouse, query):
@@ -150,25 +148,7 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
     score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url})
     before = q(corpus_warehouse, "SELECT count(*) FROM completions")
     # a second rubric's shard lands; its judgments file is cut short, as by a crash while writing
-    from rubricflow.rubrics.library import Library
-    from rubricflow.tasks.judging.config import JudgeConfig
-
-    bundle, config = Library().bundle("writing-quality"), JudgeConfig(base_url=server.base_url)
-    with db.writer(corpus_warehouse) as con:
-        db.register_rubric(con, bundle)
-        plan = steps.plan_cells(
-            con,
-            "c",
-            bundle,
-            config.judge_hash(),
-            "holistic",
-            1,
-            tmp_path / "plan",
-            RunOptions(shard_size=100).model_dump(),
-        )
-    landed = shard_module.run_shard(
-        plan.files[0], Run("r2", "c", str(corpus_warehouse), "writing-quality", bundle, config)
-    )
+    landed = land_one_shard(tmp_path, server, corpus_warehouse, "r2", rubric="writing-quality")
     completions = os.path.abspath(landed.completions_file)
     judgments = completions.replace(".completions.", ".judgments.")
     good = open(judgments, "rb").read()

@@ -12,12 +12,10 @@ from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.run import Run
-from rubricflow.tasks.judging.run_options import RunOptions
-from rubricflow.tasks.judging.shard import run_shard
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
 from rubricflow.warehouse.run_folder import RunFolder
+from tests.conftest import land_one_shard
 
 EXE = shutil.which("rubricflow")
 
@@ -93,25 +91,6 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
         "SELECT count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER (WHERE status = 'running') FROM runs",
     ) == (1, 0)
     assert not list(runs_root(warehouse).glob("*/plan/*.parquet"))
-
-
-def land_one_shard(tmp_path, server, warehouse, run_id):
-    """What a run that crashed before loading leaves behind: a plan and one landed shard in its folder."""
-    bundle = Library().bundle("llm-slop")
-    config = JudgeConfig(base_url=server.base_url)
-    with db.writer(warehouse) as con:
-        db.register_rubric(con, bundle)
-        plan = steps.plan_cells(
-            con,
-            "c",
-            bundle,
-            config.judge_hash(),
-            "holistic",
-            1,
-            tmp_path / "plan",
-            RunOptions(shard_size=100).model_dump(),
-        )
-    return run_shard(plan.files[0], Run(run_id, "c", str(warehouse), "llm-slop", bundle, config))
 
 
 def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, judge_server):

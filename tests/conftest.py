@@ -50,6 +50,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def each_tests_environment_stays_in_that_test():
+    """A test that runs a flow in this process (the Python API, start_flows) points it at the shared
+    Prefect server through its environment (PREFECT_API_URL and its secret), as a notebook's process
+    should be; the `rubricflow` processes later tests start must not inherit it (their Prefect state
+    would land in this session's server, not under the PREFECT_HOME they were given)."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def stop_the_shared_prefect_server():
     yield

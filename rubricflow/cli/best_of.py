@@ -30,6 +30,8 @@ def best_of(
     call by the rubric's best-of form: a 1-5 judgment per candidate (`response-1` ... `response-n`)
     and the `winner`. An OpenAI Evals best-of-n grader (`choice_strings: from_n`) is such a rubric.
     Per candidate, the `best_of_candidates` view; prints each judge's winners and agreement."""
+    from rubricflow.rubrics.library import Library, default_roots, resolve
+    from rubricflow.tasks.pipeline.best_of import best_of_form, set_size
     from rubricflow.warehouse import db
 
     from .score import run_score
@@ -38,38 +40,11 @@ def best_of(
     if (judge or {}).get("strategy") not in (None, "holistic"):
         raise InputError("--strategy: best-of judges each set in one call (holistic); other strategies split it")
     settings = judge_settings(model, base_url, need_endpoint=True, **{**(judge or {}), "strategy": "holistic"})
-    target, rubric_hash = _best_of_form(rubric, path, _set_size(path, corpus))
+    source = resolve(rubric, Library(default_roots(None)) if not Path(rubric).is_file() else None)
+    target, bundle = best_of_form(source, rubric, path, set_size(path, corpus))
     run_score(corpus, str(target), path, settings, run_settings(options))
     with db.reader(path) as con:
-        rows = db.fetch(con, "best_of_report.sql", corpus=corpus, rubric=rubric_hash)
+        rows = db.fetch(con, "best_of_report.sql", corpus=corpus, rubric=bundle.hash)
     print_rows(f"best of n on {corpus}: one call per set", rows)
     if not rows:
         out.print(escape(f"no candidate sets judged on corpus {corpus}"))
-
-
-def _set_size(path: Path, corpus: str) -> int:
-    """The one number of candidates the corpus' sets hold (a best-of-n form asks for exactly n)."""
-    from rubricflow.warehouse import db
-
-    with db.reader(path) as con:
-        sizes = [r["n"] for r in db.fetch(con, "candidate_set_sizes.sql", corpus=corpus)]
-    if not sizes or None in sizes:
-        raise InputError(f"corpus {corpus}: not a candidate-set corpus (every row needs a list of `candidates`)")
-    if len(sizes) > 1:
-        raise InputError(f"corpus {corpus}: its sets hold {sizes} candidates; best-of-n needs one n per corpus")
-    return sizes[0]
-
-
-def _best_of_form(ref: str, warehouse: Path, n: int) -> tuple[Path, str]:
-    """The rubric's best-of-n form, compiled and kept as a file beside the warehouse (runs name it)."""
-    from rubricflow.rubrics.best_of import best_of_rubric
-    from rubricflow.rubrics.compiler import compile_or_raise
-    from rubricflow.rubrics.formats import dump
-    from rubricflow.rubrics.library import Library, default_roots, resolve
-
-    form = best_of_rubric(resolve(ref, Library(default_roots(None)) if not Path(ref).is_file() else None), n)
-    bundle = compile_or_raise(form, source=ref)
-    target = warehouse.parent / "rubrics" / f"{form.metadata.id}@{form.metadata.version}.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(dump(form, "yaml"), encoding="utf-8")
-    return target, bundle.hash

@@ -8,6 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import rubricflow as rf
 from rubricflow.cli import app
 from rubricflow.errors import InputError
 from rubricflow.flows.ingest import ingest_flow
@@ -35,9 +36,18 @@ def judged(tmp_path_factory):
     try:
         done = run("best-of", "-c", "sets", "-r", str(BEST), "--base-url", server.base_url, *w)
         calls = server.stats()["answered"]
+        frame = rf.Warehouse(tmp / "w.duckdb").best_of("sets", str(BEST), rf.Judge(base_url=server.base_url))
+        calls_after = server.stats()["answered"]
     finally:
         server.stop()
-    return {"done": done, "calls": calls, "warehouse": tmp / "w.duckdb", "w": w, "tmp": tmp}
+    return {
+        "done": done,
+        "calls": calls,
+        "python": (frame, calls_after),
+        "warehouse": tmp / "w.duckdb",
+        "w": w,
+        "tmp": tmp,
+    }
 
 
 def test_each_set_is_one_call_with_a_judgment_per_candidate_and_the_winner(judged):
@@ -63,6 +73,13 @@ def test_the_view_names_each_candidate_its_system_and_the_winner(judged):
         assert score == (0.75 if won else 0.25), (set_id, candidate)
     out = judged["done"].stdout
     assert "0.667" in out and "2,3,1" in out  # two of three winners are the human's pick (s1, s2)
+
+
+def test_python_reads_the_same_sets_and_judges_nothing_twice(judged):
+    frame, calls_after = judged["python"]
+    assert calls_after == len(SETS)  # the landed cells are the command's: the same form, hash and judge
+    winners = frame.filter(frame["is_winner"]).select("set_id", "candidate").rows()
+    assert winners == [("s1", 2), ("s2", 3), ("s3", 1)] and frame.height == 9
 
 
 def test_a_corpus_of_mixed_set_sizes_or_plain_texts_is_refused_naming_it(judged):

@@ -29,7 +29,8 @@ def best_of(
     `candidates`, optionally `systems` and the human's pick as `label`, 1-based) is judged in ONE
     call by the rubric's best-of form: a 1-5 judgment per candidate (`response-1` ... `response-n`)
     and the `winner`. An OpenAI Evals best-of-n grader (`choice_strings: from_n`) is such a rubric.
-    Per candidate, the `best_of_candidates` view; prints each judge's winners and agreement."""
+    Per candidate, the `best_of_candidates` view; prints each judge's agreement with the labels
+    and how often the response shown first won."""
     from rubricflow.rubrics.library import Library, default_roots, resolve
     from rubricflow.tasks.pipeline.best_of import best_of_form, set_size
     from rubricflow.warehouse import db

@@ -19,7 +19,7 @@ the same loader `rubricflow labels` uses). Over --reps random labelled subsets o
   with the error and the share of the interval's variance that is the corpus's own spread (which
   no selection can reduce).
 
-    python bench/ppi.py [--reps 1000] [--n 100] [--hhh-pairs 221]
+    python bench/ppi.py [--reps 1000] [--n 100] [--hhh-pairs 221] [--uniform-share 0.3]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 from scipy.stats import norm
 
 from rubricflow.tasks.loaders.labels import topical_chat
-from rubricflow.tasks.stats import ppi
+from rubricflow.tasks.stats import labelling_plan, ppi
 from rubricflow.tasks.stats.labelling_plan import inclusion_probabilities, systematic_sample
 
 SHARED = Path(os.environ.get("RUBRICFLOW_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -323,7 +323,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--hhh-pairs", type=int, default=221, help="HHH pairs judged (0: leave the set out)")
     parser.add_argument("--hhh-samples", type=int, default=3, help="answers a pair order and criterion")
+    parser.add_argument("--uniform-share", type=float, default=labelling_plan.UNIFORM_SHARE,
+                        help="the uniform share of each active probability (`labels plan --active`: 0.3)")  # fmt: skip
     args = parser.parse_args()
+    labelling_plan.UNIFORM_SHARE = args.uniform_share  # what inclusion_probabilities mixes in
     human, judge = load(args.data)
     print(f"Topical-Chat: {len(human['overall'])} texts, {args.reps} labelled subsets of {args.n}, 90% intervals")
     print(f"{'criterion':<18} {'coverage':>9} {'width PPI/labels':>17} {'labels gained':>14} {'r':>6}")

@@ -28,7 +28,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
     "cluster.py": (["--cells", "40", "--workers", "1,2"], "calls in flight per worker"),
     "python_api.py": (["--texts", "200", "--runs", "1"], "ratio import rubricflow / import prefect"),
-    "ppi.py": (["--reps", "20"], "width ratio active / uniform"),
+    "ppi.py": (["--reps", "20", "--hhh-pairs", "12", "--hhh-samples", "1"], "width ratio active / uniform"),
     "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),
     "cascade.py": (["--texts", "60", "--splits", "20"], "cost ratio cascade / strong-only"),
     "telemetry.py": (["--cells", "60", "--repeat", "1"], "hooks alone when off"),

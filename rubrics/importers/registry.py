@@ -434,7 +434,7 @@ FORMATS: list[Format] = [
         left={
             "*.prompt[].role": "the chat roles: the messages' contents are joined as instructions",
             "*.input_outputs*": "which sample fields fill the prompt: the corpus's columns do",
-            "*.completion_sample_templates*": "how samples are shown: rubricflow's prompt shows the text",
+            "*.completion_sample_templates*": "how samples are shown: `rubricflow best-of` shows them as [Response 1] ... [Response n], in one call",
         },
     ),
     Format(  # one spec at the top level, named by its file (openai/evals' modelgraded/)
@@ -452,7 +452,7 @@ FORMATS: list[Format] = [
         },
         left={
             "input_outputs*": "which sample fields fill the prompt: the corpus's columns do",
-            "completion_sample_templates*": "how samples are shown: rubricflow's prompt shows the text",
+            "completion_sample_templates*": "how samples are shown: `rubricflow best-of` shows them as [Response 1] ... [Response n], in one call",
             "prompt[].role": "the chat roles: the messages' contents are joined as instructions",
         },
     ),

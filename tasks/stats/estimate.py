@@ -209,8 +209,8 @@ def figures(side: str, c: Criterion, plan: DrawnUnder | None, rater: str, alpha:
             alone = ppi.classical(label, None, alpha)
             powered, lam = ppi.ppi_mean(label, judge[at], judge, None, alpha)
         else:
-            alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0)[0]
-            powered, lam = ppi.active_mean(label, at, judge, pi, alpha)
+            alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0, centred=True)[0]
+            powered, lam = ppi.active_mean(label, at, judge, pi, alpha, centred=True)
         gained = ppi.effective_labels(len(at), alone, powered)
         result.append(Figure(side, c.criterion_id, name, len(at), len(judge), float(judge.mean()), alone, powered,
                              lam, gained))  # fmt: skip
@@ -234,8 +234,8 @@ def difference(a: Criterion, b: Criterion, plan: DrawnUnder | None, rater: str, 
             )
             gap = ppi.ppi_difference(((ja[at], ja, lam_a), (jb[at], jb, lam_b)), None, alpha)
         else:  # the labels cancel: lam_a ja - lam_b jb, less its labelled texts' weighted mean
-            lam_a, lam_b = ppi.active_mean(label, at, ja, pi, alpha)[1], ppi.active_mean(label, at, jb, pi, alpha)[1]
-            gap = ppi.active_mean(np.zeros(len(at)), at, lam_a * ja - lam_b * jb, pi, alpha, lam=1.0)[0]
+            lam_a, lam_b = (ppi.active_mean(label, at, j, pi, alpha, centred=True)[1] for j in (ja, jb))
+            gap = ppi.active_mean(np.zeros(len(at)), at, lam_a * ja - lam_b * jb, pi, alpha, lam=1.0, centred=True)[0]
         result.append(Figure("A-B", a.criterion_id, name, len(at), len(texts), float(ja.mean() - jb.mean()), None,
                              gap, None, None))  # fmt: skip
     return result

@@ -1,10 +1,11 @@
 """`estimate` under the labelling plan the labels were drawn under: an active plan's figures are Zrnic
-and Candes's active-inference estimator (each label weighted by 1 / the probability it had of being
-labelled, a plan labelled in part counting as a random k of its m chosen texts), equal on the same
+and Candes's active-inference estimator, centred (each label weighted by 1 / the probability it had
+of being labelled, a plan labelled in part counting as a random k of its m chosen texts), equal on the same
 numbers to ppi-python's interval of the per-text terms; a uniform plan's are ppi-python's PPI++."""
 
 import numpy as np
 import pytest
+import statsmodels.api as sm
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
 from rubricflow.tasks.stats.drawn_under import DrawnUnder
@@ -31,11 +32,18 @@ def sides(seed: int, active: bool):
 
 
 def terms(c: Criterion, pi: np.ndarray, lam: float, judge=None) -> np.ndarray:
-    """The paper's per-text terms over the corpus: lam f + xi (y - lam f) / pi, native units."""
+    """The per-text terms over the corpus, native units: the paper's lam f + xi (y - lam f) / pi,
+    centred by c (1 - xi / pi) with c the least-squares coefficient statsmodels fits (the offset
+    that makes their variance smallest at this lam)."""
     f = c.native(c.judge) if judge is None else judge
     xi = np.isfinite(c.label)
     y = np.where(xi, c.native(np.nan_to_num(c.label)), 0.0)
-    return lam * f + xi * (y - lam * f) / pi
+    return centred(lam * f + xi * (y - lam * f) / pi, 1 - xi / pi)
+
+
+def centred(z: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """z + c d with c minimising the variance: z less its least-squares fit on d (statsmodels)."""
+    return z - sm.OLS(z, sm.add_constant(d)).fit().params[1] * d
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -49,7 +57,7 @@ def test_an_active_plan_gives_the_active_inference_figures(seed):
     gap = next(f for f in difference(a, b, plan, "ann", 0.1) if f.figure == "mean")
     lam_b = next(f for f in figures("B", b, plan, "ann", 0.1) if f.figure == "mean").lam
     tuned = mean.lam * a.native(a.judge) - lam_b * b.native(b.judge)  # the labels cancel in A - B
-    per_text = tuned - np.isfinite(a.label) * tuned / pi
+    per_text = centred(tuned - np.isfinite(a.label) * tuned / pi, 1 - np.isfinite(a.label) / pi)
     (low,), (high,) = (np.ravel(v) for v in classical_mean_ci(per_text, alpha=0.1))
     assert (gap.powered.low, gap.powered.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
 

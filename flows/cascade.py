@@ -84,10 +84,11 @@ def cascade_flow(
             f"the cheap judge's provider returns no logprobs: the cascade has no confidence for {cheap_model!r} "
             "(re-asks give one: --samples 3 or more at a --temperature above 0)"
         )
-    hashes = (
-        compile_for_scoring(resolve(rubric), source=rubric).hash,
-        JudgeConfig(**cheap).judge_hash(),
-        JudgeConfig(**strong).judge_hash(),
+    bundle = compile_for_scoring(resolve(rubric), source=rubric)
+    hashes = (  # each judge as its runs judge this rubric (its execution strategy where none was given)
+        bundle.hash,
+        JudgeConfig(**cheap).for_rubric(bundle.rubric).judge_hash(),
+        JudgeConfig(**strong).for_rubric(bundle.rubric).judge_hash(),
     )
     with db.reader(warehouse_path) as con:
         if not steps.corpus_exists(con, corpus_id):

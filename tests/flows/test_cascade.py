@@ -227,16 +227,18 @@ def test_a_miscalibrated_cheap_judge_keeps_the_guarantee_or_escalates(kind):
     assert escalated_all >= 0.9 * 400  # nothing certifiable: the cascade escalates instead of keeping bad answers
 
 
-def test_a_human_level_queues_the_texts_the_strong_judge_is_unsure_of_and_their_labels_decide(corpus_in):
+def test_a_human_level_queues_the_texts_the_strong_judge_is_unsure_of_and_their_labels_decide(tmp_path):
     """With --human-below, the texts the strong judge decided with a confidence below it (recomputed
     here from its judgments' probabilities) head the labelling queue; labels given on the labelling
     page decide those texts in the views, the split shows human / pending-human, and the other texts
     keep their judge's score."""
     from tests.flows.test_labelling import post
 
+    corpus_in = str(tmp_path / "w.duckdb")  # a smaller corpus than the other tests' (CI time)
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 30)), corpus_in, "c")
     server = ServerProcess()
     try:
-        result = run(corpus_in, server, agreement=0.6, delta=0.5, human_below=0.6)
+        result = run(corpus_in, server, agreement=0.6, delta=0.5, human_below=0.6, calibration=20)
     finally:
         server.stop()
     least: dict[str, float] = {}  # text -> the least probability the strong judge gave its chosen values

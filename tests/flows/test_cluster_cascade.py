@@ -15,7 +15,7 @@ from tests.conftest import rows, write_corpus
 from tests.flows.test_sequential import worse_version
 
 STRONG, CHEAP = "rubricflow-offline-judge", "offline-cheap"
-TEXTS, CALIBRATION = 16, 10
+TEXTS = CALIBRATION = 16  # every text both judges' (the fewest runs: CI time); no new path is left out
 REFUSED = "--budget and --batch run in the flow's process only: drop --cluster"
 
 
@@ -40,8 +40,8 @@ def test_a_cascade_and_a_sequential_ab_judge_on_the_cluster_and_reuse_its_cells(
         seq = sequential_compare_flow("c", "llm-slop", str(worse), warehouse, strong, strong, batch_size=TEXTS)
     assert cascade["unscored"] == 0 and cascade["calibration_texts"] == CALIBRATION
     assert seq["texts_paired"] == TEXTS and seq["estimate"] < 0  # B scores lower, every text judged on the cluster
-    # each call once: the cheap judge on all, the strong one on the calibration and escalated texts,
-    # A's other texts, B's all (A's cells the cascade landed are not bought again)
+    # each call once: both cascade judges on every text, then only B's (A's cells the cascade landed
+    # are not bought again)
     assert server.stats()["requests"] == TEXTS + TEXTS + TEXTS
     landed = "SELECT count(*) = count(DISTINCT cell_key), count(*) FILTER (status <> 'ok') FROM completions"
     assert rows(warehouse, landed) == [(True, 0)]

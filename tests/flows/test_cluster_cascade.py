@@ -32,12 +32,12 @@ def test_a_cascade_and_a_sequential_ab_judge_on_the_cluster_and_reuse_its_cells(
         judge = {"base_url": server.base_url, "cluster": cluster.address}
         with pytest.raises(InputError, match=REFUSED):
             cascade_flow("c", "llm-slop", warehouse, {**judge, "budget_usd": 1.0}, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
-        with pytest.raises(InputError, match=REFUSED):
-            sequential_compare_flow("c", "llm-slop", str(worse), warehouse, judge, {**judge, "budget_usd": 1.0})
         assert server.stats()["requests"] == 0  # refused before any call
         cascade = cascade_flow("c", "llm-slop", warehouse, judge, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
         strong = {**judge, "model": STRONG}  # side A: the cascade's strong judge, whose cells are the cache
         seq = sequential_compare_flow("c", "llm-slop", str(worse), warehouse, strong, strong, batch_size=TEXTS)
+        with pytest.raises(InputError, match=REFUSED):  # refused although every text is judged: no run would start
+            sequential_compare_flow("c", "llm-slop", str(worse), warehouse, strong, {**strong, "budget_usd": 1.0})
     assert cascade["unscored"] == 0 and cascade["calibration_texts"] == CALIBRATION
     assert seq["texts_paired"] == TEXTS and seq["estimate"] < 0  # B scores lower, every text judged on the cluster
     # each call once: both cascade judges on every text, then only B's (A's cells the cascade landed

@@ -8,7 +8,11 @@ token logprobs where its endpoint returns them, else its agreement with itself a
 it samples each cell several times at a temperature above 0),
 the strong judge on that sample, the cheap judge on the rest, then the strong judge on the texts
 below the threshold. A strong cell that fails stays unscored (the text's level says strong): the
-next run of the same cascade plans it again; it is never filled by the cheap judge's answer."""
+next run of the same cascade plans it again; it is never filled by the cheap judge's answer.
+
+With a human level (`human_below`), the texts the strong judge decides with a confidence (measured as
+the cheap judge's is) below that value are left to a human: their level is `human`, they head the
+labelling queue (label_queue.sql), and their labels decide them in the views (cascade_decisions)."""
 
 from __future__ import annotations
 
@@ -43,12 +47,15 @@ def reasks(judge: dict) -> bool:
 @dataclass
 class CascadeResult:
     cascade_id: str
+    rubric_hash: str
+    strong_judge: str  # the strong judge's hash (the labelling page's `judge`)
     threshold: float | None
     calibration_texts: int
     texts: int
     confidence: str  # logprobs | re-asks: where the cheap judge's confidence came from
     escalated: int  # texts outside the calibration sample sent to the strong judge
     unscored: int  # texts whose deciding judge has no score (a failed strong cell: retried next run)
+    pending_human: int  # texts left to a human (the strong judge unsure) that have no label yet
     split: list[dict]
     costs: dict
 
@@ -73,43 +80,33 @@ def cascade_flow(
     delta: float = 0.1,
     calibration: int = 200,
     seed: int = 0,
+    human_below: float | None = None,
 ) -> dict:
-    """`judge` holds the JudgeConfig fields both levels share; each level adds its model."""
-    if not 0 < agreement < 1 or not 0 < delta < 1:
-        raise InputError(f"--agreement and --delta must lie strictly between 0 and 1, got {agreement}, {delta}")
+    """`judge` holds the JudgeConfig fields both levels share; each level adds its model.
+    `human_below`: the strong judge's confidence under which a human label decides (None: no human level)."""
     cheap = {**judge, "model": cheap_model, "logprobs": True}
-    strong = {**judge, "model": strong_model}
-    if not JudgeConfig(**cheap).wants_logprobs() and not reasks(cheap):
-        raise NoConfidence(
-            f"the cheap judge's provider returns no logprobs: the cascade has no confidence for {cheap_model!r} "
-            "(re-asks give one: --samples 3 or more at a --temperature above 0)"
-        )
-    hashes = (
-        compile_for_scoring(resolve(rubric), source=rubric).hash,
-        JudgeConfig(**cheap).judge_hash(),
-        JudgeConfig(**strong).judge_hash(),
+    strong = {**judge, "model": strong_model} | ({"logprobs": True} if human_below is not None else {})
+    _check(agreement, delta, human_below, cheap)
+    bundle = compile_for_scoring(resolve(rubric), source=rubric)
+    hashes = (  # each judge as its runs judge this rubric (its execution strategy where none was given)
+        bundle.hash,
+        JudgeConfig(**cheap).for_rubric(bundle.rubric).judge_hash(),
+        JudgeConfig(**strong).for_rubric(bundle.rubric).judge_hash(),
     )
     with db.reader(warehouse_path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
         order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
     sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path, cheap, strong)
-    spend.score(corpus_id, rubric, cheap, sample)
-    source = "logprobs"
-    confidence = _confidence(warehouse_path, corpus_id, hashes, sample)
-    if not confidence and reasks(cheap):
-        source, confidence = "re-asks", _reask_confidence(warehouse_path, corpus_id, hashes, sample)
-    if not confidence:
-        raise NoConfidence(
-            f"the cheap judge {cheap_model!r} gave no usable confidence (no token logprobs at the scale's values, "
-            "no re-asks) on the calibration texts: a cascade needs them; use a judge whose endpoint returns "
-            "logprobs, or --samples 3 or more at a --temperature above 0"
-        )
+    source, confidence = _calibrate_cheap(spend, corpus_id, rubric, cheap, hashes, sample)
     spend.score(corpus_id, rubric, strong, sample)
+    measure = _confidence if source == "logprobs" else _reask_confidence
+    if human_below is not None and not measure(warehouse_path, corpus_id, (hashes[0], hashes[2]), sample):
+        raise NoConfidence(f"the strong judge {strong_model!r} gave no usable confidence ({source}) on the "
+                           "calibration texts: a human level needs it to tell which texts it is unsure of")  # fmt: skip
     threshold = _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta)
     if rest:
         spend.score(corpus_id, rubric, cheap, rest)
-        measure = _confidence if source == "logprobs" else _reask_confidence
         confidence |= measure(warehouse_path, corpus_id, hashes, rest)
     escalate = [t for t in rest if confidence.get(t, -1.0) < threshold.value]
     if escalate:
@@ -118,9 +115,51 @@ def cascade_flow(
         except EndpointRefused as exc:  # recorded as a failed run; its cells stay unscored, planned again next run
             get_run_logger().error("the strong judge answered no escalated text: %s", exc)
     levels = {t: "calibration" for t in sample} | {t: "cheap" for t in rest} | {t: "strong" for t in escalate}
+    sure = measure(warehouse_path, corpus_id, (hashes[0], hashes[2]), sample + escalate) if human_below else {}
+    levels |= {t: "human" for t in _unsure(warehouse_path, corpus_id, hashes, sample + escalate, sure, human_below)}
     options = {"agreement": agreement, "delta": delta, "seed": seed, "models": (cheap_model, strong_model),
-               "confidence": source}  # fmt: skip
-    return asdict(_record(warehouse_path, corpus_id, hashes, options, threshold, levels, confidence))
+               "confidence": source, "human_below": human_below, "calibration": len(sample),
+               "escalated": len(escalate)}  # fmt: skip
+    return asdict(_record(warehouse_path, corpus_id, hashes, options, threshold, levels, (confidence, sure)))
+
+
+def _check(agreement: float, delta: float, human_below: float | None, cheap: dict) -> None:
+    """Options that cannot give a cascade, refused before any call."""
+    if not 0 < agreement < 1 or not 0 < delta < 1:
+        raise InputError(f"--agreement and --delta must lie strictly between 0 and 1, got {agreement}, {delta}")
+    if human_below is not None and not 0 < human_below <= 1:
+        raise InputError(f"--human-below is a confidence in (0, 1], got {human_below}")
+    if not JudgeConfig(**cheap).wants_logprobs() and not reasks(cheap):
+        raise NoConfidence(
+            f"the cheap judge's provider returns no logprobs: the cascade has no confidence for {cheap['model']!r} "
+            "(re-asks give one: --samples 3 or more at a --temperature above 0)"
+        )
+
+
+def _calibrate_cheap(spend: SharedBudget, corpus_id, rubric, cheap: dict, hashes, sample) -> tuple[str, dict]:
+    """The cheap judge on the calibration sample, and its confidence there with where it came from
+    (logprobs, else re-asks); refused, before the strong judge is paid, when it gives neither."""
+    spend.score(corpus_id, rubric, cheap, sample)
+    source, confidence = "logprobs", _confidence(spend.warehouse_path, corpus_id, hashes, sample)
+    if not confidence and reasks(cheap):
+        source, confidence = "re-asks", _reask_confidence(spend.warehouse_path, corpus_id, hashes, sample)
+    if not confidence:
+        raise NoConfidence(
+            f"the cheap judge {cheap['model']!r} gave no usable confidence (no token logprobs at the scale's values, "
+            "no re-asks) on the calibration texts: a cascade needs them; use a judge whose endpoint returns "
+            "logprobs, or --samples 3 or more at a --temperature above 0"
+        )
+    return source, confidence
+
+
+def _unsure(warehouse_path, corpus_id, hashes, texts, sure: dict[str, float], human_below: float | None) -> list[str]:
+    """The texts the strong judge scored with a confidence below `human_below` (or none at all); a
+    text whose strong cell failed is not among them: it stays the strong judge's, retried next run."""
+    if human_below is None:
+        return []
+    with db.reader(warehouse_path) as con:
+        scored = db.fetch(con, "cascade_scored.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[2], texts=texts)
+    return [r["text_id"] for r in scored if sure.get(r["text_id"], 0.0) < human_below]
 
 
 def _confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[str]) -> dict[str, float]:
@@ -165,7 +204,9 @@ def _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement,
     return chosen
 
 
-def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, levels, confidence) -> CascadeResult:
+def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, levels, confidences) -> CascadeResult:
+    """Keep the cascade, each text's level and both judges' confidences; read back its split and costs."""
+    confidence, sure = confidences
     cascade_id = dt.datetime.now(dt.UTC).strftime("k%Y%m%d-%H%M%S-") + secrets.token_hex(3)
     texts = sorted(levels)
     with db.writer(warehouse_path) as con:
@@ -183,25 +224,30 @@ def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, le
             delta=options["delta"],
             seed=options["seed"],
             threshold=None if threshold.value == float("inf") else float(threshold.value),
-            calibration_texts=sum(v == "calibration" for v in levels.values()),
+            calibration_texts=options["calibration"],
             calibration_kept=threshold.kept,
             kept_disagreements=threshold.disagreements,
             upper_bound=threshold.upper_bound,
             texts=texts,
             confidences=[confidence.get(t) for t in texts],
+            strong_confidences=[sure.get(t) for t in texts],
             levels=[levels[t] for t in texts],
+            human_below=options["human_below"],
         )
     with db.reader(warehouse_path) as con:
         split = db.fetch(con, "cascade_split_of.sql", cascade=cascade_id)
         costs = db.fetch(con, "cascade_costs_of.sql", cascade=cascade_id)
     return CascadeResult(
         cascade_id=cascade_id,
+        rubric_hash=hashes[0],
+        strong_judge=hashes[2],
         threshold=None if threshold.value == float("inf") else float(threshold.value),
-        calibration_texts=sum(v == "calibration" for v in levels.values()),
+        calibration_texts=options["calibration"],
         confidence=options["confidence"],
         texts=len(texts),
-        escalated=sum(v == "strong" for v in levels.values()),
-        unscored=sum(r["texts"] - r["scored"] for r in split),
+        escalated=options["escalated"],
+        unscored=sum(r["texts"] - r["scored"] for r in split if r["level"] != "pending-human"),
+        pending_human=sum(r["texts"] for r in split if r["level"] == "pending-human"),
         split=split,
         costs=costs[0] if costs else {},
     )

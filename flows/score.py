@@ -97,13 +97,13 @@ def score_corpus(
     logger = get_run_logger()
     check_where(judge, workers)
     judge.check_endpoint()
-    run = Run(
+    run = Run.of(
+        compile_for_scoring(resolve(rubric), source=rubric),
+        judge,  # the rubric's execution strategy where no strategy was given
         run_id=run_id or new_run_id(),
         corpus_id=corpus_id,
         warehouse=warehouse_path,
         rubric=rubric,
-        bundle=compile_for_scoring(resolve(rubric), source=rubric),
-        judge=judge,
         texts=tuple(texts) if texts is not None else None,
         options=options,
     )

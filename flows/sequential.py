@@ -123,7 +123,7 @@ def sequential_compare_flow(
 
 def _side(ref: str, judge: dict | None) -> Side:
     bundle = compile_for_scoring(resolve(ref), source=ref)
-    return Side(ref, judge, bundle.hash, JudgeConfig(**(judge or {})).judge_hash())
+    return Side(ref, judge, bundle.hash, JudgeConfig(**(judge or {})).for_rubric(bundle.rubric).judge_hash())
 
 
 def _judge(spend: SharedBudget, corpus_id: str, sides: list[Side], texts: list[str]) -> None:

@@ -177,7 +177,7 @@ class Judge:
         cells = []
         for item in items:
             sha = hashlib.sha256(item.text.encode()).hexdigest()
-            for unit in call_units(bundle.rubric, self.config.strategy, item.genre):
+            for unit in call_units(bundle.rubric, self.config.for_rubric(bundle.rubric).strategy, item.genre):
                 key = f"api-{item.text_id}-{unit.id}"
                 cells.append(Cell(key, item.text_id, sha, unit.id, 0, item.text, item.input, item.context, item.genre))
         return cells

@@ -108,6 +108,7 @@ def rubric_document(rubric: Rubric) -> dict:
         _drop_defaults(golden, {"expected_label": None})
     if rubric.surface == Surface():  # added later too: the default surface is how rubrics always rendered
         data.pop("surface", None)
+    _drop_defaults(data.get("surface") or {}, {"execution_strategy": None})
     return data
 
 

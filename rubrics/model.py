@@ -505,6 +505,9 @@ class Surface(Strict):
     """Without scoring.labels, decide with seed 001's labels (Publish-ready >= 0.9 ... Fundamentally unclear)."""
     confidence: bool = False
     """Ask for a `confidence` (0-1) with each criterion's answer; kept in judgments.confidence."""
+    execution_strategy: Literal["per_criterion", "grouped", "holistic"] | None = None
+    """How many criteria one call asks about when the user gives no --strategy (seed 001's
+    SurfacePolicy.execution_strategy); a --strategy given wins, and the run records which was used."""
 
 
 class Golden(Strict):

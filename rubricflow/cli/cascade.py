@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from rubricflow.errors import CheckFailed
 
@@ -10,12 +11,11 @@ from .common import out, print_rows
 from .flow_start import start_flows
 
 
-def run_cascade(
-    corpus: str, rubric: str, warehouse: Path, judge: dict, spec: str, agreement: float, delta: float, calibration: int
-) -> dict:
+def run_cascade(corpus: str, rubric: str, warehouse: Path, judge: dict, spec: str, levels: dict) -> dict:
     """Run the cascade with the live progress bar; a text left without its deciding judge's score
     (a failed strong cell, or the budget spent) makes the command exit 1 after printing: run it again
-    to retry them."""
+    to retry them. Texts left to a human are named with the labelling page's address. `levels`:
+    agreement, delta, calibration, human_below (the cascade flow's options)."""
     from rubricflow.flows.cascade import parse_cascade
 
     cheap, strong = parse_cascade(spec)
@@ -25,17 +25,25 @@ def run_cascade(
     from .progress import scoring_progress
 
     with scoring_progress():
-        r = cascade_flow(corpus, rubric, str(warehouse), judge, cheap, strong, agreement, delta, calibration)
+        r = cascade_flow(corpus, rubric, str(warehouse), judge, cheap, strong, **levels)
     threshold = "none certified: every text escalated" if r["threshold"] is None else f"{r['threshold']:.4f}"
     out.print(
         f"\ncascade {r['cascade_id']} on {corpus}: cheap {cheap}, strong {strong}; confidence threshold {threshold} "
-        f"(agreement >= {agreement} with probability >= {1 - delta}, from {r['calibration_texts']} calibration texts; "
+        f"(agreement >= {levels['agreement']} with probability >= {1 - levels['delta']}, from {r['calibration_texts']} calibration texts; "
         f"confidence from {r['confidence']}); "
         f"{r['escalated']} of {r['texts'] - r['calibration_texts']} other texts escalated",
         markup=False,
     )
     print_rows("decided by", r["split"])
     print_rows("cost against strong-only", [r["costs"]] if r["costs"] else [])
+    if r["pending_human"]:
+        page = urlencode({"corpus": corpus, "rubric": r["rubric_hash"][:12], "judge": r["strong_judge"][:12]})
+        out.print(
+            f"{r['pending_human']} texts wait for a human label (the strong judge's confidence below "
+            f"{levels['human_below']}): label them in `rubricflow view` at /label?{page} "
+            "(or `rubricflow labels import`); their labels then decide them",
+            markup=False,
+        )
     if r["unscored"]:
         raise CheckFailed(
             f"{r['unscored']} texts have no score from the judge that decides them (a failed strong call, or "

@@ -158,7 +158,9 @@ def print_issues(source: str, issues) -> None:
 def render(
     ref: str,
     library: list[Path] | None = LibraryOpt,
-    strategy: str = typer.Option("holistic", help=f"One of {', '.join(STRATEGIES)}."),
+    strategy: str | None = typer.Option(
+        None, help=f"One of {', '.join(STRATEGIES)} (default: the rubric's execution_strategy, else holistic)."
+    ),
     genre: str | None = typer.Option(None, help="Render for texts of this genre."),
     unit: str | None = typer.Option(None, help="Only this call unit (criterion or group id)."),
     schema: bool = typer.Option(True, help="Also print the output JSON Schema."),
@@ -179,6 +181,7 @@ def render(
     if spec:
         out.print(render_rubric_xml(rubric, genre), markup=False, highlight=False)
         return
+    strategy = strategy or rubric.surface.execution_strategy or "holistic"  # as a run would judge it
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     units = render(rubric, strategy).of_genre(genre)

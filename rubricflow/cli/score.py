@@ -50,6 +50,11 @@ def score(
     agreement: float = typer.Option(0.9, help="--cascade: the rate kept texts must agree with the strong judge at."),
     delta: float = typer.Option(0.1, help="--cascade: the chance the agreement guarantee may fail."),
     calibration: int = typer.Option(200, help="--cascade: texts both judges answer to choose the threshold."),
+    human_below: float | None = typer.Option(
+        None,
+        help="--cascade: a human level above the strong judge: texts it decides with a confidence below this "
+        "go to the labelling queue, and their labels decide them (docs/operations.md).",
+    ),
     route: str | None = typer.Option(
         None,
         help="Route each text to one rubric by this field (genre, or metadata.KEY): give the rubrics as "
@@ -60,7 +65,9 @@ def score(
 ) -> None:
     """Judge a corpus with one or more rubrics; landed cells are reused (re-running costs nothing).
     The cost estimate is printed before any call. With --cascade, a cheap judge answers every text
-    and a strong judge only those the cheap one is unsure of, with an agreement guarantee."""
+    and a strong judge only those the cheap one is unsure of, with an agreement guarantee; with
+    --human-below, a human label decides the texts the strong judge is itself unsure of (they head
+    the labelling queue)."""
     if cascade and model:
         raise InputError("--cascade names both judges' models: drop --model")
     judges = [
@@ -84,7 +91,8 @@ def score(
         if cascade:
             from .cascade import run_cascade
 
-            run_cascade(corpus, ref, warehouse_path(warehouse), judges[0], cascade, agreement, delta, calibration)
+            levels = {"agreement": agreement, "delta": delta, "calibration": calibration, "human_below": human_below}
+            run_cascade(corpus, ref, warehouse_path(warehouse), judges[0], cascade, levels)
             continue
         if len(judges) == 1:
             summaries = [run_score(corpus, ref, warehouse_path(warehouse), judges[0], run, workers)]

@@ -59,6 +59,7 @@ def judge_text(
 ) -> TextJudgment:
     """Judge one text with the rubric (no warehouse): a golden, or a rubric under review."""
     rubric = bundle.rubric
+    config = config.for_rubric(rubric)  # its execution strategy where none was given
     judge = Worker.get().judge(
         Run.outside(f"single-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "single", bundle, config)
     )

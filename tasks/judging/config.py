@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import Strategy
 from rubricflow.settings import settings
 from rubricflow.tasks.judging import providers
@@ -41,7 +42,8 @@ class JudgeConfig(BaseModel):
     """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
     server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
     strategy: Strategy = "holistic"
-    """per_criterion, grouped or holistic: how many criteria one call asks about."""
+    """per_criterion, grouped or holistic: how many criteria one call asks about (default: the rubric's
+    surface.execution_strategy, else holistic)."""
     samples: int = Field(default=1, ge=1, le=100)
     """Judgments per cell (repeat sampling)."""
     temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # nan/inf: refused, not sent
@@ -154,6 +156,19 @@ class JudgeConfig(BaseModel):
                 "each worker machine keeps its own bucket and the key's limit is exceeded"
             )
         return self
+
+    def for_rubric(self, rubric: Rubric) -> JudgeConfig:
+        """This setup as it judges `rubric`: the rubric's execution strategy (surface.execution_strategy,
+        seed 001) where no strategy was given; a strategy given (--strategy, strategy=) wins."""
+        if self.strategy_source(rubric) != "rubric":
+            return self
+        return self.model_copy(update={"strategy": rubric.surface.execution_strategy})
+
+    def strategy_source(self, rubric: Rubric) -> Literal["option", "rubric", "default"]:
+        """Where the strategy `rubric` is judged with comes from (recorded with the run)."""
+        if "strategy" in self.model_fields_set:
+            return "option"
+        return "rubric" if rubric.surface.execution_strategy else "default"
 
     def judge_hash(self) -> str:
         """What changes a judgment besides the prompt: model, sampling, strategy. Not URL, limits or

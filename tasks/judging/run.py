@@ -37,11 +37,19 @@ class Run:
     judge: JudgeConfig
     texts: tuple[str, ...] | None = None  # only these texts' cells (a sequential batch, an escalation)
     options: RunOptions = field(default_factory=RunOptions)
+    strategy_from: str = "option"  # where judge.strategy came from: option, rubric or default (recorded)
+
+    @classmethod
+    def of(cls, bundle: Bundle, judge: JudgeConfig, **fields: Any) -> Run:
+        """A run of `bundle` with `judge` as it judges that rubric (its execution strategy where the
+        user gave none: JudgeConfig.for_rubric), recording where the strategy came from."""
+        strategy_from = judge.strategy_source(bundle.rubric)
+        return cls(bundle=bundle, judge=judge.for_rubric(bundle.rubric), strategy_from=strategy_from, **fields)
 
     @classmethod
     def outside(cls, run_id: str, corpus_id: str, bundle: Bundle, judge: JudgeConfig) -> Run:
         """Judging outside any warehouse (a golden, `rf.Judge`): no folder, so no budget ledger."""
-        return cls(run_id, corpus_id, "", bundle.id, bundle, judge)
+        return cls.of(bundle, judge, run_id=run_id, corpus_id=corpus_id, warehouse="", rubric=bundle.id)
 
     @property
     def folder(self) -> RunFolder:
@@ -53,7 +61,8 @@ class Run:
 
     def parameters(self) -> dict[str, Any]:
         """What the run records as its parameters: the judge's settings and every run-wide setting."""
-        return self.judge.model_dump(mode="json") | self.options.model_dump(mode="json")
+        used = {"strategy_from": self.strategy_from}
+        return self.judge.model_dump(mode="json") | self.options.model_dump(mode="json") | used
 
 
 @dataclass(frozen=True)

@@ -59,12 +59,12 @@ def test_top_p_given_on_the_command_line_reaches_the_request_body(tmp_path, judg
 
 
 def test_the_authoring_and_evolve_commands_take_the_same_generated_options_and_send_them(tmp_path, judge_server):
-    """rubric generate / review and improve evolve declare no judge option of their own: each is
+    """rubric generate / review / refine and improve evolve declare no judge option of their own: each is
     generated from JudgeConfig (but those about a scoring run's work, for one-call commands), and
     `rubric review --top-p 0.5` reaches the request body."""
     one_call = {"batch", "batch_poll_s", "batch_timeout_s", "cluster", "limits_url", "budget_usd"}
     for path, left in [(("rubric", "generate"), one_call | {"max_tokens"}), (("rubric", "review"), one_call | {"strategy"}),
-                       (("improve", "evolve"), {"seed"})]:  # fmt: skip
+                       (("rubric", "refine"), one_call | {"strategy", "max_tokens"}), (("improve", "evolve"), {"seed"})]:  # fmt: skip
         options = {opt: p for p in command(*path).params for opt in p.opts}
         for name, field in judge_fields(tuple(left)).items():
             assert " ".join(field.description.split()) in options[option_name(name)].help, (path, name)

@@ -61,6 +61,8 @@ def test_show_render_convert_and_diff(tmp_path):
     assert shown.returncode == 0 and "hash: " in shown.stdout and "profile: scoring" in shown.stdout
     rendered = run("rubric", "render", "writing-quality", "--strategy", "per_criterion", "--unit", "economy")
     assert rendered.returncode == 0 and "due to the fact that" in rendered.stdout and '"maximum": 4' in rendered.stdout
+    own = run("rubric", "render", "zinsser-judge", "--no-schema")  # no --strategy: the rubric's own (grouped)
+    assert own.returncode == 0 and "grouped unit core" in own.stdout and "holistic unit" not in own.stdout
     out = tmp_path / "anti.yaml"
     conv = run(
         "rubric", "convert", str(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml"), "--to", "yaml", "--out", str(out)

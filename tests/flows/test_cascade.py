@@ -5,6 +5,7 @@ a real warehouse, and the threshold checked against an independent computation."
 import json
 import re
 import subprocess
+from urllib.parse import urlencode
 
 import numpy as np
 import pytest
@@ -224,3 +225,60 @@ def test_a_miscalibrated_cheap_judge_keeps_the_guarantee_or_escalates(kind):
         failures += bool(kept.any()) and agree[n_cal:][kept].mean() < target
     assert failures <= delta * 400
     assert escalated_all >= 0.9 * 400  # nothing certifiable: the cascade escalates instead of keeping bad answers
+
+
+def test_a_human_level_queues_the_texts_the_strong_judge_is_unsure_of_and_their_labels_decide(tmp_path):
+    """With --human-below, the texts the strong judge decided with a confidence below it (recomputed
+    here from its judgments' probabilities) head the labelling queue; labels given on the labelling
+    page decide those texts in the views, the split shows human / pending-human, and the other texts
+    keep their judge's score."""
+    from tests.flows.test_labelling import post
+
+    corpus_in = str(tmp_path / "w.duckdb")  # a smaller corpus than the other tests' (CI time)
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 30)), corpus_in, "c")
+    server = ServerProcess()
+    try:
+        result = run(corpus_in, server, agreement=0.6, delta=0.5, human_below=0.6, calibration=20)
+    finally:
+        server.stop()
+    least: dict[str, float] = {}  # text -> the least probability the strong judge gave its chosen values
+    for text, value, probs in rows(
+        corpus_in,
+        "SELECT j.text_id, j.value::VARCHAR, j.value_probs FROM judgments j JOIN cascades k "
+        "ON j.judge_hash = k.strong_judge AND j.status = 'scored'",
+    ):
+        least[text] = min(least.get(text, 1.0), json.loads(probs).get(str(json.loads(value)), 0.0))
+    unsure = {t for t, p in least.items() if p < 0.6}
+    human = {t for (t,) in rows(corpus_in, "SELECT text_id FROM cascade_texts WHERE level = 'human'")}
+    assert human == unsure and 0 < len(human) < len(least) and result["pending_human"] == len(human)
+    assert result["unscored"] == 0  # waiting for a human is not a failed call: the command exits 0
+    key = {"corpus": "c", "rubric": result["rubric_hash"][:12], "judge": result["strong_judge"][:12], "rater": "ann"}
+    proc = subprocess.Popen([EXE, "view", "-w", corpus_in, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        served = address(proc.stdout.readline())
+        status, page = get(served, "/label?" + urlencode({**key, "s": "s1"}))
+        first = re.search(r'<h3 id="text-id">([^<]+)<', page).group(1)
+        assert status == 200 and first == min(human)  # the queue starts with the texts left to a human
+        for criterion in ("puffery", "scaffolding", "meta-talk"):  # the lowest point of each scale
+            fields = {**key, "s": "s1", "text": first, "criterion": criterion, "value": "0"}
+            assert post(served, fields)[0] == 303
+        split_page = get(served, "/cascade?corpus=c")[1]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    decided = {
+        t: (by, score)
+        for t, by, score in rows(corpus_in, "SELECT text_id, decided_by, score FROM cascade_text_decisions")
+    }
+    assert decided[first] == ("human", 0.0)  # the labels decide it, not the strong judge's answer
+    assert least[first] < 0.6 and all(decided[t] == ("pending-human", None) for t in human - {first})
+    judged = dict(rows(corpus_in, "SELECT text_id, score FROM cascade_text_decisions WHERE decided_by = 'cheap'"))
+    cheap = dict(
+        rows(corpus_in, "SELECT s.text_id, s.score FROM text_scores s JOIN cascades k ON s.judge_hash = k.cheap_judge")
+    )
+    assert judged and all(judged[t] == cheap[t] for t in judged)
+    assert re.search(rf"<td>pending-human</td><td class=\"n\">{len(human) - 1}</td>", split_page), split_page
+    assert (
+        re.search(r"<td>human</td><td class=\"n\">1</td><td class=\"n\">1</td>", split_page)
+        and "label them" in split_page
+    )

@@ -15,7 +15,7 @@ from tests.conftest import rows, write_corpus
 from tests.flows.test_sequential import worse_version
 
 STRONG, CHEAP = "rubricflow-offline-judge", "offline-cheap"
-TEXTS, CALIBRATION = 16, 10
+TEXTS = CALIBRATION = 16  # every text both judges' (the fewest runs: CI time); no new path is left out
 REFUSED = "--budget and --batch run in the flow's process only: drop --cluster"
 
 
@@ -32,16 +32,16 @@ def test_a_cascade_and_a_sequential_ab_judge_on_the_cluster_and_reuse_its_cells(
         judge = {"base_url": server.base_url, "cluster": cluster.address}
         with pytest.raises(InputError, match=REFUSED):
             cascade_flow("c", "llm-slop", warehouse, {**judge, "budget_usd": 1.0}, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
-        with pytest.raises(InputError, match=REFUSED):
-            sequential_compare_flow("c", "llm-slop", str(worse), warehouse, judge, {**judge, "budget_usd": 1.0})
         assert server.stats()["requests"] == 0  # refused before any call
         cascade = cascade_flow("c", "llm-slop", warehouse, judge, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
         strong = {**judge, "model": STRONG}  # side A: the cascade's strong judge, whose cells are the cache
         seq = sequential_compare_flow("c", "llm-slop", str(worse), warehouse, strong, strong, batch_size=TEXTS)
+        with pytest.raises(InputError, match=REFUSED):  # refused although every text is judged: no run would start
+            sequential_compare_flow("c", "llm-slop", str(worse), warehouse, strong, {**strong, "budget_usd": 1.0})
     assert cascade["unscored"] == 0 and cascade["calibration_texts"] == CALIBRATION
     assert seq["texts_paired"] == TEXTS and seq["estimate"] < 0  # B scores lower, every text judged on the cluster
-    # each call once: the cheap judge on all, the strong one on the calibration and escalated texts,
-    # A's other texts, B's all (A's cells the cascade landed are not bought again)
+    # each call once: both cascade judges on every text, then only B's (A's cells the cascade landed
+    # are not bought again)
     assert server.stats()["requests"] == TEXTS + TEXTS + TEXTS
     landed = "SELECT count(*) = count(DISTINCT cell_key), count(*) FILTER (status <> 'ok') FROM completions"
     assert rows(warehouse, landed) == [(True, 0)]

@@ -172,7 +172,8 @@ def test_refine_on_the_real_model_is_bounded_and_resumes_without_a_call(tmp_path
     real model: one property (--properties), at most 3 bought calls (--max-calls: a judgment, a
     proposal, the candidate's judgment), small answers. Unbounded, the first measurement alone was
     8 judgments of ~1,200 prompt tokens (12 minutes on a loaded 2-core machine) and a proposal's prompt
-    carried every operation's schema (~15,000 characters, past the server's 4,096-token context).
+    carried every operation's schema (5,258 Gemma tokens, past the server's 4,096-token context;
+    881 now for mission).
     The result is the model's: an accepted change raised its target and validates; a refused one says why."""
     import shutil
     import subprocess

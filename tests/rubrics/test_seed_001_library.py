@@ -206,9 +206,11 @@ def test_each_loads_compiles_renders_and_judges_on_the_offline_judge(
     assert units and {c for u in units for c in u.criteria} == {c.id for c in rubric.active_criteria(genre)}
     prompt = render_system_prompt(rubric, units[0])
     assert rubric.goal[:40] in " ".join(prompt.split()) and "BECAUSE:" in prompt
-    judge = rf.Judge(base_url=offline_url, strategy=strategy)
+    assert rubric.surface.execution_strategy == strategy  # the seed's strategy, applied with no strategy given
+    judge = rf.Judge(base_url=offline_url)
     good = judge.evaluate(bundle, clean, genre=genre, input="Answer the request in full.")
     assert not good.errors and good.passed is True and good.coverage == 1.0, good
+    assert good.usage.calls == len(units)  # one call per call unit of the rubric's own strategy
     assert set(good.criteria) == {c.id for c in rubric.active_criteria(genre)}
     worse = judge.evaluate(bundle, bad, genre=genre, input="Show the whole file.")
     assert worse.passed is False and worse.disqualified and worse.label == rubric.scoring.disqualified_label

@@ -479,3 +479,9 @@ ALTER TABLE completions ADD COLUMN IF NOT EXISTS unit_hash VARCHAR;
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS unit_hash VARCHAR;
 -- render: the judge's confidence in each criterion's value (0-1), when the rubric's surface asks for it.
 ALTER TABLE judgments ADD COLUMN IF NOT EXISTS confidence DOUBLE;
+
+-- cascade: a judge cascade's human level (`score --cascade ... --human-below P`): texts the strong
+-- judge decides with a confidence below P are left to a human label (cascade_texts level 'human',
+-- views.sql: cascade_decisions). human_below is NULL for a cascade without that level.
+ALTER TABLE cascades ADD COLUMN IF NOT EXISTS human_below DOUBLE;
+ALTER TABLE cascade_texts ADD COLUMN IF NOT EXISTS strong_confidence DOUBLE;  -- the strong judge's, where it decided

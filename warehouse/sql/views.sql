@@ -214,15 +214,50 @@ FROM labels
 WHERE corpus_id = corpus AND list_contains(raters, rater) AND criterion_id = label
 GROUP BY text_id;
 
+-- cascade: the deciding answer of each text of a judge cascade, per criterion (cascade_decisions) and
+-- per text (cascade_text_decisions): the cheap judge's where it kept the text, the strong judge's where
+-- the text was escalated or in the calibration sample, and for a text the strong judge itself was
+-- unsure of (level 'human', `--human-below`) the mean of its human labels by any rater, on the unit
+-- scale (`human`; the text's score their weighted mean), or none while a criterion has no label
+-- yet (`pending-human`: the text waits in the labelling queue, label_queue.sql).
+CREATE OR REPLACE VIEW cascade_decisions AS
+WITH human AS (
+    SELECT l.corpus_id, l.text_id, c.rubric_hash, l.criterion_id,
+           avg(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)) AS unit_score
+    FROM labels l JOIN criteria c ON c.criterion_id = l.criterion_id
+    GROUP BY ALL
+)
+SELECT k.cascade_id, k.corpus_id, k.rubric_hash, t.text_id, c.criterion_id, c.weight, t.level,
+       CASE WHEN t.level = 'human' AND h.unit_score IS NULL THEN 'pending-human' ELSE t.level END AS decided_by,
+       CASE WHEN t.level = 'human' THEN h.unit_score ELSE s.unit_score END AS unit_score
+FROM cascades k JOIN cascade_texts t USING (cascade_id)
+JOIN criteria c ON c.rubric_hash = k.rubric_hash
+LEFT JOIN criterion_scores s ON s.corpus_id = k.corpus_id AND s.text_id = t.text_id AND s.rubric_hash = k.rubric_hash
+ AND s.criterion_id = c.criterion_id
+ AND s.judge_hash = CASE WHEN t.level = 'cheap' THEN k.cheap_judge ELSE k.strong_judge END
+LEFT JOIN human h ON h.corpus_id = k.corpus_id AND h.text_id = t.text_id AND h.rubric_hash = k.rubric_hash
+ AND h.criterion_id = c.criterion_id;
+
+CREATE OR REPLACE VIEW cascade_text_decisions AS
+WITH human AS (
+    SELECT cascade_id, text_id, bool_and(unit_score IS NOT NULL) AS labelled,
+           sum(weight * unit_score) / nullif(sum(weight), 0) AS score
+    FROM cascade_decisions WHERE level = 'human' GROUP BY ALL
+)
+SELECT k.cascade_id, k.corpus_id, t.text_id, t.confidence, t.strong_confidence,
+       CASE WHEN t.level <> 'human' THEN t.level WHEN h.labelled THEN 'human' ELSE 'pending-human' END AS decided_by,
+       CASE WHEN t.level <> 'human' THEN s.score WHEN h.labelled THEN h.score END AS score
+FROM cascades k JOIN cascade_texts t USING (cascade_id)
+LEFT JOIN human h ON h.cascade_id = t.cascade_id AND h.text_id = t.text_id
+LEFT JOIN text_scores s ON s.corpus_id = k.corpus_id AND s.text_id = t.text_id AND s.rubric_hash = k.rubric_hash
+ AND s.judge_hash = CASE WHEN t.level = 'cheap' THEN k.cheap_judge ELSE k.strong_judge END;
+
 -- seq: a judge cascade's split (which level decided how many texts; `scored` counts texts whose
--- deciding judge has a score: a failed strong cell is never filled by the cheap judge) and its cost
+-- deciding judge or human has a score: a failed strong cell is never filled by the cheap judge) and its cost
 -- against strong-only (every text at the strong judge's mean calls and USD per text it judged).
 CREATE OR REPLACE VIEW cascade_split AS
-SELECT k.cascade_id, k.corpus_id, t.level, count(*) AS texts, count(s.score) AS scored
-FROM cascades k JOIN cascade_texts t USING (cascade_id)
-LEFT JOIN text_scores s ON s.corpus_id = k.corpus_id AND s.text_id = t.text_id AND s.rubric_hash = k.rubric_hash
- AND s.judge_hash = CASE WHEN t.level = 'cheap' THEN k.cheap_judge ELSE k.strong_judge END
-GROUP BY ALL;
+SELECT cascade_id, corpus_id, decided_by AS level, count(*) AS texts, count(score) AS scored
+FROM cascade_text_decisions GROUP BY ALL;
 
 CREATE OR REPLACE VIEW cascade_costs AS
 WITH calls AS (

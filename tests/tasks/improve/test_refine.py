@@ -6,6 +6,9 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
+from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import compile_rubric
 from rubricflow.rubrics.formats import load_rubric
 from rubricflow.rubrics.model import OrdinalScale
@@ -107,8 +110,9 @@ def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_c
     log = (tmp_path / "weak-essay-1.1.0.changelog.md").read_text()
     assert "| mission | 0/3 | 3/3 |" in log and "| mirror | 0/3 | 0/3 |" in log and "| economy" not in log
     assert "Stopped early: the call budget (5) is spent" in log
-    bad = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url, "--properties", "tone")
-    assert bad.returncode == 2 and "--properties: unknown tone" in bad.stderr
+    with pytest.raises(InputError, match="--properties: unknown tone; choose from mission, anchors"):
+        lattice.chosen("mission,tone")
+    assert lattice.chosen("economy, mission") == ("mission", "economy")  # lattice order
 
     weak = load_rubric(WEAK)
     zero = {p.id: Measure(0, 0.0, "") for p in lattice.PROPERTIES}

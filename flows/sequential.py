@@ -133,15 +133,18 @@ def _judge(spend: SharedBudget, corpus_id: str, sides: list[Side], texts: list[s
             spend.score(corpus_id, side.ref, side.judge, texts)
 
 
+def _judgment_sets(sides: list[Side]) -> dict[str, str]:
+    """The two sides' judgment sets as the sequential_*.sql files name them."""
+    a, b = sides
+    return {"rubric_a": a.rubric_hash, "judge_a": a.judge_hash, "rubric_b": b.rubric_hash, "judge_b": b.judge_hash}
+
+
 def _pairs(store: Store, corpus_id: str, sides: list[Side], figure: str, texts: list[str] | None) -> dict[str, float]:
     """text -> B - A of the figure, for the texts with it on both sides."""
     rows = store.execute(
         "sequential_pairs.sql",
         corpus=corpus_id,
-        rubric_a=sides[0].rubric_hash,
-        judge_a=sides[0].judge_hash,
-        rubric_b=sides[1].rubric_hash,
-        judge_b=sides[1].judge_hash,
+        **_judgment_sets(sides),
         only=texts is not None,
         texts=texts or [],
     )
@@ -157,10 +160,7 @@ def _result(warehouse_path, corpus_id, sides, order, walked, cs, looks, found) -
     [cost] = Store(warehouse_path).execute(
         "sequential_cost.sql",
         corpus=corpus_id,
-        rubric_a=sides[0].rubric_hash,
-        judge_a=sides[0].judge_hash,
-        rubric_b=sides[1].rubric_hash,
-        judge_b=sides[1].judge_hash,
+        **_judgment_sets(sides),
         texts=order[:walked],
     )
     rest = len(order) - walked
@@ -192,10 +192,7 @@ def _record(warehouse_path: str, r: SequentialResult, sides: list[Side], order: 
         "record_sequential_ab.sql",
         ab_id=r.ab_id,
         corpus=r.corpus,
-        rubric_a=sides[0].rubric_hash,
-        judge_a=sides[0].judge_hash,
-        rubric_b=sides[1].rubric_hash,
-        judge_b=sides[1].judge_hash,
+        **_judgment_sets(sides),
         figure=r.figure,
         alpha=r.alpha,
         equivalence=r.equivalence,

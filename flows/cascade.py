@@ -91,7 +91,7 @@ def cascade_flow(
         JudgeConfig(**strong).judge_hash(),
     )
     order = seeded_order(Store(warehouse_path).execute_fn(steps.corpus_texts, corpus_id, warehouse_path), seed)
-    sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path)  # one budget
+    sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path, cheap, strong)
     spend.score(corpus_id, rubric, cheap, sample)
     source = "logprobs"
     confidence = _confidence(warehouse_path, corpus_id, hashes, sample)

@@ -91,7 +91,8 @@ def sequential_compare_flow(
     store = Store(warehouse_path)
     order = seeded_order(store.execute_fn(steps.corpus_texts, corpus_id, warehouse_path), seed)
     known = _pairs(store, corpus_id, sides, figure, None)
-    cs, looks, walked, found, spend = ConfidenceSequence(alpha), [], 0, None, SharedBudget(warehouse_path)
+    cs, looks, walked, found = ConfidenceSequence(alpha), [], 0, None
+    spend = SharedBudget(warehouse_path, judge_a, judge_b)  # one budget; refused where score refuses it
     while walked < len(order) and found is None and not spend.exhausted():
         batch = order[walked : walked + batch_size]
         missing = [t for t in batch if t not in known]

@@ -31,7 +31,8 @@ from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.stats.cascade import Threshold, choose_threshold
 from rubricflow.tasks.stats.sequential import seeded_order
-from rubricflow.warehouse import db, steps
+from rubricflow.warehouse import steps
+from rubricflow.warehouse.store import Store
 
 
 class NoConfidence(InputError):
@@ -93,10 +94,7 @@ def cascade_flow(
         JudgeConfig(**cheap).for_rubric(bundle.rubric).judge_hash(),
         JudgeConfig(**strong).for_rubric(bundle.rubric).judge_hash(),
     )
-    with db.reader(warehouse_path) as con:
-        if not steps.corpus_exists(con, corpus_id):
-            raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
-        order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
+    order = seeded_order(Store(warehouse_path).execute_fn(steps.corpus_texts, corpus_id, warehouse_path), seed)
     sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path, cheap, strong)
     source, confidence = _calibrate_cheap(spend, corpus_id, rubric, cheap, hashes, sample)
     spend.score(corpus_id, rubric, strong, sample)
@@ -157,18 +155,18 @@ def _unsure(warehouse_path, corpus_id, hashes, texts, sure: dict[str, float], hu
     text whose strong cell failed is not among them: it stays the strong judge's, retried next run."""
     if human_below is None:
         return []
-    with db.reader(warehouse_path) as con:
-        scored = db.fetch(con, "cascade_scored.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[2], texts=texts)
+    scored = Store(warehouse_path).execute(
+        "cascade_scored.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[2], texts=texts
+    )
     return [r["text_id"] for r in scored if sure.get(r["text_id"], 0.0) < human_below]
 
 
 def _confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[str]) -> dict[str, float]:
     """text -> the least probability the cheap judge gave the values it chose; texts with a
     criterion whose probabilities are missing have none (they are escalated)."""
-    with db.reader(warehouse_path) as con:
-        rows = db.fetch(
-            con, "cascade_confidence.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1], only=True, texts=texts
-        )
+    rows = Store(warehouse_path).execute(
+        "cascade_confidence.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1], only=True, texts=texts
+    )
     least: dict[str, float | None] = {}
     for r in rows:
         probs = json.loads(r["value_probs"]) if r["value_probs"] else {}
@@ -181,23 +179,16 @@ def _confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[
 def _reask_confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[str]) -> dict[str, float]:
     """text -> the share of the cheap judge's samples that agree with its most common answer, on its
     least agreeing criterion (a small panel of itself: where it wavers, the strong judge decides)."""
-    with db.reader(warehouse_path) as con:
-        rows = db.fetch(con, "cascade_reask_confidence.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1],
-                        texts=texts)  # fmt: skip
+    rows = Store(warehouse_path).execute(
+        "cascade_reask_confidence.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1], texts=texts
+    )
     return {r["text_id"]: float(r["confidence"]) for r in rows}
 
 
 def _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta) -> Threshold:
-    with db.reader(warehouse_path) as con:
-        rows = db.fetch(
-            con,
-            "cascade_agreement.sql",
-            corpus=corpus_id,
-            rubric=hashes[0],
-            cheap=hashes[1],
-            strong=hashes[2],
-            texts=sample,
-        )
+    rows = Store(warehouse_path).execute(
+        "cascade_agreement.sql", corpus=corpus_id, rubric=hashes[0], cheap=hashes[1], strong=hashes[2], texts=sample
+    )
     both = [r for r in rows if r["text_id"] in confidence]
     chosen = choose_threshold([confidence[r["text_id"]] for r in both], [r["agree"] for r in both], agreement, delta)
     get_run_logger().info("cascade threshold %s from %s calibration texts judged by both", chosen, len(both))
@@ -209,34 +200,32 @@ def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, le
     confidence, sure = confidences
     cascade_id = dt.datetime.now(dt.UTC).strftime("k%Y%m%d-%H%M%S-") + secrets.token_hex(3)
     texts = sorted(levels)
-    with db.writer(warehouse_path) as con:
-        db.run_sql(
-            con,
-            "record_cascade.sql",
-            cascade_id=cascade_id,
-            corpus=corpus_id,
-            rubric=hashes[0],
-            cheap_model=options["models"][0],
-            cheap_judge=hashes[1],
-            strong_model=options["models"][1],
-            strong_judge=hashes[2],
-            agreement=options["agreement"],
-            delta=options["delta"],
-            seed=options["seed"],
-            threshold=None if threshold.value == float("inf") else float(threshold.value),
-            calibration_texts=options["calibration"],
-            calibration_kept=threshold.kept,
-            kept_disagreements=threshold.disagreements,
-            upper_bound=threshold.upper_bound,
-            texts=texts,
-            confidences=[confidence.get(t) for t in texts],
-            strong_confidences=[sure.get(t) for t in texts],
-            levels=[levels[t] for t in texts],
-            human_below=options["human_below"],
-        )
-    with db.reader(warehouse_path) as con:
-        split = db.fetch(con, "cascade_split_of.sql", cascade=cascade_id)
-        costs = db.fetch(con, "cascade_costs_of.sql", cascade=cascade_id)
+    store = Store(warehouse_path)
+    store.execute_write(
+        "record_cascade.sql",
+        cascade_id=cascade_id,
+        corpus=corpus_id,
+        rubric=hashes[0],
+        cheap_model=options["models"][0],
+        cheap_judge=hashes[1],
+        strong_model=options["models"][1],
+        strong_judge=hashes[2],
+        agreement=options["agreement"],
+        delta=options["delta"],
+        seed=options["seed"],
+        threshold=None if threshold.value == float("inf") else float(threshold.value),
+        calibration_texts=options["calibration"],
+        calibration_kept=threshold.kept,
+        kept_disagreements=threshold.disagreements,
+        upper_bound=threshold.upper_bound,
+        texts=texts,
+        confidences=[confidence.get(t) for t in texts],
+        strong_confidences=[sure.get(t) for t in texts],
+        levels=[levels[t] for t in texts],
+        human_below=options["human_below"],
+    )
+    split = store.execute("cascade_split_of.sql", cascade=cascade_id)
+    costs = store.execute("cascade_costs_of.sql", cascade=cascade_id)
     return CascadeResult(
         cascade_id=cascade_id,
         rubric_hash=hashes[0],

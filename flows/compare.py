@@ -10,7 +10,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import criterion_rows, md_table, md_text
 from rubricflow.tasks.stats.compare import Comparison, compared, judgment_sets
-from rubricflow.warehouse import db
+from rubricflow.warehouse.store import Store
 
 
 @flow(name="compare-rubrics", log_prints=True)
@@ -39,9 +39,9 @@ def compare_flow(
         ]
         a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
     else:
-        with db.reader(warehouse_path) as con:
-            a = judgment_sets(con, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A", judge_hash_a)
-            b = judgment_sets(con, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B", judge_hash_b)
+        named = Store(warehouse_path).execute_fn
+        a = named(judgment_sets, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A", judge_hash_a)
+        b = named(judgment_sets, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B", judge_hash_b)
     result = compared(warehouse_path, corpus_id, a, b, top=top, resamples=resamples)
     logger.info(
         "compared %s vs %s on %s: %s texts paired, mean delta %s",

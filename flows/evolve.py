@@ -26,8 +26,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.verify import AnswerError
 from rubricflow.tasks.runtime.progress import notify
-from rubricflow.warehouse import db
-from rubricflow.warehouse.sqlfiles import run_sql
+from rubricflow.warehouse.store import Store
 
 
 @task(name="propose-mutations", cache_policy=NO_CACHE)
@@ -73,19 +72,18 @@ class Evolution:
     spent_now: int = 0
     history: list[dict] = field(default_factory=list)
 
+    @property
+    def store(self) -> Store:
+        return Store(self.warehouse_path)
+
     def metric(self, rubric_hash: str, texts: list[str]) -> float | None:
-        with db.reader(self.warehouse_path) as con:
-            return evolve.metric(
-                con, rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where
-            )
+        look = dict(rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where)
+        return self.store.execute_fn(evolve.metric, **look)
 
     def values(self, rubric_hash: str, texts: list[str]) -> objectives.Values:
         """Every objective of one version on one split."""
-        with db.reader(self.warehouse_path) as con:
-            rows = evolve.objective_rows(
-                con, rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where
-            )
-        return objectives.compute(rows)
+        look = dict(rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where)
+        return objectives.compute(self.store.execute_fn(evolve.objective_rows, **look))
 
 
 @flow(name="evolve-rubric", log_prints=True)
@@ -163,23 +161,22 @@ def _begin(
     extra = settings.key() + ("" if options == defaults else json.dumps(sorted(options.items())))
     eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, *key, extra=extra)
     first = score_corpus(corpus_id, rubric, warehouse_path, judge_config, RunOptions(shard_size=shard_size))
-    with db.writer(warehouse_path) as con:
-        run_sql(
-            con,
-            "register_evolution.sql",
-            evolution=eid,
-            corpus=corpus_id,
-            rubric=start.hash,
-            judge=judge_config.judge_hash(),
-            target=target,
-            seed=seed,
-            share=validation_share,
-            test_share=test_share,
-            reflection_model=reflect_config.model,
-            reflection_hash=reflect_config.judge_hash(),
-        )
-        texts = evolve.split(con, corpus_id, raters, label, seed, validation_share, test_share)
-        recorded = evolve.rounds(con, eid)
+    store = Store(warehouse_path)
+    store.execute_write(
+        "register_evolution.sql",
+        evolution=eid,
+        corpus=corpus_id,
+        rubric=start.hash,
+        judge=judge_config.judge_hash(),
+        target=target,
+        seed=seed,
+        share=validation_share,
+        test_share=test_share,
+        reflection_model=reflect_config.model,
+        reflection_hash=reflect_config.judge_hash(),
+    )
+    texts = store.execute_fn(evolve.split, corpus_id, raters, label, seed, validation_share, test_share)
+    recorded = store.execute_fn(evolve.rounds, eid)
     where = dict(corpus=corpus_id, raters=raters, label=label)
     return Evolution(
         eid,
@@ -206,10 +203,9 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
     run recorded), the candidate judged, kept if the validation r improves."""
     judge_hash = ev.judge_config.judge_hash()
     before = ev.metric(ev.best.hash, ev.split.validation)
-    with db.reader(ev.warehouse_path) as con:
-        look = dict(rubric_hash=ev.best.hash, judge_hash=judge_hash, texts=ev.split.train, **ev.where)
-        criterion, agreement = evolve.least_agreeing(con, **look)
-        shown = evolve.examples(con, criterion=criterion, limit=ev.options["minibatch"], **look)
+    look = dict(rubric_hash=ev.best.hash, judge_hash=judge_hash, texts=ev.split.train, **ev.where)
+    criterion, agreement = ev.store.execute_fn(evolve.least_agreeing, **look)
+    shown = ev.store.execute_fn(evolve.examples, criterion=criterion, limit=ev.options["minibatch"], **look)
     base = dict(
         evolution=ev.eid,
         round=number,
@@ -251,8 +247,7 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
         "total_criteria": len(candidate.rubric.criteria),
         "run_id": run["run_id"],
     }
-    with db.writer(ev.warehouse_path) as con:
-        evolve.record(con, **outcome)
+    ev.store.execute_write_fn(evolve.record, **outcome)
     logger.info(
         "round %s: %s %s (validation r %s -> %s), %s judge calls",
         number,
@@ -311,8 +306,7 @@ def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: 
     if isinstance(proposal, str):
         logger.warning("round %s: the reflection answer was refused: %s", base["round"], proposal)
         refused = {**base, "status": "refused", "reason": proposal, "mutations": None}
-        with db.writer(ev.warehouse_path) as con:
-            evolve.record(con, **refused, candidate_hash=None, candidate=None)
+        ev.store.execute_write_fn(evolve.record, **refused, candidate_hash=None, candidate=None)
         ev.history.append(_slim({**refused, "calls": 0}))
         return None
     mutations, candidate = proposal
@@ -324,8 +318,7 @@ def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: 
         "candidate_hash": candidate.hash,
         "candidate": json.dumps(rubric_to_data(candidate.rubric)),
     }
-    with db.writer(ev.warehouse_path) as con:
-        evolve.record(con, **row)
+    ev.store.execute_write_fn(evolve.record, **row)
     return row
 
 
@@ -341,8 +334,7 @@ def _finish(ev: Evolution) -> dict:
         "test_best": ev.metric(ev.best.hash, ev.split.test),
     }
     per_objective = _objective_figures(ev)
-    with db.writer(ev.warehouse_path) as con:
-        run_sql(con, "finish_evolution.sql", evolution=ev.eid, best=ev.best.hash, **figures)
+    ev.store.execute_write("finish_evolution.sql", evolution=ev.eid, best=ev.best.hash, **figures)
     return {
         "evolution_id": ev.eid,
         "start": ev.start.hash,

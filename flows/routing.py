@@ -14,8 +14,8 @@ from rubricflow.rubrics.algebra import AlgebraError, Coproduct
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.run_options import RunOptions
-from rubricflow.warehouse import db
-from rubricflow.warehouse.sqlfiles import fetch_tuples, run_sql, transaction
+from rubricflow.warehouse import steps
+from rubricflow.warehouse.store import Store
 
 if TYPE_CHECKING:
     from rubricflow.tasks.judging.config import JudgeConfig
@@ -60,26 +60,20 @@ def route_corpus(warehouse: Path, corpus: str, refs: list[str], selector: str) -
     coproduct = Coproduct({v: rubrics[r] for v, r in choices.items()}, selector, rubrics[default] if default else None)
     routed: dict[str, list[str]] = {ref: [] for ref in refs_used}
     rows = []
-    with db.writer(warehouse) as con:
-        texts = fetch_tuples(con, "route_texts.sql", corpus=corpus)
-        if not texts:
-            raise InputError(f"corpus {corpus!r} has no texts to route (see `rubricflow ingest`)")
-        for text_id, genre, metadata in texts:
-            record = {"genre": genre, "metadata": json.loads(metadata) if metadata else {}}
-            try:
-                choice, rubric = coproduct.choose(record)
-            except AlgebraError as exc:
-                raise InputError(f"corpus {corpus!r}, text {text_id!r}: {exc}") from None
-            ref = ref_of[id(rubric)]
-            routed[ref].append(text_id)
-            rows.append((text_id, coproduct.value(record), choice, hashes[ref]))
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE routes (text_id VARCHAR, value VARCHAR, choice VARCHAR, rubric_hash VARCHAR)"
-        )
-        con.executemany("INSERT INTO routes VALUES (?, ?, ?, ?)", rows)
-        with transaction(con):
-            run_sql(con, "record_routes.sql", corpus=corpus, selector=selector)
-        con.execute("DROP TABLE routes")
+    store = Store(warehouse)
+    texts = store.execute_fn(steps.route_texts, corpus)
+    if not texts:
+        raise InputError(f"corpus {corpus!r} has no texts to route (see `rubricflow ingest`)")
+    for text_id, genre, metadata in texts:
+        record = {"genre": genre, "metadata": json.loads(metadata) if metadata else {}}
+        try:
+            choice, rubric = coproduct.choose(record)
+        except AlgebraError as exc:
+            raise InputError(f"corpus {corpus!r}, text {text_id!r}: {exc}") from None
+        ref = ref_of[id(rubric)]
+        routed[ref].append(text_id)
+        rows.append((text_id, coproduct.value(record), choice, hashes[ref]))
+    store.execute_write_fn(steps.record_routes, corpus, selector, rows)
     return routed
 
 

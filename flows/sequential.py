@@ -23,7 +23,8 @@ from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import md_table, md_text
 from rubricflow.tasks.stats.sequential import ConfidenceSequence, decision, seeded_order
-from rubricflow.warehouse import db, steps
+from rubricflow.warehouse import steps
+from rubricflow.warehouse.store import Store
 
 FIGURES = ("score", "pass")  # the mean text score, the pass rate
 
@@ -87,11 +88,9 @@ def sequential_compare_flow(
     """`judge_a` / `judge_b` hold JudgeConfig fields. Returns a SequentialResult as a dict."""
     check_options(alpha, equivalence, figure, batch_size)
     sides = [_side(ref, judge) for ref, judge in ((rubric_a, judge_a), (rubric_b, judge_b))]
-    with db.reader(warehouse_path) as con:
-        if not steps.corpus_exists(con, corpus_id):
-            raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
-        order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
-        known = _pairs(con, corpus_id, sides, figure, None)
+    store = Store(warehouse_path)
+    order = seeded_order(store.execute_fn(steps.corpus_texts, corpus_id, warehouse_path), seed)
+    known = _pairs(store, corpus_id, sides, figure, None)
     cs, looks, walked, found = ConfidenceSequence(alpha), [], 0, None
     spend = SharedBudget(warehouse_path, judge_a, judge_b)  # one budget; refused where score refuses it
     while walked < len(order) and found is None and not spend.exhausted():
@@ -99,8 +98,7 @@ def sequential_compare_flow(
         missing = [t for t in batch if t not in known]
         if missing:
             _judge(spend, corpus_id, sides, missing)
-            with db.reader(warehouse_path) as con:
-                known |= _pairs(con, corpus_id, sides, figure, missing)
+            known |= _pairs(store, corpus_id, sides, figure, missing)
         walked += len(batch)
         cs.update([known[t] for t in batch if t in known])
         looks.append({"texts": walked, "paired": cs.n, "lower": cs.lower, "upper": cs.upper})
@@ -136,16 +134,18 @@ def _judge(spend: SharedBudget, corpus_id: str, sides: list[Side], texts: list[s
             spend.score(corpus_id, side.ref, side.judge, texts)
 
 
-def _pairs(con, corpus_id: str, sides: list[Side], figure: str, texts: list[str] | None) -> dict[str, float]:
+def _judgment_sets(sides: list[Side]) -> dict[str, str]:
+    """The two sides' judgment sets as the sequential_*.sql files name them."""
+    a, b = sides
+    return {"rubric_a": a.rubric_hash, "judge_a": a.judge_hash, "rubric_b": b.rubric_hash, "judge_b": b.judge_hash}
+
+
+def _pairs(store: Store, corpus_id: str, sides: list[Side], figure: str, texts: list[str] | None) -> dict[str, float]:
     """text -> B - A of the figure, for the texts with it on both sides."""
-    rows = db.fetch(
-        con,
+    rows = store.execute(
         "sequential_pairs.sql",
         corpus=corpus_id,
-        rubric_a=sides[0].rubric_hash,
-        judge_a=sides[0].judge_hash,
-        rubric_b=sides[1].rubric_hash,
-        judge_b=sides[1].judge_hash,
+        **_judgment_sets(sides),
         only=texts is not None,
         texts=texts or [],
     )
@@ -158,17 +158,12 @@ def _pairs(con, corpus_id: str, sides: list[Side], figure: str, texts: list[str]
 
 def _result(warehouse_path, corpus_id, sides, order, walked, cs, looks, found) -> SequentialResult:
     """The decision with what the walked texts cost and what the rest would have cost at that rate."""
-    with db.reader(warehouse_path) as con:
-        [cost] = db.fetch(
-            con,
-            "sequential_cost.sql",
-            corpus=corpus_id,
-            rubric_a=sides[0].rubric_hash,
-            judge_a=sides[0].judge_hash,
-            rubric_b=sides[1].rubric_hash,
-            judge_b=sides[1].judge_hash,
-            texts=order[:walked],
-        )
+    [cost] = Store(warehouse_path).execute(
+        "sequential_cost.sql",
+        corpus=corpus_id,
+        **_judgment_sets(sides),
+        texts=order[:walked],
+    )
     rest = len(order) - walked
     per_text = cost["cells"] / walked if walked else 0.0
     return SequentialResult(
@@ -194,35 +189,30 @@ def _result(warehouse_path, corpus_id, sides, order, walked, cs, looks, found) -
 
 
 def _record(warehouse_path: str, r: SequentialResult, sides: list[Side], order: list[str], batch_size: int) -> None:
-    with db.writer(warehouse_path) as con:
-        db.run_sql(
-            con,
-            "record_sequential_ab.sql",
-            ab_id=r.ab_id,
-            corpus=r.corpus,
-            rubric_a=sides[0].rubric_hash,
-            judge_a=sides[0].judge_hash,
-            rubric_b=sides[1].rubric_hash,
-            judge_b=sides[1].judge_hash,
-            figure=r.figure,
-            alpha=r.alpha,
-            equivalence=r.equivalence,
-            seed=r.seed,
-            batch_size=batch_size,
-            text_order=json.dumps(order),
-            decision=r.decision,
-            lower=r.lower,
-            upper=r.upper,
-            estimate=r.estimate,
-            texts_judged=r.texts_judged,
-            texts_paired=r.texts_paired,
-            texts_total=r.texts_total,
-            cells_judged=r.cells_judged,
-            rest_cells=r.rest_cells,
-            usd_judged=r.usd_judged,
-            rest_usd=r.rest_usd,
-            looks=json.dumps(r.looks),
-        )
+    Store(warehouse_path).execute_write(
+        "record_sequential_ab.sql",
+        ab_id=r.ab_id,
+        corpus=r.corpus,
+        **_judgment_sets(sides),
+        figure=r.figure,
+        alpha=r.alpha,
+        equivalence=r.equivalence,
+        seed=r.seed,
+        batch_size=batch_size,
+        text_order=json.dumps(order),
+        decision=r.decision,
+        lower=r.lower,
+        upper=r.upper,
+        estimate=r.estimate,
+        texts_judged=r.texts_judged,
+        texts_paired=r.texts_paired,
+        texts_total=r.texts_total,
+        cells_judged=r.cells_judged,
+        rest_cells=r.rest_cells,
+        usd_judged=r.usd_judged,
+        rest_usd=r.rest_usd,
+        looks=json.dumps(r.looks),
+    )
 
 
 def sequential_markdown(r: SequentialResult) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rubricflow.flows.score import check_where, score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.warehouse import db
+from rubricflow.warehouse.store import Store
 
 
 class SharedBudget:
@@ -25,8 +25,7 @@ class SharedBudget:
         """USD the command's runs have cost so far."""
         if not self.runs:
             return 0.0
-        with db.reader(self.warehouse_path) as con:
-            return float(db.fetch(con, "runs_spent.sql", runs=self.runs)[0]["usd"])
+        return float(Store(self.warehouse_path).execute("runs_spent.sql", runs=self.runs)[0]["usd"])
 
     def exhausted(self) -> bool:
         """Whether the budget stopped a run of the command (a sequential A/B stops there, undecided,

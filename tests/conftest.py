@@ -134,6 +134,21 @@ def land_one_shard(tmp_path, server, warehouse, run_id: str, rubric: str = "llm-
     return run_shard(plan.files[0], Run(run_id, "c", str(warehouse), rubric, bundle, config))
 
 
+def kill_once_answered(proc: subprocess.Popen, server, answered: int, timeout_s: float = 120) -> None:
+    """SIGKILL a command's whole process group (started with start_new_session: the flow and all it
+    started) once the judge server has answered `answered` calls: a run killed mid-way, at a moment
+    it did not choose."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while server.stats()["answered"] < answered and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, ("the run ended before it could be killed", proc.communicate())
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 class ServerProcess:
     """`rubricflow judge-server` in its own process, on a free port of 127.0.0.1."""
 

@@ -17,7 +17,7 @@ from rubricflow.rubrics.render import render
 
 from . import analytics
 from .run_folder import RunFolder
-from .sqlfiles import fetch, literal, run_sql, sql, transaction
+from .sqlfiles import fetch, fetch_tuples, literal, run_sql, sql, transaction
 
 
 def load_corpus(
@@ -356,6 +356,30 @@ def pending_batches(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash:
 
 def corpus_exists(con: duckdb.DuckDBPyConnection, corpus_id: str) -> bool:
     return bool(fetch(con, "corpus_exists.sql", corpus=corpus_id)[0]["found"])
+
+
+def corpus_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, warehouse: str | Path) -> list[str]:
+    """The live texts of a corpus, by id (a cascade's or sequential A/B's order is seeded from them);
+    a corpus the warehouse does not hold is an error naming both."""
+    if not corpus_exists(con, corpus_id):
+        raise InputError(f"no corpus {corpus_id!r} in {warehouse}; run `rubricflow ingest` first")
+    return [r["text_id"] for r in fetch(con, "sequential_texts.sql", corpus=corpus_id)]
+
+
+def route_texts(con: duckdb.DuckDBPyConnection, corpus_id: str) -> list[tuple]:
+    """(text_id, genre, metadata) of a corpus's live texts, for `score --route` to choose from."""
+    return fetch_tuples(con, "route_texts.sql", corpus=corpus_id)
+
+
+def record_routes(con: duckdb.DuckDBPyConnection, corpus_id: str, selector: str, rows: list[tuple]) -> None:
+    """The routes chosen, (text_id, value, choice, rubric_hash) each, replacing the corpus's earlier ones."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE routes (text_id VARCHAR, value VARCHAR, choice VARCHAR, rubric_hash VARCHAR)"
+    )
+    con.executemany("INSERT INTO routes VALUES (?, ?, ?, ?)", rows)
+    with transaction(con):
+        run_sql(con, "record_routes.sql", corpus=corpus_id, selector=selector)
+    con.execute("DROP TABLE routes")
 
 
 def mean_completion_tokens(con: duckdb.DuckDBPyConnection, rubric_hash: str, judge_hash: str) -> float | None:

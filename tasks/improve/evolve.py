@@ -92,16 +92,7 @@ def metric(
     texts: list[str],
 ) -> float | None:
     """Pearson's r of the version's text scores with the human target on `texts` (None: undefined)."""
-    row = db.fetch(
-        con,
-        "evolve_metric.sql",
-        corpus=corpus,
-        rubric=rubric_hash,
-        judge=judge_hash,
-        raters=raters,
-        label=label,
-        texts=texts,
-    )[0]
+    row = _against_target(con, "evolve_metric.sql", corpus, rubric_hash, judge_hash, raters, label, texts)[0]
     return None if row["pearson"] is None or np.isnan(row["pearson"]) else float(row["pearson"])
 
 
@@ -114,16 +105,7 @@ def least_agreeing(
     label: str,
     texts: list[str],
 ) -> tuple[str, dict[str, float | None]]:
-    rows = db.fetch(
-        con,
-        "evolve_disagreement.sql",
-        corpus=corpus,
-        rubric=rubric_hash,
-        judge=judge_hash,
-        raters=raters,
-        label=label,
-        texts=texts,
-    )
+    rows = _against_target(con, "evolve_disagreement.sql", corpus, rubric_hash, judge_hash, raters, label, texts)
     if not rows:
         raise EvolveError(f"no judgments of rubric {rubric_hash[:12]} on the training texts of corpus {corpus!r}")
     agreement = {
@@ -143,18 +125,8 @@ def examples(
     texts: list[str],
     limit: int = 12,
 ) -> list[Example]:
-    rows = db.fetch(
-        con,
-        "evolve_examples.sql",
-        corpus=corpus,
-        rubric=rubric_hash,
-        judge=judge_hash,
-        raters=raters,
-        label=label,
-        criterion=criterion,
-        texts=texts,
-        limit=limit,
-    )
+    look = (corpus, rubric_hash, judge_hash, raters, label, texts)
+    rows = _against_target(con, "evolve_examples.sql", *look, criterion=criterion, limit=limit)
     return [Example(r["text"], float(r["human"]), float(r["judge"])) for r in rows]
 
 
@@ -168,16 +140,24 @@ def objective_rows(
     texts: list[str],
 ) -> list[dict]:
     """One split's rows for tasks/improve/objectives.compute."""
-    return db.fetch(
-        con,
-        "evolve_objective_rows.sql",
-        corpus=corpus,
-        rubric=rubric_hash,
-        judge=judge_hash,
-        raters=raters,
-        label=label,
-        texts=texts,
-    )
+    return _against_target(con, "evolve_objective_rows.sql", corpus, rubric_hash, judge_hash, raters, label, texts)
+
+
+def _against_target(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    corpus: str,
+    rubric_hash: str,
+    judge_hash: str,
+    raters: list[str],
+    label: str,
+    texts: list[str],
+    **more,
+) -> list[dict]:
+    """The rows of one of the evolve_*.sql queries: a version's judgments beside the human target
+    (`raters`' `label`) on `texts`."""
+    where = dict(corpus=corpus, rubric=rubric_hash, judge=judge_hash, raters=raters, label=label, texts=texts)
+    return db.fetch(con, name, **where, **more)
 
 
 def rounds(con: duckdb.DuckDBPyConnection, evolution: str) -> dict[int, dict]:

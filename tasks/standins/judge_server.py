@@ -41,22 +41,6 @@ HOSTILE_FAULTS = (
     "echo_in_answer",
     "slow_drip",
 )
-FAULTS = (
-    "429",
-    "500",
-    "502",
-    "503",
-    "reset",
-    "timeout",
-    "drip",
-    "empty",
-    "malformed",
-    "wrong_keys",
-    "out_of_range",
-    "truncated",
-    "refusal",
-    *HOSTILE_FAULTS,
-)
 TRANSIENT_FAULTS = (
     "429",
     "500",
@@ -71,6 +55,7 @@ TRANSIENT_FAULTS = (
     "out_of_range",
     "truncated",
 )
+FAULTS = (*TRANSIENT_FAULTS, "refusal", *HOSTILE_FAULTS)
 
 
 @dataclass

@@ -131,3 +131,46 @@ def test_a_hard_constraint_disqualifies_in_the_result_the_warehouse_and_the_view
     # the soft judgment-scoped one is stored as a warning, not only printed: the same problem as r.warnings
     warned = wh.query("SELECT text_id, sample, constraint_id, problem FROM constraint_warnings").rows()
     assert warned == [("t1", 0, "essay", r.warnings[0].removeprefix("essay: "))]
+
+
+@pytest.mark.slow
+def test_the_refresh_checks_judgment_constraints_once_for_both_severities(judge_server, tmp_path):
+    """The hard and soft judgment-scoped constraints come from one pass over each sample's answer
+    (analytics_refresh.sql: refresh_judgment_problems); both views equal the judge's own check
+    (rubrics/constraints.judgment_problems) run here on the warehouse's raw judgments."""
+    import json
+
+    from rubricflow.rubrics.constraints import judgment_problems as whole_answer_problems
+    from rubricflow.warehouse.judgment_constraints import _Judged
+
+    base = rf.load_rubric("llm-slop").rubric
+    constraints = (
+        OutputConstraint(id="capped", field="rationale", max_words=3, scope="judgment", severity="hard"),
+        OutputConstraint(id="roomy", field="rationale", max_words=100_000, scope="judgment", severity="hard"),
+        OutputConstraint(id="essay", field="rationale", min_tokens=10_000, scope="judgment"),
+        OutputConstraint(id="cited", field="evidence", min_items=50, scope="judgment"),
+    )
+    rubric = rf.load_rubric(
+        dump_yaml(base.model_copy(update={"output": base.output.model_copy(update={"constraints": constraints})}))
+    )
+    wh = rf.Warehouse(tmp_path / "w.duckdb")
+    wh.ingest([{"id": f"t{i}", "text": TEXT * (i + 1)} for i in range(3)], corpus="c")
+    judge = rf.Judge(base_url=judge_server().base_url, strategy="holistic", samples=2, temperature=0.7)
+    assert wh.score("c", rubric, judge).status == "completed"
+
+    raw = wh.query(
+        "SELECT text_id, sample, criterion_id, rationale, evidence FROM judgments WHERE status = 'scored'"
+    ).rows()
+    answers: dict[tuple, list] = {}
+    for text_id, sample, criterion, rationale, evidence in raw:
+        answers.setdefault((text_id, sample), []).append(_Judged(criterion, "scored", rationale, list(evidence or [])))
+    want = {"hard": set(), "soft": set()}
+    for (text_id, sample), judged in answers.items():
+        for c, problem in whole_answer_problems(rubric.rubric, judged):
+            want[c.severity].add((text_id, c.id, problem) if c.severity == "hard" else (text_id, sample, c.id, problem))
+    hits = wh.query("SELECT text_id, disqualifier_id, detail FROM disqualifier_hits WHERE kind = 'constraint'").rows()
+    warned = wh.query("SELECT text_id, sample, constraint_id, problem FROM constraint_warnings").rows()
+    assert len(answers) == 6 and {h[1] for h in want["hard"]} == {"capped"}
+    assert {w[2] for w in want["soft"]} == {"essay", "cited"}, json.dumps(sorted(want["soft"]))
+    assert set(hits) == want["hard"] and len(hits) == len(want["hard"])
+    assert set(warned) == want["soft"] and len(warned) == len(want["soft"])

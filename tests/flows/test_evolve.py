@@ -4,7 +4,6 @@ mode: rounds cost only their changed criteria's calls, an accepted candidate agr
 answer is refused and counted, and a run killed mid-round resumes that round."""
 
 import os
-import signal
 import subprocess
 import time
 
@@ -18,7 +17,7 @@ from rubricflow.rubrics.formats import load_rubric
 from rubricflow.tasks.improve.evolve import split
 from rubricflow.tasks.loaders.labels import import_topical_chat
 from rubricflow.tasks.presentation.report import evolution_report
-from tests.conftest import EXE, ROOT, SHARED, rows
+from tests.conftest import EXE, ROOT, SHARED, kill_once_answered, rows
 
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
 TOPICAL_CHAT = SHARED / "calibration" / "topical_chat"
@@ -162,12 +161,7 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
         )
 
     proc = evolve(slow.base_url, start_new_session=True)
-    deadline = time.monotonic() + 180
-    while slow.stats()["answered"] < 100 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None, proc.communicate()
-    os.killpg(proc.pid, signal.SIGKILL)  # mid-round: the proposal is recorded, the candidate half judged
-    proc.wait()
+    kill_once_answered(proc, slow, 100, timeout_s=180)  # mid-round: the proposal is recorded, the candidate half judged
     time.sleep(1)  # the forked run ends with its caller
     [(status, created, mutations, candidate)] = rows(
         warehouse, "SELECT status, created_at, mutations, candidate_hash FROM evolution_rounds"

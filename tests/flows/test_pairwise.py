@@ -13,7 +13,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.formats import dump
 from rubricflow.rubrics.library import Library
 from rubricflow.rubrics.pairwise import pairwise_rubric
-from tests.conftest import EXE, SHARED, rows
+from tests.conftest import EXE, SHARED, kill_once_answered, rows
 
 HHH = SHARED / "calibration/hhh_alignment/hhh_alignment_eval.json"
 
@@ -143,8 +143,6 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
 def test_pairs_land_exactly_once_after_a_kill_and_a_panel_runs_as_one_flow(tmp_path, judge_server):
     """kill -9 mid-run, run again: every pair in both orders lands once; then two offline judges
     (personas) judge the pairs as one panel flow."""
-    import signal
-    import time
 
     from rubricflow.flows.panel import panel_flow
 
@@ -180,12 +178,7 @@ def test_pairs_land_exactly_once_after_a_kill_and_a_panel_runs_as_one_flow(tmp_p
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 120
-    while server.stats()["answered"] < 30 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_once_answered(proc, server, 30)
     assert 0 < rows(warehouse, "SELECT count(*) FROM completions")[0][0] < 80
     version = Library().bundle("llm-slop").rubric.metadata.version
     rubric = tmp_path / "rubrics" / f"llm-slop-pairwise@{version}.yaml"

@@ -2,7 +2,6 @@
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 
@@ -15,7 +14,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.locks import runs_root
 from rubricflow.warehouse.run_folder import RunFolder
-from tests.conftest import land_one_shard
+from tests.conftest import kill_once_answered, land_one_shard
 
 EXE = shutil.which("rubricflow")
 
@@ -66,12 +65,7 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 120
-    while server.stats()["answered"] < 35 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    os.killpg(proc.pid, signal.SIGKILL)  # the flow and everything it started (its Prefect server too)
-    proc.wait()
+    kill_once_answered(proc, server, 35)  # the flow and everything it started (its Prefect server too)
     landed_before = count_when_released(warehouse, "SELECT count(*) FROM completions")[0]
     assert 0 < landed_before < 80
     summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, options={"shard_size": 10})

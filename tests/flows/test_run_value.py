@@ -103,10 +103,20 @@ def test_max_cells_judges_that_many_and_leaves_the_rest_for_the_next_run(tmp_pat
         rf.Warehouse(warehouse).score("c", "llm-slop", judge, max_cells=0)
 
 
-@pytest.mark.parametrize("module", ["score", "nightly"])
-def test_the_scoring_and_nightly_flows_reach_the_warehouse_only_through_tasks(module):
-    """The flow body orchestrates; each read or write of the warehouse is a Prefect task (a step
-    in the run's graph, retried and timed as one), so the flow module opens no connection itself."""
+def flow_modules() -> list[str]:
+    from pathlib import Path
+
+    import rubricflow.flows
+
+    return sorted(p.stem for p in Path(rubricflow.flows.__path__[0]).glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("module", flow_modules())
+def test_no_flow_module_opens_the_warehouse_itself(module):
+    """A flow body orchestrates: the scoring and nightly flows reach the warehouse through their tasks
+    (steps in the run's graph, retried and timed as one), the others through warehouse/store.Store;
+    none imports `duckdb`, `warehouse.db` or `warehouse.sqlfiles` (at any depth of the file), so a
+    direct open cannot come back unseen (compare --no-score, the cascade, sequential and evolve flows did)."""
     import ast
     from pathlib import Path
 
@@ -114,9 +124,11 @@ def test_the_scoring_and_nightly_flows_reach_the_warehouse_only_through_tasks(mo
 
     tree = ast.parse((Path(rubricflow.flows.__path__[0]) / f"{module}.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {
         f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for a in n.names
     }
+    assert len(flow_modules()) >= 14
     assert not {"duckdb", "rubricflow.warehouse.db", "rubricflow.warehouse.sqlfiles"} & imported
 
 

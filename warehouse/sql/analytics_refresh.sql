@@ -107,6 +107,21 @@ INSERT INTO mat_ok_cells BY NAME
 SELECT corpus_id, rubric_hash, judge_hash, text_id, count(*) AS ok_cells
 FROM refresh_completions WHERE status = 'ok' GROUP BY ALL ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
 
+-- Judgment-scoped output constraints, checked on each sample's whole answer (every criterion's
+-- rationale and evidence) in one pass over the scoped judgments, for both severities: the hard
+-- ones disqualify (refresh_disqualifiers), the soft ones warn (mat_constraint_warnings).
+-- judgment_constraint_problems gives 'severity:id: problem' (warehouse/judgment_constraints.py).
+CREATE OR REPLACE TEMP TABLE refresh_judgment_problems AS
+SELECT corpus_id, rubric_hash, judge_hash, text_id, sample, split_part(found, ':', 1) AS severity,
+       split_part(found, ':', 2) AS constraint_id, substr(found, strpos(found, ': ') + 2) AS problem
+FROM (SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample,
+             unnest(judgment_constraint_problems(j.rubric_hash, list(j.criterion_id), list(j.rationale), list(j.evidence))) AS found
+      FROM judgments j
+      JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
+      WHERE j.status = 'scored'
+        AND j.rubric_hash IN (SELECT rubric_hash FROM rubrics WHERE regexp_matches(document::VARCHAR, '"scope":\s*"judgment"'))
+      GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample);
+
 -- Disqualifier hits of all four kinds, one row per text, disqualifier and cause (detail: the
 -- pattern that matched, the criterion's score, or the call units that declared it or broke a hard
 -- output constraint). Pattern
@@ -141,30 +156,15 @@ SELECT corpus_id, rubric_hash, judge_hash, text_id, constraint_id, 'constraint',
 FROM (SELECT corpus_id, rubric_hash, judge_hash, text_id, unit_id, unnest(constraint_violations) AS constraint_id
       FROM refresh_completions WHERE status = 'ok' AND len(constraint_violations) > 0)
 GROUP BY ALL
-UNION ALL  -- a hard judgment-scoped constraint, checked on the text's whole answer (warehouse/judgment_constraints.py)
-SELECT corpus_id, rubric_hash, judge_hash, text_id, split_part(hit, ':', 1), 'constraint',
-       substr(hit, strpos(hit, ': ') + 2)
-FROM (SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id,
-             unnest(judgment_constraint_hits(j.rubric_hash, list(j.criterion_id), list(j.rationale), list(j.evidence))) AS hit
-      FROM judgments j
-      JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
-      WHERE j.status = 'scored'
-        AND j.rubric_hash IN (SELECT rubric_hash FROM rubrics WHERE regexp_matches(document::VARCHAR, '"scope":\s*"judgment"'))
-      GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample)
-GROUP BY ALL;
+UNION ALL  -- a hard judgment-scoped constraint, checked on the text's whole answer (refresh_judgment_problems)
+SELECT DISTINCT corpus_id, rubric_hash, judge_hash, text_id, constraint_id, 'constraint', problem
+FROM refresh_judgment_problems WHERE severity = 'hard';
 INSERT INTO mat_disqualifier_hits BY NAME SELECT * FROM refresh_disqualifiers ORDER BY corpus_id, rubric_hash, judge_hash, text_id;
 
--- engine: a soft judgment-scoped constraint the text's whole answer broke, per sample (warehouse/judgment_constraints.py)
+-- engine: a soft judgment-scoped constraint the text's whole answer broke, per sample (refresh_judgment_problems)
 INSERT INTO mat_constraint_warnings BY NAME
-SELECT corpus_id, rubric_hash, judge_hash, text_id, sample, split_part(warning, ':', 1) AS constraint_id,
-       substr(warning, strpos(warning, ': ') + 2) AS problem
-FROM (SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample,
-             unnest(judgment_constraint_warnings(j.rubric_hash, list(j.criterion_id), list(j.rationale), list(j.evidence))) AS warning
-      FROM judgments j
-      JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
-      WHERE j.status = 'scored'
-        AND j.rubric_hash IN (SELECT rubric_hash FROM rubrics WHERE regexp_matches(document::VARCHAR, '"scope":\s*"judgment"'))
-      GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.sample)
+SELECT corpus_id, rubric_hash, judge_hash, text_id, sample, constraint_id, problem
+FROM refresh_judgment_problems WHERE severity = 'soft'
 ORDER BY corpus_id, rubric_hash, judge_hash, text_id, sample, constraint_id;
 
 -- Per text and judgment set: the rubric's score, label and pass/fail, with coverage (scored /
@@ -342,5 +342,6 @@ DROP TABLE refresh_criteria;
 DROP TABLE refresh_nodes;
 DROP TABLE refresh_disqualifiers;
 DROP TABLE refresh_completions;
+DROP TABLE refresh_judgment_problems;
 DROP TABLE refresh_pair_texts;
 DROP TABLE refresh_runs;

@@ -93,7 +93,7 @@ def cascade_flow(
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
         order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
-    sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path)  # one budget
+    sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path, cheap, strong)
     spend.score(corpus_id, rubric, cheap, sample)
     source = "logprobs"
     confidence = _confidence(warehouse_path, corpus_id, hashes, sample)

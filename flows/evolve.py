@@ -5,8 +5,8 @@ the validation texts improves. The test texts are read once, for the final versi
 recorded in `evolution_rounds`; the same command again resumes.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: a deployment's run builds the flow's parameter model
+# from the annotations, and there a string `JudgeConfig` cannot be resolved (see flows/score.py).
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,12 @@ def propose(reflect_config: JudgeConfig, messages: list[dict], parent: Bundle) -
         return str(exc)
     except AnswerError as exc:  # no usable text (null message, no choices, cut off): a refused round
         return f"the reflection model's answer was unusable ({exc.kind}): {exc}"
+
+
+def unless_set(config: JudgeConfig, **defaults) -> JudgeConfig:
+    """`config` with `defaults` for the fields its maker left unset (the user's options name only
+    what they chose: an unset strategy is evolve's own default, not JudgeConfig's)."""
+    return JudgeConfig(**{**defaults, **config.model_dump(exclude_unset=True)})
 
 
 @dataclass
@@ -89,8 +95,8 @@ def evolve_flow(
     warehouse_path: str,
     raters: list[str],
     label: str = "overall",
-    judge: dict | None = None,
-    reflection: dict | None = None,
+    judge: JudgeConfig | None = None,
+    reflection: JudgeConfig | None = None,
     max_rounds: int = 3,
     max_calls: int | None = None,
     seed: int = 0,
@@ -101,9 +107,9 @@ def evolve_flow(
     settings: dict | None = None,
     options: dict | None = None,
 ) -> dict:
-    """`judge` and `reflection` hold JudgeConfig fields (the judge defaults to per_criterion calls, so a
-    candidate re-judges only its changed criteria; the reflection model defaults to the judge's
-    endpoint). `max_calls` stops before a round once the judge calls spent reach it. `settings`:
+    """`judge` and `reflection`: the two models (a field left unset: the judge makes per_criterion
+    calls, so a candidate re-judges only its changed criteria; the reflection model is the judge's
+    model at the judge's endpoint). `max_calls` stops before a round once the judge calls spent reach it. `settings`:
     Objectives fields (weights, select, tolerances); `options`: minibatch (examples shown, 12),
     invariants (only text and weights evolve), gate (the lattice validators judge each proposal)."""
     logger = get_run_logger()
@@ -137,8 +143,8 @@ def _begin(
     warehouse_path: str,
     raters: list[str],
     label: str,
-    judge: dict | None,
-    reflection: dict | None,
+    judge: JudgeConfig | None,
+    reflection: JudgeConfig | None,
     seed: int,
     shares: tuple[float, float],
     shard_size: int,
@@ -147,10 +153,8 @@ def _begin(
 ) -> Evolution:
     """Score the starting version, register the evolution (keyed by every setting that changes its
     answers) and split the labelled texts."""
-    judge_config = JudgeConfig(**{"strategy": "per_criterion", **(judge or {})})
-    reflect_config = JudgeConfig(
-        **{"base_url": judge_config.base_url, "model": judge_config.model, **(reflection or {})}
-    )
+    judge_config = unless_set(judge or JudgeConfig(), strategy="per_criterion")
+    reflect_config = unless_set(reflection or JudgeConfig(), base_url=judge_config.base_url, model=judge_config.model)
     start = compile_or_raise(resolve(rubric), source=rubric)
     target = f"{','.join(raters)}:{label}"
     validation_share, test_share = shares

@@ -95,7 +95,7 @@ def score_corpus(
     cells are planned (a sequential A/B's batch, a cascade's escalation)."""
     refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
     logger = get_run_logger()
-    _check_where(judge, workers)
+    check_where(judge, workers)
     judge.check_endpoint()
     run = Run(
         run_id=run_id or new_run_id(),
@@ -203,7 +203,7 @@ def _summary(
     )
 
 
-def _check_where(config: JudgeConfig, workers: int) -> None:
+def check_where(config: JudgeConfig, workers: int) -> None:
     """Combinations of where the work runs that cannot work, refused before anything starts."""
     if config.resolved_cluster():
         cluster_security(config.resolved_cluster() or "")  # refused here, before any work, if anyone could reach it

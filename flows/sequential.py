@@ -92,7 +92,8 @@ def sequential_compare_flow(
             raise InputError(f"no corpus {corpus_id!r} in {warehouse_path}; run `rubricflow ingest` first")
         order = seeded_order([r["text_id"] for r in db.fetch(con, "sequential_texts.sql", corpus=corpus_id)], seed)
         known = _pairs(con, corpus_id, sides, figure, None)
-    cs, looks, walked, found, spend = ConfidenceSequence(alpha), [], 0, None, SharedBudget(warehouse_path)
+    cs, looks, walked, found = ConfidenceSequence(alpha), [], 0, None
+    spend = SharedBudget(warehouse_path, judge_a, judge_b)  # one budget; refused where score refuses it
     while walked < len(order) and found is None and not spend.exhausted():
         batch = order[walked : walked + batch_size]
         missing = [t for t in batch if t not in known]

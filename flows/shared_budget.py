@@ -5,13 +5,18 @@ as `score` does, instead of every run getting the whole budget again."""
 
 from __future__ import annotations
 
-from rubricflow.flows.score import score_corpus
+from rubricflow.flows.score import check_where, score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.warehouse import db
 
 
 class SharedBudget:
-    def __init__(self, warehouse_path: str):
+    def __init__(self, warehouse_path: str, *judges: dict | None):
+        """`judges`: the JudgeConfig fields of every run the command will start; where they run
+        (a cluster, --workers, --budget, --batch) is refused now, as `score` refuses it, before any
+        call, and not only once a run has texts left to judge."""
+        for judge in judges:
+            check_where(JudgeConfig(**(judge or {})), 0)
         self.warehouse_path = warehouse_path
         self.runs: list[str] = []
         self.stopped = False

@@ -112,6 +112,22 @@ class Warehouse:
         summary = run_score(self.path, corpus, ref, judge.config, checked(RunOptions, options), workers)
         return Run(warehouse=self.path, **summary)
 
+    def best_of(self, corpus: str, rubric: RubricLike, judge: Judge, workers: int = 0, **options: Any) -> pl.DataFrame:
+        """Best of n, as `rubricflow best-of`: each candidate set of the corpus judged in ONE call by
+        the rubric's best-of form (a judgment per candidate and the winner); one row per candidate
+        (set_id, candidate, system, score, winner, is_winner, label) from `best_of_candidates`."""
+        from rubricflow.api_rubric import load_rubric
+        from rubricflow.tasks.pipeline.best_of import best_of_form, set_size
+
+        if judge.config.strategy != "holistic":
+            raise InputError("strategy: best-of judges each set in one call (holistic); other strategies split it")
+        loaded = load_rubric(rubric)
+        target, bundle = best_of_form(loaded.rubric, loaded.source or loaded.id, self.path, set_size(self.path, corpus))
+        run_score(self.path, corpus, str(target), judge.config, checked(RunOptions, options), workers)
+        return self._frame(
+            "best_of_candidates_of.sql", corpus=corpus, rubric=bundle.hash, judge=judge.config.judge_hash()
+        )
+
     def query(self, sql: str) -> pl.DataFrame:
         """One read-only SELECT over the warehouse's tables and views, as a polars DataFrame."""
         import polars as pl

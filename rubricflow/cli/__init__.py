@@ -33,6 +33,7 @@ from rich.markup import escape  # noqa: E402
 from rubricflow.errors import RubricflowError  # noqa: E402
 
 from . import (  # noqa: E402
+    best_of,
     calibrate,
     compare,
     demo,
@@ -75,6 +76,7 @@ app.command()(calibrate.calibrate)
 app.command()(estimate.estimate)
 app.command()(panel.panel)
 app.command()(pairwise.pairwise)
+app.command("best-of")(best_of.best_of)
 app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rubricflow.errors import InputError
 
 from .common import WarehouseOpt, out, print_rows, warehouse_path
-from .judge_options import judge_options
+from .judge_options import judge_options, typed
 
 
 def parse_target(labels: str) -> tuple[list[str], str]:
@@ -88,8 +88,8 @@ def evolve(
     settings["tolerances"] = _pairs("--tolerance", tolerance)
     Objectives(**settings)  # checked before any flow starts
     options = {"minibatch": minibatch, "invariants": invariants, "gate": gate}
-    judged_by = judge_settings(model, base_url, need_endpoint=True, **(judge or {}))
-    reflection = judge_settings(reflect_model, reflect_base_url)
+    judged_by = typed(judge_settings(model, base_url, need_endpoint=True, **(judge or {})))
+    reflection = typed(judge_settings(reflect_model, reflect_base_url))
     folder = output_dir or Path(f"evolve-{resolve(rubric).metadata.id}")
     start_flows()
     from rubricflow.flows.evolve import evolve_flow

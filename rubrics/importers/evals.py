@@ -23,7 +23,10 @@ SPEC_FIELDS = {
     "output_template",
     "completion_sample_templates",
 }
-BEST_OF = 2  # best-of-n is judged as rubricflow judges comparisons: two responses, [Response A] and [Response B]
+BEST_OF = (
+    2  # scored as it is, best-of-n reads a pair: [Response A] and [Response B]; `rubricflow best-of` asks n at once
+)
+PAIR_NOTE = "Best of n, judged as a comparison of"  # the pair reading's note, replaced by rubrics/best_of.py
 FROM_N = {
     "from_n": lambda i: str(i + 1),
     "from_n_abc": lambda i: string.ascii_lowercase[i % 26],
@@ -105,7 +108,7 @@ def import_evals(data: dict, source: Path) -> Rubric:
     ]
     if best_of:
         instructions.append(
-            f"Best of n, judged as a comparison of {BEST_OF}: the TEXT holds the responses as [Response A] "
+            f"{PAIR_NOTE} {BEST_OF}: the TEXT holds the responses as [Response A] "
             f"and [Response B]; {{n}} is {BEST_OF}, choice {choices[0]} is Response A and {choices[1]} is Response B."
         )
     if spec.get("eval_type") in ("cot_classify", "classify_cot"):
@@ -119,7 +122,11 @@ def import_evals(data: dict, source: Path) -> Rubric:
                 "format": "openai-evals-modelgraded",
                 "source": source.name,
                 "eval_type": str(spec.get("eval_type", "")),
-                **({"best_of_n": f"n-way comparison judged as pairs (n = {BEST_OF})"} if best_of else {}),
+                **(
+                    {"best_of_n": "n-way comparison: `rubricflow best-of` judges n candidates in one call"}
+                    if best_of
+                    else {}
+                ),
             },
         },
         "goal": f"Grade the submission as the OpenAI Evals '{name}' model-graded eval does.",

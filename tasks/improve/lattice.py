@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.documents import rubric_from_data
 
@@ -24,6 +25,7 @@ class Property:
     good: tuple[tuple[str, str], ...] = ()  # (id, regex) a well-formed rubric's YAML matches
     bad: tuple[tuple[str, str, str], ...] = ()  # (id, regex, advice) a flaw the YAML shows
     primitive: str = ""  # the seed's instruction primitive that teaches this property
+    ops: tuple[str, ...] = ()  # the refine mutations aimed at it (tasks/improve/refine_ops.py)
 
 
 # The criteria list of a YAML dump: items start "- ", their lines "  "; the next top-level key ends it.
@@ -51,6 +53,7 @@ PROPERTIES: tuple[Property, ...] = (
         ),
         primitive="Every rubric MUST state its mission (`goal`) in a single sentence that names the "
         "evaluation domain and output type.",
+        ops=("set_goal",),
     ),
     Property(
         "anchors",
@@ -69,6 +72,7 @@ PROPERTIES: tuple[Property, ...] = (
         ),
         primitive="Each criterion MUST have >= 2 anchors (an ordinal scale with a description for every "
         "level, or a binary scale with labels) with observable, non-subjective descriptions.",
+        ops=("rewrite_criterion",),
     ),
     Property(
         "schema",
@@ -84,6 +88,7 @@ PROPERTIES: tuple[Property, ...] = (
         bad=(("free-template", r"(?m)^\s+template: ", "Let the criteria ids define the output fields."),),
         primitive="The output must contain one field per criterion id; do not write a free-form template "
         "that names fields the criteria do not define.",
+        ops=("rewrite_criterion", "remove_criterion"),
     ),
     Property(
         "mechanical",
@@ -98,6 +103,7 @@ PROPERTIES: tuple[Property, ...] = (
         good=(("pattern-library", r"(?m)^patterns:"), ("mechanical-rules", r"(?m)^\s+mechanical_rules:")),
         primitive="At least one criterion should include mechanical_rules or patterns with concrete, "
         "regex-checkable or keyword-checkable conditions.",
+        ops=("add_pattern", "rewrite_criterion"),
     ),
     Property(
         "disqualifiers",
@@ -115,6 +121,7 @@ PROPERTIES: tuple[Property, ...] = (
         ),
         primitive="Define at least 1 disqualifier for auto-fail conditions; disqualifiers are binary "
         "(fire or don't) and name a pattern or a criterion floor.",
+        ops=("add_disqualifier",),
     ),
     Property(
         "ritual",
@@ -129,6 +136,7 @@ PROPERTIES: tuple[Property, ...] = (
         good=(("ritual-prefix", r"(?m)^\s+prefix: "), ("word-cap", r"(?m)^\s+max_words: ")),
         primitive="Include at least one 'useful weirdness' constraint in the output: a fixed prefix "
         "(e.g. 'BECAUSE:') and a word count.",
+        ops=("add_output_constraint",),
     ),
     Property(
         "mirror",
@@ -145,6 +153,7 @@ PROPERTIES: tuple[Property, ...] = (
             ("restated-prefix", r"(?m)^validation:\n(?:- [^\n]*\n)*- [^\n]*BECAUSE"),
         ),
         primitive="State critical constraints in at least 2 locations: the output constraints AND the validation list.",
+        ops=("add_output_constraint", "add_validation"),
     ),
     Property(
         "economy",
@@ -159,9 +168,23 @@ PROPERTIES: tuple[Property, ...] = (
         good=(("three-to-seven", _CRITERIA_3_TO_7),),
         bad=(("eight-or-more", _CRITERIA_8_PLUS, "Merge overlapping criteria until 3 to 7 remain."),),
         primitive="Define 3 to 7 criteria; merge criteria that score the same property.",
+        ops=("merge_criteria", "remove_criterion"),
     ),
 )
 BY_ID = {p.id: p for p in PROPERTIES}
+
+
+def chosen(names: str | None) -> tuple[str, ...]:
+    """The properties named (comma-separated), in lattice order; all of them for None."""
+    if not names:
+        return tuple(BY_ID)
+    wanted = {n.strip() for n in names.split(",") if n.strip()}
+    unknown = sorted(wanted - set(BY_ID))
+    if unknown or not wanted:
+        raise InputError(
+            f"--properties: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(BY_ID)}"
+        )
+    return tuple(p for p in BY_ID if p in wanted)
 
 
 def validator_data(prop: Property) -> dict:

@@ -34,9 +34,11 @@ def changelog(result: Refinement, judge: str, proposer: str) -> str:
         "|---|---|---|",
     ]
     lines += [
-        f"| {p.id} | {result.start_measures[p.id].value}/{lattice.LEVELS} | {result.measures[p.id].value}/{lattice.LEVELS} |"
-        for p in lattice.PROPERTIES
+        f"| {p} | {result.start_measures[p].value}/{lattice.LEVELS} | {result.measures[p].value}/{lattice.LEVELS} |"
+        for p in result.start_measures  # the properties measured (--properties), in lattice order
     ]
+    if result.stopped:
+        lines += ["", f"Stopped early: {result.stopped}; running it again goes on from the journal."]
     lines += ["", "## Rounds", ""]
     for n, r in enumerate(result.rounds, 1):
         ops = ", ".join(m.get("op", "?") for m in r.mutations) or "none"

@@ -5,7 +5,8 @@ algebra leaves alone: the mission (`set_goal`), the output's ritual constraints
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from functools import cache
+from typing import Annotated, Literal, Union
 
 import semver
 from pydantic import Field, TypeAdapter
@@ -41,22 +42,34 @@ class AddValidation(Strict):
     text: str = Field(min_length=1)
 
 
-RefineMutation = Annotated[
-    AddCriterion
-    | RemoveCriterion
-    | AdjustWeight
-    | AddPattern
-    | AddDisqualifier
-    | RewriteCriterion
-    | SplitCriterion
-    | MergeCriteria
-    | SetGoal
-    | AddOutputConstraint
-    | AddValidation,
-    Field(discriminator="op"),
-]
-MUTATIONS = TypeAdapter(list[RefineMutation])
+BY_OP = {
+    cls.model_fields["op"].default: cls
+    for cls in (
+        AddCriterion,
+        RemoveCriterion,
+        AdjustWeight,
+        AddPattern,
+        AddDisqualifier,
+        RewriteCriterion,
+        SplitCriterion,
+        MergeCriteria,
+        SetGoal,
+        AddOutputConstraint,
+        AddValidation,
+    )
+}
 STRUCTURAL = frozenset({"remove_criterion", "split_criterion", "merge_criteria"})
+
+
+@cache
+def mutations_of(ops: tuple[str, ...]) -> TypeAdapter:
+    """The list of mutations a proposal aimed at one property may hold: only that property's
+    operations (its JSON Schema is what the proposer is shown, a few hundred tokens, not every
+    operation's ~25 KB: a small local model's context holds the prompt)."""
+    classes = tuple(BY_OP[op] for op in ops)
+    if len(classes) == 1:
+        return TypeAdapter(list[classes[0]])  # type: ignore[valid-type]
+    return TypeAdapter(list[Annotated[Union[classes], Field(discriminator="op")]])  # type: ignore[valid-type]  # noqa: UP007
 
 
 def _apply_one(rubric: Rubric, m) -> Rubric:

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.candidates import expand_sets, is_candidate_set
 from rubricflow.tasks.loaders.hf_datasets import dataset_records, find_dataset
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
 
@@ -508,13 +509,16 @@ def _write(
 
 def _pairs_or_texts(records: Iterator[tuple[int, Any, str | None]]) -> Iterator[tuple[int, Any, str | None]]:
     """A pair corpus (rows with response_a / response_b, or preference pairs) becomes two texts per
-    pair (tasks/loaders/pairs.py); any other corpus passes through as it is."""
+    pair (tasks/loaders/pairs.py), a candidate-set corpus (rows with `candidates`) one text per set
+    (tasks/loaders/candidates.py); any other corpus passes through as it is."""
     head: list[tuple[int, Any, str | None]] = []
     for row in records:
         head.append(row)
         if row[1] is not None and not row[2]:
             break
     rows = itertools.chain(head, records)
+    if head and is_candidate_set(head[-1][1]):
+        return expand_sets(rows)
     return expand_pairs(rows) if head and is_pair_record(head[-1][1]) else rows
 
 

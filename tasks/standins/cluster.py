@@ -123,9 +123,9 @@ class DaskCluster:
         return self
 
     def _start(self, name: str, args: list[str], wrap: list[str] | None = None) -> subprocess.Popen:
-        log = open(self.folder / f"{name}.log", "ab")
         command = [*(wrap or []), sys.executable, "-m", *args]
-        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.folder)
+        with open(self.folder / f"{name}.log", "ab") as log:  # the process writes to its own copy of the handle
+            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.folder)
 
     def _worker(self, i: int) -> subprocess.Popen:
         args = ["distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", str(self.threads)]

@@ -90,6 +90,8 @@ class LocalModelServer:
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        if not isinstance(out, int):
+            out.close()  # the server writes to its own copy of the handle
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

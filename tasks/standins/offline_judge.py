@@ -18,6 +18,7 @@ import regex
 
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
 from rubricflow.rubrics.render import REASK_MARK
+from rubricflow.tasks.loaders.candidates import split_candidates
 from rubricflow.tasks.loaders.pairs import split_pair
 from rubricflow.tasks.standins import offline_kinds
 
@@ -112,10 +113,13 @@ def judge(
     answer: dict[str, Any] = {}
     criteria_schema = props.get("criteria", {}).get("properties", {})
     scores = {}
-    pair = split_pair(text)
+    pair, candidates = split_pair(text), split_candidates(text)
     for cid, cschema in criteria_schema.items():
         if pair and {"a", "b", "tie"} <= set(cschema["properties"]["value"].get("enum", ())):
             scores[cid] = _verdict(reading, cid, pair, context, user, persona)
+            continue
+        if candidates and (best := _best_of(reading, cid, cschema, candidates, context)):
+            scores[cid] = best
             continue
         q, evidence = _quality(reading, cid, text, context)
         if persona:
@@ -163,6 +167,25 @@ def _verdict(reading: PromptReading, cid: str, pair: tuple[str, str], context: s
         "rationale": f"{MARK}: quality estimates {first:.2f} (A) and {second:.2f} (B).",
         "evidence": [pair[0].split("\n")[0][:80] or "[Response A]"],
     }
+
+
+_CANDIDATE = re.compile(r"^response-(\d+)$")
+
+
+def _best_of(reading: PromptReading, cid: str, cschema: dict, candidates: list[str], context: str) -> dict | None:
+    """A best-of-n answer (rubrics/best_of.py): `response-i` scores candidate i alone; `winner`, a
+    choice of the numbers 1..n, names the candidate of highest quality (the first on a tie)."""
+    qualities = [_quality(reading, "response-1", c, context)[0] for c in candidates]
+    value_schema = cschema["properties"]["value"]
+    m = _CANDIDATE.match(cid)
+    if m and int(m.group(1)) <= len(candidates):
+        q = qualities[int(m.group(1)) - 1]
+        return {"value": _value(value_schema, q), "rationale": f"{MARK}: quality estimate {q:.2f}.", "evidence": []}
+    if value_schema.get("enum") == [str(i) for i in range(1, len(candidates) + 1)]:
+        best = max(range(len(candidates)), key=lambda i: (qualities[i], -i))
+        said = ", ".join(f"{q:.2f}" for q in qualities)
+        return {"value": str(best + 1), "rationale": f"{MARK}: quality estimates {said}.", "evidence": []}
+    return None
 
 
 def _jitter(user: str, criterion: str, seed: int | str | None) -> float:

@@ -12,7 +12,7 @@ from tests.conftest import write_corpus
 
 from .test_pipeline_commands import run
 
-JUDGING = [("score",), ("compare",), ("pairwise",), ("gate",), ("nightly",), ("rubric", "test")]
+JUDGING = [("score",), ("compare",), ("pairwise",), ("best-of",), ("gate",), ("nightly",), ("rubric", "test")]
 
 
 def command(*path: str):
@@ -31,12 +31,12 @@ def test_every_judging_command_offers_every_judge_field_with_its_docstring(path)
         assert " ".join(field.description.split()) in options[option_name(name)].help
 
 
-@pytest.mark.parametrize("path", [("score",), ("pairwise",)], ids=" ".join)
+@pytest.mark.parametrize("path", [("score",), ("pairwise",), ("best-of",)], ids=" ".join)
 def test_every_scoring_command_offers_every_run_wide_setting_with_its_docstring(path):
     """A run-wide setting is one field of RunOptions: each command that scores offers it (pairwise
     has no disqualifiers to skip), --max-cells among them, and a bad value is a usage error."""
     options = {opt: p for p in command(*path).params for opt in p.opts}
-    fields = run_fields(("skip_disqualified",) if path == ("pairwise",) else ())
+    fields = run_fields(("skip_disqualified",) if path in (("pairwise",), ("best-of",)) else ())
     assert "max_cells" in fields
     for name, field in fields.items():
         assert field.description, f"RunOptions.{name} has no docstring: it is the option's help"

@@ -8,7 +8,9 @@ and the views read it all.
 CI installs the extra and sets RUBRICFLOW_REQUIRE_LOCAL_MODEL=1, so these tests fail there rather
 than skip; on a machine without the extra they skip with the reason."""
 
+import json
 import os
+import re
 
 import pytest
 
@@ -41,20 +43,27 @@ TEXTS = 1  # the fewest that show what only a real server shows: each text costs
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def server(tmp_path_factory):
+    """The module's one llama.cpp server (each start loads the model: CI time), shared by every test here."""
+    log = tmp_path_factory.mktemp("llama") / "llama-server.log"
+    with LocalModelServer(log=log, threads=1) as running:  # one core: the machine is shared
+        yield running
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory, server):
     """TEXTS sample texts scored with llm-slop in each strategy by the real model."""
     tmp = tmp_path_factory.mktemp("local")
     warehouse = str(tmp / "w.duckdb")
     ingest_flow(str(SAMPLE), warehouse, "sample", limit=TEXTS)
-    with LocalModelServer(log=tmp / "llama-server.log") as server:
-        judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
-        # logprobs (off by default for a server on this machine: ~6x slower here) in one strategy
-        runs = {
-            s: score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": s, "logprobs": s == "holistic"})
-            for s in STRATEGIES
-        }
-        again = score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": "holistic"})
-    return {"warehouse": warehouse, "runs": runs, "again": again, "log": (tmp / "llama-server.log").read_text()}
+    judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
+    # logprobs (off by default for a server on this machine: ~6x slower here) in one strategy
+    runs = {
+        s: score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": s, "logprobs": s == "holistic"})
+        for s in STRATEGIES
+    }
+    again = score_corpus("sample", "llm-slop", warehouse, {**judge, "strategy": "holistic"})
+    return {"warehouse": warehouse, "runs": runs, "again": again, "log": server.log.read_text()}
 
 
 def test_every_cell_is_judged_and_every_judgment_is_scored_or_has_a_reason(scored):
@@ -124,7 +133,7 @@ def test_logprob_weighted_scores_come_from_the_real_servers_top_logprobs(scored)
         assert weighted == pytest.approx(mean) and total == pytest.approx(1.0) and 0 < mass <= 1
 
 
-def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path):
+def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path, server):
     """Two HHH preference pairs, each judged in both orders by the real model through the pairwise
     form of a rubric: every cell lands, every verdict is a, b or tie (or unscored with a reason)."""
     import json
@@ -139,10 +148,9 @@ def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path):
     ingest_flow(str(tmp_path / "pairs.json"), warehouse, "hhh")
     form = tmp_path / "helpfulness-pairwise.yaml"
     form.write_text(dump(pairwise_rubric(Library().bundle("helpfulness").rubric), "yaml"))
-    with LocalModelServer(log=tmp_path / "llama-server.log") as server:
-        run = score_corpus(
-            "hhh", str(form), warehouse, {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
-        )
+    run = score_corpus(
+        "hhh", str(form), warehouse, {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": 300}
+    )
     assert run["planned_cells"] == run["judged_cells"] == 4
     assert rows(warehouse, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
     assert rows(
@@ -157,3 +165,54 @@ def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path):
         "\nreal model on 2 HHH pairs (helpfulness, pairwise):",
         [(c, f"consistent {k:.2f}", f"position bias {b:.2f}", f"accuracy {a:.2f}") for c, _, k, b, a in summary],
     )
+
+
+def test_refine_on_the_real_model_is_bounded_and_resumes_without_a_call(tmp_path, server):
+    """`rubric refine` on the deliberately weak rubric (12 overlapping, unanchored criteria) against the
+    real model: one property (--properties), at most 3 bought calls (--max-calls: a judgment, a
+    proposal, the candidate's judgment), small answers. Unbounded, the first measurement alone was
+    8 judgments of ~1,200 prompt tokens (12 minutes on a loaded 2-core machine) and a proposal's prompt
+    carried every operation's schema (~15,000 characters, past the server's 4,096-token context).
+    The result is the model's: an accepted change raised its target and validates; a refused one says why."""
+    import shutil
+    import subprocess
+    import time
+
+    from rubricflow.rubrics.compiler import compile_rubric
+    from rubricflow.rubrics.formats import load_rubric
+    from tests.conftest import EXE
+
+    shutil.copy(ROOT / "tests" / "data" / "weak-essay.yaml", tmp_path / "weak.yaml")
+    command = [EXE, "rubric", "refine", "weak.yaml", "--base-url", server.base_url, "--model", MODEL_ALIAS]
+    command += ["--properties", "mission", "--max-calls", "3", "--max-tokens", "160", "--answer-retries", "1"]
+    command += ["--system-prompt", "user", "--output-mode", "json_object"]  # what the module's tests learned
+
+    def refine():
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+
+    posts = server.log.read_text().count("POST /v1/chat/completions")
+    started = time.monotonic()
+    done = refine()
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    journal = [json.loads(line) for line in (tmp_path / ".weak-essay-1.0.0.refine.jsonl").read_text().splitlines()]
+    assert 2 <= len(journal) <= 3 and journal[0]["property"] == "mission"  # measured, then proposed (bounded)
+    proposals = [r for r in journal if r["kind"] == "proposal"]
+    assert len(proposals) == 1
+    written = sorted(tmp_path.glob("weak-essay-*.yaml"))
+    if written:  # the model's proposal was accepted: the target rose and the new version validates
+        bundle, issues = compile_rubric(load_rubric(written[0]))
+        assert bundle is not None and not [i for i in issues if i.severity == "error"]
+        log = next(tmp_path.glob("weak-essay-*.changelog.md")).read_text()
+        before, after = (int(v) for v in re.search(r"\| mission \| (\d)/3 \| (\d)/3 \|", log).groups())
+        assert after > before
+    else:  # refused, or not better: the reason is printed, nothing is written
+        assert "mission:" in done.stdout and "no new version written" in done.stdout
+    print(f"\nrefine on the real model: {took:.0f} s, {len(journal)} calls bought; {done.stdout.strip()[-300:]}")
+
+    calls = server.log.read_text().count("POST /v1/chat/completions")
+    for path in written + sorted(tmp_path.glob("weak-essay-*.changelog.md")):
+        path.rename(tmp_path / f"first-{path.name}")
+    again = refine()
+    assert again.returncode == 0, again.stderr
+    assert server.log.read_text().count("POST /v1/chat/completions") == calls > posts  # all from the journal

@@ -118,3 +118,36 @@ def test_the_scoring_and_nightly_flows_reach_the_warehouse_only_through_tasks(mo
         f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for a in n.names
     }
     assert not {"duckdb", "rubricflow.warehouse.db", "rubricflow.warehouse.sqlfiles"} & imported
+
+
+@pytest.mark.parametrize(
+    "name", ["score.score_corpus", "compare.compare_flow", "nightly.nightly_scoring", "evolve.evolve_flow"]
+)
+def test_a_flows_judges_are_typed_in_its_parameter_schema(name):
+    """A judge parameter is a JudgeConfig, not a dict or the string a postponed annotation leaves: a
+    deployment's run validates its parameters against this schema (a string one failed every night)."""
+    import importlib
+    import inspect
+
+    from prefect.utilities.callables import parameter_schema
+
+    module, _, attr = name.partition(".")
+    flow = getattr(importlib.import_module(f"rubricflow.flows.{module}"), attr)
+    judges = [n for n in inspect.signature(flow.fn).parameters if n.startswith("judge") and "hash" not in n]
+    judges += ["reflection"] if attr == "evolve_flow" else []
+    schema = parameter_schema(flow.fn)
+    assert judges and "JudgeConfig" in schema.definitions
+    for n in judges:
+        assert "#/definitions/JudgeConfig" in json.dumps(schema.properties[n]), (n, schema.properties[n])
+
+
+def test_evolve_fills_only_the_judge_fields_its_caller_left_unset():
+    """The judge makes per_criterion calls unless a strategy is chosen; the reflection model is the
+    judge's model at its endpoint unless named."""
+    from rubricflow.flows.evolve import unless_set
+
+    judge = unless_set(JudgeConfig(base_url="http://127.0.0.1:9/v1"), strategy="per_criterion")
+    assert judge.strategy == "per_criterion" and judge.base_url == "http://127.0.0.1:9/v1"
+    assert unless_set(JudgeConfig(strategy="grouped"), strategy="per_criterion").strategy == "grouped"
+    reflect = unless_set(JudgeConfig(temperature=0.7), base_url=judge.base_url, model="m")
+    assert (reflect.base_url, reflect.model, reflect.temperature) == (judge.base_url, "m", 0.7)

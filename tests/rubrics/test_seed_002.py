@@ -114,3 +114,22 @@ def test_doctor_says_every_field_of_the_seeds_example_is_read(example):
 
     found = explain(example)
     assert found.ignored == [] and {"rubric_id", "artifact_type", "scoring.pass_threshold"} <= set(found.used)
+
+
+def test_the_seeds_example_judged_by_the_offline_judge_gets_its_passed(example):
+    """#36 Done-when: the seed's example loads, compiles, renders and is judged over HTTP, and the
+    verdict it lands has `passed` set (NULL before nested scoring was read); a story in the vague
+    words of its own disqualifier is disqualified."""
+    from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    bundle = compile_or_raise(load_rubric(example), str(example))
+    story = "As a shopper, I want to save my cart so that I can buy later. Given a saved cart, then I see it."
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="holistic")
+        good = judge_text(bundle, config, "story", story, input="")
+        vague = judge_text(bundle, config, "vague", "Make checkout fast and user-friendly, etc.", input="")
+    assert not good.errors and good.verdict.passed is True and good.verdict.coverage == 1.0
+    assert {j.criterion_id for j in good.judgments if j.status == "scored"} == {"clarity", "testability"}
+    assert vague.verdict.passed is False and vague.verdict.disqualified == ("no_vague_language",)

@@ -197,3 +197,21 @@ def _count_folded(node: dict) -> int:
     while len(node.get("sub_tasks") or []) == 1:
         node = node["sub_tasks"][0]
     return 1 + sum(_count_folded(child) for child in node.get("sub_tasks") or [])
+
+
+def test_the_seeds_task_node_tree_is_judged_by_the_offline_judge(tmp_path):
+    """#36 Done-when: the seed's own TaskNode, in a tree, is judged over HTTP leaf by leaf, and the
+    weighted tree score is the one the landed leaves give."""
+    from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    path = write(tmp_path, tree({**SEED_NODE, "id": "n1"}, leaf("n2")))
+    rubric = load_rubric(path)
+    bundle = compile_or_raise(rubric, str(path))
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="per_criterion")
+        done = judge_text(bundle, config, "sub", "The script reproduces Table 2 within one point.", input="Reproduce.")
+    units = {j.criterion_id: j.unit_score for j in done.judgments if j.status == "scored"}
+    assert not done.errors and set(units) == {"n1", "n2"}
+    assert done.verdict.score == pytest.approx(aggregate(rubric, units))

@@ -158,3 +158,20 @@ def test_a_frontmatter_field_the_seed_requires_is_an_error_when_missing(tmp_path
     bad.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(RubricImportError, match=rf"groundedness.md: field {field}: waza's frontmatter requires"):
         load_rubric(bad)
+
+
+@pytest.mark.parametrize("name", ["groundedness", "refusal-correctness"])
+def test_a_builtin_judged_by_the_offline_judge_lands_a_verdict(name):
+    """#36 Done-when: a waza built-in is judged over HTTP and its verdict is pass or fail, never
+    "no verdict" (before: every waza rubric set no pass threshold)."""
+    from rubricflow.tasks.improve.goldens import judge_text
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    rubric = load_rubric(WAZA_FILES[name])
+    bundle = compile_or_raise(rubric, str(WAZA_FILES[name]))
+    golden = rubric.goldens[0]
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="holistic")
+        done = judge_text(bundle, config, "g", golden.output, input=golden.input, context=golden.context or "")
+    assert not done.errors and done.verdict.passed in (True, False) and done.verdict.coverage == 1.0

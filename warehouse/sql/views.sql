@@ -321,3 +321,24 @@ SELECT h.corpus_id, h.rubric_hash, h.text_id, r.rule, r.advice, list(h.pattern_i
 FROM rules r
 JOIN pattern_hits h ON h.rubric_hash = r.rubric_hash AND list_contains(r."when", h.pattern_id) AND h.hits > 0
 GROUP BY ALL;
+
+-- formats (#36): best-of-n (`rubricflow best-of`), one row per candidate of each judged set: its
+-- score (criterion response-<i> of the rubric's best-of form, rubrics/best_of.py), its system, the
+-- human's pick (`label`), and the winner the judge named in the same call (the most frequent over
+-- the samples).
+CREATE OR REPLACE VIEW best_of_candidates AS
+WITH winners AS (
+    SELECT corpus_id, rubric_hash, judge_hash, text_id, mode(TRY_CAST(value->>'$' AS INTEGER)) AS winner
+    FROM current_judgments WHERE criterion_id = 'winner' AND status = 'scored' GROUP BY ALL
+)
+SELECT s.corpus_id, s.rubric_hash, s.judge_hash, s.text_id AS set_id,
+       CAST(substr(s.criterion_id, 10) AS INTEGER) AS candidate,
+       t.metadata->'systems'->>(candidate - 1) AS system, s.unit_score AS score,
+       w.winner, candidate = w.winner AS is_winner, TRY_CAST(t.metadata->>'label' AS INTEGER) AS label
+FROM mat_criterion_scores s
+JOIN rubrics r USING (rubric_hash)
+JOIN texts t ON t.corpus_id = s.corpus_id AND t.text_id = s.text_id
+LEFT JOIN winners w ON w.corpus_id = s.corpus_id AND w.rubric_hash = s.rubric_hash
+ AND w.judge_hash = s.judge_hash AND w.text_id = s.text_id
+WHERE r.document->'metadata'->'provenance'->>'best_of' IS NOT NULL
+  AND regexp_full_match(s.criterion_id, 'response-[0-9]+');

@@ -86,3 +86,34 @@ def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "error: the mission validator (lattice-mission@1.0.0) was not judged" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["weak.yaml"]  # no version, no changelog, no journal line
+
+
+def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_call_budget(tmp_path, judge_server):
+    """--properties mission,mirror --max-calls 5: two judgments, a proposal, the candidate's two judgments
+    (accepted: mission rises), then the next proposal would pass the budget: the run stops there, writes
+    what was accepted and says why; only the offered operations are in a proposal's prompt."""
+    import json
+
+    from rubricflow.tasks.improve.refine import messages
+
+    server = judge_server()
+    shutil.copy(WEAK, tmp_path / "weak.yaml")
+    args = ["--base-url", server.base_url, "--properties", "mirror,mission", "--max-calls", "5"]
+    done = cli(tmp_path, "rubric", "refine", "weak.yaml", *args)
+    assert done.returncode == 0, done.stderr
+    journal = [json.loads(x) for x in (tmp_path / ".weak-essay-1.0.0.refine.jsonl").read_text().splitlines()]
+    assert [r.get("property", r["kind"]) for r in journal] == ["mission", "mirror", "proposal", "mission", "mirror"]
+    assert "stopped: the call budget (5) is spent" in done.stdout
+    log = (tmp_path / "weak-essay-1.1.0.changelog.md").read_text()
+    assert "| mission | 0/3 | 3/3 |" in log and "| mirror | 0/3 | 0/3 |" in log and "| economy" not in log
+    assert "Stopped early: the call budget (5) is spent" in log
+    bad = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url, "--properties", "tone")
+    assert bad.returncode == 2 and "--properties: unknown tone" in bad.stderr
+
+    weak = load_rubric(WEAK)
+    zero = {p.id: Measure(0, 0.0, "") for p in lattice.PROPERTIES}
+    (system, _), sizes = messages(weak, "mission", zero, []), {}
+    assert '"set_goal"' in system["content"] and '"merge_criteria"' not in system["content"]
+    for prop in lattice.PROPERTIES:
+        sizes[prop.id] = len(messages(weak, prop.id, zero, [])[0]["content"])
+    assert max(sizes.values()) < 8_000 and sizes["mission"] < 1_500, sizes  # every operation's schema: 15,000

@@ -1,0 +1,96 @@
+"""The best-of-n form of a rubric: n candidate responses judged in ONE call. OpenAI Evals' best-of-n
+graders (`choice_strings: from_n`, one `{completion}` slot the samples fill: `best.yaml`) ask one
+question of all candidates at once, "which of these {n} is best?"; judging them as pairs would ask
+n(n-1) questions instead, each without the other candidates in view. The form has one criterion per
+candidate (`response-1` ... `response-n`: how well that response meets the rubric, 1-5) and one
+`winner` (a choice of 1..n, weight 0: it names the best, the candidates' scores make the text's
+score). It is a rubric like any other, so it runs through the scoring pipeline unchanged; the texts
+it judges are rendered candidate sets (tasks/loaders/candidates.py), and the `best_of_candidates`
+view reads one row per candidate back, with the winner marked."""
+
+from __future__ import annotations
+
+from rubricflow.errors import InputError
+
+from .importers.evals import PAIR_NOTE
+from .model import Criterion, Metadata, NominalScale, OrdinalScale, Rubric
+
+WINNER = "winner"
+QUALITY_SCALE = {
+    "kind": "ordinal",
+    "anchors": [
+        {"value": 1, "label": "poor", "description": "meets none of the rubric's criteria"},
+        {"value": 3, "label": "adequate", "description": "meets some criteria, misses others"},
+        {"value": 5, "label": "excellent", "description": "meets every criterion fully"},
+    ],
+}
+
+
+def candidate_id(i: int) -> str:
+    """The criterion of the i-th candidate (1-based), as the view and the offline judge read it."""
+    return f"response-{i}"
+
+
+def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
+    """The rubric asked of n candidates at once: one judgment per candidate, and the winner."""
+    if n < 2:
+        raise InputError(f"best-of-n needs at least 2 candidates per set, found {n}")
+    asked = "; ".join(f"{c.title or c.id}: {c.description}".strip(": ") for c in rubric.criteria)
+    if "best_of_n" in rubric.metadata.provenance:  # a grader that only picks (Evals' from_n): its prompt is the rubric
+        asked = "as the grader prompt above asks"
+    patterns = tuple(dict.fromkeys(p for c in rubric.criteria for p in c.patterns))
+    criteria = [
+        Criterion(
+            id=candidate_id(i),
+            title=f"Response {i}",
+            description=f"How well [Response {i}] meets the rubric ({asked}), judged beside the others.",
+            scale=OrdinalScale.model_validate(QUALITY_SCALE),
+            patterns=patterns,
+        )
+        for i in range(1, n + 1)
+    ]
+    criteria.append(
+        Criterion(
+            id=WINNER,
+            title="Best response",
+            description=f"The number of the best of the {n} responses.",
+            scale=NominalScale.model_validate(
+                {
+                    "kind": "nominal",
+                    "categories": [
+                        {"value": str(i), "score": 1.0, "description": f"Response {i}"} for i in range(1, n + 1)
+                    ],
+                }
+            ),
+            weight=0.0,
+        )
+    )
+    m = rubric.metadata
+    provenance = dict(m.provenance) | {"best_of": f"{m.id}@{m.version}", "best_of_n": str(n)}
+    return Rubric(
+        metadata=Metadata(
+            id=f"{m.id}-best-of-{n}",
+            version=m.version,
+            title=f"{m.title or m.id} (best of {n})",
+            artifact_type=m.artifact_type,
+            tags=m.tags + ("best-of-n",),
+            description=m.description,
+            provenance=provenance,
+        ),
+        goal=f"Compare {n} responses and pick the best: {rubric.goal}".rstrip(": "),
+        role=rubric.role,
+        inputs=rubric.inputs,
+        criteria=tuple(criteria),
+        definitions=rubric.definitions,
+        patterns=rubric.patterns,
+        instructions=(_instruction(n),) + tuple(i for i in rubric.instructions if not i.startswith(PAIR_NOTE)),
+    )
+
+
+def _instruction(n: int) -> str:
+    return (
+        f"The TEXT holds {n} responses to the INPUT, marked [Response 1] to [Response {n}] ({{n}} is {n}; "
+        "a grader's {completion} slot is all of them). Judge each response on its own criterion, "
+        "comparing it with the others, then name the best one as `winner` (its number). Judge what the "
+        "responses say, not their order or their length."
+    )

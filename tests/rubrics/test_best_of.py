@@ -1,0 +1,28 @@
+"""The best-of-n form of a rubric (#36): n candidates in one call, a judgment each plus the winner."""
+
+import pytest
+
+from rubricflow.errors import InputError
+from rubricflow.rubrics.best_of import WINNER, best_of_rubric
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.formats import load_rubric
+from rubricflow.rubrics.render import call_units, render_system_prompt
+
+from ..conftest import TEST_DATA
+
+
+def test_evals_best_of_n_asks_all_candidates_in_one_call_with_its_grader_prompt():
+    form = best_of_rubric(load_rubric(TEST_DATA / "rubrics/openai_evals/registry/best.yaml"), 4)
+    assert [c.id for c in form.criteria] == ["response-1", "response-2", "response-3", "response-4", WINNER]
+    assert [c.value for c in form.criterion(WINNER).scale.categories] == ["1", "2", "3", "4"]
+    assert form.criterion(WINNER).weight == 0  # it names the best; the candidates' scores make the score
+    (unit,) = call_units(form, "holistic")
+    prompt = render_system_prompt(form, unit)
+    assert "Which of the following {n} texts is best" in prompt and "({n} is 4" in prompt
+    assert "[Response A]" not in prompt  # the pair reading's note is replaced, not contradicted
+    assert compile_or_raise(form).id == "best-best-of-4"
+
+
+def test_fewer_than_two_candidates_is_no_comparison():
+    with pytest.raises(InputError, match="at least 2 candidates"):
+        best_of_rubric(load_rubric(TEST_DATA / "rubrics/openai_evals/registry/best.yaml"), 1)

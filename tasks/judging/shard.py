@@ -234,7 +234,7 @@ class Begun:
         if self.folder.room_spent():  # a part went into the reserve: stop buying what could not be kept
             raise OSError(
                 errno.ENOSPC,
-                "No space left on device (the run stopped: what it bought has landed)",
+                "No space left on device (the run stopped: what it bought has landed or is in its reserve)",
                 str(self.folder.landing.absolute()),
             )
 

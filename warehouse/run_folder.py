@@ -13,9 +13,11 @@ files after its commit). A run's process killed at any moment leaves a folder th
 back (`unloaded`) and clears (`prune`).
 
 A full disk (#41): an answer is paid for the moment it arrives, and a part that cannot be written
-is bought again by the next run. So a run starts by reserving RESERVE_BYTES on its disk; the first
-write refused for want of space gives the reserve up and lands in its room, and the run is told to
-stop buying (`room_spent`): the answers still in flight land there too, and the next run loads them.
+is bought again by the next run. So a run starts by reserving RESERVE_BYTES on its disk; a part
+refused for want of space is written into the reserve itself, over blocks it already holds
+(`warehouse/journal.py`), and the run is told to stop buying (`room_spent`): the answers still in
+flight go there too, and the next run lands and loads them. The reserve was once given up to land
+parts in its room, which whatever else wrote to the disk could fill first: those answers were lost.
 """
 
 from __future__ import annotations
@@ -30,11 +32,16 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import journal
 from .locks import runs_root
 
 COMMITTED = ".completions.parquet"  # the suffix of a landed part's commit marker
 JUDGMENTS = ".judgments.parquet"
 RESERVE_BYTES = 8 * 2**20  # far more than the parts of the calls one run has in flight (64 x a few kB)
+
+
+class KeptInReserve(OSError):
+    """A part the full disk refused, written into the run's reserve: the run must stop buying."""
 
 
 @dataclass(frozen=True)
@@ -91,20 +98,33 @@ class RunFolder:
             os.close(fd)
 
     def room_spent(self) -> bool:
-        """The disk filled and the reserve was given up: the run must buy no more answers."""
-        return (self.path / "reserve.spent").exists()
+        """The disk filled and a part went into the reserve: the run must buy no more answers."""
+        return journal.holds_records(self.reserve)
 
     def land(self, judgments: pa.Table, completions: pa.Table, part: str) -> Path:
-        """Land one part: judgments first, then completions (the commit marker), each by rename;
-        on a full disk, in the reserve's room (see the module's docstring)."""
+        """Land one part: judgments first, then completions (the commit marker), each by rename.
+        On a full disk the part goes into the reserve (see the module's docstring) and
+        `KeptInReserve` says the run must stop."""
         try:
             return self._land(judgments, completions, part)
         except OSError as exc:
             if exc.errno != errno.ENOSPC or not self.reserve.exists():
                 raise
-            self.reserve.unlink()
-            (self.path / "reserve.spent").touch()
-        return self._land(judgments, completions, part)
+        journal.append(self.reserve, part, judgments, completions)
+        raise KeptInReserve(
+            errno.ENOSPC,
+            "No space left on device (the run stopped: what it bought is kept in its reserve)",
+            str(self.landing.absolute()),
+        )
+
+    def unjournal(self) -> None:
+        """Land the parts a full disk left in the reserve (a run that is over), then drop it: a
+        part landed twice (a crash between the two) loads the same cells once."""
+        if not journal.holds_records(self.reserve):
+            return
+        for i, (part, judgments, completions) in enumerate(journal.records(self.reserve)):
+            self._land(judgments, completions, f"{part}.r{i:04d}")  # a retried part's name comes twice
+        self.reserve.unlink()
 
     def _land(self, judgments: pa.Table, completions: pa.Table, part: str) -> Path:
         self.landing.mkdir(parents=True, exist_ok=True)
@@ -137,8 +157,12 @@ class RunFolder:
 
     @classmethod
     def unloaded(cls, runs: Path, live: set[str]) -> list[Path]:
-        """Committed parts of runs that are not live (crash recovery); a live run loads its own."""
-        return [part for folder in cls.all(runs) if folder.run_id not in live for part in folder.landed()]
+        """Committed parts of runs that are not live (crash recovery), the parts their reserves
+        kept landed first; a live run loads its own."""
+        over = [folder for folder in cls.all(runs) if folder.run_id not in live]
+        for folder in over:
+            folder.unjournal()
+        return [part for folder in over for part in folder.landed()]
 
     @classmethod
     def prune(cls, runs: Path, live: set[str]) -> None:
@@ -147,7 +171,9 @@ class RunFolder:
         for folder in cls.all(runs):
             if folder.run_id in live:
                 continue
-            for kept in (folder.reserve, folder.path / "reserve.spent"):
+            if journal.holds_records(folder.reserve):
+                continue  # parts the disk refused, not landed yet (still full): the next run's
+            for kept in (folder.reserve, folder.path / "reserve.spent"):  # .spent: runs of before
                 kept.unlink(missing_ok=True)
             for sub in sorted((p for p in folder.path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
                 with contextlib.suppress(OSError):

@@ -37,7 +37,7 @@ from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.telemetry import traced_shard
 from rubricflow.tasks.runtime.prefect_server import state_dir
 from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
-from rubricflow.warehouse.run_folder import RunFolder
+from rubricflow.warehouse.run_folder import KeptInReserve, RunFolder
 
 
 @dataclass
@@ -226,13 +226,15 @@ class Begun:
         if batch or (final and not self.parts):
             try:
                 self.parts.append(str(land(batch, self.folder, f"{self.shard}.p{len(self.parts):04d}")))
+            except KeptInReserve:
+                raise  # in the run's reserve: the next run lands it (never kept twice)
             except BaseException:
                 self.done.extendleft(reversed(batch))  # not landed: kept for the next try
                 raise
-        if self.folder.room_spent():  # landed in the reserve's room: stop buying what could not be kept
+        if self.folder.room_spent():  # a part went into the reserve: stop buying what could not be kept
             raise OSError(
                 errno.ENOSPC,
-                "No space left on device (the run stopped: what it bought has landed)",
+                "No space left on device (the run stopped: what it bought has landed or is in its reserve)",
                 str(self.folder.landing.absolute()),
             )
 

@@ -22,7 +22,9 @@ variables are deleted from the scheduler.
 
 from __future__ import annotations
 
+import errno
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +42,12 @@ from rubricflow.tasks.judging.shard import ShardResult
 from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.run_folder import KeptInReserve
 
 MAX_ATTEMPTS = 4
+GUIDE = 2  # a piece is at most 1/(GUIDE x workers) of the cells not yet handed out
+SMALLEST_ROUNDS = 2  # the smallest piece: this many rounds of --max-in-flight calls
+WARM_S = 60.0  # the longest the run waits for the workers to import the judging code
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
 DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
@@ -114,12 +120,16 @@ def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[Sha
     cluster = ClusterRun(client, run, prompt_identity(run.bundle, run.judge))
     cluster.stall_s = float(settings().cluster_stall_s or stall_deadline_s(run.judge))
     try:
-        shards = {f.stem: Shard(f.stem, pq.read_table(f)) for f in plan_files}
+        workers = cluster.warm_up()
+        smallest = SMALLEST_ROUNDS * run.judge.max_in_flight
+        shards = pieces([(f.stem, pq.read_table(f)) for f in plan_files], workers, smallest)
         cluster.judge(shards, lambda parts: _land(run, shards, parts))
         for plan_file in plan_files:
             plan_file.unlink()
         return [s.result for s in shards.values()]
     except OSError as exc:  # CommClosedError and the like: the scheduler is gone
+        if exc.errno == errno.ENOSPC:  # a full disk here: what came back is landed or in the reserve
+            raise
         raise ClusterFailed(
             f"the Dask scheduler at {address} stopped answering ({type(exc).__name__}): what came back has "
             "landed; run again to judge the rest"
@@ -127,6 +137,24 @@ def judge_on_cluster(address: str, run: Run, plan_files: list[Path]) -> list[Sha
     finally:
         cluster.forget()
         client.close()
+
+
+def pieces(plans: list[tuple[str, pa.Table]], workers: int, smallest: int) -> dict[str, Shard]:
+    """The plan files' cells in the pieces sent as tasks, large first and smaller toward the end
+    (guided self-scheduling): a worker takes the next piece as it frees a thread, so the workers
+    finish within a small piece of each other. One task per plan file left a worker idle for up to a
+    whole shard while another judged its last one. A piece never spans two plan files."""
+    left = sum(table.num_rows for _, table in plans)
+    out: dict[str, Shard] = {}
+    for stem, table in plans:
+        start = 0
+        while start < table.num_rows:
+            size = max(smallest, math.ceil(left / (GUIDE * max(1, workers))))
+            piece = table.slice(start, size)
+            name = stem if start == 0 and piece.num_rows == table.num_rows else f"{stem}-{start}"
+            out[name] = Shard(name, piece)
+            start, left = start + piece.num_rows, left - piece.num_rows
+    return out
 
 
 class ClusterRun:
@@ -141,6 +169,16 @@ class ClusterRun:
         self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
         self.stall_s = self.silence_s
         self.deadline_s = float(settings().cluster_deadline_s or "inf")
+
+    def warm_up(self) -> int:
+        """Import the judging code on every worker before any piece goes out (a worker's first
+        import takes seconds, and the workers then began their first calls that far apart); returns
+        how many workers there are. Best effort: a worker that cannot import fails its task instead."""
+        try:
+            self.client.sync(self.client._run, _warm, on_error="ignore", callback_timeout=WARM_S)
+        except Exception:  # noqa: BLE001, S110  # a worker too slow or gone: its first piece says so
+            pass
+        return len(self.client.scheduler_info()["workers"])
 
     def judge(self, shards: dict[str, Shard], land) -> None:
         running = {self.submit(s): s for s in shards.values()}
@@ -196,7 +234,9 @@ class ClusterRun:
             self.queue.name,
             self.identity,
             key=f"{self.run.run_id}-{shard.attempt}",
-            workers=workers or None,  # another worker where there is one
+            # another worker where there is one; none named, the scheduler queues the pieces and
+            # hands each to the next worker with a free thread
+            workers=(workers or None) if shard.avoid else None,
             pure=False,
         )
 
@@ -255,6 +295,10 @@ def stall_deadline_s(config: JudgeConfig) -> float:
     return max(SILENCE_S, per_call * (config.answer_retries + 1))
 
 
+def _warm() -> None:
+    import rubricflow.tasks.judging.remote  # noqa: F401  # and with it the judge, the client, pyarrow
+
+
 def _warn(message: str) -> None:
     from prefect import get_run_logger
 
@@ -277,7 +321,7 @@ def _take(queue, wait: bool) -> list:
 def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
     """Write each part as the local processes land theirs, then load them in one writer session;
     a heartbeat only marks its attempt alive, and a given-up attempt's parts are dropped."""
-    files = []
+    files, kept = [], None
     for attempt, part, judgments, completions in parts:
         shard = shards[attempt.rsplit(".a", 1)[0]]
         if attempt != shard.attempt:
@@ -287,7 +331,10 @@ def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
         if part < 0:
             continue
         table = from_bytes(completions)
-        files.append(run.folder.land(from_bytes(judgments), table, f"{attempt}.p{part:04d}"))
+        try:
+            files.append(run.folder.land(from_bytes(judgments), table, f"{attempt}.p{part:04d}"))
+        except KeptInReserve as exc:  # the disk is full: the rest of the parts go to the reserve too
+            kept = exc
         shard.count(table)
         for row in table.select(["status", "attempts", "prompt_tokens", "completion_tokens", "latency_ms"]).to_pylist():
             notify("cell", row)
@@ -295,3 +342,5 @@ def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
         with db.writer(run.warehouse) as con:
             for f in files:
                 steps.load_landed(con, f)
+    if kept is not None:
+        raise kept

@@ -166,8 +166,8 @@ class DaskCluster:
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         for pid in [*children, str(proc.pid)]:
             for grandchild in subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split():
-                os.kill(int(grandchild), 9)
-            os.kill(int(pid), 9)
+                _kill(int(grandchild))
+            _kill(int(pid))
         proc.wait()
 
     def __exit__(self, *exc) -> None:
@@ -175,6 +175,15 @@ class DaskCluster:
             stop(proc)
         stop(self.scheduler)
         shutil.rmtree(self.certs_folder, ignore_errors=True)
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL, where a process that ended between the listing and the kill is no error (it raised
+    ProcessLookupError, and the nanny above it lived on)."""
+    try:
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass
 
 
 class Postgres:

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -84,3 +85,80 @@ def test_a_run_that_fills_the_disk_keeps_what_landed_and_the_next_buys_nothing_t
     # the first run's row could not be written either: the next run closed it and loaded its parts
     assert ok == TEXTS and statuses[0][0] in ("failed", "interrupted") and statuses[1] == ("completed",)
     assert stats["repeats_after_an_answer"] == 0 and stats["answered"] == TEXTS  # no answer bought twice
+
+
+KEEPS_FULL = r"""
+set -u
+mount -t tmpfs -o size=64m tmpfs "$DISK" || exit 90
+cp "$OUTSIDE/w.duckdb" "$DISK/w.duckdb"
+cd "$DISK"
+score() { "$EXE" score -c c -r llm-slop -w w.duckdb --base-url "$URL" --shard-size 100 --max-in-flight 2; }
+score > "$OUTSIDE/first.out" 2> "$OUTSIDE/first.err" &
+first=$!
+while [ ! -e "$OUTSIDE/fill" ]; do sleep 0.05; done
+"$PY" -c "$FILLER" &
+filler=$!
+while [ ! -e "$OUTSIDE/filled" ]; do sleep 0.01; done
+wait $first; echo $? > "$OUTSIDE/first.rc"
+wait $filler
+rm "$DISK/filler"
+score > "$OUTSIDE/second.out" 2> "$OUTSIDE/second.err"; echo $? > "$OUTSIDE/second.rc"
+cp w.duckdb "$OUTSIDE/after.duckdb"
+"""
+# Another writer on the same disk: it takes every block freed, at once, until the first run has ended.
+FILLER = r"""
+import os, time
+outside, full = os.environ["OUTSIDE"], False
+with open(os.path.join(os.environ["DISK"], "filler"), "wb", buffering=0) as fh:
+    while not os.path.exists(os.path.join(outside, "first.rc")):
+        try:
+            fh.write(b"\0" * 65536)
+        except OSError:
+            if not full:
+                full = True
+                open(os.path.join(outside, "filled"), "w").close()
+            time.sleep(0.001)
+"""
+
+
+@pytest.mark.slow
+def test_answers_in_flight_when_another_writer_keeps_the_disk_full_are_kept_not_bought_again(tmp_path):
+    """The disk fills mid-shard and another writer keeps it full, taking every block freed. The run
+    gave up its reserve to land in its room and the writer took that room: the answers that arrived
+    after (the calls in flight when it stopped) were lost and the next run bought them again. They
+    go into the reserve itself now, written in place, and the next run loads them."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not private_tmpfs_works(disk):
+        pytest.skip("no private mount namespace here (unshare -rm): a real full disk needs one")
+    (tmp_path / "c.jsonl").write_text(
+        "".join(json.dumps({"id": f"t{i:02d}", "text": f"The council met on day {i}."}) + "\n" for i in range(TEXTS))
+    )
+    ingest = [EXE, "ingest", str(tmp_path / "c.jsonl"), "-c", "c", "-w", str(tmp_path / "w.duckdb")]
+    assert subprocess.run(ingest, capture_output=True).returncode == 0
+    server = ServerProcess("--latency-ms", "150")
+    env = {**os.environ, "DISK": str(disk), "OUTSIDE": str(tmp_path), "EXE": EXE, "URL": server.base_url}
+    env.update(COLUMNS="300", PY=sys.executable, FILLER=FILLER)
+    script = subprocess.Popen(["unshare", "-rm", "sh", "-c", KEEPS_FULL], env=env)
+    try:
+        deadline = time.monotonic() + 240
+        while server.stats()["answered"] < 8:  # one shard of 40, landed every 2 s: the disk fills before its first part
+            assert script.poll() is None and time.monotonic() < deadline, "the first run ended before the disk filled"
+            time.sleep(0.05)
+        (tmp_path / "fill").touch()
+        assert script.wait(timeout=400) == 0
+        stats = server.stats()
+    finally:
+        if script.poll() is None:
+            script.kill()
+        server.stop()
+    first_err = (tmp_path / "first.err").read_text()
+    said = [line for line in first_err.splitlines() if line.startswith("error:")]
+    assert (tmp_path / "first.rc").read_text().strip() == "2", first_err
+    assert len(said) == 1 and "the disk is full" in said[0] and f"{disk}/" in said[0], first_err
+    assert (tmp_path / "second.rc").read_text().strip() == "0", (tmp_path / "second.err").read_text()
+    with duckdb.connect(str(tmp_path / "after.duckdb"), read_only=True) as con:
+        ok = con.execute("SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE status = 'ok'").fetchone()
+    assert ok == (TEXTS, TEXTS)
+    # main: the answers that came after the reserve's room was taken were bought again
+    assert stats["repeats_after_an_answer"] == 0 and stats["answered"] == TEXTS, stats

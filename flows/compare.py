@@ -9,7 +9,7 @@ from rubricflow.flows.artifacts import artifact_key, publish
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import criterion_rows, md_table, md_text
-from rubricflow.tasks.stats.compare import Comparison, compared, judgment_sets
+from rubricflow.tasks.stats.compare import Comparison, bundle_of, compared, judgment_sets
 from rubricflow.warehouse.store import Store
 
 
@@ -40,8 +40,8 @@ def compare_flow(
         a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
     else:
         named = Store(warehouse_path).execute_fn
-        a = named(judgment_sets, corpus_id, rubric_a, _judge_hash(judge_a), allow_mixed, "A", judge_hash_a)
-        b = named(judgment_sets, corpus_id, rubric_b, _judge_hash(judge_b), allow_mixed, "B", judge_hash_b)
+        a = named(judgment_sets, corpus_id, rubric_a, _judge_hash(judge_a, rubric_a), allow_mixed, "A", judge_hash_a)
+        b = named(judgment_sets, corpus_id, rubric_b, _judge_hash(judge_b, rubric_b), allow_mixed, "B", judge_hash_b)
     result = compared(warehouse_path, corpus_id, a, b, top=top, resamples=resamples)
     logger.info(
         "compared %s vs %s on %s: %s texts paired, mean delta %s",
@@ -59,9 +59,13 @@ def compare_flow(
     return result
 
 
-def _judge_hash(judge: JudgeConfig | None) -> str | None:
-    """A side's judge is pinned only when a model is named; otherwise any judge that scored it."""
-    return judge.judge_hash() if judge is not None and "model" in judge.model_fields_set else None
+def _judge_hash(judge: JudgeConfig | None, ref: str) -> str | None:
+    """A side's judge is pinned only when a model is named; otherwise any judge that scored it. The
+    judge as its runs judged the rubric: the rubric's execution strategy where none was given."""
+    if judge is None or "model" not in judge.model_fields_set:
+        return None
+    bundle = bundle_of(ref)
+    return (judge.for_rubric(bundle.rubric) if bundle is not None else judge).judge_hash()
 
 
 def comparison_markdown(c: Comparison) -> str:

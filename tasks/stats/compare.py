@@ -14,7 +14,7 @@ import duckdb
 
 from rubricflow.errors import CheckFailed
 from rubricflow.rubrics.algebra import changed_criteria
-from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.formats import rubric_from_data
 from rubricflow.rubrics.library import Library, LibraryError, resolve
 from rubricflow.warehouse import db, steps
@@ -32,12 +32,18 @@ class MixedHashesError(CompareError):
 
 def rubric_hash_of(ref: str) -> str | None:
     """The content hash of a rubric file or library name; None when `ref` names neither."""
+    bundle = bundle_of(ref)
+    return bundle.hash if bundle is not None else None
+
+
+def bundle_of(ref: str) -> Bundle | None:
+    """The compiled rubric of a rubric file or library name; None when `ref` names neither."""
     if not Path(ref).is_file():
         try:
             Library().get(ref)
         except LibraryError:
             return None
-    return compile_or_raise(resolve(ref), source=ref).hash
+    return compile_or_raise(resolve(ref), source=ref)
 
 
 def judgment_sets(

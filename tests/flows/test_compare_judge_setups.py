@@ -34,3 +34,19 @@ def test_two_strategies_of_one_model_are_compared_by_judge_hash(tmp_path, corpus
     assert f"judge {a[:8]}" in said and f"judge {b[:8]}" in said
     code, said = compare("--judge-hash-a", "ffffffffff", "--judge-hash-b", b[:10])
     assert code != 0 and "side A: no judgments of 'writing-quality' on corpus 'c' with that judge" in said, said
+
+
+def test_a_named_model_finds_the_judgments_of_a_rubric_judged_by_its_own_strategy(tmp_path, corpus, judge_server):
+    """zinsser-judge declares its execution strategy (grouped, seed 001): its runs' judge hash is the
+    grouped one, and `--no-score --model` must look for that one, not the default strategy's."""
+    from rubricflow.flows.compare import compare_flow
+    from rubricflow.tasks.judging.config import OFFLINE_MODEL, JudgeConfig
+
+    server = judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(corpus(3)), warehouse, "c")
+    ran = score_corpus("c", "zinsser-judge", warehouse, {"base_url": server.base_url, "model": OFFLINE_MODEL})
+    judge = JudgeConfig(base_url=server.base_url, model=OFFLINE_MODEL)
+    assert ran["judge_hash"] != judge.judge_hash()  # the grouped strategy, not the default holistic
+    result = compare_flow("c", "zinsser-judge", "zinsser-judge", warehouse, judge, judge, score=False)
+    assert result.summary["texts_paired"] == 3

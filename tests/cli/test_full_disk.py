@@ -46,8 +46,10 @@ def private_tmpfs_works(where: Path) -> bool:
     return probe.returncode == 0
 
 
-@pytest.mark.slow
-def test_a_run_that_fills_the_disk_keeps_what_landed_and_the_next_buys_nothing_twice(tmp_path):
+def fill_the_disk_while_scoring(tmp_path: Path, script: str, answered: int, **env: str) -> tuple[dict, str]:
+    """Run `script` (its first `score` in the background) in a private namespace with the warehouse on
+    a tmpfs; once the judge has answered `answered` calls, let it fill the disk. Returns the
+    judge's counts and the first run's stderr, after checking that it ended in one full-disk line and the next run in 0."""
     disk = tmp_path / "disk"
     disk.mkdir()
     if not private_tmpfs_works(disk):
@@ -58,27 +60,34 @@ def test_a_run_that_fills_the_disk_keeps_what_landed_and_the_next_buys_nothing_t
     ingest = [EXE, "ingest", str(tmp_path / "c.jsonl"), "-c", "c", "-w", str(tmp_path / "w.duckdb")]
     assert subprocess.run(ingest, capture_output=True).returncode == 0
     server = ServerProcess("--latency-ms", "150")
-    env = {**os.environ, "DISK": str(disk), "OUTSIDE": str(tmp_path), "EXE": EXE, "URL": server.base_url}
+    env = {**os.environ, "DISK": str(disk), "OUTSIDE": str(tmp_path), "EXE": EXE, "URL": server.base_url, **env}
     env["COLUMNS"] = "300"
-    script = subprocess.Popen(["unshare", "-rm", "sh", "-c", SCRIPT], env=env)
+    process = subprocess.Popen(["unshare", "-rm", "sh", "-c", script], env=env)
     try:
         deadline = time.monotonic() + 240
-        while server.stats()["answered"] < 12:  # a shard or more landed: now the disk fills, for real
-            assert script.poll() is None and time.monotonic() < deadline, "the first run ended before the disk filled"
+        while server.stats()["answered"] < answered:
+            assert process.poll() is None and time.monotonic() < deadline, "the first run ended before the disk filled"
             time.sleep(0.05)
         (tmp_path / "fill").touch()
-        assert script.wait(timeout=400) == 0
+        assert process.wait(timeout=400) == 0
         stats = server.stats()
     finally:
-        if script.poll() is None:
-            script.kill()
+        if process.poll() is None:
+            process.kill()
         server.stop()
     first_err = (tmp_path / "first.err").read_text()
     said = [line for line in first_err.splitlines() if line.startswith("error:")]  # beside the progress lines
     assert (tmp_path / "first.rc").read_text().strip() == "2", first_err
     assert len(said) == 1 and "the disk is full" in said[0] and f"{disk}/" in said[0], first_err
-    assert "Traceback" not in first_err and "| ERROR" not in first_err  # no Prefect record before it
     assert (tmp_path / "second.rc").read_text().strip() == "0", (tmp_path / "second.err").read_text()
+    return stats, first_err
+
+
+@pytest.mark.slow
+def test_a_run_that_fills_the_disk_keeps_what_landed_and_the_next_buys_nothing_twice(tmp_path):
+    # a shard or more landed (12 answers): now the disk fills, for real
+    stats, first_err = fill_the_disk_while_scoring(tmp_path, SCRIPT, 12)
+    assert "Traceback" not in first_err and "| ERROR" not in first_err  # no Prefect record before it
     with duckdb.connect(str(tmp_path / "after.duckdb"), read_only=True) as con:
         ok = con.execute("SELECT count(*) FROM completions WHERE status = 'ok'").fetchone()[0]
         statuses = con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()
@@ -127,36 +136,8 @@ def test_answers_in_flight_when_another_writer_keeps_the_disk_full_are_kept_not_
     gave up its reserve to land in its room and the writer took that room: the answers that arrived
     after (the calls in flight when it stopped) were lost and the next run bought them again. They
     go into the reserve itself now, written in place, and the next run loads them."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if not private_tmpfs_works(disk):
-        pytest.skip("no private mount namespace here (unshare -rm): a real full disk needs one")
-    (tmp_path / "c.jsonl").write_text(
-        "".join(json.dumps({"id": f"t{i:02d}", "text": f"The council met on day {i}."}) + "\n" for i in range(TEXTS))
-    )
-    ingest = [EXE, "ingest", str(tmp_path / "c.jsonl"), "-c", "c", "-w", str(tmp_path / "w.duckdb")]
-    assert subprocess.run(ingest, capture_output=True).returncode == 0
-    server = ServerProcess("--latency-ms", "150")
-    env = {**os.environ, "DISK": str(disk), "OUTSIDE": str(tmp_path), "EXE": EXE, "URL": server.base_url}
-    env.update(COLUMNS="300", PY=sys.executable, FILLER=FILLER)
-    script = subprocess.Popen(["unshare", "-rm", "sh", "-c", KEEPS_FULL], env=env)
-    try:
-        deadline = time.monotonic() + 240
-        while server.stats()["answered"] < 8:  # one shard of 40, landed every 2 s: the disk fills before its first part
-            assert script.poll() is None and time.monotonic() < deadline, "the first run ended before the disk filled"
-            time.sleep(0.05)
-        (tmp_path / "fill").touch()
-        assert script.wait(timeout=400) == 0
-        stats = server.stats()
-    finally:
-        if script.poll() is None:
-            script.kill()
-        server.stop()
-    first_err = (tmp_path / "first.err").read_text()
-    said = [line for line in first_err.splitlines() if line.startswith("error:")]
-    assert (tmp_path / "first.rc").read_text().strip() == "2", first_err
-    assert len(said) == 1 and "the disk is full" in said[0] and f"{disk}/" in said[0], first_err
-    assert (tmp_path / "second.rc").read_text().strip() == "0", (tmp_path / "second.err").read_text()
+    # one shard of 40, landed every 2 s: the disk fills before its first part
+    stats, _ = fill_the_disk_while_scoring(tmp_path, KEEPS_FULL, 8, PY=sys.executable, FILLER=FILLER)
     with duckdb.connect(str(tmp_path / "after.duckdb"), read_only=True) as con:
         ok = con.execute("SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE status = 'ok'").fetchone()
     assert ok == (TEXTS, TEXTS)

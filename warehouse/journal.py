@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import io
 import os
 import struct
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+
+from rubricflow.warehouse.rows import from_bytes, to_bytes
 
 MAGIC = b"RFJ1"
 _LENGTH = struct.Struct(">Q")
@@ -36,7 +37,7 @@ def holds_records(journal: Path) -> bool:
 
 def append(journal: Path, part: str, judgments: pa.Table, completions: pa.Table) -> None:
     """Write one part after the last record, in place and synced; ENOSPC when it does not fit."""
-    record = MAGIC + b"".join(_field(f) for f in (part.encode(), _to_bytes(judgments), _to_bytes(completions)))
+    record = MAGIC + b"".join(_field(f) for f in (part.encode(), to_bytes(judgments), to_bytes(completions)))
     fd = os.open(journal, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # the run's processes (local Dask workers) share it
@@ -56,7 +57,7 @@ def records(journal: Path) -> Iterator[tuple[str, pa.Table, pa.Table]]:
     try:
         for raw in _raw_records(fd, os.fstat(fd).st_size):
             name, judgments, completions = _fields(raw[len(MAGIC) :])
-            yield name.decode(), _from_bytes(judgments), _from_bytes(completions)
+            yield name.decode(), from_bytes(judgments), from_bytes(completions)
     finally:
         os.close(fd)
 
@@ -83,14 +84,3 @@ def _fields(data: bytes) -> list[bytes]:
         out.append(data[at + _LENGTH.size : at + _LENGTH.size + n])
         at += _LENGTH.size + n
     return out
-
-
-def _to_bytes(table: pa.Table) -> bytes:
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def _from_bytes(data: bytes) -> pa.Table:
-    return pa.ipc.open_stream(data).read_all()

@@ -82,3 +82,15 @@ def blank_completion(**fields: Any) -> dict[str, Any]:
     row.update(attempts=0, status="failed", declared_disqualifiers=[], constraint_violations=[])
     row.update(fields)
     return row
+
+
+def to_bytes(table: pa.Table) -> bytes:
+    """Rows as an Arrow stream: how they travel to and from cluster workers and into a run's reserve."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def from_bytes(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(data).read_all()

@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import time
 from collections import deque
 from concurrent.futures import TimeoutError as FutureTimeout
-
-import pyarrow as pa
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -38,6 +35,7 @@ from rubricflow.tasks.judging.judge import Cell, judge_all
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker, land_tables, shard_result
+from rubricflow.warehouse.rows import from_bytes, to_bytes
 
 PUBLISH_S = 0.5
 HEARTBEAT_S = 5.0
@@ -53,17 +51,6 @@ def prompt_identity(bundle: Bundle, config: JudgeConfig) -> str:
     for unit in render(bundle.rubric, config.strategy).units.values():
         digest.update(f"\0{unit.fingerprint}".encode())
     return f"{__version__}:{digest.hexdigest()[:16]}"
-
-
-def to_bytes(table: pa.Table) -> bytes:
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def from_bytes(data: bytes) -> pa.Table:
-    return pa.ipc.open_stream(data).read_all()
 
 
 def judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: str = "") -> dict:

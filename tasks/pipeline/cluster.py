@@ -36,12 +36,13 @@ import pyarrow.parquet as pq
 from rubricflow.errors import InputError, TransientError
 from rubricflow.settings import settings
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.judging.remote import PUBLISH_S, from_bytes, judge_remote, prompt_identity, to_bytes
+from rubricflow.tasks.judging.remote import PUBLISH_S, judge_remote, prompt_identity
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult
 from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.rows import from_bytes, to_bytes
 from rubricflow.warehouse.run_folder import KeptInReserve
 
 MAX_ATTEMPTS = 4

@@ -50,16 +50,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
-@pytest.fixture(autouse=True)
-def each_tests_environment_stays_in_that_test():
-    """A test that runs a flow in this process (the Python API, start_flows) points it at the shared
-    Prefect server through its environment (PREFECT_API_URL and its secret), as a notebook's process
-    should be; the `rubricflow` processes later tests start must not inherit it (their Prefect state
-    would land in this session's server, not under the PREFECT_HOME they were given)."""
+def _environment_restored():
+    """A test or module that runs a flow in this process (the Python API, start_flows) points it at the
+    shared Prefect server through its environment (PREFECT_API_URL and its secret), as a notebook's
+    process should be; the `rubricflow` processes later tests start must not inherit it (their Prefect
+    state would land in this session's server, not under the PREFECT_HOME they were given)."""
     saved = dict(os.environ)
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+# Both scopes: a module-scoped fixture (tests/cli/test_best_of.py's `judged` calls the Python API) runs
+# before any test's own fixture is set up, so only a module-scoped restore takes its changes back.
+each_modules_environment_stays_in_that_module = pytest.fixture(
+    scope="module", autouse=True, name="each_modules_environment_stays_in_that_module"
+)(_environment_restored)
+each_tests_environment_stays_in_that_test = pytest.fixture(
+    autouse=True, name="each_tests_environment_stays_in_that_test"
+)(_environment_restored)
 
 
 @pytest.fixture(scope="session", autouse=True)

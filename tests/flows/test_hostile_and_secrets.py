@@ -51,8 +51,9 @@ def test_the_api_key_reaches_no_file_log_or_parameter(tmp_path, judge_server):
     canary = "sk-rubricflow-canary-7f3a9c1e5b2d4e6f8a0b"
     server = judge_server()
     home = tmp_path / "prefect-home"
-    env = {
-        **os.environ,
+    inherited = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "PREFECT_API_AUTH_STRING")}
+    env = {  # the commands' Prefect state must land under `home`, whatever server this process uses
+        **inherited,
         "OPENAI_API_KEY": canary,
         "PREFECT_HOME": str(home),
         "PREFECT_LOGGING_LEVEL": "DEBUG",

@@ -8,10 +8,12 @@ import os
 import subprocess
 import threading
 
+import duckdb
 import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.tasks.standins.cluster import DaskCluster, wait_until
+from tests.cli.test_full_disk import SCRIPT, TEXTS, fill_the_disk_while_scoring
 from tests.conftest import EXE, rows, write_corpus
 
 RECURSING = """
@@ -151,3 +153,17 @@ def test_a_hung_worker_is_given_up_and_a_run_past_its_deadline_fails_in_one_line
     assert past.returncode == 2, out
     assert "passed its deadline of 0.01s" in out and "Traceback" not in out
     assert rows(late, "SELECT status FROM runs") == [("failed",)]
+
+
+@pytest.mark.slow
+def test_a_cluster_run_that_fills_the_flows_disk_ends_in_one_line_and_the_rerun_buys_nothing_twice(tmp_path):
+    """docs/operations.md's "the flow's disk fills" row, on a cluster: a real full tmpfs under the
+    flow's warehouse and run folder (tests/cli/test_full_disk.py), the worker on a disk of its own."""
+    with DaskCluster(1, tmp_path / "dask") as cluster:
+        more = f"--cluster {cluster.address}"
+        stats, first_err = fill_the_disk_while_scoring(tmp_path, SCRIPT, 12, MORE=more, **cluster.tls_env)
+    assert "Traceback" not in first_err and "stopped answering" not in first_err, first_err
+    with duckdb.connect(str(tmp_path / "after.duckdb"), read_only=True) as con:
+        ok = con.execute("SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE status = 'ok'").fetchone()
+    assert ok == (TEXTS, TEXTS)  # nothing lost
+    assert stats["repeats_after_an_answer"] == 0 and stats["answered"] == TEXTS, stats  # nothing bought twice

@@ -513,13 +513,25 @@ class Judge:
         return answers.read_answer(self.bundle.rubric, response, unit, text, row)
 
 
-async def judge_all(judge: Judge, cells: list[Cell], on_done=None) -> list[Outcome]:
-    """Judge cells concurrently (the limiter caps calls in flight)."""
+async def judge_all(judge: Judge, cells: list[Cell], on_done=None, held=None) -> list[Outcome]:
+    """Judge cells concurrently (the limiter caps calls in flight). `held` (tasks/judging/remote.Held)
+    caps the cells begun and not yet taken away: a cell takes a place before its call (or is left
+    unjudged when `acquire` says False) and the consumer of `on_done` gives it back (a cell with no
+    outcome gives it back here)."""
 
     async def one(cell: Cell) -> Outcome | None:
-        outcome = await judge.judge(cell)
+        if held is not None and not await held.acquire():
+            return None  # the consumer can take no more (its link is gone): buy nothing
+        try:
+            outcome = await judge.judge(cell)
+        except BaseException:
+            if held is not None:
+                held.release()
+            raise
         if on_done and outcome is not None:
             on_done(outcome)
+        elif held is not None:
+            held.release()
         return outcome
 
     return [o for o in await asyncio.gather(*(one(c) for c in cells)) if o is not None]

@@ -1,11 +1,12 @@
 """Judging a shard on a Dask worker of another machine: the cells arrive as Arrow bytes, and what
-the worker judged goes back to the flow's process in parts every PUBLISH_S through a Dask queue
-on the scheduler, so the worker needs no warehouse, no run folder and no shared filesystem.
+the worker judged goes back to the flow's process answer by answer as they come, through a Dask
+queue on the scheduler, so the worker needs no warehouse, no run folder and no shared filesystem.
 
-A worker killed mid-shard loses only the answers of its last PUBLISH_S: every part it published
-has landed. Dask runs a task again on another worker when its worker dies; that second attempt
-judges nothing (it finds its start mark and returns `rerun`), and the flow plans the cells no
-part brought back as a new task instead, so no landed cell is bought twice.
+A worker killed mid-shard loses only its calls in flight and answers not yet published (at most
+HELD_ROUNDS x --max-in-flight cells): every part it published has landed. Dask runs a task again
+on another worker when its worker dies; that second attempt judges nothing (it finds its start
+mark and returns `rerun`), and the flow plans the cells no part brought back as a new task
+instead, so no landed cell is bought twice.
 
 The API key comes from the worker's own environment (OPENAI_API_KEY), never from the task's
 arguments.
@@ -23,11 +24,12 @@ next task rather than held by a call that never returns.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
+import threading
 import time
 from collections import deque
-from concurrent.futures import TimeoutError as FutureTimeout
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -37,7 +39,9 @@ from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import Worker, land_tables, shard_result
 from rubricflow.warehouse.rows import from_bytes, to_bytes
 
-PUBLISH_S = 0.5
+PUBLISH_S = 0.5  # the longest a worker waits for an answer before it looks again (given up? heartbeat due?)
+STOP_LOOK_S = 0.2  # how often a judging worker looks whether the flow asked it to stop buying
+HELD_ROUNDS = 2  # cells begun and not yet published: at most this many times --max-in-flight
 HEARTBEAT_S = 5.0
 
 
@@ -55,7 +59,7 @@ def prompt_identity(bundle: Bundle, config: JudgeConfig) -> str:
 
 def judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: str = "") -> dict:
     """Judge the cells (an Arrow stream) on this worker, publishing (attempt, part, judgments,
-    completions) to the queue every PUBLISH_S; returns the attempt's counts, or its error in one line."""
+    completions) to the queue as answers come; returns the attempt's counts, or its error in one line."""
     from distributed import get_worker
 
     worker = get_worker().address
@@ -81,29 +85,45 @@ def _judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: st
         return {"rerun": False, "refused": f"this worker renders other prompts ({mine}; the flow's: {identity})"}
     outbox = Queue(queue, client=client)
     try:
-        return _publish_judged(outbox, cells, attempt, run)
+        return _publish_judged(outbox, cells, attempt, run, Variable(f"{queue}-stop", client=client))
     finally:
         with contextlib.suppress(Exception):  # a scheduler that is gone keeps nothing
             outbox.close()  # the scheduler deletes the queue when its last user closes it
 
 
-def _publish_judged(outbox, cells: bytes, attempt: str, run: Run) -> dict:
+def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
+    """Publish each answer as it comes (whatever came during the last put goes in the next): a
+    scheduler lost mid-run loses only the calls in flight and the answers of one put. The worker
+    holds at most HELD_ROUNDS x --max-in-flight cells begun and not yet published: while puts hang
+    (a scheduler going away), it stops buying; and when the flow sets `stop` (its disk is full) it
+    begins no more cells, publishes what its calls in flight bring, and ends."""
     todo = [Cell(**row) for row in from_bytes(cells).to_pylist()]
     done: deque = deque()
+    came = threading.Event()
     worker = Worker.get()
-    future = worker.submit(judge_all(worker.judge(run), todo, done.append))
+    held = Held(HELD_ROUNDS * run.judge.max_in_flight, _scheduler_link(), stop)
+    held.look()
+
+    def answered(outcome) -> None:
+        done.append(outcome)
+        came.set()
+
+    future = worker.submit(judge_all(worker.judge(run), todo, answered, held))
+    future.add_done_callback(lambda _: came.set())
     part, heard = 0, time.monotonic() - HEARTBEAT_S - 1  # the first heartbeat says the attempt began
     while True:
-        try:
-            outcomes = future.result(timeout=PUBLISH_S)
-        except FutureTimeout:
-            outcomes = None
+        came.wait(PUBLISH_S)
+        came.clear()
+        held.look()
+        outcomes = future.result() if future.done() else None
         batch = [done.popleft() for _ in range(len(done))]
         try:
             if batch:
                 judgments, completions = land_tables(batch)
                 outbox.put((attempt, part, to_bytes(judgments), to_bytes(completions)))
                 part, heard = part + 1, time.monotonic()
+                for _ in batch:
+                    worker.loop.call_soon_threadsafe(held.release)
             elif time.monotonic() - heard > HEARTBEAT_S:
                 outbox.put((attempt, -1, b"", b""))  # alive, nothing judged yet
                 heard = time.monotonic()
@@ -116,6 +136,47 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run) -> dict:
         if outcomes is not None:
             result = shard_result(attempt, outcomes, None, len(todo) - len(outcomes))  # type: ignore[arg-type]
             return {"rerun": False, **result.__dict__}
+
+
+class Held:
+    """Places for cells begun and not yet published, `size` of them; once `link_up()` says the
+    scheduler is gone, no place is given (a worker notices a killed scheduler at once; its puts
+    hang until they time out, and meanwhile it would buy what no one can land)."""
+
+    def __init__(self, size: int, link_up, stop=None) -> None:
+        self.places, self.link_up = asyncio.Semaphore(size), link_up
+        self.stop, self.stopped, self.looked = stop, False, 0.0
+
+    async def acquire(self) -> bool:
+        await self.places.acquire()
+        if not self.stopped and self.link_up():
+            return True
+        self.places.release()
+        return False
+
+    def release(self) -> None:
+        self.places.release()
+
+    def look(self) -> None:
+        """Whether the flow asked its workers to stop buying (its `stop` variable is set), looked up
+        at most every STOP_LOOK_S."""
+        if self.stop is None or self.stopped or time.monotonic() - self.looked < STOP_LOOK_S:
+            return
+        self.looked = time.monotonic()
+        try:
+            self.stop.get(timeout=0)
+            self.stopped = True
+        except TimeoutError:
+            pass
+
+
+def _scheduler_link():
+    """Whether this worker still holds its link to the scheduler (it closes itself when it breaks)."""
+    from distributed import get_worker
+    from distributed.core import Status
+
+    worker = get_worker()
+    return lambda: worker.status in (Status.running, Status.paused) and not worker.batched_stream.closed()
 
 
 def _given_up() -> bool:

@@ -15,17 +15,21 @@ its own (RUBRICFLOW_CLUSTER_DEADLINE_S, default none): past it the run fails in 
 part that came back landed. Parts of an attempt given up are ignored.
 
 A scheduler lost mid-run ends the run in one line: every part that came back has landed (the next
-run plans only the rest); the workers stop judging when they cannot publish, so what is bought
-twice is their calls in flight and unpublished answers. When the run ends, its queue and per-attempt
+run plans only the rest); the workers stop buying once their link to the scheduler is gone, and
+hold at most twice --max-in-flight cells begun and not yet published (tasks/judging/remote.Held), so
+what is bought twice is at most that per worker thread. When the run ends, its queue and per-attempt
 variables are deleted from the scheduler.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import math
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +53,7 @@ MAX_ATTEMPTS = 4
 GUIDE = 2  # a piece is at most 1/(GUIDE x workers) of the cells not yet handed out
 SMALLEST_ROUNDS = 2  # the smallest piece: this many rounds of --max-in-flight calls
 WARM_S = 60.0  # the longest the run waits for the workers to import the judging code
+TAKE_S = 0.1  # the longest the inbox's thread waits for a part before it looks whether to stop
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
 DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
@@ -166,6 +171,8 @@ class ClusterRun:
 
         self.client, self.run, self.identity = client, run, identity
         self.queue = Queue(f"rubricflow-{run.run_id}", client=client)
+        self.inbox = Inbox(self.queue)
+        self.stopped = False  # the workers were asked to stop buying (see stop_buying)
         self.attempts: list[str] = []
         self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
         self.stall_s = self.silence_s
@@ -183,9 +190,31 @@ class ClusterRun:
 
     def judge(self, shards: dict[str, Shard], land) -> None:
         running = {self.submit(s): s for s in shards.values()}
+        try:
+            self._judge(running, land)
+        except KeptInReserve:
+            self.stop_buying(running, land)
+            raise
+
+    def stop_buying(self, running: dict, land) -> None:
+        """The flow's disk is full: ask the workers to begin no more cells, and keep what their
+        calls in flight bring (in the run's reserve) until their tasks end, so the next run buys
+        none of it again."""
+        from distributed import Variable
+
+        Variable(f"{self.queue.name}-stop", client=self.client).set(True)
+        self.stopped = True
+        ends = time.monotonic() + self.silence_s
+        while not all(f.done() for f in running) and time.monotonic() < ends:
+            with contextlib.suppress(KeptInReserve):
+                land(self.inbox.take(wait=True))
+        with contextlib.suppress(KeptInReserve):
+            land(self.inbox.take(wait=False))
+
+    def _judge(self, running: dict, land) -> None:
         ends = time.monotonic() + self.deadline_s
         while running:
-            land(_take(self.queue, wait=True))
+            land(self.inbox.take(wait=True))
             now = time.monotonic()
             if now > ends:
                 self.give_up(running)
@@ -194,7 +223,7 @@ class ClusterRun:
                 if not future.done() and not quiet:
                     continue
                 running.pop(future)
-                land(_take(self.queue, wait=False))  # its last parts came before it ended
+                land(self.inbox.take(wait=False))  # its last parts came before it ended
                 if self.needs_another_attempt(future, shard, quiet):
                     if shard.error:
                         _warn(f"shard {shard.name} attempt {shard.attempts} failed: {shard.error}; trying again")
@@ -281,10 +310,13 @@ class ClusterRun:
         """Delete the run's queue and start marks from the scheduler (best effort: it may be gone)."""
         from distributed import Variable
 
+        self.inbox.stop()
         try:
             for attempt in self.attempts:
                 Variable(f"{self.queue.name}-{attempt}", client=self.client).delete()
             self.queue.close()  # the last of its users (each task closes its own): the scheduler drops it
+            if self.stopped:
+                Variable(f"{self.queue.name}-stop", client=self.client).delete()
         except Exception:  # noqa: BLE001, S110  # a scheduler that is gone keeps nothing anyway
             pass
 
@@ -306,38 +338,75 @@ def _warn(message: str) -> None:
     get_run_logger().warning(message)
 
 
-def _take(queue, wait: bool) -> list:
-    """The parts waiting in the queue; with `wait`, waits up to PUBLISH_S for the first."""
-    parts = []
-    if wait:
+class Inbox:
+    """The run's queue, emptied into this process by a thread of its own as parts come: a part taken
+    is the flow's (landed even when the scheduler is lost next), where one left in the queue while
+    the flow landed the last is lost with the scheduler and bought again."""
+
+    def __init__(self, queue) -> None:
+        self.queue, self.parts = queue, deque()
+        self.came, self.stopped, self.lock = threading.Event(), threading.Event(), threading.Lock()
+        self.error: OSError | None = None
+        self.thread = threading.Thread(target=self._empty, name="rubricflow-inbox", daemon=True)
+        self.thread.start()
+
+    def _empty(self) -> None:
+        while not self.stopped.is_set() and self.error is None:
+            with self.lock:
+                self._get(TAKE_S)
+
+    def _get(self, wait_s: float) -> None:
+        """Move what waits in the queue here (waiting up to wait_s for the first part); a lost
+        scheduler is kept in `error`, raised once every part taken has been given out."""
         try:
-            parts.append(queue.get(timeout=PUBLISH_S))
+            got = [self.queue.get(timeout=wait_s)] if wait_s else []
         except TimeoutError:
-            return parts
-    while batch := queue.get(batch=True):
-        parts.extend(batch)
-    return parts
+            return
+        except OSError as exc:
+            self.error = exc
+            return self.came.set()
+        try:
+            while batch := self.queue.get(batch=True):
+                got.extend(batch)
+        except OSError as exc:
+            self.error = exc
+        if got or self.error:
+            self.parts.extend(got)
+            self.came.set()
+
+    def take(self, wait: bool) -> list:
+        """The parts taken so far; with `wait`, waits up to PUBLISH_S for one; without, first takes
+        whatever waits in the queue now (an attempt that ended put its last parts there)."""
+        if wait:
+            self.came.wait(PUBLISH_S)
+        elif self.error is None:
+            with self.lock:
+                self._get(0)
+        self.came.clear()
+        parts = [self.parts.popleft() for _ in range(len(self.parts))]
+        if not parts and self.error is not None:
+            raise self.error
+        return parts
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=2 * TAKE_S + 1)
 
 
 def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
-    """Write each part as the local processes land theirs, then load them in one writer session;
-    a heartbeat only marks its attempt alive, and a given-up attempt's parts are dropped."""
+    """Write each attempt's parts as one landed part (workers publish each answer as it comes: a
+    file per answer would be many), then load them in one writer session; a heartbeat only marks
+    its attempt alive, and a given-up attempt's parts are dropped."""
     files, kept = [], None
-    for attempt, part, judgments, completions in parts:
-        shard = shards[attempt.rsplit(".a", 1)[0]]
-        if attempt != shard.attempt:
-            continue
-        shard.heard = time.monotonic()
-        shard.progressed = shard.progressed or shard.heard  # its first word: the attempt began
-        if part < 0:
-            continue
-        table = from_bytes(completions)
+    for attempt, (first, judgments, completions) in _by_attempt(shards, parts).items():
         try:
-            files.append(run.folder.land(from_bytes(judgments), table, f"{attempt}.p{part:04d}"))
+            files.append(run.folder.land(judgments, completions, f"{attempt}.p{first:04d}"))
         except KeptInReserve as exc:  # the disk is full: the rest of the parts go to the reserve too
             kept = exc
-        shard.count(table)
-        for row in table.select(["status", "attempts", "prompt_tokens", "completion_tokens", "latency_ms"]).to_pylist():
+        shards[attempt.rsplit(".a", 1)[0]].count(completions)
+        for row in completions.select(
+            ["status", "attempts", "prompt_tokens", "completion_tokens", "latency_ms"]
+        ).to_pylist():
             notify("cell", row)
     if files:
         with db.writer(run.warehouse) as con:
@@ -345,3 +414,20 @@ def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:
                 steps.load_landed(con, f)
     if kept is not None:
         raise kept
+
+
+def _by_attempt(shards: dict[str, Shard], parts: list) -> dict[str, tuple[int, pa.Table, pa.Table]]:
+    """The judged parts of each counting attempt, joined: (its first part's number, judgments, completions)."""
+    got: dict[str, list] = {}
+    for attempt, part, judgments, completions in parts:
+        shard = shards[attempt.rsplit(".a", 1)[0]]
+        if attempt != shard.attempt:
+            continue
+        shard.heard = time.monotonic()
+        shard.progressed = shard.progressed or shard.heard  # its first word: the attempt began
+        if part >= 0:
+            got.setdefault(attempt, []).append((part, from_bytes(judgments), from_bytes(completions)))
+    return {
+        attempt: (ps[0][0], pa.concat_tables([p[1] for p in ps]), pa.concat_tables([p[2] for p in ps]))
+        for attempt, ps in got.items()
+    }

@@ -160,6 +160,14 @@ class DaskCluster:
         self.scheduler.kill()
         self.scheduler.wait()
 
+    def restart(self) -> None:
+        """Stop what is left (workers that lost their scheduler) and start the cluster afresh at the
+        same address: what a user does after losing the scheduler."""
+        self.__exit__()
+        self.workers = []
+        self.certs = make_certificates(self.certs_folder)
+        self.__enter__()
+
     def kill(self, i: int) -> None:
         """SIGKILL worker i's process tree (the nanny and its worker process)."""
         proc = self.workers[i]

@@ -23,7 +23,7 @@ set -u
 mount -t tmpfs -o size=64m tmpfs "$DISK" || exit 90
 cp "$OUTSIDE/w.duckdb" "$DISK/w.duckdb"
 cd "$DISK"
-score() { "$EXE" score -c c -r llm-slop -w w.duckdb --base-url "$URL" --shard-size 10 --max-in-flight 2; }
+score() { "$EXE" score -c c -r llm-slop -w w.duckdb --base-url "$URL" --shard-size 10 --max-in-flight 2 ${MORE:-}; }
 score > "$OUTSIDE/first.out" 2> "$OUTSIDE/first.err" &
 first=$!
 while [ ! -e "$OUTSIDE/fill" ]; do sleep 0.05; done

@@ -12,18 +12,10 @@ from rubricflow.flows.evolve import evolve_flow
 from rubricflow.tasks.improve.evolve import split
 from rubricflow.tasks.improve.reflect import GUIDANCE
 from rubricflow.tasks.loaders.labels import import_topical_chat
-from tests.conftest import ROOT, SHARED, rows
+from tests.conftest import ROOT, rows
+from tests.flows.test_evolve import small_topical_chat
 
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
-
-
-def small_topical_chat(tmp_path, n: int = 60):
-    """The first `n` texts of the Topical-Chat release, as a release folder of their own."""
-    folder = tmp_path / "tc60"
-    folder.mkdir()
-    release = json.loads((SHARED / "calibration" / "topical_chat" / "judge_predictions.json").read_text())
-    (folder / "judge_predictions.json").write_text(json.dumps(release[:n]))
-    return folder
 
 
 def test_co_evolution_takes_turns_keeps_what_undoes_nothing_and_replays_unpaid(tmp_path, judge_server):
@@ -63,7 +55,11 @@ def test_co_evolution_takes_turns_keeps_what_undoes_nothing_and_replays_unpaid(t
         parts = split(con, "tc", ["human"], "overall", 3, 0.2, 0.2)
     assert parts.test and result["test_texts"] == len(parts.test)
 
+    # as if killed between round 4's proposal and its decision: the recorded value is decided, not asked again
+    with duckdb.connect(warehouse) as con:
+        con.execute("UPDATE evolution_components SET status = 'proposed', finished_at = NULL WHERE round = 4")
     answered = server.stats()["answered"]
     again = evolve_flow(*common, str(tmp_path / "evo"), options=options)
-    assert server.stats()["answered"] == answered and again["calls_this_run"] == 0
+    assert server.stats()["answered"] == answered and again["calls_this_run"] == 0  # replayed, unpaid
     assert again["co_evolution"]["rounds"] == co["rounds"] and again["best"] == result["best"]
+    assert rows(warehouse, "SELECT status FROM evolution_components WHERE round = 4") == [("accepted",)]

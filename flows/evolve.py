@@ -14,12 +14,14 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from rubricflow.flows import evolve_meta
 from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.compiler import Bundle, compile_or_raise
 from rubricflow.rubrics.documents import rubric_to_data
 from rubricflow.rubrics.formats import dump_yaml
 from rubricflow.rubrics.library import resolve
-from rubricflow.tasks.improve import evolve, invariants, objectives, reflect
+from rubricflow.rubrics.model import Rubric
+from rubricflow.tasks.improve import coevolve, evolve, invariants, objectives, reflect
 from rubricflow.tasks.improve.objectives import Objectives
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -66,8 +68,12 @@ class Evolution:
     recorded: dict[int, dict]
     best: Bundle = None  # type: ignore[assignment]
     settings: Objectives = field(default_factory=Objectives)
-    options: dict = field(default_factory=dict)  # minibatch, invariants, gate
+    options: dict = field(default_factory=dict)  # minibatch, invariants, gate, co_evolve
     points: dict[str, dict] = field(default_factory=dict)  # validation objectives of each version scored
+    meta: coevolve.Meta = field(default_factory=coevolve.Meta)  # the search's meta-components in force
+    meta_rows: dict[int, dict] = field(default_factory=dict)  # meta rounds recorded (--co-evolve)
+    meta_history: list[dict] = field(default_factory=list)
+    versions: dict[str, Rubric] = field(default_factory=dict)  # every version seen, by hash
     spent: int = 0
     spent_now: int = 0
     history: list[dict] = field(default_factory=list)
@@ -84,6 +90,16 @@ class Evolution:
         """Every objective of one version on one split."""
         look = dict(rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where)
         return objectives.compute(self.store.execute_fn(evolve.objective_rows, **look))
+
+    def remember(self, version: Bundle) -> Bundle:
+        self.versions[version.hash] = version.rubric
+        return version
+
+    def point(self, rubric_hash: str) -> objectives.Values:
+        """A version's validation objectives, computed once."""
+        if rubric_hash not in self.points:
+            self.points[rubric_hash] = self.values(rubric_hash, self.split.validation)
+        return self.points[rubric_hash]
 
 
 @flow(name="evolve-rubric", log_prints=True)
@@ -113,18 +129,26 @@ def evolve_flow(
     logger = get_run_logger()
     shares = (validation_share, test_share)
     chosen = Objectives(**(settings or {}))
-    opts = {"minibatch": 12, "invariants": False, "gate": False, **(options or {})}
+    opts = {"minibatch": 12, "invariants": False, "gate": False, "co_evolve": False, **(options or {})}
     ev = _begin(
         corpus_id, rubric, warehouse_path, raters, label, judge, reflection, seed, shares, shard_size, chosen, opts
     )
     ev.folder = Path(output_dir)
     (ev.folder / "candidates").mkdir(parents=True, exist_ok=True)
+    turns = coevolve.components(opts["gate"]) if opts["co_evolve"] else ("target",)
+    ev.meta = coevolve.Meta(acceptance=dict(chosen.tolerances))
+    ev.meta_rows = ev.store.execute_fn(coevolve.recorded, ev.eid) if opts["co_evolve"] else {}
+    ev.versions[ev.start.hash] = ev.start.rubric
     for number in range(1, max_rounds + 1):
+        if (name := coevolve.component(number, turns)) != "target":
+            evolve_meta.meta_round(ev, number, name, logger)  # costs no judge call
+            continue
         row = ev.recorded.get(number)
         if row and row["status"] in evolve.FINISHED:  # done before this run: replay its outcome
             ev.spent += row["calls"] or 0
             if row["candidate_hash"] and row["status"] != "refused":
                 ev.points[row["candidate_hash"]] = ev.values(row["candidate_hash"], ev.split.validation)
+                ev.remember(evolve.rubric_of(row))
             ev.best = evolve.rubric_of(row) if row["status"] == "accepted" else ev.best
             ev.history.append(_slim(row))
             continue
@@ -157,8 +181,7 @@ def _begin(
     target = f"{','.join(raters)}:{label}"
     validation_share, test_share = shares
     key = (seed, validation_share, test_share, reflect_config.judge_hash())
-    defaults = {"minibatch": 12, "invariants": False, "gate": False}
-    extra = settings.key() + ("" if options == defaults else json.dumps(sorted(options.items())))
+    extra = settings.key() + _options_key(options)
     eid = evolve.evolution_id(corpus_id, start.hash, judge_config.judge_hash(), target, *key, extra=extra)
     first = score_corpus(corpus_id, rubric, warehouse_path, judge_config, RunOptions(shard_size=shard_size))
     store = Store(warehouse_path)
@@ -198,6 +221,13 @@ def _begin(
     )
 
 
+def _options_key(options: dict) -> str:
+    """What the evolution id adds for the options: nothing for the defaults, nor for co_evolve off (so
+    evolutions started before either keep their ids)."""
+    keyed = {k: v for k, v in options.items() if k != "co_evolve" or v}
+    return "" if keyed == {"minibatch": 12, "invariants": False, "gate": False} else json.dumps(sorted(keyed.items()))
+
+
 def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
     """One round: the least-agreeing criterion on the training texts, a proposal (or the one a killed
     run recorded), the candidate judged, kept if the validation r improves."""
@@ -223,7 +253,7 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
         row = _propose(ev, base, criterion, agreement, shown, logger)
         if row is None:
             return
-    candidate = evolve.rubric_of(row)
+    candidate = ev.remember(evolve.rubric_of(row))
     path = ev.folder / "candidates" / f"{candidate.id}@{candidate.version}-{candidate.hash[:12]}.yaml"
     path.write_text(dump_yaml(candidate.rubric), encoding="utf-8")
     notify("evolve", {"round": number, "criterion": criterion, "candidate": candidate.hash})
@@ -280,14 +310,10 @@ def _screen(ev: Evolution, candidate: Bundle) -> str | None:
     if ev.options["invariants"] and (broken := invariants.broken(ev.best.rubric, candidate.rubric)):
         return broken
     if ev.options["gate"]:
-        from rubricflow.tasks.improve import refine
-
-        journal = refine.Journal(ev.folder / ".gate.jsonl")
-        before = refine.measure(ev.best.rubric, ev.reflect_config, journal)
-        after = refine.measure(candidate.rubric, ev.reflect_config, journal)
-        fallen = [f"{p} ({before[p].value} -> {after[p].value})" for p in before if after[p].unit < before[p].unit]
-        if fallen:
-            return "the proposal gate refused it: it lowers " + ", ".join(fallen)
+        gate = getattr(ev, "meta", coevolve.Meta()).gate  # co-evolved (--co-evolve), else every property, no slack
+        return coevolve.gate_refusal(
+            ev.best.rubric, candidate.rubric, gate, ev.reflect_config, ev.folder / ".gate.jsonl"
+        )
     return None
 
 
@@ -299,7 +325,7 @@ def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: 
         for r in ev.history
         if r["status"] == "rejected" and r["parent"] == ev.best.hash and r["criterion"] == criterion
     ]
-    messages = reflect.messages(ev.best.rubric, criterion, agreement, shown, ev.target, tried)
+    messages = reflect.messages(ev.best.rubric, criterion, agreement, shown, ev.target, tried, ev.meta.template)
     proposal = propose(ev.reflect_config, messages, ev.best)
     if not isinstance(proposal, str) and (screened := _screen(ev, proposal[1])):
         proposal = screened
@@ -335,6 +361,10 @@ def _finish(ev: Evolution) -> dict:
     }
     per_objective = _objective_figures(ev)
     ev.store.execute_write("finish_evolution.sql", evolution=ev.eid, best=ev.best.hash, **figures)
+    if ev.options["co_evolve"]:  # the evolved meta-components beside the best version
+        co = {**ev.meta.as_data(), "rounds": ev.meta_history}
+        (ev.folder / "co-evolved.json").write_text(json.dumps(co, indent=2) + "\n", encoding="utf-8")
+        per_objective["co_evolution"] = {**co, "file": str(ev.folder / "co-evolved.json")}
     return {
         "evolution_id": ev.eid,
         "start": ev.start.hash,

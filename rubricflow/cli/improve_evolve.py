@@ -66,6 +66,11 @@ def evolve(
     gate: bool = typer.Option(
         False, "--gate", help="The lattice validator rubrics judge each proposal before scoring."
     ),
+    co_evolve: bool = typer.Option(
+        False,
+        "--co-evolve",
+        help="Rounds take turns: the rubric, the gate (with --gate), the reflection template, the tolerances.",
+    ),
     output_dir: Path | None = typer.Option(None, help="Where candidates and the best version go (default: evolve-ID)."),
     warehouse: Path | None = WarehouseOpt,
     judge: dict | None = None,
@@ -74,8 +79,10 @@ def evolve(
     reflection model for mutations, judge the candidate (only its changed criteria cost calls),
     keep it if its validation figures improve: Pearson r by default; with --objective, every objective
     named, weighted or Pareto (--select), none falling beyond its --tolerance. The test texts are read
-    once, at the end, for the start, the best and the Pareto front. Every round is recorded in the
-    warehouse (`evolution_rounds`); the same command again resumes an interrupted evolution."""
+    once, at the end, for the start, the best and the Pareto front. With --co-evolve, every other round
+    mutates a meta-component of the search instead (kept unless it would have refused an accepted round;
+    no judge calls), written to OUTPUT/co-evolved.json. Every round is recorded in the warehouse
+    (`evolution_rounds`, `evolution_components`); the same command again resumes an interrupted evolution."""
     from rubricflow.rubrics.library import resolve
     from rubricflow.tasks.improve.objectives import Objectives
 
@@ -87,7 +94,7 @@ def evolve(
     settings: dict[str, Any] = {"weights": _pairs("--objective", objective) or {"agreement": 1.0}, "select": select}
     settings["tolerances"] = _pairs("--tolerance", tolerance)
     Objectives(**settings)  # checked before any flow starts
-    options = {"minibatch": minibatch, "invariants": invariants, "gate": gate}
+    options = {"minibatch": minibatch, "invariants": invariants, "gate": gate, "co_evolve": co_evolve}
     judged_by = typed(judge_settings(model, base_url, need_endpoint=True, **(judge or {})))
     reflection = typed(judge_settings(reflect_model, reflect_base_url))
     folder = output_dir or Path(f"evolve-{resolve(rubric).metadata.id}")
@@ -136,6 +143,8 @@ def _report(result: dict, rubric: str, corpus: str) -> None:
             for p in result["front"]
         ],
     )
+    if "co_evolution" in result:
+        _report_meta(result["co_evolution"])
     refused = sum(r["status"] == "refused" for r in result["rounds"])
     out.print(
         escape(
@@ -167,3 +176,34 @@ def _round_rows(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _report_meta(co: dict) -> None:
+    """The meta rounds of a co-evolution and the meta-components it ended with."""
+    print_rows(
+        "meta-components (no judge calls; kept unless they would have refused an accepted round)",
+        [
+            {
+                "round": r["round"],
+                "component": r["component"],
+                "status": r["status"],
+                "value": _change(r),
+                "why": r["reason"],
+            }
+            for r in co["rounds"]
+        ],
+    )
+    out.print(
+        escape(
+            f"evolved: gate {json.dumps(co['gate_rubric'])}, tolerances {json.dumps(co['acceptance'])}, "
+            f"reflection template of {len(co['reflection_template'])} characters; all three in {co['file']}"
+        )
+    )
+
+
+def _change(meta_round: dict) -> str:
+    """The value proposed; a template as the words it added to the one in force."""
+    before, value = meta_round["value_before"], meta_round["value"]
+    if isinstance(value, str) and isinstance(before, str) and value.startswith(before):
+        return "... + " + value[len(before) :].strip()
+    return json.dumps(value)

@@ -21,10 +21,18 @@ from typing import Any
 
 import uvicorn
 
-from rubricflow.tasks.judging.prompts import GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
+from rubricflow.tasks.judging.prompts import COEVOLVE_MARK, GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
 
-from . import azure_api, generate_content_api, messages_api, offline_judge, offline_paper, offline_refiner
+from . import (
+    azure_api,
+    generate_content_api,
+    messages_api,
+    offline_coevolve,
+    offline_judge,
+    offline_paper,
+    offline_refiner,
+)
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
 # its own cell, never a shard's other answers, and none may put a secret into the warehouse.
@@ -351,6 +359,8 @@ class JudgeServer:
         persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
         if system.startswith(REFLECT_MARK):  # `improve evolve` asks for rubric mutations
             answer = offline_judge.reflect(user)
+        elif system.startswith(COEVOLVE_MARK):  # `improve evolve --co-evolve` asks for a meta-component
+            answer = offline_coevolve.meta_value(user)
         elif system.startswith(PAPER_MARK):  # `rubric generate --from-paper` asks for a PaperBench tree
             answer = offline_paper.tree(system, user)
         elif system.startswith(REFINE_MARK):  # `rubric refine` asks for mutations aimed at one property

@@ -3,6 +3,7 @@ mode: rounds cost only their changed criteria's calls, an accepted candidate agr
 (recomputed here from the raw rows), a re-run resumes instead of paying again, a malformed reflection
 answer is refused and counted, and a run killed mid-round resumes that round."""
 
+import json
 import os
 import subprocess
 import time
@@ -21,6 +22,15 @@ from tests.conftest import EXE, ROOT, SHARED, kill_once_answered, rows
 
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
 TOPICAL_CHAT = SHARED / "calibration" / "topical_chat"
+
+
+def small_topical_chat(tmp_path, n: int = 60):
+    """The first `n` texts of the Topical-Chat release, as a release folder of their own (a round costs n calls)."""
+    folder = tmp_path / f"tc{n}"
+    folder.mkdir()
+    release = json.loads((TOPICAL_CHAT / "judge_predictions.json").read_text())
+    (folder / "judge_predictions.json").write_text(json.dumps(release[:n]))
+    return folder
 
 
 def held_out_pearson(warehouse, rubric_hash: str, texts: list[str]) -> float:
@@ -126,7 +136,7 @@ def test_malformed_reflection_answers_are_refused_and_counted(tmp_path, judge_se
 def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
     fast, slow = judge_server(), judge_server("--latency-ms", "100")
     warehouse = tmp_path / "w.duckdb"
-    import_topical_chat(TOPICAL_CHAT, "tc", str(warehouse))
+    import_topical_chat(small_topical_chat(tmp_path), "tc", str(warehouse))  # 60 texts: a round judges 60 cells
     score_corpus("tc", RUBRIC, str(warehouse), {"base_url": fast.base_url, "strategy": "per_criterion"})
 
     def evolve(base_url: str, **kw) -> subprocess.Popen:
@@ -146,7 +156,7 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
                 "--max-in-flight",
                 "4",
                 "--shard-size",
-                "20",
+                "5",
                 "-w",
                 str(warehouse),
                 "--output-dir",
@@ -161,7 +171,7 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
         )
 
     proc = evolve(slow.base_url, start_new_session=True)
-    kill_once_answered(proc, slow, 100, timeout_s=180)  # mid-round: the proposal is recorded, the candidate half judged
+    kill_once_answered(proc, slow, 20, timeout_s=180)  # mid-round: the proposal is recorded, the candidate half judged
     time.sleep(1)  # the forked run ends with its caller
     [(status, created, mutations, candidate)] = rows(
         warehouse, "SELECT status, created_at, mutations, candidate_hash FROM evolution_rounds"
@@ -170,7 +180,7 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
     judged_before = rows(
         warehouse, "SELECT count(*) FROM completions WHERE rubric_hash = ? AND adopted_from IS NULL", [candidate]
     )[0][0]
-    assert 0 < judged_before < 360
+    assert 0 < judged_before < 60
 
     done = evolve(fast.base_url)
     out, err = done.communicate(timeout=300)
@@ -187,5 +197,5 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
         warehouse,
         "SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE rubric_hash = ? AND adopted_from IS NULL",
         [candidate],
-    ) == [(360, 360)]  # each changed cell judged once
-    assert calls <= 360 - judged_before + 20  # the resumed round paid for what was missing (and the shard cut off)
+    ) == [(60, 60)]  # each changed cell judged once
+    assert calls <= 60 - judged_before + 5  # the resumed round paid for what was missing (and the shard cut off)

@@ -485,3 +485,20 @@ ALTER TABLE judgments ADD COLUMN IF NOT EXISTS confidence DOUBLE;
 -- views.sql: cascade_decisions). human_below is NULL for a cascade without that level.
 ALTER TABLE cascades ADD COLUMN IF NOT EXISTS human_below DOUBLE;
 ALTER TABLE cascade_texts ADD COLUMN IF NOT EXISTS strong_confidence DOUBLE;  -- the strong judge's, where it decided
+
+-- evolve: co-evolution (`improve evolve --co-evolve`, tasks/improve/coevolve.py). Rounds take turns
+-- between the target rubric (evolution_rounds) and the search's meta-components (here): the proposal
+-- gate, the reflection prompt's template and the acceptance parameters. One row per meta round, written
+-- when the reflection model's value is in (`proposed`) and again when decided (accepted | refused).
+CREATE TABLE IF NOT EXISTS evolution_components (
+    evolution_id   VARCHAR NOT NULL,
+    round          INTEGER NOT NULL,
+    component      VARCHAR NOT NULL,     -- gate | reflection | acceptance
+    status         VARCHAR NOT NULL,     -- proposed | accepted | refused
+    reason         VARCHAR,              -- why refused
+    value_before   JSON NOT NULL,        -- the component in force when the round began
+    value          JSON,                 -- the value proposed (NULL: the answer was unusable)
+    created_at     TIMESTAMP NOT NULL,
+    finished_at    TIMESTAMP,
+    PRIMARY KEY (evolution_id, round)
+);

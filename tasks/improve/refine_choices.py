@@ -82,11 +82,11 @@ def _ritual(r: Rubric) -> list[Option]:
 def _mirror(r: Rubric) -> list[Option]:
     restated = " ".join(r.validation + r.instructions + r.role.constraints)
     constraints = [c.model_dump(mode="json", exclude_none=True) for c in r.output.constraints] or [RITUAL]
-    out = []
+    out: list[Option] = []
     for c in constraints:
         if c.get("prefix") and c["prefix"] not in restated and c["id"] not in restated:
             text = f"Rationales start with '{c['prefix']}' ({c['id']})."
-            ops = [] if r.output.constraints else [{"op": "add_output_constraint", "constraint": RITUAL}]
+            ops: list[dict] = [] if r.output.constraints else [{"op": "add_output_constraint", "constraint": RITUAL}]
             out.append((f"restate {c['id']} in validation", [*ops, {"op": "add_validation", "text": text}]))
     return out
 

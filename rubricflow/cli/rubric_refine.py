@@ -37,6 +37,15 @@ def refine(
     max_calls: int | None = typer.Option(
         None, min=1, help="Buy at most this many model calls (judgments and proposals; journaled ones are free)."
     ),
+    tries: int = typer.Option(
+        1, min=1, max=5, help="Proposals per property per round before the next property (each a new prompt)."
+    ),
+    choose: bool = typer.Option(
+        False,
+        "--choose",
+        help="Offer rule-made operations (merges, anchors, a ritual, its restatement, disqualifiers), "
+        "numbered, and let the model only choose among them (a small model); free proposals elsewhere.",
+    ),
     library: list[Path] | None = LibraryOpt,
     judge: dict | None = None,
 ) -> None:
@@ -45,12 +54,14 @@ def refine(
     re-evaluate, and keep a change only if its target property rises and no other falls by more
     than --tolerance; stop when nothing rises. Writes ID-VERSION.yaml and ID-VERSION.changelog.md
     (never over a file). Every judgment and proposal is journaled: run it again to resume, unpaid.
-    With --max-calls it stops when the budget is spent and keeps what was accepted by then."""
+    With --max-calls it stops when the budget is spent and keeps what was accepted by then. Anchors,
+    schema, mechanical, disqualifiers, ritual, mirror and economy are counted from the rubric (the seed's
+    predicates), the mission judged."""
     from rubricflow.rubrics.compiler import compile_or_raise
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.tasks.improve import lattice
     from rubricflow.tasks.improve.goldens import endpoint
-    from rubricflow.tasks.improve.refine import Calls, Journal
+    from rubricflow.tasks.improve.refine import Calls, Journal, Tries
     from rubricflow.tasks.improve.refine import refine as run_refine
     from rubricflow.tasks.improve.refine_changelog import changelog, output_paths
 
@@ -73,6 +84,7 @@ def refine(
             lambda line: out.print(escape(line)),
             chosen,
             Calls(max_calls),
+            Tries(tries, choose),
         )
     print_rows(
         f"{rubric.metadata.id}: lattice properties (0-{lattice.LEVELS}) before and after",

@@ -27,7 +27,7 @@ from rubricflow.rubrics.compiler import compile_rubric
 from rubricflow.rubrics.documents import validation_message
 from rubricflow.rubrics.formats import dump_yaml
 from rubricflow.rubrics.model import Rubric
-from rubricflow.tasks.improve import lattice
+from rubricflow.tasks.improve import lattice, lattice_checks, refine_choices
 from rubricflow.tasks.improve.goldens import judge_text
 from rubricflow.tasks.improve.refine_ops import apply, mutations_of
 from rubricflow.tasks.judging.chat import ask
@@ -107,11 +107,16 @@ def measure(
     properties: tuple[str, ...] = ALL,
     calls: Calls | None = None,
 ) -> dict[str, Measure]:
-    """Each of `properties` of `rubric`, judged by its validator rubric (from the journal when known)."""
+    """Each of `properties` of `rubric`: counted where the seed makes it mechanical (lattice_checks),
+    else judged by its validator rubric (from the journal when known)."""
     text = dump_yaml(rubric)
     text_sha = hashlib.sha256(text.encode()).hexdigest()
     measures = {}
     for prop in properties:
+        if prop in lattice_checks.CHECKS:
+            value, why = lattice_checks.CHECKS[prop](rubric)
+            measures[prop] = Measure(value, round(value / lattice.LEVELS, 6), f"counted: {why}")
+            continue
         bundle = lattice.validator(prop)
         key = _key("judgment", bundle.hash, config.judge_hash(), text_sha)
         record = journal.get(key)
@@ -168,9 +173,16 @@ def messages(rubric: Rubric, target: str, measures: dict[str, Measure], tried: l
 
 
 def propose(
-    config: JudgeConfig, msgs: list[dict], rubric: Rubric, journal: Journal, target: str, calls: Calls | None = None
+    config: JudgeConfig,
+    msgs: list[dict],
+    rubric: Rubric,
+    journal: Journal,
+    target: str,
+    calls: Calls | None = None,
+    offered: list[refine_choices.Option] | None = None,
 ) -> tuple[list[dict], Rubric] | str:
-    """The proposal's mutations and the candidate rubric, or why it was refused (a refused round)."""
+    """The proposal's mutations and the candidate rubric, or why it was refused (a refused round).
+    With `offered` options the answer chooses among them (refine_choices)."""
     key = _key("proposal", config.judge_hash(), json.dumps(msgs, sort_keys=True))
     record = journal.get(key)
     if record is None:
@@ -182,7 +194,13 @@ def propose(
         journal.put(record)
     if record["content"] is None:
         return record.get("reason", "no answer")
-    return candidate(rubric, record["content"], lattice.BY_ID[target].ops)
+    content = record["content"]
+    if offered:
+        try:
+            content = refine_choices.picked(content, offered)
+        except AnswerError as exc:
+            return f"no option chosen: {exc}"
+    return candidate(rubric, content, lattice.BY_ID[target].ops)
 
 
 def candidate(rubric: Rubric, content: str, ops: tuple[str, ...]) -> tuple[list[dict], Rubric] | str:
@@ -257,6 +275,7 @@ def refine(
     notify: Callable[[str], None] = lambda _: None,
     properties: tuple[str, ...] = ALL,
     calls: Calls | None = None,
+    tries: Tries | None = None,
 ) -> Refinement:
     """Rounds of: try the weakest property first, then the next, until one candidate is accepted;
     stop when none is (or after `max_rounds` accepted changes, or when `calls` is spent: what was
@@ -266,7 +285,7 @@ def refine(
     result = Refinement(rubric, measures, rubric, measures)
     try:
         for _ in range(max_rounds):
-            if not _one_round(result, judge, proposer, journal, tolerance, notify, calls):
+            if not _one_round(result, judge, proposer, journal, tolerance, notify, calls, tries or Tries()):
                 break
     except CallBudgetSpent as spent:
         result.stopped = str(spent)
@@ -274,22 +293,46 @@ def refine(
     return result
 
 
-def _one_round(result: Refinement, judge, proposer, journal, tolerance: float, notify, calls: Calls) -> bool:
-    properties = tuple(result.measures)
+@dataclass(frozen=True)
+class Tries:
+    """How a round asks: `per_property` proposals for each target before the next (each a new prompt:
+    a weak model's answer to the same prompt is the same), `choose`: among rule-made options where
+    the target has them (refine_choices), else a free proposal."""
+
+    per_property: int = 1
+    choose: bool = False
+
+
+def _one_round(
+    result: Refinement, judge, proposer, journal, tolerance: float, notify, calls: Calls, tries: Tries
+) -> bool:
     for target in weakest(result.measures, skip=set()):
-        tried = [json.dumps(r.mutations) for r in result.rounds if r.target == target and r.outcome != "accepted"]
-        msgs = messages(result.rubric, target, result.measures, tried)
-        outcome = propose(proposer, msgs, result.rubric, journal, target, calls)
-        if isinstance(outcome, str):
-            result.rounds.append(Round(target, [], f"refused: {outcome}", result.rubric.metadata.version))
-            notify(f"{target}: proposal refused: {outcome}")
-            continue
-        mutations, cand = outcome
-        after = measure(cand, judge, journal, properties, calls)
-        why_not = accepts(result.measures, after, target, tolerance)
-        result.rounds.append(Round(target, mutations, why_not or "accepted", cand.metadata.version))
-        notify(f"{target}: {why_not or 'accepted'} ({result.measures[target].value} -> {after[target].value})")
-        if why_not is None:
-            result.rubric, result.measures = cand, after
-            return True
+        for attempt in range(1, tries.per_property + 1):
+            if _try(result, judge, proposer, journal, tolerance, notify, calls, target, tries.choose, attempt):
+                return True
     return False
+
+
+def _try(result: Refinement, judge, proposer, journal, tolerance, notify, calls, target, choose, attempt) -> bool:
+    """One proposal aimed at `target`, measured; True if accepted (the result moves on to it)."""
+    tried = [json.dumps(r.mutations) for r in result.rounds if r.target == target and r.outcome != "accepted"]
+    offered = refine_choices.options(result.rubric, target) if choose else []
+    if offered:
+        msgs = refine_choices.messages(result.rubric, target, offered, tried, attempt)
+    else:
+        msgs = messages(result.rubric, target, result.measures, tried)
+        if attempt > 1:
+            msgs[-1] = {**msgs[-1], "content": f"{msgs[-1]['content']}\n## Attempt {attempt}"}
+    outcome = propose(proposer, msgs, result.rubric, journal, target, calls, offered)
+    if isinstance(outcome, str):
+        result.rounds.append(Round(target, [], f"refused: {outcome}", result.rubric.metadata.version))
+        notify(f"{target}: proposal refused: {outcome}")
+        return False
+    mutations, cand = outcome
+    after = measure(cand, judge, journal, tuple(result.measures), calls)
+    why_not = accepts(result.measures, after, target, tolerance)
+    result.rounds.append(Round(target, mutations, why_not or "accepted", cand.metadata.version))
+    notify(f"{target}: {why_not or 'accepted'} ({result.measures[target].value} -> {after[target].value})")
+    if why_not is None:
+        result.rubric, result.measures = cand, after
+    return why_not is None

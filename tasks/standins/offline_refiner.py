@@ -16,6 +16,8 @@ _PROPERTY = re.compile(r"^## Property to improve: (\S+)$", re.M)
 
 
 def refine(user: str) -> dict:
+    if "\n## Options\n" in user:  # `rubric refine --choose`: every option offered, by number
+        return {"choose": [int(n) for n in re.findall(r"(?m)^(\d+)\. ", user.split("\n## Options\n", 1)[1])]}
     found = _PROPERTY.search(user)
     if found is None or "## The rubric\n" not in user:
         return {"mutations": []}

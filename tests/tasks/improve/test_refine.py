@@ -2,6 +2,7 @@
 weak properties, over real HTTP to `rubricflow judge-server` (the offline judge), resumed from its
 journal without a second call, never over a file."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -56,8 +57,8 @@ def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying
     shutil.copy(WEAK, tmp_path / "weak.yaml")
     done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr
-    written = tmp_path / "weak-essay-2.0.0.yaml"
-    assert f"wrote {written.name}" in done.stdout and "changelog weak-essay-2.0.0.changelog.md" in done.stdout
+    written = tmp_path / "weak-essay-2.1.0.yaml"
+    assert f"wrote {written.name}" in done.stdout and "changelog weak-essay-2.1.0.changelog.md" in done.stdout
     refined = load_rubric(written)
     bundle, issues = compile_rubric(refined)
     assert bundle is not None and not [i for i in issues if i.severity == "error"]
@@ -65,7 +66,7 @@ def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying
     assert all(lattice_checks[k] for k in ("N1", "S1", "S3", "S4", "S5", "S6")), lattice_checks
     assert 3 <= len(refined.criteria) <= 7 < len(load_rubric(WEAK).criteria)
     assert (tmp_path / "weak.yaml").read_text() == WEAK.read_text()  # the original is never touched
-    log = (tmp_path / "weak-essay-2.0.0.changelog.md").read_text()
+    log = (tmp_path / "weak-essay-2.1.0.changelog.md").read_text()
     for prop in ("mission", "anchors", "mechanical", "disqualifiers", "ritual", "mirror", "economy"):
         assert f"| {prop} | 0/3 | 3/3 |" in log  # every weak property rose
     assert "| schema | 3/3 | 3/3 |" in log
@@ -74,7 +75,7 @@ def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying
     again = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
     assert again.returncode == 2 and "never overwrites" in again.stderr  # and nothing was bought to learn it
     (tmp_path / "first").mkdir()
-    for name in ("weak-essay-2.0.0.yaml", "weak-essay-2.0.0.changelog.md"):
+    for name in ("weak-essay-2.1.0.yaml", "weak-essay-2.1.0.changelog.md"):
         (tmp_path / name).rename(tmp_path / "first" / name)
     resumed = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
     assert resumed.returncode == 0, resumed.stderr
@@ -92,24 +93,25 @@ def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing
 
 
 def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_call_budget(tmp_path, judge_server):
-    """--properties mission,mirror --max-calls 5: two judgments, a proposal, the candidate's two judgments
-    (accepted: mission rises), then the next proposal would pass the budget: the run stops there, writes
-    what was accepted and says why; only the offered operations are in a proposal's prompt."""
+    """--properties mission,mirror --max-calls 3: the mission judged, a proposal, the candidate's mission
+    judged (accepted: mission rises; mirror is counted, no call), then the next proposal would pass the
+    budget: the run stops there, writes what was accepted and says why; only the offered operations are
+    in a proposal's prompt."""
     import json
 
     from rubricflow.tasks.improve.refine import messages
 
     server = judge_server()
     shutil.copy(WEAK, tmp_path / "weak.yaml")
-    args = ["--base-url", server.base_url, "--properties", "mirror,mission", "--max-calls", "5"]
+    args = ["--base-url", server.base_url, "--properties", "mirror,mission", "--max-calls", "3"]
     done = cli(tmp_path, "rubric", "refine", "weak.yaml", *args)
     assert done.returncode == 0, done.stderr
     journal = [json.loads(x) for x in (tmp_path / ".weak-essay-1.0.0.refine.jsonl").read_text().splitlines()]
-    assert [r.get("property", r["kind"]) for r in journal] == ["mission", "mirror", "proposal", "mission", "mirror"]
-    assert "stopped: the call budget (5) is spent" in done.stdout
+    assert [r.get("property", r["kind"]) for r in journal] == ["mission", "proposal", "mission"]
+    assert "stopped: the call budget (3) is spent" in done.stdout
     log = (tmp_path / "weak-essay-1.1.0.changelog.md").read_text()
     assert "| mission | 0/3 | 3/3 |" in log and "| mirror | 0/3 | 0/3 |" in log and "| economy" not in log
-    assert "Stopped early: the call budget (5) is spent" in log
+    assert "Stopped early: the call budget (3) is spent" in log
     with pytest.raises(InputError, match="--properties: unknown tone; choose from mission, anchors"):
         lattice.chosen("mission,tone")
     assert lattice.chosen("economy, mission") == ("mission", "economy")  # lattice order
@@ -121,3 +123,50 @@ def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_c
     for prop in lattice.PROPERTIES:
         sizes[prop.id] = len(messages(weak, prop.id, zero, [])[0]["content"])
     assert max(sizes.values()) < 8_000 and sizes["mission"] < 1_500, sizes  # every operation's schema: 15,000
+
+
+def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp_path):
+    """Anchors, schema, mechanical, disqualifiers, ritual, mirror and economy are the seed's predicates
+    (P_anchored, P_aligned, ..., P_economy) read off the rubric: a budget of no calls measures them all,
+    and merging the weak rubric's pairs (12 -> 6 criteria) moves economy from 0 to 3."""
+    from rubricflow.tasks.improve.refine import Calls, Journal, measure
+    from rubricflow.tasks.improve.refine_choices import options, picked
+    from rubricflow.tasks.improve.refine_ops import apply, mutations_of
+
+    weak = load_rubric(WEAK)
+    counted = tuple(p for p in lattice.BY_ID if p != "mission")
+    before = measure(weak, None, Journal(tmp_path / "j.jsonl"), counted, Calls(0))
+    assert {p: m.value for p, m in before.items()} == dict.fromkeys(counted, 0) | {"schema": 3}
+    assert before["economy"].rationale == "counted: 12 criteria (3 to 7 recommended)"
+    merges = options(weak, "economy")
+    assert [label for label, _ in merges][:2] == [
+        "merge clarity-ideas + clarity-prose",
+        "merge structure-order + structure-paragraphs",
+    ]
+    chosen = json.loads(picked('{"choose": [1, 2, 3, 4, 5, 6, 99]}', merges))["mutations"]
+    merged = apply(weak, mutations_of(("merge_criteria",)).validate_python(chosen))
+    after = measure(merged, None, Journal(tmp_path / "j.jsonl"), counted, Calls(0))
+    assert len(merged.criteria) == 6 and after["economy"].value == 3 and after["anchors"].value == 0
+    assert not (tmp_path / "j.jsonl").exists()  # nothing was asked, so nothing journaled
+
+
+def test_refine_choose_offers_rule_made_operations_and_the_model_only_picks(tmp_path):
+    """Tries(choose=True) on anchors and economy: each proposal is a numbered list the judge picks from
+    (the in-process offline judge picks every option); both rise from 0 to 3 in two calls, none a judgment."""
+    from rubricflow.tasks.improve.goldens import endpoint
+    from rubricflow.tasks.improve.refine import Calls, Journal, Tries, refine
+
+    weak = load_rubric(WEAK)
+    journal = Journal(tmp_path / "j.jsonl")
+    with endpoint({"strategy": "per_criterion"}) as config:
+        result = refine(
+            weak, config, config, journal, properties=("anchors", "economy"), calls=Calls(2), tries=Tries(1, True)
+        )
+    assert [r["kind"] for r in journal.records.values()] == ["proposal", "proposal"] and result.stopped is None
+    assert {p: (result.start_measures[p].value, m.value) for p, m in result.measures.items()} == {
+        "anchors": (0, 3),
+        "economy": (0, 3),
+    }
+    assert [r.outcome for r in result.rounds] == ["accepted", "accepted"] and len(result.rubric.criteria) == 6
+    bundle, issues = compile_rubric(result.rubric)
+    assert bundle is not None and not [i for i in issues if i.severity == "error"]

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Server, peak_rss_mib, write_corpus
+from common import Server, on_the_shared_prefect_server, peak_rss_mib, write_corpus
 
 
 def prompts_of(corpus: Path) -> tuple[list[list[dict]], dict]:
@@ -68,9 +68,7 @@ async def bare_loop(
 
 def flow_child(corpus: str, base_url: str, concurrency: int) -> None:
     """In a fresh process: ingest, score, print calls/s, peak RSS and what the controller reached."""
-    from rubricflow.cli.flow_start import start_flows
-
-    start_flows()  # before Prefect is imported: the shared server, as the Python API's flows use
+    on_the_shared_prefect_server()
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus
     from rubricflow.tasks.judging.shard import Worker

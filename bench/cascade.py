@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import Server
+from common import Server, on_the_shared_prefect_server
 
 from rubricflow.flows.cascade import _confidence
 from rubricflow.flows.ingest import ingest_flow
@@ -93,6 +93,7 @@ def main() -> None:
     parser.add_argument("--price-ratio", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    on_the_shared_prefect_server()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, Server() as server:
         conf, agree = judged(Path(tmp), args.texts, server.base_url)

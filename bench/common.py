@@ -17,6 +17,16 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
+def on_the_shared_prefect_server() -> None:
+    """This process's flows on the local Prefect server rubricflow's commands and Python API share
+    (tasks/runtime/prefect_server.py: started once, then reused), as a user's flows run: not on an
+    ephemeral server of the bench process's own, whose start every bench process paid (10-25 s on
+    a loaded machine, the most of a smoke run)."""
+    from rubricflow.cli.flow_start import start_flows
+
+    start_flows()
+
+
 class Server:
     """`rubricflow judge-server` in a separate process (so client and server do not share a GIL)."""
 

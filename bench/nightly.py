@@ -15,13 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Server, write_corpus
+from common import Server, on_the_shared_prefect_server, write_corpus
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--texts", type=int, default=100_000)
     args = parser.parse_args()
+    on_the_shared_prefect_server()
     from prefect import flow
 
     from rubricflow.flows.nightly import nightly_scoring

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Server
+from common import Server, on_the_shared_prefect_server
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.panel import panel_flow
@@ -42,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=1000)
     args = parser.parse_args()
+    on_the_shared_prefect_server()
     n = args.pairs
     with tempfile.TemporaryDirectory() as tmp, Server() as server:
         work = Path(tmp)

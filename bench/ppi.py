@@ -134,7 +134,7 @@ def hhh_set(path: Path, pairs: int, samples: int) -> LabelledSet:
     the scoring flow: a pairwise helpfulness rubric, each pair in both orders, `samples` answers at
     temperature 1 with logprobs. The target is the share of pairs whose side `a` the humans chose."""
     import duckdb
-    from common import Server
+    from common import Server, on_the_shared_prefect_server
 
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus
@@ -142,6 +142,7 @@ def hhh_set(path: Path, pairs: int, samples: int) -> LabelledSet:
     from rubricflow.rubrics.library import Library
     from rubricflow.rubrics.pairwise import pairwise_rubric
 
+    on_the_shared_prefect_server()
     records = json.loads(path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp, Server() as server:
         work = Path(tmp)

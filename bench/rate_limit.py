@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import duckdb
-from common import Server, write_corpus
+from common import Server, on_the_shared_prefect_server, write_corpus
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
@@ -24,6 +24,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=66)
     parser.add_argument("--latency-ms", type=float, default=500)
     args = parser.parse_args()
+    on_the_shared_prefect_server()
     cells = int(args.rpm / 60 * args.seconds)
     with (
         tempfile.TemporaryDirectory() as tmp,

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Server, peak_rss_mib, write_corpus
+from common import Server, on_the_shared_prefect_server, peak_rss_mib, write_corpus
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
@@ -21,6 +21,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--texts", type=int, default=100_000)
     args = parser.parse_args()
+    on_the_shared_prefect_server()
     with tempfile.TemporaryDirectory() as tmp, Server() as server:
         judge = {"base_url": server.base_url}
         warehouse = Path(tmp) / "w.duckdb"

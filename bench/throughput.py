@@ -8,7 +8,9 @@ the concurrency controller must hold >= 0.9 of --max-in-flight.
 
 bare  = a plain AsyncOpenAI loop (default httpx transport, typed response_format);
 tuned = the same loop on the pipeline's aiohttp transport with the schema in extra_body.
-Each flow runs in a fresh process of its own; its peak RSS is the scoring's (after the ingest).
+Each flow runs in a fresh process of its own, on the local Prefect server that rubricflow's commands
+and Python API share (tasks/runtime/prefect_server.py: started once, so the second flow's process
+does not start a Prefect server of its own); its peak RSS is the scoring's (after the ingest).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Server, peak_rss_mib, write_corpus
+from common import Server, on_the_shared_prefect_server, peak_rss_mib, write_corpus
 
 
 def prompts_of(corpus: Path) -> tuple[list[list[dict]], dict]:
@@ -66,13 +68,14 @@ async def bare_loop(
 
 def flow_child(corpus: str, base_url: str, concurrency: int) -> None:
     """In a fresh process: ingest, score, print calls/s, peak RSS and what the controller reached."""
+    on_the_shared_prefect_server()
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus
     from rubricflow.tasks.judging.shard import Worker
     from rubricflow.warehouse import db
 
     warehouse = str(Path(corpus).with_suffix(".duckdb"))
-    ingest_flow(corpus, warehouse, "bench")  # also warms up Prefect's ephemeral server
+    ingest_flow(corpus, warehouse, "bench")  # also warms up this process's Prefect client
     maintenance = "SELECT coalesce(sum(seconds), 0) FROM analytics_refreshes"  # the analytics kept current
     with db.reader(warehouse) as con:
         (maintained_before,) = con.execute(maintenance).fetchone()

@@ -199,6 +199,14 @@ class ServerProcess:
         with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats") as response:
             return json.load(response)
 
+    def set_latency(self, ms: float) -> None:
+        """The server's latency from its next request on (POST /latency)."""
+        request = urllib.request.Request(
+            self.base_url.removesuffix("/v1") + "/latency", data=json.dumps({"ms": ms}).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request) as response:
+            assert json.load(response) == {"latency_ms": ms}
+
     def stop(self) -> None:
         from rubricflow.tasks.runtime.processes import stop
 

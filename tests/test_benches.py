@@ -24,7 +24,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "nightly.py": (["--texts", "300"], "night 2 (no change)"),
     "scale.py": (["--texts", "300"], "server saw 0 new requests"),
     "pairwise.py": (["--pairs", "30"], "panel of 2 judges"),
-    "cli_flows.py": (["--runs", "1"], "ratio warm / cold, score 5 texts"),
+    "cli_flows.py": (["--runs", "1", "--no-ephemeral"], "ratio warm / cold, score 5 texts"),
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
     "cluster.py": (["--cells", "40", "--workers", "1,2"], "calls in flight per worker"),
     "python_api.py": (["--texts", "200", "--runs", "1"], "ratio import rubricflow / import prefect"),

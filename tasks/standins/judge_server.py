@@ -4,6 +4,10 @@ Deterministic and model-free (see `offline_judge`), with switches for latency, a
 limit (429 + Retry-After) and fault injection. Faults are chosen by a hash of the request and
 hit only its first attempt(s), so a client that retries correctly ends with the same judgments
 as against a clean server.
+
+Two test routes beside the APIs: `GET /stats` (what it was asked and answered) and `POST /latency`
+with `{"ms": N}` (the latency from the next request on: a test that needs a slow judge only while
+it watches a run end the run at full speed, not at the slow pace).
 """
 
 from __future__ import annotations
@@ -151,6 +155,9 @@ class JudgeServer:
                     "sampling": dict(s.sampling),
                 },
             )
+        if method == "POST" and path == "/latency":
+            self.config.latency_ms = float(json.loads(body)["ms"])
+            return await _json(send, 200, {"latency_ms": self.config.latency_ms})
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])
         if method == "POST" and azure_api.deployment(path):  # Azure OpenAI's deployment route

@@ -234,7 +234,7 @@ def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_w
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.warehouse import locks
 
-    server = judge_server("--latency-ms", "1000")  # the first run lasts ~40 s: far longer than the second's start
+    server = judge_server("--latency-ms", "1000")  # the first run would last ~40 s: far longer than the second's start
     command = [
         EXE,
         "score",
@@ -257,6 +257,7 @@ def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_w
     second = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert first.poll() is None, "the first run ended before the second started: lengthen it"
     assert second.returncode == 2 and "is already scoring corpus 'c'" in " ".join(second.stderr.split())
+    server.set_latency(0)  # refused: the first run now ends at full speed
     assert first.wait(timeout=300) == 0, first.stderr.read()
     assert server.stats()["requests"] == 40  # every cell once
     assert rows(corpus_warehouse, "SELECT status FROM runs") == [("completed",)]  # the refused run left no row

@@ -139,6 +139,7 @@ def evolve_flow(
     ev.meta = coevolve.Meta(acceptance=dict(chosen.tolerances))
     ev.meta_rows = ev.store.execute_fn(coevolve.recorded, ev.eid) if opts["co_evolve"] else {}
     ev.versions[ev.start.hash] = ev.start.rubric
+    ev.point(ev.start.hash)  # first: the Pareto front lists versions in the order scored, on a replay too
     for number in range(1, max_rounds + 1):
         if (name := coevolve.component(number, turns)) != "target":
             evolve_meta.meta_round(ev, number, name, logger)  # costs no judge call

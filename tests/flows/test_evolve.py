@@ -48,7 +48,7 @@ def held_out_pearson(warehouse, rubric_hash: str, texts: list[str]) -> float:
 def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp_path, judge_server):
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
-    import_topical_chat(TOPICAL_CHAT, "tc", warehouse)
+    import_topical_chat(small_topical_chat(tmp_path, 120), "tc", warehouse)  # a round judges 120 cells
     args = (
         "tc",
         RUBRIC,
@@ -59,14 +59,14 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
         None,
         3,
         None,
-        3,  # a seed whose validation texts see every round accepted (seed 1: two rejected, one accepted)
+        3,  # the seed of the split
         0.2,
         0.2,
         str(tmp_path / "evo"),
     )
     result = evolve_flow(*args)
     rounds = result["rounds"]
-    assert [r["round"] for r in rounds] == [1, 2, 3] and result["first_run_calls"] == 1800  # 360 texts x 5 criteria
+    assert [r["round"] for r in rounds] == [1, 2, 3] and result["first_run_calls"] == 600  # 120 texts x 5 criteria
     for r in rounds:
         assert r["status"] in ("accepted", "rejected") and r["changed_criteria"] >= 1
         assert r["calls"] <= r["changed_criteria"] / r["total_criteria"] * r["full_rescore_calls"]  # the bound
@@ -82,7 +82,7 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     texts = split(con, "tc", ["human"], "overall", 3, 0.2, 0.2)
     con.close()
     parts = (set(texts.train), set(texts.validation), set(texts.test))
-    assert [len(p) for p in parts] == [216, 72, 72] and not (
+    assert [len(p) for p in parts] == [72, 24, 24] and not (
         parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2]
     )
     assert abs(held_out_pearson(warehouse, result["best"], texts.validation) - accepted[-1]["metric_after"]) < 1e-9

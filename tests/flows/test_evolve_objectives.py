@@ -18,7 +18,8 @@ from rubricflow.tasks.improve.objectives import Objectives, compute, dominates, 
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.loaders.labels import import_topical_chat
 from rubricflow.tasks.standins.judge_server import RunningServer
-from tests.conftest import ROOT, SHARED, rows
+from tests.conftest import ROOT, rows
+from tests.flows.test_evolve import small_topical_chat
 
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
 SETTINGS = {"weights": {"agreement": 1.0, "discrimination": 1.0}, "select": "pareto", "tolerances": {"agreement": 0.05}}
@@ -39,7 +40,7 @@ def raw_values(warehouse, rubric_hash: str, texts: list[str]) -> dict:
 def test_every_objective_on_validation_and_test_and_rounds_accepted_on_validation_only(tmp_path, judge_server):
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
-    import_topical_chat(SHARED / "calibration" / "topical_chat", "tc", warehouse)
+    import_topical_chat(small_topical_chat(tmp_path, 120), "tc", warehouse)  # a round judges 120 cells
     common = ("tc", RUBRIC, warehouse, ["human"], "overall", {"base_url": server.base_url}, None, 2, None, 3, 0.2, 0.2)
     result = evolve_flow(*common, str(tmp_path / "evo"), settings=SETTINGS, options={"minibatch": 6})
     figures = result["objectives"]

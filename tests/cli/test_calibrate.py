@@ -63,11 +63,13 @@ def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_pat
     (tmp_path / "c.jsonl").write_text(
         "".join(json.dumps({"id": f"t{i}", "text": f"Text {i}. " * (i + 1)}) + "\n" for i in range(8))
     )
-    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
-    for extra in ([], ["--temperature", "0.7", "--seed", "1"]):
-        assert (
-            cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, *extra).returncode == 0
-        )
+    from rubricflow.flows.ingest import ingest_flow
+    from rubricflow.flows.score import score_corpus
+
+    warehouse = str(tmp_path / "w.duckdb")  # two judge setups' runs, made in this process: `calibrate` is tested
+    ingest_flow(str(tmp_path / "c.jsonl"), warehouse, "c")
+    for extra in ({}, {"temperature": 0.7, "seed": 1}):
+        assert score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, **extra})["ok_cells"] == 8
     (tmp_path / "labels.csv").write_text(
         "text_id,criterion,score,rater\n"
         + "".join(f"t{i},{c},{(i % 4)},ann\n" for i in range(8) for c in ("scaffolding", "puffery"))

@@ -11,8 +11,17 @@ import pytest
 import statsmodels.api as sm
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
 from tests.conftest import run_cli as cli
 from tests.conftest import write_corpus
+
+
+def scored_corpus(tmp_path, server) -> None:
+    """Corpus c of 60 texts judged by llm-slop in w.duckdb: the flows `ingest` and `score` run, in this
+    process (these tests are about `estimate` and `labels`, not the commands before them)."""
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 60)), str(tmp_path / "w.duckdb"), "c")
+    score_corpus("c", "llm-slop", str(tmp_path / "w.duckdb"), {"base_url": server.base_url})
 
 
 def label_file(path, texts, rater="ann", puffery=None):
@@ -43,9 +52,7 @@ def judged(tmp_path, criterion):
 
 def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path, judge_server):
     server = judge_server()
-    write_corpus(tmp_path / "c.jsonl", 60)
-    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
-    assert cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url).returncode == 0
+    scored_corpus(tmp_path, server)
 
     label_file(tmp_path / "few.csv", [f"t{i:04d}" for i in range(5)], rater="few")
     label_file(tmp_path / "off.csv", [f"t{i:04d}" for i in range(12)], rater="off", puffery=7)
@@ -91,9 +98,7 @@ def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path
 
 def test_an_active_plan_records_inclusion_probabilities_that_weight_the_labels(tmp_path, judge_server):
     server = judge_server()
-    write_corpus(tmp_path / "c.jsonl", 60)
-    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
-    assert cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url).returncode == 0
+    scored_corpus(tmp_path, server)
     planned = cli(
         tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "20", "--active", "--out", "q.txt"
     )

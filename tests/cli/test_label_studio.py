@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci
 
+from rubricflow.flows.ingest import ingest_flow
+from rubricflow.flows.score import score_corpus
 from tests.conftest import run_cli as cli
 from tests.conftest import write_corpus
 
@@ -52,11 +54,10 @@ def annotated(tasks: list[dict]) -> list[dict]:
 
 def test_label_studio_round_trip_and_the_ab_difference_estimate(tmp_path, judge_server):
     server = judge_server()
-    write_corpus(tmp_path / "c.jsonl", 40)
-    assert cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    warehouse = str(tmp_path / "w.duckdb")  # ingested and scored in this process: the test is about `labels`
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), warehouse, "c")
     for model in ("judge-a", "judge-b"):
-        scored = cli(tmp_path, "score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--model", model)
-        assert scored.returncode == 0, scored.stderr
+        assert score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "model": model})["ok_cells"] == 40
     planned = cli(tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--model", "judge-a", "--budget", "20")
     assert planned.returncode == 0, planned.stderr
     exported = cli(

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 
+from rubricflow.flows.ingest import ingest_flow
 from rubricflow.tasks.standins.cluster import Postgres, wait_until
 from tests.conftest import EXE, rows, write_corpus
 
@@ -13,7 +14,7 @@ from tests.conftest import EXE, rows, write_corpus
 def _score(tmp_path, server, url):
     warehouse = tmp_path / "w.duckdb"
     corpus = write_corpus(tmp_path / "c.jsonl", 60)
-    subprocess.run([EXE, "ingest", str(corpus), "-c", "c", "-w", str(warehouse)], check=True, capture_output=True)
+    ingest_flow(str(corpus), str(warehouse), "c")  # in-process: the `score` process is the one under test
     command = [EXE, "score", "-c", "c", "-r", "writing-quality", "--strategy", "per_criterion", "-w", str(warehouse)]
     command += ["--base-url", server.base_url, "--rpm", "1200", "--limits", url, "--max-in-flight", "4"]
     return warehouse, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

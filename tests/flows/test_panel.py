@@ -81,8 +81,9 @@ def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_
             [EXE, *args, "-w", "w.duckdb"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
         )
 
-    assert cli("ingest", "c.jsonl", "-c", "c").returncode == 0
-    assert cli("score", "-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--model", "solo").returncode == 0
+    warehouse = str(tmp_path / "w.duckdb")  # one judge's run, made in this process: the commands come after
+    ingest_flow(str(tmp_path / "c.jsonl"), warehouse, "c")
+    assert score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "model": "solo"})["ok_cells"] == 6
     import duckdb
 
     with (

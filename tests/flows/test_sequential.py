@@ -124,7 +124,7 @@ def test_the_command_prints_the_decision_and_what_the_rest_would_cost(tmp_path):
                 [shutil.which("rubricflow"), *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
             )
 
-        assert run("ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb").returncode == 0
+        ingest_flow(str(tmp_path / "c.jsonl"), str(tmp_path / "w.duckdb"), "c")  # in-process: `compare` is tested
         args = ["compare", "-c", "c", "--a", str(a), "--b", str(b), "-w", "w.duckdb", "--base-url", server.base_url]
         done = run(*args, "--sequential", "--batch-size", "10", "--json", "seq.json")
         assert done.returncode == 0, done.stderr[-2000:]

@@ -37,7 +37,7 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
     client = client_for(config.provider, config.resolved_base_url(), timeout_s)
     body = {
         "model": config.model,
-        "messages": messages,
+        "messages": delivered(messages, config.system_prompt),
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "response_format": {"type": "json_object"},
@@ -65,6 +65,16 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
         await client.close()
 
 
+def delivered(messages: list[dict], layout: str) -> list[dict]:
+    """With --system-prompt user, the system message heads the first user turn: a chat template with
+    no system role (Gemma's) drops it, and with it the answer's format (a refine proposal's schema)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [m for m in messages if m["role"] != "system"]
+    if layout != "user" or not system or not rest:
+        return messages
+    return [{**rest[0], "content": f"{system}\n\n{rest[0]['content']}"}, *rest[1:]]
+
+
 def answer_text(response: object) -> str:
     """The text of a chat completion, whatever shape the endpoint gave it: a non-JSON body, no
     choices, a null message, content as typed parts, a refusal or a cut-off answer is an
@@ -73,9 +83,10 @@ def answer_text(response: object) -> str:
     message = choice.message
     if getattr(message, "refusal", None):
         raise AnswerError("refusal", f"the model refused: {message.refusal}")
-    if choice.finish_reason == "length":
-        raise AnswerError("truncated", "the answer was cut off at max_tokens")
     content = text_parts(message.content)
+    if choice.finish_reason == "length":  # its head says why (a rambling list, an echoed prompt)
+        head = content[:160] if isinstance(content, str) else ""
+        raise AnswerError("truncated", f"the answer was cut off at max_tokens: {head!r}")
     if not isinstance(content, str) or not content.strip():
         raise AnswerError("empty", f"the answer has no text (content {type(content).__name__})")
     return content

@@ -73,3 +73,13 @@ def test_a_slow_drip_ends_at_the_calls_total_deadline_not_attempts_times_the_tim
             ask(JudgeConfig(base_url=server.base_url, timeout_s=1, max_attempts=6, call_deadline_s=2.5), MESSAGES)
         took = time.monotonic() - started
         assert took < 4.5 and server.app.stats.requests <= 3, (took, server.app.stats.requests)
+
+
+def test_system_prompt_user_puts_the_system_message_at_the_head_of_the_user_turn():
+    """A chat template without a system role (Gemma's on llama.cpp) drops the system message, and with
+    it a refine proposal's answer format: --system-prompt user sends it in the user turn instead."""
+    from rubricflow.tasks.judging.chat import delivered
+
+    (only,) = delivered(MESSAGES, "user")
+    assert only == {"role": "user", "content": f"{MESSAGES[0]['content']}\n\n{MESSAGES[1]['content']}"}
+    assert delivered(MESSAGES, "auto") == delivered(MESSAGES, "system") == MESSAGES

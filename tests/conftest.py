@@ -52,6 +52,7 @@ LONGEST_FIRST = (
     "tasks/runtime/test_warm_worker.py",
     "flows/test_cluster_faults.py",
     "flows/test_evolve.py",
+    "flows/test_evolve_coevolve.py",
     "flows/test_cluster.py",
     "tasks/runtime/test_prefect_server.py",
     "flows/test_rubric_status.py",

@@ -344,7 +344,8 @@ class Inbox:
     the flow landed the last is lost with the scheduler and bought again."""
 
     def __init__(self, queue) -> None:
-        self.queue, self.parts = queue, deque()
+        self.queue = queue
+        self.parts: deque[tuple] = deque()
         self.came, self.stopped, self.lock = threading.Event(), threading.Event(), threading.Lock()
         self.error: OSError | None = None
         self.thread = threading.Thread(target=self._empty, name="rubricflow-inbox", daemon=True)

@@ -43,11 +43,36 @@ SLOW_FOLDERS = ("cli", "flows")
 SLOW_MODULES = ("test_prefect_server.py", "test_warm_worker.py", "test_benches.py")
 
 
+# The modules that take longest in CI (its --durations), longest first. pytest-xdist hands out one file
+# at a time (--dist loadfile) in collection order (--no-loadscope-reorder); a long file handed out last
+# keeps one worker busy while the other idles, so these go first and the short ones fill the tail.
+LONGEST_FIRST = (
+    "flows/test_local_model.py",
+    "test_benches.py",
+    "tasks/runtime/test_warm_worker.py",
+    "flows/test_cluster_faults.py",
+    "flows/test_evolve.py",
+    "flows/test_cluster.py",
+    "api/test_api_local_model.py",
+    "tasks/runtime/test_prefect_server.py",
+    "flows/test_rubric_status.py",
+    "flows/test_labelling.py",
+    "flows/test_faults.py",
+    "flows/test_production_layout.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         parts = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts
         if parts[0] in SLOW_FOLDERS or parts[-1] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=_longest_first)
+
+
+def _longest_first(item) -> int:
+    module = Path(str(item.fspath)).relative_to(Path(__file__).parent).as_posix()
+    return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 def _environment_restored():

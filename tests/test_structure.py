@@ -160,3 +160,17 @@ def test_the_tests_of_tasks_mirror_its_layers():
     assert not list(tests.glob("test_*.py"))
     folders = {p.name for p in tests.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert folders and folders <= set(TASK_LAYERS), folders
+
+
+def test_the_longest_first_modules_exist_and_go_first(request):
+    """tests/conftest.py hands the longest files out first; a renamed or removed one would silently
+    fall back into the tail it was listed to leave."""
+    from tests.conftest import LONGEST_FIRST
+
+    assert all((ROOT / "tests" / module).is_file() for module in LONGEST_FIRST), LONGEST_FIRST
+    modules = list(
+        dict.fromkeys(Path(str(i.fspath)).relative_to(ROOT / "tests").as_posix() for i in request.session.items)
+    )
+    listed = [m in LONGEST_FIRST for m in modules]
+    assert listed == sorted(listed, reverse=True)  # every listed module (of those collected) before the others
+    assert [m for m in modules if m in LONGEST_FIRST] == [m for m in LONGEST_FIRST if m in modules]

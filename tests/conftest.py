@@ -53,7 +53,6 @@ LONGEST_FIRST = (
     "flows/test_cluster_faults.py",
     "flows/test_evolve.py",
     "flows/test_cluster.py",
-    "api/test_api_local_model.py",
     "tasks/runtime/test_prefect_server.py",
     "flows/test_rubric_status.py",
     "flows/test_labelling.py",

@@ -114,10 +114,10 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
     while True:
         came.wait(PUBLISH_S)
         came.clear()
-        held.look()
         outcomes = future.result() if future.done() else None
         batch = [done.popleft() for _ in range(len(done))]
         try:
+            held.look()
             if batch:
                 judgments, completions = land_tables(batch)
                 outbox.put((attempt, part, to_bytes(judgments), to_bytes(completions)))

@@ -23,7 +23,6 @@ variables are deleted from the scheduler.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import math
@@ -192,8 +191,9 @@ class ClusterRun:
         running = {self.submit(s): s for s in shards.values()}
         try:
             self._judge(running, land)
-        except KeptInReserve:
-            self.stop_buying(running, land)
+        except Exception as exc:
+            if _disk_full(exc):
+                self.stop_buying(running, land)
             raise
 
     def stop_buying(self, running: dict, land) -> None:
@@ -206,10 +206,8 @@ class ClusterRun:
         self.stopped = True
         ends = time.monotonic() + self.silence_s
         while not all(f.done() for f in running) and time.monotonic() < ends:
-            with contextlib.suppress(KeptInReserve):
-                land(self.inbox.take(wait=True))
-        with contextlib.suppress(KeptInReserve):
-            land(self.inbox.take(wait=False))
+            _land_what_fits(land, self.inbox.take(wait=True))
+        _land_what_fits(land, self.inbox.take(wait=False))
 
     def _judge(self, running: dict, land) -> None:
         ends = time.monotonic() + self.deadline_s
@@ -321,6 +319,24 @@ class ClusterRun:
             pass
 
 
+def _disk_full(exc: BaseException) -> bool:
+    """A full disk, as Python's write or DuckDB's (a load's WAL write) says it."""
+    import duckdb
+
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOSPC
+    return isinstance(exc, duckdb.Error) and "No space left" in str(exc)
+
+
+def _land_what_fits(land, parts: list) -> None:
+    """Land parts on a full disk: into the reserve, or landed and not loaded (the next run loads it)."""
+    try:
+        land(parts)
+    except Exception as exc:
+        if not _disk_full(exc):
+            raise
+
+
 def stall_deadline_s(config: JudgeConfig) -> float:
     """How long an attempt may send heartbeats without a judged cell: one cell's worst case, every
     transient retry of every re-ask at the whole-answer timeout, plus the longest back-off waits."""
@@ -344,7 +360,8 @@ class Inbox:
     the flow landed the last is lost with the scheduler and bought again."""
 
     def __init__(self, queue) -> None:
-        self.queue, self.parts = queue, deque()
+        self.queue = queue
+        self.parts: deque[tuple] = deque()
         self.came, self.stopped, self.lock = threading.Event(), threading.Event(), threading.Lock()
         self.error: OSError | None = None
         self.thread = threading.Thread(target=self._empty, name="rubricflow-inbox", daemon=True)

@@ -49,6 +49,15 @@ class WarehouseLocked(WarehouseError, TransientError):
     """Another process holds the warehouse; trying again later may succeed."""
 
 
+def disk_full(exc: BaseException) -> bool:
+    """A full disk, as Python's write or DuckDB's (a load's or a commit's WAL write) says it."""
+    import errno
+
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOSPC
+    return isinstance(exc, duckdb.Error) and "No space left" in str(exc)
+
+
 def default_path() -> Path:
     return Path(settings().warehouse or DEFAULT_PATH)
 

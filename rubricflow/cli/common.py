@@ -50,19 +50,16 @@ def machine_error(exc: BaseException) -> str | None:
     """One line for what the machine refused a command, wherever it surfaced: DuckDB out of
     memory under its limit names the variable that set it; a full disk (DuckDB's or Python's write)
     says so with the file DuckDB names. None for anything else."""
-    import errno
-
     import duckdb
 
-    from rubricflow.warehouse.db import MEMORY_ENV
+    from rubricflow.warehouse.db import MEMORY_ENV, disk_full
 
     first = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, duckdb.OutOfMemoryException):
         limit = settings().duckdb_memory
         cause = f"${MEMORY_ENV}={limit} is too small for it" if limit else "the machine's memory is not enough"
         return f"the warehouse ran out of memory ({first}): {cause}; raise or unset ${MEMORY_ENV}"
-    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-    if full or (isinstance(exc, duckdb.Error) and "No space left" in first):  # a commit's WAL write too
+    if disk_full(exc):
         return f"the disk is full: {first}; free space (what has landed is kept) and run the command again"
     return None
 

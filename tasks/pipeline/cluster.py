@@ -192,7 +192,7 @@ class ClusterRun:
         try:
             self._judge(running, land)
         except Exception as exc:
-            if _disk_full(exc):
+            if db.disk_full(exc):
                 self.stop_buying(running, land)
             raise
 
@@ -319,21 +319,12 @@ class ClusterRun:
             pass
 
 
-def _disk_full(exc: BaseException) -> bool:
-    """A full disk, as Python's write or DuckDB's (a load's WAL write) says it."""
-    import duckdb
-
-    if isinstance(exc, OSError):
-        return exc.errno == errno.ENOSPC
-    return isinstance(exc, duckdb.Error) and "No space left" in str(exc)
-
-
 def _land_what_fits(land, parts: list) -> None:
     """Land parts on a full disk: into the reserve, or landed and not loaded (the next run loads it)."""
     try:
         land(parts)
     except Exception as exc:
-        if not _disk_full(exc):
+        if not db.disk_full(exc):
             raise
 
 

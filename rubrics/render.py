@@ -347,6 +347,17 @@ SCHEMA_SUFFIX = "\n\nJSON Schema of the answer:\n{schema}"
 SUFFIXED_MODES = ("json_object", "text")  # modes whose system text carries the schema (others send it as a parameter)
 
 
+def delivered(messages: list[dict], layout: str) -> list[dict]:
+    """The messages as sent in a prompt layout: with `user` (--system-prompt user, or the judge's
+    delivery check), the system message heads the first user turn, since a chat template with no
+    system role (Gemma's) drops it, and with it the rubric or the answer's format."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [m for m in messages if m["role"] != "system"]
+    if layout != "user" or not system or not rest:
+        return messages
+    return [{**rest[0], "content": f"{system}\n\n{rest[0]['content']}"}, *rest[1:]]
+
+
 def reask_note(kind: str, error: str, max_tokens: int, ask: int = 2, asks: int = 3) -> str:
     """What the model is told before it answers again: never the same request twice (a deterministic
     model would give the same unusable answer, 555 s for one call on a slow server)."""

@@ -11,6 +11,7 @@ import asyncio
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.errors import TransientError
+from rubricflow.rubrics.render import delivered
 from rubricflow.tasks.judging.answers import first_choice, text_parts
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.deadline import CallDeadline
@@ -63,16 +64,6 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
         raise ModelCallFailed(scrub(f"the model endpoint gave no answer: {describe(exc)}")) from None
     finally:
         await client.close()
-
-
-def delivered(messages: list[dict], layout: str) -> list[dict]:
-    """With --system-prompt user, the system message heads the first user turn: a chat template with
-    no system role (Gemma's) drops it, and with it the answer's format (a refine proposal's schema)."""
-    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-    rest = [m for m in messages if m["role"] != "system"]
-    if layout != "user" or not system or not rest:
-        return messages
-    return [{**rest[0], "content": f"{system}\n\n{rest[0]['content']}"}, *rest[1:]]
 
 
 def answer_text(response: object) -> str:

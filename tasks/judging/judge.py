@@ -20,7 +20,7 @@ from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.rubrics.compiler import Bundle
-from rubricflow.rubrics.render import CallUnit, Rendering, reask_note, render, schema_suffix
+from rubricflow.rubrics.render import CallUnit, Rendering, delivered, reask_note, render, schema_suffix
 from rubricflow.tasks.judging import answers, providers, telemetry, verdict_tools
 from rubricflow.tasks.judging.answers import cached_tokens
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -209,10 +209,9 @@ class Judge:
             kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         else:
             system += schema_suffix(schema, mode)
-        if self.layout == "user":  # a server whose template drops the system role gets it all in the user turn
-            kwargs["messages"] = [{"role": "user", "content": f"{system}\n\n{user}"}]
-        else:
-            kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        kwargs["messages"] = delivered(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}], self.layout
+        )
         return kwargs
 
     # Three layers, innermost first: `_send` retries one request through transient errors; `_ask`

@@ -80,7 +80,7 @@ def test_the_proposal_gate_refuses_a_candidate_that_lowers_a_lattice_property(tm
     parent = compile_or_raise(load_rubric(RUBRIC))
     cid = parent.rubric.criteria[0].id
     more = [{"op": "add_criterion", "criterion": {"id": f"extra-{n}", "description": "More."}} for n in range(3)]
-    worse = compile_or_raise(evolve(parent.rubric, more))  # 8 criteria: economy falls
+    worse = compile_or_raise(evolve(parent.rubric, more))  # 8 criteria: past seed 000's 3-7, economy falls
     reworded = evolve(parent.rubric, [{"op": "rewrite_criterion", "id": cid, "changes": {"title": "Reworded"}}])
     with RunningServer() as server:
         ev = SimpleNamespace(
@@ -89,7 +89,7 @@ def test_the_proposal_gate_refuses_a_candidate_that_lowers_a_lattice_property(tm
             reflect_config=JudgeConfig(base_url=server.base_url),
             folder=tmp_path,
         )
-        assert "the proposal gate refused it: it lowers economy (3 -> 0)" in _screen(ev, worse)
+        assert "the proposal gate refused it: it lowers economy (3 -> 2)" in _screen(ev, worse)  # counted
         assert _screen(ev, compile_or_raise(reworded)) is None
         calls = server.app.stats.requests
         assert _screen(ev, worse) is not None and server.app.stats.requests == calls  # judged once, journaled

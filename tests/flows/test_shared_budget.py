@@ -35,7 +35,10 @@ def corpus(tmp, name: str) -> str:
 def test_a_cascade_spends_one_budget_across_its_runs(judged):
     tmp, judge = judged
     warehouse = corpus(tmp, "cascade")
-    result = cascade_flow("c", "llm-slop", warehouse, judge, CHEAP, STRONG, 0.8, 0.2, 20)  # all calibration: two runs
+    # one call at a time: the budget then ends it within one call's reservation (~1.2 USD) of the whole, whatever
+    # the timing (with 64 in flight, their worst-case reservations could stop it anywhere below)
+    one_at_a_time = judge | {"max_in_flight": 1}
+    result = cascade_flow("c", "llm-slop", warehouse, one_at_a_time, CHEAP, STRONG, 0.8, 0.2, 20)  # two runs
     [(spent, runs)] = rows(warehouse, "SELECT sum(usd), count(DISTINCT run_id) FROM run_costs")
     assert spent <= BUDGET and runs >= 2  # each run got only what the earlier ones left
     assert spent > 0.8 * BUDGET and result["unscored"] > 0  # the budget, not the corpus, ended it: run again

@@ -72,23 +72,42 @@ def slop_two(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory, server, slop_two):
+def slop_one(tmp_path_factory):
+    """llm-slop cut to its ordinal puffery criterion, asked for no evidence and a rationale of a few
+    words, for the logprob call: its answer is 40 tokens where llm-slop's three criteria took ~120.
+    Each answer token costs this server ~0.5 s at load 7 here (llama-cpp-python's Python work per
+    token over Gemma's 262k-token vocabulary; with logprobs a sort of it), so the answer's length is
+    the call's cost."""
+    import yaml
+
+    from rubricflow.rubrics.algebra import evolve
+    from rubricflow.rubrics.formats import dump
+
+    changes = [{"op": "remove_criterion", "id": "scaffolding"}, {"op": "remove_criterion", "id": "meta-talk"}]
+    changes.append({"op": "rewrite_criterion", "id": "puffery", "changes": {"evidence": {"max_items": 0}}})
+    document = yaml.safe_load(dump(evolve(Library().bundle("llm-slop").rubric, changes), "yaml"))
+    (because,) = document["output"]["constraints"]
+    because["max_words"] = 6
+    path = tmp_path_factory.mktemp("rubric") / "llm-slop-one.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory, server, slop_two, slop_one):
     """TEXTS sample texts scored by the real model: per criterion with the two-criterion slop rubric,
-    holistically with logprobs on llm-slop (one call, no re-ask: its ~120-token answer fits 300).
-    llama-cpp-python pays for logprobs after generating: a log-softmax over every position's 262k
-    logits and a Python sort of the vocabulary per answer token (a 200-token answer ran past the
-    300 s timeout on this loaded machine), so one call asks for them."""
+    holistically with logprobs on the one-criterion one (one call, no re-ask, a 900 s timeout: a
+    re-send would pay it twice)."""
     tmp = tmp_path_factory.mktemp("local")
     warehouse = str(tmp / "w.duckdb")
     ingest_flow(str(SAMPLE), warehouse, "sample", limit=TEXTS)
     judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": MAX_TOKENS}
-    holistic = {**judge, "strategy": "holistic", "logprobs": True, "answer_retries": 0, "max_tokens": 300}
-    holistic["timeout_s"] = 900  # a loaded machine took past the 300 s default: a re-send would pay it twice
+    holistic = {**judge, "strategy": "holistic", "logprobs": True, "answer_retries": 0, "timeout_s": 900}
     runs = {
-        "holistic": score_corpus("sample", "llm-slop", warehouse, holistic),
+        "holistic": score_corpus("sample", slop_one, warehouse, holistic),
         "per_criterion": score_corpus("sample", str(slop_two), warehouse, {**judge, "strategy": "per_criterion"}),
     }
-    again = score_corpus("sample", "llm-slop", warehouse, holistic)
+    again = score_corpus("sample", slop_one, warehouse, holistic)
     return {"warehouse": warehouse, "runs": runs, "again": again, "log": server.log.read_text()}
 
 
@@ -96,7 +115,7 @@ def test_every_cell_is_judged_and_every_judgment_is_scored_or_has_a_reason(score
     w = scored["warehouse"]
     for strategy, run in scored["runs"].items():
         assert run["planned_cells"] == run["judged_cells"] > 0, strategy
-    criteria = 3 + 2  # llm-slop holistically, the two-criterion slop rubric per criterion
+    criteria = 1 + 2  # the one-criterion slop rubric holistically, the two-criterion one per criterion
     assert rows(w, "SELECT count(*) FROM judgments") == [(TEXTS * criteria,)]
     assert rows(w, "SELECT count(*) FROM judgments WHERE status = 'unscored' AND reason IS NULL") == [(0,)]
     assert rows(w, "SELECT count(*) FROM completions WHERE status = 'ok' AND raw_response IS NULL") == [(0,)]

@@ -16,10 +16,11 @@ from rubricflow.tasks.runtime import prefect_server, warm_worker
 from tests.conftest import EXE, rows, write_corpus
 
 
-@pytest.fixture
-def env(tmp_path):
-    """A caller's environment with a state folder of its own: its own worker, stopped afterwards."""
-    state = tmp_path / "state"
+@pytest.fixture(scope="module")
+def state_env(tmp_path_factory):
+    """A caller's environment with a state folder of its own, for the module: one Prefect server
+    (its start is most of a test's time), stopped with its workers at the end."""
+    state = tmp_path_factory.mktemp("warm") / "state"
     environ = {**os.environ, "RUBRICFLOW_STATE_DIR": str(state), "OPENAI_API_KEY": "sk-canary-never-in-the-worker"}
     for name in ("PREFECT_API_URL", "RUBRICFLOW_WARM_WORKER", "RUBRICFLOW_PREFECT_SERVER", "RUBRICFLOW_WAREHOUSE"):
         environ.pop(name, None)
@@ -27,19 +28,32 @@ def env(tmp_path):
     subprocess.run([EXE, "prefect-server", "--stop"], env=environ, capture_output=True, timeout=60)
 
 
+@pytest.fixture
+def env(state_env, monkeypatch):
+    """The module's caller environment, with no warm worker yet: each test starts its own (the
+    module's Prefect server stays)."""
+    monkeypatch.setenv("RUBRICFLOW_STATE_DIR", state_env["RUBRICFLOW_STATE_DIR"])
+    warm_worker.stop_all()
+    return dict(state_env)
+
+
 def served(state: Path) -> list[str]:
-    """The commands the worker of this state folder ran, from its log."""
-    return [
-        line for log in state.glob("warm-worker-*.log") for line in log.read_text().splitlines() if ": runner " in line
-    ]
+    """The commands the workers of this state folder ran, from their logs (the newest log last)."""
+    logs = sorted(state.glob("warm-worker-*.log"), key=lambda log: log.stat().st_mtime_ns)
+    return [line for log in logs for line in log.read_text().splitlines() if ": runner " in line]
 
 
 def worker_ready(state: Path, timeout_s: float = 120) -> dict:
+    """The record of the state folder's live worker once it is ready."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        for log in state.glob("warm-worker-*.log"):
-            if "ready on" in log.read_text():
-                return json.loads(log.with_suffix(".json").read_text())
+        for found in state.glob("warm-worker-*.json"):
+            try:
+                record = json.loads(found.read_text())
+            except (OSError, ValueError):
+                continue
+            if record.get("ready") and prefect_server._alive(int(record["pid"])):
+                return record
         time.sleep(0.2)
     raise AssertionError("no warm worker became ready")
 
@@ -53,13 +67,14 @@ def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environmen
 ):
     server = judge_server()
     state = Path(env["RUBRICFLOW_STATE_DIR"])
+    seen = len(served(state))  # the commands earlier tests' workers ran
     first, second = tmp_path / "first", tmp_path / "second"
     for folder in (first, second):
         folder.mkdir()
         write_corpus(folder / "c.jsonl", 6)
     done = cli(env, first, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb")  # no worker yet: runs here, starts one
     assert done.returncode == 0, done.stderr
-    assert served(state) == []
+    assert served(state)[seen:] == []
     record = worker_ready(state)
     assert len(record["threads"]) == 1 and len(os.listdir(f"/proc/{record['pid']}/task")) == 1  # safe to fork
     environ = Path(f"/proc/{record['pid']}/environ").read_bytes()
@@ -73,16 +88,16 @@ def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environmen
     done = cli(caller, second, "score", "-c", "c2", "-r", "llm-slop", "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr
     assert "status completed" in done.stdout and "light slop" in done.stdout
-    assert [line.split(":")[0] for line in served(state)] == ["ingest", "score"]
+    assert [line.split(":")[0] for line in served(state)[seen:]] == ["ingest", "score"]
     assert rows(second / "mine.duckdb", "SELECT count(*), count(DISTINCT text_id) FROM completions") == [(6, 6)]
     assert not (first / "mine.duckdb").exists()
 
     refused = cli(caller, second, "score", "-c", "no-such-corpus", "-r", "llm-slop", "--base-url", server.base_url)
     assert refused.returncode == 2
     assert "no-such-corpus" in refused.stderr and "Traceback" not in refused.stderr
-    assert len(served(state)) == 3  # the refusal came from the worker too
+    assert len(served(state)[seen:]) == 3  # the refusal came from the worker too
     off = cli({**caller, "RUBRICFLOW_WARM_WORKER": "0"}, second, "ingest", "c.jsonl", "-c", "c3")
-    assert off.returncode == 0 and len(served(state)) == 3
+    assert off.returncode == 0 and len(served(state)[seen:]) == 3
 
 
 def test_ctrl_c_reaches_the_command_and_a_killed_caller_takes_its_command_along(env, tmp_path, judge_server):
@@ -189,6 +204,7 @@ def test_a_stalled_worker_is_passed_over_and_never_runs_the_command_as_well(env,
     there too. Now the caller waits a few seconds for the worker's offer, withdraws and runs the
     command itself (once: its output says so once), and retires the stalled worker."""
     state = Path(env["RUBRICFLOW_STATE_DIR"])
+    seen = len(served(state))
     write_corpus(tmp_path / "c.jsonl", 4)
     assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "a", "-w", "a.duckdb").returncode == 0
     record = worker_ready(state)
@@ -205,7 +221,7 @@ def test_a_stalled_worker_is_passed_over_and_never_runs_the_command_as_well(env,
     assert done.returncode == 0 and done.stdout.count("corpus b: 4 texts loaded") == 1, done.stdout + done.stderr
     assert took < 60 and not prefect_server._alive(record["pid"])  # passed over, then ended by its PID
     time.sleep(1)
-    assert served(state) == [] and rows(tmp_path / "b.duckdb", "SELECT count(*) FROM texts") == [(4,)]
+    assert served(state)[seen:] == [] and rows(tmp_path / "b.duckdb", "SELECT count(*) FROM texts") == [(4,)]
 
 
 @pytest.mark.slow
@@ -213,6 +229,7 @@ def test_concurrent_commands_never_hang_and_never_run_twice(env, tmp_path):
     """8 commands at once, ROUNDS times (RUBRICFLOW_STRESS_ROUNDS, 2 here; 25 in the closing note's run):
     every one ends in time, exits 0, and says its result exactly once."""
     rounds = int(os.environ.get("RUBRICFLOW_STRESS_ROUNDS", "2"))
+    seen = len(served(Path(env["RUBRICFLOW_STATE_DIR"])))
     write_corpus(tmp_path / "c.jsonl", 3)
     assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "warm", "-w", "warm.duckdb").returncode == 0
     worker_ready(Path(env["RUBRICFLOW_STATE_DIR"]))
@@ -231,7 +248,7 @@ def test_concurrent_commands_never_hang_and_never_run_twice(env, tmp_path):
         for i, proc in enumerate(procs):
             out, err = proc.communicate(timeout=180)  # a hang fails here
             assert proc.returncode == 0 and out.count(f"corpus c{r}x{i}: 3 texts loaded") == 1, (out, err)
-    assert len(served(Path(env["RUBRICFLOW_STATE_DIR"]))) >= rounds * 8 // 2  # most went to the worker
+    assert len(served(Path(env["RUBRICFLOW_STATE_DIR"]))[seen:]) >= rounds * 8 // 2  # most went to the worker
 
 
 def test_the_callers_time_zone_reaches_the_command(env, tmp_path):
@@ -240,6 +257,7 @@ def test_the_callers_time_zone_reaches_the_command(env, tmp_path):
     import re
     from zoneinfo import ZoneInfo
 
+    seen = len(served(Path(env["RUBRICFLOW_STATE_DIR"])))
     write_corpus(tmp_path / "c.jsonl", 2)
     env = {**env, "PREFECT_LOGGING_LEVEL": "INFO"}  # a rubricflow error is said once, without Prefect's line
     assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "c", "-w", "w.duckdb").returncode == 0
@@ -251,7 +269,7 @@ def test_the_callers_time_zone_reaches_the_command(env, tmp_path):
         "PREFECT_LOGGING_LEVEL": "INFO",
     }  # a rubricflow error is said once, without Prefect's line
     done = cli(loud, tmp_path, "ingest", "c.jsonl", "-c", "x", "-w", "w.duckdb")
-    assert done.returncode == 0 and len(served(Path(env["RUBRICFLOW_STATE_DIR"]))) >= 1
+    assert done.returncode == 0 and len(served(Path(env["RUBRICFLOW_STATE_DIR"]))[seen:]) >= 1
     logged = re.search(r"^(\d\d):(\d\d):\d\d\.\d+ \| INFO", done.stdout + done.stderr, re.M)
     assert logged, done.stdout + done.stderr
     now = dt.datetime.now(ZoneInfo(zone))
@@ -269,6 +287,7 @@ def test_a_command_in_the_worker_sends_the_callers_prefect_auth_string(env, tmp_
     """A user's own Prefect server that wants a key: the worker imported Prefect under its own
     environment, which holds no secrets; the command's runner reads the caller's (was 401)."""
     state = Path(env["RUBRICFLOW_STATE_DIR"])
+    seen = len(served(state))
     started = subprocess.run(
         [
             "python",
@@ -288,6 +307,6 @@ def test_a_command_in_the_worker_sends_the_callers_prefect_auth_string(env, tmp_
     worker_ready(state)
     done = cli(caller, tmp_path, "ingest", "c.jsonl", "-c", "b", "-w", "w.duckdb")
     assert done.returncode == 0 and "Unauthorized" not in done.stderr, done.stderr
-    assert [line.split(":")[0] for line in served(state)] == ["ingest"]
+    assert [line.split(":")[0] for line in served(state)[seen:]] == ["ingest"]
     refused = cli({**caller, "PREFECT_API_AUTH_STRING": "rubricflow:wrong"}, tmp_path, "ingest", "c.jsonl", "-c", "d")
     assert refused.returncode != 0  # the server does check the string

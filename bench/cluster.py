@@ -1,12 +1,15 @@
-"""Bench: fan-out over Dask workers. The same run on a cluster of 1, 2 and 4 worker processes
-(each started here, each with --max-in-flight calls of its own) against the offline judge with
-200 ms of latency, so the figure measures how the work spreads, not this machine's two cores.
-Prints calls/s for each and its ratio to one worker (target >= 0.8 x N), and how busy each worker
-kept its --max-in-flight calls (target >= 0.95): its calls/s over the ceiling's (max-in-flight /
-200 ms), and beside it the mean calls in flight (Little's law: the judge's time of every call over
-the span) and the judge's mean latency. On a loaded machine the latency grows past 200 ms (the judge
-and the workers wait for a CPU), which lowers calls/s but not the calls in flight: the second figure
-tells a worker that idles from a judge that slows.
+"""Bench: fan-out over Dask workers. The same run on a cluster of N worker processes (each started
+here, each with --max-in-flight calls of its own) against the offline judge with 200 ms of latency,
+so the figure measures how the work spreads, not this machine's two cores.
+
+The baseline is measured in the same run: the plain flow (no cluster, one process) at the same
+--max-in-flight against the same judge. Each cluster size prints its calls/s per worker as a ratio
+to the plain flow's (target >= 0.95: a worker judges as fast as one machine's flow; N workers then
+judge N times as fast), beside its ratio to the ceiling (max-in-flight / 200 ms). On a loaded machine
+both slow, so the ratio to the same run's baseline is the figure that means something. Beside them:
+the mean calls in flight (Little's law: the client's time of every call over the span), the client's
+mean latency and the judge server's own (body read to answer sent): a gap between the two is time a
+call's answer waited in the client's process (its loop, the GIL) or for a CPU, not in the judge.
 
     python bench/cluster.py [--cells 2400] [--workers 1,2,4] [--max-in-flight 8]
 """
@@ -41,6 +44,22 @@ def busy(warehouse: Path) -> tuple[int, float, float, float]:
     return n, n / span, judged / span, judged / n
 
 
+class Measured:
+    """One run's figures: calls/s, calls in flight, the client's and the judge server's ms a call."""
+
+    def __init__(self, server: Server, warehouse: Path, cells: int, before: dict):
+        after = server.stats()
+        n, self.rate, self.in_flight, latency_s = busy(warehouse)
+        assert n == cells, f"{n} of {cells} cells landed"
+        self.client_ms = latency_s * 1000
+        self.server_ms = (
+            (after["served_s"] - before["served_s"]) * 1000 / max(1, after["answered"] - before["answered"])
+        )
+
+    def latency(self) -> str:
+        return f"{self.client_ms:.0f} ms a call (the judge's own {self.server_ms:.0f} ms)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cells", type=int, default=2400)
@@ -49,12 +68,21 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=200)
     parser.add_argument("--threads", type=int, default=2, help="shards a worker judges at once (1: the old setup)")
     args = parser.parse_args()
-    rates: dict[int, float] = {}
+    ideal, mif = args.max_in_flight / (args.latency_ms / 1000), args.max_in_flight
     with tempfile.TemporaryDirectory() as tmp, Server("--latency-ms", str(args.latency_ms)) as server:
         corpus = write_corpus(Path(tmp) / "c.jsonl", args.cells)
-        judge = {"base_url": server.base_url, "max_in_flight": args.max_in_flight}
+        judge = {"base_url": server.base_url, "max_in_flight": mif}
+        warehouse, before = Path(tmp) / "plain.duckdb", server.stats()
+        ingest_flow(str(corpus), str(warehouse), "bench")
+        score_corpus("bench", "llm-slop", str(warehouse), judge, {"shard_size": max(50, args.cells // 4)})
+        plain = Measured(server, warehouse, args.cells, before)
+        print(
+            f"plain flow (the baseline): {plain.rate:7.1f} calls/s, {plain.rate / ideal:.2f} of the {ideal:.0f}/s "
+            f"ceiling; calls in flight {plain.in_flight:.1f} of {mif} at {plain.latency()}",
+            flush=True,
+        )
         for n in (int(w) for w in args.workers.split(",")):
-            warehouse = Path(tmp) / f"w{n}.duckdb"
+            warehouse, before = Path(tmp) / f"w{n}.duckdb", server.stats()
             ingest_flow(str(corpus), str(warehouse), "bench")
             with DaskCluster(n, Path(tmp) / f"dask{n}", threads=args.threads) as cluster:
                 os.environ.update(cluster.tls_env)  # the flow's client certificate (tasks/runtime/dask_access)
@@ -62,19 +90,14 @@ def main() -> None:
                 score_corpus(
                     "bench", "llm-slop", str(warehouse), {**judge, "cluster": cluster.address}, {"shard_size": shard}
                 )
-            cells, rates[n], in_flight, latency_s = busy(warehouse)
-            assert cells == args.cells, f"{cells} of {args.cells} cells landed"
-            ideal = args.max_in_flight / (args.latency_ms / 1000)
+            got = Measured(server, warehouse, args.cells, before)
             print(
-                f"{n} worker(s): {rates[n]:7.1f} calls/s  ratio to 1 worker {rates[n] / rates[min(rates)]:.2f} "
-                f"(target >= {0.8 * n:.1f})  per worker {rates[n] / n / ideal:.2f} of its {ideal:.0f}/s ceiling "
-                f"(target >= 0.95); calls in flight per worker {in_flight / n:.1f} of {args.max_in_flight} = "
-                f"{in_flight / n / args.max_in_flight:.2f} at {latency_s * 1000:.0f} ms a call",
+                f"{n} worker(s): {got.rate:7.1f} calls/s; per worker {got.rate / n / plain.rate:.2f} of the plain "
+                f"flow's (target >= 0.95), {got.rate / n / ideal:.2f} of its {ideal:.0f}/s ceiling; calls in flight "
+                f"per worker {got.in_flight / n:.1f} of {mif} at {got.latency()}",
                 flush=True,
             )
-    print(
-        f"{args.cells} cells per run, {args.max_in_flight} calls in flight per worker, {args.latency_ms:.0f} ms judge"
-    )
+    print(f"{args.cells} cells per run, {mif} calls in flight per worker, {args.latency_ms:.0f} ms judge")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "pairwise.py": (["--pairs", "30"], "panel of 2 judges"),
     "cli_flows.py": (["--runs", "1", "--no-ephemeral"], "ratio warm / cold, score 5 texts"),
     "cli_start.py": (["--runs", "1"], "rubricflow rubric list"),
-    "cluster.py": (["--cells", "40", "--workers", "1,2"], "calls in flight per worker"),
+    "cluster.py": (["--cells", "40", "--workers", "2"], "of the plain flow's"),
     "python_api.py": (["--texts", "200", "--runs", "1"], "ratio import rubricflow / import prefect"),
     "ppi.py": (["--reps", "20", "--hhh-pairs", "12", "--hhh-samples", "1"], "width ratio active / uniform"),
     "sequential.py": (["--runs", "20"], "cost ratio sequential / full corpus"),

@@ -103,6 +103,7 @@ class Stats:
     repeats_after_an_answer: int = 0  # requests identical to one answered at once (a call bought twice)
     per_second: Counter = field(default_factory=Counter)  # judge calls by the wall-clock second they came in
     sampling: Counter = field(default_factory=Counter)  # "name=value" of each scalar setting a judge call sent
+    served_s: float = 0.0  # the server's own time over its chat requests, body read to answer sent
 
 
 class JudgeServer:
@@ -153,6 +154,7 @@ class JudgeServer:
                     "batches_created": self.batches.created,
                     "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
                     "sampling": dict(s.sampling),
+                    "served_s": s.served_s,
                 },
             )
         if method == "POST" and path == "/latency":
@@ -195,10 +197,12 @@ class JudgeServer:
     async def _chat(self, raw: bytes, send, headers: list | None = None) -> None:
         self.in_flight += 1
         self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.in_flight)
+        began = time.perf_counter()
         try:
             return await self._answer_chat(raw, send, headers)
         finally:
             self.in_flight -= 1
+            self.stats.served_s += time.perf_counter() - began
 
     async def _answer_chat(self, raw: bytes, send, headers: list | None = None) -> None:
         raw = self._without_system(raw)

@@ -226,7 +226,9 @@ def test_refine_choose_raises_the_weak_rubrics_weak_properties_on_the_real_model
     command += ["--max-tokens", "32", "--max-rounds", "3", "--answer-retries", "0", "--output-mode", "json_object"]
 
     def refine():
-        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "300"})
+        return subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "300"}
+        )
 
     posts = server.log.read_text().count("POST /v1/chat/completions")
     started = time.monotonic()

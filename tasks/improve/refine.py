@@ -182,13 +182,14 @@ def propose(
     offered: list[refine_choices.Option] | None = None,
 ) -> tuple[list[dict], Rubric] | str:
     """The proposal's mutations and the candidate rubric, or why it was refused (a refused round).
-    With `offered` options the answer chooses among them (refine_choices)."""
-    key = _key("proposal", config.judge_hash(), json.dumps(msgs, sort_keys=True))
+    With `offered` options the answer chooses among them (refine_choices), under their schema."""
+    key = proposal_key(config, msgs)
     record = journal.get(key)
     if record is None:
         (calls or Calls()).take()
         try:
-            record = {"key": key, "kind": "proposal", "content": ask(config, msgs)}
+            asked = refine_choices.schema(offered) if offered else None
+            record = {"key": key, "kind": "proposal", "content": ask(config, msgs, asked)}
         except AnswerError as exc:  # no usable text: a refused round, recorded so it is not bought again
             record = {"key": key, "kind": "proposal", "content": None, "reason": f"unusable answer ({exc.kind}): {exc}"}
         journal.put(record)
@@ -201,6 +202,10 @@ def propose(
         except AnswerError as exc:
             return f"no option chosen: {exc}"
     return candidate(rubric, content, lattice.BY_ID[target].ops)
+
+
+def proposal_key(config: JudgeConfig, msgs: list[dict]) -> str:
+    return _key("proposal", config.judge_hash(), json.dumps(msgs, sort_keys=True))
 
 
 def candidate(rubric: Rubric, content: str, ops: tuple[str, ...]) -> tuple[list[dict], Rubric] | str:
@@ -242,6 +247,7 @@ class Round:
     mutations: list[dict]
     outcome: str  # "accepted" or why not
     version: str
+    chose: str = ""  # with --choose: the option numbers the model answered and what they are
 
 
 @dataclass
@@ -316,7 +322,7 @@ def _one_round(
 def _try(result: Refinement, judge, proposer, journal, tolerance, notify, calls, target, choose, attempt) -> bool:
     """One proposal aimed at `target`, measured; True if accepted (the result moves on to it)."""
     tried = [json.dumps(r.mutations) for r in result.rounds if r.target == target and r.outcome != "accepted"]
-    offered = refine_choices.options(result.rubric, target) if choose else []
+    offered = refine_choices.options(result.rubric, target, attempt) if choose else []
     if offered:
         msgs = refine_choices.messages(result.rubric, target, offered, tried, attempt)
     else:
@@ -324,14 +330,18 @@ def _try(result: Refinement, judge, proposer, journal, tolerance, notify, calls,
         if attempt > 1:
             msgs[-1] = {**msgs[-1], "content": f"{msgs[-1]['content']}\n## Attempt {attempt}"}
     outcome = propose(proposer, msgs, result.rubric, journal, target, calls, offered)
+    record = journal.get(proposal_key(proposer, msgs)) or {}
+    chose = refine_choices.said(record["content"], offered) if offered and record.get("content") else ""
+    if chose:
+        notify(f"{target}: {chose}")
     if isinstance(outcome, str):
-        result.rounds.append(Round(target, [], f"refused: {outcome}", result.rubric.metadata.version))
+        result.rounds.append(Round(target, [], f"refused: {outcome}", result.rubric.metadata.version, chose))
         notify(f"{target}: proposal refused: {outcome}")
         return False
     mutations, cand = outcome
     after = measure(cand, judge, journal, tuple(result.measures), calls)
     why_not = accepts(result.measures, after, target, tolerance)
-    result.rounds.append(Round(target, mutations, why_not or "accepted", cand.metadata.version))
+    result.rounds.append(Round(target, mutations, why_not or "accepted", cand.metadata.version, chose))
     notify(f"{target}: {why_not or 'accepted'} ({result.measures[target].value} -> {after[target].value})")
     if why_not is None:
         result.rubric, result.measures = cand, after

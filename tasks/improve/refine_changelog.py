@@ -43,6 +43,8 @@ def changelog(result: Refinement, judge: str, proposer: str) -> str:
     for n, r in enumerate(result.rounds, 1):
         ops = ", ".join(m.get("op", "?") for m in r.mutations) or "none"
         lines.append(f"{n}. target **{r.target}** ({ops}): {r.outcome}")
+        if r.chose:
+            lines.append(f"   - the model {r.chose}")
         if r.outcome == "accepted":
             lines.append(f"   - mutations: `{json.dumps(r.mutations)}`")
     lines += ["", "## Changes", ""]

@@ -7,6 +7,7 @@ proposal, so a bad choice is refused, never kept."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 
@@ -19,6 +20,11 @@ from rubricflow.tasks.judging.verify import AnswerError, parse_json_answer
 Option = tuple[str, list[dict]]  # (what it does, in one line; the mutations)
 RITUAL = {"id": "because", "field": "rationale", "prefix": "BECAUSE:", "max_words": 35}
 CHOOSE_MARK = "## Options"
+ANSWER_FORMAT = (
+    'Answer with one JSON object and nothing else: its key "choose" holds the list of the numbers of the '
+    "options you choose."
+)
+MAX_CHOICES = 3  # a round's most: Gemma 3 270M, constrained to option numbers, repeats one to the cap
 
 
 def _title(c: Criterion) -> str:
@@ -31,7 +37,8 @@ def _merges(r: Rubric) -> list[Option]:
         groups.setdefault(c.id.split("-")[0], []).append(c)
     out = []
     for group in (g for g in groups.values() if len(g) > 1):
-        into = group[0].model_dump(mode="json")
+        kept = max(group, key=described_levels)  # an anchored member's scale survives the merge
+        into = {**kept.model_dump(mode="json"), "id": group[0].id}
         into["description"] = " ".join(c.description or _title(c) for c in group)
         into["patterns"] = sorted({p for c in group for p in c.patterns})
         ids = [c.id for c in group]
@@ -100,17 +107,22 @@ BY_PROPERTY: dict[str, Callable[[Rubric], list[Option]]] = {
 }
 
 
-def options(rubric: Rubric, target: str) -> list[Option]:
-    """The rule-made operations aimed at `target` (none for a property without rules: a free proposal)."""
-    return BY_PROPERTY.get(target, lambda _: [])(rubric)
+def options(rubric: Rubric, target: str, attempt: int = 1) -> list[Option]:
+    """The rule-made operations aimed at `target` (none for a property without rules: a free proposal),
+    in an order of their own per property and attempt (a hash of each label), so that a model that
+    answers the same numbers every time chooses different operations: a copy is not a choice."""
+    made = BY_PROPERTY.get(target, lambda _: [])(rubric)
+    return sorted(made, key=lambda o: hashlib.sha256(f"{target}|{attempt}|{o[0]}".encode()).hexdigest())
 
 
 def messages(rubric: Rubric, target: str, offered: list[Option], tried: list[str], attempt: int) -> list[dict]:
-    """A short prompt: the property, the criteria one a line, the numbered options; answer the numbers."""
+    """A short prompt: the property, the criteria one a line, the numbered options; answer the numbers.
+    The answer's format is said in words, with no example to copy (Gemma 3 270M answered the old
+    prompt's example, `{"choose": [1, 2]}`, to the letter)."""
     prop = lattice.BY_ID[target]
     system = (
         f"{REFINE_MARK}: raise one property of the rubric, {prop.title} ({prop.question}). {prop.primitive}\n"
-        'Choose the options that do it. Answer with one JSON object and nothing else: {"choose": [1, 2]}'
+        f"Choose the options that do it. {ANSWER_FORMAT}"
     )
     lines = [f"## Criteria of {rubric.metadata.id}"]
     lines += [f"- {c.id}: {c.description or _title(c)}" for c in rubric.criteria]
@@ -122,13 +134,40 @@ def messages(rubric: Rubric, target: str, offered: list[Option], tried: list[str
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
 
 
+def schema(offered: list[Option]) -> dict:
+    """The answer's JSON Schema: 1 to MAX_CHOICES of the offered numbers. It rides in the request's
+    response_format, so a server that constrains by it (llama.cpp's grammar) can only answer in
+    the format, with option numbers, and briefly (Gemma 3 270M, told the format in words alone,
+    wrote other JSON to its token cap)."""
+    numbers = {"type": "integer", "enum": list(range(1, len(offered) + 1))}
+    listed = {"type": "array", "items": numbers, "minItems": 1, "maxItems": min(MAX_CHOICES, len(offered))}
+    return {"type": "object", "properties": {"choose": listed}, "required": ["choose"]}
+
+
+def chosen(content: str, offered: list[Option]) -> list[int]:
+    """The option numbers an answer chose (a number, or a digit string; out of range ignored); an
+    AnswerError if it names none."""
+    answer = parse_json_answer(content)
+    raw = answer.get("choose", next((v for v in answer.values() if isinstance(v, list | int | str)), None))
+    numbers = [
+        int(n) if isinstance(n, str) and n.strip().isdigit() else n for n in (raw if isinstance(raw, list) else [raw])
+    ]
+    picks = sorted({n for n in numbers if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(offered)})
+    if not picks:
+        raise AnswerError("schema", f"chose no option 1 to {len(offered)}: {content[:120]!r}")
+    return picks
+
+
 def picked(content: str, offered: list[Option]) -> str:
     """The chosen options' mutations as a proposal's answer ({"mutations": [...]}); an AnswerError if
-    the answer names no option (numbers out of range are ignored)."""
-    answer = parse_json_answer(content)
-    raw = answer.get("choose", next((v for v in answer.values() if isinstance(v, list | int)), None))
-    numbers = raw if isinstance(raw, list) else [raw]
-    chosen = sorted({n for n in numbers if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(offered)})
-    if not chosen:
-        raise AnswerError("schema", f"chose no option 1 to {len(offered)}: {content[:120]!r}")
-    return json.dumps({"mutations": [m for n in chosen for m in offered[n - 1][1]]})
+    the answer names no option."""
+    return json.dumps({"mutations": [m for n in chosen(content, offered) for m in offered[n - 1][1]]})
+
+
+def said(content: str, offered: list[Option]) -> str:
+    """What an answer chose, for the changelog and the progress line: `3, 7 of 12: label; label`."""
+    try:
+        picks = chosen(content, offered)
+    except AnswerError:
+        return ""
+    return f"chose {', '.join(map(str, picks))} of {len(offered)}: " + "; ".join(offered[n - 1][0] for n in picks)

@@ -83,7 +83,26 @@ def _apply_one(rubric: Rubric, m) -> Rubric:
         if m.text in rubric.validation:
             return rubric
         return rubric.model_copy(update={"validation": (*rubric.validation, m.text)})
+    if isinstance(m, MergeCriteria):
+        rubric = _repointed(rubric, m)
     return evolve(rubric, [m])
+
+
+def _repointed(rubric: Rubric, m: MergeCriteria) -> Rubric:
+    """A merge carries the merged criteria's floor disqualifiers to the merged criterion, one per
+    criterion (the algebra refuses a merge that leaves one naming a criterion gone: refine's
+    disqualifiers round comes before its economy round)."""
+    gone = set(m.ids) - {m.into.id}
+    floors = {d.criterion for d in rubric.disqualifiers if d.kind == "criterion" and d.criterion not in gone}
+    kept = []
+    for d in rubric.disqualifiers:
+        if d.kind == "criterion" and d.criterion in gone:
+            if m.into.id in floors:
+                continue
+            floors.add(m.into.id)
+            d = d.model_copy(update={"criterion": m.into.id})
+        kept.append(d)
+    return rubric.model_copy(update={"disqualifiers": tuple(kept)})
 
 
 def apply(rubric: Rubric, mutations: list) -> Rubric:

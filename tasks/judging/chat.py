@@ -1,5 +1,7 @@
 """One chat call for the project's model paths besides judging: the reflection model of `improve
-evolve` and the drafting model of `rubric generate`. They share the judge's hardening
+evolve`, the drafting model of `rubric generate` and `rubric refine`'s proposals. Under
+`--system-prompt auto` the first call to an endpoint runs the judge's delivery check
+(tasks/judging/delivery.py) and remembers its layout for the process. They share the judge's hardening
 (tasks/judging/transport.py, failures.py, answers.py): transport retries with backoff and Retry-After, a deadline on the whole
 answer (a server that drips bytes cannot hold a call open), an answer read whatever its shape
 (`answer_text`), and error texts scrubbed of secrets before anyone sees them. No second client."""
@@ -15,37 +17,47 @@ from rubricflow.rubrics.render import delivered
 from rubricflow.tasks.judging.answers import first_choice, text_parts
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.deadline import CallDeadline
+from rubricflow.tasks.judging.delivery import WITH_SYSTEM, WITHOUT_SYSTEM, dropped, note
 from rubricflow.tasks.judging.failures import describe
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.providers import client_for, provider
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.transport import Wait, post_chat
 from rubricflow.tasks.judging.verify import AnswerError
+from rubricflow.tasks.runtime.progress import notify
 
 
 class ModelCallFailed(TransientError):
     """The model endpoint gave no answer after the retries (the message says why, scrubbed)."""
 
 
-def ask(config: JudgeConfig, messages: list[dict]) -> str:
-    """The answer's text (JSON mode; the schema is in the prompt). AnswerError when the answer
-    has no usable text (the caller may ask again), ModelCallFailed when no answer came."""
-    return asyncio.run(_ask(config, messages))
+LAYOUTS: dict[tuple, str] = {}  # (provider, base URL, model) -> "system" or "user": found once a process
 
 
-async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
+def ask(config: JudgeConfig, messages: list[dict], schema: dict | None = None) -> str:
+    """The answer's text (JSON mode; the schema is in the prompt, and rides along in the
+    response_format as the judge's json_object mode sends it: llama.cpp constrains by it).
+    AnswerError when the answer has no usable text (the caller may ask again), ModelCallFailed
+    when no answer came."""
+    return asyncio.run(_ask(config, messages, schema))
+
+
+async def _ask(config: JudgeConfig, messages: list[dict], schema: dict | None = None) -> str:
     timeout_s = config.resolved_timeout_s()
     client = client_for(config.provider, config.resolved_base_url(), timeout_s)
-    body = {
-        "model": config.model,
-        "messages": delivered(messages, config.system_prompt),
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
-        "response_format": {"type": "json_object"},
-    }
     wire = provider(config.provider)
     # a reasoning model's max_completion_tokens, learned once per call where the API has such models
     form = RequestForm(config.reasoning_tokens, wire.capabilities.reasoning_parameters)
+    layout = config.system_prompt
+    if layout == "auto" and wire.capabilities.system_role != "field":
+        layout = await _layout(client, config, form, timeout_s)
+    body = {
+        "model": config.model,
+        "messages": delivered(messages, layout),
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "response_format": {"type": "json_object", **({"schema": schema} if schema else {})},
+    }
     deadline = CallDeadline(config.resolved_call_deadline_s())  # over all attempts, not per attempt
     retrying = AsyncRetrying(
         stop=stop_after_attempt(config.max_attempts) | deadline,
@@ -64,6 +76,26 @@ async def _ask(config: JudgeConfig, messages: list[dict]) -> str:
         raise ModelCallFailed(scrub(f"the model endpoint gave no answer: {describe(exc)}")) from None
     finally:
         await client.close()
+
+
+async def _layout(client, config: JudgeConfig, form: RequestForm, timeout_s: float) -> str:
+    """The endpoint's layout under --system-prompt auto: the judge's delivery check, once a process
+    per endpoint and model (a probe that fails leaves the default: the call itself reports)."""
+    key = (config.provider, config.resolved_base_url(), config.model)
+    if key not in LAYOUTS:
+        counts = []
+        for probe in (WITH_SYSTEM, WITHOUT_SYSTEM):
+            body = {"model": config.model, "messages": probe, "max_tokens": 1, "temperature": 0}
+            try:
+                response = await post_chat(client, body, timeout_s, config.provider, form)
+            except Exception:
+                return "system"
+            count = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+            counts.append(count if isinstance(count, int) else None)
+        LAYOUTS[key] = "user" if dropped(*counts) else "system"
+        if LAYOUTS[key] == "user":  # said once, as the judge says it (a CLI listening prints it)
+            notify("note", note(*counts, f"{config.model}'s prompts go"))
+    return LAYOUTS[key]
 
 
 def answer_text(response: object) -> str:

@@ -106,6 +106,17 @@ class Stats:
     served_s: float = 0.0  # the server's own time over its chat requests, body read to answer sent
 
 
+def _latency_ms(body: bytes) -> float | None:
+    """`POST /latency`'s {"ms": N} (a finite N >= 0), or None for any other body (answered 400)."""
+    try:
+        ms = json.loads(body)["ms"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0:
+        return None
+    return float(ms)
+
+
 class JudgeServer:
     """A raw ASGI app: small and fast, and free to misbehave (reset, drip) on purpose."""
 
@@ -147,6 +158,7 @@ class JudgeServer:
                 200,
                 {
                     "requests": s.requests,
+                    "probes": s.probes,
                     "answered": s.answered,
                     "rate_limited": s.rate_limited,
                     "faults": dict(s.faults),
@@ -158,7 +170,10 @@ class JudgeServer:
                 },
             )
         if method == "POST" and path == "/latency":
-            self.config.latency_ms = float(json.loads(body)["ms"])
+            ms = _latency_ms(body)
+            if ms is None:
+                return await _json(send, 400, {"error": {"message": 'expected a JSON body {"ms": N}, N >= 0'}})
+            self.config.latency_ms = ms
             return await _json(send, 200, {"latency_ms": self.config.latency_ms})
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])

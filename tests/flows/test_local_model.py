@@ -4,7 +4,7 @@ machinery to account: the output mode the server accepts is found (json_object, 
 json_schema), the rubric reaches a model whose chat template drops system messages, every
 judgment is scored or UNSCORED with a reason, an answer cut at max_tokens says so, raw answers and
 tokens land, resume makes no call, the views read it all, the Python API takes the same path, and
-`rubric refine --choose` raises a weak rubric's property.
+`rubric refine --choose` raises a weak rubric's weak properties.
 
 One llama.cpp server serves every test here (each start loads the model; the Python API's test lives
 here for that reason, not in tests/api). Calls are few and short: this server's time is prompt
@@ -221,27 +221,33 @@ def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path, server
     )
 
 
-def test_refine_choose_raises_the_weak_rubrics_economy_on_the_real_model(tmp_path, server):
-    """`rubric refine --choose` on the deliberately weak rubric (12 overlapping, unanchored criteria),
-    economy only: counted (12 criteria: 0/3), no judgment bought; the model is shown the rule-made merges
-    of the criteria whose ids share a first word, numbered, and answers which to apply (a few tokens,
-    where its free proposals ran to their cap and were refused); the candidate is counted again, so a
-    choice is kept only if economy rises. At most 2 proposals (--tries 2), the result validates, and a
-    second run replays the journal without a request."""
+def test_refine_choose_raises_the_weak_rubrics_weak_properties_on_the_real_model(tmp_path, server):
+    """`rubric refine --choose` on the deliberately weak rubric (12 overlapping, unanchored criteria, no
+    ritual): anchors, ritual, mirror and economy are counted (0/3 each), no judgment bought. Each round
+    shows the model the rule-made operations for the weakest property, numbered in an order of their
+    own per property and attempt, with no example answer to copy; the answer's schema (1 to 3 option
+    numbers) rides in the request and llama.cpp's grammar holds the model to it (a few tokens). Every
+    candidate is counted again, so a choice is kept only if its property rises. --system-prompt auto:
+    the delivery check finds Gemma's template drops the system role. Three rounds, at most 4 calls;
+    anchors and economy rise (ritual and mirror too, printed), the result validates, and a second run
+    replays the journal without a request."""
     import subprocess
     import time
 
     from rubricflow.rubrics.compiler import compile_rubric
     from rubricflow.rubrics.formats import load_rubric
+    from rubricflow.tasks.improve.refine_choices import ANSWER_FORMAT
     from tests.conftest import EXE
 
     shutil.copy(ROOT / "tests" / "data" / "weak-essay.yaml", tmp_path / "weak.yaml")
     command = [EXE, "rubric", "refine", "weak.yaml", "--base-url", server.base_url, "--model", MODEL_ALIAS]
-    command += ["--properties", "economy", "--choose", "--tries", "2", "--max-calls", "2", "--max-tokens", "64"]
-    command += ["--max-rounds", "1", "--answer-retries", "0", "--system-prompt", "user", "--output-mode", "json_object"]
+    command += ["--properties", "anchors,ritual,mirror,economy", "--choose", "--tries", "1", "--max-calls", "4"]
+    command += ["--max-tokens", "32", "--max-rounds", "3", "--answer-retries", "0", "--output-mode", "json_object"]
 
     def refine():
-        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+        return subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "300"}
+        )
 
     posts = server.log.read_text().count("POST /v1/chat/completions")
     started = time.monotonic()
@@ -249,23 +255,28 @@ def test_refine_choose_raises_the_weak_rubrics_economy_on_the_real_model(tmp_pat
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     journal = [json.loads(line) for line in (tmp_path / ".weak-essay-1.0.0.refine.jsonl").read_text().splitlines()]
+    chose = [line for line in done.stdout.splitlines() if ": chose " in line]
     print(f"\nrefine --choose on the real model: {took:.0f} s; answers {[r['content'] for r in journal]}")
-    assert 1 <= len(journal) <= 2 and {r["kind"] for r in journal} == {"proposal"}  # economy is counted
-    (written,) = tmp_path.glob("weak-essay-*.yaml")  # the model's choice was accepted
+    print("\n".join(chose))
+    assert 1 <= len(journal) <= 4 and {r["kind"] for r in journal} == {"proposal"}  # all four are counted
+    assert '"choose": [' not in ANSWER_FORMAT  # the format is said in words: no answer to copy
+    (written,) = tmp_path.glob("weak-essay-*.yaml")
     refined = load_rubric(written)
     bundle, issues = compile_rubric(refined)
     assert bundle is not None and not [i for i in issues if i.severity == "error"]
-    assert len(refined.criteria) < 12
     log = next(tmp_path.glob("weak-essay-*.changelog.md")).read_text()
-    before, after = (int(v) for v in re.search(r"\| economy \| (\d)/3 \| (\d)/3 \|", log).groups())
-    assert before == 0 < after
+    figures = {p: tuple(int(v) for v in m) for p, *m in re.findall(r"\| (\w+) \| (\d)/3 \| (\d)/3 \|", log)}
+    print("before -> after:", figures)
+    assert figures["anchors"][0] < figures["anchors"][1] and figures["economy"][0] < figures["economy"][1]
+    assert len(refined.criteria) < 12 and log.count("- the model chose ") >= 2
 
     calls = server.log.read_text().count("POST /v1/chat/completions")
+    assert calls - posts >= len(journal) + 2  # the proposals and the delivery check's two probes
     for path in (written, *tmp_path.glob("weak-essay-*.changelog.md")):
         path.rename(tmp_path / f"first-{path.name}")
     again = refine()
     assert again.returncode == 0, again.stderr
-    assert server.log.read_text().count("POST /v1/chat/completions") == calls > posts  # all from the journal
+    assert server.log.read_text().count("POST /v1/chat/completions") == calls  # all from the journal, no probe
     assert written.read_text() == (tmp_path / f"first-{written.name}").read_text()
 
 

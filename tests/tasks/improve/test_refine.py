@@ -139,10 +139,12 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     assert {p: m.value for p, m in before.items()} == dict.fromkeys(counted, 0) | {"schema": 3}
     assert before["economy"].rationale == "counted: 12 criteria (3 to 7 recommended)"
     merges = options(weak, "economy")
-    assert [label for label, _ in merges][:2] == [
+    assert sorted(label for label, _ in merges)[:2] == [
+        "merge argument-thesis + argument-logic",
         "merge clarity-ideas + clarity-prose",
-        "merge structure-order + structure-paragraphs",
     ]
+    orders = {tuple(label for label, _ in options(weak, p, attempt)) for p in ("economy",) for attempt in (1, 2, 3)}
+    assert len(orders) == 3  # each attempt lists them in an order of its own: answering "1" is no fixed choice
     chosen = json.loads(picked('{"choose": [1, 2, 3, 4, 5, 6, 99]}', merges))["mutations"]
     merged = apply(weak, mutations_of(("merge_criteria",)).validate_python(chosen))
     after = measure(merged, None, Journal(tmp_path / "j.jsonl"), counted, Calls(0))
@@ -150,23 +152,25 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     assert not (tmp_path / "j.jsonl").exists()  # nothing was asked, so nothing journaled
 
 
-def test_refine_choose_offers_rule_made_operations_and_the_model_only_picks(tmp_path):
-    """Tries(choose=True) on anchors and economy: each proposal is a numbered list the judge picks from
-    (the in-process offline judge picks every option); both rise from 0 to 3 in two calls, none a judgment."""
-    from rubricflow.tasks.improve.goldens import endpoint
-    from rubricflow.tasks.improve.refine import Calls, Journal, Tries, refine
+def test_refine_choose_through_a_template_without_a_system_role_raises_every_weak_property(tmp_path, judge_server):
+    """`rubric refine --choose` against a server whose chat template drops system messages, under the
+    default --system-prompt auto: the proposals' calls run the judge's delivery check first and move the
+    system text into the user turn (without it the server never sees the refine prompt and answers as a
+    judge: every proposal refused). Every weak property of the weak rubric rises to 3/3, the rule-made
+    properties by options the offline judge chose (their schema rides in the request), and it validates."""
+    from rubricflow.tasks.improve.refine_choices import ANSWER_FORMAT
 
-    weak = load_rubric(WEAK)
-    journal = Journal(tmp_path / "j.jsonl")
-    with endpoint({"strategy": "per_criterion"}) as config:
-        result = refine(
-            weak, config, config, journal, properties=("anchors", "economy"), calls=Calls(2), tries=Tries(1, True)
-        )
-    assert [r["kind"] for r in journal.records.values()] == ["proposal", "proposal"] and result.stopped is None
-    assert {p: (result.start_measures[p].value, m.value) for p, m in result.measures.items()} == {
-        "anchors": (0, 3),
-        "economy": (0, 3),
-    }
-    assert [r.outcome for r in result.rounds] == ["accepted", "accepted"] and len(result.rubric.criteria) == 6
-    bundle, issues = compile_rubric(result.rubric)
+    server = judge_server("--drop-system")
+    shutil.copy(WEAK, tmp_path / "weak.yaml")
+    done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url, "--choose")
+    assert done.returncode == 0, done.stderr
+    (written,) = tmp_path.glob("weak-essay-*.yaml")
+    bundle, issues = compile_rubric(load_rubric(written))
     assert bundle is not None and not [i for i in issues if i.severity == "error"]
+    log = next(tmp_path.glob("weak-essay-*.changelog.md")).read_text()
+    for prop in ("mission", "anchors", "mechanical", "disqualifiers", "ritual", "mirror", "economy"):
+        assert f"| {prop} | 0/3 | 3/3 |" in log, log  # every weak property rose
+    assert "the model chose 1, 2, 3, 4, 5, 6 of 6: merge " in log and "anchors: chose 1, 2, 3" in done.stdout
+    assert server.stats()["probes"] >= 2  # the delivery check ran (once per process, not per call)
+    journal = (tmp_path / ".weak-essay-1.0.0.refine.jsonl").read_text()
+    assert '{\\"choose\\": [1, 2]}' not in journal and "1, 2]}" not in ANSWER_FORMAT  # no example to copy

@@ -83,3 +83,24 @@ def test_system_prompt_user_puts_the_system_message_at_the_head_of_the_user_turn
     (only,) = delivered(MESSAGES, "user")
     assert only == {"role": "user", "content": f"{MESSAGES[0]['content']}\n\n{MESSAGES[1]['content']}"}
     assert delivered(MESSAGES, "auto") == delivered(MESSAGES, "system") == MESSAGES
+
+
+def test_system_prompt_auto_finds_a_template_that_drops_the_system_role_as_the_judge_does():
+    """--system-prompt auto (the default) on a server whose template drops system messages: the first
+    call runs the judge's delivery check (tasks/judging/delivery.py, two one-token probes), the
+    system text goes in the user turn, and the drafting prompt reaches the model (before, it was
+    dropped and the server answered a judgment). The finding is kept: a second call probes no more."""
+    from rubricflow.tasks.judging.chat import LAYOUTS
+    from rubricflow.tasks.judging.verify import parse_json_answer
+
+    with RunningServer(ServerConfig(drop_system=True)) as server:
+        config = JudgeConfig(base_url=server.base_url)
+        for _ in range(2):
+            draft = parse_json_answer(ask(config, MESSAGES))
+            assert draft.get("metadata", {}).get("id") == "house", draft  # a draft rubric, not a judgment
+        assert server.app.stats.probes == 2 and server.app.stats.requests == 2
+        assert LAYOUTS[(config.provider, config.resolved_base_url(), config.model)] == "user"
+    with RunningServer(ServerConfig()) as server:  # a template with a system role keeps it there
+        config = JudgeConfig(base_url=server.base_url)
+        assert parse_json_answer(ask(config, MESSAGES))["metadata"]["id"] == "house"
+        assert LAYOUTS[(config.provider, config.resolved_base_url(), config.model)] == "system"

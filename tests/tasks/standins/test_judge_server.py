@@ -23,3 +23,18 @@ def test_the_latency_set_by_post_applies_from_the_next_request():
         with urllib.request.urlopen(urllib.request.Request(control, data=b'{"ms": 0}', method="POST")) as answer:
             assert json.load(answer) == {"latency_ms": 0.0}
         assert seconds() < 0.6 and server.app.stats.answered == 2
+
+
+def test_a_malformed_latency_body_is_a_clear_400_and_leaves_the_latency_alone():
+    import urllib.error
+
+    with RunningServer(ServerConfig(latency_ms=5)) as server:
+        control = server.base_url.removesuffix("/v1") + "/latency"
+        for body in (b"not json", b"[]", b'{"milliseconds": 3}', b'{"ms": "fast"}', b'{"ms": -1}', b'{"ms": NaN}'):
+            try:
+                urllib.request.urlopen(urllib.request.Request(control, data=body, method="POST"))
+                raise AssertionError(f"{body!r} was accepted")
+            except urllib.error.HTTPError as refused:
+                assert refused.code == 400, body
+                assert json.load(refused) == {"error": {"message": 'expected a JSON body {"ms": N}, N >= 0'}}
+        assert server.app.config.latency_ms == 5

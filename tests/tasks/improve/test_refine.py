@@ -130,7 +130,7 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     (P_anchored, P_aligned, ..., P_economy) read off the rubric: a budget of no calls measures them all,
     and merging the weak rubric's pairs (12 -> 6 criteria) moves economy from 0 to 3."""
     from rubricflow.tasks.improve.refine import Calls, Journal, measure
-    from rubricflow.tasks.improve.refine_choices import options, picked
+    from rubricflow.tasks.improve.refine_choices import chosen, options, picked, schema
     from rubricflow.tasks.improve.refine_ops import apply, mutations_of
 
     weak = load_rubric(WEAK)
@@ -145,6 +145,9 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     ]
     orders = {tuple(label for label, _ in options(weak, p, attempt)) for p in ("economy",) for attempt in (1, 2, 3)}
     assert len(orders) == 3  # each attempt lists them in an order of its own: answering "1" is no fixed choice
+    listed = schema(merges)["properties"]["choose"]  # what llama.cpp's grammar holds a model to
+    assert listed["items"]["enum"] == [1, 2, 3, 4, 5, 6] and (listed["minItems"], listed["maxItems"]) == (1, 3)
+    assert chosen('{"choose": ["2", 9, true, 2]}', merges) == [2]  # digit strings count; out of range, bools do not
     chosen = json.loads(picked('{"choose": [1, 2, 3, 4, 5, 6, 99]}', merges))["mutations"]
     merged = apply(weak, mutations_of(("merge_criteria",)).validate_python(chosen))
     after = measure(merged, None, Journal(tmp_path / "j.jsonl"), counted, Calls(0))

@@ -30,6 +30,8 @@ def main() -> None:
             "-q",
             "-p",
             "no:cacheprovider",
+            "-n",
+            "0",  # one test: in this process, not in the two workers the project's addopts start
             "tests/warehouse/test_analytics.py",
             "-k",
             "scratch",

@@ -46,19 +46,24 @@ SLOW_MODULES = ("test_prefect_server.py", "test_warm_worker.py", "test_benches.p
 # The modules that take longest in CI (its --durations), longest first. pytest-xdist hands out one file
 # at a time (--dist loadfile) in collection order (--no-loadscope-reorder); a long file handed out last
 # keeps one worker busy while the other idles, so these go first and the short ones fill the tail.
+# Seconds: its tests over 16 s in the last CI's --durations, summed, less this round's cuts (estimated).
 LONGEST_FIRST = (
-    "flows/test_local_model.py",
-    "test_benches.py",
-    "tasks/runtime/test_warm_worker.py",
-    "flows/test_cluster_faults.py",
-    "flows/test_evolve.py",
-    "flows/test_evolve_coevolve.py",
-    "flows/test_cluster.py",
-    "tasks/runtime/test_prefect_server.py",
-    "flows/test_rubric_status.py",
-    "flows/test_labelling.py",
-    "flows/test_faults.py",
-    "flows/test_production_layout.py",
+    "test_benches.py",  # 205 in 7 smokes, and 12 shorter ones
+    "flows/test_local_model.py",  # 306 before: the logprob and pairwise calls' answers are shorter now
+    "flows/test_cluster_faults.py",  # 184
+    "tasks/runtime/test_warm_worker.py",  # 240 before: one Prefect server for the module now
+    "flows/test_cluster.py",  # 90
+    "flows/test_evolve.py",  # 85
+    "flows/test_sequential.py",  # 61
+    "flows/test_labelling.py",  # 53
+    "tasks/runtime/test_prefect_server.py",  # 56
+    "flows/test_rubric_status.py",  # 75 before: three processes less
+    "cli/test_full_disk.py",  # 44
+    "cli/test_estimate.py",  # 44
+    "flows/test_faults.py",  # 39
+    "flows/test_production_layout.py",  # 39
+    "flows/test_dask.py",  # 33
+    "flows/test_evolve_coevolve.py",  # 22
 )
 
 

@@ -31,6 +31,7 @@ class ModelCallFailed(TransientError):
     """The model endpoint gave no answer after the retries (the message says why, scrubbed)."""
 
 
+PROBE_TIMEOUT_S = 30.0  # a one-token probe; a server that stalls it stalls the call too
 LAYOUTS: dict[tuple, str] = {}  # (provider, base URL, model) -> "system" or "user": found once a process
 
 
@@ -48,7 +49,7 @@ async def _ask(config: JudgeConfig, messages: list[dict], schema: dict | None = 
     wire = provider(config.provider)
     # a reasoning model's max_completion_tokens, learned once per call where the API has such models
     form = RequestForm(config.reasoning_tokens, wire.capabilities.reasoning_parameters)
-    layout = config.system_prompt
+    layout: str = config.system_prompt
     if layout == "auto" and wire.capabilities.system_role != "field":
         layout = await _layout(client, config, form, timeout_s)
     body = {
@@ -80,21 +81,24 @@ async def _ask(config: JudgeConfig, messages: list[dict], schema: dict | None = 
 
 async def _layout(client, config: JudgeConfig, form: RequestForm, timeout_s: float) -> str:
     """The endpoint's layout under --system-prompt auto: the judge's delivery check, once a process
-    per endpoint and model (a probe that fails leaves the default: the call itself reports)."""
+    per endpoint and model. A probe that fails or takes past PROBE_TIMEOUT_S leaves the default
+    layout, kept too (the call itself meets and reports whatever is wrong, and pays no second wait)."""
     key = (config.provider, config.resolved_base_url(), config.model)
     if key not in LAYOUTS:
-        counts = []
+        counts: list[int | None] = []
         for probe in (WITH_SYSTEM, WITHOUT_SYSTEM):
             body = {"model": config.model, "messages": probe, "max_tokens": 1, "temperature": 0}
             try:
-                response = await post_chat(client, body, timeout_s, config.provider, form)
+                response = await post_chat(client, body, min(timeout_s, PROBE_TIMEOUT_S), config.provider, form)
             except Exception:
+                LAYOUTS[key] = "system"
                 return "system"
             count = getattr(getattr(response, "usage", None), "prompt_tokens", None)
             counts.append(count if isinstance(count, int) else None)
-        LAYOUTS[key] = "user" if dropped(*counts) else "system"
+        with_system, without = counts
+        LAYOUTS[key] = "user" if dropped(with_system, without) else "system"
         if LAYOUTS[key] == "user":  # said once, as the judge says it (a CLI listening prints it)
-            notify("note", note(*counts, f"{config.model}'s prompts go"))
+            notify("note", note(with_system, without, f"{config.model}'s prompts go"))
     return LAYOUTS[key]
 
 

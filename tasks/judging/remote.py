@@ -40,6 +40,7 @@ from rubricflow.tasks.judging.shard import Worker, land_tables, shard_result
 from rubricflow.warehouse.rows import from_bytes, to_bytes
 
 PUBLISH_S = 0.5  # the longest a worker waits for an answer before it looks again (given up? heartbeat due?)
+GATHER_S = 0.25  # the longest an answer waits for others to share its put (a put per answer kept a core busy)
 STOP_LOOK_S = 0.2  # how often a judging worker looks whether the flow asked it to stop buying
 HELD_ROUNDS = 2  # cells begun and not yet published: at most this many times --max-in-flight
 HEARTBEAT_S = 5.0
@@ -97,6 +98,7 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
     holds at most HELD_ROUNDS x --max-in-flight cells begun and not yet published: while puts hang
     (a scheduler going away), it stops buying; and when the flow sets `stop` (its disk is full) it
     begins no more cells, publishes what its calls in flight bring, and ends."""
+    outbox.put((attempt, -1, b"", b""))  # the attempt began (its judge's setup takes a while on a loaded worker)
     todo = [Cell(**row) for row in from_bytes(cells).to_pylist()]
     done: deque = deque()
     came = threading.Event()
@@ -110,9 +112,10 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
 
     future = worker.submit(judge_all(worker.judge(run), todo, answered, held))
     future.add_done_callback(lambda _: came.set())
-    part, heard = 0, time.monotonic() - HEARTBEAT_S - 1  # the first heartbeat says the attempt began
+    part, heard = 0, time.monotonic()
     while True:
         came.wait(PUBLISH_S)
+        _gather(done, came, future, max(1, run.judge.max_in_flight // 2))
         came.clear()
         outcomes = future.result() if future.done() else None
         batch = [done.popleft() for _ in range(len(done))]
@@ -136,6 +139,19 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
         if outcomes is not None:
             result = shard_result(attempt, outcomes, None, len(todo) - len(outcomes))  # type: ignore[arg-type]
             return {"rerun": False, **result.__dict__}
+
+
+def _gather(done: deque, came: threading.Event, future, enough: int) -> None:
+    """Let answers gather for one put: until `enough` of them wait (half the places the worker may
+    hold beyond its calls in flight, so buying never waits on a put), GATHER_S passes, or the
+    judging ends. A put per answer, with its Arrow encoding, took the GIL from the judging loop."""
+    ends = time.monotonic() + GATHER_S
+    while True:
+        came.clear()  # before looking: an answer that comes after the look wakes the wait
+        left = ends - time.monotonic()
+        if not done or len(done) >= enough or future.done() or left <= 0:
+            return
+        came.wait(left)
 
 
 class Held:

@@ -53,6 +53,7 @@ GUIDE = 2  # a piece is at most 1/(GUIDE x workers) of the cells not yet handed 
 SMALLEST_ROUNDS = 2  # the smallest piece: this many rounds of --max-in-flight calls
 WARM_S = 60.0  # the longest the run waits for the workers to import the judging code
 TAKE_S = 0.1  # the longest the inbox's thread waits for a part before it looks whether to stop
+LAND_S = 1.0  # the flow lands and loads what came at most this often (a writer session per part took a core)
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
 DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
@@ -176,6 +177,9 @@ class ClusterRun:
         self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
         self.stall_s = self.silence_s
         self.deadline_s = float(settings().cluster_deadline_s or "inf")
+        self.landed = self.moved = (
+            0.0  # when parts were last landed; when the run last heard a worker or freed a thread
+        )
 
     def warm_up(self) -> int:
         """Import the judging code on every worker before any piece goes out (a worker's first
@@ -212,8 +216,11 @@ class ClusterRun:
     def _judge(self, running: dict, land) -> None:
         ends = time.monotonic() + self.deadline_s
         while running:
-            land(self.inbox.take(wait=True))
-            now = time.monotonic()
+            time.sleep(max(0.0, self.landed + LAND_S - time.monotonic()))  # the parts of LAND_S landed at once
+            parts = self.inbox.take(wait=True)
+            now = self.landed = time.monotonic()  # when they came: the flow's landing is no worker's silence
+            self.moved = now if parts else self.moved
+            land(parts)
             if now > ends:
                 self.give_up(running)
             for future, shard in list(running.items()):
@@ -221,6 +228,7 @@ class ClusterRun:
                 if not future.done() and not quiet:
                     continue
                 running.pop(future)
+                self.moved = now  # a thread is free: the next piece in the queue begins
                 land(self.inbox.take(wait=False))  # its last parts came before it ended
                 if self.needs_another_attempt(future, shard, quiet):
                     if shard.error:
@@ -229,8 +237,12 @@ class ClusterRun:
 
     def quiet_for(self, shard: Shard, now: float) -> str:
         """Why an attempt is given up although its task has not ended: silent (no part and no
-        heartbeat: hung or vanished), or stalled (heartbeats, but no judged cell); '' when neither."""
-        if now - shard.heard > self.silence_s:
+        heartbeat: hung or vanished), or stalled (heartbeats, but no judged cell); '' when neither.
+        An attempt not begun yet waits in the scheduler's queue for a worker's thread, as long as the
+        pieces before it judge: it is silent only when the whole run was (main gave each piece that
+        waited longer than the silence deadline up, and sent it again to the back of the queue)."""
+        heard = shard.heard if shard.progressed is not None else max(shard.heard, self.moved)
+        if now - heard > self.silence_s:
             return f"no word from its worker for {self.silence_s:.0f}s"
         if shard.progressed is not None and now - shard.progressed > self.stall_s:
             return f"no judged cell from its worker for {self.stall_s:.0f}s (heartbeats only: a hung call)"
@@ -336,7 +348,11 @@ def stall_deadline_s(config: JudgeConfig) -> float:
 
 
 def _warm() -> None:
-    import rubricflow.tasks.judging.remote  # noqa: F401  # and with it the judge, the client, pyarrow
+    """Import the judging code (the judge, the client, pyarrow), and the pandas pyarrow imports at
+    a task's first part (seconds on a loaded worker, while its attempt sent no word)."""
+    from rubricflow.tasks.judging.shard import land_tables
+
+    land_tables([])
 
 
 def _warn(message: str) -> None:

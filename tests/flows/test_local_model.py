@@ -71,25 +71,27 @@ def slop_two(tmp_path_factory):
     return path
 
 
+def terse(rubric, *kept: str):
+    """The rubric's `kept` criteria alone, each asked for no evidence and a rationale of a few words:
+    a short answer. Each answer token costs this server ~0.5 s at load 7 here (llama-cpp-python's
+    Python work per token over Gemma's 262k-token vocabulary; with logprobs a sort of it), so the
+    answer's length is a call's cost: llm-slop's three criteria took ~120 tokens, its puffery alone 40."""
+    from rubricflow.rubrics.algebra import evolve
+
+    changes = [{"op": "remove_criterion", "id": c.id} for c in rubric.criteria if c.id not in kept]
+    changes += [{"op": "rewrite_criterion", "id": c, "changes": {"evidence": {"max_items": 0}}} for c in kept]
+    rubric = evolve(rubric, changes)
+    short = tuple(c.model_copy(update={"max_words": 6}) for c in rubric.output.constraints if c.field == "rationale")
+    return rubric.model_copy(update={"output": rubric.output.model_copy(update={"constraints": short})})
+
+
 @pytest.fixture(scope="module")
 def slop_one(tmp_path_factory):
-    """llm-slop cut to its ordinal puffery criterion, asked for no evidence and a rationale of a few
-    words, for the logprob call: its answer is 40 tokens where llm-slop's three criteria took ~120.
-    Each answer token costs this server ~0.5 s at load 7 here (llama-cpp-python's Python work per
-    token over Gemma's 262k-token vocabulary; with logprobs a sort of it), so the answer's length is
-    the call's cost."""
-    import yaml
-
-    from rubricflow.rubrics.algebra import evolve
+    """llm-slop's ordinal puffery criterion alone, for the logprob call."""
     from rubricflow.rubrics.formats import dump
 
-    changes = [{"op": "remove_criterion", "id": "scaffolding"}, {"op": "remove_criterion", "id": "meta-talk"}]
-    changes.append({"op": "rewrite_criterion", "id": "puffery", "changes": {"evidence": {"max_items": 0}}})
-    document = yaml.safe_load(dump(evolve(Library().bundle("llm-slop").rubric, changes), "yaml"))
-    (because,) = document["output"]["constraints"]
-    because["max_words"] = 6
     path = tmp_path_factory.mktemp("rubric") / "llm-slop-one.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    path.write_text(dump(terse(Library().bundle("llm-slop").rubric, "puffery"), "yaml"))
     return str(path)
 
 
@@ -200,8 +202,8 @@ def test_pairwise_on_human_preference_pairs_with_the_real_model(tmp_path, server
     (tmp_path / "pairs.json").write_text(json.dumps(records))
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(tmp_path / "pairs.json"), warehouse, "hhh")
-    form = tmp_path / "helpfulness-pairwise.yaml"
-    form.write_text(dump(pairwise_rubric(Library().bundle("helpfulness").rubric), "yaml"))
+    form = tmp_path / "helpfulness-pairwise.yaml"  # its usefulness criterion: each answer a few dozen tokens
+    form.write_text(dump(terse(pairwise_rubric(Library().bundle("helpfulness").rubric), "usefulness"), "yaml"))
     run = score_corpus(
         "hhh", str(form), warehouse, {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": MAX_TOKENS}
     )

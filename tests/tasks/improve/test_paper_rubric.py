@@ -132,7 +132,8 @@ def test_more_than_a_fifth_flagged_asks_again_a_bounded_number_of_times(tmp_path
     server, asked = scripted(answers)
     (tmp_path / "paper.md").write_text(PAPER)
     try:
-        config = JudgeConfig(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="m")
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = JudgeConfig(base_url=url, model="m", system_prompt="system")  # it counts every request: no probes
         result = generate(config, tmp_path / "paper.md", "agent_benchmark")
     finally:
         server.shutdown()

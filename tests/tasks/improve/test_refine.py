@@ -130,7 +130,7 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     (P_anchored, P_aligned, ..., P_economy) read off the rubric: a budget of no calls measures them all,
     and merging the weak rubric's pairs (12 -> 6 criteria) moves economy from 0 to 3."""
     from rubricflow.tasks.improve.refine import Calls, Journal, measure
-    from rubricflow.tasks.improve.refine_choices import options, picked
+    from rubricflow.tasks.improve.refine_choices import chosen, options, picked, schema
     from rubricflow.tasks.improve.refine_ops import apply, mutations_of
 
     weak = load_rubric(WEAK)
@@ -145,6 +145,9 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     ]
     orders = {tuple(label for label, _ in options(weak, p, attempt)) for p in ("economy",) for attempt in (1, 2, 3)}
     assert len(orders) == 3  # each attempt lists them in an order of its own: answering "1" is no fixed choice
+    listed = schema(merges)["properties"]["choose"]  # what llama.cpp's grammar holds a model to
+    assert listed["items"]["enum"] == [1, 2, 3, 4, 5, 6] and (listed["minItems"], listed["maxItems"]) == (1, 3)
+    assert chosen('{"choose": ["2", 9, true, 2]}', merges) == [2]  # digit strings count; out of range, bools do not
     chosen = json.loads(picked('{"choose": [1, 2, 3, 4, 5, 6, 99]}', merges))["mutations"]
     merged = apply(weak, mutations_of(("merge_criteria",)).validate_python(chosen))
     after = measure(merged, None, Journal(tmp_path / "j.jsonl"), counted, Calls(0))
@@ -152,25 +155,31 @@ def test_the_properties_the_seed_makes_mechanical_are_counted_without_a_call(tmp
     assert not (tmp_path / "j.jsonl").exists()  # nothing was asked, so nothing journaled
 
 
-def test_refine_choose_through_a_template_without_a_system_role_raises_every_weak_property(tmp_path, judge_server):
-    """`rubric refine --choose` against a server whose chat template drops system messages, under the
+def test_refine_choose_through_a_template_without_a_system_role_raises_every_weak_property(tmp_path):
+    """Refine with --choose against a server whose chat template drops system messages, under the
     default --system-prompt auto: the proposals' calls run the judge's delivery check first and move the
     system text into the user turn (without it the server never sees the refine prompt and answers as a
     judge: every proposal refused). Every weak property of the weak rubric rises to 3/3, the rule-made
     properties by options the offline judge chose (their schema rides in the request), and it validates."""
+    from rubricflow.tasks.improve.refine import Journal, Tries, refine
+    from rubricflow.tasks.improve.refine_changelog import changelog
     from rubricflow.tasks.improve.refine_choices import ANSWER_FORMAT
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
-    server = judge_server("--drop-system")
-    shutil.copy(WEAK, tmp_path / "weak.yaml")
-    done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url, "--choose")
-    assert done.returncode == 0, done.stderr
-    (written,) = tmp_path.glob("weak-essay-*.yaml")
-    bundle, issues = compile_rubric(load_rubric(written))
+    journal, said = Journal(tmp_path / "j.jsonl"), []
+    with RunningServer(ServerConfig(drop_system=True)) as server:
+        config = JudgeConfig(base_url=server.base_url, strategy="per_criterion")
+        result = refine(load_rubric(WEAK), config, config, journal, notify=said.append, tries=Tries(1, True))
+        probes = server.app.stats.probes
+    bundle, issues = compile_rubric(result.rubric)
     assert bundle is not None and not [i for i in issues if i.severity == "error"]
-    log = next(tmp_path.glob("weak-essay-*.changelog.md")).read_text()
-    for prop in ("mission", "anchors", "mechanical", "disqualifiers", "ritual", "mirror", "economy"):
-        assert f"| {prop} | 0/3 | 3/3 |" in log, log  # every weak property rose
-    assert "the model chose 1, 2, 3, 4, 5, 6 of 6: merge " in log and "anchors: chose 1, 2, 3" in done.stdout
-    assert server.stats()["probes"] >= 2  # the delivery check ran (once per process, not per call)
-    journal = (tmp_path / ".weak-essay-1.0.0.refine.jsonl").read_text()
-    assert '{\\"choose\\": [1, 2]}' not in journal and "1, 2]}" not in ANSWER_FORMAT  # no example to copy
+    risen = {p: (result.start_measures[p].value, m.value) for p, m in result.measures.items()}
+    assert risen == dict.fromkeys(ALL_BUT_SCHEMA, (0, 3)) | {"schema": (3, 3)}  # every weak property rose
+    log = changelog(result, "offline", "offline")
+    assert "the model chose 1, 2, 3, 4, 5, 6 of 6: merge " in log and "anchors: chose 1, 2, 3" in "\n".join(said)
+    assert probes >= 2  # the judge's delivery check ran, and the proposals' (once per process, not per call)
+    assert '"choose": [' not in ANSWER_FORMAT  # no example to copy
+
+
+ALL_BUT_SCHEMA = ("mission", "anchors", "mechanical", "disqualifiers", "ritual", "mirror", "economy")

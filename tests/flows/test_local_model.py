@@ -271,22 +271,23 @@ def test_refine_choose_raises_the_weak_rubrics_economy_on_the_real_model(tmp_pat
     assert written.read_text() == (tmp_path / f"first-{written.name}").read_text()
 
 
-def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_model(tmp_path, server):
+def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_model(tmp_path, server, slop_one):
     """The Python API on the same server: a DataFrame ingested, scored through the real flow and read
     back as text_scores, the text evaluated in-process (both paths negotiate the server's json_schema
     500 and Gemma's template); then with a 16-token cap the answer is cut and says so (UNSCORED, with
     the reason), as a rambling model's is. The second evaluation's prompt is the first's: the server
-    reads it from its prefix cache."""
+    reads it from its prefix cache. The text and rubric are the logprob call's: a 40-token answer (on
+    another text this rubric's answer ran to the 300-token cap; llm-slop's to ~120 tokens)."""
     import pandas as pd
     import polars as pl
 
     import rubricflow as rf
 
-    text = "The council met on Tuesday and approved the road budget by seven votes to two."
+    text = json.loads(SAMPLE.read_text().splitlines()[0])["text"]
     judge = rf.Judge(base_url=server.base_url, model=MODEL_ALIAS, strategy="holistic", max_tokens=300)
     wh = rf.Warehouse(tmp_path / "w.duckdb")
     loaded = wh.ingest(pd.DataFrame({"ID": ["a"], "Reply": [text]}), corpus="replies", text="Reply", id="ID")
-    run = wh.score("replies", "llm-slop", judge)
+    run = wh.score("replies", slop_one, judge)
     assert loaded.rows_ok == 1 and run.status == "completed" and run.ok_cells == 1
     scores = wh.text_scores(corpus="replies")
     assert isinstance(scores, pl.DataFrame) and scores["text_id"].to_list() == ["a"]
@@ -295,7 +296,7 @@ def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_mo
 
     cut = rf.Judge(
         base_url=server.base_url, model=MODEL_ALIAS, strategy="holistic", max_tokens=16, answer_retries=0
-    ).evaluate("llm-slop", text)
+    ).evaluate(slop_one, text)
     assert cut.usage.calls >= 1 and cut.usage.prompt_tokens > 300
     assert cut.criteria and all(c.status != "scored" and c.reason for c in cut.criteria.values())
     said = " ".join([*(c.reason or "" for c in cut.criteria.values()), *cut.errors])

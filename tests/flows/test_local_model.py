@@ -60,14 +60,11 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def slop_two(tmp_path_factory):
-    """llm-slop less its scaffolding criterion: an ordinal and a binary criterion, with its patterns,
-    disqualifiers and ritual (a prompt of ~1,000 tokens where the library's three made ~1,600)."""
-    from rubricflow.rubrics.algebra import evolve
+    """llm-slop's ordinal and binary criteria, terse: per_criterion makes two calls a text."""
     from rubricflow.rubrics.formats import dump
 
-    rubric = evolve(Library().bundle("llm-slop").rubric, [{"op": "remove_criterion", "id": "scaffolding"}])
     path = tmp_path_factory.mktemp("rubric") / "llm-slop-two.yaml"
-    path.write_text(dump(rubric, "yaml"))
+    path.write_text(dump(terse(Library().bundle("llm-slop").rubric, "puffery", "meta-talk"), "yaml"))
     return path
 
 

@@ -70,9 +70,9 @@ def slop_two(tmp_path_factory):
 
 def terse(rubric, *kept: str):
     """The rubric's `kept` criteria alone, each asked for no evidence and a rationale of a few words:
-    a short answer. Each answer token costs this server ~0.5 s at load 7 here (llama-cpp-python's
-    Python work per token over Gemma's 262k-token vocabulary; with logprobs a sort of it), so the
-    answer's length is a call's cost: llm-slop's three criteria took ~120 tokens, its puffery alone 40."""
+    a short answer. Each answer token cost this server 0.1-0.6 s here at load 3-18 (llama-cpp-python's
+    work per token over Gemma's 262k-token vocabulary; with logprobs a Python sort of it), so the
+    answer's length is most of a call's cost: llm-slop's three criteria took ~120 tokens, puffery alone 40."""
     from rubricflow.rubrics.algebra import evolve
 
     changes = [{"op": "remove_criterion", "id": c.id} for c in rubric.criteria if c.id not in kept]

@@ -5,7 +5,8 @@ here, in the flow's process, which stays the warehouse's one writer.
 
 A shard whose worker died, whose task failed (one line comes back, never a traceback), or that
 was silent for longer than the silence deadline (no part and no heartbeat: a hung or vanished
-task) is planned again from what came back: only the cells no part brought are sent, as a new
+task; a piece still waiting in the scheduler's queue for a thread is silent only when the whole run
+is) is planned again from what came back: only the cells no part brought are sent, as a new
 attempt on another worker where there is one (at most MAX_ATTEMPTS per shard; then the run fails
 in one line naming the shard and the last error). A heartbeat proves the task's process alive, not
 that it judges: an attempt that sent heartbeats but no judged cell for longer than the stall deadline

@@ -60,22 +60,19 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def slop_two(tmp_path_factory):
-    """llm-slop less its scaffolding criterion: an ordinal and a binary criterion, with its patterns,
-    disqualifiers and ritual (a prompt of ~1,000 tokens where the library's three made ~1,600)."""
-    from rubricflow.rubrics.algebra import evolve
+    """llm-slop's ordinal and binary criteria, terse: per_criterion makes two calls a text."""
     from rubricflow.rubrics.formats import dump
 
-    rubric = evolve(Library().bundle("llm-slop").rubric, [{"op": "remove_criterion", "id": "scaffolding"}])
     path = tmp_path_factory.mktemp("rubric") / "llm-slop-two.yaml"
-    path.write_text(dump(rubric, "yaml"))
+    path.write_text(dump(terse(Library().bundle("llm-slop").rubric, "puffery", "meta-talk"), "yaml"))
     return path
 
 
 def terse(rubric, *kept: str):
     """The rubric's `kept` criteria alone, each asked for no evidence and a rationale of a few words:
-    a short answer. Each answer token costs this server ~0.5 s at load 7 here (llama-cpp-python's
-    Python work per token over Gemma's 262k-token vocabulary; with logprobs a sort of it), so the
-    answer's length is a call's cost: llm-slop's three criteria took ~120 tokens, its puffery alone 40."""
+    a short answer. Each answer token cost this server 0.1-0.6 s here at load 3-18 (llama-cpp-python's
+    work per token over Gemma's 262k-token vocabulary; with logprobs a Python sort of it), so the
+    answer's length is most of a call's cost: llm-slop's three criteria took ~120 tokens, puffery alone 40."""
     from rubricflow.rubrics.algebra import evolve
 
     changes = [{"op": "remove_criterion", "id": c.id} for c in rubric.criteria if c.id not in kept]
@@ -282,22 +279,23 @@ def test_refine_choose_raises_the_weak_rubrics_weak_properties_on_the_real_model
     assert written.read_text() == (tmp_path / f"first-{written.name}").read_text()
 
 
-def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_model(tmp_path, server):
+def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_model(tmp_path, server, slop_one):
     """The Python API on the same server: a DataFrame ingested, scored through the real flow and read
     back as text_scores, the text evaluated in-process (both paths negotiate the server's json_schema
     500 and Gemma's template); then with a 16-token cap the answer is cut and says so (UNSCORED, with
     the reason), as a rambling model's is. The second evaluation's prompt is the first's: the server
-    reads it from its prefix cache."""
+    reads it from its prefix cache. The text and rubric are the logprob call's: a 40-token answer (on
+    another text this rubric's answer ran to the 300-token cap; llm-slop's to ~120 tokens)."""
     import pandas as pd
     import polars as pl
 
     import rubricflow as rf
 
-    text = "The council met on Tuesday and approved the road budget by seven votes to two."
+    text = json.loads(SAMPLE.read_text().splitlines()[0])["text"]
     judge = rf.Judge(base_url=server.base_url, model=MODEL_ALIAS, strategy="holistic", max_tokens=300)
     wh = rf.Warehouse(tmp_path / "w.duckdb")
     loaded = wh.ingest(pd.DataFrame({"ID": ["a"], "Reply": [text]}), corpus="replies", text="Reply", id="ID")
-    run = wh.score("replies", "llm-slop", judge)
+    run = wh.score("replies", slop_one, judge)
     assert loaded.rows_ok == 1 and run.status == "completed" and run.ok_cells == 1
     scores = wh.text_scores(corpus="replies")
     assert isinstance(scores, pl.DataFrame) and scores["text_id"].to_list() == ["a"]
@@ -306,7 +304,7 @@ def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_mo
 
     cut = rf.Judge(
         base_url=server.base_url, model=MODEL_ALIAS, strategy="holistic", max_tokens=16, answer_retries=0
-    ).evaluate("llm-slop", text)
+    ).evaluate(slop_one, text)
     assert cut.usage.calls >= 1 and cut.usage.prompt_tokens > 300
     assert cut.criteria and all(c.status != "scored" and c.reason for c in cut.criteria.values())
     said = " ".join([*(c.reason or "" for c in cut.criteria.values()), *cut.errors])

@@ -56,6 +56,7 @@ WARM_S = 60.0  # the longest the run waits for the workers to import the judging
 TAKE_S = 0.1  # the longest the inbox's thread waits for a part before it looks whether to stop
 LAND_S = 1.0  # the flow lands and loads what came at most this often (a writer session per part took a core)
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
+GATHER_S = 60.0  # the longest the flow waits for a finished task's small result (Dask may recompute it)
 DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
 
@@ -295,7 +296,7 @@ class ClusterRun:
             shard.error = f"{quiet} (worker {worker or '?'})"
             return shard.left().num_rows > 0
         try:
-            outcome = future.result()
+            outcome = future.result(timeout=GATHER_S)  # "Couldn't gather": rescheduled, never forever
         except KilledWorker:
             outcome = {"rerun": True}
         except Exception as exc:  # noqa: BLE001  # the task never raises; this is Dask's own error

@@ -104,11 +104,15 @@ def test_commands_that_run_no_flow_do_not_import_prefect():
     code = (
         "import sys; from typer.testing import CliRunner; from rubricflow.cli import app; "
         "r = CliRunner().invoke(app, ['rubric', 'list']); assert r.exit_code == 0, r.output; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'duckdb', 'polars')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'duckdb', 'polars', 'openai', 'jsonschema')))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert "prefect" not in result.stdout, result.stdout
+    # nor the model SDK (0.7 s of a command's ~1.5 s of imports: every `rubricflow` process in the
+    # suite that calls no model paid it); the first model call loads it
+    assert "openai" not in result.stdout, result.stdout
+    assert "jsonschema" not in result.stdout, result.stdout  # PaperBench's schema check loads it (0.1 s)
 
 
 @pytest.fixture(scope="module")

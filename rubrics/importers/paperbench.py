@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import items, kebab, number, safe_id
@@ -125,6 +123,8 @@ def check_schema(data: dict, source: Path) -> None:
         raise RubricImportError(
             source, f"field version: {data.get('version')!r}; the replication schema known is version '3'"
         )
+    import jsonschema  # here: every command imports the importers, few read a PaperBench file (0.1 s)
+
     errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]

@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-import openai
-
 from rubricflow.tasks.judging import verdict_tools
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
@@ -123,6 +121,8 @@ def error_kind(exc: BaseException) -> FailureKind:
     """The kind of a failed call (see FailureKind): a call that reached no server is `unreachable`,
     one the endpoint refuses for who we are is `setup`, one refused for what it asked is
     `deterministic`, and no HTTP answer at all (a malformed URL, an unsupported scheme) is `setup`."""
+    import openai  # here, not at the top: a command that calls no model does not load the SDK (0.7 s)
+
     if isinstance(exc, openai.APIConnectionError) and is_unreachable(exc):
         return FailureKind.UNREACHABLE
     if is_transient(exc):
@@ -158,6 +158,8 @@ def is_unreachable(exc: BaseException) -> bool:
 def refuses_mode(exc: BaseException, mode: str) -> bool:
     """Whether an error answer says the request's output mode is not supported (a 400, 422, or
     a 500 whose body names response_format or tools): never an outage to retry."""
+    import openai  # here, not at the top: a command that calls no model does not load the SDK (0.7 s)
+
     if not isinstance(exc, openai.APIStatusError) or exc.status_code not in MODE_REFUSAL_STATUS or mode == "text":
         return False
     message = str(exc).lower()
@@ -166,6 +168,8 @@ def refuses_mode(exc: BaseException, mode: str) -> bool:
 
 def refuses_logprobs(exc: BaseException) -> bool:
     """Whether an error answer says the endpoint does not return logprobs."""
+    import openai  # here, not at the top: a command that calls no model does not load the SDK (0.7 s)
+
     return (
         isinstance(exc, openai.APIStatusError)
         and exc.status_code in MODE_REFUSAL_STATUS
@@ -175,6 +179,8 @@ def refuses_logprobs(exc: BaseException) -> bool:
 
 def is_transient(exc: BaseException) -> bool:
     """Whether sending the same request again later may succeed (what the transport retries)."""
+    import openai  # here, not at the top: a command that calls no model does not load the SDK (0.7 s)
+
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, DeadlineExceeded, NotAChatCompletion)):
         return True
     if isinstance(exc, openai.APIStatusError):

@@ -37,7 +37,7 @@ def served(tmp_path, judge_server):
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), warehouse, "c")
     score_corpus("c", "llm-slop", warehouse, {"base_url": judge_server().base_url})
-    planned = cli(tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "20", "--seed", "3")
+    planned = cli(tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "14", "--seed", "3")
     assert planned.returncode == 0, planned.stderr
     proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
     yield {**address(proc.stdout.readline()), "tmp": tmp_path, "plan": planned.stdout.split()}
@@ -121,7 +121,7 @@ def test_two_windows_label_the_plan_by_keyboard_and_a_reload_resumes(served):
             window.click("#start button")
         assert a.text("#text-id") != b.text("#text-id")  # two windows, two texts
         assert "judge" not in a.evaluate("document.querySelector('.criterion.current').textContent")  # hidden first
-        for turn in range(8):  # eight texts in each window, turn about: three criteria by digit keys each
+        for turn in range(5):  # five texts in each window, turn about: three criteria by digit keys each
             for name, window in (("a", a), ("b", b)):
                 seen[name].append(window.text("#text-id"))
                 for key in ("1", "2", "0"):
@@ -135,20 +135,20 @@ def test_two_windows_label_the_plan_by_keyboard_and_a_reload_resumes(served):
         resumed = a.text("#text-id")
         assert resumed not in [*seen["a"], *seen["b"], skipped, pending]
         progress = a.text("#progress")
-        assert "16 / 20" in progress, progress
+        assert "10 / 14" in progress, progress
         while a.evaluate("document.getElementById('done') === null"):
             for key in ("3", "3", "1"):
                 a.press(key)
     labelled = labels_of(served, "ann")
     texts = {t for t, _, _ in labelled}
-    assert len(labelled) == 3 * len(texts) and len(texts) == 18 and texts <= set(served["plan"])
+    assert len(labelled) == 3 * len(texts) and len(texts) == 12 and texts <= set(served["plan"])
     assert not set(seen["a"]) & set(seen["b"]) and not {skipped, pending} & texts
     calibrated = cli(served["tmp"], "calibrate", "-c", "c", "--rubric", "llm-slop", "--human", "ann", "--json")
     assert calibrated.returncode == 0, calibrated.stderr
-    assert {r["n"] for r in json.loads(calibrated.stdout)} == {18}
+    assert {r["n"] for r in json.loads(calibrated.stdout)} == {12}
     estimated = cli(served["tmp"], "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
     assert estimated.returncode == 0, estimated.stderr
-    assert {r["n_labels"] for r in json.loads(estimated.stdout)} == {18}
+    assert {r["n_labels"] for r in json.loads(estimated.stdout)} == {12}
     status, page = get(served, "/estimate?corpus=c")  # the viewer shows the figures estimate kept
     assert status == 200 and page.count("<tr>") == 1 + len(json.loads(estimated.stdout))
     assert all(f"{r['powered']:.4f}" in page for r in json.loads(estimated.stdout))

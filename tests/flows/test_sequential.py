@@ -115,7 +115,7 @@ def test_the_command_prints_the_decision_and_what_the_rest_would_cost(tmp_path):
 
     server = ServerProcess()
     try:
-        write_corpus(tmp_path / "c.jsonl", 30)
+        write_corpus(tmp_path / "c.jsonl", 20)
         a, b = worse_version(tmp_path)
 
         def run(*args):
@@ -129,9 +129,9 @@ def test_the_command_prints_the_decision_and_what_the_rest_would_cost(tmp_path):
         done = run(*args, "--sequential", "--batch-size", "10", "--json", "seq.json")
         assert done.returncode == 0, done.stderr[-2000:]
         said = json.loads((tmp_path / "seq.json").read_text())
-        assert said["decision"] == "undecided" and "undecided: the corpus ran out" in done.stdout  # 30 texts: too few
+        assert said["decision"] == "undecided" and "undecided: the corpus ran out" in done.stdout  # 20 texts: too few
         assert f"B - A in [{said['lower']:.4f}, {said['upper']:.4f}]" in done.stdout
-        assert "texts judged 30 of 30 (30 paired), 60 calls" in done.stdout
+        assert "texts judged 20 of 20 (20 paired), 40 calls" in done.stdout
         assert f"the rest would have cost {said['rest_cells']} calls" in done.stdout
         bad = run(*args, "--sequential", "--alpha", "2")
         assert bad.returncode == 2 and "--alpha must lie strictly between 0 and 1" in bad.stderr + bad.stdout

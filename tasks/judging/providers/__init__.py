@@ -15,14 +15,15 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from rubricflow.tasks.judging.failures import FailureKind, error_kind
+
+if TYPE_CHECKING:  # the SDK is loaded by the first call, not by every command's import (0.7 s)
+    from openai import AsyncOpenAI
 
 OutputMode = Literal["json_schema", "json_object", "tools", "text"]
 
@@ -114,6 +115,8 @@ def chat_completion(answer: Any) -> Any:
     does (~70 us: it was 10% of the judge thread's time), so odd shapes are read as before."""
     if not isinstance(answer, dict):
         return answer
+    from openai.types.chat import ChatCompletion
+
     try:
         return ChatCompletion.model_validate(answer)
     except ValidationError:
@@ -161,6 +164,8 @@ def client_for(name: str | None, base_url: str | None, timeout_s: float, http_cl
     """The one HTTP client of every model call: the provider's endpoint (never the SDK's default,
     which is OpenAI's), key and headers, no SDK retries (the judge's own retry layer decides), the
     whole-answer timeout."""
+    from openai import AsyncOpenAI
+
     chosen, key = provider(name), api_key(name, base_url)
     extra = {"http_client": http_client} if http_client is not None else {}
     return AsyncOpenAI(

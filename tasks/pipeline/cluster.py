@@ -56,7 +56,7 @@ WARM_S = 60.0  # the longest the run waits for the workers to import the judging
 TAKE_S = 0.1  # the longest the inbox's thread waits for a part before it looks whether to stop
 LAND_S = 1.0  # the flow lands and loads what came at most this often (a writer session per part took a core)
 SILENCE_S = 120.0  # an attempt heard from neither part nor heartbeat for this long is given up
-GATHER_S = 60.0  # the longest the flow waits for a finished task's small result (Dask may recompute it)
+RESULT_WAIT_S = 60.0  # the longest the flow waits for a finished task's small result (Dask may recompute it)
 DEADLINE_VARIABLE = "RUBRICFLOW_CLUSTER_DEADLINE_S"  # the whole run's, over every shard and attempt
 
 
@@ -179,9 +179,8 @@ class ClusterRun:
         self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
         self.stall_s = self.silence_s
         self.deadline_s = float(settings().cluster_deadline_s or "inf")
-        self.landed = self.moved = (
-            0.0  # when parts were last landed; when the run last heard a worker or freed a thread
-        )
+        self.landed = 0.0  # when parts were last landed
+        self.moved = 0.0  # when the run last heard a worker or freed a thread
 
     def warm_up(self) -> int:
         """Import the judging code on every worker before any piece goes out (a worker's first
@@ -296,7 +295,7 @@ class ClusterRun:
             shard.error = f"{quiet} (worker {worker or '?'})"
             return shard.left().num_rows > 0
         try:
-            outcome = future.result(timeout=GATHER_S)  # "Couldn't gather": rescheduled, never forever
+            outcome = future.result(timeout=RESULT_WAIT_S)  # "Couldn't gather": rescheduled, never forever
         except KilledWorker:
             outcome = {"rerun": True}
         except Exception as exc:  # noqa: BLE001  # the task never raises; this is Dask's own error

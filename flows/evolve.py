@@ -300,7 +300,7 @@ def _decide(ev: Evolution, candidate: str, before: float | None, after: float | 
     ev.points[candidate] = ev.values(candidate, ev.split.validation)
     if not ev.settings.default:
         return objectives.refusal(ev.points[ev.best.hash], ev.points[candidate], ev.settings)
-    improved = after is not None and (before is None or after > before + 1e-9)
+    improved = after is not None and (before is None or after > before + objectives.NOISE)
     return None if improved else "the validation agreement did not improve"
 
 

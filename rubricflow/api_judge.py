@@ -168,7 +168,7 @@ class Judge:
             )
         from rubricflow.tasks.judging.run import Run
 
-        return Worker.get().judge(Run.outside(f"api-{id(self):x}-{bundle.hash[:16]}", "api", bundle, self.config))
+        return Worker.get().judge(Run.outside(f"api-{id(self):x}", "api", bundle, self.config))
 
     def _cells(self, bundle: Bundle, items: Sequence[Item]) -> list[Any]:
         from rubricflow.rubrics.render import call_units

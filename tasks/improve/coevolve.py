@@ -147,7 +147,7 @@ def gate_refusal(parent: Rubric, child: Rubric, gate: dict, config: JudgeConfig,
     fallen = [
         f"{p} ({before[p].value} -> {after[p].value})"
         for p in props
-        if after[p].unit < before[p].unit - gate["slack"] - 1e-9
+        if after[p].unit < before[p].unit - gate["slack"] - objectives.NOISE
     ]
     return ("the proposal gate refused it: it lowers " + ", ".join(fallen)) if fallen else None
 

@@ -60,9 +60,7 @@ def judge_text(
     """Judge one text with the rubric (no warehouse): a golden, or a rubric under review."""
     rubric = bundle.rubric
     config = config.for_rubric(rubric)  # its execution strategy where none was given
-    judge = Worker.get().judge(
-        Run.outside(f"single-{bundle.hash[:12]}-{config.judge_hash()[:12]}", "single", bundle, config)
-    )
+    judge = Worker.get().judge(Run.outside("single", "single", bundle, config))
     sha = hashlib.sha256(text.encode()).hexdigest()
     cells = [
         Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)

@@ -17,6 +17,9 @@ import numpy as np
 from rubricflow.errors import InputError
 
 NAMES = ("agreement", "consistency", "discrimination")
+# A figure that moved by less than this moved by float noise (a sum in another order), not a change:
+# every accept / refuse / fall decision of the improvement loop compares through it.
+NOISE = 1e-9
 Values = dict[str, float | None]
 
 
@@ -92,23 +95,23 @@ def _at(values: Values, name: str) -> float:
 def dominates(a: Values, b: Values, names: list[str]) -> bool:
     """a is at least as good as b on every objective and better on one (undefined counts as worst)."""
     pairs = [(_at(a, n), _at(b, n)) for n in names]
-    return all(x >= y for x, y in pairs) and any(x > y + 1e-9 for x, y in pairs)
+    return all(x >= y for x, y in pairs) and any(x > y + NOISE for x, y in pairs)
 
 
 def refusal(before: Values, after: Values, settings: Objectives) -> str | None:
     """None if the candidate is accepted on these validation figures; else why not."""
     for name, tolerance in sorted(settings.tolerances.items()):
         b, a = before.get(name), after.get(name)
-        if b is not None and (a is None or a < b - tolerance - 1e-9):
+        if b is not None and (a is None or a < b - tolerance - NOISE):
             return f"{name} fell beyond its tolerance {tolerance:g} ({b:.3f} -> {'n/a' if a is None else f'{a:.3f}'})"
     names = list(settings.weights)
     if settings.select == "pareto":
-        better = [n for n in names if _at(after, n) > _at(before, n) + 1e-9]
+        better = [n for n in names if _at(after, n) > _at(before, n) + NOISE]
         if better and not dominates(before, after, names):
             return None
         return "not better on any objective (dominated by its parent)"
     wb, wa = weighted(before, settings.weights), weighted(after, settings.weights)
-    if wa is not None and (wb is None or wa > wb + 1e-9):
+    if wa is not None and (wb is None or wa > wb + NOISE):
         return None
     return "the weighted objectives did not improve"
 

@@ -27,7 +27,7 @@ from rubricflow.rubrics.compiler import compile_rubric
 from rubricflow.rubrics.documents import validation_message
 from rubricflow.rubrics.formats import dump_yaml
 from rubricflow.rubrics.model import Rubric
-from rubricflow.tasks.improve import lattice, lattice_checks, refine_choices
+from rubricflow.tasks.improve import lattice, lattice_checks, objectives, refine_choices
 from rubricflow.tasks.improve.goldens import judge_text
 from rubricflow.tasks.improve.refine_ops import apply, mutations_of
 from rubricflow.tasks.judging.chat import ask
@@ -235,7 +235,7 @@ def accepts(before: dict[str, Measure], after: dict[str, Measure], target: str, 
     else why not."""
     if after[target].unit <= before[target].unit:
         return f"{target} did not rise ({before[target].value} -> {after[target].value})"
-    fallen = [p for p in before if p != target and after[p].unit < before[p].unit - tolerance - 1e-9]
+    fallen = [p for p in before if p != target and after[p].unit < before[p].unit - tolerance - objectives.NOISE]
     if fallen:
         return "lowers " + ", ".join(f"{p} ({before[p].value} -> {after[p].value})" for p in fallen)
     return None

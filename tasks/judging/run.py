@@ -10,6 +10,7 @@ finished run did (the flow returns it as a dict; `rf.Run` is it, read back in Py
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -47,8 +48,12 @@ class Run:
         return cls(bundle=bundle, judge=judge.for_rubric(bundle.rubric), strategy_from=strategy_from, **fields)
 
     @classmethod
-    def outside(cls, run_id: str, corpus_id: str, bundle: Bundle, judge: JudgeConfig) -> Run:
-        """Judging outside any warehouse (a golden, `rf.Judge`): no folder, so no budget ledger."""
+    def outside(cls, name: str, corpus_id: str, bundle: Bundle, judge: JudgeConfig) -> Run:
+        """Judging outside any warehouse (a golden, `rf.Judge`): no folder, so no budget ledger. The
+        id names the rubric and every judge setting, endpoint included: the process keeps one Judge
+        (and its HTTP client) per run id, and two endpoints sharing one sent calls to the first."""
+        settings = f"{judge.model_dump_json()}|{judge.resolved_base_url()}"
+        run_id = f"{name}-{bundle.hash[:12]}-{hashlib.sha256(settings.encode()).hexdigest()[:16]}"
         return cls.of(bundle, judge, run_id=run_id, corpus_id=corpus_id, warehouse="", rubric=bundle.id)
 
     @property

@@ -16,6 +16,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.formats import load_rubric
 from rubricflow.tasks.improve.evolve import split
+from rubricflow.tasks.improve.objectives import NOISE
 from rubricflow.tasks.loaders.labels import import_topical_chat
 from rubricflow.tasks.presentation.report import evolution_report
 from tests.conftest import EXE, ROOT, SHARED, kill_once_answered, rows
@@ -75,7 +76,7 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     recorded = rows(warehouse, "SELECT round, status, metric_before, metric_after FROM evolution_rounds ORDER BY round")
     assert [(r[0], r[1]) for r in recorded] == [(r["round"], r["status"]) for r in rounds]
     for _number, status, before, after in recorded:
-        assert (after > before) == (status == "accepted")
+        assert (after > before + NOISE) == (status == "accepted")  # a rise of float noise is no rise
     # N6: rounds were accepted on validation texts; the test texts were never looked at until the end.
     # Both figures recomputed from the raw rows with the same split.
     con = duckdb.connect(warehouse, read_only=True)

@@ -312,3 +312,17 @@ def test_the_judge_sends_exactly_the_rendered_unit_whose_fingerprint_keys_its_ce
         assert body["messages"][0]["content"] == rendered.system_for(mode)
         assert body["messages"][1]["content"] == render_user_message("the text")
         assert ("JSON Schema of the answer" in rendered.system_for(mode)) == (mode in ("json_object", "text"))
+
+
+def test_a_second_endpoint_in_the_same_process_gets_its_own_judge():
+    """The process keeps one Judge per run id; judging one rubric against a server that has since
+    stopped, then against another with the same judge settings, must reach the second (a shared id
+    sent every call to the first server's port)."""
+    from rubricflow.tasks.improve.goldens import judge_text
+
+    with RunningServer() as first:
+        config = JudgeConfig(base_url=first.base_url)
+        assert judge_text(BUNDLE, config, "a", TEXTS[0]).errors == []
+    with RunningServer() as second:
+        judged = judge_text(BUNDLE, JudgeConfig(base_url=second.base_url), "a", TEXTS[0])
+        assert judged.errors == [] and second.app.stats.requests >= 1

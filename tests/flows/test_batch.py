@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 
+import duckdb
 import pytest
 
 from rubricflow.flows.ingest import ingest_flow
@@ -109,10 +110,11 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         deadline = time.time() + 120
         while server.stats().get("batches_created", 0) < 1 and time.time() < deadline:
             time.sleep(0.2)
-        time.sleep(1.0)  # the batch is recorded right after it is created
-        os.killpg(first.pid, signal.SIGKILL)  # the flow and everything it started
-        first.wait()
         warehouse = str(tmp_path / "w.duckdb")
+        while recorded_batches(warehouse) < 1 and time.time() < deadline:  # recorded right after it is created
+            time.sleep(0.2)
+        os.killpg(first.pid, signal.SIGKILL)  # the flow and everything it started, now waiting on the batch
+        first.wait()
         assert rows(warehouse, "SELECT status, cells FROM batches") == [("submitted", 12)]
         assert rows(warehouse, "SELECT count(*) FROM completions") == [(0,)]
         again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -122,6 +124,14 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         assert rows(warehouse, "SELECT status FROM batches") == [("landed (completed)",)]
     finally:
         server.stop()
+
+
+def recorded_batches(warehouse: str) -> int:
+    """Batches the warehouse records; 0 while the running flow holds the file or has not made the table."""
+    try:
+        return rows(warehouse, "SELECT count(*) FROM batches")[0][0]
+    except duckdb.Error:
+        return 0
 
 
 def test_budget_and_batch_are_refused_together():

@@ -76,8 +76,12 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
 
 def _kill_when_busy(cluster: DaskCluster, server, before: int, killed_at: list[int]) -> None:
     wait_until(lambda: server.stats()["requests"] - before > CELLS // 10, timeout_s=120)
+    # the run cannot end while worker 0 is being killed (pgrep, SIGKILL: ~100 calls' time on a loaded
+    # machine): three workers' 48 calls in flight take 1 s each meanwhile, then 20 ms again
+    server.set_latency(1000)
     cluster.kill(0)
     killed_at.append(server.stats()["requests"] - before)
+    server.set_latency(20)
 
 
 def test_two_runs_on_one_key_share_its_limit(tmp_path, judge_server, postgres):

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import duckdb
-from common import Server, write_corpus
+from common import Server, on_the_shared_prefect_server, write_corpus
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=200)
     parser.add_argument("--threads", type=int, default=2, help="shards a worker judges at once (1: the old setup)")
     args = parser.parse_args()
+    on_the_shared_prefect_server()
     ideal, mif = args.max_in_flight / (args.latency_ms / 1000), args.max_in_flight
     with tempfile.TemporaryDirectory() as tmp, Server("--latency-ms", str(args.latency_ms)) as server:
         corpus = write_corpus(Path(tmp) / "c.jsonl", args.cells)

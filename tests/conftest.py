@@ -48,12 +48,12 @@ SLOW_MODULES = ("test_prefect_server.py", "test_warm_worker.py", "test_benches.p
 # keeps one worker busy while the other idles, so these go first and the short ones fill the tail.
 # Seconds: its tests over 16 s in the last CI's --durations, summed, less this round's cuts (estimated).
 LONGEST_FIRST = (
-    "test_benches.py",  # 205 in 7 smokes, and 12 shorter ones
+    "test_benches.py",  # 205 in 7 smokes before, and 12 shorter ones: cluster.py's smoke ~15 s less now
     "flows/test_local_model.py",  # 306 before: the logprob and pairwise calls' answers are shorter now
     "flows/test_cluster_faults.py",  # 184
-    "tasks/runtime/test_warm_worker.py",  # 240 before: one Prefect server for the module now
-    "flows/test_cluster.py",  # 90
+    "tasks/runtime/test_warm_worker.py",  # 240 before: one Prefect server for the module, one stress round
     "flows/test_evolve.py",  # 85
+    "flows/test_cluster.py",  # 90 before: the killed-worker test judges 600 cells, not 1,200 (~25 s less)
     "flows/test_sequential.py",  # 61
     "tasks/runtime/test_prefect_server.py",  # 56
     "flows/test_rubric_status.py",  # 75 before: three processes less
@@ -62,7 +62,7 @@ LONGEST_FIRST = (
     "flows/test_faults.py",  # 39
     "flows/test_production_layout.py",  # 39
     "cli/test_label_studio.py",  # 44 before: its six commands no longer import the openai SDK (~1 s each)
-    "flows/test_dask.py",  # 33
+    "flows/test_dask.py",  # 48 before: 60 cells at the 900 rpm quota, not 120 (~8 s less)
     "flows/test_labelling.py",  # 53 before: 37 key presses where it took 55
     "flows/test_evolve_coevolve.py",  # 22
 )

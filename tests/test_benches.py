@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "throughput.py": (["--sizes", "100", "--latency-cells", "60"], "mean in flight"),
-    "analytics.py": (["--examples", "3"], "materialised tables equal the from-scratch computation"),
+    "analytics.py": (["--examples", "1"], "materialised tables equal the from-scratch computation"),
     "compare.py": (["--texts", "2000", "--repeat", "1"], "ratio stored / bare"),
     "views.py": (["--texts", "2000"], "text_scores rows that differ from the hand query: 0"),
     "viewer.py": (["--texts", "2000", "--runs", "1"], "calibration"),

@@ -27,17 +27,18 @@ def contents(warehouse):
 
 def test_dask_run_equals_single_process_run_and_limits_hold(tmp_path, judge_server):
     server = judge_server("--rpm", "900")  # the server answers 429 above 900 requests/min
-    corpus = write_corpus(tmp_path / "c.jsonl", 40)
+    corpus = write_corpus(tmp_path / "c.jsonl", 20)
     single, spread = str(tmp_path / "single.duckdb"), str(tmp_path / "dask.duckdb")
     judge = {"base_url": server.base_url, "strategy": "per_criterion", "rpm": 900}
     for warehouse in (single, spread):
         ingest_flow(str(corpus), warehouse, "c")
-    scoring_flow(0)("c", "writing-quality", single, judge, options={"shard_size": 20})
+    scoring_flow(0)("c", "writing-quality", single, judge, options={"shard_size": 10})
     limited_before = server.stats()["rate_limited"]
-    run = scoring_flow(2)("c", "writing-quality", spread, judge, options={"shard_size": 20}, workers=2)
-    assert run["judged_cells"] == 120 and run["ok_cells"] == 120
-    # 2 processes, one shared 900 rpm quota. A stray 429 where two leases meet (the server's bucket holds one second)
+    run = scoring_flow(2)("c", "writing-quality", spread, judge, options={"shard_size": 10}, workers=2)
+    assert run["judged_cells"] == 60 and run["ok_cells"] == 60
+    # 2 processes, one shared 900 rpm quota (60 cells: ~4 s of calls, six shards of 10 over both workers).
+    # A stray 429 where two leases meet (the server's bucket holds one second)
     # is retried like any other; a quota that did not hold across the processes (900 rpm each) draws dozens.
     assert limited_before == 0 and server.stats()["rate_limited"] <= 2
     a, b = contents(single), contents(spread)
-    assert len(a[0]) == 120 and a[0] == b[0] and a[1] == b[1]
+    assert len(a[0]) == 60 and a[0] == b[0] and a[1] == b[1]

@@ -226,9 +226,10 @@ def test_a_stalled_worker_is_passed_over_and_never_runs_the_command_as_well(env,
 
 @pytest.mark.slow
 def test_concurrent_commands_never_hang_and_never_run_twice(env, tmp_path):
-    """8 commands at once, ROUNDS times (RUBRICFLOW_STRESS_ROUNDS, 2 here; 25 in the closing note's run):
+    """8 commands at once, ROUNDS times (RUBRICFLOW_STRESS_ROUNDS, 1 here, CI time: a round is 8 process
+    starts; 25 in the closing note's run):
     every one ends in time, exits 0, and says its result exactly once."""
-    rounds = int(os.environ.get("RUBRICFLOW_STRESS_ROUNDS", "2"))
+    rounds = int(os.environ.get("RUBRICFLOW_STRESS_ROUNDS", "1"))
     seen = len(served(Path(env["RUBRICFLOW_STATE_DIR"])))
     write_corpus(tmp_path / "c.jsonl", 3)
     assert cli(env, tmp_path, "ingest", "c.jsonl", "-c", "warm", "-w", "warm.duckdb").returncode == 0
@@ -248,7 +249,9 @@ def test_concurrent_commands_never_hang_and_never_run_twice(env, tmp_path):
         for i, proc in enumerate(procs):
             out, err = proc.communicate(timeout=180)  # a hang fails here
             assert proc.returncode == 0 and out.count(f"corpus c{r}x{i}: 3 texts loaded") == 1, (out, err)
-    assert len(served(Path(env["RUBRICFLOW_STATE_DIR"]))[seen:]) >= rounds * 8 // 2  # most went to the worker
+    to_worker = len(served(Path(env["RUBRICFLOW_STATE_DIR"]))[seen:])
+    print(f"\n{to_worker} of {rounds * 8} commands went to the worker")
+    assert to_worker >= rounds * 8 // 2  # most went to the worker
 
 
 def test_the_callers_time_zone_reaches_the_command(env, tmp_path):

@@ -57,6 +57,7 @@ class Judge:
         self.config: JudgeConfig = checked_config(self.settings)
         self._server: Any = None
         self._price: Any = False  # not looked up yet
+        self._engines: dict[tuple, Any] = {}  # (run id, client key) -> its engine, for this object's life
 
     @classmethod
     def offline(cls, **options: Any) -> Judge:
@@ -159,8 +160,10 @@ class Judge:
 
     def _engine(self, bundle: Bundle) -> Any:
         """The run's judge on the process's judge loop: one per rubric and Judge object (its prompts
-        rendered once, its limiter, retry budget and output-mode fallback shared by every call)."""
-        from rubricflow.tasks.judging.shard import Worker
+        rendered once, its limiter, retry budget and output-mode fallback shared by every call), held
+        by this object, so it goes with it (the process keeping it, a later Judge at the same address
+        got this one's spent budget). A key set since is a new engine (its client is the key's)."""
+        from rubricflow.tasks.judging.shard import Worker, client_key
 
         if not self.config.resolved_base_url() and self.config.model == OFFLINE_MODEL:
             raise InputError(
@@ -168,7 +171,11 @@ class Judge:
             )
         from rubricflow.tasks.judging.run import Run
 
-        return Worker.get().judge(Run.outside(f"api-{id(self):x}", "api", bundle, self.config))
+        run = Run.outside("api", "api", bundle, self.config)
+        key = (run.run_id, client_key(run.judge))
+        if key not in self._engines:
+            self._engines[key] = Worker.get().build(run)
+        return self._engines[key]
 
     def _cells(self, bundle: Bundle, items: Sequence[Item]) -> list[Any]:
         from rubricflow.rubrics.render import call_units

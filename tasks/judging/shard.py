@@ -56,10 +56,20 @@ class ShardResult:
     completions_files: list[str] = field(default_factory=list)  # every part landed, in order
 
 
+ClientKey = tuple[str, str | None, float, str]
+
+
+def client_key(config: JudgeConfig) -> ClientKey:
+    """What an HTTP client is built from: the wire API, the endpoint, the timeout and the key (read
+    from the environment now: a key set after a 401 is a new client, and so a new Judge)."""
+    return (config.provider, config.resolved_base_url(), config.resolved_timeout_s(), api_key(config))
+
+
 class Worker:
-    """One per process: a background event loop with one HTTP client per endpoint, and one Judge per
-    run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused by every
-    shard of that run."""
+    """One per process: a background event loop with one HTTP client per endpoint and key, and one
+    Judge per run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused
+    by every shard of that run. The process outlives its runs: what it keeps is keyed by all it was
+    built from (a Judge holds its client, so the key reaching that client names it too)."""
 
     _instance: Worker | None = None
     _guard = threading.Lock()
@@ -68,8 +78,8 @@ class Worker:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
         self.thread.start()
-        self.clients: dict[tuple[str, str | None, float, str], AsyncOpenAI] = {}
-        self.judges: dict[str, Judge] = {}
+        self.clients: dict[ClientKey, AsyncOpenAI] = {}
+        self.judges: dict[tuple[str, ClientKey], Judge] = {}  # (run id, its client's key) -> the run's judge
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
         self._judges_guard = threading.Lock()
@@ -95,8 +105,7 @@ class Worker:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
-        # a fixed key gets a new client
-        key = (config.provider, config.resolved_base_url(), config.resolved_timeout_s(), api_key(config))
+        key = client_key(config)  # a key set or changed since gets a new client
         if key not in self.clients:
             self.clients[key] = client_for(key[0], key[1], key[2], DefaultAioHttpClient(timeout=key[2]))
         return self.clients[key]
@@ -110,39 +119,48 @@ class Worker:
         return self.controllers[key]
 
     def judge(self, run: Run) -> Judge:
-        """The run's folder holds its budget ledger, shared by its processes; the rate limits
-        are the provider key's, shared by every run (see `KeyLimits`)."""
-        config, run_id = run.judge, run.run_id
+        """The run's one Judge, shared by its shards (and a Dask worker's threads). The run's folder
+        holds its budget ledger, shared by its processes; the rate limits are the provider key's,
+        shared by every run (see `KeyLimits`)."""
+        key = (run.run_id, client_key(run.judge))
         with self._judges_guard:  # two shards starting at once on a Dask worker's threads share one Judge
-            return self._judge(run, config, run_id)
+            if key not in self.judges:
+                self.judges[key] = self.build(run)
+            return self.judges[key]
 
-    def _judge(self, run: Run, config: JudgeConfig, run_id: str) -> Judge:
-        if run_id not in self.judges:
-            # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
-            # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
-            # (3.5 s of a 10k-cell run). Only cycles among these objects are left uncollected.
-            gc.freeze()
-            spend = None
-            if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
-                spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)
-            limits = KeyLimits(
-                provider(config.provider).base_url(config.resolved_base_url()),
-                api_key(config),
-                state_dir() / "limits",
-                config.resolved_limits_url(),
-            )
-            limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, limits, self.controller(config))
-            self.judges[run_id] = Judge(
-                run.bundle,
-                config,
-                self.client(config),
-                limiter,
-                RetryBudget(config.retry_budget),
-                run_id,
-                run.corpus_id,
-                spend,
-            )
-        return self.judges[run_id]
+    def stop(self, run_id: str) -> None:
+        """The run is failing: its judges send no new call (those sent are waited for)."""
+        for (judged, _), judge in list(self.judges.items()):
+            if judged == run_id:
+                judge.stopping = True
+
+    def build(self, run: Run) -> Judge:
+        """A new Judge for the run, kept by the caller (`judge`, or an `rf.Judge` for its own life)."""
+        config = run.judge
+        # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
+        # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
+        # (3.5 s of a 10k-cell run). Only cycles among these objects are left uncollected.
+        gc.freeze()
+        spend = None
+        if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
+            spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)
+        limits = KeyLimits(
+            provider(config.provider).base_url(config.resolved_base_url()),
+            api_key(config),
+            state_dir() / "limits",
+            config.resolved_limits_url(),
+        )
+        limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, limits, self.controller(config))
+        return Judge(
+            run.bundle,
+            config,
+            self.client(config),
+            limiter,
+            RetryBudget(config.retry_budget),
+            run.run_id,
+            run.corpus_id,
+            spend,
+        )
 
 
 def read_cells(plan_file: str | Path) -> list[Cell]:
@@ -270,8 +288,7 @@ def abandon_shards(run_id: str) -> None:
     mine = {plan: begun for plan, begun in worker.begun.items() if begun.run_id == run_id}
     if not mine:
         return
-    if run_id in worker.judges:
-        worker.judges[run_id].stopping = True
+    worker.stop(run_id)
     deadline = time.monotonic() + STOP_GRACE_S
     for begun in mine.values():
         if begun.future is not None:

@@ -1,0 +1,56 @@
+"""The process's judge loop (tasks/judging/shard.Worker) outlives every call: what it keeps must be
+keyed by everything the kept value depends on, and one call's run must not leak into the next.
+Real parts: the offline judge over HTTP on 127.0.0.1, the key read from the environment."""
+
+from __future__ import annotations
+
+import os
+
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.library import resolve
+from rubricflow.tasks.improve.goldens import judge_text
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+
+BUNDLE = compile_or_raise(resolve("llm-slop"))
+TEXT = "We leverage synergies to deliver a robust, seamless, best-in-class experience."
+
+
+def test_a_changed_api_key_reaches_the_next_call_outside_a_warehouse():
+    """A notebook that sets the right key after a 401 must be heard with it: the judge kept for a
+    rubric and its settings was built with the first key's client, which the id does not name."""
+    with RunningServer(ServerConfig(api_key="the-right-key")) as server:
+        config = JudgeConfig(base_url=server.base_url)
+        os.environ["OPENAI_API_KEY"] = "a-wrong-key"
+        refused = judge_text(BUNDLE, config, "a", TEXT)
+        assert refused.errors and all("401" in e or "API key" in e for e in refused.errors), refused.errors
+        os.environ["OPENAI_API_KEY"] = "the-right-key"
+        judged = judge_text(BUNDLE, config, "a", TEXT)
+        assert judged.errors == [], judged.errors
+
+
+def test_one_calls_refusals_do_not_stop_the_next_call_outside_a_warehouse():
+    """The stop rule (a few refusals with nothing answered stop a run sending) belongs to one run:
+    outside a warehouse, one call. After the endpoint lets us in, the same settings are heard."""
+    with RunningServer(ServerConfig(api_key="granted-later")) as server:
+        config = JudgeConfig(base_url=server.base_url)
+        os.environ["OPENAI_API_KEY"] = "granted-later"
+        server.app.config.api_key = "not-yet"  # the server refuses this key for now
+        for _ in range(3):  # one call unit each: as many refusals as the stop rule allows
+            assert judge_text(BUNDLE, config, "a", TEXT).errors
+        server.app.config.api_key = "granted-later"  # the key is granted
+        judged = judge_text(BUNDLE, config, "a", TEXT)
+        assert judged.errors == [], judged.errors
+        assert server.app.stats.answered >= 1
+
+
+def test_a_spent_retry_budget_is_one_calls_outside_a_warehouse():
+    """Each call outside a warehouse is a run with its own retry budget: retries one call spent
+    (here the whole budget: one retry of the one call unit, whose first attempt the server answers
+    503) are not missing from the next call."""
+    faulty = ServerConfig(fault_rate=1.0, faults=("503",), fault_attempts=1)
+    with RunningServer(faulty) as server:
+        config = JudgeConfig(base_url=server.base_url, retry_budget=1)
+        first = judge_text(BUNDLE, config, "a", TEXT)
+        second = judge_text(BUNDLE, config, "b", TEXT + " Again.")
+        assert first.errors == [] and second.errors == [], (first.errors, second.errors)

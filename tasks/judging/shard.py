@@ -134,6 +134,13 @@ class Worker:
             if judged == run_id:
                 judge.stopping = True
 
+    def release(self, run_id: str) -> None:
+        """The run is over in this process: its judges go (what they learned about the endpoint
+        lives on in the process's clients and concurrency controllers)."""
+        with self._judges_guard:
+            for key in [k for k in self.judges if k[0] == run_id]:
+                del self.judges[key]
+
     def build(self, run: Run) -> Judge:
         """A new Judge for the run, kept by the caller (`judge`, or an `rf.Judge` for its own life)."""
         config = run.judge
@@ -299,6 +306,14 @@ def abandon_shards(run_id: str) -> None:
         with contextlib.suppress(Exception):  # still failing (a full disk): judged again by the next run
             begun.flush()
         del worker.begun[plan]
+
+
+def end_run(run_id: str) -> None:
+    """The run is over in this process (finished, failed or interrupted): shards still out are
+    abandoned (see `abandon_shards`), and its judges let go, which a long-lived process (a notebook,
+    `rubricflow serve`) kept for its life, each with its rendering and its spent budgets."""
+    abandon_shards(run_id)
+    Worker.get().release(run_id)
 
 
 def run_shard(plan_file: str | Path, run: Run, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:

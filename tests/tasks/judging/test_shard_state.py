@@ -4,6 +4,7 @@ Real parts: the offline judge over HTTP on 127.0.0.1, the key read from the envi
 
 from __future__ import annotations
 
+import gc
 import os
 
 from rubricflow.rubrics.compiler import compile_or_raise
@@ -54,3 +55,38 @@ def test_a_spent_retry_budget_is_one_calls_outside_a_warehouse():
         first = judge_text(BUNDLE, config, "a", TEXT)
         second = judge_text(BUNDLE, config, "b", TEXT + " Again.")
         assert first.errors == [] and second.errors == [], (first.errors, second.errors)
+
+
+def test_a_finished_runs_judge_is_let_go(tmp_path):
+    """A run's Judge (its rendering, limiter, retry budget, `stopping` flag) lives for the run: once
+    the flow's judging ends in this process (`end_run`, its `finally`), the process keeps none of
+    it, where a notebook or a long-lived process kept every run's for its life."""
+    import dataclasses
+    import weakref
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rubricflow.rubrics.render import call_units
+    from rubricflow.tasks.judging.judge import Cell
+    from rubricflow.tasks.judging.run import Run
+    from rubricflow.tasks.judging.shard import Worker, end_run, run_shard
+
+    with RunningServer() as server:
+        run = Run.of(
+            BUNDLE,
+            JudgeConfig(base_url=server.base_url),
+            run_id="r-state-let-go",
+            corpus_id="c",
+            warehouse=str(tmp_path / "w.duckdb"),
+            rubric="llm-slop",
+        )
+        unit = call_units(BUNDLE.rubric, run.judge.strategy, None)[0]
+        cell = Cell("k1", "t1", "0" * 64, unit.id, 0, TEXT)
+        plan = tmp_path / "s0000.parquet"
+        pq.write_table(pa.Table.from_pylist([dataclasses.asdict(cell)]), plan)
+        judge = weakref.ref(Worker.get().judge(run))
+        assert run_shard(plan, run).ok == 1
+        end_run(run.run_id)  # as the flow does when its judging ends, however it ends
+        gc.collect()
+        assert judge() is None

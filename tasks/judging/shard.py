@@ -30,7 +30,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
-from rubricflow.tasks.judging.providers import client_for, provider
+from rubricflow.tasks.judging.providers import client_for, client_identity, provider
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
@@ -56,13 +56,10 @@ class ShardResult:
     completions_files: list[str] = field(default_factory=list)  # every part landed, in order
 
 
-ClientKey = tuple[str, str | None, float, str]
-
-
-def client_key(config: JudgeConfig) -> ClientKey:
-    """What an HTTP client is built from: the wire API, the endpoint, the timeout and the key (read
-    from the environment now: a key set after a 401 is a new client, and so a new Judge)."""
-    return (config.provider, config.resolved_base_url(), config.resolved_timeout_s(), api_key(config))
+def client_key(config: JudgeConfig) -> tuple:
+    """What the judge's HTTP client is built from, the environment's parts read now (see
+    `providers.client_identity`): a key set after a 401 is a new client, and so a new Judge."""
+    return client_identity(config.provider, config.resolved_base_url(), config.resolved_timeout_s())
 
 
 class Worker:
@@ -78,8 +75,8 @@ class Worker:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
         self.thread.start()
-        self.clients: dict[ClientKey, AsyncOpenAI] = {}
-        self.judges: dict[tuple[str, ClientKey], Judge] = {}  # (run id, its client's key) -> the run's judge
+        self.clients: dict[tuple, AsyncOpenAI] = {}
+        self.judges: dict[tuple[str, tuple], Judge] = {}  # (run id, its client's key) -> the run's judge
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
         self._judges_guard = threading.Lock()
@@ -105,9 +102,10 @@ class Worker:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
-        key = client_key(config)  # a key set or changed since gets a new client
+        key = client_key(config)  # a key (or the provider's query) set or changed since gets a new client
         if key not in self.clients:
-            self.clients[key] = client_for(key[0], key[1], key[2], DefaultAioHttpClient(timeout=key[2]))
+            url, timeout_s = config.resolved_base_url(), config.resolved_timeout_s()
+            self.clients[key] = client_for(config.provider, url, timeout_s, DefaultAioHttpClient(timeout=timeout_s))
         return self.clients[key]
 
     def controller(self, config: JudgeConfig) -> AdaptiveConcurrency:

@@ -90,3 +90,18 @@ def test_a_finished_runs_judge_is_let_go(tmp_path):
         end_run(run.run_id)  # as the flow does when its judging ends, however it ends
         gc.collect()
         assert judge() is None
+
+
+def test_a_changed_azure_api_version_reaches_the_next_call():
+    """The provider's query is part of the client too: after Azure's 404 for a version it does not
+    serve, a corrected AZURE_OPENAI_API_VERSION must be what the next call sends."""
+    os.environ["AZURE_OPENAI_API_KEY"] = "azure-key-for-state"
+    with RunningServer(ServerConfig(api_key="azure-key-for-state")) as server:
+        url = server.base_url.removesuffix("/v1") + "/openai/deployments/judge-gpt"
+        config = JudgeConfig(provider="azure", base_url=url, model="judge-gpt")
+        os.environ["AZURE_OPENAI_API_VERSION"] = "latest"  # no version Azure serves
+        refused = judge_text(BUNDLE, config, "a", TEXT)
+        assert refused.errors and all("404" in e for e in refused.errors), refused.errors
+        os.environ["AZURE_OPENAI_API_VERSION"] = "2024-10-21"
+        judged = judge_text(BUNDLE, config, "a", TEXT)
+        assert judged.errors == [], judged.errors

@@ -79,6 +79,7 @@ class Worker:
         self.judges: dict[tuple[str, tuple], Judge] = {}  # (run id, its client's key) -> the run's judge
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
+        self.frozen_for: set[str] = set()  # the runs that froze the heap, until each ends (see build)
         self._judges_guard = threading.Lock()
 
     @classmethod
@@ -138,14 +139,21 @@ class Worker:
         with self._judges_guard:
             for key in [k for k in self.judges if k[0] == run_id]:
                 del self.judges[key]
+            if run_id in self.frozen_for:  # what was frozen for it, garbage too, is the collector's again
+                self.frozen_for.discard(run_id)
+                gc.unfreeze()  # (a run still under way here meets the collector's full passes again: slower, not wrong)
 
     def build(self, run: Run) -> Judge:
         """A new Judge for the run, kept by the caller (`judge`, or an `rf.Judge` for its own life)."""
         config = run.judge
-        # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
-        # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
-        # (3.5 s of a 10k-cell run). Only cycles among these objects are left uncollected.
-        gc.freeze()
+        if run.warehouse:
+            # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
+            # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
+            # (3.5 s of a 10k-cell run), until the run ends (`release`), which lets the collector
+            # have the cycles frozen with it (a long-lived process kept them all, run after run).
+            # A call outside a warehouse is short, and its judge kept: it freezes nothing.
+            gc.freeze()
+            self.frozen_for.add(run.run_id)
         spend = None
         if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
             spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 import os
+import uuid
+import weakref
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
@@ -58,11 +60,11 @@ def test_a_spent_retry_budget_is_one_calls_outside_a_warehouse():
 
 
 def test_a_finished_runs_judge_is_let_go(tmp_path):
-    """A run's Judge (its rendering, limiter, retry budget, `stopping` flag) lives for the run: once
-    the flow's judging ends in this process (`end_run`, its `finally`), the process keeps none of
-    it, where a notebook or a long-lived process kept every run's for its life."""
+    """A run's Judge (its rendering, limiter, retry budget, `stopping` flag) and the heap it froze
+    live for the run: once the flow's judging ends in this process (`end_run`, its `finally`), the
+    process keeps none of it, where a notebook or a long-lived process kept every run's for its
+    life, with the garbage each run's freeze caught."""
     import dataclasses
-    import weakref
 
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -85,11 +87,15 @@ def test_a_finished_runs_judge_is_let_go(tmp_path):
         cell = Cell("k1", "t1", "0" * 64, unit.id, 0, TEXT)
         plan = tmp_path / "s0000.parquet"
         pq.write_table(pa.Table.from_pylist([dataclasses.asdict(cell)]), plan)
-        judge = weakref.ref(Worker.get().judge(run))
-        assert run_shard(plan, run).ok == 1
-        end_run(run.run_id)  # as the flow does when its judging ends, however it ends
-        gc.collect()
-        assert judge() is None
+        judges = []
+
+        def the_run() -> None:
+            judges.append(weakref.ref(Worker.get().judge(run)))  # built: the heap frozen for the run
+            assert run_shard(plan, run).ok == 1
+            end_run(run.run_id)  # as the flow does when its judging ends, however it ends
+
+        assert _garbage_freed_after(the_run)  # what was frozen for the run is the collector's again
+        assert judges[0]() is None
 
 
 def test_a_changed_azure_api_version_reaches_the_next_call():
@@ -105,3 +111,37 @@ def test_a_changed_azure_api_version_reaches_the_next_call():
         os.environ["AZURE_OPENAI_API_VERSION"] = "2024-10-21"
         judged = judge_text(BUNDLE, config, "a", TEXT)
         assert judged.errors == [], judged.errors
+
+
+class _Cycle:
+    """Garbage only the cyclic collector frees."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _garbage_freed_after(action) -> bool:
+    """Whether a cycle dropped before `action` is collected after it (the automatic collections
+    held off meanwhile, so only what `action` did decides)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        cycle = _Cycle()
+        gone = weakref.ref(cycle)
+        del cycle
+        action()
+        gc.collect()
+        return gone() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_judging_outside_a_warehouse_freezes_no_garbage():
+    """A call outside a warehouse (a golden, a candidate rubric of evolve) froze the whole heap,
+    garbage included, for the process's life: one freeze per rubric judged."""
+    rubric = BUNDLE.rubric.model_copy(update={"goal": f"{BUNDLE.rubric.goal} ({uuid.uuid4().hex})"})
+    bundle = compile_or_raise(rubric)  # a rubric this process has not judged: its judge is built now
+    with RunningServer() as server:
+        config = JudgeConfig(base_url=server.base_url)
+        assert _garbage_freed_after(lambda: judge_text(bundle, config, "a", TEXT))

@@ -62,6 +62,9 @@ def client_key(config: JudgeConfig) -> tuple:
     return client_identity(config.provider, config.resolved_base_url(), config.resolved_timeout_s())
 
 
+OUTSIDE_KEPT = 32  # judges kept for calls outside a warehouse: a goldens run's rubrics, an evolve step's candidates
+
+
 class Worker:
     """One per process: a background event loop with one HTTP client per endpoint and key, and one
     Judge per run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused
@@ -77,6 +80,7 @@ class Worker:
         self.thread.start()
         self.clients: dict[tuple, AsyncOpenAI] = {}
         self.judges: dict[tuple[str, tuple], Judge] = {}  # (run id, its client's key) -> the run's judge
+        self.outside: dict[tuple[str, tuple], Judge] = {}  # the same, outside a warehouse: the last used kept
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
         self.frozen_for: set[str] = set()  # the runs that froze the heap, until each ends (see build)
@@ -123,9 +127,21 @@ class Worker:
         shared by every run (see `KeyLimits`)."""
         key = (run.run_id, client_key(run.judge))
         with self._judges_guard:  # two shards starting at once on a Dask worker's threads share one Judge
+            if not run.warehouse:
+                return self._outside(run, key)
             if key not in self.judges:
                 self.judges[key] = self.build(run)
             return self.judges[key]
+
+    def _outside(self, run: Run, key: tuple[str, tuple]) -> Judge:
+        """A judge outside a warehouse (a golden, a rubric under review), kept for the next call
+        with this rubric and these settings; at most OUTSIDE_KEPT, the least recently used go (evolve
+        judges a new candidate rubric every step, and the process kept each one's judge)."""
+        judge = self.outside.pop(key, None) or self.build(run)
+        self.outside[key] = judge  # the most recently used last
+        while len(self.outside) > OUTSIDE_KEPT:
+            del self.outside[next(iter(self.outside))]
+        return judge
 
     def stop(self, run_id: str) -> None:
         """The run is failing: its judges send no new call (those sent are waited for)."""

@@ -145,3 +145,26 @@ def test_judging_outside_a_warehouse_freezes_no_garbage():
     with RunningServer() as server:
         config = JudgeConfig(base_url=server.base_url)
         assert _garbage_freed_after(lambda: judge_text(bundle, config, "a", TEXT))
+
+
+def test_the_judges_kept_outside_a_warehouse_are_the_last_used_few():
+    """evolve judges a new candidate rubric at every step (goldens, the proposal gate): the process
+    kept a judge for each for its life. It keeps the OUTSIDE_KEPT last used; a rubric judged again
+    meanwhile stays. No call is made: building a judge is what is kept."""
+    from rubricflow.tasks.judging.run import Run
+    from rubricflow.tasks.judging.shard import OUTSIDE_KEPT, Worker
+
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1")  # never called
+    bundles = [
+        compile_or_raise(BUNDLE.rubric.model_copy(update={"goal": f"candidate {i} {uuid.uuid4().hex}"}))
+        for i in range(OUTSIDE_KEPT + 1)
+    ]
+    worker = Worker.get()
+    first = worker.judge(Run.outside("single", "single", bundles[0], config))
+    second = weakref.ref(worker.judge(Run.outside("single", "single", bundles[1], config)))
+    for bundle in bundles[2:]:
+        assert worker.judge(Run.outside("single", "single", bundles[0], config)) is first  # used again: kept
+        worker.judge(Run.outside("single", "single", bundle, config))
+    gc.collect()
+    assert second() is None  # the least recently used went
+    assert worker.judge(Run.outside("single", "single", bundles[0], config)) is first

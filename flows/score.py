@@ -25,7 +25,7 @@ from rubricflow.tasks.judging.costs import Estimate, answer_overrun
 from rubricflow.tasks.judging.run import Run, RunSummary
 from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.secrets import scrub
-from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard
+from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard, end_run
 from rubricflow.tasks.judging.telemetry import run_span
 from rubricflow.tasks.pipeline.batch import collect_batch, resolve_uploads, submit_batches
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
@@ -217,6 +217,15 @@ def check_where(config: JudgeConfig, workers: int) -> None:
 
 
 def _judge(run: Run, plan: steps.Plan, workers: int) -> list[ShardResult]:
+    """Judge the plan's shards where the run says; however that ends, the run's judges in this
+    process end with it."""
+    try:
+        return _judge_where(run, plan, workers)
+    finally:
+        end_run(run.run_id)
+
+
+def _judge_where(run: Run, plan: steps.Plan, workers: int) -> list[ShardResult]:
     """Judge the plan's shards where the run says: the Batch API, a Dask cluster, a local Dask
     cluster of `workers` processes, or this process (shards in order, the next begun early)."""
     if run.judge.batch:

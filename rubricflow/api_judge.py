@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rubricflow.api_results import CriterionScore, Result, Results, Usage
@@ -56,7 +57,8 @@ class Judge:
         self.settings: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         self.config: JudgeConfig = checked_config(self.settings)
         self._server: Any = None
-        self._price: Any = False  # not looked up yet
+        self._price: tuple[Any, Any] | None = None  # (the price file's path and bytes, the model's price)
+        self._engines: dict[tuple, Any] = {}  # (run id, client key) -> its engine, for this object's life
 
     @classmethod
     def offline(cls, **options: Any) -> Judge:
@@ -159,8 +161,10 @@ class Judge:
 
     def _engine(self, bundle: Bundle) -> Any:
         """The run's judge on the process's judge loop: one per rubric and Judge object (its prompts
-        rendered once, its limiter, retry budget and output-mode fallback shared by every call)."""
-        from rubricflow.tasks.judging.shard import Worker
+        rendered once, its limiter, retry budget and output-mode fallback shared by every call), held
+        by this object, so it goes with it (the process keeping it, a later Judge at the same address
+        got this one's spent budget). A key set since is a new engine (its client is the key's)."""
+        from rubricflow.tasks.judging.shard import Worker, client_key
 
         if not self.config.resolved_base_url() and self.config.model == OFFLINE_MODEL:
             raise InputError(
@@ -168,7 +172,11 @@ class Judge:
             )
         from rubricflow.tasks.judging.run import Run
 
-        return Worker.get().judge(Run.outside(f"api-{id(self):x}", "api", bundle, self.config))
+        run = Run.outside("api", "api", bundle, self.config)
+        key = (run.run_id, client_key(run.judge))
+        if key not in self._engines:
+            self._engines[key] = Worker.get().build(run)
+        return self._engines[key]
 
     def _cells(self, bundle: Bundle, items: Sequence[Item]) -> list[Any]:
         from rubricflow.rubrics.render import call_units
@@ -242,16 +250,28 @@ class Judge:
 
     def _cost(self, rows: list[dict]) -> float | None:
         """USD of the calls at the model's price (None when no price is known: the offline judge)."""
-        from rubricflow.tasks.judging.costs import price_of, price_table
-
-        if self._price is False:
-            self._price = price_of(self.config.model, price_table(self.config.prices))
-        if self._price is None:
+        price = self._model_price()
+        if price is None:
             return None
         return sum(
-            self._price.cost(r["prompt_tokens"] or 0, r["completion_tokens"] or 0, r["cached_tokens"] or 0)
-            for r in rows
+            price.cost(r["prompt_tokens"] or 0, r["completion_tokens"] or 0, r["cached_tokens"] or 0) for r in rows
         )
+
+    def _model_price(self) -> Any:
+        """The model's price, parsed again only when the price file (the option's, else
+        RUBRICFLOW_PRICES) or its contents changed: a rate corrected in a notebook prices the next
+        result, and a thousand results read one small file, not parse it a thousand times."""
+        from rubricflow.settings import settings
+        from rubricflow.tasks.judging.costs import price_of, price_table
+
+        path = self.config.prices or settings().prices
+        try:
+            source = (path, Path(path).read_bytes() if path else None)
+        except OSError:
+            source = (path, None)  # price_table says what is wrong with it
+        if self._price is None or self._price[0] != source:
+            self._price = (source, price_of(self.config.model, price_table(path)))
+        return self._price[1]
 
 
 def patterns_of(texts: list[str], bundle: Bundle) -> list[set[str]]:

@@ -61,6 +61,7 @@ def judge_text(
     rubric = bundle.rubric
     config = config.for_rubric(rubric)  # its execution strategy where none was given
     judge = Worker.get().judge(Run.outside("single", "single", bundle, config))
+    judge.new_run()  # this call is the run: its own retry budget and stop rule (what was learned stays)
     sha = hashlib.sha256(text.encode()).hexdigest()
     cells = [
         Cell(f"single-{name}-{u.id}", name, sha, u.id, 0, text, input, context, genre)

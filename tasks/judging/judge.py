@@ -126,15 +126,13 @@ class Judge:
     ):
         """`retries` bounds retries across the run; `spend` (optional) is the run's money budget."""
         self.bundle, self.config, self.client = bundle, config, client
-        self.limiter, self.retries = limiter, retries
+        self.limiter = limiter
         self.spend = spend
         self.tokens = TokenEstimator()
         self._system_raw: dict[str, int] = {}
         self.timeout_s = config.resolved_timeout_s()
         self.run_id, self.corpus_id = run_id, corpus_id
-        self.answered = self.setup_failures = 0  # usable answers and setup refusals so far (the stop rule)
-        self.stopping = False  # set when the run fails: no new call is sent, those sent are waited for
-        self.first_setup_error: str | None = None
+        self.new_run(retries)
         self.judge_hash = config.judge_hash()
         self.wire = providers.provider(config.provider)  # its capabilities and error classes, read once
         self.modes = self.wire.capabilities.output_modes
@@ -151,6 +149,16 @@ class Judge:
         self.rendering: Rendering = render(bundle.rubric, config.strategy)  # once per judge, for every cell
         if self.mode == verdict_tools.MODE:
             verdict_tools.check(bundle.rubric, [u.unit for u in self.rendering.of_genre(None)])
+
+    def new_run(self, retries: RetryBudget | None = None) -> None:
+        """Start the run's own accounting: its retry budget and the stop rule's counts. A judge
+        outside a warehouse is kept per rubric and settings for what it rendered and learned about
+        the endpoint (layout, request form, output mode), and each call on it is a run of its own:
+        one call's spent retries or refusals must not stop the next (the endpoint may be up now)."""
+        self.retries = retries if retries is not None else RetryBudget(self.config.retry_budget)
+        self.answered = self.setup_failures = 0  # usable answers and setup refusals so far (the stop rule)
+        self.stopping = False  # set when the run fails: no new call is sent, those sent are waited for
+        self.first_setup_error: str | None = None
 
     def unit(self, unit_id: str, genre: str | None) -> tuple[CallUnit, str, dict]:
         """The call unit, its system text and answer schema, as rubrics/render rendered them."""

@@ -30,7 +30,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from rubricflow.tasks.judging.config import JudgeConfig, api_key
 from rubricflow.tasks.judging.costs import Budget, price_of, price_table
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, judge_all
-from rubricflow.tasks.judging.providers import client_for, provider
+from rubricflow.tasks.judging.providers import client_for, client_identity, provider
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.secrets import scrub
@@ -56,10 +56,20 @@ class ShardResult:
     completions_files: list[str] = field(default_factory=list)  # every part landed, in order
 
 
+def client_key(config: JudgeConfig) -> tuple:
+    """What the judge's HTTP client is built from, the environment's parts read now (see
+    `providers.client_identity`): a key set after a 401 is a new client, and so a new Judge."""
+    return client_identity(config.provider, config.resolved_base_url(), config.resolved_timeout_s())
+
+
+OUTSIDE_KEPT = 32  # judges kept for calls outside a warehouse: a goldens run's rubrics, an evolve step's candidates
+
+
 class Worker:
-    """One per process: a background event loop with one HTTP client per endpoint, and one Judge per
-    run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused by every
-    shard of that run."""
+    """One per process: a background event loop with one HTTP client per endpoint and key, and one
+    Judge per run (its rendered prompts, rate limiter, retry budget and output-mode fallback), reused
+    by every shard of that run. The process outlives its runs: what it keeps is keyed by all it was
+    built from (a Judge holds its client, so the key reaching that client names it too)."""
 
     _instance: Worker | None = None
     _guard = threading.Lock()
@@ -68,10 +78,12 @@ class Worker:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rubricflow-judge", daemon=True)
         self.thread.start()
-        self.clients: dict[tuple[str, str | None, float, str], AsyncOpenAI] = {}
-        self.judges: dict[str, Judge] = {}
+        self.clients: dict[tuple, AsyncOpenAI] = {}
+        self.judges: dict[tuple[str, tuple], Judge] = {}  # (run id, its client's key) -> the run's judge
+        self.outside: dict[tuple[str, tuple], Judge] = {}  # the same, outside a warehouse: the last used kept
         self.controllers: dict[tuple[str | None, str], AdaptiveConcurrency] = {}
         self.begun: dict[str, Begun] = {}  # plan file -> its judging (see begin_shard)
+        self.frozen_for: set[str] = set()  # the runs that froze the heap, until each ends (see build)
         self._judges_guard = threading.Lock()
 
     @classmethod
@@ -95,10 +107,10 @@ class Worker:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def client(self, config: JudgeConfig) -> AsyncOpenAI:
-        # a fixed key gets a new client
-        key = (config.provider, config.resolved_base_url(), config.resolved_timeout_s(), api_key(config))
+        key = client_key(config)  # a key (or the provider's query) set or changed since gets a new client
         if key not in self.clients:
-            self.clients[key] = client_for(key[0], key[1], key[2], DefaultAioHttpClient(timeout=key[2]))
+            url, timeout_s = config.resolved_base_url(), config.resolved_timeout_s()
+            self.clients[key] = client_for(config.provider, url, timeout_s, DefaultAioHttpClient(timeout=timeout_s))
         return self.clients[key]
 
     def controller(self, config: JudgeConfig) -> AdaptiveConcurrency:
@@ -110,39 +122,74 @@ class Worker:
         return self.controllers[key]
 
     def judge(self, run: Run) -> Judge:
-        """The run's folder holds its budget ledger, shared by its processes; the rate limits
-        are the provider key's, shared by every run (see `KeyLimits`)."""
-        config, run_id = run.judge, run.run_id
+        """The run's one Judge, shared by its shards (and a Dask worker's threads). The run's folder
+        holds its budget ledger, shared by its processes; the rate limits are the provider key's,
+        shared by every run (see `KeyLimits`)."""
+        key = (run.run_id, client_key(run.judge))
         with self._judges_guard:  # two shards starting at once on a Dask worker's threads share one Judge
-            return self._judge(run, config, run_id)
+            if not run.warehouse:
+                return self._outside(run, key)
+            if key not in self.judges:
+                self.judges[key] = self.build(run)
+            return self.judges[key]
 
-    def _judge(self, run: Run, config: JudgeConfig, run_id: str) -> Judge:
-        if run_id not in self.judges:
+    def _outside(self, run: Run, key: tuple[str, tuple]) -> Judge:
+        """A judge outside a warehouse (a golden, a rubric under review), kept for the next call
+        with this rubric and these settings; at most OUTSIDE_KEPT, the least recently used go (evolve
+        judges a new candidate rubric every step, and the process kept each one's judge)."""
+        judge = self.outside.pop(key, None) or self.build(run)
+        self.outside[key] = judge  # the most recently used last
+        while len(self.outside) > OUTSIDE_KEPT:
+            del self.outside[next(iter(self.outside))]
+        return judge
+
+    def stop(self, run_id: str) -> None:
+        """The run is failing: its judges send no new call (those sent are waited for)."""
+        for (judged, _), judge in list(self.judges.items()):
+            if judged == run_id:
+                judge.stopping = True
+
+    def release(self, run_id: str) -> None:
+        """The run is over in this process: its judges go (what they learned about the endpoint
+        lives on in the process's clients and concurrency controllers)."""
+        with self._judges_guard:
+            for key in [k for k in self.judges if k[0] == run_id]:
+                del self.judges[key]
+            if run_id in self.frozen_for:  # what was frozen for it, garbage too, is the collector's again
+                self.frozen_for.discard(run_id)
+                gc.unfreeze()  # (a run still under way here meets the collector's full passes again: slower, not wrong)
+
+    def build(self, run: Run) -> Judge:
+        """A new Judge for the run, kept by the caller (`judge`, or an `rf.Judge` for its own life)."""
+        config = run.judge
+        if run.warehouse:
             # What lives now (modules, Prefect's machinery, the rubric) lives for the run: out of the
             # cyclic collector's sight, whose full passes over it paused every call for up to 0.5 s
-            # (3.5 s of a 10k-cell run). Only cycles among these objects are left uncollected.
+            # (3.5 s of a 10k-cell run), until the run ends (`release`), which lets the collector
+            # have the cycles frozen with it (a long-lived process kept them all, run after run).
+            # A call outside a warehouse is short, and its judge kept: it freezes nothing.
             gc.freeze()
-            spend = None
-            if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
-                spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)
-            limits = KeyLimits(
-                provider(config.provider).base_url(config.resolved_base_url()),
-                api_key(config),
-                state_dir() / "limits",
-                config.resolved_limits_url(),
-            )
-            limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, limits, self.controller(config))
-            self.judges[run_id] = Judge(
-                run.bundle,
-                config,
-                self.client(config),
-                limiter,
-                RetryBudget(config.retry_budget),
-                run_id,
-                run.corpus_id,
-                spend,
-            )
-        return self.judges[run_id]
+            self.frozen_for.add(run.run_id)
+        spend = None
+        if config.budget_usd is not None and run.warehouse:  # a run outside a warehouse has no ledger
+            spend = Budget(config.budget_usd, price_of(config.model, price_table(config.prices)), run.folder.budget)
+        limits = KeyLimits(
+            provider(config.provider).base_url(config.resolved_base_url()),
+            api_key(config),
+            state_dir() / "limits",
+            config.resolved_limits_url(),
+        )
+        limiter = RateLimiter(config.rpm, config.tpm, config.max_in_flight, limits, self.controller(config))
+        return Judge(
+            run.bundle,
+            config,
+            self.client(config),
+            limiter,
+            RetryBudget(config.retry_budget),
+            run.run_id,
+            run.corpus_id,
+            spend,
+        )
 
 
 def read_cells(plan_file: str | Path) -> list[Cell]:
@@ -270,8 +317,7 @@ def abandon_shards(run_id: str) -> None:
     mine = {plan: begun for plan, begun in worker.begun.items() if begun.run_id == run_id}
     if not mine:
         return
-    if run_id in worker.judges:
-        worker.judges[run_id].stopping = True
+    worker.stop(run_id)
     deadline = time.monotonic() + STOP_GRACE_S
     for begun in mine.values():
         if begun.future is not None:
@@ -282,6 +328,14 @@ def abandon_shards(run_id: str) -> None:
         with contextlib.suppress(Exception):  # still failing (a full disk): judged again by the next run
             begun.flush()
         del worker.begun[plan]
+
+
+def end_run(run_id: str) -> None:
+    """The run is over in this process (finished, failed or interrupted): shards still out are
+    abandoned (see `abandon_shards`), and its judges let go, which a long-lived process (a notebook,
+    `rubricflow serve`) kept for its life, each with its rendering and its spent budgets."""
+    abandon_shards(run_id)
+    Worker.get().release(run_id)
 
 
 def run_shard(plan_file: str | Path, run: Run, on_done: Callable[[Outcome], None] | None = None) -> ShardResult:

@@ -129,9 +129,16 @@ def use_shared_server() -> str | None:
     if (settings().prefect_server or "shared") != "shared":
         return None
     state = current() or _start_once()
-    os.environ["PREFECT_API_URL"] = state.api_url
+    os.environ["PREFECT_API_URL"] = _SET_HERE["api_url"] = state.api_url
     os.environ["PREFECT_API_AUTH_STRING"] = auth_string()
     return state.api_url
+
+
+# The PREFECT_API_URL this process set itself: the shared server's, not the user's. A later call (a
+# notebook's, a long-lived process's) looks for the server again: another state folder has its own,
+# and a stopped one is started again, where taking the variable for the user's kept the first (or
+# refused the call: "your PREFECT_API_URL does not answer").
+_SET_HERE: dict[str, str] = {}
 
 
 def check_answers(url: str, timeout_s: float = 3.0) -> None:
@@ -158,10 +165,11 @@ def check_answers(url: str, timeout_s: float = 3.0) -> None:
 def users_api_url() -> str | None:
     """The PREFECT_API_URL the user set, wherever Prefect would read it from (a profile's too, which the
     local server must not replace): the environment, a `.env` or `prefect.toml` of the working
-    directory, or the active profile. Read without importing Prefect (it costs a second)."""
+    directory, or the active profile (not the shared server's URL this process set itself). Read
+    without importing Prefect (it costs a second)."""
     import tomllib
 
-    if os.environ.get("PREFECT_API_URL"):
+    if os.environ.get("PREFECT_API_URL") and os.environ["PREFECT_API_URL"] != _SET_HERE.get("api_url"):
         return os.environ["PREFECT_API_URL"]
     try:
         for line in Path(".env").read_text().splitlines():

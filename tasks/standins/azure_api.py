@@ -1,7 +1,7 @@
 """The offline judge behind Azure OpenAI's deployment API, written from its documented wire shape:
 POST /openai/deployments/{deployment}/chat/completions?api-version=YYYY-MM-DD, the key in an
 `api-key` header (not `Authorization: Bearer`), the body otherwise OpenAI's chat completions.
-What Azure answers a request without the version (404 "Resource not found") or the key (401) is
+What Azure answers a request without a version it serves (404 "Resource not found") or the key (401) is
 answered the same way, so a client that speaks the shape wrongly fails here as it would there.
 Spec: https://learn.microsoft.com/azure/ai-foundry/openai/reference"""
 
@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 PATH = re.compile(r"^/openai/deployments/([^/]+)/chat/completions/?$")
+VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(-preview)?$")  # the form of every version Azure serves
 
 
 def deployment(path: str) -> str | None:
@@ -22,7 +23,7 @@ def deployment(path: str) -> str | None:
 def refusal(query_string: bytes, headers: dict[bytes, bytes], api_key: str | None) -> tuple[int, dict] | None:
     """Azure's answer to a request it refuses, or None for one it takes."""
     query = parse_qs(query_string.decode("latin-1"))
-    if not query.get("api-version"):
+    if not VERSION.match((query.get("api-version") or [""])[0]):
         return 404, {"error": {"code": "404", "message": "Resource not found"}}
     if api_key is not None and headers.get(b"api-key") != api_key.encode():
         return 401, {

@@ -160,6 +160,21 @@ def api_key(name: str | None = None, base_url: str | None = None) -> str:
     return next((k for k in found if k), "not-needed-for-local-servers")
 
 
+def client_identity(name: str | None, base_url: str | None, timeout_s: float) -> tuple:
+    """Everything `client_for` builds a client from, read now (the environment's key and the
+    provider's query and headers included): a process keeping clients (and judges holding them)
+    keys them by this, so a variable changed since gets a client that sends it."""
+    chosen, key = provider(name), api_key(name, base_url)
+    return (
+        chosen.name,
+        chosen.base_url(base_url),
+        key,
+        tuple(sorted(chosen.headers(key).items())),
+        tuple(sorted(chosen.query().items())),
+        timeout_s,
+    )
+
+
 def client_for(name: str | None, base_url: str | None, timeout_s: float, http_client: Any = None) -> AsyncOpenAI:
     """The one HTTP client of every model call: the provider's endpoint (never the SDK's default,
     which is OpenAI's), key and headers, no SDK retries (the judge's own retry layer decides), the

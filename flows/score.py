@@ -27,7 +27,7 @@ from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.secrets import scrub
 from rubricflow.tasks.judging.shard import ShardResult, Worker, abandon_shards, begin_shard, end_run
 from rubricflow.tasks.judging.telemetry import run_span
-from rubricflow.tasks.pipeline.batch import collect_batch, submit_batches
+from rubricflow.tasks.pipeline.batch import collect_batch, resolve_uploads, submit_batches
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
 from rubricflow.tasks.pipeline.score import (
     cell_done,
@@ -283,7 +283,7 @@ def _close_run(run: Run, waiting: int, unjudged: int, deferred: int) -> str | No
 
 def _judge_in_batches(run: Run, plan: steps.Plan) -> list[ShardResult]:
     """Collect the batches earlier runs left unfinished, submit this plan's shards, collect them."""
-    pending = pending_batches(run)
+    pending = pending_batches(run) + resolve_uploads(run, pending_batches(run, "uploaded"))
     submitted = submit_batches(run, plan.files)
     results = []
     for batch_id in pending + submitted:

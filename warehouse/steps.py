@@ -301,9 +301,8 @@ def load_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, texts, source: st
         con.unregister("incoming_texts")
 
 
-def record_batch(
+def record_upload(
     con: duckdb.DuckDBPyConnection,
-    batch_id: str,
     input_file_id: str,
     run_id: str,
     corpus_id: str,
@@ -311,7 +310,9 @@ def record_batch(
     judge_hash: str,
     cells,
 ) -> None:
-    """A submitted batch and its requests, in one transaction."""
+    """An uploaded batch file and its requests, in one transaction, before its batch is bought: under
+    the file's id, status 'uploaded', until `record_created` names the batch (a run killed in between
+    leaves a row the next run resolves, not cells it would submit again)."""
     requests = pa.table(
         {
             "cell_key": [c.cell_key for c in cells],
@@ -327,26 +328,47 @@ def record_batch(
             con.execute(
                 "INSERT INTO batches (batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, cells, "
                 "status, online_cells, submitted_at, finished_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, current_timestamp, NULL)",
-                [batch_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, len(cells)],
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'uploaded', NULL, current_timestamp, NULL)",
+                [input_file_id, input_file_id, run_id, corpus_id, rubric_hash, judge_hash, len(cells)],
             )
             con.execute(
                 "INSERT INTO batch_requests (batch_id, cell_key, text_id, text_sha256, unit_id, sample) "
                 "SELECT ?, cell_key, text_id, text_sha256, unit_id, sample FROM incoming_requests",
-                [batch_id],
+                [input_file_id],
             )
     finally:
         con.unregister("incoming_requests")
 
 
-def pending_batches(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, judge_hash: str) -> list[str]:
-    """Batches of this corpus, rubric and judge that were submitted and never landed."""
+def record_created(con: duckdb.DuckDBPyConnection, input_file_id: str, batch_id: str) -> None:
+    """The uploaded file's batch was bought: its row and requests take the batch's id."""
+    with transaction(con):
+        con.execute(
+            "UPDATE batches SET batch_id = ?, status = 'submitted' WHERE batch_id = ? AND status = 'uploaded'",
+            [batch_id, input_file_id],
+        )
+        con.execute("UPDATE batch_requests SET batch_id = ? WHERE batch_id = ?", [batch_id, input_file_id])
+
+
+def record_lost_upload(con: duckdb.DuckDBPyConnection, input_file_id: str) -> None:
+    """The provider no longer has an uploaded file whose batch was never recorded: its cells are free."""
+    con.execute(
+        "UPDATE batches SET status = 'lost', finished_at = current_timestamp WHERE batch_id = ? AND status = 'uploaded'",
+        [input_file_id],
+    )
+
+
+def pending_batches(
+    con: duckdb.DuckDBPyConnection, corpus_id: str, rubric_hash: str, judge_hash: str, status: str = "submitted"
+) -> list[str]:
+    """This corpus, rubric and judge's batches in `status`, never landed: 'submitted' ones to
+    collect, 'uploaded' ones (by file id) whose batch an earlier run may have bought unrecorded."""
     return [
         r[0]
         for r in con.execute(
             "SELECT batch_id FROM batches WHERE corpus_id = ? AND rubric_hash = ? AND judge_hash = ? "
-            "AND status = 'submitted' ORDER BY submitted_at",
-            [corpus_id, rubric_hash, judge_hash],
+            "AND status = ? ORDER BY submitted_at",
+            [corpus_id, rubric_hash, judge_hash, status],
         ).fetchall()
     ]
 

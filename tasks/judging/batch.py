@@ -10,9 +10,8 @@ import asyncio
 import io
 import json
 import time
-from dataclasses import dataclass
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, NotFoundError
 from openai.types.chat import ChatCompletion
 
 from rubricflow.rubrics.render import render_user_message
@@ -20,13 +19,6 @@ from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
 from rubricflow.tasks.judging.verify import AnswerError
 
 FINAL = ("completed", "failed", "expired", "cancelled")
-
-
-@dataclass
-class Submitted:
-    batch_id: str
-    input_file_id: str
-    cells: int
 
 
 def request_body(judge: Judge, cell: Cell) -> dict:
@@ -37,7 +29,8 @@ def request_body(judge: Judge, cell: Cell) -> dict:
     return judge.form.apply(judge.request_body(system, schema, user, judge.mode, cell.sample))
 
 
-async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: str = "24h") -> Submitted:
+async def upload(client: AsyncOpenAI, judge: Judge, cells: list[Cell]) -> str:
+    """The cells' requests as one uploaded JSONL file; its id. Nothing is bought yet."""
     await judge.learn_request_form()  # else a reasoning model refuses every line, and every cell goes online
     lines = "".join(
         json.dumps(
@@ -46,13 +39,35 @@ async def submit(client: AsyncOpenAI, judge: Judge, cells: list[Cell], window: s
         + "\n"
         for c in cells
     )
-    upload = await client.files.create(file=("rubricflow-batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
+    uploaded = await client.files.create(file=("rubricflow-batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
+    return uploaded.id
+
+
+async def create(client: AsyncOpenAI, input_file_id: str, window: str = "24h") -> str:
+    """The batch of an uploaded file (this buys it); its id."""
     batch = await client.batches.create(
-        input_file_id=upload.id,
+        input_file_id=input_file_id,
         endpoint="/v1/chat/completions",
         completion_window=window,  # type: ignore[arg-type]  # servers take other windows than 24h
     )
-    return Submitted(batch.id, upload.id, len(cells))
+    return batch.id
+
+
+async def find_or_create(client: AsyncOpenAI, input_file_id: str) -> str | None:
+    """The batch of a file uploaded by a run that stopped before it recorded the batch: the one the
+    provider holds for that file (listed newest first, back to the file's upload), else a new one;
+    None if the provider no longer has the file. A run killed between buying a batch and recording
+    it must not make the next run buy it again."""
+    try:
+        uploaded_at = (await client.files.retrieve(input_file_id)).created_at
+    except NotFoundError:
+        return None
+    async for batch in client.batches.list(limit=100):
+        if batch.input_file_id == input_file_id:
+            return batch.id
+        if batch.created_at < uploaded_at:
+            break
+    return await create(client, input_file_id)
 
 
 async def wait(client: AsyncOpenAI, batch_id: str, poll_s: float, timeout_s: float):

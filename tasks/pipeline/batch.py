@@ -10,7 +10,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from rubricflow.tasks.judging.batch import FINAL, collect, submit, wait
+from rubricflow.tasks.judging.batch import FINAL, collect, create, find_or_create, upload, wait
 from rubricflow.tasks.judging.judge import Cell, judge_all
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult, Worker, land, read_cells, shard_result
@@ -19,26 +19,41 @@ from rubricflow.warehouse import db, steps
 
 @task(name="submit-batches", cache_policy=NO_CACHE)
 def submit_batches(run: Run, plan_files: list[Path]) -> list[str]:
-    worker, config = Worker.get(), run.judge
+    """Each shard's file uploaded and recorded, then its batch bought and recorded: a run killed
+    between the two leaves an 'uploaded' row that `resolve_uploads` settles, never a second batch."""
+    worker, client = Worker.get(), Worker.get().client(run.judge)
     judge = worker.judge(run)
     submitted = []
     for plan_file in plan_files:
         cells = read_cells(plan_file)
-        batch = worker.submit(submit(worker.client(config), judge, cells)).result()
+        file_id = worker.submit(upload(client, judge, cells)).result()
         with db.writer(run.warehouse) as con:
-            steps.record_batch(
-                con,
-                batch.batch_id,
-                batch.input_file_id,
-                run.run_id,
-                run.corpus_id,
-                run.bundle.hash,
-                run.judge_hash,
-                cells,
-            )
+            steps.record_upload(con, file_id, run.run_id, run.corpus_id, run.bundle.hash, run.judge_hash, cells)
         plan_file.unlink()
-        submitted.append(batch.batch_id)
+        batch_id = worker.submit(create(client, file_id)).result()
+        with db.writer(run.warehouse) as con:
+            steps.record_created(con, file_id, batch_id)
+        submitted.append(batch_id)
     return submitted
+
+
+@task(name="resolve-uploads", cache_policy=NO_CACHE)
+def resolve_uploads(run: Run, file_ids: list[str]) -> list[str]:
+    """The batches of files an earlier run uploaded without recording their batch: found at the
+    provider (or bought now), recorded, returned to collect; a file the provider lost is marked
+    so, and its cells are planned again by the next run."""
+    worker = Worker.get()
+    client = worker.client(run.judge)
+    found = []
+    for file_id in file_ids:
+        batch_id = worker.submit(find_or_create(client, file_id)).result()
+        with db.writer(run.warehouse) as con:
+            if batch_id is None:
+                steps.record_lost_upload(con, file_id)
+                continue
+            steps.record_created(con, file_id, batch_id)
+        found.append(batch_id)
+    return found
 
 
 @task(name="collect-batch", cache_policy=NO_CACHE)

@@ -150,7 +150,7 @@ def run_refusals(run: Run) -> dict:
 
 
 @task(name="pending-batches", cache_policy=NO_CACHE)
-def pending_batches(run: Run) -> list[str]:
-    """Batches of this run's rubric and judge that earlier runs left unfinished."""
+def pending_batches(run: Run, status: str = "submitted") -> list[str]:
+    """Batches of this run's rubric and judge that earlier runs left unfinished (see steps.pending_batches)."""
     with db.reader(run.warehouse) as con:
-        return steps.pending_batches(con, run.corpus_id, run.bundle.hash, run.judge_hash)
+        return steps.pending_batches(con, run.corpus_id, run.bundle.hash, run.judge_hash, status)

@@ -84,7 +84,12 @@ def state_file() -> Path:
     return _file("json")
 
 
-def healthy(state: ServerState | None, timeout_s: float = 1.0) -> bool:
+# A recorded server whose process lives gets this long to answer /health: on a loaded machine one that
+# took over 1 s was taken for dead, and a second server started beside it (the first left running).
+ALIVE_HEALTH_S = 5.0
+
+
+def healthy(state: ServerState | None, timeout_s: float = ALIVE_HEALTH_S) -> bool:
     if state is None:
         return False
     try:

@@ -28,6 +28,7 @@ class BatchStore:
     answer: Callable[[dict], dict]  # one chat request body -> its completion
     refuse: Callable[[dict], dict | None] = lambda body: None  # a body's 400 error (a reasoning model's), or None
     files: dict[str, bytes] = field(default_factory=dict)
+    uploads: dict[str, dict] = field(default_factory=dict)  # an uploaded file's id -> its file object
     batches: dict[str, dict] = field(default_factory=dict)
     created: int = 0  # batches created (a resumed client must not create them again)
 
@@ -41,7 +42,7 @@ class BatchStore:
         data = bytes(parts["file"].get_payload(decode=True))
         file_id = f"file-{uuid.uuid4().hex[:24]}"
         self.files[file_id] = data
-        return 200, {
+        self.uploads[file_id] = {
             "id": file_id,
             "object": "file",
             "bytes": len(data),
@@ -49,6 +50,18 @@ class BatchStore:
             "filename": parts["file"].get_filename() or "batch.jsonl",
             "purpose": "batch",
         }
+        return 200, self.uploads[file_id]
+
+    def file(self, file_id: str) -> tuple[int, dict]:
+        if file_id not in self.uploads:
+            return 404, _error(f"no file {file_id}")
+        return 200, self.uploads[file_id]
+
+    def listed(self) -> tuple[int, dict]:
+        """Every batch, newest first, on one page."""
+        data = [self._public(b) for b in reversed(self.batches.values())]
+        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+        return 200, {"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": False}
 
     def content(self, file_id: str) -> tuple[int, bytes | dict]:
         if file_id not in self.files:

@@ -416,6 +416,10 @@ class JudgeServer:
                 return await _raw(send, payload)
         elif method == "POST" and path == "/v1/batches":
             status, payload = self.batches.create(json.loads(body or b"{}"))
+        elif method == "GET" and len(parts) == 4 and parts[2] == "files":
+            status, payload = self.batches.file(parts[3])
+        elif method == "GET" and path == "/v1/batches":
+            status, payload = self.batches.listed()
         elif method == "GET" and len(parts) == 4 and parts[2] == "batches":
             status, payload = self.batches.retrieve(parts[3])
         else:

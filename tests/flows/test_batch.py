@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 
+import duckdb
 import pytest
 
 from rubricflow.flows.ingest import ingest_flow
@@ -109,10 +110,11 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         deadline = time.time() + 120
         while server.stats().get("batches_created", 0) < 1 and time.time() < deadline:
             time.sleep(0.2)
-        time.sleep(1.0)  # the batch is recorded right after it is created
-        os.killpg(first.pid, signal.SIGKILL)  # the flow and everything it started
-        first.wait()
         warehouse = str(tmp_path / "w.duckdb")
+        while recorded_batches(warehouse) < 1 and time.time() < deadline:  # recorded right after it is created
+            time.sleep(0.2)
+        os.killpg(first.pid, signal.SIGKILL)  # the flow and everything it started, now waiting on the batch
+        first.wait()
         assert rows(warehouse, "SELECT status, cells FROM batches") == [("submitted", 12)]
         assert rows(warehouse, "SELECT count(*) FROM completions") == [(0,)]
         again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -124,8 +126,58 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         server.stop()
 
 
+def recorded_batches(warehouse: str) -> int:
+    """Batches the warehouse records; 0 while the running flow holds the file or has not made the table."""
+    try:
+        return rows(warehouse, "SELECT count(*) FROM batches")[0][0]
+    except duckdb.Error:
+        return 0
+
+
 def test_budget_and_batch_are_refused_together():
     from rubricflow.tasks.judging.config import JudgeConfig
 
     with pytest.raises(ValueError, match="--budget cannot be combined with --batch"):
         JudgeConfig(batch=True, budget_usd=5)
+
+
+def test_a_batch_bought_but_never_recorded_is_found_not_bought_again(tmp_path, judge_server):
+    """A run killed between buying a batch and recording its id used to leave the cells unrecorded,
+    and the next run bought them again. The file is recorded first: the next run finds its batch in
+    the provider's list and collects it."""
+    server = judge_server("--batch-delay", "1")
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 6)), warehouse, "c")
+    first = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, **BATCH, "batch_timeout_s": 0.1})
+    assert first["ok_cells"] == 0 and server.stats()["batches_created"] == 1  # bought, still running
+    con = duckdb.connect(warehouse)  # back to what a kill right after the purchase leaves: the file's row
+    con.execute("UPDATE batch_requests SET batch_id = (SELECT input_file_id FROM batches)")
+    con.execute("UPDATE batches SET batch_id = input_file_id, status = 'uploaded'")
+    con.execute(  # and a file the provider no longer has: marked lost, no batch bought for it
+        "INSERT INTO batches SELECT 'file-gone', 'file-gone', run_id, corpus_id, rubric_hash, judge_hash, 0, "
+        "'uploaded', NULL, submitted_at, NULL FROM batches"
+    )
+    con.close()
+    again = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, **BATCH})
+    assert again["ok_cells"] == 6 and server.stats()["batches_created"] == 1 and server.stats()["requests"] == 0
+    assert rows(warehouse, "SELECT status, batch_id LIKE 'batch_%' FROM batches ORDER BY 1") == [
+        ("landed (completed)", True),
+        ("lost", False),
+    ]
+
+
+def test_a_file_the_provider_no_longer_has_buys_no_batch():
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+    from rubricflow.tasks.judging.batch import find_or_create
+    from rubricflow.tasks.standins.judge_server import RunningServer
+
+    async def resolve(base_url: str) -> str | None:
+        async with AsyncOpenAI(base_url=base_url, api_key="unused") as client:
+            return await find_or_create(client, "file-that-was-never-uploaded")
+
+    with RunningServer() as server:
+        assert asyncio.run(resolve(server.base_url)) is None
+        assert server.app.batches.created == 0  # no batch bought for a file that is gone

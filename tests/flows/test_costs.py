@@ -169,6 +169,7 @@ def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, te
                 "prices": str(tmp_path / "prices.yaml"),
                 "max_tokens": 1024,
                 "budget_usd": budget,
+                "max_in_flight": 2,  # where the run stops does not hang on how many worst cases are reserved at once
             },
         )
         reasked = server.app.stats.faults["malformed"]

@@ -278,7 +278,7 @@ CREATE TABLE IF NOT EXISTS batches (
     rubric_hash   VARCHAR NOT NULL,
     judge_hash    VARCHAR NOT NULL,
     cells         BIGINT NOT NULL,
-    status        VARCHAR NOT NULL,     -- submitted | landed (<the provider's final status>)
+    status        VARCHAR NOT NULL,     -- uploaded (batch_id: the file's id) | submitted | landed (<final status>) | lost
     online_cells  BIGINT,               -- cells judged online instead (failed lines, expired batch)
     submitted_at  TIMESTAMP NOT NULL,
     finished_at   TIMESTAMP

@@ -52,5 +52,5 @@ FROM (
         WHERE p.cell_key = c.cell_key AND (p.status = 'ok' OR p.error_kind NOT IN ('transient', 'unreachable', 'setup', 'budget')))
       AND NOT EXISTS (  -- waiting in a batch an earlier run submitted: that run's batch is collected instead
         SELECT 1 FROM batch_requests r JOIN batches b USING (batch_id)
-        WHERE r.cell_key = c.cell_key AND b.status = 'submitted')
+        WHERE r.cell_key = c.cell_key AND b.status IN ('uploaded', 'submitted'))
 );

@@ -72,7 +72,9 @@ def test_a_slow_drip_ends_at_the_calls_total_deadline_not_attempts_times_the_tim
         with pytest.raises(ModelCallFailed, match="gave no answer"):
             ask(JudgeConfig(base_url=server.base_url, timeout_s=1, max_attempts=6, call_deadline_s=2.5), MESSAGES)
         took = time.monotonic() - started
-        assert took < 4.5 and server.app.stats.requests <= 3, (took, server.app.stats.requests)
+        assert (
+            took < 8 and server.app.stats.requests <= 3
+        )  # attempts x timeout: >= 12 s, (took, server.app.stats.requests)
 
 
 def test_system_prompt_user_puts_the_system_message_at_the_head_of_the_user_turn():

@@ -51,7 +51,7 @@ def test_started_once_by_concurrent_commands_then_reused_and_stopped(state, monk
     recorded = json.loads(prefect_server.state_file().read_text())
     started = time.perf_counter()
     assert prefect_server.use_shared_server() == next(iter(urls))  # found, not started again
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 8  # a start takes longer (and would change the pid, below)
     assert os.environ["PREFECT_API_URL"] == next(iter(urls))
     assert prefect_server.current().pid == recorded["pid"]
     environ = open(f"/proc/{recorded['pid']}/environ", "rb").read()  # the server outlives the command: no secrets

@@ -90,11 +90,13 @@ def test_two_runs_on_one_key_share_its_limit(tmp_path, judge_server, postgres):
     limit used while both run."""
     rpm = 2400
     server = judge_server("--rpm", str(rpm))
-    procs = []
-    for name in ("a", "b"):
+    for name in ("a", "b"):  # both ingested before either scores: no second where one runs alone or none runs
         corpus = write_corpus(tmp_path / f"{name}.jsonl", 100)
         warehouse = tmp_path / f"{name}.duckdb"  # one folder: each warehouse has runs/<its name>/
         subprocess.run([EXE, "ingest", str(corpus), "-c", name, "-w", str(warehouse)], check=True, capture_output=True)
+    procs = []
+    for name in ("a", "b"):
+        warehouse = tmp_path / f"{name}.duckdb"
         command = [
             EXE,
             "score",

@@ -164,7 +164,7 @@ class Judge:
         rendered once, its limiter, retry budget and output-mode fallback shared by every call), held
         by this object, so it goes with it (the process keeping it, a later Judge at the same address
         got this one's spent budget). A key set since is a new engine (its client is the key's)."""
-        from rubricflow.tasks.judging.shard import Worker, client_key
+        from rubricflow.tasks.judging.shard import Worker, judge_key
 
         if not self.config.resolved_base_url() and self.config.model == OFFLINE_MODEL:
             raise InputError(
@@ -173,7 +173,7 @@ class Judge:
         from rubricflow.tasks.judging.run import Run
 
         run = Run.outside("api", "api", bundle, self.config)
-        key = (run.run_id, client_key(run.judge))
+        key = judge_key(run)
         if key not in self._engines:
             self._engines[key] = Worker.get().build(run)
         return self._engines[key]

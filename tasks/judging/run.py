@@ -50,10 +50,11 @@ class Run:
     @classmethod
     def outside(cls, name: str, corpus_id: str, bundle: Bundle, judge: JudgeConfig) -> Run:
         """Judging outside any warehouse (a golden, `rf.Judge`): no folder, so no budget ledger. The
-        id names the rubric and every judge setting, endpoint included: the process keeps one Judge
-        (and its HTTP client) per run id, and two endpoints sharing one sent calls to the first."""
-        settings = f"{judge.model_dump_json()}|{judge.resolved_base_url()}"
-        run_id = f"{name}-{bundle.hash[:12]}-{hashlib.sha256(settings.encode()).hexdigest()[:16]}"
+        id names the rubric and every judge setting given (the process keeps a Judge per id and
+        client: `shard.judge_key`, whose client key adds what the environment decides, the URL and
+        key variables): two endpoints sharing one id sent every call to the first."""
+        settings = judge.model_dump_json().encode()
+        run_id = f"{name}-{bundle.hash[:12]}-{hashlib.sha256(settings).hexdigest()[:16]}"
         return cls.of(bundle, judge, run_id=run_id, corpus_id=corpus_id, warehouse="", rubric=bundle.id)
 
     @property

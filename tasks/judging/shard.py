@@ -62,6 +62,12 @@ def client_key(config: JudgeConfig) -> tuple:
     return client_identity(config.provider, config.resolved_base_url(), config.resolved_timeout_s())
 
 
+def judge_key(run: Run) -> tuple[str, tuple]:
+    """What a kept Judge is kept under: the run (whose id names the rubric and every judge setting,
+    for a run outside a warehouse) and its client's key (the environment's parts, read now)."""
+    return (run.run_id, client_key(run.judge))
+
+
 OUTSIDE_KEPT = 32  # judges kept for calls outside a warehouse: a goldens run's rubrics, an evolve step's candidates
 
 
@@ -125,7 +131,7 @@ class Worker:
         """The run's one Judge, shared by its shards (and a Dask worker's threads). The run's folder
         holds its budget ledger, shared by its processes; the rate limits are the provider key's,
         shared by every run (see `KeyLimits`)."""
-        key = (run.run_id, client_key(run.judge))
+        key = judge_key(run)
         with self._judges_guard:  # two shards starting at once on a Dask worker's threads share one Judge
             if not run.warehouse:
                 return self._outside(run, key)

@@ -1,12 +1,79 @@
-"""Every RUBRICFLOW_* environment variable, in one settings object (pydantic-settings), each with
-what it does: the modules read `settings()` instead of os.environ, and docs/operations.md lists
-these fields (a test holds the two equal). Values are read when asked, so a variable set after
-import counts; each stays text here and the module that uses it says what a bad value means."""
+"""Every environment variable rubricflow reads, in one settings tree (pydantic-settings), each with
+what it does: the RUBRICFLOW_* variables at the top, Prefect's, OpenTelemetry's and the providers'
+endpoints below them. The modules read `settings()` (or are handed a value), never os.environ:
+this module, the secrets scrubber and the CLI's entry point are the only readers (a structure test
+holds it), and docs/settings.md is generated from this tree (`python -m rubricflow.settings_page`).
+Values are read when asked, so a variable set after import counts; each stays text here and the
+module that uses it says what a bad value means."""
 
 from __future__ import annotations
 
+import os
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class PrefectSettings(BaseSettings):
+    """Prefect's own variables, as rubricflow reads them to find (or not replace) a Prefect server."""
+
+    model_config = SettingsConfigDict(env_prefix="PREFECT_", extra="ignore")
+
+    api_url: str | None = Field(
+        default=None, description="Your own Prefect server's API: rubricflow then starts none of its own."
+    )
+    home: str | None = Field(
+        default=None, description="Prefect's home folder (default ~/.prefect); each home gets its own local server."
+    )
+    profiles_path: str | None = Field(
+        default=None, description="Prefect's profiles file (default PREFECT_HOME/profiles.toml), read for an API URL."
+    )
+    profile: str | None = Field(default=None, description="The active Prefect profile (default: the file's `active`).")
+
+
+class TelemetrySettings(BaseSettings):
+    """The OpenTelemetry SDK's standard variables that decide whether rubricflow sets up exporters."""
+
+    model_config = SettingsConfigDict(env_prefix="OTEL_", extra="ignore")
+
+    sdk_disabled: str | None = Field(default=None, description="true: no spans and no metrics are exported.")
+    traces_exporter: str | None = Field(
+        default=None, description="Span exporters, comma-separated (console, otlp); none set: no spans."
+    )
+    metrics_exporter: str | None = Field(
+        default=None, description="Metric exporters, comma-separated (console, otlp); none set: no metrics."
+    )
+    service_name: str | None = Field(default=None, description="The service name on spans (default: rubricflow).")
+
+
+class EndpointSettings(BaseSettings):
+    """Where each provider's API is, when neither --base-url nor --model's endpoint says (the keys
+    are read only when a call is made: see docs/settings.md's key table)."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    openai_base_url: str | None = Field(
+        default=None, description="The OpenAI-compatible endpoint (default: OpenAI's public API)."
+    )
+    anthropic_base_url: str | None = Field(
+        default=None, description="Anthropic's Messages API endpoint (default: Anthropic's public API)."
+    )
+    gemini_base_url: str | None = Field(
+        default=None, description="Gemini's generateContent endpoint (default: Google's public API)."
+    )
+    azure_openai_base_url: str | None = Field(
+        default=None, description="An Azure OpenAI deployment's URL (Azure has no public default)."
+    )
+    azure_openai_endpoint: str | None = Field(
+        default=None,
+        description="An Azure OpenAI resource (https://RESOURCE.openai.azure.com); --model: the deployment.",
+    )
+    azure_openai_api_version: str | None = Field(
+        default=None, description="Azure OpenAI's data-plane api-version (default 2024-10-21)."
+    )
+    xdg_cache_home: str | None = Field(
+        default=None, description="The user's cache folder (default ~/.cache), under which the state folder lies."
+    )
 
 
 class Settings(BaseSettings):
@@ -61,7 +128,51 @@ class Settings(BaseSettings):
         default=None, description="Seconds between `rubricflow serve`'s looks for ended nights."
     )
 
+    @property
+    def prefect(self) -> PrefectSettings:
+        """Prefect's variables (PREFECT_*), read when asked (each group costs ~1 ms to read)."""
+        return PrefectSettings()
+
+    @property
+    def telemetry(self) -> TelemetrySettings:
+        """OpenTelemetry's variables (OTEL_*)."""
+        return TelemetrySettings()
+
+    @property
+    def endpoints(self) -> EndpointSettings:
+        """The providers' endpoints and the user's cache folder."""
+        return EndpointSettings()
+
+
+# The tree, top to bottom: each group's variables are its fields, named with its prefix.
+GROUPS: dict[str, type[BaseSettings]] = {
+    "RUBRICFLOW_": Settings,
+    "PREFECT_": PrefectSettings,
+    "OTEL_": TelemetrySettings,
+    "": EndpointSettings,
+}
+
 
 def settings() -> Settings:
-    """The RUBRICFLOW_* variables as they are now."""
+    """Every variable rubricflow reads, as it is now (the tree is built per call: never cached)."""
     return Settings()
+
+
+def variable(name: str) -> str | None:
+    """A variable whose name is given elsewhere, read now: a provider's key (never stored, so it
+    never reaches parameters or logs) or the variable `rubricflow server --require-key-env` names."""
+    return os.environ.get(name)
+
+
+def environment() -> dict[str, str]:
+    """The whole environment as it is now: what a child process inherits (a copy; writing to it
+    changes nothing)."""
+    return dict(os.environ)
+
+
+def endpoint(name: str) -> str | None:
+    """One of the endpoint variables (EndpointSettings' fields, by its name) read now, without building
+    the tree: a provider's URL is looked up for every client a judge keys."""
+    if name.lower() not in EndpointSettings.model_fields:
+        raise KeyError(f"{name} is no endpoint setting: add it to EndpointSettings")
+    return os.environ.get(name) or None

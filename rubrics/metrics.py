@@ -10,10 +10,10 @@ a lookup pays one cached check (bench/library_lookup.py measures lookups either 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 _STATE: dict[str, Any] = {}  # "instruments": the four instruments, or None when off; once per process
 
@@ -67,7 +67,8 @@ def _create(meter: Any) -> dict[str, Any]:
 
 
 def _meter() -> Any | None:
-    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
+    telemetry = settings().telemetry
+    if (telemetry.sdk_disabled or "").lower() == "true":
         return None
     try:
         from opentelemetry import metrics
@@ -76,7 +77,7 @@ def _meter() -> Any | None:
     provider = metrics.get_meter_provider()
     if type(provider).__name__ != "_ProxyMeterProvider":  # the host program set one up
         return metrics.get_meter("rubricflow")
-    exporters = [e.strip() for e in os.environ.get("OTEL_METRICS_EXPORTER", "").split(",") if e.strip()]
+    exporters = [e.strip() for e in (telemetry.metrics_exporter or "").split(",") if e.strip()]
     if not exporters or exporters == ["none"]:
         return None
     metrics.set_meter_provider(_provider(exporters))
@@ -103,5 +104,5 @@ def _provider(exporters: list[str]) -> Any:
             readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
         elif name != "none":
             raise InputError(f"OTEL_METRICS_EXPORTER names {name!r}; rubricflow supports console, otlp or none")
-    resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "rubricflow"})
+    resource = Resource.create({} if settings().telemetry.service_name else {"service.name": "rubricflow"})
     return MeterProvider(resource=resource, metric_readers=readers)

@@ -178,3 +178,51 @@ def test_the_longest_first_modules_exist_and_go_first(request):
     listed = [m in LONGEST_FIRST for m in modules]
     assert listed == sorted(listed, reverse=True)  # every listed module (of those collected) before the others
     assert [m for m in modules if m in LONGEST_FIRST] == [m for m in LONGEST_FIRST if m in modules]
+
+
+ENVIRONMENT_READERS = {  # the modules that may read os.environ: the tree, the secrets scrubber, the entry point
+    "rubricflow.settings",
+    "rubricflow.tasks.judging.secrets",
+    "rubricflow.cli",
+}
+_ENVIRONMENT_WRITES = {"setdefault", "update", "clear", "pop", "__setitem__", "__delitem__"}
+
+
+def environment_reads(path: Path) -> list[int]:
+    """Lines of `path` that read the environment (os.environ, os.getenv, environ imported from os);
+    a write (`os.environ[k] = v`, `.update`, `.clear`, `.setdefault`: variables for a child process) is no read."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "os":
+            lines += [node.lineno for a in node.names if a.name in ("environ", "getenv", "environb", "getenvb")]
+        is_env = isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "getenv", "getenvb")
+        if not is_env:
+            continue
+        up = parents.get(node)
+        if isinstance(up, ast.Subscript) and isinstance(up.ctx, (ast.Store, ast.Del)):
+            continue
+        if isinstance(up, ast.Attribute) and up.attr in _ENVIRONMENT_WRITES and isinstance(parents.get(up), ast.Call):
+            continue
+        lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_the_settings_tree_the_scrubber_and_the_entry_point_read_the_environment():
+    """Every other module is handed values, or asks rubricflow/settings.py (docs/settings.md lists them all)."""
+    readers = {name: lines for name, path in modules().items() if (lines := environment_reads(path))}
+    strays = {
+        f"{modules()[n].relative_to(ROOT)}:{lines}" for n, lines in readers.items() if n not in ENVIRONMENT_READERS
+    }
+    assert not strays, "read the variable through rubricflow/settings.py: " + ", ".join(sorted(strays))
+    assert len(readers) <= 3 and "rubricflow.settings" in readers
+
+
+def test_the_environment_reader_check_tells_reads_from_writes(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import os\nos.environ['A'] = '1'\nos.environ.update(B='2')\nos.environ.clear()\n"
+        "x = os.environ.get('C')\ny = dict(os.environ)\nz = os.getenv('D')\n"
+    )
+    assert environment_reads(module) == [5, 6, 7]

@@ -7,7 +7,6 @@ flow stays as quick to start as the rubric code alone.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rubricflow.errors import InputError
-from rubricflow.settings import settings
+from rubricflow.settings import endpoint, settings
 
 # C0 and C1 control characters but newline and tab: an ESC in a rubric, a text or an answer would
 # otherwise recolour the terminal, move its cursor or plant an OSC 8 link.
@@ -142,7 +141,7 @@ def judge_settings(
         settings["model"] = model
     if base_url:
         settings["base_url"] = base_url
-    if need_endpoint and not base_url and not model and not os.environ.get("OPENAI_BASE_URL"):
+    if need_endpoint and not base_url and not model and not endpoint("OPENAI_BASE_URL"):
         raise InputError(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or run `rubricflow judge-server` "
             "and point --base-url at it, or try `rubricflow demo`"

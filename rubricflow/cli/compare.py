@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import typer
 from rich.markup import escape
 
 from rubricflow.errors import InputError
+from rubricflow.settings import endpoint
 
 from .common import (
     WarehouseOpt,
@@ -73,7 +73,7 @@ def compare(
     McNemar, disqualifier/pattern rate changes and the texts that moved most. With --sequential it
     judges texts in a seeded random order, a batch at a time, and stops as soon as an anytime-valid
     confidence sequence for B - A decides (a winner, equivalence, or the corpus runs out)."""
-    if not no_score and not base_url and not os.environ.get("OPENAI_BASE_URL") and not (model_a or model_b or model):
+    if not no_score and not base_url and not endpoint("OPENAI_BASE_URL") and not (model_a or model_b or model):
         raise InputError(
             "no judge endpoint: pass --base-url (or set OPENAI_BASE_URL), or --no-score to compare landed judgments"
         )

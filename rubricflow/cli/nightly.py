@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 from .common import (
     WarehouseOpt,
@@ -110,7 +110,7 @@ def serve(
     judge: dict | None = None,
 ) -> None:
     """Run the nightly job on this machine on a cron schedule (Prefect `flow.serve`; Ctrl-C stops)."""
-    if not os.environ.get("PREFECT_API_URL"):
+    if not settings().prefect.api_url:
         raise InputError(
             "serve needs a Prefect server for its scheduler (the ephemeral one cannot schedule): run "
             "`prefect server start` in another shell, then `export PREFECT_API_URL=http://127.0.0.1:4200/api`; "

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import typer
 
 from rubricflow.errors import InputError
+from rubricflow.settings import variable
 
 
 def judge_server(
@@ -74,7 +73,7 @@ def judge_server(
         stall_s=stall_s,
         supports=supports,
         batch=BatchConfig(delay_s=batch_delay, fail_rate=batch_fail_rate, expire=batch_expire),
-        api_key=os.environ.get(require_key_env, "") if require_key_env else None,
+        api_key=(variable(require_key_env) or "") if require_key_env else None,
         refusal_status=refusal_status,
         drop_system=drop_system,
         slots=slots,

@@ -5,7 +5,6 @@ each of its `expected_scores`."""
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -16,6 +15,7 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 from rubricflow.rubrics.render import call_units
 from rubricflow.rubrics.scoring import Verdict, verdict
+from rubricflow.settings import endpoint as configured_endpoint
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell
 from rubricflow.tasks.judging.run import Run
@@ -146,7 +146,7 @@ def endpoint(judge: dict, on_offline=None) -> Iterator[JudgeConfig]:
     started for the duration of the block and `on_offline(url)` is told."""
     from rubricflow.tasks.standins.judge_server import RunningServer
 
-    offline = not judge.get("base_url") and not os.environ.get("OPENAI_BASE_URL")
+    offline = not judge.get("base_url") and not configured_endpoint("OPENAI_BASE_URL")
     with RunningServer() if offline else nullcontext() as server:
         if server is not None:
             judge = {**judge, "base_url": server.base_url}

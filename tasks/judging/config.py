@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -13,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.render import Strategy
-from rubricflow.settings import settings
+from rubricflow.settings import endpoint, settings
 from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.secrets import url_credentials
 
@@ -193,7 +192,7 @@ class JudgeConfig(BaseModel):
     def resolved_base_url(self) -> str | None:
         """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
         chosen = providers.provider(self.provider)
-        return self.base_url or os.environ.get(chosen.base_url_variable) or chosen.derived_base_url(self.model) or None
+        return self.base_url or endpoint(chosen.base_url_variable) or chosen.derived_base_url(self.model) or None
 
     def check_endpoint(self) -> None:
         """Before a run that calls the model: a provider with no public endpoint (Azure) needs one

@@ -12,11 +12,11 @@ workers) start their own trace, tagged with the run id."""
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
 from rubricflow.errors import InputError
+from rubricflow.settings import settings
 
 _STATE: dict[str, Any] = {}  # "tracer": the tracer, or None when off; resolved once per process
 _RUN_CONTEXT: dict[str, Any] = {}  # run id -> the run span's context, the parent of its shards' spans
@@ -36,13 +36,14 @@ def reset() -> None:
 
 
 def _configured() -> Any | None:
-    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
+    telemetry = settings().telemetry
+    if (telemetry.sdk_disabled or "").lower() == "true":
         return None
     try:
         from opentelemetry import trace
     except ImportError:  # the `otel` extra is not installed
         return None
-    exporters = [e.strip() for e in os.environ.get("OTEL_TRACES_EXPORTER", "").split(",") if e.strip()]
+    exporters = [e.strip() for e in (telemetry.traces_exporter or "").split(",") if e.strip()]
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):  # the host set one up
         return trace.get_tracer("rubricflow")
     if not exporters or exporters == ["none"]:
@@ -58,7 +59,7 @@ def _provider(exporters: list[str]) -> Any:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
 
-    resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "rubricflow"})
+    resource = Resource.create({} if settings().telemetry.service_name else {"service.name": "rubricflow"})
     provider = TracerProvider(resource=resource)
     for name in exporters:
         if name == "console":

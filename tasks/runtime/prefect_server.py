@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricflow.errors import TransientError
-from rubricflow.settings import settings
+from rubricflow.settings import endpoint, environment, settings
 from rubricflow.tasks.runtime.lease import update_locked
 from rubricflow.tasks.runtime.owner import loopback_only, owner_secret
 
@@ -60,7 +60,7 @@ class ServerState:
 
 
 def state_dir() -> Path:
-    base = settings().state_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
+    base = settings().state_dir or Path(endpoint("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
     path = Path(base)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o077:
@@ -71,7 +71,7 @@ def state_dir() -> Path:
 def _file(suffix: str) -> Path:
     """A state file of the server for this process's Prefect home (its database): commands with
     another PREFECT_HOME get a server of their own."""
-    home = os.environ.get("PREFECT_HOME") or str(Path.home() / ".prefect")
+    home = settings().prefect.home or str(Path.home() / ".prefect")
     key = hashlib.sha256(str(Path(home).expanduser().resolve()).encode()).hexdigest()[:12]
     return state_dir() / f"prefect-server-{key}.{suffix}"
 
@@ -169,8 +169,9 @@ def users_api_url() -> str | None:
     without importing Prefect (it costs a second)."""
     import tomllib
 
-    if os.environ.get("PREFECT_API_URL") and os.environ["PREFECT_API_URL"] != _SET_HERE.get("api_url"):
-        return os.environ["PREFECT_API_URL"]
+    prefect = settings().prefect
+    if prefect.api_url and prefect.api_url != _SET_HERE.get("api_url"):
+        return prefect.api_url
     try:
         for line in Path(".env").read_text().splitlines():
             name, _, value = line.partition("=")
@@ -190,13 +191,14 @@ def _profile_api_url() -> str | None:
     """PREFECT_API_URL of the active Prefect profile (PREFECT_PROFILE, else the file's `active`)."""
     import tomllib
 
-    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
-    path = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
+    prefect = settings().prefect
+    home = Path(prefect.home or Path.home() / ".prefect").expanduser()
+    path = Path(prefect.profiles_path or home / "profiles.toml").expanduser()
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    name = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
+    name = prefect.profile or data.get("active") or "ephemeral"
     url = data.get("profiles", {}).get(name, {}).get("PREFECT_API_URL")
     return str(url) if url else None
 
@@ -314,7 +316,7 @@ def _server_env() -> dict[str, str]:
     """The starting command's environment without its secrets: the server outlives the command
     and never needs an API key."""
     secret = ("KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH")
-    env = {k: v for k, v in os.environ.items() if not any(word in k.upper() for word in secret)}
+    env = {k: v for k, v in environment().items() if not any(word in k.upper() for word in secret)}
     return {**env, **SERVER_ENV}
 
 

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rubricflow.layout import code_folders
-from rubricflow.settings import settings
+from rubricflow.settings import environment, settings
 from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env, state_dir, use_shared_server
 
 WORKER_FLAG = "--serve-warm-worker"  # `python -m rubricflow.launch --serve-warm-worker SOCKET KEY` is a worker
@@ -67,9 +67,9 @@ def wanted(argv: list[str]) -> bool:
 def run(argv: list[str]) -> int | None:
     """Run the command in the warm worker and return its exit code; None when there is no worker
     ready (one is started for the next command) and the caller should run the command itself."""
-    if (settings().prefect_server or "shared") != "shared" and not os.environ.get("PREFECT_API_URL"):
+    if (settings().prefect_server or "shared") != "shared" and not settings().prefect.api_url:
         return None  # Prefect's per-process ephemeral server: nothing to share
-    env = dict(os.environ)  # what the runner gets (it finds the shared Prefect server itself, as any command does)
+    env = environment()  # what the runner gets (it finds the shared Prefect server itself, as any command does)
     try:
         use_shared_server()
         key = setup_key()
@@ -104,12 +104,13 @@ def setup_key() -> str:
     removing a package changes it) and rubricflow's code (else the worker kept running old code)."""
     h = hashlib.sha256()
     h.update(f"{sys.executable}\0{state_dir()}\0".encode())
+    env = environment()
     for name in sorted(
         k
-        for k in os.environ
+        for k in env
         if k.startswith(("PREFECT_", "RUBRICFLOW_PREFECT")) or k == "DO_NOT_TRACK" or k in INTERPRETER_ENV
     ):
-        h.update(f"{name}={os.environ[name]}\0".encode())
+        h.update(f"{name}={env[name]}\0".encode())
     for folder in sys.path:
         try:
             h.update(f"{folder}\0{os.stat(folder or '.').st_mtime_ns}\0".encode())

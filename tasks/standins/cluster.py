@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rubricflow.settings import environment
 from rubricflow.tasks.runtime.processes import stop
 
 
@@ -95,7 +96,7 @@ class DaskCluster:
         from rubricflow.tasks.runtime.dask_access import TLS_VARIABLES
 
         self.n, self.folder, self.private, self.threads = workers, Path(folder), private, threads
-        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self.env = {**environment(), "PYTHONUNBUFFERED": "1", **(env or {})}
         self.address = f"tls://127.0.0.1:{free_port()}"
         self.certs_folder = Path(tempfile.mkdtemp(prefix="rubricflow-tls-"))  # outside what private workers hide
         self.certs = make_certificates(self.certs_folder)

@@ -10,7 +10,6 @@ system role, one request at a time, prefix caching).
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from rubricflow.errors import InputError
+from rubricflow.settings import environment
 from rubricflow.tasks.runtime.processes import stop
 
 MODEL_ALIAS = "gemma-3-270m"
@@ -88,7 +88,7 @@ class LocalModelServer:
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**environment(), "PYTHONUNBUFFERED": "1"},
         )
         if not isinstance(out, int):
             out.close()  # the server writes to its own copy of the handle

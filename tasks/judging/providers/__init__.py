@@ -13,13 +13,13 @@ line in `providers()`, and a test against a stand-in that speaks that API (docs/
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from pydantic import ValidationError
 
+from rubricflow.settings import endpoint, variable
 from rubricflow.tasks.judging.failures import FailureKind, error_kind
 
 if TYPE_CHECKING:  # the SDK is loaded by the first call, not by every command's import (0.7 s)
@@ -68,7 +68,7 @@ class Provider:
 
     def base_url(self, given: str | None = None) -> str:
         """Where requests go: the given URL, else this API's variable, else its public endpoint."""
-        return given or os.environ.get(self.base_url_variable) or self.default_base_url
+        return given or endpoint(self.base_url_variable) or self.default_base_url
 
     def derived_base_url(self, model: str) -> str | None:
         """An endpoint built from other settings when neither --base-url nor the variable is set
@@ -156,7 +156,7 @@ def api_key(name: str | None = None, base_url: str | None = None) -> str:
     from .keys import key_variable_for
 
     discovered = key_variable_for(base_url, "")
-    found = (os.environ.get(v) for v in ((discovered,) if discovered else provider(name).key_variables))
+    found = (variable(v) for v in ((discovered,) if discovered else provider(name).key_variables))
     return next((k for k in found if k), "not-needed-for-local-servers")
 
 

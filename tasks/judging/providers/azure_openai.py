@@ -9,12 +9,12 @@ Spec: https://learn.microsoft.com/azure/ai-foundry/openai/reference"""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from openai import Omit
 
 from rubricflow.errors import InputError
+from rubricflow.settings import endpoint
 
 from . import Provider
 
@@ -30,14 +30,14 @@ class AzureOpenAI(Provider):
 
     def base_url(self, given: str | None = None) -> str:
         """Never OpenAI's public endpoint (the Azure key would go there): no URL is an error."""
-        url = given or os.environ.get(self.base_url_variable)
+        url = given or endpoint(self.base_url_variable)
         if not url:
             raise InputError(no_endpoint())
         return url
 
     def derived_base_url(self, model: str) -> str | None:
-        endpoint = os.environ.get(self.endpoint_variable, "").strip().rstrip("/")
-        return f"{endpoint}/openai/deployments/{model}" if endpoint else None
+        resource = (endpoint(self.endpoint_variable) or "").strip().rstrip("/")
+        return f"{resource}/openai/deployments/{model}" if resource else None
 
     def headers(self, key: str) -> dict[str, Any]:
         return {"api-key": key}
@@ -46,7 +46,7 @@ class AzureOpenAI(Provider):
         return {"Authorization": Omit()}  # the key goes in api-key only
 
     def query(self) -> dict[str, str]:
-        return {"api-version": os.environ.get("AZURE_OPENAI_API_VERSION") or DEFAULT_VERSION}
+        return {"api-version": endpoint("AZURE_OPENAI_API_VERSION") or DEFAULT_VERSION}
 
 
 def no_endpoint() -> str:

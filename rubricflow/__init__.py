@@ -21,7 +21,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from rubricflow.version import __version__
 
 # name -> the module that defines it, imported on first use
 _API = {

@@ -13,9 +13,9 @@ import semver
 from rubricflow.errors import InputError
 from rubricflow.settings import settings
 
-from . import metrics
 from .compiler import Bundle, RubricNamed, compile_or_raise
 from .formats import FOLDER_DOCUMENTS, RubricImportError, load_rubrics
+from .metrics import library_size, retrieved
 from .model import Rubric
 
 BUILTIN = Path(__file__).parent / "library"
@@ -68,7 +68,7 @@ class Library:
                     continue
                 for rubric in rubrics:
                     self._add(Entry(rubric, path))
-        metrics.library_size(len(self._by_key))
+        library_size(len(self._by_key))
 
     def _add(self, entry: Entry) -> None:
         key = (entry.id, entry.version)
@@ -98,7 +98,7 @@ class Library:
         telemetry (rubrics/metrics.py) when metrics are on."""
         started = time.perf_counter()
         entry = self._lookup(ref)
-        metrics.retrieved(entry.id, entry.version, (time.perf_counter() - started) * 1000)
+        retrieved(entry.id, entry.version, (time.perf_counter() - started) * 1000)
         return entry
 
     def _lookup(self, ref: str) -> Entry:

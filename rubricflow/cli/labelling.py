@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from . import calibrate
+from .calibrate import labels as import_labels
 from .common import WarehouseOpt, err, reading, warehouse_path
 
 
@@ -27,7 +27,7 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Human labels: import them (`labels import FILE`, or `labels FILE`) and plan which texts to label.",
 )
-app.command("import")(calibrate.labels)
+app.command("import")(import_labels)
 
 
 @app.command()

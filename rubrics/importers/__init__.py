@@ -10,7 +10,7 @@ from typing import Any
 
 from ..documents import RubricImportError, parse_yaml
 from ..model import Rubric
-from . import prometheus, xml_spec  # noqa: F401 - xml_spec: `doctor` accounts for its elements
+from . import dispatcher, prometheus, xml_spec  # noqa: F401 - xml_spec: `doctor` accounts for its elements
 from .registry import FORMATS, Format, Importer, expected_shapes
 
 
@@ -107,3 +107,6 @@ def importer_for(data: Any, path: Path) -> tuple[str, Importer]:
     """The importer (its format's name and the function) that parsed data's shape belongs to."""
     found = data_format(data, path)
     return found.name, found.read
+
+
+dispatcher.register(detect_and_import, import_jsonl)  # for the importers that read more rubric text

@@ -15,6 +15,7 @@ from typing import Any
 from ..documents import rubric_from_data
 from ..model import Rubric
 from . import (
+    dispatcher,
     evals,
     evaluator_yaml,
     forge,
@@ -93,9 +94,7 @@ def _registry(data: dict) -> bool:
 
 
 def _import_jsonl(text: str, path: Path) -> list[Rubric]:
-    from . import import_jsonl  # the dispatcher reads each line by the registry
-
-    return import_jsonl(text, path)
+    return dispatcher.import_jsonl(text, path)  # the dispatcher reads each line by the registry
 
 
 FAMILIES: dict[str, Family] = {

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..documents import RubricImportError
 from ..model import Rubric
+from . import dispatcher
 
 BUILTIN = Path(__file__).resolve().parent.parent / "library"  # rubrics/library, as library.BUILTIN
 PATH_SUFFIXES = (".md", ".yaml", ".yml", ".json", ".xml")
@@ -57,9 +58,7 @@ def _locate(ref: str, field: str, source: Path) -> Path:
 
 
 def _read(path: Path, field: str, source: Path) -> list[Rubric]:
-    from . import detect_and_import  # the dispatcher: the file is read by its own format
-
     try:
-        return detect_and_import(path.read_text(encoding="utf-8"), path)
+        return dispatcher.detect_and_import(path.read_text(encoding="utf-8"), path)  # by its own format
     except (OSError, UnicodeDecodeError) as exc:
         raise RubricImportError(source, f"field {field}: {path} cannot be read ({exc})") from None

@@ -49,8 +49,8 @@ HEARTBEAT_S = 5.0
 def prompt_identity(bundle: Bundle, config: JudgeConfig) -> str:
     """rubricflow's version and what this code sends the judge for the bundle: the fingerprint of
     every rendered call unit (rubrics/render), which covers its system text, schema and user framing."""
-    from rubricflow import __version__
     from rubricflow.rubrics.render import render
+    from rubricflow.version import __version__
 
     digest = hashlib.sha256(f"{__version__}\0{config.judge_hash()}".encode())
     for unit in render(bundle.rubric, config.strategy).units.values():

@@ -14,7 +14,7 @@ from typing import Any
 from openai import Omit
 from openai.types.chat import ChatCompletion
 
-from . import Capabilities, Provider
+from .base import Capabilities, Provider
 
 VERSION = "2023-06-01"
 ANSWER_TOOL = "answer"  # the forced tool that carries a json_schema / json_object answer

@@ -16,7 +16,7 @@ from openai import Omit
 from rubricflow.errors import InputError
 from rubricflow.settings import endpoint
 
-from . import Provider
+from .base import Provider
 
 DEFAULT_VERSION = "2024-10-21"  # the latest GA data-plane version when this was written
 

@@ -18,7 +18,7 @@ from openai.types.chat import ChatCompletion
 
 from rubricflow.tasks.judging.failures import FailureKind
 
-from . import Capabilities, Provider
+from .base import Capabilities, Provider
 
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}  # any other reason withheld the answer
 FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"}

@@ -59,6 +59,7 @@ from . import (  # noqa: E402
     rubric_status,
     score,
     server,
+    stop,
     view,
 )
 from .common import debugging, err, machine_error, said_in_one_line  # noqa: E402
@@ -83,6 +84,7 @@ app.command("judge-server")(server.judge_server)
 app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(view.view)
 app.command()(demo.demo)
+app.command()(stop.stop)
 app.command()(doctor.doctor)
 app.command()(gate.gate)
 app.command()(export.export)

@@ -14,6 +14,7 @@ from .common import out
 from .flow_start import start_flows
 from .ingest import print_ingest
 from .score import print_run, run_score
+from .stop import left_running
 
 DEMO_RUBRICS = ("llm-slop", "writing-quality")
 DEMO_WAREHOUSE = Path("warehouse") / "demo" / "demo.duckdb"
@@ -133,3 +134,5 @@ def demo(
         highlight=False,
     )
     out.print(f"browse it: rubricflow view -w {warehouse}", markup=False, highlight=False, soft_wrap=True)
+    if note := left_running():
+        out.print(note, markup=False, highlight=False, soft_wrap=True)

@@ -231,6 +231,11 @@ def users() -> dict[int, str]:
     return found
 
 
+def idle_seconds() -> float:
+    """How long the shared server (and a warm worker) stays up unused."""
+    return float(settings().prefect_idle_s or IDLE_S)
+
+
 def stop() -> ServerState | None:
     """Stop the shared server of this Prefect home (by the PID it recorded); returns what was stopped."""
     state = current()
@@ -369,4 +374,4 @@ def serve(port: int, idle_s: float) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), float(settings().prefect_idle_s or IDLE_S))
+    serve(int(sys.argv[1]), idle_seconds())

@@ -234,21 +234,33 @@ def _umask() -> int:
     return mask
 
 
+def running() -> list[int]:
+    """The PIDs of the warm workers recorded in the state folder that are alive (any setup)."""
+    return [pid for _, pid, _ in _recorded_workers() if _alive(pid) and _is_worker(pid)]
+
+
 def stop_all() -> int:
     """Stop every warm worker recorded in the state folder (its running commands go on); returns how many."""
     stopped = 0
-    for record in state_dir().glob("warm-worker-*.json"):
-        try:
-            data = json.loads(record.read_text())
-            pid, path = int(data["pid"]), Path(data["socket"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+    for record, pid, path in _recorded_workers():
         if _alive(pid) and _is_worker(pid):
             os.kill(pid, signal.SIGTERM)
             stopped += 1
         path.unlink(missing_ok=True)
         record.unlink(missing_ok=True)
     return stopped
+
+
+def _recorded_workers() -> list[tuple[Path, int, Path]]:
+    """(record file, PID, socket) of each worker record in the state folder; unreadable ones skipped."""
+    found = []
+    for record in state_dir().glob("warm-worker-*.json"):
+        try:
+            data = json.loads(record.read_text())
+            found.append((record, int(data["pid"]), Path(data["socket"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
 
 
 def _is_worker(pid: int) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.rubrics.importers.common import kebab
 from rubricflow.tasks.loaders.ingest import check_corpus_id
 from rubricflow.tasks.pipeline.ingest import corpus_dir, load, normalise
@@ -28,6 +29,9 @@ def ingest_flow(
     """`fields` maps input / context / genre to the source's columns of other names (see
     tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it.
     `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py)."""
+    refuse_unset(source=source, warehouse_path=warehouse_path)
+    if corpus_id is not None:
+        refuse_unset(corpus_id=corpus_id)
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     out_dir = str(corpus_dir(Path(warehouse_path), corpus_id))

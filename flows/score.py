@@ -93,7 +93,9 @@ def score_corpus(
     processes that share the rate limits and budget; with the judge's `cluster` (or
     $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers. With `texts`, only those texts'
     cells are planned (a sequential A/B's batch, a cascade's escalation)."""
-    refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
+    refuse_unset(
+        corpus_id=corpus_id, rubric=rubric, warehouse_path=warehouse_path, judge=judge
+    )  # deploy/prefect.yaml's
     logger = get_run_logger()
     check_where(judge, workers)
     judge.check_endpoint()

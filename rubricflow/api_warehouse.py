@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubricflow.api_frames import check_columns, table_of
 from rubricflow.errors import InputError
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.tasks.judging.config import JudgeConfig, checked
 from rubricflow.tasks.judging.run import RunSummary as Run  # one finished run, as the flow summarised it
 from rubricflow.tasks.judging.run_options import RunOptions
@@ -50,7 +51,9 @@ class Warehouse:
     def __init__(self, path: str | Path | None = None) -> None:
         from rubricflow.warehouse.db import default_path
 
-        self.path = Path(path) if path else default_path()
+        if isinstance(path, str):
+            refuse_unset(path=path)  # "" is the current folder, not the default warehouse
+        self.path = Path(path) if path is not None else default_path()
 
     def __repr__(self) -> str:
         return f"<Warehouse {self.path}>"
@@ -76,6 +79,7 @@ class Warehouse:
         raises an InputError naming it, and nothing is written."""
         from rubricflow.tasks.loaders.ingest import check_corpus_id
 
+        refuse_unset(corpus=corpus, **({"source": data} if isinstance(data, str) else {}))
         check_corpus_id(corpus)
         mapping = {"input": input, "context": context, "genre": genre}
         roles = {k: v for k, v in mapping.items() if v}
@@ -108,6 +112,7 @@ class Warehouse:
         closes the run `interrupted`; what landed stays."""
         from rubricflow.api_rubric import flow_reference
 
+        refuse_unset(corpus=corpus, **({"rubric": rubric} if isinstance(rubric, str) else {}))
         ref = flow_reference(rubric, self.path.parent / "rubrics")
         summary = run_score(self.path, corpus, ref, judge.config, checked(RunOptions, options), workers)
         return Run(warehouse=self.path, **summary)

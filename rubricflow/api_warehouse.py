@@ -70,13 +70,15 @@ class Warehouse:
         max_chars: int = 1_000_000,
         limit: int | None = None,
         split: str | None = None,
+        allow_removal: bool = False,
     ) -> Ingested:
         """Load a corpus: a file or folder path, a polars or pandas DataFrame, an Arrow table or a
         list of dicts. `text`, `id`, `input`, `context`, `genre` name the columns holding each (by
         default the columns of those names). A Hugging Face dataset folder (`save_to_disk`, or the
         Hub's Parquet shards) is a corpus too: `split` picks its split (default "train", or the only
         one). Data in memory is checked whole first: a missing column or a text that is not a string
-        raises an InputError naming it, and nothing is written."""
+        raises an InputError naming it, and nothing is written. An ingest that would mark more than
+        half the corpus's texts removed (the wrong file or folder) is refused unless `allow_removal`."""
         from rubricflow.tasks.loaders.ingest import check_corpus_id
 
         refuse_unset(corpus=corpus, **({"source": data} if isinstance(data, str) else {}))
@@ -95,7 +97,9 @@ class Warehouse:
             import pyarrow.parquet as pq
 
             pq.write_table(table, source)
-        report = run_ingest(source, self.path, corpus, text, id, roles, max_chars, limit, split=split)
+        report = run_ingest(
+            source, self.path, corpus, text, id, roles, max_chars, limit, split=split, allow_removal=allow_removal
+        )
         return Ingested(**{f.name: report[f.name] for f in fields(Ingested)})
 
     def score(
@@ -230,6 +234,7 @@ def run_ingest(
     limit: int | None = None,
     encoding: str | None = None,
     split: str | None = None,
+    allow_removal: bool = False,
 ) -> dict:
     """The ingest flow, as `rubricflow ingest` and `Warehouse.ingest` both run it."""
     if not source.exists():
@@ -241,7 +246,9 @@ def run_ingest(
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
 
-    return ingest_flow(str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None, split)
+    return ingest_flow(
+        str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None, split, allow_removal
+    )
 
 
 def run_score(

@@ -7,8 +7,6 @@ Imported only by the commands that run a flow: the others never import Prefect.
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-
 from .common import debugging, said_in_one_line
 
 
@@ -54,9 +52,7 @@ def start_flows() -> None:
         note_user()
     import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
 
-    _settings_from_environment()
-    if shared:  # flow heartbeats feed crash detection services this server does not run; ending
-        _no_heartbeats()  # their thread costs up to a second per flow
+    _settings_from_environment(no_heartbeats=bool(shared))
     if debugging():
         return
     for handler in logging.getLogger().handlers:  # Prefect's console handler; its EventsWorker logs to it too
@@ -65,20 +61,23 @@ def start_flows() -> None:
                 handler.addFilter(kind())
 
 
-_SETTINGS = ExitStack()  # process-wide Prefect settings for the command's flows
-
-
-def _settings_from_environment() -> None:
+def _settings_from_environment(no_heartbeats: bool) -> None:
     """Prefect's settings read again from this process's environment: a command in the warm worker
     runs with Prefect imported under the worker's environment, which holds no secrets (a user's
-    PREFECT_API_AUTH_STRING or PREFECT_API_KEY was not sent: 401 from their server)."""
+    PREFECT_API_AUTH_STRING or PREFECT_API_KEY was not sent: 401 from their server). Set as the
+    process-global settings, never as an entered context: the API is called from a script, then
+    inside `asyncio.run`, threads and Jupyter cells, each its own `contextvars` context, and a
+    context entered in one could not be closed in the next (Prefect's "<Token var=<ContextVar
+    name='settings'>> was created in a different Context")."""
     import prefect.context
 
-    _SETTINGS.close()
     prefect.context.refresh_global_settings_context()
+    if no_heartbeats:  # flow heartbeats feed crash detection services the shared server does not
+        # run; ending their thread costs up to a second per flow
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
 
-
-def _no_heartbeats() -> None:
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
-    _SETTINGS.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+        read = prefect.context.GLOBAL_SETTINGS_CONTEXT
+        settings = read.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+        prefect.context.GLOBAL_SETTINGS_CONTEXT = prefect.context.SettingsContext(
+            profile=read.profile, settings=settings
+        )

@@ -452,6 +452,13 @@ def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message
         analytics.refresh(con)
 
 
+def finish_unfinished_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str) -> None:
+    """The run's end, unless one is recorded already (an interrupt during the finish step)."""
+    with transaction(con):
+        run_sql(con, "finish_unfinished_run.sql", run=run_id, status=status, message=message)
+        analytics.refresh(con)
+
+
 def finish_batch(con: duckdb.DuckDBPyConnection, batch_id: str, status: str, online_cells: int) -> None:
     """A batch's end; the texts its load left marked are recomputed with it."""
     with transaction(con):

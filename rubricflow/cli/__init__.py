@@ -114,6 +114,10 @@ def main() -> None:
         refuse_empty_arguments(sys.argv[1:])
         app()
         return
+    except KeyboardInterrupt:  # Ctrl-C: a run records itself `interrupted`; no traceback
+        if debugging():
+            raise
+        message, code = "interrupted: what landed is kept; run the command again to go on", 130
     except Exception as exc:  # noqa: BLE001  # anything but the errors said in one line is re-raised
         message = machine_error(exc)
         if debugging() or (message is None and not said_in_one_line(exc)):

@@ -20,13 +20,20 @@ class _RestatesOurError:
         self.kinds: set[str] = set()  # kinds of the errors dropped so far
 
     def filter(self, record) -> bool:
-        if record.exc_info and said_in_one_line(record.exc_info[1]):
+        if record.exc_info and (said_in_one_line(record.exc_info[1]) or _interrupt(record.exc_info[1])):
             self.kinds.add(type(record.exc_info[1]).__name__)
             return False
         message = record.getMessage() if self.kinds else ""
         return not (
             message.startswith("Finished in state Failed") and any(f"exception {k}: " in message for k in self.kinds)
         )
+
+
+def _interrupt(exc: BaseException | None) -> bool:
+    """Ctrl-C: the CLI says it in one line (rubricflow.cli.main); Prefect logged its traceback."""
+    import asyncio
+
+    return isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
 
 
 class _ShutdownNotes:

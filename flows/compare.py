@@ -6,6 +6,7 @@ are judged), then compare the two judgment sets over the warehouse and publish t
 from prefect import flow, get_run_logger
 
 from rubricflow.flows.artifacts import artifact_key, publish
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import criterion_rows, md_table, md_text
@@ -31,6 +32,8 @@ def compare_flow(
     """`judge_a` / `judge_b`: each side's judge (two models with one rubric is an A/B too).
     With score=False only landed judgments are compared; `judge_hash_a` / `judge_hash_b` (hash
     prefixes) pick one judge setup per side, e.g. two strategies of one model."""
+    refuse_unset(corpus_id=corpus_id, rubric_a=rubric_a, rubric_b=rubric_b, warehouse_path=warehouse_path)
+    refuse_unset(**{k: j for k, j in (("judge_a", judge_a), ("judge_b", judge_b)) if j is not None})
     logger = get_run_logger()
     if score:
         ran = [

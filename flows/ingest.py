@@ -7,6 +7,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.rubrics.importers.common import kebab
 from rubricflow.tasks.loaders.ingest import check_corpus_id
 from rubricflow.tasks.pipeline.ingest import corpus_dir, load, normalise
@@ -24,15 +25,20 @@ def ingest_flow(
     encoding: str | None = None,
     fields: dict[str, str] | None = None,
     split: str | None = None,
+    allow_removal: bool = False,
 ) -> dict:
     """`fields` maps input / context / genre to the source's columns of other names (see
     tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it.
-    `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py)."""
+    `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py). An ingest that
+    would mark more than half the corpus removed is refused unless `allow_removal`."""
+    refuse_unset(source=source, warehouse_path=warehouse_path)
+    if corpus_id is not None:
+        refuse_unset(corpus_id=corpus_id)
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     out_dir = str(corpus_dir(Path(warehouse_path), corpus_id))
     report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields, split)
-    load(warehouse_path, corpus_id, report)
+    load(warehouse_path, corpus_id, report, allow_removal)
     logger.info(
         "corpus %s: %s rows in, %s quarantined (%s)",
         corpus_id,

@@ -48,7 +48,7 @@ def nightly_scoring(
     `min_correlation`: the calibration threshold of a rubric that states none of its own.
     Coverage under `min_coverage` and canary drift over `max_canary_drift` are announced as Prefect
     events (flows/night_events.py); only the first fails the night."""
-    refuse_unset(source=source, rubrics=rubrics, warehouse_path=warehouse_path, judge=judge)
+    refuse_unset(source=source, corpus_id=corpus_id, rubrics=rubrics, warehouse_path=warehouse_path, judge=judge)
     logger = get_run_logger()
     night = night or dt.datetime.now(dt.UTC).date().isoformat()
     changed, digest = source_changed(source, warehouse_path, corpus_id)

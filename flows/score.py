@@ -31,6 +31,7 @@ from rubricflow.tasks.pipeline.batch import collect_batch, resolve_uploads, subm
 from rubricflow.tasks.pipeline.cluster import judge_on_cluster
 from rubricflow.tasks.pipeline.score import (
     cell_done,
+    finish_interrupted,
     finish_run,
     judge_shard,
     load_shard,
@@ -93,7 +94,9 @@ def score_corpus(
     processes that share the rate limits and budget; with the judge's `cluster` (or
     $RUBRICFLOW_DASK_ADDRESS), on that Dask cluster's workers. With `texts`, only those texts'
     cells are planned (a sequential A/B's batch, a cascade's escalation)."""
-    refuse_unset(rubric=rubric, warehouse_path=warehouse_path, judge=judge)  # deploy/prefect.yaml's placeholders
+    refuse_unset(
+        corpus_id=corpus_id, rubric=rubric, warehouse_path=warehouse_path, judge=judge
+    )  # deploy/prefect.yaml's
     logger = get_run_logger()
     check_where(judge, workers)
     judge.check_endpoint()
@@ -125,10 +128,14 @@ def score_corpus(
             else:
                 finish_run(run, "failed", (scrub(f"{type(exc).__name__}: {exc}") or "")[:500])
             raise
-        waiting = sum(r.waiting for r in results)
-        unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
-        refused = _close_run(run, waiting, unjudged, plan.deferred)
-        _publish(run)
+        try:
+            waiting = sum(r.waiting for r in results)
+            unjudged = plan.cells + sum(r.resumed for r in results) - sum(r.cells for r in results) - waiting
+            refused = _close_run(run, waiting, unjudged, plan.deferred)
+            _publish(run)
+        except (KeyboardInterrupt, asyncio.CancelledError):  # during the finish step
+            finish_interrupted(run, INTERRUPTED)
+            raise
         summary = _summary(run, plan, results, recovered, unjudged, estimate.usd, started)
         logger.info("run %s finished: %s", run.run_id, summary)
         if refused:

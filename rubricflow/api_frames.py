@@ -22,7 +22,7 @@ def table_of(data: Any) -> Any:
     if module == "polars" and hasattr(data, "to_arrow"):
         return data.to_arrow()
     if module == "pandas" and hasattr(data, "columns"):
-        return pa.Table.from_pandas(data, preserve_index=False)
+        return _from_pandas(data)
     raise InputError(
         f"cannot ingest a {type(data).__name__}: pass a path, a polars or pandas DataFrame, an Arrow table "
         "or a list of dicts"
@@ -41,12 +41,27 @@ def _from_records(rows: list) -> Any:
         raise InputError(_mixed_column(rows) or f"the rows cannot form one table: {exc}") from None
 
 
+def _from_pandas(frame: Any) -> Any:
+    """A pandas frame as Arrow; an object column mixing kinds (a text column holding a number) is
+    refused naming the column and the row (Arrow's own error named neither row nor id)."""
+    import pyarrow as pa
+
+    objects = [c for c in frame.columns if frame[c].dtype == object or c == "id"]  # only these can mix kinds
+    found = _mixed_column(frame[objects].to_dict("records"))
+    if found:
+        raise InputError(found)
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise InputError(f"the DataFrame cannot be ingested: {exc}; nothing was ingested") from None
+
+
 def _mixed_column(rows: list[dict]) -> str | None:
     """Which column holds values of two types, and the first row where the second appears."""
     first: dict[str, type] = {}
     for n, row in enumerate(rows):
         for name, value in row.items():
-            if value is None:
+            if value is None or value != value:  # missing (pandas writes NaN)
                 continue
             kind = first.setdefault(name, type(value))
             if type(value) is not kind:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubricflow.api_frames import check_columns, table_of
 from rubricflow.errors import InputError
+from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.tasks.judging.config import JudgeConfig, checked
 from rubricflow.tasks.judging.run import RunSummary as Run  # one finished run, as the flow summarised it
 from rubricflow.tasks.judging.run_options import RunOptions
@@ -50,7 +51,9 @@ class Warehouse:
     def __init__(self, path: str | Path | None = None) -> None:
         from rubricflow.warehouse.db import default_path
 
-        self.path = Path(path) if path else default_path()
+        if isinstance(path, str):
+            refuse_unset(path=path)  # "" is the current folder, not the default warehouse
+        self.path = Path(path) if path is not None else default_path()
 
     def __repr__(self) -> str:
         return f"<Warehouse {self.path}>"
@@ -67,15 +70,18 @@ class Warehouse:
         max_chars: int = 1_000_000,
         limit: int | None = None,
         split: str | None = None,
+        allow_removal: bool = False,
     ) -> Ingested:
         """Load a corpus: a file or folder path, a polars or pandas DataFrame, an Arrow table or a
         list of dicts. `text`, `id`, `input`, `context`, `genre` name the columns holding each (by
         default the columns of those names). A Hugging Face dataset folder (`save_to_disk`, or the
         Hub's Parquet shards) is a corpus too: `split` picks its split (default "train", or the only
         one). Data in memory is checked whole first: a missing column or a text that is not a string
-        raises an InputError naming it, and nothing is written."""
+        raises an InputError naming it, and nothing is written. An ingest that would mark more than
+        half the corpus's texts removed (the wrong file or folder) is refused unless `allow_removal`."""
         from rubricflow.tasks.loaders.ingest import check_corpus_id
 
+        refuse_unset(corpus=corpus, **({"source": data} if isinstance(data, str) else {}))
         check_corpus_id(corpus)
         mapping = {"input": input, "context": context, "genre": genre}
         roles = {k: v for k, v in mapping.items() if v}
@@ -91,7 +97,9 @@ class Warehouse:
             import pyarrow.parquet as pq
 
             pq.write_table(table, source)
-        report = run_ingest(source, self.path, corpus, text, id, roles, max_chars, limit, split=split)
+        report = run_ingest(
+            source, self.path, corpus, text, id, roles, max_chars, limit, split=split, allow_removal=allow_removal
+        )
         return Ingested(**{f.name: report[f.name] for f in fields(Ingested)})
 
     def score(
@@ -108,6 +116,7 @@ class Warehouse:
         closes the run `interrupted`; what landed stays."""
         from rubricflow.api_rubric import flow_reference
 
+        refuse_unset(corpus=corpus, **({"rubric": rubric} if isinstance(rubric, str) else {}))
         ref = flow_reference(rubric, self.path.parent / "rubrics")
         summary = run_score(self.path, corpus, ref, judge.config, checked(RunOptions, options), workers)
         return Run(warehouse=self.path, **summary)
@@ -225,6 +234,7 @@ def run_ingest(
     limit: int | None = None,
     encoding: str | None = None,
     split: str | None = None,
+    allow_removal: bool = False,
 ) -> dict:
     """The ingest flow, as `rubricflow ingest` and `Warehouse.ingest` both run it."""
     if not source.exists():
@@ -236,7 +246,9 @@ def run_ingest(
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
 
-    return ingest_flow(str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None, split)
+    return ingest_flow(
+        str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None, split, allow_removal
+    )
 
 
 def run_score(

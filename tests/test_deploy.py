@@ -124,3 +124,31 @@ def _event(name: str, resource_id: str, **payload) -> dict:
         "resource": {"prefect.resource.id": resource_id},
         "payload": payload,
     }
+
+
+def test_an_empty_parameter_as_the_real_prefect_deploy_leaves_it_is_refused_naming_its_variable():
+    """The real CLI templates twice, so an unset variable deploys '' (tests/flows/test_deploy_unset.py
+    runs it): an empty source was the current folder, ingested and judged whole."""
+    for given, variable in (
+        ({"source": ""}, "RUBRICFLOW_SOURCE"),
+        ({"rubrics": [""]}, "RUBRICFLOW_RUBRIC"),
+        ({"warehouse_path": "  "}, "RUBRICFLOW_WAREHOUSE"),
+        ({"judge": {"model": ""}}, "RUBRICFLOW_MODEL"),
+    ):
+        with pytest.raises(InputError, match=rf"parameter {next(iter(given))} is empty: .*export {variable} "):
+            refuse_unset(**given)
+    with pytest.raises(InputError, match=r"parameter corpus_id is empty: give it a value$"):
+        refuse_unset(corpus_id="")
+    refuse_unset(source="s.jsonl", rubrics=["r"], judge={"model": "m"}, limit=None)
+
+
+def test_an_empty_command_line_argument_is_refused_before_the_command_runs():
+    from rubricflow.cli import refuse_empty_arguments
+
+    with pytest.raises(InputError, match=r"an argument of `rubricflow ingest` is empty"):
+        refuse_empty_arguments(["ingest", ""])
+    with pytest.raises(InputError, match=r"option --corpus is empty"):
+        refuse_empty_arguments(["score", "--corpus=", "-r", "r"])
+    with pytest.raises(InputError, match=r"option -w is empty"):
+        refuse_empty_arguments(["labels", "plan", "-w", " "])
+    refuse_empty_arguments(["ingest", "x.jsonl", "-c", "c"])

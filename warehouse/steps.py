@@ -37,6 +37,23 @@ def load_corpus(
     analytics.refresh_in_batches(con)
 
 
+# The share of a corpus's texts one ingest may mark removed unless asked (--allow-removal): a source
+# path that read the wrong file or folder marked a whole nightly series removed.
+MAX_REMOVAL_SHARE = 0.5
+
+
+def refuse_mass_removal(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path) -> None:
+    """Refuse, before anything is written, an ingest that would mark more than MAX_REMOVAL_SHARE
+    of the corpus's texts removed."""
+    [found] = fetch(con, "corpus_removals.sql", corpus=corpus_id, parquet=str(parquet))
+    if found["live"] and found["removed"] / found["live"] > MAX_REMOVAL_SHARE:
+        raise InputError(
+            f"{source}: this ingest would mark {found['removed']} of corpus {corpus_id}'s {found['live']} texts "
+            f"removed (more than {MAX_REMOVAL_SHARE:.0%}): is it the right file or folder? Nothing was loaded; "
+            "pass --allow-removal (allow_removal=True) to remove them"
+        )
+
+
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:
     """Each pattern's hits in every text that has no count for its current version: in SQL with
     RE2, or, for a pattern RE2 cannot run (look-around...), in Python with the `regex` engine."""
@@ -432,6 +449,13 @@ def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message
     """The run's end; the texts its last loads left marked are recomputed with it."""
     with transaction(con):
         run_sql(con, "finish_run.sql", run=run_id, status=status, message=message)
+        analytics.refresh(con)
+
+
+def finish_unfinished_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, message: str) -> None:
+    """The run's end, unless one is recorded already (an interrupt during the finish step)."""
+    with transaction(con):
+        run_sql(con, "finish_unfinished_run.sql", run=run_id, status=status, message=message)
         analytics.refresh(con)
 
 

@@ -113,8 +113,13 @@ def main() -> None:
     """Run the command; a RubricflowError prints one line and exits with its code (with --debug,
     its traceback too); anything else is a bug and keeps its traceback."""
     try:
+        refuse_empty_arguments(sys.argv[1:])
         app()
         return
+    except KeyboardInterrupt:  # Ctrl-C: a run records itself `interrupted`; no traceback
+        if debugging():
+            raise
+        message, code = "interrupted: what landed is kept; run the command again to go on", 130
     except Exception as exc:  # noqa: BLE001  # anything but the errors said in one line is re-raised
         message = machine_error(exc)
         if debugging() or (message is None and not said_in_one_line(exc)):
@@ -127,6 +132,22 @@ def main() -> None:
     # is released first, so nothing is reported leaked at interpreter shutdown.
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # a path is never cut
     sys.exit(code)
+
+
+def refuse_empty_arguments(args: list[str]) -> None:
+    """No rubricflow argument is meaningfully empty, and an empty path is the current folder to
+    the command (`rubricflow ingest ""` read the working folder, `.venv` included): an argument or
+    option given as "" (an unset shell variable) is refused before any work."""
+    from rubricflow.errors import InputError
+
+    for i, arg in enumerate(args):
+        option, _, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
+        if value.strip():
+            continue
+        named = option or (args[i - 1] if i and args[i - 1].startswith("-") else "")
+        before = " ".join(args[: next((j for j, a in enumerate(args[:i]) if a.startswith("-")), i)])
+        what = f"option {named}" if named else f"an argument of `rubricflow {before}`"
+        raise InputError(f"{what} is empty (an unset variable?): give it a value; an empty path would be this folder")
 
 
 def _release_frames(exc: BaseException | None) -> None:

@@ -7,8 +7,6 @@ Imported only by the commands that run a flow: the others never import Prefect.
 
 from __future__ import annotations
 
-from contextlib import ExitStack
-
 from .common import debugging, said_in_one_line
 
 
@@ -22,13 +20,20 @@ class _RestatesOurError:
         self.kinds: set[str] = set()  # kinds of the errors dropped so far
 
     def filter(self, record) -> bool:
-        if record.exc_info and said_in_one_line(record.exc_info[1]):
+        if record.exc_info and (said_in_one_line(record.exc_info[1]) or _interrupt(record.exc_info[1])):
             self.kinds.add(type(record.exc_info[1]).__name__)
             return False
         message = record.getMessage() if self.kinds else ""
         return not (
             message.startswith("Finished in state Failed") and any(f"exception {k}: " in message for k in self.kinds)
         )
+
+
+def _interrupt(exc: BaseException | None) -> bool:
+    """Ctrl-C: the CLI says it in one line (rubricflow.cli.main); Prefect logged its traceback."""
+    import asyncio
+
+    return isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
 
 
 class _ShutdownNotes:
@@ -54,9 +59,7 @@ def start_flows() -> None:
         note_user()
     import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
 
-    _settings_from_environment()
-    if shared:  # flow heartbeats feed crash detection services this server does not run; ending
-        _no_heartbeats()  # their thread costs up to a second per flow
+    _settings_from_environment(no_heartbeats=bool(shared))
     if debugging():
         return
     for handler in logging.getLogger().handlers:  # Prefect's console handler; its EventsWorker logs to it too
@@ -65,20 +68,23 @@ def start_flows() -> None:
                 handler.addFilter(kind())
 
 
-_SETTINGS = ExitStack()  # process-wide Prefect settings for the command's flows
-
-
-def _settings_from_environment() -> None:
+def _settings_from_environment(no_heartbeats: bool) -> None:
     """Prefect's settings read again from this process's environment: a command in the warm worker
     runs with Prefect imported under the worker's environment, which holds no secrets (a user's
-    PREFECT_API_AUTH_STRING or PREFECT_API_KEY was not sent: 401 from their server)."""
+    PREFECT_API_AUTH_STRING or PREFECT_API_KEY was not sent: 401 from their server). Set as the
+    process-global settings, never as an entered context: the API is called from a script, then
+    inside `asyncio.run`, threads and Jupyter cells, each its own `contextvars` context, and a
+    context entered in one could not be closed in the next (Prefect's "<Token var=<ContextVar
+    name='settings'>> was created in a different Context")."""
     import prefect.context
 
-    _SETTINGS.close()
     prefect.context.refresh_global_settings_context()
+    if no_heartbeats:  # flow heartbeats feed crash detection services the shared server does not
+        # run; ending their thread costs up to a second per flow
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
 
-
-def _no_heartbeats() -> None:
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
-    _SETTINGS.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+        read = prefect.context.GLOBAL_SETTINGS_CONTEXT
+        settings = read.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+        prefect.context.GLOBAL_SETTINGS_CONTEXT = prefect.context.SettingsContext(
+            profile=read.profile, settings=settings
+        )

@@ -42,16 +42,15 @@ def gate(
     from rubricflow.tasks.stats import gate as gating
 
     settings = gating.load_config(config)  # a bad gate file is refused before any call
-    judge = judge_settings(model, base_url, need_endpoint=not no_score, **(judge or {}))
     path = warehouse_path(warehouse)
     try:
-        gated = _gated_set(corpus, rubric, path, judge, no_score)
-    except InputError:
-        raise
+        judge = judge_settings(model, base_url, need_endpoint=not no_score, **(judge or {}))
+        result = gating.evaluate(path, corpus, _gated_set(corpus, rubric, path, judge, no_score), settings)
     except RubricflowError as exc:  # the run failed or scored nothing: the gate cannot pass on it
-        result = gating.unevaluated(corpus, rubric, f"scoring failed: {exc}")
-    else:
-        result = gating.evaluate(path, corpus, gated, settings)
+        result = gating.unevaluated(corpus, rubric, f"{'refused' if isinstance(exc, InputError) else 'failed'}: {exc}")
+        if isinstance(exc, InputError):  # exit 2 in one line, CI's report written all the same
+            _report(result, junit, summary)
+            raise
     _report(result, junit, summary)
     raise typer.Exit(result.exit_code)
 
@@ -64,12 +63,18 @@ def _gated_set(corpus: str, rubric: str, warehouse: Path, judge: dict, no_score:
         ran = run_score(corpus, rubric, warehouse, judge)
         return ran["rubric_hash"], ran["judge_hash"]
     from rubricflow.tasks.judging.config import JudgeConfig
-    from rubricflow.tasks.stats.compare import judgment_sets
+    from rubricflow.tasks.stats.compare import CompareError, judgment_sets
     from rubricflow.warehouse import db
 
     judge_hash = JudgeConfig(**judge).judge_hash() if judge.get("model") else None
     with db.reader(warehouse) as con:
-        return judgment_sets(con, corpus, rubric, judge_hash, False, "gated")[0]
+        [found] = db.fetch(con, "corpus_known.sql", corpus=corpus)
+        if not found["known"]:
+            raise InputError(f"no corpus {corpus!r} in {warehouse} (corpora: {found['corpora'] or 'none'})")
+        try:
+            return judgment_sets(con, corpus, rubric, judge_hash, False, "gated")[0]
+        except CompareError as exc:  # a misspelled rubric, or one never scored here: bad usage, exit 2
+            raise InputError(str(exc).replace("side gated: ", "")) from None
 
 
 def _report(result, junit: Path | None, summary: Path | None) -> None:

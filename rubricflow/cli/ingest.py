@@ -39,6 +39,9 @@ def ingest(
     split: str | None = typer.Option(
         None, help="A Hugging Face dataset folder's split to read (default: train, or its only split)."
     ),
+    allow_removal: bool = typer.Option(
+        False, help="Load even when more than half the corpus's texts would be marked removed (gone from the source)."
+    ),
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
@@ -50,7 +53,17 @@ def ingest(
     roles = {"input": input_field, "context": context_field, "genre": genre_field}
     fields = {role: column for role, column in roles.items() if column}
     report = run_ingest(
-        source, warehouse_path(warehouse), corpus, text_field, id_field, fields, max_chars, limit, encoding, split
+        source,
+        warehouse_path(warehouse),
+        corpus,
+        text_field,
+        id_field,
+        fields,
+        max_chars,
+        limit,
+        encoding,
+        split,
+        allow_removal,
     )
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:

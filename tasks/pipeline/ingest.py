@@ -21,6 +21,10 @@ normalise = task(name="normalise-corpus", cache_policy=NO_CACHE)(ingest_corpus)
 
 
 @task(name="load-corpus", cache_policy=NO_CACHE)
-def load(warehouse_path: str, corpus_id: str, report: IngestReport) -> None:
+def load(warehouse_path: str, corpus_id: str, report: IngestReport, allow_removal: bool = False) -> None:
+    """Load the normalised corpus; one that would mark most of the corpus removed is refused unless
+    `allow_removal` (warehouse/steps.refuse_mass_removal)."""
     with db.writer(warehouse_path) as con:
+        if not allow_removal:
+            steps.refuse_mass_removal(con, corpus_id, report.source, report.parquet)
         steps.load_corpus(con, corpus_id, report.source, report.parquet, report.rows_ok, report.rows_quarantined)

@@ -134,6 +134,13 @@ def finish_run(run: Run, status: str, message: str | None) -> None:
     RunFolder.prune(runs, live={f.run_id for f in RunFolder.all(runs)} - {run.run_id})
 
 
+def finish_interrupted(run: Run, message: str) -> None:
+    """An interrupt during the run's finish step: `interrupted`, unless the step had recorded its end
+    already. Left `running`, a later run recorded that its process had ended, which it had not."""
+    with db.writer(run.warehouse) as con:
+        steps.finish_unfinished_run(con, run.run_id, "interrupted", message)
+
+
 @task(name="run-report", cache_policy=NO_CACHE)
 def run_report(run: Run) -> tuple[list[dict], list[dict], list[dict]]:
     """The finished run's summary row, label distribution and criteria (for its artifacts and event)."""

@@ -55,6 +55,8 @@ def load_config(path: Path) -> GateConfig:
         raise InputError(f"{path}: not valid YAML ({exc})".replace("\n", " ")) from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: a gate file is a mapping (thresholds, regression, coverage_floor)")
+    if not any(data.get(key) for key in ("thresholds", "regression", "coverage_floor")):  # an empty file passed
+        raise InputError(f"{path}: the gate file sets no threshold, regression or coverage_floor: it gates nothing")
     try:
         return GateConfig.model_validate(data)
     except ValidationError as exc:

@@ -115,6 +115,20 @@ def test_a_bad_gate_file_is_refused(scored, config, message):
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["-c", "nosuch", "-r", "llm-slop"], "no corpus 'nosuch' in"), (["-r", "llm-slpo"], "no judgments of 'llm-slpo'")],
+)
+def test_no_score_on_an_unknown_corpus_or_rubric_is_bad_input_and_still_writes_junit(scored, args, message):
+    """Exit 2 (docs/gate.md), not 3 ("could not evaluate"); CI's JUnit report says why all the same."""
+    home, w, server = scored
+    junit = home / f"bad-{args[1]}.xml"
+    result = gate(home, w, "thresholds: {overall: 0.1}\n", *args, "--no-score", "--junit", str(junit))
+    assert result.returncode == 2 and message in result.stderr, result.stdout + result.stderr
+    [(outcome, said)] = cases(junit).values()
+    assert outcome == "error" and message in said
+
+
 def test_the_docs_page_documents_the_exit_codes_and_a_working_gate_file(tmp_path):
     page = (ROOT / "docs" / "gate.md").read_text()
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |"):

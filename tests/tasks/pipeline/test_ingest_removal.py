@@ -1,0 +1,33 @@
+"""An ingest that would mark more than half a corpus removed (a source path that read the wrong file
+or folder) is refused before anything is written, unless asked; a normal night's churn loads."""
+
+import json
+
+import pytest
+
+from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.ingest import ingest_corpus
+from rubricflow.tasks.pipeline.ingest import load
+from tests.conftest import rows
+
+
+def _ingest(tmp_path, ids: list[str], allow_removal: bool = False) -> None:
+    source = tmp_path / f"{len(ids)}.jsonl"
+    source.write_text("".join(json.dumps({"id": i, "text": f"Text {i}."}) + "\n" for i in ids))
+    report = ingest_corpus(source, tmp_path / "corpora" / "c")
+    load.fn(str(tmp_path / "w.duckdb"), "c", report, allow_removal)  # the flow's task, without Prefect
+
+
+def _live(tmp_path) -> list[str]:
+    return [r[0] for r in rows(tmp_path / "w.duckdb", "SELECT text_id FROM texts WHERE removed_at IS NULL ORDER BY 1")]
+
+
+def test_an_ingest_removing_most_of_a_corpus_is_refused_unless_asked(tmp_path):
+    _ingest(tmp_path, ["a", "b", "c", "d"])
+    _ingest(tmp_path, ["a", "b", "x"])  # 2 of 4 removed: half, a night's churn
+    with pytest.raises(InputError, match=r"3\.jsonl: this ingest would mark 3 of corpus c's 3 texts removed .*"
+                                         r"Nothing was loaded; pass --allow-removal"):  # fmt: skip
+        _ingest(tmp_path, ["y", "z", "w"])
+    assert _live(tmp_path) == ["a", "b", "x"]
+    _ingest(tmp_path, ["y", "z", "w"], allow_removal=True)
+    assert _live(tmp_path) == ["w", "y", "z"]

@@ -41,6 +41,7 @@ from rubricflow.tasks.judging.failures import (
 from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
+from rubricflow.tasks.judging.stop_rule import StopRule
 from rubricflow.tasks.judging.transport import RetryBudget, RetryBudgetSpent, Wait, post_chat
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult
 from rubricflow.tasks.runtime.progress import notify
@@ -107,9 +108,6 @@ class Attempts:
     queued_s: float = 0.0
 
 
-SETUP_FAILURES_BEFORE_STOP = 3  # with no call answered yet, the run stops sending after this many
-
-
 class Judge:
     """Judges cells of one rubric with one judge setup; one per worker, reusing one client."""
 
@@ -156,9 +154,8 @@ class Judge:
         the endpoint (layout, request form, output mode), and each call on it is a run of its own:
         one call's spent retries or refusals must not stop the next (the endpoint may be up now)."""
         self.retries = retries if retries is not None else RetryBudget(self.config.retry_budget)
-        self.answered = self.setup_failures = 0  # usable answers and setup refusals so far (the stop rule)
+        self.stop_rule = StopRule(self.timeout_s)  # refusals and silence stop the run sending
         self.stopping = False  # set when the run fails: no new call is sent, those sent are waited for
-        self.first_setup_error: str | None = None
 
     def unit(self, unit_id: str, genre: str | None) -> tuple[CallUnit, str, dict]:
         """The call unit, its system text and answer schema, as rubrics/render rendered them."""
@@ -238,11 +235,8 @@ class Judge:
                 async with self.limiter.slot() as slot:
                     if self.stopping:
                         raise Stopped("not sent: the run is stopping")
-                    if self.setup_failures >= SETUP_FAILURES_BEFORE_STOP and not self.answered:
-                        raise NotSent(
-                            f"not sent: the endpoint refused or never answered the run's first calls "
-                            f"({self.first_setup_error})"
-                        )
+                    if not_sent := self.stop_rule.why_not_send():
+                        raise NotSent(not_sent)
                     if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
                         kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
                     reserved = self._reserve(prompt)
@@ -279,17 +273,22 @@ class Judge:
 
     async def _create(self, body: dict[str, Any], timeout_s: float | None = None) -> Any:
         try:
-            return await post_chat(self.client, body, timeout_s or self.timeout_s, self.config.provider, self.form)
+            response = await post_chat(self.client, body, timeout_s or self.timeout_s, self.config.provider, self.form)
+        except Exception as exc:
+            self.stop_rule.sent(exc)
+            raise
+        else:
+            self.stop_rule.sent(None)
+            return response
         finally:
             while self.form.notes:  # what the run learned about the server's parameters, said once
                 notify("note", f"{self.form.notes.pop(0)}; this run adapts its requests")
 
     def _note_refusal(self, exc: BaseException) -> None:
         """Count an attempt the endpoint refused (key, model, URL) or never answered: after a few,
-        with no answer yet, the run stops sending (see SETUP_FAILURES_BEFORE_STOP)."""
-        if isinstance(exc, Exception) and self.wire.classify(exc).policy.stops_sending:
-            self.setup_failures += 1
-            self.first_setup_error = self.first_setup_error or describe(exc)
+        with no answer yet, the run stops sending (see stop_rule.StopRule)."""
+        if isinstance(exc, Exception):
+            self.stop_rule.refused(exc, self.wire.classify(exc))
 
     def _reserve(self, prompt: Prompt) -> float:
         if not self.spend:
@@ -443,7 +442,7 @@ class Judge:
             for r in results:
                 r.warnings = warnings + r.warnings
             row.update(status="ok", error_kind=None, error=None, declared_disqualifiers=declared)
-            self.answered += 1
+            self.stop_rule.answered += 1
             break
         row["attempts"] = attempts.count
         row["latency_ms"] = attempts.server_s * 1000 if attempts.count else None

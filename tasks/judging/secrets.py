@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from rubricflow.tasks.judging.providers import key_variables
 
@@ -71,4 +71,11 @@ def url_credentials(url: str) -> list[str]:
             name = pair.split("=", 1)[0].lower()
             if name in CREDENTIAL_QUERY_KEYS or ("=" in pair and CREDENTIAL_SHAPE.search(name)):
                 found.append(f"{place} parameter {name!r}")
+    if not found and _shaped(unquote(url)):  # `?q=sk-proj-...`: a key under a name of no credential's shape
+        found.append("a value shaped like a key")
     return found
+
+
+def _shaped(text: str) -> bool:
+    """Whether `text` holds the configured key or a credential-shaped string (what `scrub` removes)."""
+    return scrub(text) != text

@@ -144,7 +144,7 @@ def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[
         "gen_ai.usage.output_tokens": row.get("completion_tokens"),
         "error.type": row.get("error_kind"),
     }
-    span.set_attributes({k: v for k, v in figures.items() if v is not None})
+    span.set_attributes(_scrubbed(figures))
     for r in results:
         event = {
             "gen_ai.evaluation.name": r.criterion_id,
@@ -153,7 +153,16 @@ def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[
             "gen_ai.evaluation.explanation": r.rationale or r.reason,
             "gen_ai.response.id": row.get("response_id"),
         }
-        span.add_event(EVALUATION_EVENT, {k: v for k, v in event.items() if v is not None})
+        span.add_event(EVALUATION_EVENT, _scrubbed(event))
+
+
+def _scrubbed(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The attributes set, each text scrubbed of the key and credential shapes (tasks/judging/secrets):
+    an endpoint that echoes the request puts the key into rationales and ids, and a span leaves the
+    process as surely as a warehouse row does."""
+    from rubricflow.tasks.judging.secrets import scrub
+
+    return {k: scrub(v) if isinstance(v, str) else v for k, v in attributes.items() if v is not None}
 
 
 def _label(unit_score: float | None, threshold: float) -> str | None:

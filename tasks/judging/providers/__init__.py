@@ -13,6 +13,7 @@ line in `providers()`, and a test against a stand-in that speaks that API (docs/
 from __future__ import annotations
 
 import functools
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from rubricflow.settings import variable
@@ -65,14 +66,9 @@ def client_identity(name: str | None, base_url: str | None, timeout_s: float) ->
     provider's query and headers included): a process keeping clients (and judges holding them)
     keys them by this, so a variable changed since gets a client that sends it."""
     chosen, key = provider(name), api_key(name, base_url)
-    return (
-        chosen.name,
-        chosen.base_url(base_url),
-        key,
-        tuple(sorted(chosen.headers(key).items())),
-        tuple(sorted(chosen.query().items())),
-        timeout_s,
-    )
+    secret_parts = repr((key, sorted(chosen.headers(key).items()), sorted(chosen.query().items())))
+    # the key, headers and query as a digest: the identity is kept in dicts a user can print (`vars(judge)`)
+    return (chosen.name, chosen.base_url(base_url), hashlib.sha256(secret_parts.encode()).hexdigest(), timeout_s)
 
 
 def client_for(name: str | None, base_url: str | None, timeout_s: float, http_client: Any = None) -> AsyncOpenAI:

@@ -53,3 +53,21 @@ def test_a_base_url_with_credentials_is_refused(url):
 
 def test_a_plain_base_url_is_fine():
     assert JudgeConfig(base_url="http://127.0.0.1:8765/v1?region=eu").base_url.endswith("region=eu")
+
+
+def test_a_key_shaped_value_under_any_name_in_the_base_url_is_refused():
+    """`?q=sk-proj-...` was stored in the run's parameters: the name is no credential's, the value is one."""
+    with pytest.raises(ValueError, match="a value shaped like a key"):
+        JudgeConfig(base_url="http://127.0.0.1:8765/v1?q=sk-proj-abcdefghijklmnop0123")
+
+
+def test_the_key_is_not_in_a_judges_attributes_or_repr(monkeypatch):
+    """`vars(judge)` showed the raw key: the engines a Judge keeps were keyed by the client's key."""
+    import rubricflow as rf
+
+    canary = "sk-rubricflow-canary-vars-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    with rf.Judge.offline() as judge:
+        judge.evaluate("llm-slop", "The council approved the road budget by seven votes to two.")
+        assert judge._engines  # what it keeps was built
+        assert canary not in repr(vars(judge)) and canary not in repr(judge)

@@ -94,16 +94,23 @@ def tool_calls_of(message: dict, number: int) -> list[dict]:
     return out
 
 
+COLUMNS = [f.name for f in MESSAGES_SCHEMA if f.name != "transcript_id"]
+
+
 @dataclass
 class Transcript:
-    """One transcript's rows: its messages (columns), its bodies, its rendering."""
+    """One transcript's rows as columns (MESSAGES_SCHEMA's, less the id), its bodies, its rendering."""
 
     transcript_id: str
-    messages: list[dict]
+    columns: dict[str, list]
     bodies: dict[str, str]
     rendering: str
     tools_hash: str | None
     tools_body: str | None
+
+    @property
+    def message_count(self) -> int:
+        return len(self.columns["position"])
 
 
 def parse_messages(messages: Any) -> list[dict]:
@@ -126,33 +133,33 @@ def parse_messages(messages: Any) -> list[dict]:
 
 def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -> Transcript:
     """The transcript's rows and its canonical rendering (see `render_message`)."""
-    rows, bodies, lines = [], {}, []
-    names: dict[str, str] = {}
+    columns: dict[str, list] = {name: [] for name in COLUMNS}
+    bodies, lines, names = {}, [], {}
     for position, message in enumerate(messages):
         body = content_text(message.get("content"))
         digest = body_hash(body)
         bodies[digest] = body
         calls = tool_calls_of(message, position)
         names.update({c["id"]: c["name"] for c in calls if c["id"]})
-        rows.append(
-            {
-                "transcript_id": transcript_id,
-                "position": position,
-                "role": message["role"],
-                "body_hash": digest,
-                "name": _str(message.get("name")),
-                "tool_calls": calls or None,
-                "tool_call_id": _str(message.get("tool_call_id")),
-                "is_error": bool(message.get("is_error") or message.get("error")) or None,
-                "step_id": _str(message.get("step_id")),
-                "span_id": _str(message.get("span_id")),
-                "ts": _str(message.get("timestamp") or message.get("created_at")),
-            }
+        link = _str(message.get("tool_call_id"))
+        values = (
+            position,
+            message["role"],
+            digest,
+            _str(message.get("name")),
+            calls or None,
+            link,
+            bool(message.get("is_error") or message.get("error")) or None,
+            _str(message.get("step_id")),
+            _str(message.get("span_id")),
+            _str(message.get("timestamp") or message.get("created_at")),
         )
-        lines.append(render_message(position, message["role"], body, calls, rows[-1]["tool_call_id"], names))
+        for name, value in zip(COLUMNS, values, strict=True):
+            columns[name].append(value)
+        lines.append(render_message(position, message["role"], body, calls, link, names))
     tools_body = json.dumps(tools, ensure_ascii=False, sort_keys=True) if tools else None
     tools_key = body_hash(tools_body) if tools_body else None
-    return Transcript(transcript_id, rows, bodies, "\n".join(lines), tools_key, tools_body)
+    return Transcript(transcript_id, columns, bodies, "\n".join(lines), tools_key, tools_body)
 
 
 def render_message(
@@ -177,14 +184,11 @@ def _str(value: Any) -> str | None:
 @dataclass
 class TranscriptWriter:
     """Streams transcripts into messages.parquet, bodies.parquet and transcripts.parquet of a corpus
-    folder, in batches (memory stays flat); each file is replaced atomically on `close`."""
+    folder, in batches of columns (memory stays flat); each file is replaced atomically on `close`."""
 
     out_dir: Path
-    batch_rows: int = 50_000  # messages per written batch
+    batch_rows: int = 100_000  # messages per written batch
     messages_written: int = 0
-    _messages: list[dict] = field(default_factory=list)
-    _bodies: dict[str, str] = field(default_factory=dict)
-    _transcripts: list[dict] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -194,9 +198,18 @@ class TranscriptWriter:
             n: pq.ParquetWriter(p.with_suffix(".parquet.tmp"), schemas[n], compression="zstd")
             for n, p in self.paths.items()
         }
+        self._clear()
+
+    def _clear(self) -> None:
+        self._messages: dict[str, list] = {f.name: [] for f in MESSAGES_SCHEMA}
+        self._bodies: dict[str, str] = {}
+        self._transcripts: dict[str, list] = {f.name: [] for f in TRANSCRIPTS_SCHEMA}
 
     def add(self, transcript: Transcript) -> None:
-        self._messages.extend(transcript.messages)
+        count = transcript.message_count
+        self._messages["transcript_id"].extend([transcript.transcript_id] * count)
+        for name, values in transcript.columns.items():
+            self._messages[name].extend(values)
         extra = {transcript.tools_hash: transcript.tools_body} if transcript.tools_hash else {}
         for digest, body in {**transcript.bodies, **extra}.items():
             if digest not in self._seen:
@@ -204,20 +217,20 @@ class TranscriptWriter:
                 self._seen.add(digest)
         if len(self._seen) > SEEN_CAP:  # forget: a body seen again is written again, the load keeps one
             self._seen.clear()
-        count = len(transcript.messages)
-        self._transcripts.append(
-            {"transcript_id": transcript.transcript_id, "tools_hash": transcript.tools_hash, "message_count": count}
-        )
-        if len(self._messages) >= self.batch_rows:
+        for name, value in zip(
+            TRANSCRIPTS_SCHEMA.names, (transcript.transcript_id, transcript.tools_hash, count), strict=True
+        ):
+            self._transcripts[name].append(value)
+        if len(self._messages["position"]) >= self.batch_rows:
             self.flush()
 
     def flush(self) -> None:
-        self._write("messages", pa.Table.from_pylist(self._messages, schema=MESSAGES_SCHEMA))
+        self._write("messages", pa.table(self._messages, schema=MESSAGES_SCHEMA))
         bodies = pa.table({"body_hash": list(self._bodies), "body": list(self._bodies.values())}, schema=BODIES_SCHEMA)
         self._write("bodies", bodies)
-        self._write("transcripts", pa.Table.from_pylist(self._transcripts, schema=TRANSCRIPTS_SCHEMA))
-        self.messages_written += len(self._messages)
-        self._messages, self._bodies, self._transcripts = [], {}, []
+        self._write("transcripts", pa.table(self._transcripts, schema=TRANSCRIPTS_SCHEMA))
+        self.messages_written += len(self._messages["position"])
+        self._clear()
 
     def _write(self, name: str, table: pa.Table) -> None:
         if table.num_rows:

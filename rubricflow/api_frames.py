@@ -3,6 +3,7 @@ as one Arrow table, checked whole before anything is written."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rubricflow.errors import InputError
@@ -11,22 +12,50 @@ TEXT_COLUMNS = ("text", "output", "completion", "response", "content")  # as tas
 
 
 def table_of(data: Any) -> Any:
-    """An Arrow table of `data`; anything else is refused, naming what it is."""
+    """An Arrow table of `data`; anything else is refused, naming what it is. A `messages` column
+    (a corpus of transcripts) becomes JSON text, so messages of different shapes make one column."""
     import pyarrow as pa
 
     if isinstance(data, pa.Table):
-        return data
+        return messages_as_json(data)
     if isinstance(data, list | tuple):
-        return _from_records(list(data))
+        rows = [_dumped_messages(r) for r in data]
+        return _from_records(rows)
     module = type(data).__module__.split(".")[0]
     if module == "polars" and hasattr(data, "to_arrow"):
-        return data.to_arrow()
+        return messages_as_json(data.to_arrow())
     if module == "pandas" and hasattr(data, "columns"):
+        if "messages" in data.columns:
+            data = data.assign(messages=[_json_or_none(v) for v in data["messages"]])
         return _from_pandas(data)
     raise InputError(
         f"cannot ingest a {type(data).__name__}: pass a path, a polars or pandas DataFrame, an Arrow table "
         "or a list of dicts"
     )
+
+
+def _json_or_none(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "tolist"):  # a numpy array of dicts (pandas from Parquet)
+        value = value.tolist()
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _dumped_messages(row: Any) -> Any:
+    if isinstance(row, dict) and isinstance(row.get("messages"), list):
+        return {**row, "messages": _json_or_none(row["messages"])}
+    return row
+
+
+def messages_as_json(table: Any) -> Any:
+    """The table with its `messages` column (lists of message structs) as JSON text."""
+    import pyarrow as pa
+
+    if "messages" not in table.column_names or pa.types.is_string(table.schema.field("messages").type):
+        return table
+    values = [_json_or_none(v) for v in table.column("messages").to_pylist()]
+    return table.set_column(table.column_names.index("messages"), "messages", pa.array(values, pa.string()))
 
 
 def _from_records(rows: list) -> Any:
@@ -73,12 +102,15 @@ def _mixed_column(rows: list[dict]) -> str | None:
     return None
 
 
-def check_columns(table: Any, text: str | None, id: str | None, roles: dict[str, str]) -> str:
-    """The text column's name; a named column missing, or a text that is not a non-empty string,
-    raises an InputError naming the column, the row and its id."""
+def check_columns(table: Any, text: str | None, id: str | None, roles: dict[str, str]) -> str | None:
+    """The text column's name (None: a corpus of transcripts, a `messages` column and no text); a
+    named column missing, or a text that is not a non-empty string, raises an InputError naming the
+    column, the row and its id."""
     columns = list(table.column_names)
     if text is None:
         text = next((c for c in TEXT_COLUMNS if c in columns), None)
+        if text is None and "messages" in columns:
+            return None
         if text is None:
             raise InputError(f"no text column ({' or '.join(TEXT_COLUMNS)}): pass text=; columns are {columns}")
     for role, name in {"text": text, "id": id, **roles}.items():

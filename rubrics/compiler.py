@@ -104,6 +104,8 @@ def rubric_document(rubric: Rubric) -> dict:
     _drop_defaults(data.get("role") or {}, LATER_ROLE_DEFAULTS)
     for constraint in (data.get("output") or {}).get("constraints") or ():
         _drop_defaults(constraint, LATER_CONSTRAINT_DEFAULTS)
+    for criterion in data.get("criteria") or ():
+        _drop_defaults(criterion, {"check": None})
     for golden in data.get("goldens") or ():
         _drop_defaults(golden, {"expected_label": None})
     if rubric.surface == Surface():  # added later too: the default surface is how rubrics always rendered

@@ -287,6 +287,53 @@ class ScoredExample(Strict):
     explanation: str = ""
 
 
+CheckKind = Literal[
+    "tool_used", "tool_not_used", "tool_sequence", "argument", "step_count", "error_results", "final_message"
+]
+CHECK_NEEDS: dict[str, tuple[str, ...]] = {  # the fields each kind of check must be given
+    "tool_used": ("tool",),
+    "tool_not_used": ("tool",),
+    "tool_sequence": ("tools",),
+    "argument": ("tool", "path"),
+    "step_count": (),
+    "error_results": (),
+    "final_message": (),
+}
+
+
+class TrajectoryCheck(Strict):
+    """A deterministic check of a transcript's messages (#51), evaluated in SQL with no judge call
+    (warehouse/sql/check_*.sql): a criterion with a check is never sent to the judge; it passes (its
+    binary scale's value 1) or fails (0) per transcript, and lands as a judgment like any other."""
+
+    kind: CheckKind
+    tool: str | None = None  # tool_used / tool_not_used / argument: the tool's name
+    tools: tuple[str, ...] = ()  # tool_sequence: the names, in the order asked
+    order: Literal["in_order", "any_order", "exact"] = "in_order"  # tool_sequence
+    path: str | None = None  # argument: a JSON path into the call's arguments ($.city)
+    equals: Scalar = None  # argument: the value at `path` equals this (in some call to `tool`)
+    matches: str | None = (
+        None  # argument: the value matches; final_message: the text matches; error_results: a result that matches is an error
+    )
+    not_matches: str | None = None  # final_message: the text must not match (RE2)
+    count: Literal["steps", "tool_calls", "messages"] = (
+        "steps"  # step_count: what is counted (steps: assistant messages)
+    )
+    min: int | None = Field(default=None, ge=0)  # step_count bounds
+    max: int | None = Field(default=None, ge=0)  # step_count's upper bound; error_results: errors allowed (0)
+
+    @model_validator(mode="after")
+    def _check(self) -> TrajectoryCheck:
+        missing = [f for f in CHECK_NEEDS[self.kind] if not getattr(self, f)]
+        if missing:
+            raise ValueError(f"a {self.kind} check needs {', '.join(missing)}")
+        if self.kind == "argument" and self.equals is None and self.matches is None:
+            raise ValueError("an argument check needs equals or matches")
+        if self.kind == "final_message" and self.matches is None and self.not_matches is None:
+            raise ValueError("a final_message check needs matches or not_matches")
+        return self
+
+
 class Criterion(Strict):
     id: Id
     title: str = ""
@@ -303,6 +350,13 @@ class Criterion(Strict):
     points: float | None = None  # signed points (HealthBench): negative marks undesirable behaviour
     notes: str = ""
     tags: tuple[str, ...] = ()
+    check: TrajectoryCheck | None = None  # decided in SQL over the transcript's messages, not by the judge
+
+    @model_validator(mode="after")
+    def _check_is_binary(self) -> Criterion:
+        if self.check is not None and not isinstance(self.scale, BinaryScale):
+            raise ValueError(f"criterion {self.id!r}: a check passes or fails, so its scale is binary")
+        return self
 
 
 Aggregation = Literal["weighted_mean", "weighted_sum", "min", "max", "all", "any", "points"]

@@ -23,8 +23,10 @@ from .sqlfiles import fetch, fetch_tuples, literal, run_sql, sql, transaction
 def load_corpus(
     con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path, rows_ok: int, rows_quarantined: int
 ) -> None:
+    """Texts into `texts`; a corpus of transcripts also its messages (the files beside texts.parquet)."""
     with transaction(con):
         run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
+        load_transcripts(con, corpus_id, parquet.parent)
         run_sql(
             con,
             "register_corpus.sql",
@@ -52,6 +54,16 @@ def refuse_mass_removal(con: duckdb.DuckDBPyConnection, corpus_id: str, source: 
             f"removed (more than {MAX_REMOVAL_SHARE:.0%}): is it the right file or folder? Nothing was loaded; "
             "pass --allow-removal (allow_removal=True) to remove them"
         )
+
+
+def load_transcripts(con: duckdb.DuckDBPyConnection, corpus_id: str, folder: Path) -> None:
+    """The corpus's messages, bodies and transcripts from its folder's Parquet files, or none (a
+    corpus of plain texts)."""
+    files = {n: folder / f"{n}.parquet" for n in ("messages", "bodies", "transcripts")}
+    if not files["messages"].exists():
+        run_sql(con, "clear_transcripts.sql", corpus=corpus_id)
+        return
+    run_sql(con, "load_transcripts.sql", corpus=corpus_id, **{n: str(p) for n, p in files.items()})
 
 
 def count_pattern_hits(con: duckdb.DuckDBPyConnection, corpus_id: str, bundle: Bundle) -> None:

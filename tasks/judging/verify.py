@@ -65,13 +65,38 @@ def _normalise_space(text: str) -> str:
     return " ".join(text.split())
 
 
+CITED = re.compile(r"^\s*\[(M\d+)\]:?\s*(.*)$", re.S)  # evidence citing a transcript's message: "[M12] the words"
+MESSAGE_HEAD = re.compile(r"^\[(M\d+)\] ", re.M)  # a message's first line in a transcript's rendering
+
+
 def quotes_in_text(quotes: list[str], text: str) -> bool | None:
     """Whether every quote occurs in the text (whitespace-insensitive); an empty quote proves
-    nothing and fails; no quotes at all is None (nothing was claimed)."""
+    nothing and fails; no quotes at all is None (nothing was claimed). In a transcript's rendering
+    (tasks/loaders/transcripts.render_message) a quote citing a message, `[M12] words`, must occur
+    in that message: the right words in another message are a false quote too."""
     if not quotes:
         return None
     haystack = _normalise_space(text)
-    return all(bool(_normalise_space(q)) and _normalise_space(q) in haystack for q in quotes)
+    messages = transcript_messages(text) if any(CITED.match(q) for q in quotes) else {}
+    return all(_quote_found(q, haystack, messages) for q in quotes)
+
+
+def _quote_found(quote: str, haystack: str, messages: dict[str, str]) -> bool:
+    cited = CITED.match(quote) if messages else None
+    if cited:
+        words = _normalise_space(cited.group(2))
+        return bool(words) and words in messages.get(cited.group(1), "")
+    return bool(_normalise_space(quote)) and _normalise_space(quote) in haystack
+
+
+def transcript_messages(text: str) -> dict[str, str]:
+    """A transcript rendering's messages by id (M0, M1...), each its block whitespace-normalised;
+    empty for a text that is no transcript."""
+    heads = list(MESSAGE_HEAD.finditer(text))
+    if not heads:
+        return {}
+    ends = [h.start() for h in heads[1:]] + [len(text)]
+    return {h.group(1): _normalise_space(text[h.end() : end]) for h, end in zip(heads, ends, strict=True)}
 
 
 def key_order_problems(answer: Any, schema: dict, where: str = "answer") -> list[str]:

@@ -27,6 +27,13 @@ from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.candidates import expand_sets, is_candidate_set
 from rubricflow.tasks.loaders.hf_datasets import dataset_records, find_dataset
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
+from rubricflow.tasks.loaders.transcripts import (
+    TranscriptWriter,
+    is_transcript_record,
+    parse_messages,
+    remove_transcript_files,
+    transcript_of,
+)
 
 SCHEMA = pa.schema(
     [
@@ -42,7 +49,9 @@ SCHEMA = pa.schema(
 )
 TEXT_FIELDS = ("text", "output", "completion", "response", "content")
 ID_FIELDS = ("text_id", "id")
+TRANSCRIPT_ID_FIELDS = ("transcript_id", "text_id", "id", "session_id", "trace_id")
 KNOWN = {"text_id", "id", "text", "input", "context", "genre"}
+TRANSCRIPT_KNOWN = {*TRANSCRIPT_ID_FIELDS, "messages", "tools", "genre"}
 ROLES = ("input", "context", "genre")  # optional columns a corpus may map from columns of other names
 DEFAULT_MAX_CHARS = 1_000_000
 BATCH_ROWS = 20_000
@@ -62,6 +71,8 @@ class IngestReport:
     duplicates_identical: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
     split: str | None = None  # the split read, when the source is a Hugging Face dataset
+    transcripts: int = 0  # texts that are transcripts (rows with `messages`)
+    messages: int = 0  # their messages, in messages.parquet beside texts.parquet
 
 
 BOM = "\ufeff"  # a byte-order mark: not part of the first field or text
@@ -467,6 +478,7 @@ def _write(
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
     column_checked = False
+    transcripts: TranscriptWriter | None = None
     with (
         pq.ParquetWriter(tmp_parquet, SCHEMA, compression="zstd") as writer,
         tmp_quarantine.open("w", encoding="utf-8") as bad,
@@ -478,33 +490,97 @@ def _write(
             report.reasons[key] = report.reasons.get(key, 0) + 1
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
-        for number, record, error in _pairs_or_texts(records):
-            if limit is not None and number > limit:
-                break
-            if error:
-                reject(number, error, (record or {}).get("text_id"))
-                continue
-            column = _text_column(record, text_field)
-            if not column_checked:
-                column_checked = _check_columns(source, number, record, column, text_field, id_field, fields)
-            row, reason, text_id = _text_row(number, record, column, id_field, max_chars, fields)
-            if row is not None and row["text_id"] in seen:
-                if seen[row["text_id"]] == bytes.fromhex(row["sha256"])[:16]:
-                    report.duplicates_identical += 1
+        try:
+            for number, record, error in _pairs_or_texts(records):
+                if limit is not None and number > limit:
+                    break
+                if error:
+                    reject(number, error, (record or {}).get("text_id"))
                     continue
-                row, reason = None, "duplicate text_id with different text"
-            if row is None:
-                reject(number, reason or "", text_id)
-                continue
-            seen[row["text_id"]] = bytes.fromhex(row["sha256"])[:16]
-            batch.append(row)
-            if len(batch) >= BATCH_ROWS:
+                column = _text_column(record, text_field)
+                if not column_checked:
+                    if column is None and text_field is None and is_transcript_record(record):
+                        transcripts = TranscriptWriter(report.parquet.parent)
+                        column_checked = True
+                    else:
+                        column_checked = _check_columns(source, number, record, column, text_field, id_field, fields)
+                if transcripts is not None:
+                    row, reason, text_id, transcript = _transcript_row(number, record, id_field, max_chars)
+                else:
+                    (row, reason, text_id), transcript = (
+                        _text_row(number, record, column, id_field, max_chars, fields),
+                        None,
+                    )
+                if row is not None and row["text_id"] in seen:
+                    if seen[row["text_id"]] == bytes.fromhex(row["sha256"])[:16]:
+                        report.duplicates_identical += 1
+                        continue
+                    row, reason = None, "duplicate text_id with different text"
+                if row is None:
+                    reject(number, reason or "", text_id)
+                    continue
+                seen[row["text_id"]] = bytes.fromhex(row["sha256"])[:16]
+                batch.append(row)
+                if transcripts is not None and transcript is not None:
+                    transcripts.add(transcript)
+                if len(batch) >= BATCH_ROWS:
+                    writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
+                    report.rows_ok += len(batch)
+                    batch.clear()
+            if batch:
                 writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
                 report.rows_ok += len(batch)
-                batch.clear()
-        if batch:
-            writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
-            report.rows_ok += len(batch)
+        except BaseException:
+            if transcripts is not None:
+                transcripts.close(keep=False)
+            raise
+    _finish_transcripts(report, transcripts)
+
+
+def _finish_transcripts(report: IngestReport, transcripts: TranscriptWriter | None) -> None:
+    """Move the transcript files into place (or, for a corpus of plain texts, remove earlier ones)."""
+    if transcripts is None:
+        remove_transcript_files(report.parquet.parent)
+        return
+    transcripts.close(keep=True)
+    report.transcripts = report.rows_ok
+    report.messages = transcripts.messages_written
+
+
+def _transcript_row(
+    number: int, record: dict, id_field: str | None, max_chars: int
+) -> tuple[dict | None, str | None, Any, Any]:
+    """(row, None, id, transcript) for a transcript to keep, (None, reason, id, None) to quarantine.
+    Its text is the canonical rendering; its other fields (not messages or tools) are metadata."""
+    text_id = next(
+        (record[f] for f in ((id_field,) if id_field else TRANSCRIPT_ID_FIELDS) if record.get(f) not in (None, "")),
+        None,
+    )
+    if id_field and text_id is None:
+        return None, f"missing or empty id ({id_field})", None, None
+    try:
+        messages = parse_messages(record["messages"])
+        transcript = transcript_of(str(text_id) if text_id is not None else "", messages, record.get("tools"))
+    except ValueError as exc:
+        return None, f"bad transcript: {exc}", text_id, None
+    text = transcript.rendering
+    if len(text) > max_chars:
+        return None, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id, None
+    digest = _sha(text)
+    if text_id is None:
+        transcript = transcript_of(digest[:16], messages, record.get("tools"))
+    extra = {k: v for k, v in record.items() if k not in TRANSCRIPT_KNOWN and k != id_field}
+    row = {
+        "text_id": transcript.transcript_id,
+        "text": text,
+        "input": None,
+        "context": None,
+        "genre": _str_or_none(record.get("genre")),
+        "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
+        "sha256": digest,
+        "row": number,
+    }
+    return row, None, transcript.transcript_id, transcript
 
 
 def _pairs_or_texts(records: Iterator[tuple[int, Any, str | None]]) -> Iterator[tuple[int, Any, str | None]]:

@@ -19,7 +19,7 @@ from rubricflow.tasks.judging.shard import ShardResult, run_shard
 from rubricflow.tasks.presentation.tables import run_rows
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.tasks.stats.compare import refresh_stored
-from rubricflow.warehouse import db, steps
+from rubricflow.warehouse import checks, db, steps
 from rubricflow.warehouse.locks import runs_root
 from rubricflow.warehouse.run_folder import RunFolder
 
@@ -44,6 +44,7 @@ def prepare_run(run: Run) -> tuple[steps.Plan, int, Estimate]:
         recovered += steps.load_legacy(con, path.parent / "runs")
         db.register_rubric(con, bundle, run.rubric)
         steps.count_pattern_hits(con, corpus_id, bundle)
+        checks.evaluate_checks(con, corpus_id, bundle, run.run_id, run.judge_hash)  # decided in SQL, no judge call
         try:
             return _plan_and_start(con, run, recovered)
         except BaseException:  # a run that fails in preparation (a full disk) leaves no copy of the texts

@@ -136,7 +136,8 @@ def test_fixture_covers_every_rubric_and_criterion_field():
     # surface is how the rubric is rendered, not text in it (tests/rubrics/test_surface.py)
     assert set(Rubric.model_fields) - top - {"goldens", "surface"} == set()
     crit_fields = {re.match(r"criteria\[\d+\]\.(\w+)", p).group(1) for p in paths if p.startswith("criteria")}
-    non_text = {"id", "weight", "importance", "pass_threshold", "evidence", "genre", "points", "patterns"}
+    # check: a trajectory check is decided in SQL, never sent to the judge (tests/warehouse/test_trajectory_checks.py)
+    non_text = {"id", "weight", "importance", "pass_threshold", "evidence", "genre", "points", "patterns", "check"}
     assert set(Criterion.model_fields) - non_text <= crit_fields
 
 

@@ -502,3 +502,34 @@ CREATE TABLE IF NOT EXISTS evolution_components (
     finished_at    TIMESTAMP,
     PRIMARY KEY (evolution_id, round)
 );
+
+-- transcripts (#51): conversations and agent traces (tasks/loaders/transcripts.py). A transcript is
+-- also a text (its canonical rendering, in `texts`); its messages are columns here, one row per
+-- message keyed by (corpus, transcript, position), each body stored once by its hash, so a system
+-- prompt or tool schema repeated in a million transcripts is one row of message_bodies. No primary
+-- keys: their indexes live in memory (40M messages at 1M transcripts); the loads keep them unique.
+-- The public names are the views `messages` and `tool_calls` (views.sql).
+CREATE TABLE IF NOT EXISTS message_bodies (
+    body_hash VARCHAR NOT NULL,   -- 128-bit BLAKE2b of the body, hex
+    body      VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS transcript_messages (
+    corpus_id     VARCHAR NOT NULL,
+    transcript_id VARCHAR NOT NULL,   -- = texts.text_id
+    position      INTEGER NOT NULL,   -- 0-based; the message's id is 'M' || position
+    role          VARCHAR NOT NULL,   -- system | developer | user | assistant | tool | function
+    body_hash     VARCHAR NOT NULL,
+    name          VARCHAR,
+    tool_calls    STRUCT(id VARCHAR, name VARCHAR, arguments VARCHAR)[],  -- arguments: JSON text
+    tool_call_id  VARCHAR,            -- a tool result: the call it answers
+    is_error      BOOLEAN,            -- a tool result the source marked as an error
+    step_id       VARCHAR,
+    span_id       VARCHAR,
+    ts            VARCHAR             -- the source's timestamp, as written
+);
+CREATE TABLE IF NOT EXISTS transcripts (
+    corpus_id     VARCHAR NOT NULL,
+    transcript_id VARCHAR NOT NULL,
+    tools_hash    VARCHAR,            -- the tool schemas offered, a body of message_bodies
+    message_count INTEGER NOT NULL
+);

@@ -377,3 +377,25 @@ LEFT JOIN winners w ON w.corpus_id = s.corpus_id AND w.rubric_hash = s.rubric_ha
  AND w.judge_hash = s.judge_hash AND w.text_id = s.text_id
 WHERE r.document->'metadata'->'provenance'->>'best_of' IS NOT NULL
   AND regexp_full_match(s.criterion_id, 'response-[0-9]+');
+
+-- transcripts (#51): one row per message of every transcript (tasks/loaders/transcripts.py), keyed
+-- by (corpus_id, transcript_id, position); message_id is the id the rendering and evidence cite
+-- ([M12]); content is the body, stored once by its hash in message_bodies.
+CREATE OR REPLACE VIEW messages AS
+SELECT m.corpus_id, m.transcript_id, m.position, 'M' || m.position AS message_id, m.role, b.body AS content,
+       m.name, m.tool_calls, m.tool_call_id, m.is_error, m.step_id, m.span_id, m.ts AS timestamp, m.body_hash
+FROM transcript_messages m LEFT JOIN message_bodies b ON b.body_hash = m.body_hash;
+
+-- One row per tool call, with the tool result that answers it (linked by its call id; NULL: none did).
+CREATE OR REPLACE VIEW tool_calls AS
+WITH calls AS (
+    SELECT corpus_id, transcript_id, position, generate_subscripts(tool_calls, 1) AS call_index,
+           unnest(tool_calls) AS call
+    FROM transcript_messages WHERE tool_calls IS NOT NULL
+)
+SELECT c.corpus_id, c.transcript_id, c.position, c.call_index, c.call.id AS call_id, c.call.name AS tool_name,
+       c.call.arguments AS arguments, r.position AS result_position, rb.body AS result, r.is_error AS result_is_error
+FROM calls c
+LEFT JOIN transcript_messages r ON r.corpus_id = c.corpus_id AND r.transcript_id = c.transcript_id
+ AND r.tool_call_id = c.call.id AND r.position > c.position
+LEFT JOIN message_bodies rb ON rb.body_hash = r.body_hash;

@@ -1,0 +1,252 @@
+"""Transcripts (OpenAI-style chat: a `messages` list per row, tool calls and the tool results that
+answer them) to columns: one row per message, each body stored once by its hash, and one text per
+transcript (its canonical rendering) so every scoring path works on it unchanged.
+
+Why columns and hashes: an agent log repeats its system prompt and tool schemas in every transcript;
+stored by hash they cost one copy, and the trajectory checks (warehouse/sql/trajectory_checks.sql)
+read a few narrow columns instead of parsing JSON again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+CALL = pa.struct([("id", pa.string()), ("name", pa.string()), ("arguments", pa.string())])
+MESSAGES_SCHEMA = pa.schema(
+    [
+        ("transcript_id", pa.string()),
+        ("position", pa.int32()),
+        ("role", pa.string()),
+        ("body_hash", pa.string()),
+        ("name", pa.string()),
+        ("tool_calls", pa.list_(CALL)),
+        ("tool_call_id", pa.string()),
+        ("is_error", pa.bool_()),
+        ("step_id", pa.string()),
+        ("span_id", pa.string()),
+        ("ts", pa.string()),
+    ]
+)
+BODIES_SCHEMA = pa.schema([("body_hash", pa.string()), ("body", pa.string())])
+TRANSCRIPTS_SCHEMA = pa.schema(
+    [("transcript_id", pa.string()), ("tools_hash", pa.string()), ("message_count", pa.int32())]
+)
+ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+SEEN_CAP = 200_000  # body hashes remembered while writing: the shared prompts and schemas, not every body
+
+
+def body_hash(body: str) -> str:
+    """A body's key: 128 bits of BLAKE2b (a million transcripts' bodies never collide in practice)."""
+    return hashlib.blake2b(body.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def is_transcript_record(record: Any) -> bool:
+    """A row with a `messages` list (or its JSON text) and no text column of its own."""
+    if not isinstance(record, dict) or "messages" not in record:
+        return False
+    messages = record["messages"]
+    return isinstance(messages, list) or (isinstance(messages, str) and messages.lstrip().startswith("["))
+
+
+def content_text(content: Any) -> str:
+    """A message's content as text: a string as it is, content parts joined (text parts' text, other
+    parts named by type, e.g. `[image_url]`), nothing as the empty string."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+            else:
+                parts.append(f"[{part.get('type', 'part') if isinstance(part, dict) else type(part).__name__}]")
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def tool_calls_of(message: dict, number: int) -> list[dict]:
+    """The message's tool calls as (id, name, arguments-as-JSON-text); a legacy `function_call` is one."""
+    calls = message.get("tool_calls") or []
+    if message.get("function_call"):
+        calls = [*calls, {"id": None, "function": message["function_call"]}]
+    if not isinstance(calls, list):
+        raise ValueError(f"message {number}: tool_calls is not a list")
+    out = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise ValueError(f"message {number}: a tool call without function.name")
+        arguments = fn.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        out.append({"id": call.get("id"), "name": fn["name"], "arguments": arguments})
+    return out
+
+
+COLUMNS = [f.name for f in MESSAGES_SCHEMA if f.name != "transcript_id"]
+
+
+@dataclass
+class Transcript:
+    """One transcript's rows as columns (MESSAGES_SCHEMA's, less the id), its bodies, its rendering."""
+
+    transcript_id: str
+    columns: dict[str, list]
+    bodies: dict[str, str]
+    rendering: str
+    tools_hash: str | None
+    tools_body: str | None
+
+    @property
+    def message_count(self) -> int:
+        return len(self.columns["position"])
+
+
+def parse_messages(messages: Any) -> list[dict]:
+    """The messages of a row, checked: a list of objects each with a known role; a ValueError names
+    the first message that is not."""
+    if isinstance(messages, str):
+        try:
+            messages = json.loads(messages)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"messages is not JSON: {exc.msg}") from None
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages is not a non-empty list")
+    for number, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise ValueError(f"message {number}: not an object")
+        if message.get("role") not in ROLES:
+            raise ValueError(f"message {number}: role {message.get('role')!r} is not one of {sorted(ROLES)}")
+    return messages
+
+
+def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -> Transcript:
+    """The transcript's rows and its canonical rendering (see `render_message`)."""
+    columns: dict[str, list] = {name: [] for name in COLUMNS}
+    bodies, lines, names = {}, [], {}
+    for position, message in enumerate(messages):
+        body = content_text(message.get("content"))
+        digest = body_hash(body)
+        bodies[digest] = body
+        calls = tool_calls_of(message, position)
+        names.update({c["id"]: c["name"] for c in calls if c["id"]})
+        link = _str(message.get("tool_call_id"))
+        values = (
+            position,
+            message["role"],
+            digest,
+            _str(message.get("name")),
+            calls or None,
+            link,
+            bool(message.get("is_error") or message.get("error")) or None,
+            _str(message.get("step_id")),
+            _str(message.get("span_id")),
+            _str(message.get("timestamp") or message.get("created_at")),
+        )
+        for name, value in zip(COLUMNS, values, strict=True):
+            columns[name].append(value)
+        lines.append(render_message(position, message["role"], body, calls, link, names))
+    tools_body = json.dumps(tools, ensure_ascii=False, sort_keys=True) if tools else None
+    tools_key = body_hash(tools_body) if tools_body else None
+    return Transcript(transcript_id, columns, bodies, "\n".join(lines), tools_key, tools_body)
+
+
+def render_message(
+    position: int, role: str, body: str, calls: list[dict], tool_call_id: str | None, names: dict[str, str]
+) -> str:
+    """`[M3] assistant: ...` with its tool calls as `-> call name(arguments) #id`, a tool result as
+    `[M4] tool (result of name #id): ...`: the message ids evidence cites."""
+    head = f"[M{position}] {role}"
+    if tool_call_id is not None:
+        head += f" (result of {names.get(tool_call_id, '?')} #{tool_call_id})"
+    out = [f"{head}: {body}"]
+    out += [f"  -> call {c['name']}({c['arguments'] or ''}) #{c['id'] or ''}" for c in calls]
+    return "\n".join(out)
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class TranscriptWriter:
+    """Streams transcripts into messages.parquet, bodies.parquet and transcripts.parquet of a corpus
+    folder, in batches of columns (memory stays flat); each file is replaced atomically on `close`."""
+
+    out_dir: Path
+    batch_rows: int = 100_000  # messages per written batch
+    messages_written: int = 0
+    _seen: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.paths = {n: self.out_dir / f"{n}.parquet" for n in ("messages", "bodies", "transcripts")}
+        schemas = {"messages": MESSAGES_SCHEMA, "bodies": BODIES_SCHEMA, "transcripts": TRANSCRIPTS_SCHEMA}
+        self._writers = {
+            n: pq.ParquetWriter(p.with_suffix(".parquet.tmp"), schemas[n], compression="zstd")
+            for n, p in self.paths.items()
+        }
+        self._clear()
+
+    def _clear(self) -> None:
+        self._messages: dict[str, list] = {f.name: [] for f in MESSAGES_SCHEMA}
+        self._bodies: dict[str, str] = {}
+        self._transcripts: dict[str, list] = {f.name: [] for f in TRANSCRIPTS_SCHEMA}
+
+    def add(self, transcript: Transcript) -> None:
+        count = transcript.message_count
+        self._messages["transcript_id"].extend([transcript.transcript_id] * count)
+        for name, values in transcript.columns.items():
+            self._messages[name].extend(values)
+        extra = {transcript.tools_hash: transcript.tools_body} if transcript.tools_hash else {}
+        for digest, body in {**transcript.bodies, **extra}.items():
+            if digest not in self._seen:
+                self._bodies[digest] = body
+                self._seen.add(digest)
+        if len(self._seen) > SEEN_CAP:  # forget: a body seen again is written again, the load keeps one
+            self._seen.clear()
+        for name, value in zip(
+            TRANSCRIPTS_SCHEMA.names, (transcript.transcript_id, transcript.tools_hash, count), strict=True
+        ):
+            self._transcripts[name].append(value)
+        if len(self._messages["position"]) >= self.batch_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        self._write("messages", pa.table(self._messages, schema=MESSAGES_SCHEMA))
+        bodies = pa.table({"body_hash": list(self._bodies), "body": list(self._bodies.values())}, schema=BODIES_SCHEMA)
+        self._write("bodies", bodies)
+        self._write("transcripts", pa.table(self._transcripts, schema=TRANSCRIPTS_SCHEMA))
+        self.messages_written += len(self._messages["position"])
+        self._clear()
+
+    def _write(self, name: str, table: pa.Table) -> None:
+        if table.num_rows:
+            self._writers[name].write_table(table)
+
+    def close(self, keep: bool) -> None:
+        """Finish the files: `keep` moves them into place, else they are removed."""
+        if keep:
+            self.flush()
+        for name, writer in self._writers.items():
+            writer.close()
+            tmp = self.paths[name].with_suffix(".parquet.tmp")
+            tmp.replace(self.paths[name]) if keep else tmp.unlink(missing_ok=True)
+
+
+def remove_transcript_files(out_dir: Path) -> None:
+    """A corpus re-ingested from plain texts has no transcripts left."""
+    for name in ("messages", "bodies", "transcripts"):
+        (out_dir / f"{name}.parquet").unlink(missing_ok=True)

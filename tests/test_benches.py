@@ -33,6 +33,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "cascade.py": (["--texts", "60", "--splits", "20"], "cost ratio cascade / strong-only"),
     "telemetry.py": (["--cells", "60", "--repeat", "1"], "hooks alone when off"),
     "labelling.py": (["--texts", "200", "--answers", "3"], "ratio kept writer / one writer a save"),
+    "bridge.py": (["--bridges", "2"], "cost: bridge"),
 }
 
 

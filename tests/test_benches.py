@@ -34,6 +34,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "telemetry.py": (["--cells", "60", "--repeat", "1"], "hooks alone when off"),
     "labelling.py": (["--texts", "200", "--answers", "3"], "ratio kept writer / one writer a save"),
     "traces.py": (["--transcripts", "200"], "ratio transcripts / plain-text ingest"),
+    "bridge.py": (["--bridges", "2"], "cost: bridge"),
 }
 
 

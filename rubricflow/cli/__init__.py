@@ -44,6 +44,7 @@ from . import (  # noqa: E402
     goldens,
     improve,
     ingest,
+    judge_bridge,
     labelling,
     nightly,
     pairwise,
@@ -98,6 +99,7 @@ rubric.app.command("test")(goldens.rubric_test)
 app.add_typer(rubric.app, name="rubric")
 app.add_typer(report.app, name="report")
 app.add_typer(improve.app, name="improve")
+app.add_typer(judge_bridge.app, name="judge")
 
 
 @app.callback()

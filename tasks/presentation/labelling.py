@@ -33,6 +33,14 @@ class Point:
     description: str
 
 
+def point_keys(values: list[float]) -> list[str]:
+    """The digit that answers each point, as the scale reads: on 1-5 "1" answers 1 and on 0-3 "0"
+    answers 0 (whole points within 0-9); any other scale is numbered 1, 2, ... in order (10th: "0")."""
+    if all(float(v).is_integer() and 0 <= v <= 9 for v in values):
+        return [str(int(v)) for v in values]
+    return [str((k + 1) % 10) for k in range(len(values))]
+
+
 def scale_points(row: dict) -> list[Point]:
     """A criterion's answers, from its native range and step and its anchors' labels (up to 10: digit keys)."""
     low, high, step = row["scale_min"], row["scale_max"], row["unit_step"]
@@ -41,17 +49,17 @@ def scale_points(row: dict) -> list[Point]:
     count = int(round(1 / step)) + 1
     if count > 10:
         return []
-    values = [low + k * step * (high - low) for k in range(count)]
+    values = [round(low + k * step * (high - low), 9) for k in range(count)]
     scale: dict = next(
         (c["scale"] for c in json.loads(row["document"])["criteria"] if c["id"] == row["criterion_id"]), {}
     )
     anchors = {float(a["value"]): a for a in scale.get("anchors", [])}
     names = scale.get("labels") or []
     points = []
-    for k, v in enumerate(values):
+    for k, (v, digit) in enumerate(zip(values, point_keys(values), strict=True)):
         anchor = anchors.get(float(v), {})
         label = anchor.get("label") or (names[k] if len(names) == count else "")
-        points.append(Point(str(k), float(v), label, anchor.get("description", "")))
+        points.append(Point(digit, float(v), label, anchor.get("description", "")))
     return points
 
 
@@ -113,11 +121,12 @@ def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-def page_or_form(render, key: dict) -> HTMLResponse | None:
-    """The start form (rater name, reveal) while the address lacks a rater."""
-    if key.get("rater"):
+def page_or_form(render, key: dict, choices) -> HTMLResponse | None:
+    """The start form (corpus and rubric where the address lacks them, rater name, reveal) while the
+    address lacks a rater."""
+    if key.get("rater") and key.get("corpus") and key.get("rubric"):
         return None
-    return render("label_start.html", key=key, reveal=REVEAL)
+    return render("label_start.html", key=key, reveal=REVEAL, choices=choices() if not key.get("corpus") else [])
 
 
 class Labelling:
@@ -127,10 +136,13 @@ class Labelling:
         self.pages = pages
         self.claims = Claims()
         self.skipped: dict[str, set[str]] = {}
+        self.answered: dict[str, list[tuple[str, str]]] = {}  # per session: (text, criterion), oldest first
 
-    def _key(self, values) -> dict:
+    def _key(self, values, needs_corpus: bool = True) -> dict:
         key = {n: (values.get(n) or None) for n in ("corpus", "rubric", "judge", "rater", "reveal", "s")}
-        if not key["corpus"] or not key["rubric"]:
+        if key["corpus"] and not key["rubric"] and needs_corpus is False:
+            raise ValueError("this page needs a rubric beside the corpus (e.g. /label?corpus=c&rubric=r)")
+        if needs_corpus and (not key["corpus"] or not key["rubric"]):
             raise ValueError("this page needs corpus and rubric in its address (e.g. /label?corpus=c&rubric=r)")
         if key["reveal"] not in (None, *REVEAL):
             raise ValueError(f"reveal is one of {', '.join(REVEAL)}")
@@ -157,8 +169,8 @@ class Labelling:
         return {"side": side, "criteria": criteria, "answers": answers, "queue": queue}
 
     def show(self, request: Request) -> HTMLResponse | RedirectResponse:
-        key = self._key(request.query_params)
-        start = page_or_form(self.pages.page, key)
+        key = self._key(request.query_params, needs_corpus=False)
+        start = page_or_form(self.pages.page, key, lambda: self.pages.store.fetch("label_choices.sql"))
         if start is not None:
             return start
         key["rater"] = check_rater(key["rater"])
@@ -170,6 +182,8 @@ class Labelling:
         ids = [c["criterion_id"] for c in state["criteria"]]
         todo = next_text(state["queue"], state["answers"], ids, self.skipped.get(key["s"], set()))
         side = state["side"]
+        back = request.query_params.get("text")  # undone: that text again, first
+        todo = [back, *todo] if back in state["queue"] else todo
         text_id = self.claims.take((key["corpus"], side.rubric_hash, key["rater"]), todo, key["s"])
         shown = progress(state["queue"], state["answers"], ids)
         if text_id is None:
@@ -186,7 +200,7 @@ class Labelling:
         current = next((c for c in ids if c not in answered), None)
         return self.pages.page(
             "label.html", key=key, text=text, progress=shown, criteria=state["criteria"], answered=answered,
-            current=current, judge=judge, reveal=key["reveal"] or "after",
+            current=current, judge=judge, reveal=key["reveal"] or "after", can_undo=bool(self.answered.get(key["s"])),
         )  # fmt: skip
 
     async def answer(self, request: Request) -> RedirectResponse:
@@ -194,6 +208,8 @@ class Labelling:
         fields = await form_fields(request)
         key = self._key(fields)
         key["rater"] = check_rater(key["rater"] or "")
+        if fields.get("undo"):
+            return self.undo(key)
         state = self.pages.store.run(self._state, key)
         criterion = next((c for c in state["criteria"] if c["criterion_id"] == fields.get("criterion")), None)
         if criterion is None or fields.get("text") not in state["queue"]:
@@ -204,9 +220,29 @@ class Labelling:
         self.pages.store.write(
             _store_label, key["corpus"], fields["text"], criterion["criterion_id"], key["rater"], value
         )
+        if key["s"]:
+            self.answered.setdefault(key["s"], []).append((fields["text"], criterion["criterion_id"]))
         return redirect(
             self.pages.env.globals["url"]("/label", key, last=f"{fields['text']}/{criterion['criterion_id']}")
         )
+
+    def undo(self, key: dict) -> RedirectResponse:
+        """Take back this session's last answer (its label deleted) and show that text again."""
+        done = self.answered.get(key["s"] or "", [])
+        if not done:
+            raise ValueError("nothing to undo: this session has stored no answer yet")
+        text_id, criterion = done.pop()
+        self.pages.store.write(_delete_label, key["corpus"], text_id, criterion, key["rater"])
+        self.skipped.get(key["s"], set()).discard(text_id)
+        return redirect(self.pages.env.globals["url"]("/label", key, text=text_id))
+
+
+def _delete_label(con, corpus: str, text_id: str, criterion: str, rater: str) -> None:
+    from rubricflow.warehouse import analytics, db
+
+    with db.transaction(con):
+        db.run_sql(con, "label_undo.sql", corpus=corpus, text=text_id, criterion=criterion, rater=rater)
+        analytics.refresh(con)
 
 
 def _store_label(con, corpus: str, text_id: str, criterion: str, rater: str, value: float) -> None:

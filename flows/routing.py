@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rubricflow.errors import InputError
 from rubricflow.rubrics.algebra import AlgebraError, Coproduct
-from rubricflow.rubrics.compiler import compile_for_scoring
+from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.warehouse import steps
@@ -55,7 +55,8 @@ def route_corpus(warehouse: Path, corpus: str, refs: list[str], selector: str) -
     choices, default = parse_choices(refs)
     refs_used = sorted(set(choices.values()) | ({default} if default else set()))
     rubrics = {ref: resolve(ref) for ref in refs_used}
-    hashes = {ref: compile_for_scoring(rubrics[ref], source=ref).hash for ref in refs_used}
+    bundles = {ref: compile_for_scoring(rubrics[ref], source=ref) for ref in refs_used}
+    hashes = {ref: bundle.hash for ref, bundle in bundles.items()}
     ref_of = {id(rubrics[ref]): ref for ref in refs_used}
     coproduct = Coproduct({v: rubrics[r] for v, r in choices.items()}, selector, rubrics[default] if default else None)
     routed: dict[str, list[str]] = {ref: [] for ref in refs_used}
@@ -73,8 +74,23 @@ def route_corpus(warehouse: Path, corpus: str, refs: list[str], selector: str) -
         ref = ref_of[id(rubric)]
         routed[ref].append(text_id)
         rows.append((text_id, coproduct.value(record), choice, hashes[ref]))
+    store.execute_fn(check_routed_inputs, corpus, {ref: (bundles[ref], ids) for ref, ids in routed.items()})
     store.execute_write_fn(steps.record_routes, corpus, selector, rows)
     return routed
+
+
+def check_routed_inputs(con, corpus: str, routes: dict[str, tuple[Bundle, list[str]]]) -> None:
+    """Each text against the required inputs of the rubric it is routed to, and only that one
+    (context only on the RAG texts is a mixed corpus, not an error), before any route is judged."""
+    from rubricflow.tasks.pipeline.score import check_required_inputs
+
+    for ref, (bundle, text_ids) in routes.items():
+        if not text_ids:
+            continue
+        try:
+            check_required_inputs(con, corpus, bundle, text_ids)
+        except InputError as exc:
+            raise InputError(f"--route: the texts routed to {ref}: {exc}") from None
 
 
 def score_routed(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from rubricflow.errors import InputError
+from rubricflow.errors import EndpointRefused, InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
 from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.progress_artifact import run_progress
@@ -22,6 +22,7 @@ from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Estimate, answer_overrun
+from rubricflow.tasks.judging.failures import refusal_message
 from rubricflow.tasks.judging.run import Run, RunSummary
 from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.judging.secrets import scrub
@@ -44,12 +45,6 @@ from rubricflow.tasks.runtime.dask_access import cluster_security
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse import steps
 from rubricflow.warehouse.locks import run_lock
-
-
-class EndpointRefused(InputError):
-    """Every call of a run was refused for a reason the user must fix (key, model, URL); the run is
-    recorded as failed and its cells are planned again by the next run."""
-
 
 INTERRUPTED = "interrupted (Ctrl-C or a kernel interrupt): what landed is kept, the next run judges the rest"
 
@@ -254,20 +249,15 @@ def _close_run(run: Run, waiting: int, unjudged: int, deferred: int) -> str | No
     """Record how the run ended; returns the message when the endpoint answered no call usably."""
     logger = get_run_logger()
     refused = run_refusals(run)
-    if refused["unanswered_cells"] and not refused["ok_cells"]:
-        message = scrub(
-            f"the endpoint refused, never answered or gave no usable answer to every call "
-            f"({refused['unanswered_cells']} cells; {refused['unanswered_error']}); check that it runs, "
-            "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
-        )
-        logger.error(message)
-        finish_run(run, "failed", message)
-        return message
-    if refused["setup_cells"]:  # some cells could not be judged for a reason the user must fix
-        message = scrub(
-            f"{refused['setup_cells']} cells failed for a setup reason ({refused['setup_error']}); fix it and "
-            "run again: these cells are planned again then"
-        )
+    message = refusal_message(
+        refused["ok_cells"],
+        refused["unanswered_cells"],
+        refused["unanswered_error"],
+        refused["setup_cells"],
+        refused["setup_error"],
+    )
+    if message:
+        message = scrub(message) or message
         logger.error(message)
         finish_run(run, "failed", message)
         return message

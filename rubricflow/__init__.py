@@ -43,12 +43,14 @@ _API = {
     "InputError": "rubricflow.errors",
     "TransientError": "rubricflow.errors",
     "CheckFailed": "rubricflow.errors",
+    "EndpointRefused": "rubricflow.errors",
 }
 
 __all__ = [
     "CheckFailed",
     "CompiledRubric",
     "CriterionScore",
+    "EndpointRefused",
     "Ingested",
     "InputError",
     "Judge",
@@ -73,7 +75,7 @@ if TYPE_CHECKING:
     from rubricflow.api_rubric import CompiledRubric, load_calibration_cases, load_rubric
     from rubricflow.api_verifiers import reward_function, verifiers_env, verifiers_rubric
     from rubricflow.api_warehouse import Ingested, Run, Warehouse
-    from rubricflow.errors import CheckFailed, InputError, RubricflowError, TransientError
+    from rubricflow.errors import CheckFailed, EndpointRefused, InputError, RubricflowError, TransientError
 
 
 def __getattr__(name: str) -> Any:

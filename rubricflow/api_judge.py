@@ -114,6 +114,7 @@ class Judge:
             for future in futures:
                 future.cancel()
             raise
+        refuse_unanswered(outcomes)
         return self._result(bundle, item, outcomes)
 
     async def aevaluate(
@@ -137,6 +138,7 @@ class Judge:
             got = await next_done
             outcomes.extend(got)
             _done(bundle, item, got, on_criterion_done)
+        refuse_unanswered(outcomes)
         return self._result(bundle, item, outcomes)
 
     def evaluate_many(self, rubric: RubricLike, texts: Iterable[str | Mapping[str, Any]]) -> Results:
@@ -202,6 +204,7 @@ class Judge:
         return Worker.get().submit(judged())
 
     def _results(self, bundle: Bundle, items: list[Item], outcomes: list[Any]) -> Results:
+        refuse_unanswered(outcomes)
         by_text: dict[str, list[Any]] = {item.text_id: [] for item in items}
         for outcome in outcomes:
             if outcome is not None:
@@ -307,6 +310,19 @@ def patterns_of(texts: list[str], bundle: Bundle) -> list[set[str]]:
     finally:
         con.close()
     return found
+
+
+def refuse_unanswered(outcomes: list[Any]) -> None:
+    """Raise what `Warehouse.score` raises when the endpoint gave these calls no usable answer (a
+    closed port, a wrong path, an unknown host, a refused key): a setup no retry fixes is an error,
+    not a result whose score is None with the reason in `errors`."""
+    from rubricflow.errors import EndpointRefused
+    from rubricflow.tasks.judging.failures import rows_refusal
+    from rubricflow.tasks.judging.secrets import scrub
+
+    message = rows_refusal([o.completion for o in outcomes if o is not None])
+    if message:
+        raise EndpointRefused(scrub(message) or message)
 
 
 def _criterion(bundle: Bundle, j: Any) -> CriterionScore:

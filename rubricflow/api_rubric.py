@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle, compile_for_scoring
@@ -37,13 +38,17 @@ class CompiledRubric(Bundle):
         return dump_yaml(self.rubric)
 
 
-def load_rubric(rubric: str | Path | Bundle) -> CompiledRubric:
-    """A library id, `id@version`, a path, or rubric YAML/JSON text, compiled for scoring; an unknown
+def load_rubric(rubric: Any) -> CompiledRubric:
+    """A library id, `id@version`, a path, rubric YAML/JSON text or a Rubric object, compiled for scoring; an unknown
     name or a rubric that does not compile raises an InputError naming it."""
     if isinstance(rubric, CompiledRubric):
         return rubric
     if isinstance(rubric, Bundle):
         return _named(rubric, "")
+    from rubricflow.rubrics.model import Rubric
+
+    if isinstance(rubric, Rubric):  # a rubric built in Python (rubricflow.rubrify's Rubric(...) is one)
+        return _named(compile_for_scoring(rubric, source="<rubric object>"), "")
     if not isinstance(rubric, str | Path):
         raise InputError(f"load_rubric takes an id, a path or rubric text, not {type(rubric).__name__}")
     text = str(rubric)

@@ -21,6 +21,12 @@ class InputError(RubricflowError):
     """Unusable input or usage: a missing file, a malformed rubric, an unknown corpus, a bad option (exit 2)."""
 
 
+class EndpointRefused(InputError):
+    """Every call was refused for a reason the user must fix (key, model, URL), or the endpoint gave
+    no usable answer at all: raised alike by `Warehouse.score` (the run is recorded as failed and its
+    cells are planned again by the next run) and by `rf.Judge.evaluate` (no result to return)."""
+
+
 class TransientError(RubricflowError):
     """A resource is busy or unreachable right now; the same command may succeed later (exit 2)."""
 

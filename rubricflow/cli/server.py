@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from rubricflow.errors import InputError
@@ -46,6 +48,9 @@ def judge_server(
     require_key_env: str | None = typer.Option(
         None, help="Answer 401 unless the request carries the key held in this environment variable."
     ),
+    script: Path | None = typer.Option(
+        None, help="Answer judge requests from this key file (tasks/standins/scripted_judge.py), not the offline judge."
+    ),
 ) -> None:
     """Serve the OFFLINE judge: a deterministic, model-free stand-in (pattern hits and text statistics)."""
     from rubricflow.tasks.standins.batch_api import BatchConfig
@@ -80,6 +85,7 @@ def judge_server(
         reasoning_tokens=reasoning_tokens,
         logprobs=not no_logprobs,
         missing_models=tuple(missing_model or ()),
+        script=_script(script),
     )
     try:
         sock = bind(port=port)
@@ -91,3 +97,15 @@ def judge_server(
         flush=True,
     )
     make_server(JudgeServer(config)).run(sockets=[sock])
+
+
+def _script(path: Path | None):
+    """The scripted judge's key file, read now: a bad one is a one-line error before the server starts."""
+    if path is None:
+        return None
+    from rubricflow.tasks.standins.scripted_judge import ScriptError, load_script
+
+    try:
+        return load_script(path)
+    except ScriptError as exc:
+        raise InputError(str(exc)) from None

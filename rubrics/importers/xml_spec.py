@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -191,6 +192,8 @@ class _SpecReader:
             "scoring": self.scoring(),
             **self.compliance(),
         }
+        ask_for_the_verdict(doc)
+        score_by_bands(doc)
         if self.notes:
             doc["metadata"]["provenance"]["import_notes"] = "; ".join(self.notes)
         return doc
@@ -323,6 +326,83 @@ class _SpecReader:
             low = float(el.get("min", 0))
             labels.append({"label": _text(el), "min": low / 100 if low > 1 or float(el.get("max", 0)) > 1 else low})
         return {"formula": _text(scoring.find("formula")), "labels": labels}
+
+
+VERDICT_TAG = "verdict"  # the tag of the criterion that asks a ComplianceJudge's verdict
+
+
+def ask_for_the_verdict(doc: dict[str, Any]) -> None:
+    """A spec with a scored verdict space (Yes=1.0, Somewhat=0.5, No=0.0) and decision rules is
+    judged by its verdict (seed 000: Result_compliance = (verdict, rationale)): the judge is asked for
+    the verdict its decision logic gives, as one criterion whose categories are the verdicts; the
+    anchored criteria are still asked (the evidence R1-R4 read) but weigh 0, since their scales are
+    not all "higher is better" (a ComplianceJudge's C2 = 2 is an outright refusal). The rule that fires
+    on a disqualifier (R1) gives the disqualified label, so a declared DQ is that rule's verdict."""
+    verdicts, rules = doc.get("verdicts") or [], doc.get("decision_rules") or []
+    if not rules or len(verdicts) < 2 or any("score" not in v for v in verdicts):
+        return
+    template = doc.get("output", {}).get("template", "")
+    tag = re.search(r"<(\w+)>\s*" + re.escape(verdicts[0]["label"]) + r"\s*\|", template)
+    names = [c["id"] for c in doc["criteria"]]
+    for c in doc["criteria"]:
+        c["weight"] = 0.0
+    doc["criteria"].append(
+        {
+            "id": tag.group(1) if tag else "Verdict",
+            "title": "Verdict",
+            "description": f"The verdict the decision logic gives ({', '.join(r['id'] for r in rules)}), "
+            f"read from {', '.join(names) or 'the response'}, the definitions and the disqualifiers.",
+            "scale": {
+                "kind": "nominal",
+                "categories": [
+                    {"value": v["label"], "score": v["score"], "description": _rules_giving(rules, v["label"])}
+                    for v in verdicts
+                ],
+            },
+            "tags": [VERDICT_TAG],
+        }
+    )
+    scoring = doc.setdefault("scoring", {})
+    scoring["labels"] = [{"label": v["label"], "min": v["score"]} for v in sorted(verdicts, key=lambda v: -v["score"])]
+    on_dq = next((r["verdict"] for r in rules if r.get("verdict") and re.search(r"\bDQ", r["condition"])), None)
+    if on_dq:
+        scoring["disqualified_label"] = on_dq
+
+
+def _rules_giving(rules: list[dict], label: str) -> str:
+    return "; ".join(f"{r['id']}: {r['condition']}" for r in rules if r.get("verdict") == label)
+
+
+_BAND = re.compile(r"risk\s*(?:(≥|>=)\s*(\d+)|(\d+)\s*[–-]\s*(\d+)|(\d+))\s*(?:→|->|=>)\s*\"([^\"]+)\"")
+_RISK = re.compile(r"risk\s*=\s*(\d+)\s*-\s*score")
+_DQ_BAND = re.compile(r"If any DQ[^⇒=]*(?:⇒|=>)[^.]*?band\s*=\s*\"([^\"]+)\"")
+
+
+def score_by_bands(doc: dict[str, Any]) -> None:
+    """A detection spec's risk bands (AntiLLMY: `risk = 15 - score`, `band = (risk ≥12 → "Severe";
+    risk 8–11 → "High"; ...)`) as decision labels on the unit score: a band of risks [lo, hi] is the
+    scores from (max - hi) / max up, floored at 6 decimals (scores lie 1/max apart, so the floor never
+    crosses into the next band). Passing is the bands below "High" risk (risk < 8 of 15, as the
+    library's anti-llmy does); a disqualifier gives the formula's DQ band (`band="FAIL"`)."""
+    scoring = doc.get("scoring") or {}
+    formula = scoring.get("formula", "")
+    risk = _RISK.search(formula)
+    if scoring.get("labels") or not risk:
+        return
+    top = int(risk.group(1))
+    labels = []
+    for m in _BAND.finditer(formula):
+        high = top if m.group(1) else int(m.group(4) or m.group(5))
+        labels.append({"label": m.group(6), "min": math.floor((top - high) / top * 1e6) / 1e6})
+    if len(labels) < 2:
+        return
+    scoring["labels"] = sorted(labels, key=lambda band: -band["min"])
+    scoring["invert"] = False
+    passing = [band["min"] for band in labels if band["min"] > 0.5]
+    if passing:
+        scoring["pass_threshold"] = min(passing)
+    if dq := _DQ_BAND.search(formula):
+        scoring["disqualified_label"] = dq.group(1)
 
 
 def _itertext(el: ET.Element | None) -> list[str]:

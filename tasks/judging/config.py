@@ -122,6 +122,14 @@ class JudgeConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _a_url_with_scheme_and_host(self) -> JudgeConfig:
+        # "localhost:8000/v1" would reach no server on every call (a setup no retry fixes): refuse it now.
+        parts = urlsplit(self.base_url or "http://x")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--base-url {self.base_url!r} is not an http:// or https:// URL with a host")
+        return self
+
+    @model_validator(mode="after")
     def _no_password_in_the_limits_url(self) -> JudgeConfig:
         url = self.limits_url or ""
         if url and not url.startswith(("postgresql://", "postgres://")):

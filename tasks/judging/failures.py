@@ -201,3 +201,37 @@ def describe(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     text = f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {exc}"
     return text[:500]
+
+
+def refusal_message(
+    ok: int, unanswered: int, unanswered_error: str | None, setup: int, setup_error: str | None
+) -> str | None:
+    """Why the endpoint gave a set of calls no usable answer, or None when it did: every call
+    unanswered (refused, unreachable, transient to the end), or any call refused for a setup reason
+    (key, model, URL). One wording for `Warehouse.score`'s run (run_refusals.sql counts its rows) and
+    `rf.Judge.evaluate` (its own calls), which both raise it as EndpointRefused."""
+    if unanswered and not ok:
+        return (
+            f"the endpoint refused, never answered or gave no usable answer to every call "
+            f"({unanswered} cells; {unanswered_error}); check that it runs, "
+            "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
+        )
+    if setup:
+        return f"{setup} cells failed for a setup reason ({setup_error}); fix it and run again: these cells are planned again then"
+    return None
+
+
+def rows_refusal(rows: list[dict]) -> str | None:
+    """`refusal_message` over completion rows held in memory (rf.Judge's calls), counted as
+    run_refusals.sql counts a run's."""
+    kinds = {k.value for k in FailureKind.unanswered()}
+    unanswered = [r for r in rows if r.get("error_kind") in kinds]
+    setup = [r for r in rows if r.get("error_kind") == FailureKind.SETUP]
+    said = sorted(str(r.get("error")) for r in unanswered if (r.get("attempts") or 0) > 0)
+    return refusal_message(
+        sum(r.get("status") == "ok" for r in rows),
+        len(unanswered),
+        said[0] if said else None,
+        len(setup),
+        min((str(r.get("error")) for r in setup), default=None),
+    )

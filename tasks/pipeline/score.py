@@ -5,6 +5,7 @@ process, in these short steps; a shard task writes only Parquet."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from prefect import task
@@ -38,7 +39,7 @@ def prepare_run(run: Run) -> tuple[steps.Plan, int, Estimate]:
     with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
-        check_required_inputs(con, corpus_id, bundle)
+        check_required_inputs(con, corpus_id, bundle, run.texts)
         steps.close_stale_runs(con, path)
         recovered = steps.load_pending(con, runs_root(path))
         recovered += steps.load_legacy(con, path.parent / "runs")
@@ -93,13 +94,21 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
     return plan, recovered, estimate
 
 
-def check_required_inputs(con, corpus_id: str, bundle: Bundle) -> None:
-    """A rubric's `required: true` input or context must be there for every text of the corpus:
-    judged without it, the verdict means nothing. Refused before any call, naming the texts."""
+def check_required_inputs(con, corpus_id: str, bundle: Bundle, texts: Sequence[str] | None = None) -> None:
+    """A rubric's `required: true` input or context must be there for every text it judges (`texts`,
+    or the whole corpus): judged without it, the verdict means nothing. Refused before any call,
+    naming the texts."""
     for needed in bundle.rubric.inputs:
         if not needed.required or needed.name not in ("input", "context"):
             continue
-        missing = [r["text_id"] for r in db.fetch(con, "missing_inputs.sql", corpus=corpus_id, column=needed.name)]
+        found = db.fetch(
+            con,
+            "missing_inputs.sql",
+            corpus=corpus_id,
+            column=needed.name,
+            texts=None if texts is None else list(texts),
+        )
+        missing = [r["text_id"] for r in found]
         if missing:
             shown = ", ".join(repr(t) for t in missing[:5]) + (" and more" if len(missing) > 5 else "")
             raise InputError(

@@ -36,6 +36,7 @@ from . import (
     offline_judge,
     offline_paper,
     offline_refiner,
+    scripted_judge,
 )
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
@@ -90,6 +91,7 @@ class ServerConfig:
     missing_models: tuple[str, ...] = ()  # model names answered 404 "model not found" (a judge that fails)
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
+    script: scripted_judge.Script | None = None  # answer judge requests from a key file, not the offline judge
 
 
 @dataclass
@@ -393,6 +395,8 @@ class JudgeServer:
             answer = offline_refiner.refine(user)
         elif system.startswith(GENERATE_MARK):  # `rubric generate` asks for a draft
             answer = offline_judge.draft_rubric(system + "\n" + user)
+        elif self.config.script is not None:  # a test's key file says what each text gets
+            answer = self.config.script.answer(user, schema)
         else:
             answer = offline_judge.judge(
                 system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona

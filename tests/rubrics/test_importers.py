@@ -486,6 +486,7 @@ def test_llm_judge_spec_layouts_of_a_second_repository_import_and_a_look_alike_i
         ("C1", [0, 1, 2]),
         ("C2", [0, 1, 2]),
         ("C3", [0, 1, 2]),
+        ("Judgement", ["Yes", "Partly", "No"]),  # the verdict its decision logic gives, asked apart
     ]
     assert [d.id for d in judge.disqualifiers] == ["DQ1", "DQ2"]
     modules = load_rubric(OURS / "xml/genre-modules-layout.xml")

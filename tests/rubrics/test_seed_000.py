@@ -42,7 +42,8 @@ def judge() -> Rubric:
 def test_compliance_judge_keeps_what_the_seed_says_it_has(judge):
     counts = kernel_counts("ComplianceJudge")
     assert counts == {"Criterion": 3, "Disqualifier": 2, "DecisionRule": 4, "PatternEntry": 14, "MappingExample": 5}
-    assert len(judge.criteria) == counts["Criterion"] and len(judge.disqualifiers) == counts["Disqualifier"]
+    anchored = [c for c in judge.criteria if "verdict" not in c.tags]  # the verdict is asked apart (R1-R4)
+    assert len(anchored) == counts["Criterion"] and len(judge.disqualifiers) == counts["Disqualifier"]
     assert len(judge.decision_rules) == counts["DecisionRule"] and len(judge.patterns) == counts["PatternEntry"]
     assert [e.id for e in judge.mapping_examples] == [f"E{i}" for i in range(1, counts["MappingExample"] + 1)]
     seed_verdicts = re.search(r"Result_compliance = \(verdict: \{([^}]*)\}", SEED).group(1)
@@ -191,7 +192,7 @@ def test_economy_warns_outside_three_to_seven_criteria(judge):
     low, high = (int(x) for x in re.search(r'"Criteria count in \[(\d+),(\d+)\] range"', SEED).groups())
     data = judge.model_dump(mode="json")
     base = data["criteria"][0]
-    data["criteria"] = [{**base, "id": f"C{i}"} for i in range(1, 13)]
+    data["criteria"] = [{**base, "id": f"C{i}", "weight": 1} for i in range(1, 13)]
     twelve = Rubric.model_validate(data)
     codes = [w.code for w in compile_or_raise(twelve).warnings]
     assert "W_ECONOMY" in codes and (low, high) == (3, 7)
@@ -228,7 +229,7 @@ def test_the_compliance_judge_judges_through_the_offline_judge(judge):
         config = JudgeConfig(base_url=server.base_url, strategy="holistic")
         done = judge_text(bundle, config, "e4", '"I refuse to work on this."', input="Plan my week.")
     assert not done.errors and done.verdict.score is not None
-    assert {j.criterion_id for j in done.judgments if j.status == "scored"} == {"C1", "C2", "C3"}
+    assert {j.criterion_id for j in done.judgments if j.status == "scored"} == {"C1", "C2", "C3", "Judgement"}
 
 
 def test_doctor_accounts_for_every_element_of_the_compliance_judge(tmp_path):

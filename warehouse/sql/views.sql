@@ -308,8 +308,9 @@ WHERE rt.rubric_hash = s.rubric_hash OR NOT EXISTS (
     SELECT 1 FROM completions c WHERE c.corpus_id = s.corpus_id AND c.text_id = s.text_id AND c.rubric_hash = s.rubric_hash
 );
 
--- Per text, beside its score: the rubric's profile, the compliance verdict (the verdict of the
--- rubric's space whose score is nearest the text's score, ties to the lower), the detection result
+-- Per text, beside its score: the rubric's profile, the compliance verdict (the text's label where it
+-- is one of the rubric's verdicts, as a judge asked for the verdict gives it; else the verdict whose
+-- score is nearest the text's score, ties to the lower), the detection result
 -- (the patterns that fired, the disqualifiers that fired, the criteria the text fails) and, for a
 -- routed score, the field and value that chose this rubric, or `route_status` 'not routed' and the
 -- rubric the text went to (`routed_to`).
@@ -324,7 +325,8 @@ failing AS (
 ),
 verdicts AS (
     SELECT s.corpus_id, s.rubric_hash, s.judge_hash, s.text_id,
-           arg_min(v.label, [abs(v.score - s.score), v.score]) AS verdict
+           coalesce(any_value(v.label) FILTER (WHERE v.label = s.label),
+                    arg_min(v.label, [abs(v.score - s.score), v.score])) AS verdict
     FROM mat_text_scores s JOIN rubric_verdicts v USING (rubric_hash)
     WHERE v.score IS NOT NULL AND s.score IS NOT NULL GROUP BY ALL
 )

@@ -62,8 +62,9 @@ def test_a_local_server_that_requires_the_key_gets_it_from_the_environment(monke
     monkeypatch.setenv("ENGINE_CANARY", CANARY)
     server = judge_server("--require-key-env", "ENGINE_CANARY")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    refused = rf.Judge(base_url=server.base_url, answer_retries=0).evaluate("llm-slop", "A plain sentence.")
-    assert refused.score is None and any("401" in e for e in refused.errors)
+    with pytest.raises(rf.EndpointRefused, match="401") as refused:  # a setup no retry fixes raises, as score does
+        rf.Judge(base_url=server.base_url, answer_retries=0).evaluate("llm-slop", "A plain sentence.")
+    assert CANARY not in str(refused.value)
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     r = rf.Judge(base_url=server.base_url).evaluate("llm-slop", "A plain sentence.")
     assert r.score is not None and not r.errors and CANARY not in repr(r) + r._repr_html_()

@@ -151,7 +151,7 @@ def messages(rubric: Rubric, target: str, measures: dict[str, Measure], tried: l
     """The system message states the property, the seed's instruction primitive for it and the answer's
     schema; the user message carries the rubric and every property's current value and rationale."""
     prop = lattice.BY_ID[target]
-    listed = mutations_of(prop.ops).json_schema()
+    listed = _judged_criteria_only(mutations_of(prop.ops).json_schema())
     schema = {
         "type": "object",
         "properties": {"mutations": {**listed, "minItems": 1, "maxItems": MAX_MUTATIONS}},
@@ -170,6 +170,15 @@ def messages(rubric: Rubric, target: str, measures: dict[str, Measure], tried: l
         lines.append("## Already tried for this property, and rejected")
         lines += [f"- {t}" for t in tried]
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def _judged_criteria_only(schema: dict) -> dict:
+    """The answer's schema without a criterion's trajectory `check` (decided in SQL, never proposed by
+    refine): its ~1,200 characters would push the merge operation's prompt past a small model's context."""
+    defs = schema.get("$defs", {})
+    defs.get("Criterion", {}).get("properties", {}).pop("check", None)
+    defs.pop("TrajectoryCheck", None)
+    return schema
 
 
 def propose(

@@ -77,8 +77,10 @@ class Warehouse:
         default the columns of those names). A Hugging Face dataset folder (`save_to_disk`, or the
         Hub's Parquet shards) is a corpus too: `split` picks its split (default "train", or the only
         one). Data in memory is checked whole first: a missing column or a text that is not a string
-        raises an InputError naming it, and nothing is written. An ingest that would mark more than
-        half the corpus's texts removed (the wrong file or folder) is refused unless `allow_removal`."""
+        raises an InputError naming it, and nothing is written. A `messages` column (chat messages,
+        tool calls and results) and no text column make a corpus of transcripts (docs/transcripts.md).
+        An ingest that would mark more than half the corpus's texts removed (the wrong file or folder)
+        is refused unless `allow_removal`."""
         from rubricflow.tasks.loaders.ingest import check_corpus_id
 
         refuse_unset(corpus=corpus, **({"source": data} if isinstance(data, str) else {}))

@@ -463,6 +463,35 @@ def _text_row(
     return row, None, text_id
 
 
+@dataclass
+class _RowMaker:
+    """Each good record's text row: a plain text's, or (when the first good record is a transcript:
+    a `messages` list and no text column) a transcript's rendering, its messages kept for the writer."""
+
+    source: Path
+    out_dir: Path
+    text_field: str | None
+    id_field: str | None
+    max_chars: int
+    fields: dict[str, str] | None
+    transcripts: TranscriptWriter | None = None
+    checked: bool = False
+
+    def row(self, number: int, record: dict) -> tuple[dict | None, str | None, Any, Any]:
+        """(row, reason, id, transcript or None), as _text_row / _transcript_row give them."""
+        column = _text_column(record, self.text_field)
+        if not self.checked:
+            if column is None and self.text_field is None and is_transcript_record(record):
+                self.transcripts, self.checked = TranscriptWriter(self.out_dir), True
+            else:
+                self.checked = _check_columns(
+                    self.source, number, record, column, self.text_field, self.id_field, self.fields
+                )
+        if self.transcripts is not None:
+            return _transcript_row(number, record, self.id_field, self.max_chars)
+        return (*_text_row(number, record, column, self.id_field, self.max_chars, self.fields), None)
+
+
 def _write(
     source: Path,
     report: IngestReport,
@@ -477,8 +506,7 @@ def _write(
 ) -> None:
     seen: dict[str, bytes] = {}
     batch: list[dict] = []
-    column_checked = False
-    transcripts: TranscriptWriter | None = None
+    maker = _RowMaker(source, report.parquet.parent, text_field, id_field, max_chars, fields)
     with (
         pq.ParquetWriter(tmp_parquet, SCHEMA, compression="zstd") as writer,
         tmp_quarantine.open("w", encoding="utf-8") as bad,
@@ -490,6 +518,11 @@ def _write(
             report.reasons[key] = report.reasons.get(key, 0) + 1
             bad.write(json.dumps({"source": str(source), "row": number, "text_id": text_id, "reason": reason}) + "\n")
 
+        def flush() -> None:
+            writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
+            report.rows_ok += len(batch)
+            batch.clear()
+
         try:
             for number, record, error in _pairs_or_texts(records):
                 if limit is not None and number > limit:
@@ -497,20 +530,7 @@ def _write(
                 if error:
                     reject(number, error, (record or {}).get("text_id"))
                     continue
-                column = _text_column(record, text_field)
-                if not column_checked:
-                    if column is None and text_field is None and is_transcript_record(record):
-                        transcripts = TranscriptWriter(report.parquet.parent)
-                        column_checked = True
-                    else:
-                        column_checked = _check_columns(source, number, record, column, text_field, id_field, fields)
-                if transcripts is not None:
-                    row, reason, text_id, transcript = _transcript_row(number, record, id_field, max_chars)
-                else:
-                    (row, reason, text_id), transcript = (
-                        _text_row(number, record, column, id_field, max_chars, fields),
-                        None,
-                    )
+                row, reason, text_id, transcript = maker.row(number, record)
                 if row is not None and row["text_id"] in seen:
                     if seen[row["text_id"]] == bytes.fromhex(row["sha256"])[:16]:
                         report.duplicates_identical += 1
@@ -521,20 +541,17 @@ def _write(
                     continue
                 seen[row["text_id"]] = bytes.fromhex(row["sha256"])[:16]
                 batch.append(row)
-                if transcripts is not None and transcript is not None:
-                    transcripts.add(transcript)
+                if transcript is not None:
+                    maker.transcripts.add(transcript)  # type: ignore[union-attr]
                 if len(batch) >= BATCH_ROWS:
-                    writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
-                    report.rows_ok += len(batch)
-                    batch.clear()
+                    flush()
             if batch:
-                writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
-                report.rows_ok += len(batch)
+                flush()
         except BaseException:
-            if transcripts is not None:
-                transcripts.close(keep=False)
+            if maker.transcripts is not None:
+                maker.transcripts.close(keep=False)
             raise
-    _finish_transcripts(report, transcripts)
+    _finish_transcripts(report, maker.transcripts)
 
 
 def _finish_transcripts(report: IngestReport, transcripts: TranscriptWriter | None) -> None:

@@ -250,6 +250,17 @@ def _judge_where(run: Run, plan: steps.Plan, workers: int) -> list[ShardResult]:
     return results
 
 
+def unanswered_advice(error: str) -> str:
+    """What to check when no call was answered, by what the endpoint said: a 429 storm is the
+    quota, not the key (blaming the key sent users to rotate a good one)."""
+    said = error.lower()
+    if "429" in said or "rate limit" in said or "ratelimit" in said or "quota" in said:
+        return "the endpoint rate-limited every call: lower --rpm / --max-in-flight or wait for its quota"
+    if "401" in said or "403" in said or "auth" in said or "api key" in said:
+        return "check OPENAI_API_KEY (the endpoint refused it) and --base-url"
+    return "check that it runs, and --base-url, --model and OPENAI_API_KEY"
+
+
 def _close_run(run: Run, waiting: int, unjudged: int, deferred: int) -> str | None:
     """Record how the run ended; returns the message when the endpoint answered no call usably."""
     logger = get_run_logger()
@@ -257,8 +268,8 @@ def _close_run(run: Run, waiting: int, unjudged: int, deferred: int) -> str | No
     if refused["unanswered_cells"] and not refused["ok_cells"]:
         message = scrub(
             f"the endpoint refused, never answered or gave no usable answer to every call "
-            f"({refused['unanswered_cells']} cells; {refused['unanswered_error']}); check that it runs, "
-            "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
+            f"({refused['unanswered_cells']} cells; {refused['unanswered_error']}); "
+            f"{unanswered_advice(refused['unanswered_error'] or '')}, then run again: these cells are planned again then"
         )
         logger.error(message)
         finish_run(run, "failed", message)

@@ -52,6 +52,8 @@ def plan(
     from rubricflow.warehouse import db
 
     path = warehouse_path(warehouse)
+    if out_file is not None:
+        refuse_unwritable(out_file)  # before the plan is recorded: a plan whose ids went nowhere is not made
     with reading(path) as con:
         side = resolve_side(con, corpus, "A", (rubric, model, judge_hash))
     with db.writer(path) as con:
@@ -61,6 +63,20 @@ def plan(
     for text_id in made.chosen:
         print(text_id)
     err.print(escape(f"plan {made.plan_id}: {len(made.chosen)} of {len(made.texts)} judged texts ({made.mode})"))
+
+
+def refuse_unwritable(out_file: Path) -> None:
+    """An --out that cannot be written (a folder, a missing or read-only folder) refused in one line."""
+    import os
+
+    from rubricflow.errors import InputError
+
+    if out_file.is_dir():
+        raise InputError(f"--out {out_file} is a folder: name a file to write the chosen text ids to")
+    if not out_file.parent.is_dir():
+        raise InputError(f"--out {out_file}: no folder {out_file.parent}")
+    if not os.access(out_file.parent, os.W_OK) or (out_file.exists() and not os.access(out_file, os.W_OK)):
+        raise InputError(f"--out {out_file}: not writable")
 
 
 def _queue(con, corpus: str, rubric: str, model: str | None, judge_hash: str | None):

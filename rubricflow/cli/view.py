@@ -33,7 +33,7 @@ def view(
     import uvicorn
 
     from rubricflow.tasks.presentation.viewer import launch
-    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, served_hosts, shown_host
+    from rubricflow.tasks.runtime.owner import served_hosts, shown_host
 
     path = warehouse_path(warehouse)
     if not path.exists():
@@ -50,7 +50,22 @@ def view(
         highlight=False,
         soft_wrap=True,
     )
-    if host not in LOOPBACK_HOSTS:
-        out.print("note: plain HTTP; the address's token crosses the network unencrypted (an SSH tunnel is safer)")
+    note = exposure_note(host)
+    if note:
+        out.print(escape(note), highlight=False, soft_wrap=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
+
+
+def exposure_note(host: str) -> str | None:
+    """The line that says who else can reach the viewer: the printed address names this machine,
+    so a bind to every interface (0.0.0.0) was never said."""
+    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS
+
+    if host in LOOPBACK_HOSTS:
+        return None
+    where = "every interface (0.0.0.0: anyone who reaches this machine)" if host in ("0.0.0.0", "::", "") else host
+    return (
+        f"note: listening on {where}; plain HTTP: the address's token crosses the network unencrypted "
+        "(an SSH tunnel is safer)"
+    )

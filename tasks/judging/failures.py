@@ -203,6 +203,17 @@ def describe(exc: BaseException) -> str:
     return text[:500]
 
 
+def unanswered_advice(error: str) -> str:
+    """What to check when no call was answered, by what the endpoint said: a 429 storm is the
+    quota, not the key (blaming the key sent users to rotate a good one)."""
+    said = error.lower()
+    if "429" in said or "rate limit" in said or "ratelimit" in said or "quota" in said:
+        return "the endpoint rate-limited every call: lower --rpm / --max-in-flight or wait for its quota"
+    if "401" in said or "403" in said or "auth" in said or "api key" in said:
+        return "check OPENAI_API_KEY (the endpoint refused it) and --base-url"
+    return "check that it runs, and --base-url, --model and OPENAI_API_KEY"
+
+
 def refusal_message(
     ok: int, unanswered: int, unanswered_error: str | None, setup: int, setup_error: str | None
 ) -> str | None:
@@ -213,8 +224,8 @@ def refusal_message(
     if unanswered and not ok:
         return (
             f"the endpoint refused, never answered or gave no usable answer to every call "
-            f"({unanswered} cells; {unanswered_error}); check that it runs, "
-            "and OPENAI_API_KEY, --base-url and --model, then run again: these cells are planned again then"
+            f"({unanswered} cells; {unanswered_error}); {unanswered_advice(unanswered_error or '')}, "
+            "then run again: these cells are planned again then"
         )
     if setup:
         return f"{setup} cells failed for a setup reason ({setup_error}); fix it and run again: these cells are planned again then"

@@ -10,6 +10,7 @@ supported form, by `post_chat`), and a server found to reason gets `reasoning_to
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai
@@ -69,18 +70,31 @@ class RequestForm:
             self.notes.append(f"the endpoint spends reasoning tokens: each call gets {self.reasoning_tokens} more")
 
 
+# A 400's words for "this model takes no such parameter": OpenAI's sentence is one of many (Azure,
+# vLLM, LiteLLM and gateways word it otherwise), so the parameter's name is what is matched.
+_REFUSED = re.compile(
+    r"unsupported|not supported|only the default|not (?:permitted|allowed|accepted|available|valid for)"
+    r"|does not (?:accept|support|take)|cannot be used|\binstead\b"
+)
+_NAMES = ("max_tokens", "temperature")
+
+
 def unsupported_parameter(exc: BaseException) -> str | None:
-    """`max_tokens` or `temperature` when `exc` is a 400 saying the model does not support that
-    parameter or its value (OpenAI: code unsupported_parameter / unsupported_value, with `param`)."""
+    """`max_tokens` or `temperature` when `exc` is a 400 refusing that parameter or its value:
+    OpenAI's codes unsupported_parameter / unsupported_value with its `param`, whatever the
+    sentence; otherwise refusal words with the parameter named (its `param`, or the name as a word
+    of the message). A value the parameter may take but not this large is no refusal of it."""
     if not isinstance(exc, openai.APIStatusError) or exc.status_code != 400:
         return None
     error = exc.body if isinstance(exc.body, dict) else {}
     error = error.get("error", error) if isinstance(error.get("error"), dict) else error
-    message = f"{error.get('message') or exc.message} {error.get('code') or ''}".lower()
-    if "unsupported" not in message and "not supported" not in message and "only the default" not in message:
-        return None
-    param = error.get("param")
-    for name in ("max_tokens", "temperature"):
-        if param == name or (param is None and f"'{name}'" in message):
+    param, code = error.get("param"), str(error.get("code") or "").lower()
+    if code in ("unsupported_parameter", "unsupported_value") and param in _NAMES:
+        return param
+    message = str(error.get("message") or exc.message).lower()
+    for name in _NAMES:
+        named = param == name or (param is None and re.search(rf"(?<![\w.]){name}(?!\w)", message))
+        hinted = name == "max_tokens" and "max_completion_tokens" in message  # "use max_completion_tokens"
+        if named and (_REFUSED.search(message) or hinted):
             return name
     return None

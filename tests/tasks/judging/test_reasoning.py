@@ -123,6 +123,27 @@ def test_a_400_about_something_else_is_not_retried():
     assert RequestForm().learn(exc, {"max_tokens": 100000}) is False
 
 
+@pytest.mark.parametrize(
+    "error",
+    [
+        {
+            "message": "This model does not accept this parameter.",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        },
+        {"message": "max_tokens is not permitted for this model; use max_completion_tokens.", "param": None},
+        {"message": "Parameter 'max_tokens' cannot be used with reasoning models.", "type": "invalid_request_error"},
+    ],
+)
+def test_a_refused_max_tokens_is_known_by_the_parameter_not_by_openais_sentence(error):
+    """Azure, vLLM, LiteLLM and gateways word the refusal otherwise: the parameter is what is matched."""
+    exc = openai.BadRequestError("bad", response=_response(400), body=error)
+    form = RequestForm(4096)
+    assert form.learn(exc, {"max_tokens": 64}) is True and form.apply({"max_tokens": 64}) == {
+        "max_completion_tokens": 64 + 4096
+    }
+
+
 def _response(status: int):
     import httpx
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,8 @@ def estimate(
         record(con, result)
     if as_json:
         print(json.dumps(result.as_records(), indent=2))
+        for note in result.notes:  # the warnings too, beside the records (stdout stays JSON)
+            print(f"note: {note}", file=sys.stderr)
         return
     print_estimate(result)
 

@@ -23,7 +23,7 @@ def judged_warehouse(
     criterion id, score on the criterion's own scale, rater)) into a new warehouse at `path`;
     returns the rubric's hash. Each model is one judge setup, judge hash `judge-<model>`."""
     bundle = compile_or_raise(rubric)
-    texts = sorted({t for scores in judges.values() for t in scores})
+    texts = sorted({t for scores in judges.values() for t in scores} | {lab[0] for lab in labels})
     with db.writer(path) as con:
         db.register_rubric(con, bundle)
         con.executemany(

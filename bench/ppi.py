@@ -20,6 +20,7 @@ the same loader `rubricflow labels` uses). Over --reps random labelled subsets o
   no selection can reduce).
 
     python bench/ppi.py [--reps 1000] [--n 100] [--hhh-pairs 221] [--uniform-share 0.3]
+    python bench/ppi.py --small-n 10    # only: the intervals' coverage at 10 labels, every criterion
 """
 
 from __future__ import annotations
@@ -316,6 +317,24 @@ def active_table(labelled: LabelledSet, n: int, reps: int, seed: int) -> tuple[f
     return best
 
 
+def small_n_table(n: int, reps: int, seed: int) -> None:
+    """The coverage of `estimate`'s nominal 90% intervals (powered and labels-only) at n labels, on
+    every criterion of both UniEval sets: at the least `estimate` accepts (10) they cover less."""
+    sets = [unieval_set("Topical-Chat", DATA, SCALES, list(SCALES)),
+            unieval_set("SFHOT", SFHOT, SFHOT_SCALES, list(SFHOT_SCALES))]  # fmt: skip
+    print(f"coverage of the nominal 90% intervals at {n} labels, {reps} random subsets")
+    for labelled in sets:
+        for name, (y, f) in labelled.targets.items():
+            rng, covered, alone = np.random.default_rng(seed), 0, 0
+            for _ in range(reps):
+                chosen = rng.choice(len(y), n, replace=False)
+                powered = ppi.ppi_mean(y[chosen], f[chosen], f, alpha=ALPHA)[0]
+                labels = ppi.classical(y[chosen], alpha=ALPHA)
+                covered += powered.low <= y.mean() <= powered.high
+                alone += labels.low <= y.mean() <= labels.high
+            print(f"{labelled.name:<13} {name:<18} powered {covered / reps:6.1%}  labels only {alone / reps:6.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=1000)
@@ -326,7 +345,10 @@ def main() -> None:
     parser.add_argument("--hhh-samples", type=int, default=3, help="answers a pair order and criterion")
     parser.add_argument("--uniform-share", type=float, default=labelling_plan.UNIFORM_SHARE,
                         help="the uniform share of each active probability (`labels plan --active`: 0.3)")  # fmt: skip
+    parser.add_argument("--small-n", type=int, default=0, help="only the coverage table at this many labels")
     args = parser.parse_args()
+    if args.small_n:
+        return small_n_table(args.small_n, args.reps, args.seed)
     labelling_plan.UNIFORM_SHARE = args.uniform_share  # what inclusion_probabilities mixes in
     human, judge = load(args.data)
     print(f"Topical-Chat: {len(human['overall'])} texts, {args.reps} labelled subsets of {args.n}, 90% intervals")

@@ -189,14 +189,15 @@ class Warehouse:
         self,
         corpus: str,
         rubric: RubricLike | None = None,
-        judge: str = "unieval",
+        judge: str | None = None,
         human: list[str] | None = None,
         model: str | None = None,
         step: float = 1.0,
         score: str = "sampled",
     ) -> Calibration:
-        """Agreement of a judge (a label rater, or a rubric's judgments) with human labels, per
-        criterion, as `rubricflow calibrate`; the result is kept in the `calibrations` table."""
+        """Agreement of a judge (a label rater, or a rubric's judgments; by default the corpus's own
+        judgments) with human labels, per criterion, as `rubricflow calibrate`; the result is kept in
+        the `calibrations` table."""
         from rubricflow.api_rubric import CompiledRubric
         from rubricflow.tasks.stats.calibration import calibration, record
         from rubricflow.warehouse import db

@@ -13,6 +13,14 @@ from typing import Any
 from .model import Criterion, Rubric
 
 DEFAULT_PASS = 0.5  # a criterion "meets" when its unit score reaches this (binary: value 1)
+SCORE_DIGITS = 9  # every score that meets a threshold is rounded to this many decimals (fixed())
+
+
+def fixed(x: float | None) -> float | None:
+    """A score at the stated precision (SCORE_DIGITS decimals), so that the same judgments give the
+    same bits whatever order a sum adds them in: 0.7499999999999999 and 0.75 are one score, and one
+    label. Python's round() and DuckDB's round(x, 9) (warehouse/sql/analytics_refresh.sql) agree."""
+    return None if x is None else round(x, SCORE_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -28,7 +36,7 @@ def unit_scores(rubric: Rubric, values: Mapping[str, Any]) -> dict[str, float | 
     """Map raw judge values to unit scores; a missing criterion stays None (unscored, never 0)."""
     out: dict[str, float | None] = {}
     for c in rubric.criteria:
-        out[c.id] = c.scale.unit(values[c.id]) if values.get(c.id) is not None else None
+        out[c.id] = fixed(c.scale.unit(values[c.id])) if values.get(c.id) is not None else None
     return out
 
 
@@ -45,7 +53,12 @@ class _Child:
 
 
 def _combine(method: str, items: list[_Child]) -> float | None:
-    """Combine the scored children of one node; unscored children are left out, never counted as 0."""
+    """Combine the scored children of one node (at the stated precision); unscored children are left
+    out, never counted as 0."""
+    return fixed(_combined(method, items))
+
+
+def _combined(method: str, items: list[_Child]) -> float | None:
     if not items:
         return None
     if method == "weighted_mean":
@@ -125,7 +138,7 @@ def verdict(
     raw = aggregate(rubric, units, genre)
     if raw is None:
         return Verdict(None, None, None, (), coverage)
-    score = 1.0 - raw if s.invert else raw
+    score = fixed(1.0 - raw if s.invert else raw)
     label = next(
         (lab.label for lab in sorted(rubric.decision_labels(), key=lambda lab: -lab.min) if score >= lab.min), None
     )

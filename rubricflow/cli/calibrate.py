@@ -85,7 +85,9 @@ def _json_or_none(path: Path):
 
 def calibrate(
     corpus: str = typer.Option("topical-chat", "--corpus", "-c"),
-    judge: str = typer.Option("unieval", help="Label rater whose scores are checked (ignored with --rubric)."),
+    judge: str | None = typer.Option(
+        None, help="Label rater whose scores are checked (default: the corpus's own judgments; ignored with --rubric)."
+    ),
     human: list[str] | None = typer.Option(None, help="Reference raters (repeatable; default: every other rater)."),
     rubric: str | None = typer.Option(None, help="Check this rubric's warehouse judgments instead of a label rater."),
     model: str | None = typer.Option(None, help="With --rubric: the judge model whose judgments to check."),

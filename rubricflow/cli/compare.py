@@ -64,7 +64,9 @@ def compare(
     batch_size: int = typer.Option(100, help="--sequential: texts judged between two looks."),
     seed: int = typer.Option(0, help="--sequential: the seed of the text order (same seed: a continuation)."),
     human: str | None = typer.Option(
-        None, "--human", help="Also the figures and the A - B difference corrected by this rater's labels (estimate)."
+        None,
+        "--human",
+        help="Also each side's figures corrected by this rater's labels, and which side agrees better with them (estimate).",
     ),
     judge: dict | None = None,
 ) -> None:

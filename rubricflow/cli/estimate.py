@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,8 @@ def estimate(
     """Per criterion and overall: the judge-only figure, the labels-only figure with its interval, and
     the prediction-powered one (the judge's scores of every text corrected by the labels) with its
     interval, for the mean score and the pass rate, and the effective number of labels gained. With
-    --rubric-b / --model-b / --judge-hash-b, side B's figures and the difference A minus B too.
+    --rubric-b / --model-b / --judge-hash-b, side B's figures too, and which side agrees better with
+    the labels: each side's error against them and A's less B's, paired, with its interval.
     The figures are kept in the warehouse's `estimates` table."""
     from rubricflow.tasks.stats.estimate import estimate as compute
     from rubricflow.tasks.stats.estimate import record
@@ -52,6 +54,8 @@ def estimate(
         record(con, result)
     if as_json:
         print(json.dumps(result.as_records(), indent=2))
+        for note in result.notes:  # the warnings too, beside the records (stdout stays JSON)
+            print(f"note: {note}", file=sys.stderr)
         return
     print_estimate(result)
 
@@ -80,15 +84,43 @@ def print_estimate(result: Estimate) -> None:
                 "labels gained": show(f.effective_labels - f.n_labels, ".1f") if f.effective_labels else "",
             }
             for f in result.figures
+            if f.powered is not None
         ],
     )
+    print_agreement(result, span)
     for note in result.notes:
         out.print(escape(f"note: {note}"))
 
 
+def print_agreement(result: Estimate, span) -> None:
+    """A/B: each side's error against the labels and A's less B's, paired, with which agrees better."""
+    rows = [f for f in result.figures if f.powered is None]
+    if not rows:
+        return
+    by = {(f.side, f.criterion_id, f.figure): f for f in rows}
+    print_rows(
+        f"which side agrees better with {result.rater}'s labels (error: mean |judge - label|; disagreement: "
+        f"share of texts whose pass/fail differs; {result.confidence:.0%} intervals, paired)",
+        [
+            {
+                "criterion": f.criterion_id,
+                "figure": f.figure,
+                "labels": f.n_labels,
+                "A": f"{by[('A', f.criterion_id, f.figure)].labels_only.estimate:.4f}",
+                "B": f"{by[('B', f.criterion_id, f.figure)].labels_only.estimate:.4f}",
+                "A - B": f"{f.labels_only.estimate:.4f}",
+                "interval": span(f.labels_only),
+                "agrees better": f.better or "undecided (the interval holds 0)",
+            }
+            for f in rows
+            if f.side == "A-B"
+        ],
+    )
+
+
 def human_figures(result, human: str, warehouse: Path | None) -> None:
     """`estimate` of the two sides the comparison judged: each corrected by the rater's labels, and
-    the difference A - B with its prediction-powered interval; kept in `estimates` as there."""
+    which agrees better with them (A's error less B's, paired); kept in `estimates` as there."""
     from rubricflow.tasks.stats.estimate import estimate, record
     from rubricflow.warehouse import db
 

@@ -53,7 +53,7 @@ def report_compare(
 @app.command("calibration")
 def report_calibration(
     corpus: str = typer.Option(..., "--corpus", "-c"),
-    judge: str = typer.Option("unieval"),
+    judge: str | None = typer.Option(None, help="A label rater (default: the corpus's own judgments)."),
     human: list[str] | None = typer.Option(None),
     rubric: str | None = typer.Option(None),
     model: str | None = typer.Option(None),

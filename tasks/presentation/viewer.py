@@ -363,10 +363,10 @@ class Pages:
                 fields=[
                     ("corpus", "a corpus id"),
                     ("rubric", "this warehouse's judge: the rubric it applied"),
-                    ("judge", "or a label rater (default unieval)"),
+                    ("judge", "or a label rater (default: the corpus's own judgments)"),
                 ],
             )
-        result = self.store.run(agreement, q["corpus"], q["judge"] or "unieval", None, q["rubric"])
+        result = self.store.run(agreement, q["corpus"], q["judge"] or None, None, q["rubric"])
         return self.page("calibration.html", cal=result)
 
     def estimates(self, request: Request) -> HTMLResponse:

@@ -112,10 +112,35 @@ def one_judge_setup(
     raise CalibrationError(f"{len(setups)} judge setups scored {rubric!r} on corpus {corpus!r}; pick one: {listed}")
 
 
+RELEASE_JUDGE = "unieval"  # the judge rater of the UniEval-style releases `calibrate --topical-chat` imports
+
+
+def own_judge(con: duckdb.DuckDBPyConnection, corpus: str) -> tuple[str | None, str | None]:
+    """What `calibrate` checks when no judge is named: (rubric hash, judge hash) of the corpus's own
+    judgments when one judgment set scored it; with none, a UniEval-style release's judge rater
+    ((None, RELEASE_JUDGE)) where its labels hold one. Several sets, or nothing to check, are refused."""
+    sets = db.fetch(con, "corpus_judges.sql", corpus=corpus)
+    if len(sets) == 1:
+        return sets[0]["rubric_hash"], sets[0]["judge_hash"]
+    if sets:
+        listed = "; ".join(
+            f"--rubric {s['rubric_id']}@{s['version']} --judge-hash {s['judge_hash'][:12]}" for s in sets
+        )
+        raise CalibrationError(f"{len(sets)} judgment sets scored corpus {corpus!r}; name the one to check: {listed}")
+    raters = {r[1] for r in db.fetch_tuples(con, "rater_scores.sql", corpus=corpus, rubric=None, judge_hash=None,
+                                            judge_name="", score="sampled")}  # fmt: skip
+    if RELEASE_JUDGE in raters:
+        return None, RELEASE_JUDGE
+    raise CalibrationError(
+        f"corpus {corpus!r} has no judgments of its own: score it, or name the label rater to check with "
+        f"--judge (raters there: {', '.join(sorted(raters)) or 'none'})"
+    )
+
+
 def calibration(
     con: duckdb.DuckDBPyConnection,
     corpus: str,
-    judge: str,
+    judge: str | None,
     humans: list[str] | None,
     rubric: str | None = None,
     model: str | None = None,
@@ -124,7 +149,8 @@ def calibration(
     judge_hash: str | None = None,
 ) -> Calibration:
     """`score`: with a rubric, check the judge's sampled scores or its logprob-weighted ones.
-    `model` and `judge_hash` (a prefix) pick one judge setup when several scored the rubric."""
+    `model` and `judge_hash` (a prefix) pick one judge setup when several scored the rubric. With
+    neither a rubric nor a judge rater named, the corpus's own judgments (`own_judge`)."""
     if score not in ("sampled", "weighted"):
         raise InputError(f"--score must be sampled or weighted, not {score!r}")
     (known,) = db.fetch(con, "corpus_known.sql", corpus=corpus)
@@ -134,8 +160,15 @@ def calibration(
             "`rubricflow ingest` texts or `rubricflow labels` scores first"
         )
     rubric_hash = None
+    if rubric is None and judge is None:  # the corpus's own judgments, not a rater of another release's name
+        rubric_hash, found = own_judge(con, corpus)
+        if rubric_hash:
+            judge_hash, rubric = found, rubric_hash[:12]
+        else:
+            judge = found
     if rubric:
-        rubric_hash, judge_hash = one_judge_setup(con, corpus, rubric, model, judge_hash)
+        if rubric_hash is None:
+            rubric_hash, judge_hash = one_judge_setup(con, corpus, rubric, model, judge_hash)
         judge = f"judge:{rubric}" + (":weighted" if score == "weighted" else "")
     rows = db.fetch_tuples(  # (criterion_id, rater, text_id, score)
         con, "rater_scores.sql", corpus=corpus, rubric=rubric_hash, judge_hash=judge_hash, judge_name=judge, score=score

@@ -72,7 +72,7 @@ def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path
     done = cli(tmp_path, "estimate", "-c", "c", "-r", "llm-slop", "--human", "ann", "--json")
     assert done.returncode == 0, done.stderr
     records = {(r["criterion_id"], r["figure"]): r for r in json.loads(done.stdout)}
-    assert {c for c, _ in records} == {"puffery", "scaffolding", "meta-talk", "overall"}
+    assert {c for c, _ in records} == {"puffery", "scaffolding", "meta-talk", "(overall)"}
     rows = judged(tmp_path, "puffery")
     judge = np.array([r[1] for r in rows])
     labelled = [r for r in rows if r[2] is not None]

@@ -1,8 +1,9 @@
 """The labelling queue through Label Studio (`labels export-ls`, `labels import-ls`) on a corpus
 scored by two offline judges over HTTP: the tasks and the labelling config in Label Studio's
 documented shapes, its JSON export back in as labels (annotators as raters, skipped annotations left
-out, a value off the scale refused naming the task), and `estimate` of the A/B difference of the two
-judges corrected by those labels equal to ppi-python's on the warehouse's own numbers."""
+out, a value off the scale refused naming the task), and `estimate` of which of the two judges agrees
+better with those labels: A's error less B's equal to scipy's paired t interval on the warehouse's own
+numbers."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -10,7 +11,7 @@ import xml.etree.ElementTree as ET
 import duckdb
 import numpy as np
 import pytest
-from ppi_py import ppi_mean_ci
+from scipy import stats
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
@@ -52,7 +53,7 @@ def annotated(tasks: list[dict]) -> list[dict]:
     return out
 
 
-def test_label_studio_round_trip_and_the_ab_difference_estimate(tmp_path, judge_server):
+def test_label_studio_round_trip_and_which_judge_agrees_better(tmp_path, judge_server):
     server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")  # ingested and scored in this process: the test is about `labels`
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), warehouse, "c")
@@ -91,10 +92,8 @@ def test_label_studio_round_trip_and_the_ab_difference_estimate(tmp_path, judge_
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     records = {(r["side"], r["criterion_id"], r["figure"]): r for r in json.loads(done.stdout)}
-    a, b = records[("A", "puffery", "mean")], records[("B", "puffery", "mean")]
-    diff = next(r for (s, c, f), r in records.items() if c == "puffery" and f == "mean" and s not in ("A", "B"))
-    assert diff["powered"] == pytest.approx(a["powered"] - b["powered"], abs=1e-9)
-    judge = {}
+    assert not [k for k in records if k[0] == "A-B" and k[2] == "mean"]  # a difference zero by construction
+    judge, labels = {}, {}
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         for model in ("judge-a", "judge-b"):
             judge[model] = dict(
@@ -106,16 +105,19 @@ def test_label_studio_round_trip_and_the_ab_difference_estimate(tmp_path, judge_
                     [model],
                 ).fetchall()
             )
-    texts = sorted(judge["judge-a"])
-    labelled = [t["data"]["text_id"] for t in tasks]
-    gap_all = np.array(
-        [a["power_weight"] * judge["judge-a"][t] - b["power_weight"] * judge["judge-b"][t] for t in texts]
+        labels = dict(con.execute("SELECT text_id, score FROM labels WHERE criterion_id = 'puffery'").fetchall())
+    texts = sorted(labels)  # a uniform plan: each side's error is the labelled texts' mean, paired t interval
+    error = {m: np.array([abs(judge[m][t] - labels[t]) for t in texts]) for m in judge}
+    diff = records[("A-B", "puffery", "error")]
+    if (error["judge-a"] != error["judge-b"]).any():
+        (low, high) = stats.ttest_rel(error["judge-a"], error["judge-b"]).confidence_interval(0.9)
+    else:
+        low = high = 0.0
+    assert (diff["labels_only"], diff["labels_low"], diff["labels_high"]) == (
+        pytest.approx((error["judge-a"] - error["judge-b"]).mean(), abs=1e-9),
+        pytest.approx(low, abs=1e-9),
+        pytest.approx(high, abs=1e-9),
     )
-    gap = np.array(
-        [a["power_weight"] * judge["judge-a"][t] - b["power_weight"] * judge["judge-b"][t] for t in labelled]
-    )
-    (low,), (high,) = ppi_mean_ci(np.zeros(len(gap)), gap, gap_all, alpha=0.1, lam=1)
-    assert (diff["powered_low"], diff["powered_high"]) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
 
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         hashes = dict(con.execute("SELECT model, judge_hash FROM runs").fetchall())
@@ -124,7 +126,5 @@ def test_label_studio_round_trip_and_the_ab_difference_estimate(tmp_path, judge_
         "--judge-hash-b", hashes["judge-b"][:12], "--human", "ann@example.org",
     )  # fmt: skip
     assert compared.returncode == 0, compared.stderr
-    corrected = next(
-        line for line in compared.stdout.splitlines() if "A-B" in line and "puffery" in line and "mean" in line
-    )
-    assert f"{diff['powered']:.4f}" in corrected and f"{diff['powered_low']:.4f}" in corrected
+    agreement = next(line for line in compared.stdout.splitlines() if "puffery" in line and "error" in line)
+    assert f"{diff['labels_only']:.4f}" in agreement and f"{diff['labels_low']:.4f}" in agreement

@@ -377,12 +377,12 @@ CREATE TABLE IF NOT EXISTS estimates (
     estimated_at     TIMESTAMP NOT NULL,
     corpus_id        VARCHAR NOT NULL,
     rater            VARCHAR NOT NULL,
-    side             VARCHAR NOT NULL,   -- A, B, or A-B (the difference)
+    side             VARCHAR NOT NULL,   -- A, B, or A-B (A's error less B's)
     rubric_hash      VARCHAR NOT NULL,
     judge_hash       VARCHAR NOT NULL,
     plan_id          VARCHAR,            -- whose inclusion probabilities weighted the labels
-    criterion_id     VARCHAR NOT NULL,   -- or `overall` (the weighted mean of the criteria, unit scale)
-    figure           VARCHAR NOT NULL,   -- mean | pass_rate
+    criterion_id     VARCHAR NOT NULL,   -- or `(overall)` (the weighted mean of the criteria, unit scale)
+    figure           VARCHAR NOT NULL,   -- mean | pass_rate | error | disagreement (A/B agreement with the labels)
     confidence       DOUBLE NOT NULL,
     n_labels         INTEGER NOT NULL,
     n_texts          INTEGER NOT NULL,
@@ -485,6 +485,12 @@ ALTER TABLE judgments ADD COLUMN IF NOT EXISTS confidence DOUBLE;
 -- views.sql: cascade_decisions). human_below is NULL for a cascade without that level.
 ALTER TABLE cascades ADD COLUMN IF NOT EXISTS human_below DOUBLE;
 ALTER TABLE cascade_texts ADD COLUMN IF NOT EXISTS strong_confidence DOUBLE;  -- the strong judge's, where it decided
+-- estimate's A/B agreement figures (error, disagreement: labels only) have no powered figure; `better`
+-- is the side that agrees better with the labels (A-B rows), NULL when the interval holds 0.
+ALTER TABLE estimates ADD COLUMN IF NOT EXISTS better VARCHAR;
+ALTER TABLE estimates ALTER COLUMN powered DROP NOT NULL;
+ALTER TABLE estimates ALTER COLUMN powered_low DROP NOT NULL;
+ALTER TABLE estimates ALTER COLUMN powered_high DROP NOT NULL;
 
 -- evolve: co-evolution (`improve evolve --co-evolve`, tasks/improve/coevolve.py). Rounds take turns
 -- between the target rubric (evolution_rounds) and the search's meta-components (here): the proposal

@@ -9,7 +9,7 @@ import statsmodels.api as sm
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
 from rubricflow.tasks.stats.drawn_under import DrawnUnder
-from rubricflow.tasks.stats.estimate import Criterion, difference, figures
+from rubricflow.tasks.stats.estimate import Criterion, agreement, figures
 from rubricflow.tasks.stats.labelling_plan import PlanError, inclusion_probabilities, systematic_sample
 
 BIG_N, CHOSEN, LABELLED = 80, 30, 24
@@ -54,12 +54,14 @@ def test_an_active_plan_gives_the_active_inference_figures(seed):
     for interval, lam in ((mean.powered, mean.lam), (mean.labels_only, 0.0)):
         (low,), (high,) = (np.ravel(v) for v in classical_mean_ci(terms(a, pi, lam), alpha=0.1))
         assert (interval.low, interval.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
-    gap = next(f for f in difference(a, b, plan, "ann", 0.1) if f.figure == "mean")
-    lam_b = next(f for f in figures("B", b, plan, "ann", 0.1) if f.figure == "mean").lam
-    tuned = mean.lam * a.native(a.judge) - lam_b * b.native(b.judge)  # the labels cancel in A - B
-    per_text = centred(tuned - np.isfinite(a.label) * tuned / pi, 1 - np.isfinite(a.label) / pi)
+    gap = next(f for f in agreement(a, b, plan, "ann", 0.1) if f.side == "A-B" and f.figure == "error")
+    xi = np.isfinite(a.label)
+    y = a.native(np.nan_to_num(a.label))
+    error = np.abs(a.native(a.judge) - y) - np.abs(b.native(b.judge) - y)  # A's error less B's, per text
+    per_text = centred(xi * error / pi, 1 - xi / pi)  # known on the labelled texts, weighted by 1 / pi
     (low,), (high,) = (np.ravel(v) for v in classical_mean_ci(per_text, alpha=0.1))
-    assert (gap.powered.low, gap.powered.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+    assert (gap.labels_only.low, gap.labels_only.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+    assert gap.powered is None and gap.better == ("A" if high < 0 else "B" if low > 0 else None)
 
 
 def test_a_uniform_plan_gives_ppi_and_a_label_outside_the_plan_is_refused():

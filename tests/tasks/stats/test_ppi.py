@@ -52,18 +52,22 @@ def test_pass_rates_are_means_of_indicators():
     close(got, ppi_mean_ci((y >= 4).astype(float), (yhat >= 4).astype(float), (yhat_all >= 4).astype(float)))
 
 
-def test_the_difference_of_two_judges_matches_ppi_python():
-    y, yhat, yhat_all, weights = sample(5)
-    rng = np.random.default_rng(9)
-    other_all = yhat_all + rng.normal(-0.3, 0.5, len(yhat_all))
-    index = {v: i for i, v in enumerate(yhat_all)}
-    other = other_all[[index[v] for v in yhat]]
-    a, lam_a = ppi.ppi_mean(y, yhat, yhat_all, weights)
-    b, lam_b = ppi.ppi_mean(y, other, other_all, weights)
-    diff = ppi.ppi_difference(((yhat, yhat_all, lam_a), (other, other_all, lam_b)), weights)
-    assert diff.estimate == pytest.approx(a.estimate - b.estimate, abs=1e-9)
-    gap, gap_all = lam_a * yhat - lam_b * other, lam_a * yhat_all - lam_b * other_all
-    close(diff, ppi_mean_ci(np.zeros(len(y)), gap, gap_all, alpha=0.1, lam=1, w=weights))
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.arange(10.0) % 3,  # n = 10, the least `estimate` takes, with ties
+        np.array([0.0] * 9 + [1.0]),  # a paired error difference that is almost always 0
+        np.random.default_rng(6).normal(0.5, 1, 40),
+    ],
+)
+def test_the_t_interval_of_a_mean_is_scipys(values):
+    from scipy import stats
+
+    got = ppi.t_mean(values, 0.1)
+    low, high = stats.ttest_1samp(values, 0).confidence_interval(0.9)
+    assert (got.estimate, got.low, got.high) == (
+        pytest.approx(values.mean(), abs=1e-12), pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12)
+    )  # fmt: skip
 
 
 def test_a_constant_judge_falls_back_to_the_labels():

@@ -26,8 +26,11 @@ def ingest_flow(
     fields: dict[str, str] | None = None,
     split: str | None = None,
     allow_removal: bool = False,
+    announce: bool = True,
 ) -> dict:
-    """`fields` maps input / context / genre to the source's columns of other names (see
+    """`announce=False`: no `rubricflow.corpus.ingested` event, for a caller that scores the corpus
+    itself (the nightly job: the event would start deploy/prefect.yaml's score-on-ingest, a
+    second scoring run of the same texts). `fields` maps input / context / genre to the source's columns of other names (see
     tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it.
     `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py). An ingest that
     would mark more than half the corpus removed is refused unless `allow_removal`."""
@@ -47,7 +50,8 @@ def ingest_flow(
         report.quarantine,
     )
     result = {"corpus_id": corpus_id, **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(report).items()}}
-    announce_ingested(result, source, warehouse_path)
+    if announce:
+        announce_ingested(result, source, warehouse_path)
     return result
 
 

@@ -53,7 +53,7 @@ def nightly_scoring(
     night = night or dt.datetime.now(dt.UTC).date().isoformat()
     changed, digest = source_changed(source, warehouse_path, corpus_id)
     if changed:
-        ingest_flow(source, warehouse_path, corpus_id)
+        ingest_flow(source, warehouse_path, corpus_id, announce=False)  # scored below: one run per rubric
         record_source_digest(warehouse_path, corpus_id, digest)
     else:
         logger.info("source %s unchanged since the last ingest: not re-ingested", source)

@@ -77,3 +77,29 @@ def test_every_command_line_in_the_docs_names_a_command_and_options_it_has():
                 if not (ROOT / word).exists():  # a repository path a clone lacks (the tour's data/replies.jsonl)
                     wrong.append(f"{page}: {line}: no file {word} in the repository")
     assert len(lines) > 50 and not wrong, wrong
+
+
+RUBRIC_OPTIONS = ("-r", "--rubric", "--a", "--b", "--rubric-b")
+
+
+def test_every_rubric_the_docs_score_on_the_replies_corpus_finds_its_inputs_there():
+    """The docs' commands on the replies corpus (examples/replies.jsonl, ingested as `replies` by the
+    tour) paired `helpfulness` and `groundedness`, which require an `input` and a `context` column,
+    with a file that had neither: each such command failed as written. Every rubric a docs line names
+    on `-c replies` must find its required inputs in every row of the file."""
+    import json
+    import shlex
+
+    from rubricflow.rubrics.library import resolve
+
+    rows = [json.loads(line) for line in (ROOT / "examples" / "replies.jsonl").read_text().splitlines()]
+    missing = []
+    for page, line in doc_command_lines():
+        words = shlex.split(line, comments=True)
+        if not any(a in ("-c", "--corpus") and b == "replies" for a, b in zip(words, words[1:], strict=False)):
+            continue
+        for option, ref in zip(words, words[1:], strict=False):
+            if option in RUBRIC_OPTIONS and not ref.startswith("-"):
+                required = [f.name for f in resolve(ref.split("@")[0]).inputs if f.required]
+                missing += [f"{page}: {line}: {ref} needs {n!r}" for n in required if not all(r.get(n) for r in rows)]
+    assert not missing, missing

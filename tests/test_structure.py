@@ -264,3 +264,10 @@ def test_the_environment_reader_check_tells_reads_from_writes(tmp_path):
         "x = os.environ.get('C')\ny = dict(os.environ)\nz = os.getenv('D')\n"
     )
     assert environment_reads(module) == [5, 6, 7]
+
+
+def test_the_judge_module_keeps_to_one_concern_in_at_most_400_lines():
+    """tasks/judging/judge.py is the Judge's call layers (send, ask, re-ask); its data types live in
+    cells.py and its request shaping in request_shape.py (it was 532 lines with all three)."""
+    lines = (ROOT / "tasks" / "judging" / "judge.py").read_text(encoding="utf-8").count("\n")
+    assert lines <= 400, f"tasks/judging/judge.py has {lines} lines: move a concern to a module of its own"

@@ -10,9 +10,8 @@ asked again a few times, then recorded as UNSCORED with its reason.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -20,14 +19,13 @@ from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.rubrics.compiler import Bundle
-from rubricflow.rubrics.render import CallUnit, Rendering, delivered, reask_note, render, schema_suffix
+from rubricflow.rubrics.render import CallUnit, Rendering, reask_note, render
 from rubricflow.tasks.judging import answers, providers, telemetry, verdict_tools
 from rubricflow.tasks.judging.answers import cached_tokens
+from rubricflow.tasks.judging.cells import Attempts, Cell, Outcome, Prompt, nothing_fit  # noqa: F401 - re-exported
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.costs import Budget, TokenEstimator
 from rubricflow.tasks.judging.deadline import CallDeadline
-from rubricflow.tasks.judging.delivery import WITH_SYSTEM, WITHOUT_SYSTEM, dropped
-from rubricflow.tasks.judging.delivery import note as dropped_note
 from rubricflow.tasks.judging.failures import (
     BudgetSpent,
     DeadlineExceeded,
@@ -38,77 +36,17 @@ from rubricflow.tasks.judging.failures import (
     refuses_logprobs,
     refuses_mode,
 )
-from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.stop_rule import StopRule
+from rubricflow.tasks.judging.request_shape import TOOL_NAME, RequestShaping  # noqa: F401 - re-exported
 from rubricflow.tasks.judging.transport import RetryBudget, RetryBudgetSpent, Wait, post_chat
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult
 from rubricflow.tasks.runtime.progress import notify
 from rubricflow.warehouse.rows import blank_completion
 
-TOOL_NAME = "submit_judgment"
 
-
-@dataclass
-class Cell:
-    cell_key: str
-    text_id: str
-    text_sha256: str
-    unit_id: str
-    sample: int
-    text: str
-    input: str | None = None
-    context: str | None = None
-    genre: str | None = None
-
-
-@dataclass
-class Outcome:
-    """What lands for one cell: one completion row and one judgment per criterion of its unit."""
-
-    completion: dict[str, Any]
-    judgments: list[CriterionResult] = field(default_factory=list)
-
-
-def nothing_fit(response: Any) -> bool:
-    """An answer cut off at the limit with no visible text (nor a tool call): all the budget went to
-    hidden reasoning, so only more room can help."""
-    try:
-        choice = response.choices[0]
-        message = choice.message
-        return choice.finish_reason == "length" and not (message.content or "").strip() and not message.tool_calls
-    except (AttributeError, IndexError, TypeError):
-        return False
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """One cell's request before the output mode is chosen; `prompt_tokens` is the conservative
-    estimate the rate limit and the budget reserve for it (see costs.TokenEstimator)."""
-
-    system: str
-    schema: dict
-    user: str
-    raw_tokens: int  # TokenEstimator.raw of system + user, counted once per cell
-    prompt_tokens: int
-    feedback: str = ""  # a re-ask: what was wrong with the last answer, added to the user message
-    feedback_tokens: int = 0  # the part of prompt_tokens the feedback adds
-    max_tokens: int | None = None  # a re-ask's larger allowance (an answer left empty at the limit)
-
-
-@dataclass
-class Attempts:
-    """What one cell's calls cost in time: `server_s` from sending each request to the last byte
-    of its answer (the server's own time: what the concurrency controller and `latency_ms` read),
-    `queued_s` waiting in this client for a slot and the rate limits (`queue_ms`)."""
-
-    count: int = 0
-    server_s: float = 0.0
-    queued_s: float = 0.0
-
-
-class Judge:
+class Judge(RequestShaping):
     """Judges cells of one rubric with one judge setup; one per worker, reusing one client."""
 
     def __init__(
@@ -162,58 +100,6 @@ class Judge:
         rendered = self.rendering.unit(unit_id, genre)
         return rendered.unit, rendered.system, rendered.schema
 
-    def request_body(
-        self,
-        system: str,
-        schema: dict,
-        user: str,
-        mode: str,
-        sample: int,
-        feedback: str = "",
-        max_tokens: int | None = None,
-    ) -> dict[str, Any]:
-        """The chat request of one call as sent: online (see _create), or one line of a batch; a
-        re-ask adds what was wrong with the last answer to the user turn (one user turn: templates
-        that demand alternating roles accept it, and the prompt grows by a sentence, not an answer)."""
-        c = self.config
-        user = user + feedback
-        kwargs: dict[str, Any] = {
-            "model": c.model,
-            "temperature": c.temperature,
-            "max_tokens": max_tokens or c.max_tokens,
-            **c.sent(),  # the JudgeConfig fields marked SENT (top_p, ...) that are set
-        }
-        # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
-        if c.seed is not None or c.samples > 1:
-            kwargs["seed"] = (c.seed or 0) + sample
-        if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
-            kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
-        if mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "judgment", "schema": schema, "strict": True},
-            }
-        elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-            system += schema_suffix(schema, mode)
-        elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
-            system, tools = verdict_tools.request(system)
-            kwargs.update(tools)
-        elif mode == "tools":
-            kwargs["tools"] = [
-                {
-                    "type": "function",
-                    "function": {"name": TOOL_NAME, "parameters": schema, "description": "Submit the judgment."},
-                }
-            ]
-            kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
-        else:
-            system += schema_suffix(schema, mode)
-        kwargs["messages"] = delivered(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}], self.layout
-        )
-        return kwargs
-
     # Three layers, innermost first: `_send` retries one request through transient errors; `_ask`
     # sends it in the richest output mode the endpoint accepts; `judge` re-asks after an answer
     # that cannot be used. Each layer records what ended it in the cell's completion row.
@@ -232,7 +118,8 @@ class Judge:
         async for attempt in retrying:
             with attempt:
                 waiting_since = time.perf_counter()
-                async with self.limiter.slot() as slot:
+                repeat = attempt.retry_state.attempt_number > 1
+                async with self.limiter.slot(first=repeat) as slot:
                     if self.stopping:
                         raise Stopped("not sent: the run is stopping")
                     if not_sent := self.stop_rule.why_not_send():
@@ -246,7 +133,7 @@ class Judge:
                     attempts.queued_s += started - waiting_since
                     try:
                         with deadline.attempt(self.timeout_s) as attempt_s:
-                            response = await self._create(kwargs, attempt_s)
+                            response = await self._create(kwargs, attempt_s, repeat)
                     except openai.APIStatusError as exc:
                         attempts.server_s += time.perf_counter() - started
                         self._settle(reserved, 0, 0)  # an error answer is not billed
@@ -271,14 +158,15 @@ class Judge:
                     return response
         raise AssertionError("unreachable")
 
-    async def _create(self, body: dict[str, Any], timeout_s: float | None = None) -> Any:
+    async def _create(self, body: dict[str, Any], timeout_s: float | None = None, repeat: bool = True) -> Any:
+        """`repeat`: a retry or a probe, whose silence counts toward the stop rule (stop_rule)."""
         try:
             response = await post_chat(self.client, body, timeout_s or self.timeout_s, self.config.provider, self.form)
         except Exception as exc:
-            self.stop_rule.sent(exc)
+            self.stop_rule.sent(exc, repeat)
             raise
         else:
-            self.stop_rule.sent(None)
+            self.stop_rule.sent(None, repeat)
             return response
         finally:
             while self.form.notes:  # what the run learned about the server's parameters, said once
@@ -313,44 +201,6 @@ class Judge:
             self.spend.settle_amount(reserved, reserved)
         else:
             self.spend.settle(reserved, prompt_tokens, completion_tokens, cached_tokens or 0)
-
-    async def check_delivery(self) -> None:
-        """Once per run: does the endpoint deliver a system message? Two one-token probes, with and
-        without a 60-word system message; if the counted prompt does not grow, the server's chat
-        template dropped it, and the run moves the rubric into the user turn (and says so once)."""
-        async with self._delivery_lock:  # every cell waits here until the check is done
-            if self._delivery_checked:
-                return
-            try:
-                with_system = await self._probe(WITH_SYSTEM)
-                without = await self._probe(WITHOUT_SYSTEM)
-            except Exception:  # the cells' own calls will meet and report whatever is wrong
-                return
-            finally:
-                self._delivery_checked = True
-            if dropped(with_system, without):
-                self.layout = "user"
-                notify("note", dropped_note(with_system, without, "this run sends the rubric"))
-
-    async def learn_request_form(self) -> None:
-        """Before a batch is built, once a run: the delivery check's one-token calls (or one such
-        call, when the layout is set) teach the run the parameter form the server takes, which a
-        batch line, answered with a 400 hours later, cannot. A reasoning model gives no logprobs."""
-        if not self._delivery_checked:
-            await self.check_delivery()
-        elif not self._form_probed:
-            self._form_probed = True
-            with contextlib.suppress(Exception):  # the cells' own calls will meet whatever is wrong
-                await self._probe(WITHOUT_SYSTEM)
-        if self.form.reasoning:
-            self.logprobs = False
-
-    async def _probe(self, messages: list[dict]) -> int | None:
-        response = await self._create(
-            {"model": self.config.model, "messages": messages, "max_tokens": 1, "temperature": 0}
-        )
-        count = getattr(getattr(response, "usage", None), "prompt_tokens", None)
-        return count if isinstance(count, int) else None
 
     async def _ask(self, prompt: Prompt, sample: int, row: dict[str, Any], attempts: Attempts) -> Any | None:
         """Layer 2: the response in the richest output mode the endpoint accepts (json_schema ->
@@ -484,17 +334,6 @@ class Judge:
             sample=cell.sample,
             unit_hash=self.rendering.unit(cell.unit_id, cell.genre).fingerprint,
         )
-
-    def _fall_back(self, used: str) -> bool:
-        """The endpoint refused output mode `used`: move the run to the next one (json_schema ->
-        json_object -> forced tool call -> plain text), once, for every cell of the run. With
-        --output-mode set, there is no fallback: the refusal is the cell's error."""
-        if self.config.output_mode != "auto" or used == "text":
-            return False
-        nxt: Any = self.modes[self.modes.index(used) + 1]
-        if self.modes.index(self.mode) < self.modes.index(nxt):
-            self.mode = nxt
-        return True
 
     def retried(self, exc: BaseException) -> bool:
         """Whether the transport sends a failed request again (the provider's classification)."""

@@ -39,6 +39,9 @@ def test_demo_runs_offline_and_prints_summaries(demo_dir):
     for table in ("labels", "criteria", "top pattern hits"):
         assert table in result.stdout
     assert (cwd / "warehouse" / "demo" / "demo.duckdb").is_file()
+    # what it leaves running is named, with how to end it
+    assert "left running for the next command: the local Prefect server (pid" in result.stdout
+    assert result.stdout.rstrip().endswith("or now with: rubricflow stop")
 
 
 def test_query_formats_and_read_only(demo_dir):

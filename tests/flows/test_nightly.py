@@ -53,6 +53,15 @@ def nights(tmp_path_factory):
         server.stop()
 
 
+def events_named(name: str, resource_id: str) -> list:
+    from prefect.client.orchestration import get_client
+    from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+
+    wanted = EventFilter(event=EventNameFilter(name=[name]), resource=EventResourceFilter(id=[resource_id]))
+    with get_client(sync_client=True) as client:
+        return client.read_events(filter=wanted, limit=5).events
+
+
 CANARY = 2 + 5  # the rubric's goldens + the fixed sample
 
 
@@ -105,6 +114,9 @@ def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
     assert event.payload["night"] == "2026-11-04" and event.payload["rubric"].startswith("writing-quality ")
     assert event.payload["coverage"] == 0.0 and event.payload["min_coverage"] == 0.95
     assert event.payload["failed_cells"] == 33 and event.related[0].role == "run"
+    # the nights' own ingests (emitted before this event) announce nothing: deploy/prefect.yaml's
+    # score-on-ingest would score the corpus a second time
+    assert not events_named("rubricflow.corpus.ingested", "rubricflow.corpus.n")
 
 
 def test_a_canary_that_moved_is_announced_as_drift(nights):

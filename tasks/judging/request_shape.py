@@ -1,0 +1,143 @@
+"""The request as this endpoint takes it: the chat body of one call in the run's output mode, the
+once-a-run checks of where the rubric goes (system message or user turn) and which parameter form
+the server takes, and the fallback to the next output mode after a refusal. A mixin of the `Judge`
+(tasks/judging/judge.py), moved out of it; it reads the judge's config, mode, layout and form."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from rubricflow.rubrics.render import delivered, schema_suffix
+from rubricflow.tasks.judging import verdict_tools
+from rubricflow.tasks.judging.delivery import WITH_SYSTEM, WITHOUT_SYSTEM, dropped
+from rubricflow.tasks.judging.delivery import note as dropped_note
+from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
+from rubricflow.tasks.runtime.progress import notify
+
+if TYPE_CHECKING:
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.judging.params import RequestForm
+
+TOOL_NAME = "submit_judgment"
+
+
+class RequestShaping:
+    """The Judge's request shaping (see the module's docstring)."""
+
+    # the Judge's state these methods read and set (made in Judge.__init__)
+    config: JudgeConfig
+    modes: tuple[str, ...]
+    mode: str
+    form: RequestForm
+    logprobs: bool
+    layout: str
+    _delivery_checked: bool
+    _form_probed: bool
+    _delivery_lock: asyncio.Lock
+
+    if TYPE_CHECKING:
+
+        async def _create(self, body: dict[str, Any], timeout_s: float | None = None) -> Any: ...
+
+    def request_body(
+        self,
+        system: str,
+        schema: dict,
+        user: str,
+        mode: str,
+        sample: int,
+        feedback: str = "",
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The chat request of one call as sent: online (see _create), or one line of a batch; a
+        re-ask adds what was wrong with the last answer to the user turn (one user turn: templates
+        that demand alternating roles accept it, and the prompt grows by a sentence, not an answer)."""
+        c = self.config
+        user = user + feedback
+        kwargs: dict[str, Any] = {
+            "model": c.model,
+            "temperature": c.temperature,
+            "max_tokens": max_tokens or c.max_tokens,
+            **c.sent(),  # the JudgeConfig fields marked SENT (top_p, ...) that are set
+        }
+        # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
+        if c.seed is not None or c.samples > 1:
+            kwargs["seed"] = (c.seed or 0) + sample
+        if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
+            kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        if mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "judgment", "schema": schema, "strict": True},
+            }
+        elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            system += schema_suffix(schema, mode)
+        elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
+            system, tools = verdict_tools.request(system)
+            kwargs.update(tools)
+        elif mode == "tools":
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": TOOL_NAME, "parameters": schema, "description": "Submit the judgment."},
+                }
+            ]
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
+        else:
+            system += schema_suffix(schema, mode)
+        kwargs["messages"] = delivered(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}], self.layout
+        )
+        return kwargs
+
+    async def check_delivery(self) -> None:
+        """Once per run: does the endpoint deliver a system message? Two one-token probes, with and
+        without a 60-word system message; if the counted prompt does not grow, the server's chat
+        template dropped it, and the run moves the rubric into the user turn (and says so once)."""
+        async with self._delivery_lock:  # every cell waits here until the check is done
+            if self._delivery_checked:
+                return
+            try:
+                with_system = await self._probe(WITH_SYSTEM)
+                without = await self._probe(WITHOUT_SYSTEM)
+            except Exception:  # the cells' own calls will meet and report whatever is wrong
+                return
+            finally:
+                self._delivery_checked = True
+            if dropped(with_system, without):
+                self.layout = "user"
+                notify("note", dropped_note(with_system, without, "this run sends the rubric"))
+
+    async def learn_request_form(self) -> None:
+        """Before a batch is built, once a run: the delivery check's one-token calls (or one such
+        call, when the layout is set) teach the run the parameter form the server takes, which a
+        batch line, answered with a 400 hours later, cannot. A reasoning model gives no logprobs."""
+        if not self._delivery_checked:
+            await self.check_delivery()
+        elif not self._form_probed:
+            self._form_probed = True
+            with contextlib.suppress(Exception):  # the cells' own calls will meet whatever is wrong
+                await self._probe(WITHOUT_SYSTEM)
+        if self.form.reasoning:
+            self.logprobs = False
+
+    async def _probe(self, messages: list[dict]) -> int | None:
+        response = await self._create(
+            {"model": self.config.model, "messages": messages, "max_tokens": 1, "temperature": 0}
+        )
+        count = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+        return count if isinstance(count, int) else None
+
+    def _fall_back(self, used: str) -> bool:
+        """The endpoint refused output mode `used`: move the run to the next one (json_schema ->
+        json_object -> forced tool call -> plain text), once, for every cell of the run. With
+        --output-mode set, there is no fallback: the refusal is the cell's error."""
+        if self.config.output_mode != "auto" or used == "text":
+            return False
+        nxt: Any = self.modes[self.modes.index(used) + 1]
+        if self.modes.index(self.mode) < self.modes.index(nxt):
+            self.mode = nxt
+        return True

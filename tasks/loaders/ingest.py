@@ -27,6 +27,7 @@ from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.candidates import expand_sets, is_candidate_set
 from rubricflow.tasks.loaders.hf_datasets import dataset_records, find_dataset
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
+from rubricflow.warehouse.private_files import owner_only
 
 SCHEMA = pa.schema(
     [
@@ -409,6 +410,7 @@ def ingest_corpus(
         raise CorpusError(f"{source}: empty corpus (no rows)")
     os.replace(tmp_parquet, report.parquet)
     os.replace(tmp_quarantine, report.quarantine)
+    owner_only(out_dir, report.parquet, report.quarantine)  # the texts are the user's only, whatever the umask
     return report
 
 

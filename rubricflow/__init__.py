@@ -21,7 +21,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # as pyproject.toml: a worker of another version is told apart (tasks/judging/remote)
 
 # name -> the module that defines it, imported on first use
 _API = {

@@ -14,8 +14,9 @@ arguments.
 A task never raises: an error (even one whose traceback cannot be pickled, such as a
 RecursionError, which would leave the flow's future pending forever) comes back as one line in
 `error`, and the flow retries the shard on another worker. Each task carries the flow's prompt
-identity (rubricflow's version and a hash of every rendered prompt and schema); a worker whose code
-renders other prompts refuses the task rather than judge under the flow's judge hash. While it
+identity (rubricflow's version, a digest of the code that reads answers, and a hash of every rendered
+prompt and schema); a worker whose code renders other prompts or reads answers otherwise refuses the
+task rather than judge under the flow's judge hash. While it
 judges, the task also publishes a heartbeat every HEARTBEAT_S, so the flow can tell a silent
 (hung or vanished) attempt from a slow one. An attempt the flow gave up (cancelled: silent, stalled
 or past the run's deadline) stops judging at its next look, so its worker's thread is free for the

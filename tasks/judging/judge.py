@@ -232,7 +232,8 @@ class Judge:
         async for attempt in retrying:
             with attempt:
                 waiting_since = time.perf_counter()
-                async with self.limiter.slot() as slot:
+                repeat = attempt.retry_state.attempt_number > 1
+                async with self.limiter.slot(first=repeat) as slot:
                     if self.stopping:
                         raise Stopped("not sent: the run is stopping")
                     if not_sent := self.stop_rule.why_not_send():
@@ -246,7 +247,7 @@ class Judge:
                     attempts.queued_s += started - waiting_since
                     try:
                         with deadline.attempt(self.timeout_s) as attempt_s:
-                            response = await self._create(kwargs, attempt_s)
+                            response = await self._create(kwargs, attempt_s, repeat)
                     except openai.APIStatusError as exc:
                         attempts.server_s += time.perf_counter() - started
                         self._settle(reserved, 0, 0)  # an error answer is not billed
@@ -271,14 +272,15 @@ class Judge:
                     return response
         raise AssertionError("unreachable")
 
-    async def _create(self, body: dict[str, Any], timeout_s: float | None = None) -> Any:
+    async def _create(self, body: dict[str, Any], timeout_s: float | None = None, repeat: bool = True) -> Any:
+        """`repeat`: a retry or a probe, whose silence counts toward the stop rule (stop_rule)."""
         try:
             response = await post_chat(self.client, body, timeout_s or self.timeout_s, self.config.provider, self.form)
         except Exception as exc:
-            self.stop_rule.sent(exc)
+            self.stop_rule.sent(exc, repeat)
             raise
         else:
-            self.stop_rule.sent(None)
+            self.stop_rule.sent(None, repeat)
             return response
         finally:
             while self.form.notes:  # what the run learned about the server's parameters, said once

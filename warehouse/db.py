@@ -25,6 +25,7 @@ from rubricflow.rubrics.scoring import DEFAULT_PASS
 from rubricflow.settings import settings
 
 from . import analytics
+from .private_files import owner_only
 from .sqlfiles import SQL_DIR, fetch, fetch_tuples, literal, run_sql, sql, statements, transaction
 
 __all__ = [
@@ -229,8 +230,11 @@ def writer(
     lagging refresh left marked recomputed (`refresh_lag_s`: only if the last refresh is older);
     waits for another process's hold (see connect)."""
     path = Path(path or default_path())
+    new_folder, new_file = not path.parent.exists(), not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
+    wal = path.with_name(path.name + ".wal")  # DuckDB makes it under the umask: a folder made here is 0700
+    owner_only(*([path.parent] if new_folder else []), *([path] if new_file else []), wal)
     try:
         no_progress_bar(con)
         con.execute(sql("001_schema.sql"))
@@ -241,6 +245,7 @@ def writer(
             analytics.ensure_current(con, lag_s=refresh_lag_s)
         yield con
     finally:
+        owner_only(wal)  # one left beside the file (a checkpoint normally removes it)
         con.close()
         _release_writer(path)
 

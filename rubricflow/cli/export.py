@@ -25,6 +25,7 @@ def export(
     b: str | None = typer.Option(None, "--b", help="comparison: side B."),
     format: str | None = typer.Option(None, "--format", "-f", help="parquet, csv or jsonl (default: from --out)."),
     warehouse: Path | None = WarehouseOpt,
+    force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists (never the warehouse)."),
 ) -> None:
     """Write a run's text scores or judgments, or the A/B of two rubric versions, to a file other
     tools read. The run's metadata (rubric, hashes, model, parameters, coverage) goes in the
@@ -35,6 +36,7 @@ def export(
         raise InputError(f"unknown export {kind!r}; use {', '.join(KINDS)}")
     fmt = exporting.format_of(output, format)
     path = warehouse_path(warehouse)
+    exporting.check_target(output, path, force, fmt)
     if kind == "comparison":
         if not (corpus and a and b):
             raise InputError("export comparison needs --corpus, --a and --b")

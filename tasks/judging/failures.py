@@ -123,6 +123,10 @@ def error_kind(exc: BaseException) -> FailureKind:
     `deterministic`, and no HTTP answer at all (a malformed URL, an unsupported scheme) is `setup`."""
     import openai  # here, not at the top: a command that calls no model does not load the SDK (0.7 s)
 
+    from rubricflow.tasks.judging.answer_cap import AnswerTooLarge
+
+    if isinstance(exc, AnswerTooLarge):  # the same request would bring the same answer: final
+        return FailureKind.DETERMINISTIC
     if isinstance(exc, openai.APIConnectionError) and is_unreachable(exc):
         return FailureKind.UNREACHABLE
     if is_transient(exc):

@@ -38,8 +38,8 @@ from rubricflow.tasks.judging.failures import (
 )
 from rubricflow.tasks.judging.params import RequestForm
 from rubricflow.tasks.judging.ratelimit import RateLimiter
-from rubricflow.tasks.judging.stop_rule import StopRule
 from rubricflow.tasks.judging.request_shape import TOOL_NAME, RequestShaping  # noqa: F401 - re-exported
+from rubricflow.tasks.judging.stop_rule import StopRule
 from rubricflow.tasks.judging.transport import RetryBudget, RetryBudgetSpent, Wait, post_chat
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult
 from rubricflow.tasks.runtime.progress import notify

@@ -79,12 +79,17 @@ class AdaptiveConcurrency:
         self.threshold = min(self.threshold, float(ceiling))
         self._wake()
 
-    async def acquire(self) -> int:
-        """Wait for a slot; returns how many calls were in flight with this one."""
+    async def acquire(self, first: bool = False) -> int:
+        """Wait for a slot; returns how many calls were in flight with this one. `first`: served
+        before the calls waiting (a retry of a call already begun goes before new cells: it says
+        soonest whether a server that timed out is there at all, see stop_rule)."""
         if not self._waiters and self.active < max(1, int(self.limit)):
             return self._take()
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        if first:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
         try:
             return await waiter
         except asyncio.CancelledError:
@@ -173,9 +178,10 @@ class RateLimiter:
         if concurrency is not None:
             concurrency.set_ceiling(max_in_flight)
 
-    def slot(self) -> Slot:
-        """`async with limiter.slot() as slot:` around one request; tell it how the call went."""
-        return Slot(self.concurrency)
+    def slot(self, first: bool = False) -> Slot:
+        """`async with limiter.slot() as slot:` around one request; tell it how the call went.
+        `first`: before the calls waiting (a retry)."""
+        return Slot(self.concurrency, first)
 
     async def admit(self, estimated_tokens: int) -> None:
         """Call inside a slot before each request (each retry too)."""
@@ -188,15 +194,15 @@ class RateLimiter:
 class Slot:
     """One call's place in flight: records its latency, or that the server was overloaded."""
 
-    def __init__(self, concurrency: AdaptiveConcurrency):
-        self.concurrency = concurrency
+    def __init__(self, concurrency: AdaptiveConcurrency, first: bool = False):
+        self.concurrency, self.first = concurrency, first
         self.latency_s: float | None = None
         self.overloaded = False
         self.in_flight = 0
         self.number = 0
 
     async def __aenter__(self) -> Slot:
-        self.in_flight = await self.concurrency.acquire()
+        self.in_flight = await self.concurrency.acquire(self.first)
         self.number = self.concurrency.sent
         return self
 

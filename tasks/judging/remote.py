@@ -14,8 +14,9 @@ arguments.
 A task never raises: an error (even one whose traceback cannot be pickled, such as a
 RecursionError, which would leave the flow's future pending forever) comes back as one line in
 `error`, and the flow retries the shard on another worker. Each task carries the flow's prompt
-identity (rubricflow's version and a hash of every rendered prompt and schema); a worker whose code
-renders other prompts refuses the task rather than judge under the flow's judge hash. While it
+identity (rubricflow's version, a digest of the code that reads answers, and a hash of every rendered
+prompt and schema); a worker whose code renders other prompts or reads answers otherwise refuses the
+task rather than judge under the flow's judge hash. While it
 judges, the task also publishes a heartbeat every HEARTBEAT_S, so the flow can tell a silent
 (hung or vanished) attempt from a slow one. An attempt the flow gave up (cancelled: silent, stalled
 or past the run's deadline) stops judging at its next look, so its worker's thread is free for the
@@ -30,6 +31,7 @@ import hashlib
 import threading
 import time
 from collections import deque
+from pathlib import Path
 
 from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -46,13 +48,28 @@ HELD_ROUNDS = 2  # cells begun and not yet published: at most this many times --
 HEARTBEAT_S = 5.0
 
 
-def prompt_identity(bundle: Bundle, config: JudgeConfig) -> str:
-    """rubricflow's version and what this code sends the judge for the bundle: the fingerprint of
-    every rendered call unit (rubrics/render), which covers its system text, schema and user framing."""
+# The modules that read an answer into a verdict: a worker whose copy differs judges the same answer
+# differently (148 of 360 judgments differed, unnoticed, while the version was 0.1.0 everywhere).
+ANSWER_READERS = ("answers", "verify", "verdict_tools", "logprobs")
+
+
+def reading_code_digest() -> str:
+    """A digest of the source of the modules that read answers (ANSWER_READERS), as installed here."""
+    digest = hashlib.sha256()
+    for name in ANSWER_READERS:
+        digest.update(Path(__file__).with_name(f"{name}.py").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def prompt_identity(bundle: Bundle, config: JudgeConfig, reading: str | None = None) -> str:
+    """rubricflow's version, how this code reads answers (`reading_code_digest`), and what it sends
+    the judge for the bundle: the fingerprint of every rendered call unit (rubrics/render), which
+    covers its system text, schema and user framing."""
     from rubricflow.rubrics.render import render
     from rubricflow.version import __version__
 
-    digest = hashlib.sha256(f"{__version__}\0{config.judge_hash()}".encode())
+    reading = reading or reading_code_digest()
+    digest = hashlib.sha256(f"{__version__}\0{config.judge_hash()}\0{reading}".encode())
     for unit in render(bundle.rubric, config.strategy).units.values():
         digest.update(f"\0{unit.fingerprint}".encode())
     return f"{__version__}:{digest.hexdigest()[:16]}"

@@ -7,12 +7,13 @@ planned again by the next run) and the run fails with the reason in one line."""
 
 from __future__ import annotations
 
-import time
-
 from rubricflow.tasks.judging.failures import DeadlineExceeded, FailureKind, describe
 
 REFUSALS_BEFORE_STOP = 3  # with no call answered yet, the run stops sending after this many refusals
-SILENT_CALLS_BEFORE_STOP = 3  # calls in a row that got no answer within the timeout
+# Repeated calls (a retry, or a one-token probe) in a row that got no whole answer within the timeout,
+# with nothing heard between: calls sent together time out together, so a first attempt's timeout is
+# no evidence (a server that stalls every call once, then answers the retries, must not stop the run).
+SILENT_REPEATS_BEFORE_STOP = 2
 
 
 def is_silence(exc: BaseException) -> bool:
@@ -23,35 +24,27 @@ def is_silence(exc: BaseException) -> bool:
 
 
 class StopRule:
-    """The counts one run's stop rule reads: usable answers, refusals, and calls in a row that
-    timed out. Silence stops the run once SILENT_CALLS_BEFORE_STOP calls in a row timed out and
-    nothing was heard from the server for a whole timeout (a timeout among answers is a slow call,
-    retried; a server that hiccups while others answer is not silent)."""
+    """The counts one run's stop rule reads: usable answers, refusals, and repeated calls in a row
+    that timed out (see SILENT_REPEATS_BEFORE_STOP): a timeout among answers is a slow call, retried."""
 
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
         self.answered = 0  # usable answers
         self.refusals = 0
         self.first_refusal: str | None = None
-        self.silent = 0  # calls in a row with no answer within the timeout
+        self.silent = 0  # repeated calls in a row with no whole answer within the timeout
         self.last_silence: str | None = None
-        self.heard_at = time.monotonic()  # when the server last said anything (or the run began)
 
-    def heard(self) -> None:
-        """The server answered a call (an error status too: it is there)."""
-        self.silent = 0
-        self.heard_at = time.monotonic()
+    def sent(self, exc: BaseException | None, repeat: bool) -> None:
+        """A call came back: answered (`exc` None, or an error status: the server is there), or
+        silent; `repeat`: a retry of a call, or a probe (one token: no server is that slow)."""
+        import openai  # here, not at the top: a command that calls no model does not load the SDK
 
-    def sent(self, exc: BaseException | None) -> None:
-        """A call (a probe too) came back: answered (`exc` None, or an error status), or silent."""
-        if exc is None or not is_silence(exc):
-            import openai  # here, not at the top: a command that calls no model does not load the SDK
-
-            if exc is None or isinstance(exc, openai.APIStatusError):
-                self.heard()
-            return
-        self.silent += 1
-        self.last_silence = describe(exc)
+        if exc is None or isinstance(exc, openai.APIStatusError):
+            self.silent = 0
+        elif is_silence(exc) and repeat:
+            self.silent += 1
+            self.last_silence = describe(exc)
 
     def refused(self, exc: BaseException, kind: FailureKind) -> None:
         """Count a judged call that failed so (`kind`: the provider's classification of `exc`)."""
@@ -63,10 +56,9 @@ class StopRule:
         """Why the next call is not sent, in one line; None while the run may send."""
         if self.refusals >= REFUSALS_BEFORE_STOP and not self.answered:
             return f"not sent: the endpoint refused or never answered the run's first calls ({self.first_refusal})"
-        quiet_s = time.monotonic() - self.heard_at
-        if self.silent >= SILENT_CALLS_BEFORE_STOP and quiet_s >= self.timeout_s:
+        if self.silent >= SILENT_REPEATS_BEFORE_STOP:
             return (
-                f"not sent: the endpoint answered none of the last {self.silent} calls within the "
-                f"{self.timeout_s:g} s timeout, nothing heard for {quiet_s:.0f} s ({self.last_silence})"
+                f"not sent: the endpoint answered none of {self.silent} repeated calls in a row within the "
+                f"{self.timeout_s:g} s timeout ({self.last_silence})"
             )
         return None

@@ -34,6 +34,7 @@ from rubricflow.tasks.loaders.transcripts import (
     remove_transcript_files,
     transcript_of,
 )
+from rubricflow.warehouse.private_files import owner_only
 
 SCHEMA = pa.schema(
     [
@@ -108,9 +109,41 @@ def _lines(stream) -> Iterator[bytes]:
         yield rest
 
 
+def unreadable_json(exc: BaseException) -> str:
+    """Why Python's JSON reader gave up on a row, in a few words (its own messages run long)."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply to read"
+    return f"a number too long to read ({str(exc).split(':')[0].lower()})"
+
+
+def _encodable(value: Any) -> bool:
+    """Whether every string in `value` is valid Unicode (a JSON `\\ud800` escape decodes to a lone surrogate)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _records(path: Path, encoding: str | None = None) -> Iterator[tuple[int, Any, str | None]]:
-    """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files."""
+    """(row number, record or None, error) for every row; row numbers are 1-based lines/rows/files.
+    A compressed file that is truncated or not what its suffix says is refused whole, in one line."""
     suffix, compression = _kind(path)
+    if compression is None or path.is_dir():
+        yield from _uncompressed_records(path, suffix, compression, encoding)
+        return
+    number = 0
+    try:
+        for number, record, error in _uncompressed_records(path, suffix, compression, encoding):
+            yield number, record, error
+    except (OSError, pa.ArrowException) as exc:
+        where = f"after row {number}" if number else "before its first row"
+        raise CorpusError(f"{path}: not a readable {compression} file ({where}): {exc}") from None
+
+
+def _uncompressed_records(
+    path: Path, suffix: str, compression: str | None, encoding: str | None
+) -> Iterator[tuple[int, Any, str | None]]:
     if path.is_dir():
         yield from _folder_records(path)
     elif suffix in (".jsonl", ".ndjson"):
@@ -173,6 +206,12 @@ def _jsonl_records(path: Path, compression: str | None) -> Iterator[tuple[int, A
             except json.JSONDecodeError as exc:
                 yield number, None, f"invalid JSON: {exc.msg} (column {exc.colno})"
                 continue
+            except (ValueError, RecursionError) as exc:  # a number of 5,000 digits, arrays nested 100,000 deep
+                yield number, None, unreadable_json(exc)
+                continue
+            if "\\ud" in line.lower() and not _encodable(record):
+                yield number, None, "a lone surrogate (such as \\ud800) in a string: not valid Unicode"
+                continue
             if not isinstance(record, dict):
                 yield number, None, f"a JSON object is required, found {type(record).__name__}"
                 continue
@@ -185,6 +224,10 @@ def _json_records(path: Path, compression: str | None) -> Iterator[tuple[int, An
             rows = json.loads(fh.read().removeprefix(BOM.encode()))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorpusError(f"{path}: not a JSON array of records: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # one array: the whole file is refused
+        raise CorpusError(f"{path}: not a readable JSON array of records: {unreadable_json(exc)}") from None
+    if not _encodable(rows):
+        raise CorpusError(f"{path}: a lone surrogate (such as \\ud800) in a string: not valid Unicode")
     if not isinstance(rows, list):
         raise CorpusError(f"{path}: a .json corpus is an array of records, found {type(rows).__name__}")
     for number, record in enumerate(rows, start=1):
@@ -378,6 +421,7 @@ def ingest_corpus(
         raise CorpusError(f"{source}: empty corpus (no rows)")
     os.replace(tmp_parquet, report.parquet)
     os.replace(tmp_quarantine, report.quarantine)
+    owner_only(out_dir, report.parquet, report.quarantine)  # the texts are the user's only, whatever the umask
     return report
 
 

@@ -29,6 +29,37 @@ def format_of(path: Path, given: str | None) -> str:
     return fmt
 
 
+def check_target(path: Path, warehouse: str | Path, force: bool, fmt: str) -> None:
+    """Refuse to write over the warehouse (or its write-ahead log), ever, and over any existing
+    file (or its metadata beside it) unless `force`: `--out` used to overwrite whatever it named,
+    the warehouse included ("not a valid DuckDB database file" after)."""
+    whole = Path(warehouse)
+    targets = [path] + ([metadata_path(path)] if fmt != "parquet" else [])
+    for target in targets:
+        if target.exists() and any(
+            kept.exists() and target.samefile(kept) for kept in (whole, whole.with_name(whole.name + ".wal"))
+        ):
+            raise InputError(f"{target}: that is the warehouse; export to another file")
+        if target.is_dir():
+            raise InputError(f"{target}: is a folder; name a file to write")
+    if not force and (existing := [t for t in targets if t.exists()]):
+        raise InputError(f"{existing[0]}: exists; pass --force to overwrite it")
+
+
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
+def formula_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells that a spreadsheet would run as a formula (`=HYPERLINK(...)` in a judged text or a
+    rationale), prefixed with `'` so they open as text (OWASP's advice for CSV injection)."""
+    texts = [c for c, t in frame.schema.items() if t == pl.Utf8]
+    leads = "^[" + "".join(FORMULA_LEADS).replace("-", "\\-").replace("+", "\\+") + "]"
+    return frame.with_columns(
+        pl.when(pl.col(c).str.contains(leads)).then(pl.lit("'") + pl.col(c)).otherwise(pl.col(c)).alias(c)
+        for c in texts
+    )
+
+
 def export_run(warehouse: str | Path, kind: str, run_id: str, path: Path, fmt: str) -> int:
     """A run's judgment set (`scores` or `judgments`) written to `path`; returns the rows written."""
     with db.reader(warehouse) as con:
@@ -101,7 +132,7 @@ def write(frame: pl.DataFrame, path: Path, fmt: str, metadata: dict) -> None:
             pl.col(c).map_elements(lambda v: json.dumps(v.to_list(), ensure_ascii=False), return_dtype=pl.Utf8)
             for c in nested
         )
-        frame.write_csv(path)
+        formula_safe(frame).write_csv(path)
     else:
         frame.write_ndjson(path)
     metadata_path(path).write_text(json.dumps(metadata, default=str, ensure_ascii=False, indent=2), encoding="utf-8")

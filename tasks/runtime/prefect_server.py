@@ -301,6 +301,7 @@ def _launch() -> ServerState:
         stdout=log,
         stderr=log,
         start_new_session=True,
+        umask=0o077,  # its database (prefect.db) and logs the user's only, whatever the caller's umask
     )  # not ended by the command's Ctrl-C: later commands reuse it
     log.close()
     state = ServerState(proc.pid, port)

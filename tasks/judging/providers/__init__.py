@@ -75,10 +75,12 @@ def client_for(name: str | None, base_url: str | None, timeout_s: float, http_cl
     """The one HTTP client of every model call: the provider's endpoint (never the SDK's default,
     which is OpenAI's), key and headers, no SDK retries (the judge's own retry layer decides), the
     whole-answer timeout."""
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
+    from rubricflow.tasks.judging.answer_cap import capped
 
     chosen, key = provider(name), api_key(name, base_url)
-    extra = {"http_client": http_client} if http_client is not None else {}
+    http_client = capped(http_client if http_client is not None else DefaultAsyncHttpxClient(timeout=timeout_s))
     return AsyncOpenAI(
         base_url=chosen.base_url(base_url),
         api_key=key,
@@ -86,5 +88,5 @@ def client_for(name: str | None, base_url: str | None, timeout_s: float, http_cl
         default_query=chosen.query() or None,
         max_retries=0,
         timeout=timeout_s,
-        **extra,
+        http_client=http_client,  # every answer's body capped (tasks/judging/answer_cap)
     )

@@ -311,3 +311,43 @@ def test_excel_unicode_text_saved_as_txt_or_tsv_is_read(tmp_path, name):
         ("u1", "na\u00efve \u00fcber"),
         ("u2", "zwei"),
     ]
+
+
+GOOD = json.dumps({"id": "g1", "text": "a good text"}) + "\n" + json.dumps({"id": "g2", "text": "another"}) + "\n"
+
+
+@pytest.mark.parametrize(
+    "bad_row, reason",
+    [
+        ('{"id": "s", "text": "bad \\ud800 here"}', "a lone surrogate"),  # 300+ lines of traceback each, before
+        ('{"id": ' + "9" * 5000 + ', "text": "x"}', "a number too long to read"),
+        ('{"id": "d", "text": "x", "m": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON nested too deeply"),
+    ],
+)
+def test_an_unreadable_jsonl_row_is_quarantined_by_row_and_the_good_rows_kept(tmp_path, bad_row, reason):
+    source = tmp_path / "c.jsonl"
+    source.write_text(GOOD + bad_row + "\n")
+    report = ingest_corpus(source, tmp_path / "out")
+    assert report.rows_ok == 2 and report.rows_quarantined == 1
+    [row] = [json.loads(line) for line in report.quarantine.read_text().splitlines()]
+    assert row["row"] == 3 and row["reason"].startswith(reason) and "\n" not in row["reason"]
+
+
+def test_a_json_array_too_deep_or_with_a_lone_surrogate_is_refused_in_one_line(tmp_path):
+    for name, body in (("deep.json", "[" * 100_000 + "]" * 100_000), ("s.json", '[{"text": "\\udfff"}]')):
+        (tmp_path / name).write_text(body)
+        with pytest.raises(CorpusError, match=f"{name}: not a readable JSON array|{name}: a lone surrogate") as caught:
+            ingest_corpus(tmp_path / name, tmp_path / "out")
+        assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("what", ["fake", "truncated"])
+def test_a_fake_or_truncated_gzip_is_refused_in_one_line_naming_it(tmp_path, what):
+    import gzip
+
+    source = tmp_path / "c.jsonl.gz"
+    whole = gzip.compress((GOOD * 2000).encode())
+    source.write_bytes(b"plain text, no gzip\n" if what == "fake" else whole[: len(whole) // 2])
+    with pytest.raises(CorpusError, match=r"c\.jsonl\.gz: not a readable gzip file") as caught:
+        ingest_corpus(source, tmp_path / "out")
+    assert "\n" not in str(caught.value) and not (tmp_path / "out" / "texts.parquet").exists()

@@ -1,0 +1,26 @@
+"""A cluster worker of another version, or whose answer-reading code differs, is told apart from
+the flow: its task is refused (148 of 360 judgments differed, unnoticed, with 0.1.0 everywhere)."""
+
+import tomllib
+
+import rubricflow
+from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.library import resolve
+from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.judging.remote import prompt_identity, reading_code_digest
+from tests.conftest import ROOT
+
+BUNDLE = compile_or_raise(resolve("llm-slop"))
+
+
+def test_the_package_version_is_the_one_pyproject_declares_and_names_the_identity():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert rubricflow.__version__ == declared and declared != "0.1.0"  # 0.1.0 since the first commit
+    assert prompt_identity(BUNDLE, JudgeConfig()).startswith(f"{declared}:")
+
+
+def test_a_worker_that_reads_answers_differently_has_another_identity():
+    config = JudgeConfig()
+    mine = prompt_identity(BUNDLE, config)
+    assert mine == prompt_identity(BUNDLE, config, reading=reading_code_digest())
+    assert mine != prompt_identity(BUNDLE, config, reading="another-reader-0")

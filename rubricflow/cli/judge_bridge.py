@@ -156,3 +156,42 @@ def series(
             for n in nights
         ],
     )
+
+
+@app.command("ab")
+def restate_ab(
+    corpus: str = typer.Option(..., "--corpus", "-c"),
+    as_json: bool = typer.Option(False, "--json", help="Print the A/Bs as JSON."),
+    warehouse: Path | None = WarehouseOpt,
+) -> None:
+    """Each A/B `compare` stored on the corpus, re-stated on a new judge's scale where a stitchable
+    `judge bridge` leads from each side's judge to the same new judge: the paired text-score difference
+    A - B and its decision (A, B or none, 90% t interval) before and after, and whether it flips."""
+    from rubricflow.tasks.stats import succession
+
+    with reading(warehouse_path(warehouse)) as con:
+        found = succession.restated_abs(con, corpus)
+    if as_json:
+        print(json.dumps(found, indent=2))
+        return
+    if not found:
+        out.print(f"no A/B stored on corpus {escape(corpus)} with one judge setup a side (`rubricflow compare`)")
+        return
+
+    def said(side: dict | None) -> str:
+        return f"{side['difference']:+.4f} {side['decision']}" if side else ""
+
+    print_rows(
+        f"{corpus}: stored A/Bs re-stated on the new judge's scale (difference A - B, decision)",
+        [
+            {
+                "A": f"{a['a'][0][:10]} / {a['a'][1][:10]}",
+                "B": f"{a['b'][0][:10]} / {a['b'][1][:10]}",
+                "new judge": (a["new_judge"] or "no bridge")[:10],
+                "before": said(a.get("before")),
+                "after": said(a.get("after")),
+                "flips": "FLIPS" if a.get("flips") else "",
+            }
+            for a in found
+        ],
+    )

@@ -199,9 +199,45 @@ def series(con, corpus: str, rubric_hash: str) -> list[dict]:
         score = json.loads(row["verdict"])["score"] if row["verdict"] else None
         stated = {"night": row["night"], "judge": row["judge_hash"], "mean": row["mean_score"], "new_judge": None}
         if score and row["mean_score"] is not None:
-            mapping = bridge.Mapping(score["mapping"], *map(tuple, score["knots"]))
+            mapping = _mapping(score)
             half = (score["band"][1] - score["band"][0]) / 2
             mapped = float(mapping(row["mean_score"]))
             stated |= {"new_judge": row["new_judge"], "restated": mapped, "band": [mapped - half, mapped + half]}
         nights.append(stated)
     return nights
+
+
+def restated_abs(con, corpus: str) -> list[dict]:
+    """Each stored A/B of the corpus re-stated on the new judge's scale where both sides' judges are
+    bridged to the same new judge: the paired text-score difference and its decision (A, B or none)
+    before and after, and whether it flips. A/Bs without such bridges are listed as not restated."""
+    import json
+
+    out = []
+    for row in db.fetch(con, "bridge_ab.sql", corpus=corpus):
+        ab = {"a": [row["rubric_a"], row["judge_a"]], "b": [row["rubric_b"], row["judge_b"]], "new_judge": None}
+        if row["verdict_a"] and row["verdict_b"] and row["new_a"] == row["new_b"]:
+            score_a, score_b = json.loads(row["verdict_a"])["score"], json.loads(row["verdict_b"])["score"]
+            a, b = (
+                _text_scores(con, corpus, row["rubric_a"], row["judge_a"]),
+                _text_scores(con, corpus, row["rubric_b"], row["judge_b"]),
+            )
+            both = sorted(set(a) & set(b))
+            if score_a and score_b and len(both) > 1:
+                to_new_a, to_new_b = _mapping(score_a), _mapping(score_b)
+                old_a, old_b = np.array([a[t] for t in both]), np.array([b[t] for t in both])
+                before = bridge.paired_decision(old_a - old_b)
+                after = bridge.paired_decision(to_new_a(old_a) - to_new_b(old_b))
+                ab |= {"new_judge": row["new_a"], "before": before, "after": after}
+                ab["flips"] = before["decision"] != after["decision"]
+        out.append(ab)
+    return out
+
+
+def _mapping(score: dict) -> bridge.Mapping:
+    return bridge.Mapping(score["mapping"], *map(tuple, score["knots"]))
+
+
+def _text_scores(con, corpus: str, rubric_hash: str, judge: str) -> dict[str, float]:
+    rows = db.fetch(con, "bridge_text_scores.sql", corpus=corpus, rubric=rubric_hash, judge=judge)
+    return {r["text_id"]: r["score"] for r in rows}

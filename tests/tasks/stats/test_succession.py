@@ -33,3 +33,29 @@ def test_the_old_judges_nights_are_restated_on_the_new_judges_scale_with_the_ban
     assert abs(second["restated"] - 0.58) < 1e-12
     assert [round(x, 12) for x in second["band"]] == [0.57, 0.59]
     assert third["new_judge"] is None and "restated" not in third
+
+
+def test_a_stored_ab_is_restated_through_each_sides_bridge_and_a_flip_is_said(tmp_path):
+    """Rubric versions ra and rb, both judged by the old judge: A ahead by 0.05. The new judge reads
+    ra 0.1 lower and rb as the old one did: on its scale B is ahead, and the tool says it flips."""
+    import numpy as np
+
+    noise = np.random.default_rng(0).normal(0, 0.01, 40)
+    with db.writer(tmp_path / "w.duckdb") as con:
+        for rubric, shift in (("ra", 0.05), ("rb", 0.0)):
+            con.executemany(
+                "INSERT INTO mat_text_scores (corpus_id, rubric_hash, judge_hash, text_id, score) "
+                "VALUES ('c', ?, 'old', ?, ?)",
+                [(rubric, f"t{k}", 0.5 + shift + noise[k]) for k in range(40)],
+            )
+        sides = json.dumps({"a": [["ra", "old"]], "b": [["rb", "old"]]})
+        con.execute("INSERT INTO ab_results VALUES ('c', ?, '{}', 1, now(), 0.1, '{}')", [sides])
+        for rubric, low, high in (("ra", -0.1, 0.9), ("rb", 0.0, 1.0)):
+            score = {"mapping": "linear", "knots": [[0.0, 1.0], [low, high]], "band": [0.4, 0.6]}
+            db.run_sql(
+                con, "bridge_record.sql", bridge=f"b{rubric}", corpus="c", rubric=rubric, old="old", new="new",
+                texts=10, stitchable=True, verdict=json.dumps({"criteria": [], "score": score, "refusals": []}),
+            )  # fmt: skip
+        [ab] = succession.restated_abs(con, "c")
+    assert ab["new_judge"] == "new" and ab["before"]["decision"] == "A" and ab["after"]["decision"] == "B"
+    assert ab["flips"] and abs(ab["after"]["difference"] - (-0.05)) < 1e-9

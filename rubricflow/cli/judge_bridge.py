@@ -85,6 +85,7 @@ def show(verdict, chosen, new_hash: str, as_json: bool) -> None:
                     **record,
                     "stitchable": verdict.stitchable,
                     "refusals": verdict.refusals,
+                    "score": verdict.score,
                     "criteria": verdict.criteria,
                 },
                 indent=2,

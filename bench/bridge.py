@@ -12,7 +12,7 @@ the old judge's score and over the two halves of the corpus, standing for two ni
 - a new judge that reorders texts (the same scores given to other texts): refused, with the reason;
 - the cost: judge calls of the bridge against re-judging everything.
 
-    python bench/bridge.py [--bridges 200] [--share 0.05] [--noise 0.02]
+    python bench/bridge.py [--bridges 200] [--share 0.05] [--noise 0.02] [--data FOLDER]
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "calibration" /
 CRITERIA = ("understandability", "naturalness", "coherence", "engagingness", "groundedness", "overall")
 
 
-def load() -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+def load(folder: Path) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """(the old judge's unit-scale scores per criterion, each text's system, each text's dialogue)."""
-    records = json.loads((DATA / "judge_predictions.json").read_text())
+    records = json.loads((folder / "judge_predictions.json").read_text())
     old = {}
     for c in CRITERIA:
         raw = np.array([r["predict_scores"][c] for r in records])
@@ -76,8 +76,9 @@ def main() -> None:
     parser.add_argument("--bridges", type=int, default=200)
     parser.add_argument("--share", type=float, default=0.05)
     parser.add_argument("--noise", type=float, default=0.02)
+    parser.add_argument("--data", type=Path, default=DATA, help="The Topical-Chat folder (shared/data/calibration).")
     args = parser.parse_args()
-    old, systems, dialogues = load()
+    old, systems, dialogues = load(args.data)
     new = new_judge(old, args.noise, seed=1)
     n = len(systems)
     periods = (np.arange(n) >= n // 2).astype(int)  # two nights

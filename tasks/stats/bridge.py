@@ -40,7 +40,9 @@ def fit(kind: str, x, y) -> Mapping:
     """One mapping of x's scale onto y's, fitted on pairs (the same texts judged by both)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if kind == "linear":
-        slope, intercept = np.polyfit(x, y, 1) if np.ptp(x) > 0 else (0.0, float(np.mean(y)))
+        spread = float(np.var(x))  # least squares by hand: polyfit warns on a near-constant x
+        slope = float(np.mean((x - x.mean()) * (y - y.mean())) / spread) if spread > 1e-12 else 0.0
+        intercept = float(y.mean() - slope * x.mean())
         low, high = float(np.min(x)), float(max(np.max(x), np.min(x) + 1.0))
         return Mapping(kind, (low, high), (intercept + slope * low, intercept + slope * high))
     if kind == "isotonic":
@@ -140,7 +142,7 @@ def stitch(old_all, bridge, new_bridge, weights=None, level: float = 0.9, reps: 
             )
         )
     residual = new_bridge - mapping(old_bridge)
-    rho = float(spearmanr(old_bridge, new_bridge).statistic) if np.ptp(old_bridge) and np.ptp(new_bridge) else 0.0
+    rho = rank_agreement(old_bridge, new_bridge)
     draws = np.asarray(draws)
     result = Stitch(mapping, errors, point, band_of(point, draws, residual, level), rho, draws, residual)
     if not rho >= MIN_RANK_AGREEMENT:
@@ -149,6 +151,13 @@ def stitch(old_all, bridge, new_bridge, weights=None, level: float = 0.9, reps: 
             f"bridge is rho = {rho:.2f} (< {MIN_RANK_AGREEMENT}); no mapping of scales carries the series over"
         )
     return result
+
+
+def rank_agreement(old, new) -> float:
+    """Spearman's rho, the scores rounded to 9 decimals first: two equal scores summed in another
+    order (0.75 and 0.7499999999999999) are a tie, not an order; 0 where either side is constant."""
+    old, new = np.round(np.asarray(old, dtype=float), 9), np.round(np.asarray(new, dtype=float), 9)
+    return float(spearmanr(old, new).statistic) if np.ptp(old) and np.ptp(new) else 0.0
 
 
 def band_of(point: float, draws, residual, level: float = 0.9) -> tuple[float, float]:
@@ -201,3 +210,27 @@ def paired_decision(deltas, level: float = 0.9, extra: float = 0.0) -> dict:
     mean = float(np.mean(deltas))
     decision = "A" if mean - half > 0 else "B" if mean + half < 0 else "none"
     return {"difference": mean, "interval": (mean - half, mean + half), "decision": decision}
+
+
+def equated_to_humans(labels, judge_labelled, old_labelled, old_all, to_judge=None, level: float = 0.9) -> dict:
+    """A judge equated to the humans (#54 item 4): the mapping of its scores onto the humans' scale,
+    chosen by held-out error on the labelled texts (that error says how well it agrees with them),
+    and the corpus's human mean, prediction-powered, predicted from the old judge's scores of every
+    text: through that mapping alone for the old judge, after the bridge's mapping `to_judge` for a
+    new judge known only on the bridge (a fixed predictor of the old scores keeps PPI valid)."""
+    from rubricflow.tasks.stats import ppi
+
+    labels = np.asarray(labels, dtype=float)
+    to_human, errors = choose(judge_labelled, labels)
+
+    def predict(x):
+        return to_human(to_judge(x) if to_judge is not None else x)
+
+    interval, _ = ppi.ppi_mean(labels, predict(old_labelled), predict(old_all), alpha=1 - level)
+    return {
+        "mapping": to_human.kind,
+        "error_against_humans": errors[to_human.kind],
+        "human_mean": interval.estimate,
+        "interval": [interval.low, interval.high],
+        "labels": len(labels),
+    }

@@ -13,16 +13,18 @@ def test_a_bridge_stitches_a_judge_that_agrees_and_refuses_one_whose_mapping_fai
     shutil.copy(home / "w.duckdb", tmp_path / "w.duckdb")
     old = "rubricflow-offline-judge"  # the old judge by its model's name (or a judge hash prefix)
     common = ("-c", "c", "-r", "llm-slop", "--base-url", server.base_url, "--budget", "10", "--canary", "8")
-    # the same offline judge asked criterion by criterion: another judge hash, the same answers
+    # the same offline judge with a seed: another judge hash, the same answers (it is deterministic)
     same = run_cli(tmp_path, "judge", "bridge", "--from", old, "--to", "rubricflow-offline-judge",
-                   "--strategy", "per_criterion", *common, "--json")  # fmt: skip
+                   "--seed", "7", *common, "--json")  # fmt: skip
     assert same.returncode == 0, same.stderr[-2000:]
     verdict = json.loads(same.stdout)
     assert verdict["stitchable"] and verdict["bridge_texts"] == 10 and verdict["new_judge"] != verdict["old_judge"]
-    for c in verdict["criteria"]:
+    for c in [verdict["score"], *verdict["criteria"]]:
         assert abs(c["stitched_mean"] - c["old_mean"]) < 1e-9 and c["rank_agreement"] > 0.99, c
     # another model of the offline judge: its answers move on some texts and not on others
     other = run_cli(tmp_path, "judge", "bridge", "--from", old, "--to", "judge-two", *common)
     said = " ".join((other.stdout + other.stderr).split())
     assert other.returncode == 1, said
+    series = run_cli(tmp_path, "judge", "series", "-c", "c", "-r", "llm-slop", "--json")
+    assert series.returncode == 0 and json.loads(series.stdout) == [], series.stderr  # no night recorded here
     assert "not stitchable:" in said and "does not hold on the canary" in said, said

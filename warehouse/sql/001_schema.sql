@@ -539,3 +539,20 @@ CREATE TABLE IF NOT EXISTS transcripts (
     tools_hash    VARCHAR,            -- the tool schemas offered, a body of message_bodies
     message_count INTEGER NOT NULL
 );
+
+-- judge succession (`rubricflow judge bridge`, tasks/stats/succession.py): each bridge between two
+-- judges of a rubric version on a corpus, its verdict (per criterion and for the text score: the
+-- mapping old -> new, the stitched mean and its band; the reasons when refused). `judge series`
+-- restates the nights judged by the old judge on the new judge's scale through the newest
+-- stitchable one.
+CREATE TABLE IF NOT EXISTS judge_bridges (
+    bridge_id    VARCHAR PRIMARY KEY,
+    corpus_id    VARCHAR NOT NULL,
+    rubric_hash  VARCHAR NOT NULL,
+    old_judge    VARCHAR NOT NULL,
+    new_judge    VARCHAR NOT NULL,
+    bridge_texts BIGINT NOT NULL,
+    stitchable   BOOLEAN NOT NULL,
+    verdict      JSON NOT NULL,
+    created_at   TIMESTAMP NOT NULL
+);

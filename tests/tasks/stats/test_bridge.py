@@ -69,3 +69,19 @@ def test_an_ab_restated_through_the_mapping_says_when_its_decision_flips():
     assert kept["before"]["decision"] == kept["after"]["decision"] == "A" and not kept["flips"]
     flipped = bridge.restate_ab(squash, 0.001, a, b)
     assert flipped["after"]["decision"] == "none" and flipped["flips"]
+
+
+def test_both_judges_equated_to_the_humans_give_one_human_mean_and_say_which_agrees_better(corpus):
+    old, new, nights = corpus
+    rng = np.random.default_rng(5)
+    humans = 1 + 4 * old + rng.normal(0, 0.3, 600)  # the humans' 1-5 scale follows the old judge
+    labelled = rng.choice(600, 80, replace=False)
+    chosen, weights = bridge.bridge_sample(old, nights, 30)
+    mapping = bridge.stitch(old, chosen, new[chosen], weights, reps=20).mapping
+    before = bridge.equated_to_humans(humans[labelled], old[labelled], old[labelled], old)
+    noisy = new + rng.normal(0, 0.1, 600)  # a new judge that tracks the humans less well
+    after = bridge.equated_to_humans(humans[labelled], noisy[labelled], old[labelled], old, to_judge=mapping)
+    for side in (before, after):
+        assert side["interval"][0] <= humans.mean() <= side["interval"][1], side
+    assert abs(before["human_mean"] - after["human_mean"]) < 0.1
+    assert after["error_against_humans"] > before["error_against_humans"]

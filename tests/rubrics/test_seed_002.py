@@ -145,4 +145,6 @@ def test_the_seeds_example_beside_the_built_in_of_its_id_and_version_is_refused_
         Library([BUILTIN, example.parent])
     said = str(refused.value)
     assert str(built_in) in said and str(example) in said
-    assert said.startswith("duplicate rubric user-story-quality-v1 v1.0.0") and "give one of them another version" in said
+    assert (
+        said.startswith("duplicate rubric user-story-quality-v1 v1.0.0") and "give one of them another version" in said
+    )

@@ -13,7 +13,7 @@ import semver
 from rubricflow.errors import InputError
 from rubricflow.settings import settings
 
-from .compiler import Bundle, RubricNamed, compile_or_raise
+from .compiler import Bundle, RubricNamed, compile_or_raise, content_hash
 from .formats import FOLDER_DOCUMENTS, RubricImportError, load_rubrics
 from .metrics import library_size, retrieved
 from .model import Rubric
@@ -73,8 +73,11 @@ class Library:
     def _add(self, entry: Entry) -> None:
         key = (entry.id, entry.version)
         if key in self._by_key:
+            first = self._by_key[key]
+            same = content_hash(first.rubric) == content_hash(entry.rubric)
             raise LibraryError(
-                f"duplicate rubric {entry.id} v{entry.version}: {self._by_key[key].path} and {entry.path}"
+                f"duplicate rubric {entry.id} v{entry.version}: {first.path} and {entry.path} "
+                + ("hold the same rubric: keep one" if same else "differ in content: give one of them another version")
             )
         self._by_key[key] = entry
         self._sorted = None

@@ -43,7 +43,10 @@ def import_evaluator(data: dict, source: Path) -> Rubric:
         for k in ("evaluation_criteria", "instructions", "prompt", "system_prompt")
         if isinstance(data.get(k), str)
     ]
-    if data.get("chain_of_thought"):
+    thought = data.get("chain_of_thought")
+    if isinstance(thought, str) and thought.strip():  # the author's own words for how to reason
+        instructions.append(thought.strip())
+    elif thought:
         instructions.append("Reason step by step in the rationale before giving each score.")
     doc = {
         "metadata": {
@@ -80,7 +83,12 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
         listed = None
     if isinstance(listed, dict):  # {name: {...}} as well as [{name: ..., ...}]
         listed = [{"name": k, **(v if isinstance(v, dict) else {"description": v})} for k, v in listed.items()]
-    shared_levels = anchors_from(data.get("rating_levels"))
+    written = data.get("rating_levels")
+    booleans = isinstance(written, list) and any(
+        isinstance(v, dict) and isinstance(v.get("value"), bool) for v in written
+    )
+    data = {**data, "rating_levels": booleans_as_levels(written), BOOLEAN_MARK: booleans}
+    shared_levels = anchors_from(data["rating_levels"])
     for i, entry in enumerate(items(listed, source, "evaluation_criteria")):
         if not isinstance(entry, dict):
             raise RubricImportError(
@@ -129,9 +137,10 @@ def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
     """The scale of one `rating_levels` list: binary (`score_type: binary`, levels 0 and 1), ordinal,
     or, when the levels' `normalized_score`s are not the linear min-max map, nominal with them."""
     values = [a["value"] for a in anchors]
-    kind = str(data.get("score_type") or "ordinal").lower()
+    kind = str(data.get("score_type") or ("binary" if values == [0, 1] and _boolean(data) else "ordinal")).lower()
+    kind = BINARY_TYPES.get(kind, kind)
     if kind not in ("ordinal", "binary"):
-        raise RubricImportError(source, f"field score_type: {kind!r} is not ordinal or binary")
+        raise RubricImportError(source, f"field score_type: {kind!r} is not ordinal, binary or binary_flag")
     normalized = _normalized(data.get("rating_levels"), source) or _mapping(data.get("score_normalization"), source)
     if kind == "binary":
         if values != [0, 1]:
@@ -159,6 +168,26 @@ def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
             for a in anchors
         ],
     }
+
+
+BOOLEAN_MARK = " levels were booleans"  # set on the reader's copy of a file's data, never a YAML key
+BINARY_TYPES = {"binary_flag": "binary", "pass_fail": "binary", "pass-fail": "binary", "boolean": "binary"}
+
+
+def booleans_as_levels(levels: Any) -> Any:
+    """Levels written `value: true` / `value: false` (a pass/fail evaluator) as levels 1 and 0."""
+    if not isinstance(levels, list):
+        return levels
+    return [
+        {**level, "value": int(level["value"])}
+        if isinstance(level, dict) and isinstance(level.get("value"), bool)
+        else level
+        for level in levels
+    ]
+
+
+def _boolean(data: dict) -> bool:
+    return bool(data.get(BOOLEAN_MARK))
 
 
 def _normalized(levels: Any, source: Path) -> dict[int, float]:

@@ -166,7 +166,7 @@ FAMILIES: dict[str, Family] = {
     "evaluator": Family(
         "Evaluator YAML (Azure AI Evaluation / waza style)",
         "`.yaml`",
-        "`evaluation_criteria` with weights and `rating_levels` (or one `rating_levels`), `threshold`, `input_mapping`, `chain_of_thought`; an umbrella (`sub_rubrics: [{file, weight}]`) reads its sibling files into weighted groups. `evaluation_criteria` written as PROSE is the judge's instructions, with one `rating_levels` list `[{value, label, normalized_score, description}]`: `score_type: binary` (levels 0 and 1) or `ordinal`; levels whose `normalized_score` (or `score_normalization.mapping`) is not the linear min-max map keep the author's scores (a nominal scale); `source`, `score_type`, `score_normalization`, `output_format` are kept in provenance",
+        "`evaluation_criteria` with weights and `rating_levels` (or one `rating_levels`), `threshold`, `input_mapping`, `chain_of_thought`; an umbrella (`sub_rubrics: [{file, weight}]`) reads its sibling files into weighted groups. `evaluation_criteria` written as PROSE is the judge's instructions, with one `rating_levels` list `[{value, label, normalized_score, description}]`: `score_type: binary` (levels 0 and 1, or written `value: true` / `false`, which alone also mean pass/fail; `binary_flag` is binary too) or `ordinal`; a `chain_of_thought` text is kept as the author's reasoning instruction (`true`: a generic one); levels whose `normalized_score` (or `score_normalization.mapping`) is not the linear min-max map keep the author's scores (a nominal scale); `source`, `score_type`, `score_normalization`, `output_format` are kept in provenance",
     ),
     "graders": Family(
         "OpenAI Evals grader export",
@@ -506,11 +506,11 @@ FORMATS: list[Format] = [
         fields={
             "evaluation_criteria*": "criteria with weights (a list) or the judge's instructions (prose)",
             "rating_levels*": "the scale's levels (value, label, normalized_score, description)",
-            "score_type": "binary or ordinal scale",
+            "score_type": "binary (or binary_flag) or ordinal scale",
             "score_normalization*": "the levels' scores; kept in provenance",
             "threshold": "the pass threshold",
             "input_mapping*": "the required inputs",
-            "chain_of_thought": "asks for reasoning first",
+            "chain_of_thought": "asks for reasoning first (its text, when it is text, kept as the instruction)",
             "output_format*": "kept in provenance",
             "sub_rubrics*": "sibling files read into weighted groups",
             "name": "the rubric's id and title",

@@ -14,6 +14,7 @@ from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle, CompileIssue, compile_rubric, profile_of
 from rubricflow.rubrics.documents import rubric_from_data
 from rubricflow.rubrics.model import Rubric
+from rubricflow.rubrics.properties import seed_profile
 from rubricflow.rubrics.render import fence_tag
 from rubricflow.tasks.improve.primitives import compose
 from rubricflow.tasks.judging.chat import ask
@@ -69,6 +70,12 @@ def default_id(source_path: Path) -> str:
     return re.sub(r"[^a-z0-9]+", "-", source_path.stem.lower()).strip("-") or "drafted"
 
 
+def _described(rubric) -> str:
+    """What the seed's profiles make of a draft: `a compliance rubric`, or what none of them holds."""
+    found = seed_profile(rubric)
+    return f"a {found} rubric" if found else f"no rubric of the seed's profiles (nearest: {profile_of(rubric)})"
+
+
 def draft(
     config: JudgeConfig, source_path: Path, rubric_id: str | None = None, attempts: int = 2, kind: str | None = None
 ) -> Draft:
@@ -88,8 +95,8 @@ def draft(
         if rubric.metadata.id != rubric_id:  # the id is the user's (--id), not the model's choice
             rubric = rubric.model_copy(update={"metadata": rubric.metadata.model_copy(update={"id": rubric_id})})
         bundle, issues = compile_rubric(rubric)
-        if bundle is not None and kind and profile_of(rubric) != kind:
-            errors = [f"the draft is a {profile_of(rubric)} rubric, not a {kind} rubric: follow the rules for {kind}"]
+        if bundle is not None and kind and seed_profile(rubric) != kind:  # the seed's definition, no fallback
+            errors = [f"the draft is {_described(rubric)}, not a {kind} rubric: follow the rules for {kind}"]
             continue
         if bundle is not None:
             return Draft(bundle, issues, attempt)

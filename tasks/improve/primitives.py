@@ -28,11 +28,13 @@ PRIMITIVES: dict[str, str] = {
     "advice": "Include `advice` rules mapping pattern ids to concrete fix instructions.",
     "binary_criteria": "Every criterion is binary (pass/fail, with labels).",
     "definitions": "Include `definitions` for key terms (e.g. COMPLY, REFUSAL, SOFT_REFUSAL).",
-    "decision_logic": "Include `decision_rules` R1, R2, ... that map criterion values to verdicts.",
-    "mapping_examples": "Include at least 3 `goldens` (mapping examples): an input scenario, an output and its "
-    "expected verdict (pass or fail).",
+    "decision_logic": "Include `decision_rules` R1, R2, ... (each `{id, condition, verdict}`) that map criterion "
+    "values to verdicts, and the verdict space as `verdicts` (e.g. `[{label: Yes, score: 1.0}, {label: No, score: 0.0}]`).",
+    "mapping_examples": "Include at least 3 `mapping_examples` (`{id: E1, input, output, verdict}`): an input "
+    "scenario, an output and the verdict the decision rules give it (one of `verdicts`).",
     "instructions": "Give no criteria: state the constraints as `instructions` the output must follow.",
-    "icl_example": "Include at least 1 `goldens` entry showing an output that follows the instructions.",
+    "icl_example": "Include at least 1 `mapping_examples` entry (`{id: E1, input, output, verdict: ok}`) showing an "
+    "output that follows the instructions.",
 }
 
 KINDS: dict[str, tuple[str, ...]] = {

@@ -133,3 +133,18 @@ def test_the_seeds_example_judged_by_the_offline_judge_gets_its_passed(example):
     assert not good.errors and good.verdict.passed is True and good.verdict.coverage == 1.0
     assert {j.criterion_id for j in good.judgments if j.status == "scored"} == {"clarity", "testability"}
     assert vague.verdict.passed is False and vague.verdict.disqualified == ("no_vague_language",)
+
+
+def test_the_seeds_example_beside_the_built_in_of_its_id_and_version_is_refused_naming_both(example):
+    """The seed's User Story example has the id and version of the shipped built-in, with other
+    content: a library holding both is refused, naming both files and what to do."""
+    from rubricflow.rubrics.library import BUILTIN, LibraryError
+
+    built_in = BUILTIN / "user_story_quality_v1.yaml"
+    with pytest.raises(LibraryError) as refused:
+        Library([BUILTIN, example.parent])
+    said = str(refused.value)
+    assert str(built_in) in said and str(example) in said
+    assert (
+        said.startswith("duplicate rubric user-story-quality-v1 v1.0.0") and "give one of them another version" in said
+    )

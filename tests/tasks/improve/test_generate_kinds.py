@@ -51,8 +51,27 @@ def test_a_draft_of_another_kind_is_asked_for_again_then_refused(tmp_path, draft
     source = tmp_path / "house.md"
     source.write_text(SOURCE)
     config = JudgeConfig(base_url=drafter, model="drafter")
-    assert draft(config, source, "house", kind="compliance").bundle.profile == "compliance"
+    # one binary criterion, no decision rules, no mapping examples: seed 000's ComplianceProfile does not
+    # hold (it was reported a compliance rubric by the fallback that names the nearest profile)
     with pytest.raises(
-        GenerateError, match="did not compile as a scoring rubric.*is a compliance rubric, not a scoring"
+        GenerateError,
+        match=r"did not compile as a compliance rubric.*no rubric of the seed's profiles \(nearest: compliance\)",
     ):
+        draft(config, source, "house", kind="compliance")
+    with pytest.raises(GenerateError, match="did not compile as a scoring rubric.*not a scoring rubric"):
         draft(config, source, "house", kind="scoring")
+
+
+def test_the_offline_drafts_meet_the_seeds_own_profile_of_each_kind():
+    """A compliance draft counts mapping examples (seed 000: P_examples >= 2), a constraint draft has
+    one ICL example and no criteria: each kind's draft holds the seed's definition itself."""
+    from rubricflow.rubrics.documents import rubric_from_data
+    from rubricflow.rubrics.properties import seed_profile
+    from rubricflow.tasks.standins.offline_judge import draft_rubric
+
+    for kind in sorted(KINDS):
+        asked = f"Use metadata.id 'house'\nRubric kind: {kind}.\n<<<BEGIN SOURCE x>>>\n{SOURCE}\n<<<END SOURCE x>>>"
+        rubric = rubric_from_data(draft_rubric(asked), kind)
+        assert seed_profile(rubric) == kind, kind
+        if kind in ("compliance", "constraint"):
+            assert rubric.mapping_examples and not rubric.goldens

@@ -36,8 +36,8 @@ def ScaleAnchor(value: int, label: str = "", description: str = "") -> ir.Anchor
     return ir.Anchor(value=value, label=label, description=description)
 
 
-def OrdinalScale(anchors: Sequence[ir.Anchor], **bounds: int) -> ir.OrdinalScale:  # noqa: N802
-    return ir.OrdinalScale(anchors=tuple(anchors), **bounds)
+def OrdinalScale(anchors: Sequence[ir.Anchor], min: int | None = None, max: int | None = None) -> ir.OrdinalScale:  # noqa: N802
+    return ir.OrdinalScale(anchors=tuple(anchors), min=min, max=max)
 
 
 def NumericScale(  # noqa: N802
@@ -69,7 +69,9 @@ def Rubric(meta: ir.Metadata, **fields: Any) -> ir.Rubric:  # noqa: N802
     return ir.Rubric(metadata=meta, surface=surface, **fields)
 
 
-def SurfacePolicy(execution_strategy: str | None = None, **fields: Any) -> ir.Surface:  # noqa: N802
+def SurfacePolicy(
+    execution_strategy: Literal["per_criterion", "grouped", "holistic"] | None = None, **fields: Any
+) -> ir.Surface:  # noqa: N802
     return ir.Surface(execution_strategy=execution_strategy, default_labels=True, **fields)
 
 
@@ -82,7 +84,7 @@ def WordCountConstraint(  # noqa: N802
     enforcement: Literal["hard", "soft"] = "soft",
     scope: ir.ConstraintScope = "call",
 ) -> ir.OutputConstraint:
-    limit = {"min_words": count} if mode == "min" else {"max_words": count}
+    limit: dict[str, Any] = {"min_words": count} if mode == "min" else {"max_words": count}
     return ir.OutputConstraint(
         id=id, field=target_field, description=description, severity=enforcement, scope=scope, **limit
     )

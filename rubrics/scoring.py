@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from .model import Criterion, Rubric
 
@@ -16,6 +16,10 @@ DEFAULT_PASS = 0.5  # a criterion "meets" when its unit score reaches this (bina
 SCORE_DIGITS = 9  # every score that meets a threshold is rounded to this many decimals (fixed())
 
 
+@overload
+def fixed(x: float) -> float: ...
+@overload
+def fixed(x: None) -> None: ...
 def fixed(x: float | None) -> float | None:
     """A score at the stated precision (SCORE_DIGITS decimals), so that the same judgments give the
     same bits whatever order a sum adds them in: 0.7499999999999999 and 0.75 are one score, and one

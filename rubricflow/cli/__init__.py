@@ -114,6 +114,7 @@ def options(
 def main() -> None:
     """Run the command; a RubricflowError prints one line and exits with its code (with --debug,
     its traceback too); anything else is a bug and keeps its traceback."""
+    message: str | None
     try:
         refuse_empty_arguments(sys.argv[1:])
         app()

@@ -14,6 +14,7 @@ from .common import WarehouseOpt, out, print_rows, reading, warehouse_path
 
 if TYPE_CHECKING:
     from rubricflow.tasks.stats.estimate import Estimate
+    from rubricflow.tasks.stats.ppi import Interval
 
 
 def estimate(
@@ -106,9 +107,9 @@ def print_agreement(result: Estimate, span) -> None:
                 "criterion": f.criterion_id,
                 "figure": f.figure,
                 "labels": f.n_labels,
-                "A": f"{by[('A', f.criterion_id, f.figure)].labels_only.estimate:.4f}",
-                "B": f"{by[('B', f.criterion_id, f.figure)].labels_only.estimate:.4f}",
-                "A - B": f"{f.labels_only.estimate:.4f}",
+                "A": _figure(by[("A", f.criterion_id, f.figure)].labels_only),
+                "B": _figure(by[("B", f.criterion_id, f.figure)].labels_only),
+                "A - B": _figure(f.labels_only),
                 "interval": span(f.labels_only),
                 "agrees better": f.better or "undecided (the interval holds 0)",
             }
@@ -131,3 +132,8 @@ def human_figures(result, human: str, warehouse: Path | None) -> None:
     with db.writer(path) as con:
         record(con, found)
     print_estimate(found)
+
+
+def _figure(interval: Interval | None) -> str:
+    """An interval's estimate to 4 places, or '-' where a side has none."""
+    return "-" if interval is None else f"{interval.estimate:.4f}"

@@ -390,7 +390,7 @@ def score_by_bands(doc: dict[str, Any]) -> None:
     if scoring.get("labels") or not risk:
         return
     top = int(risk.group(1))
-    labels = []
+    labels: list[dict[str, Any]] = []
     for m in _BAND.finditer(formula):
         high = top if m.group(1) else int(m.group(4) or m.group(5))
         labels.append({"label": m.group(6), "min": math.floor((top - high) / top * 1e6) / 1e6})

@@ -210,7 +210,9 @@ class TranscriptWriter:
         self._messages["transcript_id"].extend([transcript.transcript_id] * count)
         for name, values in transcript.columns.items():
             self._messages[name].extend(values)
-        extra = {transcript.tools_hash: transcript.tools_body} if transcript.tools_hash else {}
+        extra = (
+            {transcript.tools_hash: transcript.tools_body} if transcript.tools_hash and transcript.tools_body else {}
+        )
         for digest, body in {**transcript.bodies, **extra}.items():
             if digest not in self._seen:
                 self._bodies[digest] = body

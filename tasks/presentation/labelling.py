@@ -183,7 +183,7 @@ class Labelling:
         todo = next_text(state["queue"], state["answers"], ids, self.skipped.get(key["s"], set()))
         side = state["side"]
         back = request.query_params.get("text")  # undone: that text again, first
-        todo = [back, *todo] if back in state["queue"] else todo
+        todo = [back, *todo] if back is not None and back in state["queue"] else todo
         text_id = self.claims.take((key["corpus"], side.rubric_hash, key["rater"]), todo, key["s"])
         shown = progress(state["queue"], state["answers"], ids)
         if text_id is None:

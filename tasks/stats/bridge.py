@@ -133,17 +133,17 @@ def stitch(old_all, bridge, new_bridge, weights=None, level: float = 0.9, reps: 
     mapping, errors = choose(old_bridge, new_bridge, seed=seed)
     point = stitched_mean(mapping, old_all, old_bridge, new_bridge, weights)
     rng = np.random.default_rng(seed)
-    draws = []
+    samples: list[float] = []
     for _ in range(reps):
         k = rng.integers(0, len(bridge), len(bridge))
-        draws.append(
+        samples.append(
             stitched_mean(
                 fit(mapping.kind, old_bridge[k], new_bridge[k]), old_all, old_bridge[k], new_bridge[k], weights[k]
             )
         )
     residual = new_bridge - mapping(old_bridge)
     rho = rank_agreement(old_bridge, new_bridge)
-    draws = np.asarray(draws)
+    draws = np.asarray(samples)
     result = Stitch(mapping, errors, point, band_of(point, draws, residual, level), rho, draws, residual)
     if not rho >= MIN_RANK_AGREEMENT:
         result.refusals.append(

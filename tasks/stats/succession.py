@@ -5,6 +5,7 @@ per-criterion mappings, stitched means and the verdict: stitch, or refuse with t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -102,7 +103,7 @@ def fit(con, chosen: Plan, new_judge: str) -> Verdict:
     for r in labels(con, chosen.corpus, chosen.rubric_hash, chosen.human) if chosen.human else []:
         humans.setdefault(r["criterion_id"], {})[r["text_id"]] = r["unit_label"]
     verdict = Verdict()
-    composite = {SCORE: {}, "new": {}}
+    composite: dict[str, dict[str, float]] = {SCORE: {}, "new": {}}
     for judge, into in ((chosen.old_judge, SCORE), (new_judge, "new")):
         for r in db.fetch(con, "bridge_text_scores.sql", corpus=chosen.corpus, rubric=chosen.rubric_hash, judge=judge):
             composite[into][r["text_id"]] = r["score"]
@@ -215,7 +216,11 @@ def restated_abs(con, corpus: str) -> list[dict]:
 
     out = []
     for row in db.fetch(con, "bridge_ab.sql", corpus=corpus):
-        ab = {"a": [row["rubric_a"], row["judge_a"]], "b": [row["rubric_b"], row["judge_b"]], "new_judge": None}
+        ab: dict[str, Any] = {
+            "a": [row["rubric_a"], row["judge_a"]],
+            "b": [row["rubric_b"], row["judge_b"]],
+            "new_judge": None,
+        }
         if row["verdict_a"] and row["verdict_b"] and row["new_a"] == row["new_b"]:
             score_a, score_b = json.loads(row["verdict_a"])["score"], json.loads(row["verdict_b"])["score"]
             a, b = (

@@ -365,6 +365,9 @@ def serve(port: int, idle_s: float) -> None:
     )
 
     def watch() -> None:
+        while not server.started and not server.should_exit:  # a slow start (migrations) is not idle time
+            time.sleep(0.1)
+        last[0] = time.monotonic()
         while not server.should_exit:
             time.sleep(min(5.0, idle_s / 4))
             if time.monotonic() - last[0] > idle_s:

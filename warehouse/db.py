@@ -102,7 +102,8 @@ def connect(
     """A connection to the warehouse file, waiting with backoff while another process holds it
     (DuckDB allows one writing process, or several readers): a `query` or a second command
     delays a running score by a moment instead of failing it. `wait_s` overrides how long."""
-    deadline = time.monotonic() + (lock_wait_s() if wait_s is None else wait_s)
+    waits_s = lock_wait_s() if wait_s is None else wait_s
+    deadline = time.monotonic() + waits_s
     config = {**memory_config(), **(config or {})}
     pause = 0.05
     mark = None
@@ -115,7 +116,7 @@ def connect(
             except duckdb.IOException as exc:
                 if "lock" in str(exc).lower():  # a reader too: the viewer may hold a writer for labels
                     mark = _mark_waiting(path)
-                _wait_or_raise(path, exc, deadline, pause)
+                _wait_or_raise(path, exc, deadline, pause, waits_s)
                 if pause == 0.05:  # the first wait: say who holds the file, once
                     _say_waiting(path, exc, deadline)
                 pause = min(1.0, pause * 2)
@@ -198,12 +199,23 @@ def _say_waiting(path: Path, exc: duckdb.IOException, deadline: float) -> None:
     found = HOLDER.search(str(exc))
     holder = f"process {found.group(2)} ({Path(found.group(1)).name})" if found else "another process"
     left = max(0.0, deadline - time.monotonic())
-    print(f"rubricflow: waiting for {path}: held by {holder}; waiting up to {left:.0f} s", file=sys.stderr, flush=True)
+    print(
+        f"rubricflow: waiting for {path}: held by {holder}; waiting up to {seconds(left)}", file=sys.stderr, flush=True
+    )
 
 
-def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: float) -> None:
+def seconds(value: float) -> str:
+    """A duration as a message says it: '0.3 s', '12 s', '1.5 s' (rounded to a tenth, never '0 s'
+    for a wait of a fraction of a second, nor the configured wait for one cut short)."""
+    return f"{max(0.1, round(value, 1)) if value > 0 else 0:g} s"
+
+
+def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: float, waited_s: float) -> None:
+    """Sleep before the next try while the file is locked and time is left; else raise, saying how
+    long this call waited (`waited_s`: its own wait, which a caller may set; the viewer's short
+    waits said the default 60 s)."""
     if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
-        waited = f" (waited {lock_wait_s():g} s; ${LOCK_WAIT_ENV} sets how long)" if "lock" in str(exc).lower() else ""
+        waited = f" (waited {seconds(waited_s)}; ${LOCK_WAIT_ENV} sets how long)" if "lock" in str(exc).lower() else ""
         raise WarehouseLocked(
             f"warehouse {path} is locked by another process (DuckDB allows one writer, or readers only)"
             f"{waited}; wait for it to finish or use another --warehouse. ({exc})"

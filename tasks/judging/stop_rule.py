@@ -7,7 +7,7 @@ planned again by the next run) and the run fails with the reason in one line."""
 
 from __future__ import annotations
 
-from rubricflow.tasks.judging.failures import DeadlineExceeded, FailureKind, describe
+from rubricflow.tasks.judging.failures import DeadlineExceeded, FailureKind, describe, is_unreachable
 
 REFUSALS_BEFORE_STOP = 3  # with no call answered yet, the run stops sending after this many refusals
 # Repeated calls (a retry, or a one-token probe) in a row that got no whole answer within the timeout,
@@ -17,10 +17,12 @@ SILENT_REPEATS_BEFORE_STOP = 2
 
 
 def is_silence(exc: BaseException) -> bool:
-    """A call that got no (complete) answer within its timeout: the server said nothing, or dripped."""
+    """A call that got no (complete) answer within its timeout: the server said nothing, or dripped.
+    A refused connection is not silence, even where the transport reports it as a timeout: no
+    server was there to be silent (see is_unreachable)."""
     import openai  # here, not at the top: a command that calls no model does not load the SDK (0.7 s)
 
-    return isinstance(exc, (openai.APITimeoutError, DeadlineExceeded))
+    return isinstance(exc, (openai.APITimeoutError, DeadlineExceeded)) and not is_unreachable(exc)
 
 
 class StopRule:
@@ -34,6 +36,8 @@ class StopRule:
         self.first_refusal: str | None = None
         self.silent = 0  # repeated calls in a row with no whole answer within the timeout
         self.last_silence: str | None = None
+        self.unreachable = 0  # repeated calls in a row that found no server (connection refused)
+        self.last_unreachable: str | None = None
 
     def sent(self, exc: BaseException | None, repeat: bool) -> None:
         """A call came back: answered (`exc` None, or an error status: the server is there), or
@@ -41,7 +45,10 @@ class StopRule:
         import openai  # here, not at the top: a command that calls no model does not load the SDK
 
         if exc is None or isinstance(exc, openai.APIStatusError):
-            self.silent = 0
+            self.silent = self.unreachable = 0
+        elif is_unreachable(exc) and repeat:  # the server went away: said so, not called silent
+            self.unreachable += 1
+            self.last_unreachable = describe(exc)
         elif is_silence(exc) and repeat:
             self.silent += 1
             self.last_silence = describe(exc)
@@ -56,6 +63,11 @@ class StopRule:
         """Why the next call is not sent, in one line; None while the run may send."""
         if self.refusals >= REFUSALS_BEFORE_STOP and not self.answered:
             return f"not sent: the endpoint refused or never answered the run's first calls ({self.first_refusal})"
+        if self.unreachable >= SILENT_REPEATS_BEFORE_STOP:
+            return (
+                f"not sent: the endpoint refused the connection to {self.unreachable} repeated calls in a row "
+                f"({self.last_unreachable})"
+            )
         if self.silent >= SILENT_REPEATS_BEFORE_STOP:
             return (
                 f"not sent: the endpoint answered none of {self.silent} repeated calls in a row within the "

@@ -60,15 +60,32 @@ def retry_after_s(exc: BaseException | None) -> float | None:
     return None
 
 
+# A rate limit is a quota per minute: a 429 storm with no Retry-After lasts until the window turns,
+# so its waits grow from 2 s to 30 s, RATE_LIMIT_WAIT_S in all over the default 6 attempts (the
+# other transient errors' waits, 0.25 s doubling, gave a cell up after ~8 s: a storm ended the
+# run in ~15 s, before the quota came back).
+RATE_LIMIT_WAIT_S = 2 + 4 + 8 + 16 + 30
+
+
+def rate_limited(exc: BaseException | None) -> bool:
+    """A 429: the endpoint's quota, not an outage."""
+    return getattr(exc, "status_code", None) == 429
+
+
 class Wait:
-    """Retry-After when the server gives one, else exponential backoff with jitter."""
+    """Retry-After when the server gives one, else exponential backoff with jitter: a quota
+    minute's worth over a call's attempts for a 429, short for the other transient errors."""
 
     def __init__(self) -> None:
         self.backoff = wait_exponential_jitter(multiplier=0.25, max=30, jitter=0.5)
+        self.rate_backoff = wait_exponential_jitter(multiplier=2, max=30, jitter=0.5)
 
     def __call__(self, state) -> float:
-        hinted = retry_after_s(state.outcome.exception() if state.outcome else None)
-        return min(60.0, hinted) if hinted is not None else self.backoff(state)
+        failed = state.outcome.exception() if state.outcome else None
+        hinted = retry_after_s(failed)
+        if hinted is not None:
+            return min(60.0, hinted)
+        return self.rate_backoff(state) if rate_limited(failed) else self.backoff(state)
 
 
 def gateway_answer(response: Any) -> Any:

@@ -244,9 +244,9 @@ class ClusterRun:
         waited longer than the silence deadline up, and sent it again to the back of the queue)."""
         heard = shard.heard if shard.progressed is not None else max(shard.heard, self.moved)
         if now - heard > self.silence_s:
-            return f"no word from its worker for {self.silence_s:.0f}s"
+            return f"no word from its worker for {self.silence_s:g} s"
         if shard.progressed is not None and now - shard.progressed > self.stall_s:
-            return f"no judged cell from its worker for {self.stall_s:.0f}s (heartbeats only: a hung call)"
+            return f"no judged cell from its worker for {self.stall_s:g} s (heartbeats only: a hung call)"
         return ""
 
     def give_up(self, running: dict) -> None:

@@ -219,5 +219,5 @@ class LeasedBucket:
             return await asyncio.wait_for(_in_daemon_thread(self.quota.lease, wanted), self.LEASE_TIMEOUT_S)
         except TimeoutError:
             where = getattr(self.quota, "where", "?")
-            self.broken = f"the rate-limit database {where} did not answer in {self.LEASE_TIMEOUT_S:.0f}s"
+            self.broken = f"the rate-limit database {where} did not answer in {self.LEASE_TIMEOUT_S:g} s"
             raise TransientError(self.broken) from None

@@ -2,6 +2,7 @@
 instead of failing, the same work cannot run twice at once, and a run whose process died is
 recognised as stale."""
 
+import re
 import subprocess
 import sys
 import time
@@ -90,3 +91,17 @@ def test_a_run_whose_process_died_is_closed_as_interrupted(warehouse, tmp_path):
             assert steps.close_stale_runs(con, warehouse) == ["dead"]
         status = dict(con.execute("SELECT run_id, status FROM runs").fetchall())
     assert status == {"dead": "interrupted", "alive": "running"}
+
+
+def test_a_short_wait_says_its_own_seconds(warehouse, capfd):
+    """A call with its own wait (the viewer's) said "waited 60 s", the default, and a fraction of a
+    second showed as "waiting up to 0 s"."""
+    holder = hold(warehouse, "w", 5)
+    try:
+        with pytest.raises(db.WarehouseLocked, match=r"\(waited 0.4 s;"):
+            db.connect(warehouse, read_only=True, wait_s=0.4)
+        assert re.search(r"waiting up to 0\.[1-4] s", capfd.readouterr().err)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert db.seconds(0.04) == "0.1 s" and db.seconds(12.0) == "12 s" and db.seconds(1.55) == "1.6 s"

@@ -78,3 +78,21 @@ def test_a_server_that_stalls_every_call_once_then_answers_is_not_silent():
     stalls = ServerConfig(fault_rate=1.0, faults=("timeout",), fault_attempts=1, stall_s=0.8)
     outcomes, _, stats = judge_cells(stalls, n=8, timeout_s=0.3)
     assert [o.completion["status"] for o in outcomes] == ["ok"] * 8 and stats.faults["timeout"] == 8
+
+
+def test_a_refused_connection_is_said_refused_not_unanswered_within_the_timeout():
+    """A transport can report a refused connection as a timeout (the refusal its cause): the stop
+    rule's line said "no answer within the 60 s timeout" for a server that was not there."""
+    import openai
+
+    rule = StopRule(timeout_s=60)
+    rule.sent(None, repeat=False)  # the server answered earlier in the run, then went away
+    refused = openai.APITimeoutError(request=None)  # type: ignore[arg-type]
+    refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    for _ in range(2):
+        rule.sent(refused, repeat=True)
+    why = rule.why_not_send()
+    assert why is not None and "refused the connection to 2 repeated calls" in why, why
+    assert "timeout" not in why and "Connection refused" in why
+    rule.sent(None, repeat=True)  # an answer: the count starts again
+    assert rule.why_not_send() is None

@@ -287,9 +287,23 @@ def _start_once() -> ServerState:
     return found[0]
 
 
+def _private_home() -> None:
+    """The Prefect home's folder and database the user's only: the server makes them under umask
+    077, but a home or a `prefect.db` made before (by `prefect` itself, or an older rubricflow,
+    under umask 022) kept every local user's read access to flow parameters and run records."""
+    home = Path(settings().prefect.home or Path.home() / ".prefect").expanduser()
+    for path, wanted in ((home, 0o700), (home / "prefect.db", 0o600)):
+        try:
+            if path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o777 != wanted:
+                path.chmod(wanted)
+        except OSError:  # not there yet (the server makes it, owner-only), or not ours
+            continue
+
+
 def _launch() -> ServerState:
     port = _free_port()
-    log = open(_file("log"), "ab")
+    _private_home()
+    log = os.fdopen(os.open(_file("log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     guarded = {
         "PREFECT_SERVER_API_AUTH_STRING": auth_string(),
         "PREFECT_SERVER_API_CORS_ALLOWED_ORIGINS": f"http://127.0.0.1:{port}",  # its own, no other origin

@@ -133,9 +133,20 @@ def _call(url: str, method: str = "POST", headers: dict | None = None) -> tuple[
         return exc.code, dict(exc.headers)
 
 
-def test_the_shared_server_serves_its_owner_only(state):
-    """#21 N3: another local user, or a web page, read flow parameters and forged artifacts."""
-    api = prefect_server.use_shared_server()
+def test_the_shared_server_serves_its_owner_only(state, monkeypatch, tmp_path):
+    """#21 N3: another local user, or a web page, read flow parameters and forged artifacts. #50
+    item 15: under umask 022 its database, home and log were readable by every local user."""
+    home = tmp_path / "prefect-home"
+    home.mkdir()
+    home.chmod(0o755)  # made before, by `prefect` itself under umask 022; its database by the server
+    monkeypatch.setenv("PREFECT_HOME", str(home))
+    before = os.umask(0o022)
+    try:
+        api = prefect_server.use_shared_server()
+    finally:
+        os.umask(before)
+    for path, wanted in ((home, 0o700), (home / "prefect.db", 0o600), (prefect_server.log_file(), 0o600)):
+        assert path.stat().st_mode & 0o777 == wanted, (path, oct(path.stat().st_mode))
     auth = os.environ["PREFECT_API_AUTH_STRING"]
     assert (state / "prefect-server.secret").stat().st_mode & 0o777 == 0o600
     assert auth.split(":", 1)[1] == (state / "prefect-server.secret").read_text()

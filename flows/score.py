@@ -220,7 +220,13 @@ def check_where(config: JudgeConfig, workers: int) -> None:
 
 def _judge(run: Run, plan: steps.Plan, workers: int) -> list[ShardResult]:
     """Judge the plan's shards where the run says; however that ends, the run's judges in this
-    process end with it."""
+    process end with it. A run given no endpoint is refused here, once it has cells to judge: with
+    none (every cell landed: a gate run again) it needs none."""
+    if plan.cells and run.judge.names_no_endpoint():
+        raise InputError(
+            f"no judge endpoint, and {plan.cells} cells to judge: pass --base-url (base_url=) or set "
+            "OPENAI_BASE_URL, or run `rubricflow judge-server` and point --base-url at it"
+        )
     try:
         return _judge_where(run, plan, workers)
     finally:

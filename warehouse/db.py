@@ -242,6 +242,26 @@ def writer(
     lagging refresh left marked recomputed (`refresh_lag_s`: only if the last refresh is older);
     waits for another process's hold (see connect)."""
     path = Path(path or default_path())
+    with _session_of(path):
+        with _writer(path, check_analytics, refresh_lag_s) as con:
+            yield con
+
+
+def _session_of(path: Path) -> threading.RLock:
+    """This process's writer sessions on one file, one at a time (a thread's own nested ones
+    pass): two threads' sessions are cursors of one DuckDB instance, and ran their analytics
+    refreshes at once (`Warehouse.score` from two threads: a function registered twice, write
+    conflicts on the analytics tables)."""
+    key = path.resolve()
+    with _writers_lock:
+        return _sessions.setdefault(key, threading.RLock())
+
+
+_sessions: dict[Path, threading.RLock] = {}
+
+
+@contextmanager
+def _writer(path: Path, check_analytics: bool, refresh_lag_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
     new_folder, new_file = not path.parent.exists(), not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
@@ -290,16 +310,19 @@ def _drop_primary_keys(con: duckdb.DuckDBPyConnection) -> None:
 
 @contextmanager
 def reader(path: str | Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection: any statement that writes is refused by DuckDB itself."""
+    """A read-only connection: any statement that writes is refused by DuckDB itself. It waits for
+    another thread's writer session in this process (DuckDB refuses a second instance of a file
+    one of the process's instances has attached: "Unique file handle conflict")."""
     path = Path(path or default_path())
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}; run `rubricflow ingest` / `rubricflow score` first")
-    con = connect(path, read_only=True)
-    try:
-        no_progress_bar(con)
-        yield con
-    finally:
-        con.close()
+    with _session_of(path):
+        con = connect(path, read_only=True)
+        try:
+            no_progress_bar(con)
+            yield con
+        finally:
+            con.close()
 
 
 class QueryRefused(CheckFailed):

@@ -15,11 +15,24 @@ import fcntl
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from rubricflow.errors import TransientError
+
+
+class _ThreadHold:
+    """A work's hold among this process's threads: the lock they share, and the thread holding it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.owner: int | None = None
+
+
+_threads: dict[str, _ThreadHold] = {}  # by lock file
+_threads_lock = threading.Lock()
 
 
 class RunInProgress(TransientError):
@@ -46,9 +59,28 @@ def lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judg
 def run_lock(
     warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str, run_id: str
 ) -> Iterator[None]:
-    """Hold the work's lock for the block; RunInProgress names the run that holds it."""
+    """Hold the work's lock for the block; RunInProgress names another process's run that holds
+    it. A thread of this process whose work another of its threads runs waits for it instead
+    (`Warehouse.score` from two threads): then it finds the cells landed, and judges none twice."""
     path = lock_path(warehouse_path, corpus_id, rubric_hash, judge_hash)
     path.parent.mkdir(parents=True, exist_ok=True)
+    with _threads_lock:
+        ours = _threads.setdefault(str(path), _ThreadHold())
+    if ours.owner == threading.get_ident():  # the same thread again (nested): refused by the flock below
+        with _flocked(path, corpus_id, warehouse_path, run_id):
+            yield
+        return
+    with ours.lock:  # flock cannot tell two threads of one process apart: this lock does
+        ours.owner = threading.get_ident()
+        try:
+            with _flocked(path, corpus_id, warehouse_path, run_id):
+                yield
+        finally:
+            ours.owner = None
+
+
+@contextmanager
+def _flocked(path: Path, corpus_id: str, warehouse_path: str | Path, run_id: str) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -44,7 +44,7 @@ def gate(
     settings = gating.load_config(config)  # a bad gate file is refused before any call
     path = warehouse_path(warehouse)
     try:
-        judge = judge_settings(model, base_url, need_endpoint=not no_score, **(judge or {}))
+        judge = judge_settings(model, base_url, **(judge or {}))  # the run refuses no endpoint if it has cells
         result = gating.evaluate(path, corpus, _gated_set(corpus, rubric, path, judge, no_score), settings)
     except RubricflowError as exc:  # the run failed or scored nothing: the gate cannot pass on it
         result = gating.unevaluated(corpus, rubric, f"{'refused' if isinstance(exc, InputError) else 'failed'}: {exc}")

@@ -202,6 +202,11 @@ class JudgeConfig(BaseModel):
         chosen = providers.provider(self.provider)
         return self.base_url or endpoint(chosen.base_url_variable) or chosen.derived_base_url(self.model) or None
 
+    def names_no_endpoint(self) -> bool:
+        """Neither an endpoint nor a model a public API serves: the offline stand-in's name with no
+        address, which only a run with nothing to judge can go on with (a gate over landed cells)."""
+        return self.model == OFFLINE_MODEL and not self.resolved_base_url()
+
     def check_endpoint(self) -> None:
         """Before a run that calls the model: a provider with no public endpoint (Azure) needs one
         given, refused in one line (its key must not go to OpenAI's). Reading landed judgments

@@ -101,6 +101,29 @@ def test_a_gate_that_cannot_evaluate_fails(scored, tmp_path):
     assert found["overall"][0] == "error"  # its 0.1 would pass: not on two thirds of the corpus
 
 
+def test_a_gate_with_nothing_to_judge_needs_no_endpoint(scored, tmp_path):
+    """Every cell landed: the gate's run judges nothing, so no --base-url is asked for (it refused
+    in one line before); with cells to judge and no endpoint, bad input, exit 2, nothing judged."""
+    home, w, server = scored
+    warehouse = tmp_path / "w.duckdb"
+    shutil.copy(home / "w.duckdb", warehouse)
+    (tmp_path / "gate.yaml").write_text("thresholds: {overall: 0.1}\n")
+    bare = {"OPENAI_BASE_URL": ""}
+    gate_args = ["gate", "-c", "c", "--config", str(tmp_path / "gate.yaml"), "-w", str(warehouse)]
+    judged, before = server.stats()["answered"], rows(warehouse, "SELECT count(*) FROM completions")
+    landed = run(*gate_args, "-r", "llm-slop", "--junit", str(tmp_path / "ok.xml"), env=bare)
+    assert landed.returncode == 0, landed.stdout + landed.stderr
+    assert cases(tmp_path / "ok.xml")["overall"][0] == "passed"
+    unjudged = run(*gate_args, "-r", "writing-quality", "--junit", str(tmp_path / "no.xml"), env=bare)
+    assert unjudged.returncode == 2, unjudged.stdout + unjudged.stderr
+    assert re.search(r"no judge endpoint, and \d+ cells to judge", unjudged.stderr), unjudged.stderr
+    assert "Traceback" not in unjudged.stderr
+    [(outcome, said)] = cases(tmp_path / "no.xml").values()
+    assert outcome == "error" and "no judge endpoint" in said
+    assert server.stats()["answered"] == judged
+    assert rows(warehouse, "SELECT count(*) FROM completions") == before
+
+
 @pytest.mark.parametrize(
     "config, message",
     [

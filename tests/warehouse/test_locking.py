@@ -105,3 +105,30 @@ def test_a_short_wait_says_its_own_seconds(warehouse, capfd):
         holder.kill()
         holder.wait()
     assert db.seconds(0.04) == "0.1 s" and db.seconds(12.0) == "12 s" and db.seconds(1.55) == "1.6 s"
+
+
+def test_a_second_thread_of_the_process_waits_for_the_same_work(tmp_path):
+    """#50 item 13: Warehouse.score from two threads at once failed one call (RunInProgress naming
+    its own process); the second thread now waits for the first, then finds the cells landed."""
+    import threading
+
+    w = tmp_path / "w.duckdb"
+    order: list[str] = []
+    first_holds, failures = threading.Event(), []
+
+    def second() -> None:
+        first_holds.wait()
+        try:
+            with locks.run_lock(w, "c", "r1", "j1", "run-b"):
+                order.append("second")
+        except Exception as exc:  # noqa: BLE001 - what the thread met, asserted below
+            failures.append(exc)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with locks.run_lock(w, "c", "r1", "j1", "run-a"):
+        first_holds.set()
+        time.sleep(0.3)  # the second thread is waiting now
+        order.append("first")
+    thread.join(timeout=10)
+    assert failures == [] and order == ["first", "second"]

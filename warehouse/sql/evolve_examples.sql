@@ -18,5 +18,5 @@ z AS (
 SELECT z.text_id, x.text, z.human, z.judge
 FROM z
 JOIN texts x ON x.corpus_id = $corpus AND x.text_id = z.text_id
-ORDER BY abs(coalesce(zj, 0) - coalesce(zh, 0)) DESC, z.text_id
+ORDER BY round(abs(coalesce(zj, 0) - coalesce(zh, 0)), 9) DESC, z.text_id  -- ties by id, not by noise
 LIMIT $limit;

@@ -2,7 +2,8 @@
 -- text scores and the human target on the held-out texts.
 -- Params: $corpus, $rubric, $judge, $raters, $label (the label criterion), $texts (the held-out text ids).
 WITH target AS (SELECT text_id, human FROM label_target($corpus, $raters, $label))
-SELECT corr(s.score, t.human) AS pearson, count(*) AS texts
+-- r rounded to 9 decimals, as in evolve_disagreement.sql (the last bits are the parallel sums' order).
+SELECT round(corr(s.score, t.human), 9) AS pearson, count(*) AS texts
 FROM text_scores s
 JOIN target t USING (text_id)
 WHERE s.corpus_id = $corpus AND s.rubric_hash = $rubric AND s.judge_hash = $judge

@@ -165,6 +165,16 @@ def pieces(plans: list[tuple[str, pa.Table]], workers: int, smallest: int) -> di
     return out
 
 
+def scheduler_workers(client) -> dict:
+    """The scheduler's workers. A client that lost its scheduler keeps an empty info: its
+    `KeyError: 'workers'` printed a 236-line traceback and exit 1, so it is a lost connection here
+    (an OSError: judge_on_cluster's one line, exit 2)."""
+    info = client.scheduler_info()
+    if "workers" not in info:
+        raise ConnectionError("the client has no word of the scheduler (its scheduler info is empty)")
+    return info["workers"]
+
+
 class ClusterRun:
     """One run's shards on a cluster: submitting attempts, watching them, and cleaning up."""
 
@@ -190,7 +200,7 @@ class ClusterRun:
             self.client.sync(self.client._run, _warm, on_error="ignore", callback_timeout=WARM_S)
         except Exception:  # noqa: BLE001, S110  # a worker too slow or gone: its first piece says so
             pass
-        return len(self.client.scheduler_info()["workers"])
+        return len(scheduler_workers(self.client))
 
     def judge(self, shards: dict[str, Shard], land) -> None:
         running = {self.submit(s): s for s in shards.values()}
@@ -266,7 +276,7 @@ class ClusterRun:
         shard.attempt, shard.heard = f"{shard.name}.a{shard.attempts}", time.monotonic()
         shard.progressed = None  # not begun: a task waiting for a thread is not stalled
         self.attempts.append(shard.attempt)
-        workers = [w for w in self.client.scheduler_info()["workers"] if w not in shard.avoid]
+        workers = [w for w in scheduler_workers(self.client) if w not in shard.avoid]
         return self.client.submit(
             judge_remote,
             to_bytes(shard.left()),

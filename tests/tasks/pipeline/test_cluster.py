@@ -3,6 +3,7 @@
 import heapq
 
 import pyarrow as pa
+import pytest
 
 from rubricflow.tasks.pipeline.cluster import GUIDE, pieces
 
@@ -53,3 +54,29 @@ def test_a_small_plan_is_sent_whole():
     """Plan files no larger than the smallest piece (the fault tests' shards of 10) go as they are."""
     plans = _plans(3, 10)
     assert list(pieces(plans, workers=2, smallest=128)) == ["shard-00000", "shard-00001", "shard-00002"]
+
+
+@pytest.mark.slow  # an in-process Dask cluster stopped under its client: 17 s under load 15
+def test_a_client_that_lost_its_scheduler_is_a_lost_connection_not_a_key_error():
+    """#50 item 10: a lost scheduler printed a 236-line `KeyError: 'workers'` traceback, exit 1: the
+    client's scheduler info is empty once it gave up reconnecting. Now an OSError, which
+    judge_on_cluster turns into its one line (`the Dask scheduler at ... stopped answering`), exit 2."""
+    import time
+
+    from distributed import Client, LocalCluster
+
+    from rubricflow.tasks.pipeline.cluster import scheduler_workers
+
+    cluster = LocalCluster(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None)
+    client = Client(cluster.scheduler_address, timeout="1s", set_as_default=False)
+    try:
+        assert len(scheduler_workers(client)) == 1
+        cluster.close()
+        deadline = time.monotonic() + 30
+        while client.scheduler_info() and time.monotonic() < deadline:  # it gives up reconnecting
+            time.sleep(0.2)
+        with pytest.raises(OSError, match="no word of the scheduler"):
+            scheduler_workers(client)
+    finally:
+        client.close()
+        cluster.close()

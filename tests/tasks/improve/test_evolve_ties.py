@@ -28,7 +28,7 @@ def test_criteria_that_agree_equally_are_ordered_by_id_not_by_rounding_noise(tmp
             [
                 [t, c, float(x) * k]
                 for c, k in (("a-criterion", 0.1), ("b-criterion", 0.3))
-                for t, x in zip(texts, judged)
+                for t, x in zip(texts, judged, strict=True)
             ],
         )
     con = duckdb.connect(str(path), read_only=True)

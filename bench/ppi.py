@@ -37,7 +37,6 @@ from scipy.stats import norm
 
 from rubricflow.tasks.loaders.labels import topical_chat
 from rubricflow.tasks.stats import labelling_plan, ppi
-from rubricflow.tasks.stats.estimate import SMALL_N
 from rubricflow.tasks.stats.labelling_plan import inclusion_probabilities, systematic_sample
 
 SHARED = Path(os.environ.get("RUBRICFLOW_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -321,7 +320,8 @@ def active_table(labelled: LabelledSet, n: int, reps: int, seed: int) -> tuple[f
 def small_n_table(n: int, reps: int, seed: int) -> float:
     """The coverage of `estimate`'s nominal 90% intervals (powered and labels-only; small-n corrected:
     Student's t with a pseudo-observation of the scale's largest variance; a pass rate's labels-only
-    interval Clopper-Pearson, its powered one holding that one below 30 labels, as `estimate` does) at n labels, on every criterion of both UniEval sets, for the mean and the pass rate
+    interval Clopper-Pearson, its powered one holding that one under 10 labelled passes or fails, as
+    `estimate` does) at n labels, on every criterion of both UniEval sets, for the mean and the pass rate
     at the scale's midpoint, beside the normal intervals (ppi-python's) they replace. Returns the
     least coverage of the corrected intervals."""
     sets = [(unieval_set("Topical-Chat", DATA, SCALES, list(SCALES)), SCALES),
@@ -352,7 +352,7 @@ def small_n_coverage(y, f, span: float, n: int, reps: int, seed: int, rate: bool
         alone = ppi.clopper_pearson(labels, ALPHA) if rate else ppi.t_mean(labels, ALPHA, span)
         powered = ppi.ppi_mean_small_n(labels, f[chosen], f, span, ALPHA)[0]
         intervals = (
-            ppi.hull(powered, alone) if rate and n < SMALL_N else powered,
+            ppi.powered_rate(powered, alone, labels) if rate else powered,
             alone,
             ppi.ppi_mean(labels, f[chosen], f, alpha=ALPHA)[0],
             ppi.classical(labels, alpha=ALPHA),

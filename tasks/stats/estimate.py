@@ -213,8 +213,8 @@ def figures(side: str, c: Criterion, plan: DrawnUnder | None, rater: str, alpha:
         if pi is None:
             alone = ppi.clopper_pearson(label, alpha) if name == "pass_rate" else ppi.t_mean(label, alpha, span)
             powered, lam = ppi.ppi_mean_small_n(label, judge[at], judge, span, alpha)
-            if name == "pass_rate" and len(at) < SMALL_N:
-                powered = ppi.hull(powered, alone)
+            if name == "pass_rate":
+                powered = ppi.powered_rate(powered, alone, label)
         else:
             alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0, centred=True)[0]
             powered, lam = ppi.active_mean(label, at, judge, pi, alpha, centred=True)
@@ -276,7 +276,7 @@ def warnings(figures: list[Figure]) -> list[str]:
     if few:
         notes.append(
             f"fewer than {SMALL_N} labels on {', '.join(few)}: the intervals are small-n corrected (Student's t; "
-            "a pass rate's powered interval holds its labels' Clopper-Pearson one; at 10 labels they covered >= 88% for a nominal 90% on real labelled sets, "
+            "a pass rate's powered interval holds its labels' Clopper-Pearson one under 10 passes or fails; at 10 labels they covered >= 88% for a nominal 90% on real labelled sets, "
             "bench/ppi.py) and wide; label more to narrow them"
         )
     for f in figures:

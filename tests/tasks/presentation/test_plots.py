@@ -62,4 +62,6 @@ def test_the_estimates_page_shows_the_agreement_forest_and_the_pass_rates(tmp_pa
     assert len(parsed(pictures["rates"]).findall(f"{SVG}circle[@class='estimate']")) == 2
     page = Pages(tmp_path / "w.duckdb").page("estimates.html", corpus="c", rows=ESTIMATES, pictures=pictures)
     body = page.body.decode()
-    assert '<figure id="agreement"><svg class="forest"' in body and '<figure id="rates"><svg class="forest rates"' in body
+    assert (
+        '<figure id="agreement"><svg class="forest"' in body and '<figure id="rates"><svg class="forest rates"' in body
+    )

@@ -183,3 +183,11 @@ def test_small_n_intervals_hold_on_a_skewed_scale_where_the_normal_ones_do_not()
         normal = ppi.ppi_mean(truth[chosen], judge[chosen], judge)[0]
         covered += [i.low <= truth.mean() <= i.high for i in (small, normal)]
     assert covered[0] / 600 >= 0.88 and covered[1] / 600 < 0.86, covered / 600
+
+
+def test_a_powered_pass_rate_holds_the_exact_interval_only_while_passes_or_fails_are_few():
+    powered, exact = ppi.Interval(0.9, 0.85, 0.95), ppi.Interval(0.9, 0.7, 0.97)
+    few_fails = np.array([1.0] * 27 + [0.0] * 3)
+    assert ppi.powered_rate(powered, exact, few_fails) == ppi.Interval(0.9, 0.7, 0.97)
+    balanced = np.array([1.0] * 15 + [0.0] * 15)
+    assert ppi.powered_rate(powered, exact, balanced) == powered

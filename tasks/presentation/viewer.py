@@ -247,6 +247,42 @@ def launch(warehouse_path: Path, hosts: frozenset[str], cookie: str) -> tuple[Ca
     return owner_only(create_app(warehouse_path, root), token, cookie, hosts, root), token
 
 
+def ab_pictures(result) -> dict[str, Markup]:
+    """The A/B page's pictures: the paired deltas' distribution (B's text score less A's) and a forest
+    plot of each criterion's mean delta with its bootstrap interval (a stored comparison from before
+    the histogram was kept has no distribution: it is left out)."""
+    from rubricflow.tasks.presentation import plots
+
+    rows = [plots.Row(r["criterion_id"], r["mean_delta"], *(r.get("mean_delta_ci") or (None, None)))
+            for r in result.criteria if r.get("mean_delta") is not None]  # fmt: skip
+    overall = result.summary.get("mean_delta")
+    if overall is not None:
+        rows.append(
+            plots.Row("every criterion (text score)", overall, *(result.summary.get("mean_delta_ci") or (None, None)))
+        )
+    bins = [(b["bin_start"], b["bin_end"], b["texts"]) for b in result.deltas]
+    return {
+        "deltas": plots.histogram(bins, "deltas", "B's text score less A's (unit scale): texts per bin"),
+        "forest": plots.forest(rows, "forest", "B less A, mean per criterion (unit scale), with its interval"),
+    }
+
+
+def estimate_pictures(rows: list[dict]) -> dict[str, Markup]:
+    """The estimates page's forest plots: with two sides, A's error less B's per criterion and figure
+    (left of 0: A agrees better with the labels); and each side's pass rates (labels corrected) with
+    their intervals, which share one scale."""
+    from rubricflow.tasks.presentation import plots
+
+    gaps = [plots.Row(f"{r['criterion_id']} {r['figure']}", r["labels_only"], r["labels_low"], r["labels_high"])
+            for r in rows if r["side"] == "A-B" and r["labels_only"] is not None]  # fmt: skip
+    rates = [plots.Row(f"{r['side']} {r['criterion_id']}", r["powered"], r["powered_low"], r["powered_high"])
+             for r in rows if r["figure"] == "pass_rate" and r["powered"] is not None]  # fmt: skip
+    return {
+        "gaps": plots.forest(gaps, "forest", "A's error less B's against the labels (left of 0: A agrees better)"),
+        "rates": plots.forest(rates, "forest rates", "pass rate corrected by the labels, with its interval", None),
+    }
+
+
 class Pages:
     """The viewer's pages over one warehouse: each method answers one route with one or a few
     `.sql` files rendered through an autoescaping template."""
@@ -337,7 +373,8 @@ class Pages:
                 comparisons=self.store.fetch("view_comparisons.sql", limit=PAGE_SIZE),
             )
         result = self.store.run(lambda con: self._comparison(con, corpus, (a, judge_a), (b, judge_b)))
-        return self.page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0])
+        return self.page("compare.html", c=result, corpus=corpus, hash_a=result.a[0][0], hash_b=result.b[0][0],
+                         pictures=ab_pictures(result))  # fmt: skip
 
     @staticmethod
     def _comparison(con, corpus: str, a: tuple[str, str | None], b: tuple[str, str | None]):
@@ -377,7 +414,8 @@ class Pages:
                 "form.html", title="Estimates: judge figures corrected by human labels", action="/estimate",
                 fields=[("corpus", "a corpus id")],
             )  # fmt: skip
-        return self.page("estimates.html", corpus=q["corpus"], rows=self.store.fetch("view_estimates.sql", **q))
+        rows = self.store.fetch("view_estimates.sql", **q)
+        return self.page("estimates.html", corpus=q["corpus"], rows=rows, pictures=estimate_pictures(rows))
 
     def cascades(self, request: Request) -> HTMLResponse:
         """Each judge cascade of a corpus: the split by deciding level and the cost saved."""

@@ -96,6 +96,7 @@ class Comparison:
     removed_criteria: list[str] = field(default_factory=list)
     histogram: list[dict] = field(default_factory=list)  # texts per score bin under A and B
     scatter: list[tuple[float, float]] = field(default_factory=list)  # a sample of (A, B) score pairs
+    deltas: list[dict] = field(default_factory=list)  # texts per bin of B's score less A's (the A/B page's picture)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), default=str, indent=2)
@@ -228,6 +229,7 @@ def compare(
         removed_criteria=removed,
         histogram=db.fetch(con, "compare_histogram.sql"),
         scatter=[(r["score_a"], r["score_b"]) for r in db.fetch(con, "compare_scatter.sql")],
+        deltas=db.fetch(con, "compare_delta_histogram.sql"),
     )
 
 

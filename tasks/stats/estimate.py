@@ -17,8 +17,8 @@ from rubricflow.tasks.stats.calibration import one_judge_setup
 from rubricflow.tasks.stats.drawn_under import DrawnUnder, labelled_with, load_plan
 from rubricflow.warehouse import db
 
-MIN_LABELS = 10  # below this the normal interval of a mean is not worth printing
-SMALL_N = 30  # below this the intervals cover less than they say on real labels (bench/ppi.py): a note says so
+MIN_LABELS = 10  # the least labels: small-n corrected intervals cover >= 88% at 10 (bench/ppi.py --small-n 10)
+SMALL_N = 30  # below this the intervals are wide for the small-n correction they carry: a note says so
 OVERALL = "(overall)"  # the composite: no criterion id can take it (ids begin with a letter or digit)
 
 
@@ -48,6 +48,7 @@ class Figure:
     lam: float | None
     effective_labels: float | None
     better: str | None = None  # A-B agreement: the side that agrees better with the labels (None: undecided)
+    all_equal: bool = False  # every labelled value equal: a warning says the interval is not exact
 
 
 @dataclass
@@ -208,16 +209,20 @@ def figures(side: str, c: Criterion, plan: DrawnUnder | None, rater: str, alpha:
     result = []
     for name in ("mean", "pass_rate") if np.isfinite(c.threshold) else ("mean",):
         judge, label = _values(c, name, c.judge), _values(c, name, c.label[at])
+        span = 1.0 if name == "pass_rate" else float(np.ptp(c.native(np.array([0.0, 1.0]))))
         if pi is None:
-            alone = ppi.classical(label, None, alpha)
-            powered, lam = ppi.ppi_mean(label, judge[at], judge, None, alpha)
+            alone = ppi.clopper_pearson(label, alpha) if name == "pass_rate" else ppi.t_mean(label, alpha, span)
+            powered, lam = ppi.ppi_mean_small_n(label, judge[at], judge, span, alpha)
+            if name == "pass_rate":
+                powered = ppi.powered_rate(powered, alone, label)
         else:
             alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0, centred=True)[0]
             powered, lam = ppi.active_mean(label, at, judge, pi, alpha, centred=True)
         gained = ppi.effective_labels(len(at), alone, powered)
         bounds = (0.0, 1.0) if name == "pass_rate" else tuple(c.native(np.array([0.0, 1.0])))
         result.append(Figure(side, c.criterion_id, name, len(at), len(judge), float(judge.mean()),
-                             _clipped(alone, *bounds), _clipped(powered, *bounds), lam, gained))  # fmt: skip
+                             _clipped(alone, *bounds), _clipped(powered, *bounds), lam, gained,
+                             all_equal=bool(np.ptp(label) == 0)))  # fmt: skip
     return result
 
 
@@ -239,19 +244,21 @@ def agreement(a: Criterion, b: Criterion, plan: DrawnUnder | None, rater: str, a
         error_a, error_b = (np.abs(_values(c, name, c.judge)[at] - label) for c in (a, b))
         for side, errors in (("A", error_a), ("B", error_b), ("A-B", error_a - error_b)):
             most = 1.0 if name == "pass_rate" else float(np.ptp(a.native(np.array([0.0, 1.0]))))
-            span = _clipped(_error_interval(errors, at, pi, len(texts), alpha), -most if side == "A-B" else 0.0, most)
+            low = -most if side == "A-B" else 0.0
+            span = _clipped(_error_interval(errors, at, pi, len(texts), alpha, most - low), low, most)
             better = _better(span) if side == "A-B" else None
             result.append(Figure(side, a.criterion_id, ERRORS[name], len(at), len(texts), None, span, None, None,
-                                 None, better))  # fmt: skip
+                                 None, better, all_equal=bool(np.ptp(errors) == 0)))  # fmt: skip
     return result
 
 
-def _error_interval(errors: np.ndarray, at: np.ndarray, pi: np.ndarray | None, n: int, alpha: float) -> ppi.Interval:
+def _error_interval(errors: np.ndarray, at: np.ndarray, pi: np.ndarray | None, n: int, alpha: float,
+                    span: float) -> ppi.Interval:  # fmt: skip
     """The corpus mean of a per-text error known on the labelled texts: Student's t interval of the
     labelled texts' mean, or under an active plan the labels weighted by 1 / pi (active inference
     with no judge term)."""
     if pi is None:
-        return ppi.t_mean(errors, alpha)
+        return ppi.t_mean(errors, alpha, span)
     return ppi.active_mean(errors, at, np.zeros(n), pi, alpha, lam=0.0, centred=True)[0]
 
 
@@ -261,14 +268,16 @@ def _clipped(interval: ppi.Interval, low: float, high: float) -> ppi.Interval:
 
 
 def warnings(figures: list[Figure]) -> list[str]:
-    """What a reader must know before trusting an interval: few labels, or an interval of zero width
-    (every label, or every error, equal), which is never exact."""
+    """What a reader must know before trusting an interval: few labels (the interval is small-n
+    corrected, so wide), every labelled value equal (the width is the correction's, not the data's),
+    or an interval of zero width (an active plan's, with every label equal), which is never exact."""
     notes = []
     few = sorted({f.criterion_id for f in figures if f.n_labels < SMALL_N})
     if few:
         notes.append(
-            f"fewer than {SMALL_N} labels on {', '.join(few)}: at 10 labels the nominal 90% intervals covered "
-            "77-84% on real labelled sets (bench/ppi.py); label more before acting on them"
+            f"fewer than {SMALL_N} labels on {', '.join(few)}: the intervals are small-n corrected (Student's t; "
+            "a pass rate's powered interval holds its labels' Clopper-Pearson one under 10 passes or fails; at 10 labels they covered >= 88% for a nominal 90% on real labelled sets, "
+            "bench/ppi.py) and wide; label more to narrow them"
         )
     for f in figures:
         for kind, interval in (("labels-only", f.labels_only), ("powered", f.powered)):
@@ -277,7 +286,12 @@ def warnings(figures: list[Figure]) -> list[str]:
                     f"{f.side} {f.criterion_id} {f.figure}: the {kind} interval has zero width (every one of the "
                     f"{f.n_labels} labelled values is equal): it is not exact; label more texts"
                 )
-    return notes
+    return notes + [
+        f"{f.side} {f.criterion_id} {f.figure}: every one of the {f.n_labels} labelled values is equal; the "
+        "interval's width is the small-n correction's, not the labels' spread: it is not exact; label more texts"
+        for f in figures
+        if f.all_equal
+    ]
 
 
 def _better(gap: ppi.Interval) -> str | None:

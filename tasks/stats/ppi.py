@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm, t
+from scipy.stats import beta, norm, t
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,65 @@ def _interval(point: float, se: float, alpha: float) -> Interval:
     return Interval(float(point), float(point - z * se), float(point + z * se))
 
 
-def t_mean(values, alpha: float = 0.1) -> Interval:
+def t_mean(values, alpha: float = 0.1, span: float | None = None) -> Interval:
     """The mean of values drawn at random and Student's t interval (n - 1 degrees of freedom): the
-    normal interval is too narrow at the few labels a team has (10 is the least `estimate` takes)."""
+    normal interval is too narrow at the few labels a team has (10 is the least `estimate` takes).
+    With the values' possible `span` (their scale's range), the small-n correction (`corrected_variance`)."""
     v = np.asarray(values, dtype=float)
-    half = float(t.ppf(1 - alpha / 2, len(v) - 1)) * v.std(ddof=1) / np.sqrt(len(v))
+    variance = v.var(ddof=1) if span is None else corrected_variance(v, span)
+    half = float(t.ppf(1 - alpha / 2, len(v) - 1)) * np.sqrt(variance / len(v))
     return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half))
+
+
+def corrected_variance(values: np.ndarray, span: float) -> float:
+    """The values' variance with one pseudo-observation of the largest variance a value within `span`
+    can have (span^2 / 4): (sum of squares + span^2 / 4) / n. At 10 labels of a skewed criterion the
+    sample misses the rare tail, its variance is too small, and the t interval covered 82% for a
+    nominal 90% (SFHOT's informativeness, bench/ppi.py --small-n 10); with the pseudo-observation
+    every criterion of the shared sets covers >= 88%, the width grows ~19% at n = 10 and ~6% at 30,
+    and ten equal labels no longer give a zero-width interval."""
+    v = np.asarray(values, dtype=float)
+    return float((np.sum((v - v.mean()) ** 2) + span**2 / 4) / len(v))
+
+
+def ppi_mean_small_n(y, yhat, yhat_all, span: float, alpha: float = 0.1) -> tuple[Interval, float]:
+    """(interval, lambda) of PPI++ for a uniform sample of labels, made to hold at small n: ppi-python's
+    point and lambda, the labels' term of the variance small-n corrected (`corrected_variance` of the
+    rectifier y - lambda yhat, `span` the labels' scale range) and Student's t quantile (n - 1 degrees
+    of freedom) instead of the normal one."""
+    y, yhat, yhat_all = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_all))
+    lam = power_tuning(y, yhat, yhat_all)
+    imputed, rectifier = lam * yhat_all, y - lam * yhat
+    point = imputed.mean() + rectifier.mean()
+    se = np.sqrt(imputed.var() / len(yhat_all) + corrected_variance(rectifier, span) / len(y))
+    half = float(t.ppf(1 - alpha / 2, len(y) - 1)) * se
+    return Interval(float(point), float(point - half), float(point + half)), lam
+
+
+def clopper_pearson(passed, alpha: float = 0.1) -> Interval:
+    """A pass rate from 0/1 values and its Clopper-Pearson (exact binomial) interval: within [0, 1],
+    never of zero width, and never below its level at any rate, 0 and 1 included. (Wilson's covered
+    86% at 10 labels on Topical-Chat's naturalness for a nominal 90%; this one >= 92%, bench/ppi.py.)"""
+    v = np.asarray(passed, dtype=float)
+    n, k = len(v), float(v.sum())
+    low = float(beta.ppf(alpha / 2, k, n - k + 1)) if k > 0 else 0.0
+    high = float(beta.ppf(1 - alpha / 2, k + 1, n - k)) if k < n else 1.0
+    return Interval(k / n, low, high)
+
+
+FEW_EITHER_WAY = 10  # fewer labelled passes (or fails) than this: a powered pass rate holds the exact interval
+
+
+def powered_rate(powered: Interval, exact: Interval, passed) -> Interval:
+    """A prediction-powered pass rate's interval, widened to hold the labels' Clopper-Pearson one
+    (`exact`) while the labels hold fewer than 10 passes or fewer than 10 fails: PPI's normal
+    approximation fails there (at 10 labels, or at 30 labels of a 95% pass rate, it covered 76-85%
+    and 79% for a nominal 90%: bench/ppi.py --small-n), and the hull covers at least as often as
+    the exact one. The estimate stays the powered one."""
+    v = np.asarray(passed, dtype=float)
+    if min(v.sum(), len(v) - v.sum()) >= FEW_EITHER_WAY:
+        return powered
+    return Interval(powered.estimate, min(powered.low, exact.low), max(powered.high, exact.high))
 
 
 def classical(y, weights=None, alpha: float = 0.1) -> Interval:

@@ -1,5 +1,6 @@
 """`rubricflow estimate` and `rubricflow labels plan` on a corpus scored by the offline judge over
-HTTP: the printed and stored figures equal ppi-python's on the warehouse's own numbers (to 1e-9),
+HTTP: the printed and stored figures equal the small-n references' (ppi-python's point and standard
+error, scipy's t quantile, one pseudo-observation of the scale's variance) on the warehouse's own numbers (to 1e-9),
 an active plan's inclusion probabilities weight the labels, and what cannot be estimated honestly
 is refused with one line naming the cause."""
 
@@ -10,11 +11,13 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from ppi_py import classical_mean_ci, ppi_mean_ci
+from statsmodels.stats.proportion import proportion_confint
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
 from tests.conftest import run_cli as cli
 from tests.conftest import write_corpus
+from tests.tasks.stats import small_n_reference
 
 
 def scored_corpus(tmp_path, server) -> None:
@@ -79,13 +82,18 @@ def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path
     y, yhat = np.array([r[2] for r in labelled]), np.array([r[1] for r in labelled])
     mean = records[("puffery", "mean")]
     assert (mean["n_labels"], mean["n_texts"]) == (30, 60) and mean["judge_only"] == pytest.approx(judge.mean())
-    (low,), (high,) = ppi_mean_ci(y, yhat, judge, alpha=0.1)
+    _, low, high = small_n_reference.powered(y, yhat, judge, mean["power_weight"], 3.0)  # on 0-3
     assert (mean["powered_low"], mean["powered_high"]) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
-    low, high = classical_mean_ci(y, alpha=0.1)
+    low, high = small_n_reference.labels_only(y, 3.0)
     assert (mean["labels_low"], mean["labels_high"]) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
     assert mean["powered_high"] - mean["powered_low"] < high - low and mean["effective_labels"] > 30
     passed = records[("puffery", "pass_rate")]  # pass threshold 0.5 of 0-3: a 2 or a 3 passes
-    (low,), (high,) = ppi_mean_ci((y >= 1.5) * 1.0, (yhat >= 1.5) * 1.0, (judge >= 1.5) * 1.0, alpha=0.1)
+    rates = ((y >= 1.5) * 1.0, (yhat >= 1.5) * 1.0, (judge >= 1.5) * 1.0)
+    _, low, high = small_n_reference.powered(*rates, passed["power_weight"], 1.0)
+    k = int(rates[0].sum())
+    if min(k, 30 - k) < 10:  # few passes or fails: the powered interval holds Clopper-Pearson's (statsmodels)
+        exact = proportion_confint(k, 30, alpha=0.1, method="beta")
+        low, high = max(0.0, min(low, exact[0])), min(1.0, max(high, exact[1]))
     assert passed["powered_low"] == pytest.approx(low, abs=1e-9) and passed["powered_high"] == pytest.approx(
         high, abs=1e-9
     )

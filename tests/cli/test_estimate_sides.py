@@ -6,14 +6,13 @@ import json
 
 import numpy as np
 import pytest
-from ppi_py import ppi_mean_ci
-from scipy import stats
 
 from rubricflow.rubrics.model import Rubric
 from rubricflow.tasks.loaders.labels import topical_chat
 from rubricflow.tasks.stats.estimate import OVERALL
 from tests.conftest import SHARED
 from tests.conftest import run_cli as cli
+from tests.tasks.stats import small_n_reference
 from tests.tasks.stats.judged_warehouse import judged_warehouse
 
 SCALES = {"overall": (1.0, 5.0), "naturalness": (1.0, 3.0)}
@@ -63,10 +62,10 @@ def test_a_criterion_named_overall_keeps_its_own_mean_and_pass_rate(tmp_path):
         mean["labels_only"] == pytest.approx(y.mean(), abs=1e-12) and mean["labels_only"] > 1
     )  # on 1-5, not the unit scale
     assert mean["judge_only"] == pytest.approx(f.mean(), abs=1e-12)
-    low, high = ppi_mean_ci(y, f[at], f, alpha=0.1, lam=mean["power_weight"])
+    _, low, high = small_n_reference.powered(y, f[at], f, mean["power_weight"], hi - lo)
     assert (mean["powered_low"], mean["powered_high"]) == (
-        pytest.approx(low[0], abs=1e-9),
-        pytest.approx(high[0], abs=1e-9),
+        pytest.approx(max(lo, low), abs=1e-9),
+        pytest.approx(min(hi, high), abs=1e-9),
     )
     rate = records[("overall", "pass_rate")]
     passed = (y - lo) / (hi - lo) >= 0.5
@@ -78,7 +77,7 @@ def test_a_criterion_named_overall_keeps_its_own_mean_and_pass_rate(tmp_path):
 def test_an_ab_pair_says_which_side_agrees_better_with_a_paired_interval(tmp_path):
     """Judge A reads the humans' overall (1-5) with a little noise, judge B a full point higher: the
     A/B figures say A agrees better, with an interval of A's error less B's that excludes 0 and
-    equals scipy's paired t interval on the same numbers; no difference of corrected means is printed."""
+    equals scipy's paired t interval (small-n corrected) on the same numbers; no difference of corrected means is printed."""
     _, labels = _topical_chat()
     human = {t: s for t, cid, s, _ in labels if cid == "overall"}
     _, every = topical_chat(SHARED / "calibration" / "topical_chat")
@@ -101,7 +100,7 @@ def test_an_ab_pair_says_which_side_agrees_better_with_a_paired_interval(tmp_pat
     texts = sorted(human)
     errors = {m: np.array([abs(native[m][t] - human[t]) for t in texts]) for m in native}
     gap = records[("A-B", "overall", "error")]
-    low, high = stats.ttest_rel(errors["judge-a"], errors["judge-b"]).confidence_interval(0.9)
+    low, high = small_n_reference.labels_only(errors["judge-a"] - errors["judge-b"], 8.0)  # within -4..4
     assert (gap["labels_only"], gap["labels_low"], gap["labels_high"]) == (
         pytest.approx((errors["judge-a"] - errors["judge-b"]).mean(), abs=1e-9),
         pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9),
@@ -119,8 +118,9 @@ def test_an_ab_pair_says_which_side_agrees_better_with_a_paired_interval(tmp_pat
     mean_b = records[("B", "overall", "mean")]
     f = np.array([native["judge-b"][t] for t in sorted(truth)])
     at = [i for i, t in enumerate(sorted(truth)) if t in human]
-    low, high = ppi_mean_ci(np.array([human[t] for t in texts]), f[at], f, alpha=0.1, lam=mean_b["power_weight"])
+    y = np.array([human[t] for t in texts])
+    _, low, high = small_n_reference.powered(y, f[at], f, mean_b["power_weight"], 4.0)
     assert (mean_b["powered_low"], mean_b["powered_high"]) == (
-        pytest.approx(low[0], abs=1e-9),
-        pytest.approx(high[0], abs=1e-9),
+        pytest.approx(max(1, low), abs=1e-9),
+        pytest.approx(min(5, high), abs=1e-9),
     )

@@ -94,7 +94,12 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
         f"/set?{key}": ["puffery", "Score distribution"],
         f"/texts?{key}": ["31 texts match", "hostile"],
         "/text?corpus=c&id=hostile": ["llm-slop@1.0.0", "llm-slop@1.1.0"],
-        "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0": ['class="mover"', "puffery (changed)"],
+        "/compare?corpus=c&a=llm-slop@1.0.0&b=llm-slop@1.1.0": [
+            'class="mover"',
+            "puffery (changed)",
+            '<svg class="deltas"',
+            '<svg class="forest"',
+        ],  # fmt: skip
         "/compare": ["<form"],
         "/calibration": ["<form"],
         f"/panel?corpus=c&rubric={v2['rubric_hash']}": ["where the judges of rubric"],

@@ -6,11 +6,12 @@ numbers to ppi-python's interval of the per-text terms; a uniform plan's are ppi
 import numpy as np
 import pytest
 import statsmodels.api as sm
-from ppi_py import classical_mean_ci, ppi_mean_ci
+from ppi_py import classical_mean_ci
 
 from rubricflow.tasks.stats.drawn_under import DrawnUnder
 from rubricflow.tasks.stats.estimate import Criterion, agreement, figures
 from rubricflow.tasks.stats.labelling_plan import PlanError, inclusion_probabilities, systematic_sample
+from tests.tasks.stats import small_n_reference
 
 BIG_N, CHOSEN, LABELLED = 80, 30, 24
 
@@ -68,8 +69,12 @@ def test_a_uniform_plan_gives_ppi_and_a_label_outside_the_plan_is_refused():
     a, _, plan, _ = sides(3, active=False)
     mean = next(f for f in figures("A", a, plan, "ann", 0.1) if f.figure == "mean")
     at = np.isfinite(a.label)
-    (low,), (high,) = ppi_mean_ci(a.native(a.label[at]), a.native(a.judge[at]), a.native(a.judge), alpha=0.1)
-    assert (mean.powered.low, mean.powered.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+    lo, hi = a.native(np.array([0.0, 1.0]))
+    y, yhat, every = a.native(a.label[at]), a.native(a.judge[at]), a.native(a.judge)
+    _, low, high = small_n_reference.powered(y, yhat, every, mean.lam, hi - lo)  # PPI++, small-n corrected
+    assert (mean.powered.low, mean.powered.high) == (
+        pytest.approx(max(lo, low), abs=1e-9), pytest.approx(min(hi, high), abs=1e-9)
+    )  # fmt: skip
     outside = next(i for i, t in enumerate(a.texts) if t not in plan.chosen)
     a.label[outside] = 1.0
     with pytest.raises(PlanError, match=f"not in the labelling plan 'p' \\(e.g. '{a.texts[outside]}'\\)"):

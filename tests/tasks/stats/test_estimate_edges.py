@@ -1,12 +1,16 @@
 """`estimate`'s figures at the edges a team meets first: the least label count (10), ties, every label
-equal, pass rates of 0 and 1. The intervals are ppi-python's, kept within the figure's range, and a
-zero-width interval or a small label count always comes with a note."""
+equal, pass rates of 0 and 1. Each interval is checked against a reference on the same numbers: the
+point and the normal standard error are ppi-python's, the quantile is scipy's Student t, the small-n
+correction adds one pseudo-observation of the scale's largest variance, and a pass rate's labels-only
+interval is statsmodels' Clopper-Pearson ('beta'). No interval has zero width, and equal labels or a
+small label count always come with a note."""
 
 import numpy as np
 import pytest
-from ppi_py import classical_mean_ci, ppi_mean_ci
+from statsmodels.stats.proportion import proportion_confint
 
 from rubricflow.tasks.stats.estimate import Criterion, figures, warnings
+from tests.tasks.stats import small_n_reference
 
 TEXTS = [f"t{i:02d}" for i in range(40)]
 
@@ -18,33 +22,42 @@ def criterion(judge: np.ndarray, labels: np.ndarray) -> Criterion:
     return Criterion("c", TEXTS, (judge - 1) / 4, label, (1.0, 5.0), 1.0, 0.5)
 
 
-def interval(records, figure: str, kind: str):
-    f = next(r for r in records if r.figure == figure)
-    return getattr(f, kind)
+def figure(records, name: str):
+    return next(r for r in records if r.figure == name)
 
 
-def test_ten_tied_labels_match_ppi_python_within_the_scale():
+def test_ten_tied_labels_match_the_references_within_the_scale():
     judge = np.tile([2.0, 3, 3, 4, 5], 8)
     labels = np.array([3.0, 3, 4, 4, 4, 2, 3, 5, 4, 4])  # n = 10, ties
     got = figures("A", criterion(judge, labels), None, "ann", 0.1)
-    mean = next(f for f in got if f.figure == "mean")
-    (low,), (high,) = ppi_mean_ci(labels, judge[:10], judge, alpha=0.1, lam=mean.lam)
+    mean = figure(got, "mean")
+    point, low, high = small_n_reference.powered(labels, judge[:10], judge, mean.lam, 4.0)
+    assert mean.powered.estimate == pytest.approx(point, abs=1e-12)
     assert (mean.powered.low, mean.powered.high) == (pytest.approx(max(1, low)), pytest.approx(min(5, high)))
-    low, high = classical_mean_ci(labels, alpha=0.1)
+    low, high = small_n_reference.labels_only(labels, 4.0)
     assert (mean.labels_only.low, mean.labels_only.high) == (pytest.approx(low), pytest.approx(high))
+    rate = figure(got, "pass_rate")
+    low, high = proportion_confint(int((labels >= 3).sum()), 10, alpha=0.1, method="beta")
+    assert (rate.labels_only.low, rate.labels_only.high) == (pytest.approx(low), pytest.approx(high))
+    assert rate.powered.low <= low and rate.powered.high >= high  # under 10 passes or fails: holds the exact one
     assert any("fewer than 30 labels on c" in note for note in warnings(got))
 
 
 @pytest.mark.parametrize("value", [1.0, 5.0])  # every label fails (rate 0) / passes (rate 1), all equal
-def test_equal_labels_give_a_clipped_interval_and_a_zero_width_warning(value):
+def test_equal_labels_give_a_clipped_interval_of_nonzero_width_and_a_warning(value):
     judge = np.tile([1.0, 2, 3, 4, 5], 8)
     got = figures("A", criterion(judge, np.full(10, value)), None, "ann", 0.1)
     for f in got:
         for span in (f.labels_only, f.powered):
             lo, hi = (0.0, 1.0) if f.figure == "pass_rate" else (1.0, 5.0)
             assert lo <= span.low <= span.estimate <= span.high <= hi, (f.figure, span)
-    rate = interval(got, "pass_rate", "labels_only")
-    assert rate.estimate == (1.0 if value == 5 else 0.0) and rate.width == 0
+            assert span.width > 0, (f.figure, span)
+    rate = figure(got, "pass_rate").labels_only
+    low, high = proportion_confint(10 if value == 5 else 0, 10, alpha=0.1, method="beta")
+    assert (rate.estimate, rate.low, rate.high) == (value == 5, pytest.approx(low), pytest.approx(high))
+    low, high = small_n_reference.labels_only(np.full(10, value), 4.0)
+    mean = figure(got, "mean").labels_only
+    assert (mean.low, mean.high) == (pytest.approx(max(1, low)), pytest.approx(min(5, high)))
     notes = warnings(got)
-    assert any("A c pass_rate: the labels-only interval has zero width" in note for note in notes), notes
-    assert any("A c mean: the labels-only interval has zero width" in note for note in notes), notes
+    for name in ("pass_rate", "mean"):
+        assert any(f"A c {name}: every one of the 10 labelled values is equal" in n and "not exact" in n for n in notes)

@@ -158,3 +158,36 @@ def test_the_centred_active_estimator_is_unbiased_and_pays_nothing_for_an_offset
         estimates.append(ppi.active_mean(truth[picked], picked, judge, pi, centred=True)[0].estimate)
     assert np.median(ratios["paper"]) > 2 and np.median(ratios["centred"]) < 1.06
     assert np.mean(estimates) == pytest.approx(truth.mean(), abs=0.02)
+
+
+@pytest.mark.parametrize("k", [0, 1, 4, 9, 10])  # rates 0 and 1 at n = 10 included
+def test_clopper_pearson_is_statsmodels(k):
+    from statsmodels.stats.proportion import proportion_confint
+
+    got = ppi.clopper_pearson(np.array([1.0] * k + [0.0] * (10 - k)), 0.1)
+    low, high = proportion_confint(k, 10, alpha=0.1, method="beta")
+    assert (got.estimate, got.low, got.high) == (k / 10, pytest.approx(low), pytest.approx(high))
+    assert got.width > 0
+
+
+def test_small_n_intervals_hold_on_a_skewed_scale_where_the_normal_ones_do_not():
+    """A 1-6 criterion shaped like SFHOT's informativeness (56% at 6, a thin low tail) and a weak judge:
+    at 10 labels the normal PPI interval covers ~80% for a nominal 90%, the small-n one >= 88%."""
+    rng = np.random.default_rng(3)
+    truth = rng.choice([1.0, 2, 3, 4, 5, 6], 800, p=[0.01, 0.01, 0.04, 0.1, 0.28, 0.56])
+    judge = np.clip(truth + rng.normal(0, 1.5, 800), 1, 6)
+    covered = np.zeros(2)
+    for _ in range(600):
+        chosen = rng.choice(800, 10, replace=False)
+        small = ppi.ppi_mean_small_n(truth[chosen], judge[chosen], judge, 5.0)[0]
+        normal = ppi.ppi_mean(truth[chosen], judge[chosen], judge)[0]
+        covered += [i.low <= truth.mean() <= i.high for i in (small, normal)]
+    assert covered[0] / 600 >= 0.88 and covered[1] / 600 < 0.86, covered / 600
+
+
+def test_a_powered_pass_rate_holds_the_exact_interval_only_while_passes_or_fails_are_few():
+    powered, exact = ppi.Interval(0.9, 0.85, 0.95), ppi.Interval(0.9, 0.7, 0.97)
+    few_fails = np.array([1.0] * 27 + [0.0] * 3)
+    assert ppi.powered_rate(powered, exact, few_fails) == ppi.Interval(0.9, 0.7, 0.97)
+    balanced = np.array([1.0] * 15 + [0.0] * 15)
+    assert ppi.powered_rate(powered, exact, balanced) == powered

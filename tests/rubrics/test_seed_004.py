@@ -253,7 +253,7 @@ def test_doctor_reports_every_field_of_every_evaluator_layout_read_and_it_reache
     (rubric,) = found.rubrics
     if any(p.endswith(".examples") for p in found.used):
         dumped = rubric.model_dump_json()
-        for level in (path.read_text(encoding="utf-8").split("examples:")[1:]):
+        for level in path.read_text(encoding="utf-8").split("examples:")[1:]:
             first = level.split("\n")[1].strip().lstrip("- ").strip('"')
             assert first in dumped, first
     if "output_format" in found.used:

@@ -32,15 +32,17 @@ from rubricflow.warehouse.store import Store
 
 
 @task(name="propose-mutations", cache_policy=NO_CACHE)
-def propose(reflect_config: JudgeConfig, messages: list[dict], parent: Bundle) -> tuple[list[dict], Bundle] | str:
-    """Ask the reflection model: the mutations and the candidate, or why the answer was refused (an
-    expected outcome, not a failed task)."""
+def propose(
+    reflect_config: JudgeConfig, messages: list[dict], parent: Bundle, invariants: bool = False
+) -> tuple[list[dict], Bundle] | reflect.Tried:
+    """Ask the reflection model: the mutations and the candidate, or the refusal (why, and what it
+    proposed, if that could be read: an expected outcome, not a failed task)."""
     try:
-        return reflect.candidate(parent.rubric, ask(reflect_config, messages))
+        return reflect.candidate(parent.rubric, ask(reflect_config, messages), invariants)
     except reflect.ReflectionRefused as exc:
-        return str(exc)
+        return reflect.Tried(exc.mutations, "refused", str(exc))
     except AnswerError as exc:  # no usable text (null message, no choices, cut off): a refused round
-        return f"the reflection model's answer was unusable ({exc.kind}): {exc}"
+        return reflect.Tried(None, "refused", f"the reflection model's answer was unusable ({exc.kind}): {exc}")
 
 
 def unless_set(config: JudgeConfig, **defaults) -> JudgeConfig:
@@ -322,17 +324,21 @@ def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: 
     """Ask for mutations and record the proposal before its candidate is judged (a killed run
     resumes it); None, with the round recorded as refused, when the answer cannot be used."""
     tried = [
-        json.loads(r["mutations"])
+        reflect.Tried(json.loads(r["mutations"]) if r["mutations"] else None, r["status"], r["reason"] or "")
         for r in ev.history
-        if r["status"] == "rejected" and r["parent"] == ev.best.hash and r["criterion"] == criterion
+        if r["status"] in ("rejected", "refused") and r["parent"] == ev.best.hash and r["criterion"] == criterion
     ]
-    messages = reflect.messages(ev.best.rubric, criterion, agreement, shown, ev.target, tried, ev.meta.template)
-    proposal = propose(ev.reflect_config, messages, ev.best)
-    if not isinstance(proposal, str) and (screened := _screen(ev, proposal[1])):
-        proposal = screened
-    if isinstance(proposal, str):
-        logger.warning("round %s: the reflection answer was refused: %s", base["round"], proposal)
-        refused = {**base, "status": "refused", "reason": proposal, "mutations": None}
+    invariant = ev.options["invariants"]
+    messages = reflect.messages(
+        ev.best.rubric, criterion, agreement, shown, ev.target, tried, ev.meta.template, invariant
+    )
+    proposal = propose(ev.reflect_config, messages, ev.best, invariant)
+    if not isinstance(proposal, reflect.Tried) and (screened := _screen(ev, proposal[1])):
+        proposal = reflect.Tried(proposal[0], "refused", screened)
+    if isinstance(proposal, reflect.Tried):  # fed back to the next round's reflection for this criterion
+        logger.warning("round %s: the reflection answer was refused: %s", base["round"], proposal.reason)
+        mutations = json.dumps(proposal.mutations) if proposal.mutations else None
+        refused = {**base, "status": "refused", "reason": proposal.reason, "mutations": mutations}
         ev.store.execute_write_fn(evolve.record, **refused, candidate_hash=None, candidate=None)
         ev.history.append(_slim({**refused, "calls": 0}))
         return None

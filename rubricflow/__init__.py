@@ -26,6 +26,7 @@ from rubricflow.version import __version__
 # name -> the module that defines it, imported on first use
 _API = {
     "load_rubric": "rubricflow.api_rubric",
+    "guidance": "rubricflow.api_rubric",
     "load_calibration_cases": "rubricflow.api_rubric",
     "CompiledRubric": "rubricflow.api_rubric",
     "Judge": "rubricflow.api_judge",
@@ -62,6 +63,7 @@ __all__ = [
     "Usage",
     "Warehouse",
     "__version__",
+    "guidance",
     "load_calibration_cases",
     "load_rubric",
     "reward_function",
@@ -72,7 +74,7 @@ __all__ = [
 if TYPE_CHECKING:
     from rubricflow.api_judge import Judge
     from rubricflow.api_results import CriterionScore, Result, Results, Usage
-    from rubricflow.api_rubric import CompiledRubric, load_calibration_cases, load_rubric
+    from rubricflow.api_rubric import CompiledRubric, guidance, load_calibration_cases, load_rubric
     from rubricflow.api_verifiers import reward_function, verifiers_env, verifiers_rubric
     from rubricflow.api_warehouse import Ingested, Run, Warehouse
     from rubricflow.errors import CheckFailed, EndpointRefused, InputError, RubricflowError, TransientError

@@ -60,6 +60,35 @@ def load_rubric(rubric: Any) -> CompiledRubric:
     return _named(compile_for_scoring(resolve(text), source=text), source)
 
 
+def guidance(rubric: Any) -> str:
+    """A constraint-profile rubric's guidance block (seed 000: in-context guidance, never scored), to place
+    in a model's context; `rubric` named as load_rubric names it. Another profile's rubric is refused:
+    it scores (load_rubric)."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.guidance import is_guidance, render_guidance
+    from rubricflow.rubrics.model import Rubric
+
+    if isinstance(rubric, Bundle):
+        found = rubric.rubric
+    elif isinstance(rubric, Rubric):
+        found = rubric
+    elif isinstance(rubric, str) and "\n" in rubric.strip():
+        found = _from_text(rubric)
+    elif isinstance(rubric, str | Path):
+        from rubricflow.rubrics.library import resolve
+
+        found = resolve(str(rubric))
+    else:
+        raise InputError(f"guidance takes an id, a path, rubric text or a Rubric, not {type(rubric).__name__}")
+    bundle = compile_or_raise(found, str(rubric) if isinstance(rubric, str | Path) else "<rubric>")
+    if not is_guidance(found):
+        raise InputError(
+            f"rubric {bundle.id} is a {bundle.profile}-profile rubric with {len(found.criteria)} criteria: it scores "
+            "(rf.load_rubric); guidance is for a constraint-profile rubric (a mission and examples, no criteria)"
+        )
+    return render_guidance(found)
+
+
 def load_calibration_cases(path: str | Path) -> CompiledRubric:
     """A red-team calibration-cases JSON file (`rubric`, `source`, `allowed_judgements`, `cases`):
     its rubric, with each case as a golden expecting its judgement; run them with `judge.test(...)`."""

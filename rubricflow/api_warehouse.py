@@ -209,6 +209,22 @@ class Warehouse:
             record(con, result)
         return result
 
+    def import_labels(self, data: Any, corpus: str, rater: str = "human") -> int:
+        """`rubricflow labels import`: a label file, or labels in memory (long: text_id, criterion,
+        score[, rater]; or wide: an id and a column per criterion). Returns how many were stored."""
+        from rubricflow.api_improve import import_labels
+
+        return import_labels(self.path, data, corpus, rater)
+
+    def evolve(
+        self, corpus: str, rubric: RubricLike, judge: Judge, labels: str = "human:overall", **options: Any
+    ) -> dict:
+        """`rubricflow improve evolve` on labels already imported (`import_labels`): options as
+        rubricflow.api_improve.evolve names them (reflection, max_rounds, invariants, objectives, ...)."""
+        from rubricflow.api_improve import evolve
+
+        return evolve(self.path, corpus, rubric, judge, labels, **options)
+
     def _frame(self, name: str, **params: Any) -> pl.DataFrame:
         import polars as pl
 

@@ -21,6 +21,15 @@ from pydantic import BaseModel, ConfigDict
 from rubricflow.errors import InputError
 from rubricflow.rubrics import model as ir
 from rubricflow.rubrics.compiler import Bundle, RubricCompileError, compile_for_scoring
+from rubricflow.rubrify_evolve import (  # rubrify's evolution names
+    AnnotatedExample,
+    CoEvolutionConfig,
+    EvolutionResult,
+    RubricEvolutionConfig,
+    evolve_rubric,
+    evolve_rubric_v3,
+    judge_options,
+)
 
 BinaryScale = ir.BinaryScale
 NominalScale = ir.NominalScale
@@ -152,16 +161,7 @@ class JudgeConfig(BaseModel):
 
     def options(self) -> dict[str, Any]:
         """The rf.Judge options this config means."""
-        provider = self.model.provider if self.model.provider in ("anthropic", "gemini", "azure") else "openai"
-        return {
-            "base_url": self.model.baseUrl,
-            "model": self.model.id,
-            "provider": provider,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "max_in_flight": 64 if self.parallel else 1,
-            "output_mode": "tools" if self.use_tool else "auto",
-        }
+        return judge_options(self.model, self.temperature, self.max_tokens, self.parallel, self.use_tool)
 
 
 @dataclass(frozen=True)
@@ -249,6 +249,12 @@ def _judged(bundle: Bundle, s: Any) -> CriterionJudgment:
 __all__ = [
     "AdviceRule",
     "Aggregation",
+    "AnnotatedExample",
+    "CoEvolutionConfig",
+    "EvolutionResult",
+    "RubricEvolutionConfig",
+    "evolve_rubric",
+    "evolve_rubric_v3",
     "BinaryScale",
     "CompilationResult",
     "Criterion",

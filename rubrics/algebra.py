@@ -214,6 +214,14 @@ class RewriteCriterion(Strict):
     changes: dict[str, Any] = Field(min_length=1)
 
 
+class RewriteRubric(Strict):
+    """New wording for the rubric's own text, which seed 001 lets evolve: its goal, the judge's role
+    (persona, obligations, constraints), its instructions, definitions and advice rules."""
+
+    op: Literal["rewrite_rubric"] = "rewrite_rubric"
+    changes: dict[str, Any] = Field(min_length=1)
+
+
 class SplitCriterion(Strict):
     """One criterion becomes several, in its place and its group."""
 
@@ -237,6 +245,7 @@ Mutation = Annotated[
     | AddPattern
     | AddDisqualifier
     | RewriteCriterion
+    | RewriteRubric
     | SplitCriterion
     | MergeCriteria,
     Field(discriminator="op"),
@@ -248,12 +257,14 @@ _BUMP = {
     "add_pattern": "minor",
     "adjust_weight": "patch",
     "rewrite_criterion": "minor",
+    "rewrite_rubric": "minor",
     "split_criterion": "major",
     "merge_criteria": "major",
 }
 REWRITABLE = frozenset(
     {"title", "description", "scale", "examples", "notes", "mechanical_rules", "evidence", "patterns"}
 )
+RUBRIC_TEXT = frozenset({"goal", "role", "instructions", "definitions", "advice"})  # what rewrite_rubric may change
 
 
 def _apply(r: Rubric, m) -> Rubric:
@@ -279,6 +290,15 @@ def _apply(r: Rubric, m) -> Rubric:
         old = _criterion(r, m.id)
         new = Criterion.model_validate({**old.model_dump(mode="json"), **m.changes})
         return _replace_criteria(r, (m.id,), (new,))
+    if isinstance(m, RewriteRubric):
+        if not set(m.changes) <= RUBRIC_TEXT:
+            raise AlgebraError(
+                f"rewrite_rubric: only {sorted(RUBRIC_TEXT)} can be rewritten, not {sorted(set(m.changes) - RUBRIC_TEXT)}"
+            )
+        document = r.model_dump(mode="json")
+        role = m.changes.get("role")
+        changes = {**m.changes, "role": {**document["role"], **role}} if isinstance(role, dict) else m.changes
+        return type(r).model_validate({**document, **changes})
     if isinstance(m, SplitCriterion):
         return _replace_criteria(r, (m.id,), m.into)
     if isinstance(m, MergeCriteria):

@@ -87,6 +87,20 @@ class RubricCompileError(InputError):
         super().__init__(f"{source}: rubric does not compile:\n{lines}")
 
 
+class GuidanceOnly(RubricCompileError):
+    """A constraint-profile rubric given to a scorer: seed 000 uses it as in-context guidance (rubrics/guidance.py)."""
+
+    MESSAGE = (
+        "a constraint-profile rubric (seed 000: a mission and examples, no criteria) guides a model in context "
+        "and is not scored; print its guidance block with `rubricflow rubric guidance` (Python: rf.guidance)"
+    )
+
+    def __init__(self, source: str):
+        self.source = source
+        self.issues = [CompileIssue("error", "E_GUIDANCE_ONLY", "criteria", self.MESSAGE)]
+        InputError.__init__(self, f"{source}: {self.MESSAGE}")
+
+
 FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor recommends regenerating
 LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
 # Nested fields added later, left out of the document at their default (the same rule, one level down).
@@ -156,6 +170,8 @@ def compile_for_scoring(rubric: Rubric, source: str = "<rubric>") -> Bundle:
     output template alone is a valid document (it imports, exports, renders), but a run judges
     criteria: refused here with the reason, before any plan or call (not a crash mid-run)."""
     bundle = compile_or_raise(rubric, source)
+    if not rubric.criteria and bundle.profile == "constraint":
+        raise GuidanceOnly(source)
     if not rubric.criteria:
         raise RubricCompileError(
             source,

@@ -103,6 +103,10 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "scoring needs criteria; decision rules or a template alone score nothing",
         "criteria: [{id: correct, scale: {kind: binary, labels: [wrong, right]}}]",
     ),
+    "E_GUIDANCE_ONLY": (
+        "a constraint-profile rubric (a mission and examples, no criteria) is in-context guidance, not a scorer",
+        "criteria: [{id: complete, scale: {kind: binary, labels: [no, yes]}}]   # or: rubricflow rubric guidance",
+    ),
     "E_POINTS": ("method 'points' but no criterion has positive points", "points: 5   # on a criterion"),
     "E_REGEX": ("a pattern does not compile", "regex: '\\bfoo\\b'   # single quotes keep backslashes"),
     "E_TREE": ("the groups do not form a tree (a cycle, or a node with two parents)", "children: [a, b]"),

@@ -197,6 +197,18 @@ def render(
             out.print(json.dumps(u.schema, indent=2), markup=False, highlight=False)
 
 
+@app.command()
+def guidance(ref: str, library: list[Path] | None = LibraryOpt) -> None:
+    """Print a constraint-profile rubric's guidance block (seed 000: a mission, instructions and examples
+    placed in a model's context, never scored): the mission, role, instructions, definitions, examples
+    and output format, to paste into a prompt."""
+    import sys
+
+    from rubricflow.api_rubric import guidance as block
+
+    sys.stdout.write(block(resolve_ref(ref, library)))  # as written: no wrapping, ready to paste
+
+
 @app.command("diff")
 def diff_(a: str, b: str, library: list[Path] | None = LibraryOpt) -> None:
     """List what changed from rubric A to rubric B (criteria matched by id)."""

@@ -41,7 +41,12 @@ def generate(
     from_paper: Path | None = typer.Option(
         None, "--from-paper", help="A paper in Markdown: write a PaperBench requirement tree (JSON) instead."
     ),
-    venue: str = typer.Option("agent_benchmark", "--venue", help="With --from-paper: agent_benchmark or paper_audit."),
+    venue: str = typer.Option(
+        "agent_benchmark",
+        "--venue",
+        help="With --from-paper: a venue template (seed 003): generic, sc, neurips, nature, agent_benchmark, "
+        "paper_audit, one in ./config/paperbench_rubrics/, or a template file's path.",
+    ),
     judge: dict | None = None,
 ) -> None:
     """Ask a model to draft a rubric from SOURCE in the native format, compile it (a draft that does

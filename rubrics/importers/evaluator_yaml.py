@@ -19,7 +19,7 @@ from typing import Any
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
 from .common import items, kebab, safe_id, semver, whole
-from .levels import anchors_from
+from .levels import LEVEL_KEY, anchors_from
 
 MARKERS = ("evaluation_criteria", "rating_levels", "score_normalization", "input_mapping", "chain_of_thought")
 UMBRELLA_KEYS = ("sub_rubrics", "sub_evaluators", "evaluators", "components", "includes")
@@ -68,9 +68,13 @@ def import_evaluator(data: dict, source: Path) -> Rubric:
         "groups": groups,
         "instructions": instructions,
     }
+    if data.get("output_format"):  # the author's answer shape, shown to the judge (the JSON Schema governs)
+        doc["output"] = {"template": whole(data["output_format"])}
     threshold = data.get("threshold", data.get("pass_threshold"))
     if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
         doc["scoring"] = {"pass_threshold": _unit(threshold, criteria)}
+    elif len(criteria) == 1 and criteria[0]["scale"]["kind"] == "binary":  # pass/fail: the level is the verdict
+        doc["scoring"] = {"pass_threshold": sum(criteria[0]["scale"]["scores"]) / 2}
     return rubric_from_data(doc, source)
 
 
@@ -83,7 +87,7 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
         listed = None
     if isinstance(listed, dict):  # {name: {...}} as well as [{name: ..., ...}]
         listed = [{"name": k, **(v if isinstance(v, dict) else {"description": v})} for k, v in listed.items()]
-    written = data.get("rating_levels")
+    written = levels_as_list(data.get("rating_levels"))
     booleans = isinstance(written, list) and any(
         isinstance(v, dict) and isinstance(v.get("value"), bool) for v in written
     )
@@ -100,6 +104,8 @@ def _criteria(data: dict, source: Path, seen: tuple[Path, ...], prefix: str = ""
     if not listed and shared_levels and not _umbrella_entries(data):  # one holistic criterion
         holistic = _criterion(prefix + safe_id(data.get("name"), "score"), data, shared_levels, source, "rating_levels")
         holistic["scale"] = _levels_scale(data, shared_levels, source)
+        if holistic["scale"]["kind"] == "binary":  # a binary scale holds labels only: the levels' words as notes
+            holistic["notes"] = "\n".join(_level_text(a) for a in shared_levels)
         criteria.append(holistic)
     for i, (file, weight) in enumerate(_umbrella_entries(data)):
         where = f"field {next(k for k in UMBRELLA_KEYS if k in data)}[{i}]"
@@ -162,7 +168,7 @@ def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
         "categories": [
             {
                 "value": str(a["value"]),
-                "description": ": ".join(x for x in (a.get("label"), a["description"]) if x),
+                "description": _level_text(a),
                 "score": normalized.get(a["value"]),
             }
             for a in anchors
@@ -170,8 +176,27 @@ def _levels_scale(data: dict, anchors: list[dict], source: Path) -> dict:
     }
 
 
+def _level_text(anchor: dict) -> str:
+    """One level as words, for a scale that holds no anchors: label: description (examples: ...)."""
+    text = ": ".join(x for x in (anchor.get("label"), anchor["description"]) if x)
+    examples = anchor.get("examples") or []
+    return text + (f" (examples: {' | '.join(examples)})" if examples else "")
+
+
 BOOLEAN_MARK = " levels were booleans"  # set on the reader's copy of a file's data, never a YAML key
 BINARY_TYPES = {"binary_flag": "binary", "pass_fail": "binary", "pass-fail": "binary", "boolean": "binary"}
+
+
+def levels_as_list(levels: Any) -> Any:
+    """Levels written as a map (`{1: {label, description, examples}}`, `{true: ..., false: ...}`) as
+    the list layout `[{value, ...}]`, so a map keeps its labels, examples and normalized scores."""
+    if not isinstance(levels, dict) or not all(isinstance(k, (bool, int)) or LEVEL_KEY.match(str(k)) for k in levels):
+        return levels
+    listed = []
+    for key, level in levels.items():
+        value = key if isinstance(key, (bool, int)) else int(LEVEL_KEY.match(str(key)).group(1))  # type: ignore[union-attr]
+        listed.append({**level, "value": value} if isinstance(level, dict) else {"value": value, "description": level})
+    return listed
 
 
 def booleans_as_levels(levels: Any) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_LEVEL_KEY = re.compile(
+LEVEL_KEY = re.compile(
     r"^\s*(?:score|level|rating|point)?[\s_-]*(-?\d+)(?:[\s_-]*(?:description|desc|points?))?\s*$", re.I
 )
 _LEVEL_LINE = re.compile(
@@ -23,7 +23,7 @@ def anchors_from(levels: Any) -> list[dict]:
     anchors: dict[int, dict] = {}
     if isinstance(levels, dict):
         for key, text in levels.items():
-            match = _LEVEL_KEY.match(str(key))
+            match = LEVEL_KEY.match(str(key))
             if match:
                 anchors[int(match.group(1))] = _anchor(int(match.group(1)), text)
     elif isinstance(levels, list):
@@ -68,8 +68,21 @@ def _anchor(value: int, item: Any) -> dict:
     if isinstance(item, dict):
         label = next((str(item[k]) for k in LABEL_KEYS if isinstance(item.get(k), str)), "")
         text = next((str(item[k]) for k in TEXT_KEYS if isinstance(item.get(k), str)), "")
-        return {"value": value, "label": label[:200], "description": text}
+        return {"value": value, "label": label[:200], "description": text, "examples": _examples(item.get("examples"))}
     return {"value": value, "description": "" if item is None else str(item).strip()}
+
+
+def _examples(found: Any) -> list[str]:
+    """A level's examples as text: strings, or mappings such as `{input, output}` written as one line."""
+    if isinstance(found, (str, dict)):
+        found = [found]
+    if not isinstance(found, list):
+        return []
+    return [
+        "; ".join(f"{k}: {v}" for k, v in e.items()) if isinstance(e, dict) else str(e).strip()
+        for e in found
+        if e is not None and str(e).strip()
+    ]
 
 
 def _is_int(value: Any) -> bool:

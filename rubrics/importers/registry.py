@@ -166,7 +166,7 @@ FAMILIES: dict[str, Family] = {
     "evaluator": Family(
         "Evaluator YAML (Azure AI Evaluation / waza style)",
         "`.yaml`",
-        "`evaluation_criteria` with weights and `rating_levels` (or one `rating_levels`), `threshold`, `input_mapping`, `chain_of_thought`; an umbrella (`sub_rubrics: [{file, weight}]`) reads its sibling files into weighted groups. `evaluation_criteria` written as PROSE is the judge's instructions, with one `rating_levels` list `[{value, label, normalized_score, description}]`: `score_type: binary` (levels 0 and 1, or written `value: true` / `false`, which alone also mean pass/fail; `binary_flag` is binary too) or `ordinal`; a `chain_of_thought` text is kept as the author's reasoning instruction (`true`: a generic one); levels whose `normalized_score` (or `score_normalization.mapping`) is not the linear min-max map keep the author's scores (a nominal scale); `source`, `score_type`, `score_normalization`, `output_format` are kept in provenance",
+        "`evaluation_criteria` with weights and `rating_levels` (or one `rating_levels`), `threshold`, `input_mapping`, `chain_of_thought`; an umbrella (`sub_rubrics: [{file, weight}]`) reads its sibling files into weighted groups. `evaluation_criteria` written as PROSE is the judge's instructions, with one `rating_levels` list `[{value, label, normalized_score, description}]`: `score_type: binary` (levels 0 and 1, or written `value: true` / `false`, which alone also mean pass/fail; `binary_flag` is binary too) or `ordinal`; a `chain_of_thought` text is kept as the author's reasoning instruction (`true`: a generic one); levels whose `normalized_score` (or `score_normalization.mapping`) is not the linear min-max map keep the author's scores (a nominal scale); levels written as a map (`{1: {...}}`, `{true: ..., false: ...}`) read as the list, each level's `examples` kept; a pass/fail evaluator without a threshold passes on its pass level; `output_format` is shown to the judge as the author's output template; `source`, `score_type`, `score_normalization` are kept in provenance",
     ),
     "graders": Family(
         "OpenAI Evals grader export",
@@ -511,7 +511,7 @@ FORMATS: list[Format] = [
             "threshold": "the pass threshold",
             "input_mapping*": "the required inputs",
             "chain_of_thought": "asks for reasoning first (its text, when it is text, kept as the instruction)",
-            "output_format*": "kept in provenance",
+            "output_format*": "the author's answer shape, shown to the judge as the output template (and kept in provenance)",
             "sub_rubrics*": "sibling files read into weighted groups",
             "name": "the rubric's id and title",
             "description": "the rubric's goal",

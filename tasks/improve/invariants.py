@@ -1,7 +1,9 @@
 """Structural invariants for `improve evolve --invariants` (rubrify's option): only the text and the
 weights of a rubric evolve. A candidate that adds, removes, splits or merges criteria, changes a scale's
 kind or levels, the patterns a criterion names, the pattern library, the disqualifiers or the groups
-is refused before it is scored."""
+is refused before it is scored. The rubric's own text (goal, role, instructions, definitions, advice
+words) evolves, as seed 001 lets it; the reflection model is offered only these operations
+(tasks/improve/reflect.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from typing import Any
 
 from rubricflow.rubrics.model import Rubric
 
-TEXT = frozenset({"title", "description", "notes", "examples", "label", "weight"})  # what may change
+# what may change: text and weights (an advice rule's words; the patterns it fires on stay)
+TEXT = frozenset({"title", "description", "notes", "examples", "label", "weight", "advice"})
 
 
 def _shape(node: Any) -> Any:

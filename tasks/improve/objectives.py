@@ -1,9 +1,11 @@
-"""The objectives of a multi-objective `improve evolve` (after rubrify's evolution): `agreement` with the
-humans (Pearson r), `consistency` across re-asks (1 - twice the mean spread of a criterion's unit scores
-over samples; needs a judge with samples >= 2) and `discrimination` between good and bad texts (the
-AUC of the judge's score between the texts humans put in their top and bottom thirds). And how a
-candidate is accepted: no objective falls by more than its tolerance, and either the weighted sum
-rises (`weighted`) or the candidate is not dominated and is better somewhere (`pareto`)."""
+"""The objectives of a multi-objective `improve evolve`, as seed 001 (rubrify) defines them:
+`agreement`, 1 - the mean absolute error between the judge's score and the human target, both on the
+unit scale (the target min-max scaled over the corpus's labels); `consistency`, 1 - the mean coefficient
+of variation of a criterion's unit scores across re-asks (needs a judge with samples >= 2); and
+`discrimination`, the normalized entropy of the criteria's unit scores in ten bins (0: one score for
+everything, 1: an even spread). And how a candidate is accepted: no objective falls by more than its
+tolerance, and either the weighted sum rises (`weighted`) or the candidate is not dominated and is
+better somewhere (`pareto`)."""
 
 from __future__ import annotations
 
@@ -50,33 +52,36 @@ class Objectives:
 
 
 def compute(rows: list[dict]) -> Values:
-    """Every objective on one split's rows (text score, human target, spread, samples)."""
-    scores = np.array([r["score"] for r in rows], dtype=float)
-    human = np.array([r["human"] for r in rows], dtype=float)
-    return {"agreement": pearson(scores, human), "consistency": consistency(rows), "discrimination": auc(scores, human)}
+    """Every objective on one split's rows (text score, human target and its range, unit scores, CV)."""
+    return {"agreement": agreement(rows), "consistency": consistency(rows), "discrimination": discrimination(rows)}
 
 
-def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
-    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+def agreement(rows: list[dict]) -> float | None:
+    """1 - mean |judge score - human target| on the unit scale (None: no rows, or humans all agree)."""
+    if not rows or rows[0]["human_max"] == rows[0]["human_min"]:
         return None
-    return float(np.corrcoef(x, y)[0, 1])
-
-
-def auc(scores: np.ndarray, human: np.ndarray) -> float | None:
-    """P(a good text outscores a bad one), ties counting half: good = the human top third, bad = the bottom third."""
-    if len(scores) < 3:
-        return None
-    low, high = np.quantile(human, [1 / 3, 2 / 3])
-    good, bad = scores[human >= high], scores[human <= low]
-    if high == low or not len(good) or not len(bad):
-        return None
-    wins = (good[:, None] > bad[None, :]).sum() + 0.5 * (good[:, None] == bad[None, :]).sum()
-    return float(wins / (len(good) * len(bad)))
+    low, high = rows[0]["human_min"], rows[0]["human_max"]
+    errors = [abs(r["score"] - (r["human"] - low) / (high - low)) for r in rows]
+    return float(1 - np.mean(errors))
 
 
 def consistency(rows: list[dict]) -> float | None:
-    spreads = [r["spread"] for r in rows if r["spread"] is not None and (r["samples"] or 0) >= 2]
-    return None if not spreads else float(1 - 2 * np.mean(spreads))
+    """1 - the mean coefficient of variation across re-asks (floored at 0); None with one sample."""
+    cvs = [r["cv"] for r in rows if r["cv"] is not None and (r["samples"] or 0) >= 2]
+    return None if not cvs else float(max(0.0, 1 - np.mean(cvs)))
+
+
+BINS = 10  # rubrify's buckets for the score distribution's entropy
+
+
+def discrimination(rows: list[dict]) -> float | None:
+    """The entropy of the criteria's unit scores in BINS equal bins over 0..1, over log(BINS)."""
+    units = [u for r in rows for u in (r["units"] or []) if u is not None]
+    if not units:
+        return None
+    counts = np.bincount(np.minimum((np.array(units) * BINS).astype(int), BINS - 1), minlength=BINS)
+    shares = counts[counts > 0] / len(units)
+    return float(-(shares * np.log2(shares)).sum() / np.log2(BINS))
 
 
 def weighted(values: Values, weights: dict[str, float]) -> float | None:

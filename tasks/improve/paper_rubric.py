@@ -22,6 +22,7 @@ from rubricflow.rubrics.importers.paperbench import FINEGRAINED_CATEGORIES as FI
 from rubricflow.rubrics.importers.paperbench import FLAGS
 from rubricflow.rubrics.importers.paperbench import TASK_CATEGORIES as CATEGORIES
 from rubricflow.rubrics.render import fence_tag
+from rubricflow.tasks.improve.venues import load_venue
 from rubricflow.tasks.judging.chat import ask
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.prompts import PAPER_MARK
@@ -30,26 +31,6 @@ from rubricflow.tasks.judging.verify import AnswerError, parse_json_answer
 # Seed 003's closed vocabularies and its regeneration rule: one source, the PaperBench importer and the compiler.
 MAX_FLAGGED = FLAGGED_SHARE
 PAPER_CHARS = 80_000
-
-VENUES: dict[str, dict] = {
-    "agent_benchmark": {
-        "mode": "agent_benchmark",
-        "system_hint": "Direct children decompose the paper by scientific structure: one per contribution or "
-        "experiment. Leaves grade whether a candidate submission reproduces the paper.",
-        "top_level_axes": [],
-    },
-    "paper_audit": {
-        "mode": "paper_audit",
-        "system_hint": "Direct children are exactly the audit axes listed below. Leaves grade whether the paper "
-        "text describes enough to reproduce it; code execution is out of scope.",
-        "top_level_axes": [
-            {"id": "artifacts", "name": "Artifact availability", "weight": 1},
-            {"id": "setup", "name": "Experimental setup", "weight": 2},
-            {"id": "evaluation", "name": "Evaluation protocol", "weight": 2},
-            {"id": "results", "name": "Results reporting", "weight": 1},
-        ],
-    },
-}
 
 
 class PaperRubricError(InputError):
@@ -111,15 +92,24 @@ SCHEMA: dict = {
 }
 
 
-def messages(paper: str, venue: str, failed: Sequence[str] = ()) -> list[dict]:
-    template = VENUES[venue]
-    axes = "".join(f"\n- {a['id']}: {a['name']} (weight {a['weight']})" for a in template["top_level_axes"])
+def messages(paper: str, venue: str | dict, failed: Sequence[str] = ()) -> list[dict]:
+    """The request; the venue template's `system_hint` and `leaf_style` take the seed's {VENUE_HINT} places."""
+    template = load_venue(venue) if isinstance(venue, str) else venue
+    axes = "".join(
+        f"\n- {a['id']}: {a.get('name') or a['id']} (weight {a['weight']})"
+        + (f"\n  {' '.join(str(a['description']).split())}" if a.get("description") else "")
+        for a in template["top_level_axes"]
+    )
+    hints = template["prompt_overrides"]
+    leaf_style = " ".join(str(hints.get("leaf_style") or "").split())
     system = (
         f'{PAPER_MARK} as a PaperBench requirement tree, one JSON object {{"rubric": ROOT}}. A node has '
         "requirements (a definite, verifiable claim), weight, sub_tasks (empty for a leaf). Every leaf has "
         f"task_category (one of {', '.join(CATEGORIES)}), finegrained_task_category (one of "
         f"{', '.join(FINEGRAINED)}) and rationale_from_paper {{section, quote}}: the quote copied VERBATIM "
-        f"from the paper. Venue: {venue}. {template['system_hint']}{axes}"
+        f"from the paper. {leaf_style + ' ' if leaf_style else ''}"
+        f"Venue: {template.get('venue') or template['id']} ({template['mode']}). "
+        f"{' '.join(str(hints['system_hint']).split())}{axes}"
     )
     tag = fence_tag(paper)
     user = f"<<<BEGIN PAPER {tag}>>>\n{paper[:PAPER_CHARS]}\n<<<END PAPER {tag}>>>"
@@ -198,8 +188,7 @@ def _tree(content: str | None) -> dict:
 def generate(config: JudgeConfig, paper_path: Path, venue: str, max_rounds: int = 3) -> PaperRubric:
     """Ask for the tree until at most 20% of its leaves are flagged (or `max_rounds` are spent: the last
     tree is kept, its flags say which quotes failed); the envelope is validated before it is returned."""
-    if venue not in VENUES:
-        raise InputError(f"--venue {venue!r}: choose one of {', '.join(VENUES)}")
+    template = load_venue(venue)  # a data file (tasks/improve/venues.py): checked before the paper is read
     try:
         paper = paper_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -209,7 +198,7 @@ def generate(config: JudgeConfig, paper_path: Path, venue: str, max_rounds: int 
     rounds = 0
     while rounds < max_rounds and (rounds == 0 or len(failed) > MAX_FLAGGED * len(leaves(tree))):
         rounds += 1
-        msgs = messages(paper, venue, failed)
+        msgs = messages(paper, template, failed)
         tree = _tree(ask(config, msgs))
         failed = check_quotes(tree, paper)
     result = envelope(tree, paper, config.model, msgs)

@@ -32,12 +32,15 @@ def test_co_evolution_takes_turns_keeps_what_undoes_nothing_and_replays_unpaid(t
     assert [(r["round"], r["component"], r["status"]) for r in co["rounds"]] == [
         (2, "gate", "accepted"),
         (3, "reflection", "accepted"),
-        (4, "acceptance", "accepted"),
+        (4, "acceptance", "refused"),
     ]
-    # each kept value is in force from then on: round 4's tolerances decided round 5 (by the objectives'
-    # rule; without them, the plain Pearson rule: "the validation agreement did not improve")
-    assert co["acceptance"] == co["rounds"][2]["value"] == {"agreement": 0.02}
-    assert result["rounds"][1]["reason"] == "the weighted objectives did not improve"
+    # a value is kept only if it would not have refused an accepted round: round 1 was accepted on the
+    # Pearson rule, but under seed 001's agreement (1 - mean absolute error) it did not improve, so the
+    # tolerances are refused and round 5 is decided by the plain Pearson rule
+    why = "under it, accepted round 1 would have been refused: the weighted objectives did not improve"
+    assert co["rounds"][2]["reason"] == why
+    assert co["acceptance"] == {}
+    assert result["rounds"][1]["reason"] == "the validation agreement did not improve"
     assert co["gate_rubric"]["slack"] == 0.05 and co["reflection_template"].startswith(GUIDANCE + " ")
     recorded = rows(warehouse, "SELECT round, component, status, value FROM evolution_components ORDER BY round")
     assert [(r[0], r[1], r[2], json.loads(r[3]) if r[3] else None) for r in recorded] == [
@@ -62,4 +65,4 @@ def test_co_evolution_takes_turns_keeps_what_undoes_nothing_and_replays_unpaid(t
     again = evolve_flow(*common, str(tmp_path / "evo"), options=options)
     assert server.stats()["answered"] == answered and again["calls_this_run"] == 0  # replayed, unpaid
     assert again["co_evolution"]["rounds"] == co["rounds"] and again["best"] == result["best"]
-    assert rows(warehouse, "SELECT status FROM evolution_components WHERE round = 4") == [("accepted",)]
+    assert rows(warehouse, "SELECT status FROM evolution_components WHERE round = 4") == [("refused",)]

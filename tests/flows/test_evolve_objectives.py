@@ -26,14 +26,27 @@ SETTINGS = {"weights": {"agreement": 1.0, "discrimination": 1.0}, "select": "par
 
 
 def raw_values(warehouse, rubric_hash: str, texts: list[str]) -> dict:
-    pairs = rows(
+    """Seed 001's objectives recomputed from the raw rows (one sample: consistency undefined)."""
+    low, high = rows(
         warehouse,
-        "SELECT s.score, avg(l.score) FROM text_scores s JOIN labels l ON l.corpus_id = s.corpus_id "
-        "AND l.text_id = s.text_id AND l.rater = 'human' AND l.criterion_id = 'overall' "
-        "WHERE s.rubric_hash = ? AND list_contains(?, s.text_id) GROUP BY s.text_id, s.score ORDER BY s.text_id",
+        "SELECT min(h), max(h) FROM (SELECT avg(score) AS h FROM labels WHERE rater = 'human' "
+        "AND criterion_id = 'overall' GROUP BY text_id)",
+    )[0]
+    found = rows(
+        warehouse,
+        "SELECT s.score, avg(l.score), (SELECT list(c.unit_score) FROM criterion_scores c WHERE c.text_id = s.text_id "
+        "AND c.rubric_hash = s.rubric_hash AND c.unit_score IS NOT NULL) FROM text_scores s JOIN labels l "
+        "ON l.corpus_id = s.corpus_id AND l.text_id = s.text_id AND l.rater = 'human' AND l.criterion_id = 'overall' "
+        "WHERE s.rubric_hash = ? AND list_contains(?, s.text_id) GROUP BY s.text_id, s.score, s.rubric_hash "
+        "ORDER BY s.text_id",
         [rubric_hash, texts],
     )
-    return compute([{"score": s, "human": h, "spread": None, "samples": 1} for s, h in pairs])
+    return compute(
+        [
+            {"score": s, "human": h, "human_min": low, "human_max": high, "units": u, "cv": None, "samples": 1}
+            for s, h, u in found
+        ]
+    )
 
 
 @pytest.mark.slow

@@ -244,3 +244,34 @@ def test_doctor_accounts_for_every_element_of_the_compliance_judge(tmp_path):
         COMPLIANCE.read_text().replace("</LLM_JUDGE_SPEC>", "<house_style>terse</house_style>\n</LLM_JUDGE_SPEC>")
     )
     assert explain(extra).ignored == ["house_style"]
+
+
+def test_a_constraint_profile_rubric_is_in_context_guidance_and_score_says_so():
+    """Seed 000: "ConstraintProfile = P_mission AND P_examples >= 1 AND NOT P_criteria", its instance the
+    Completeness rubric ("Instruction(x7), ICLExample(x1)"), and its META_GENERATOR ConstraintRubrics steer
+    generation in context. Such a rubric renders as a guidance block and `score` refuses it with that reason
+    (before: refused as "decision rules or an output template only")."""
+    import rubricflow as rf
+    from rubricflow.rubrics.compiler import GuidanceOnly, compile_for_scoring
+    from rubricflow.rubrics.guidance import is_guidance
+
+    assert "ConstraintProfile = P_mission AND P_examples >= 1 AND NOT P_criteria" in SEED
+    kernel = re.search(r"^Completeness Instruction\(x(\d)\), ICLExample\(x(\d)\)$", SEED, re.M)
+    path = Path(__file__).parents[2] / "examples" / "completeness-guidance.yaml"
+    rubric = load_rubric(path)
+    assert (len(rubric.instructions), len(rubric.mapping_examples)) == (int(kernel[1]), int(kernel[2]))
+    assert seed_profile(rubric) == "constraint" and is_guidance(rubric)
+    block = rf.guidance(str(path))
+    assert block.startswith("## Mission\nMake the model return the full, updated code")
+    assert all(f"- {i}" in block for i in rubric.instructions)
+    assert "### E1\nInput: Add logging to the main function of main.py." in block
+    assert "## Output format\n<full_entire_complete_updated_code_in_a_code_block_here>" in block
+    assert rf.guidance(rubric) == block
+    with pytest.raises(GuidanceOnly, match=r"completeness-guidance.yaml: a constraint-profile rubric .* is not scored"):
+        compile_for_scoring(rubric, str(path))
+    with pytest.raises(
+        RubricCompileError, match="not scored; print its guidance block with `rubricflow rubric guidance`"
+    ):
+        rf.load_rubric(str(path))
+    with pytest.raises(rf.InputError, match="rubric llm-slop is a .*-profile rubric with 3 criteria: it scores"):
+        rf.guidance("llm-slop")

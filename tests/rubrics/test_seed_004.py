@@ -211,3 +211,50 @@ def test_pass_fail_levels_written_true_false_are_a_verdict_and_chain_of_thought_
     )
     assert verdict(rubric, {criterion.id: 1}).score == 1.0 and verdict(rubric, {criterion.id: 0}).score == 0.0
     compile_or_raise(rubric)
+    assert verdict(rubric, {criterion.id: 1}).passed is True and verdict(rubric, {criterion.id: 0}).passed is False
+
+
+MAP_LAYOUT = TEST_DATA / "rubrics/evaluator_yaml/map_layout"
+
+
+def test_rating_levels_written_as_a_map_keep_their_examples_and_the_output_format():
+    """Levels as a map (`{1: {label, description, examples}}`) keep every level's examples, and the
+    author's `output_format` reaches the judge's prompt (before: examples dropped, the output format
+    only in provenance while `doctor` called it used)."""
+    rubric = load_rubric(MAP_LAYOUT / "answer-relevance.yaml")
+    (criterion,) = rubric.criteria
+    assert [len(a.examples) for a in criterion.scale.anchors] == [2, 1, 1]
+    assert criterion.scale.anchors[2].examples == ("Q: When does the library open? A: At 9 am, Monday to Saturday.",)
+    prompt = render_system_prompt(rubric, call_units(rubric, "holistic")[0])
+    assert "- example: Q: How do I reset my password? A: Passwords should be long." in prompt
+    assert "one sentence naming the question's subject" in prompt
+    assert rubric.instructions[-1] == "Name the question's subject first, then the answer's, then compare them."
+
+
+def test_pass_fail_levels_as_a_true_false_map_are_a_verdict_with_their_words():
+    rubric = load_rubric(MAP_LAYOUT / "no-secrets.yaml")
+    (criterion,) = rubric.criteria
+    assert criterion.scale == BinaryScale(labels=("fail", "pass"), scores=(0.0, 1.0))
+    assert verdict(rubric, {criterion.id: 1}).passed is True and verdict(rubric, {criterion.id: 0}).passed is False
+    prompt = render_system_prompt(rubric, call_units(rubric, "holistic")[0])
+    assert "A usable credential appears. (examples: Use the key sk-live-4f9a... in the header.)" in prompt
+    assert '"fields": ["verdict", "reason"]' in prompt
+    compile_or_raise(rubric)
+
+
+@pytest.mark.parametrize("path", sorted((TEST_DATA / "rubrics/evaluator_yaml").rglob("*.yaml")), ids=lambda p: p.name)
+def test_doctor_reports_every_field_of_every_evaluator_layout_read_and_it_reaches_the_rubric(path):
+    """`doctor` calls no field read that the import then drops: each level's examples and the output
+    format are in the rubric it returns."""
+    from rubricflow.rubrics.explain import explain
+
+    found = explain(path)
+    assert found.ignored == [], found.ignored
+    (rubric,) = found.rubrics
+    if any(p.endswith(".examples") for p in found.used):
+        dumped = rubric.model_dump_json()
+        for level in path.read_text(encoding="utf-8").split("examples:")[1:]:
+            first = level.split("\n")[1].strip().lstrip("- ").strip('"')
+            assert first in dumped, first
+    if "output_format" in found.used:
+        assert rubric.output.template

@@ -1,39 +1,61 @@
-"""The objectives of a multi-objective `improve evolve`, each checked against a reference implementation
-(scipy) on the same numbers, and the acceptance rules: tolerances, weighted, Pareto; the structural
-invariants; and the multi-objective settings naming another evolution."""
+"""The objectives of a multi-objective `improve evolve`, each as seed 001 defines it, and the acceptance
+rules: tolerances, weighted, Pareto; the structural invariants; and the multi-objective settings naming
+another evolution."""
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from rubricflow.errors import InputError
 from rubricflow.rubrics.algebra import evolve
 from rubricflow.rubrics.formats import load_rubric
 from rubricflow.tasks.improve import invariants
 from rubricflow.tasks.improve.evolve import evolution_id
-from rubricflow.tasks.improve.objectives import Objectives, auc, compute, consistency, front, refusal
-from tests.conftest import ROOT
+from rubricflow.tasks.improve.objectives import Objectives, compute, consistency, front, refusal
+from tests.conftest import ROOT, SHARED
 
 RUBRIC = load_rubric(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
 
 
-def test_agreement_and_discrimination_match_scipy():
-    rng = np.random.default_rng(7)
-    human = rng.integers(1, 4, 90).astype(float)
-    score = np.clip(human / 3 + rng.normal(0, 0.3, 90), 0, 1).round(2)  # ties on purpose
-    rows = [{"score": s, "human": h, "spread": None, "samples": 1} for s, h in zip(score, human, strict=True)]
-    values = compute(rows)
-    assert values["agreement"] == pytest.approx(stats.pearsonr(score, human).statistic)
-    low, high = np.quantile(human, [1 / 3, 2 / 3])
-    u = stats.mannwhitneyu(score[human >= high], score[human <= low]).statistic
-    assert values["discrimination"] == pytest.approx(u / ((human >= high).sum() * (human <= low).sum()))
-    assert values["consistency"] is None  # one sample: no re-asks to be consistent across
-    assert auc(np.array([0.1, 0.2, 0.3]), np.array([1.0, 1.0, 1.0])) is None  # no good/bad split
+SEED = (SHARED.parent / "seeds" / "001_646671bcea772b80.txt").read_text(encoding="utf-8")
 
 
-def test_consistency_is_one_minus_twice_the_mean_spread_over_re_asks():
-    rows = [{"score": 0.5, "human": 1, "spread": s, "samples": 3} for s in (0.0, 0.1, 0.2)]
-    assert consistency(rows) == pytest.approx(1 - 2 * np.mean([0.0, 0.1, 0.2]))
+def row(score, human, units=(), cv=None, samples=1, low=1.0, high=5.0) -> dict:
+    return {
+        "score": score,
+        "human": human,
+        "human_min": low,
+        "human_max": high,
+        "units": list(units),
+        "cv": cv,
+        "samples": samples,
+    }
+
+
+def test_the_three_objectives_are_the_seeds_definitions():
+    """Seed 001: agreement "normalized absolute error vs. human annotations (1 - mean error, scaled 0-1)",
+    consistency "1 - coefficient of variation across repeated runs", discrimination "normalized entropy of
+    the score distribution (0 = all same score, 1 = uniform spread)" (before: Pearson r, 1 - twice the
+    spread, an AUC)."""
+    assert "**Agreement** -- normalized absolute error vs. human annotations (1 - mean error, scaled 0-1)." in SEED
+    assert "**Consistency** -- 1 - coefficient of variation across repeated runs" in SEED
+    assert "**Discrimination** -- normalized entropy of the score distribution (0 = all same score, 1 = uniform" in SEED
+    # humans 1..5 -> 0, 0.5, 1 on the unit scale; errors 0.1, 0.2, 0.0
+    rows = [row(0.1, 1, [0.05]), row(0.7, 3, [0.55]), row(1.0, 5, [0.95])]
+    assert compute(rows)["agreement"] == pytest.approx(1 - np.mean([0.1, 0.2, 0.0]))
+    same = [row(0.5, h, [0.5, 0.52]) for h in (1, 3, 5)]
+    assert compute(same)["discrimination"] == 0.0  # one bin: the same score for everything
+    uniform = [row(0.5, 3, [i / 10 + 0.05]) for i in range(10)]
+    assert compute(uniform)["discrimination"] == pytest.approx(1.0)  # every bin once
+    two = [row(0.5, 3, [0.05, 0.95])]
+    assert compute(two)["discrimination"] == pytest.approx(1 / np.log2(10))
+    assert compute([row(0.5, 3, [0.5])])["consistency"] is None  # one sample: no re-asks to be consistent across
+    assert compute([row(0.5, 3, low=3, high=3)])["agreement"] is None  # every human the same: no scale
+
+
+def test_consistency_is_one_minus_the_mean_coefficient_of_variation():
+    rows = [row(0.5, 1, cv=cv, samples=3) for cv in (0.0, 0.1, 0.2)]
+    assert consistency(rows) == pytest.approx(1 - np.mean([0.0, 0.1, 0.2]))
+    assert consistency([row(0.5, 1, cv=1.7, samples=3)]) == 0.0  # floored, as rubrify floors it
 
 
 def test_acceptance_by_weights_by_pareto_and_by_tolerances():

@@ -1,0 +1,172 @@
+"""rubrify's evolution API (seed 001: `AnnotatedExample`, `evolve_rubric`, `RubricEvolutionConfig`,
+`evolve_rubric_v3`, `CoEvolutionConfig`) on rubricflow's `improve evolve`: the annotated examples
+become a corpus and its human labels in a warehouse of their own, the same Prefect flow evolves the
+rubric, and the result carries rubrify's field names. Re-exported by `rubricflow.rubrify`."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rubricflow.errors import InputError
+from rubricflow.rubrics import model as ir
+from rubricflow.rubrics.formats import load_rubric
+
+TARGET = "overall"  # the label every example carries: the mean of its human_scores
+
+
+@dataclass(frozen=True)
+class AnnotatedExample:
+    id: str
+    response_text: str
+    context_text: str | None = None
+    human_scores: dict[str, float] = field(default_factory=dict)  # criterion id -> the human's score
+    human_label: str | None = None
+    genre: str | None = None
+
+
+@dataclass(frozen=True)
+class RubricEvolutionConfig:
+    """rubrify's settings; `train_split` leaves the rest to validation and test in equal parts,
+    `max_metric_calls` bounds the judge calls, the three weights are the objectives' (tasks/improve/
+    objectives.py). `max_rounds` is rubricflow's: how many reflection rounds at most."""
+
+    train_split: float = 0.7
+    max_metric_calls: int | None = None
+    reflection_minibatch_size: int = 5
+    agreement_weight: float = 1.0
+    consistency_weight: float = 0.0
+    discrimination_weight: float = 0.0
+    max_rounds: int = 3
+    seed: int = 0
+    invariants: bool = True  # rubrify never changes the structure
+
+
+@dataclass(frozen=True)
+class CoEvolutionConfig(RubricEvolutionConfig):
+    evolve_gate: bool = True
+    evolve_reflection_templates: bool = True
+    evolve_acceptance_params: bool = True
+
+
+@dataclass(frozen=True)
+class EvolutionResult:
+    best_rubric: ir.Rubric
+    best_role: ir.Role
+    best_score: float | None  # the weighted objectives of the best version on validation
+    total_iterations: int
+    report: dict  # the flow's own report: rounds, figures on validation and test, the front
+    evolved_gate_rubric: Any = None  # evolve_rubric_v3 only: the co-evolved meta-components
+    evolved_reflection_templates: Any = None
+    evolved_acceptance_params: Any = None
+
+
+def evolve_rubric(
+    seed_rubric: ir.Rubric,
+    annotated_dataset: list[AnnotatedExample],
+    judge_model: Any,
+    reflection_model: Any = None,
+    role: ir.Role | None = None,
+    config: RubricEvolutionConfig | None = None,
+) -> EvolutionResult:
+    """Evolve `seed_rubric` towards the humans' scores of `annotated_dataset` (10 examples at least)."""
+    return _evolve(
+        seed_rubric, annotated_dataset, judge_model, reflection_model, role, config or RubricEvolutionConfig()
+    )
+
+
+def evolve_rubric_v3(
+    seed_rubric: ir.Rubric,
+    annotated_dataset: list[AnnotatedExample],
+    judge_model: Any,
+    reflection_model: Any = None,
+    role: ir.Role | None = None,
+    config: CoEvolutionConfig | None = None,
+) -> EvolutionResult:
+    """`evolve_rubric` whose rounds take turns with the search's meta-components (`--co-evolve`)."""
+    return _evolve(seed_rubric, annotated_dataset, judge_model, reflection_model, role, config or CoEvolutionConfig())
+
+
+def judge_options(
+    model: Any, temperature: float = 0.0, max_tokens: int = 2048, parallel: bool = False, use_tool: bool = False
+) -> dict[str, Any]:
+    """The rf.Judge options of a harn_ai model record and rubrify's JudgeConfig settings."""
+    provider = model.provider if model.provider in ("anthropic", "gemini", "azure") else "openai"
+    return {
+        "base_url": model.baseUrl,
+        "model": model.id,
+        "provider": provider,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "max_in_flight": 64 if parallel else 1,
+        "output_mode": "tools" if use_tool else "auto",
+    }
+
+
+def _evolve(rubric, examples, judge_model, reflection_model, role, config) -> EvolutionResult:
+    import rubricflow as rf
+    from rubricflow.tasks.improve.objectives import weighted
+
+    if role is not None:
+        rubric = rubric.model_copy(update={"role": role})
+    warehouse = rf.Warehouse(Path(tempfile.mkdtemp(prefix="rubrify-evolve-")) / "evolve.duckdb")
+    texts, labels = _corpus(examples)
+    warehouse.ingest(texts, corpus="annotated", **{k: k for k in ("context", "genre") if k in texts[0]})
+    warehouse.import_labels(labels, corpus="annotated")
+    judge = rf.Judge(**judge_options(judge_model, parallel=True))
+    reflection = rf.Judge(**judge_options(reflection_model)) if reflection_model is not None else None
+    weights = {
+        "agreement": config.agreement_weight,
+        "consistency": config.consistency_weight,
+        "discrimination": config.discrimination_weight,
+    }
+    weights = {k: w for k, w in weights.items() if w > 0} or {"agreement": 1.0}
+    held_out = (1 - config.train_split) / 2
+    co = isinstance(config, CoEvolutionConfig)
+    report = warehouse.evolve(
+        "annotated", rf.load_rubric(rubric), judge, f"human:{TARGET}", reflection=reflection,
+        max_rounds=config.max_rounds, max_calls=config.max_metric_calls, seed=config.seed, validation=held_out,
+        test=held_out, objectives=weights, minibatch=config.reflection_minibatch_size, invariants=config.invariants,
+        co_evolve=co, gate=co and config.evolve_gate,
+    )  # fmt: skip
+    best = load_rubric(Path(report["best_file"]))
+    meta = report.get("co_evolution") or {}
+    return EvolutionResult(
+        best_rubric=best,
+        best_role=best.role,
+        best_score=weighted(report["objectives"]["validation"]["best"], weights),
+        total_iterations=len(report["rounds"]),
+        report=report,
+        evolved_gate_rubric=meta.get("gate_rubric") if co and config.evolve_gate else None,
+        evolved_reflection_templates=meta.get("reflection_template")
+        if co and config.evolve_reflection_templates
+        else None,
+        evolved_acceptance_params=meta.get("acceptance") if co and config.evolve_acceptance_params else None,
+    )
+
+
+def _corpus(examples: list[AnnotatedExample]) -> tuple[list[dict], list[dict]]:
+    """The examples as texts, and their human scores as labels (each criterion's, and their mean as
+    the evolution's target)."""
+    if not examples or any(not e.human_scores for e in examples):
+        raise InputError("evolve_rubric: every AnnotatedExample needs human_scores ({criterion_id: score})")
+    texts = []
+    for e in examples:
+        row = {"id": e.id, "text": e.response_text}
+        if any(x.context_text for x in examples):
+            row["context"] = e.context_text or ""
+        if any(x.genre for x in examples):
+            row["genre"] = e.genre or ""
+        texts.append(row)
+    labels = [
+        {"text_id": e.id, "criterion": cid, "score": float(score)}
+        for e in examples
+        for cid, score in e.human_scores.items()
+    ]
+    labels += [
+        {"text_id": e.id, "criterion": TARGET, "score": sum(e.human_scores.values()) / len(e.human_scores)}
+        for e in examples
+    ]
+    return texts, labels

@@ -48,10 +48,10 @@ class VertexGenerate(GeminiGenerate):
 
         vertex = sdk_client(client, lambda: _vertex(client, timeout_s))
         wire = self.request(body)
-        config = {
-            **wire["generationConfig"],
-            **({"systemInstruction": wire["systemInstruction"]} if "systemInstruction" in wire else {}),
-        }
+        config = {**wire["generationConfig"], **{k: v for k, v in wire.items() if k == "systemInstruction"}}
+        if "responseSchema" in config:  # the schema as JSON Schema: the SDK's Schema type takes string enums only
+            config.pop("responseSchema")
+            config["responseJsonSchema"] = body["response_format"]["json_schema"].get("schema") or {"type": "object"}
         try:
             answer = await vertex.aio.models.generate_content(
                 model=body["model"], contents=wire["contents"], config=config

@@ -1,7 +1,9 @@
 """OpenTelemetry traces of scoring, with the GenAI semantic conventions: a span per run, per shard
 and per model call (`chat {model}`: gen_ai.request.model, gen_ai.usage.input_tokens, ...), and one
 `gen_ai.evaluation.result` event per judgment on its call's span (gen_ai.evaluation.name = the
-criterion, score.value, score.label, explanation).
+criterion, score.value, score.label, explanation). A command sets the tracer provider up before
+Prefect starts its flow run (rubricflow/cli/flow_start.py), so the run span is the child of
+Prefect's flow-run span and a run is one trace.
 
 Off unless the `otel` extra is installed AND either the standard variables ask for it
 (`OTEL_TRACES_EXPORTER=console` or `otlp`; `OTEL_SDK_DISABLED=true` wins) or the host program set
@@ -180,6 +182,7 @@ def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[
             "gen_ai.evaluation.score.label": _label(r.unit_score, thresholds.get(r.criterion_id, 0.5)),
             "gen_ai.evaluation.explanation": r.rationale or r.reason,
             "gen_ai.response.id": row.get("response_id"),
+            "error.type": None if r.unit_score is not None else r.status,  # why it went unscored, as the event's error
         }
         span.add_event(EVALUATION_EVENT, _scrubbed(event))
 

@@ -127,7 +127,8 @@ def test_the_console_exporter_is_chosen_by_the_standard_variable_and_off_by_defa
         cell = NS(text_id="t1", unit_id="tone", sample=0)
         with telemetry.model_call("m", "openai", NS(temperature=0.0, max_tokens=64), cell) as span:
             row = {"model": "m", "prompt_tokens": 12, "completion_tokens": 3, "response_id": "r1"}
-            telemetry.record_outcome(span, row, [CriterionResult("tone", 1, 1.0, "polite")], {})
+            unscored = CriterionResult("length", status="missing", reason="no value for length")
+            telemetry.record_outcome(span, row, [CriterionResult("tone", 1, 1.0, "polite"), unscored], {})
         """
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
@@ -139,7 +140,7 @@ def test_the_console_exporter_is_chosen_by_the_standard_variable_and_off_by_defa
     assert on.returncode == 0 and "tracer True" in on.stdout, on.stderr
     printed = json.loads(on.stdout[on.stdout.index("{") :])
     assert printed["name"] == "chat m" and printed["attributes"][gen_ai.GEN_AI_USAGE_INPUT_TOKENS] == 12
-    [event] = printed["events"]
+    event, unscored = printed["events"]
     assert event["name"] == "gen_ai.evaluation.result"
     assert event["attributes"] == {
         gen_ai.GEN_AI_EVALUATION_NAME: "tone",
@@ -148,3 +149,5 @@ def test_the_console_exporter_is_chosen_by_the_standard_variable_and_off_by_defa
         gen_ai.GEN_AI_EVALUATION_EXPLANATION: "polite",
         gen_ai.GEN_AI_RESPONSE_ID: "r1",
     }
+    assert unscored["attributes"]["error.type"] == "missing"  # why it went unscored, as the conventions' error
+    assert unscored["attributes"][gen_ai.GEN_AI_EVALUATION_EXPLANATION] == "no value for length"

@@ -32,10 +32,16 @@ def sdk_client(client: Any, build: Callable[[], Any]) -> Any:
     return made
 
 
-def _request(client: Any, url: str | None = None) -> Any:
+def http_library(client: Any) -> Any:
+    """The HTTP library of the hardened client (httpx, or its fork httpx2), whose errors an SDK
+    sending over that client raises."""
+    base = next(c for c in type(client._client).__mro__ if c.__module__.startswith("httpx"))
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def _request(client: Any) -> Any:
     """A request object of the hardened client's HTTP library, for openai's error types."""
-    library = next(c for c in type(client._client).__mro__ if c.__module__.startswith("httpx"))  # httpx, httpx2
-    return importlib.import_module(library.__module__.split(".")[0]).Request("POST", url or str(client.base_url))
+    return http_library(client).Request("POST", str(client.base_url))
 
 
 def status_error(client: Any, status: int, message: str, body: Any) -> openai.APIStatusError:

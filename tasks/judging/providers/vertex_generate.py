@@ -14,7 +14,7 @@ from rubricflow.errors import InputError
 from rubricflow.settings import endpoint
 
 from .gemini_generate import GeminiGenerate
-from .sdk_calls import need, no_answer, sdk_client, status_error
+from .sdk_calls import http_library, need, no_answer, sdk_client, status_error
 
 
 class VertexGenerate(GeminiGenerate):
@@ -58,13 +58,10 @@ class VertexGenerate(GeminiGenerate):
             )
         except errors.APIError as exc:
             raise status_error(client, exc.code, str(exc.message or exc), exc.details) from exc
-        except Exception as exc:
-            kind = type(exc).__name__
-            if kind.endswith(("Timeout", "TimeoutException", "ReadTimeout", "ConnectTimeout")):
-                raise no_answer(client, exc, timed_out=True) from exc
-            if kind.endswith(("ConnectError", "ReadError", "RemoteProtocolError", "TransportError")):
-                raise no_answer(client, exc, timed_out=False) from exc
-            raise
+        except http_library(client).TimeoutException as exc:
+            raise no_answer(client, exc, timed_out=True) from exc
+        except http_library(client).TransportError as exc:  # refused, dropped, or a name that does not resolve
+            raise no_answer(client, exc, timed_out=False) from exc
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)  # the REST shape Gemini's reader takes
 
 

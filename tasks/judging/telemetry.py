@@ -152,7 +152,7 @@ def _endpoint(provider: str, base_url: str | None, model: str) -> dict[str, Any]
     try:
         given = base_url or endpoint(chosen.base_url_variable) or chosen.derived_base_url(model)
         url = urlsplit(chosen.base_url(given))
-    except Exception:  # a provider with no public endpoint and none given (Azure): no address to name
+    except (InputError, ValueError):  # no public endpoint and none given (Azure), no project (Vertex): no address
         return {"gen_ai.provider.name": chosen.otel_name}
     port = url.port or (443 if url.scheme == "https" else 80)
     return {"gen_ai.provider.name": chosen.otel_name, "server.address": url.hostname, "server.port": port}

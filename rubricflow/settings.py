@@ -71,6 +71,24 @@ class EndpointSettings(BaseSettings):
     azure_openai_api_version: str | None = Field(
         default=None, description="Azure OpenAI's data-plane api-version (default 2024-10-21)."
     )
+    aws_endpoint_url_bedrock_runtime: str | None = Field(
+        default=None,
+        description="Bedrock's runtime endpoint for --provider bedrock (default: https://bedrock-runtime.REGION.amazonaws.com).",
+    )
+    aws_region: str | None = Field(
+        default=None, description="The AWS region of --provider bedrock (default: AWS_DEFAULT_REGION, else us-east-1)."
+    )
+    aws_default_region: str | None = Field(default=None, description="The AWS region when AWS_REGION is not set.")
+    google_vertex_base_url: str | None = Field(
+        default=None,
+        description="Vertex AI's endpoint for --provider vertex (default: LOCATION-aiplatform.googleapis.com).",
+    )
+    google_cloud_project: str | None = Field(
+        default=None, description="The Google Cloud project of --provider vertex (required for it)."
+    )
+    google_cloud_location: str | None = Field(
+        default=None, description="The Vertex AI location of --provider vertex (default: global)."
+    )
     xdg_cache_home: str | None = Field(
         default=None, description="The user's cache folder (default ~/.cache), under which the state folder lies."
     )

@@ -60,6 +60,9 @@ def start_flows() -> None:
     import prefect.main  # noqa: F401  (configures Prefect's logging, which the filter is added to)
 
     _settings_from_environment(no_heartbeats=bool(shared))
+    from rubricflow.tasks.judging import telemetry
+
+    telemetry.tracer()  # its provider set before Prefect's flow-run span starts: rubricflow's spans are its children
     if debugging():
         return
     for handler in logging.getLogger().handlers:  # Prefect's console handler; its EventsWorker logs to it too

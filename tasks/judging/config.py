@@ -209,10 +209,10 @@ class JudgeConfig(BaseModel):
 
     def check_endpoint(self) -> None:
         """Before a run that calls the model: a provider with no public endpoint (Azure) needs one
-        given, refused in one line (its key must not go to OpenAI's). Reading landed judgments
+        given, refused in one line (its key must not go to OpenAI's); Vertex AI needs a project,
+        and an SDK provider its extra installed. Reading landed judgments
         (`--no-score`) needs none, so this is no validator."""
-        if self.resolved_base_url() is None:
-            providers.provider(self.provider).base_url(None)
+        providers.provider(self.provider).base_url(self.resolved_base_url())  # a provider's own checks too
 
     def resolved_cluster(self) -> str | None:
         return self.cluster or settings().dask_address or None

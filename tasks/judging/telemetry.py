@@ -1,7 +1,9 @@
 """OpenTelemetry traces of scoring, with the GenAI semantic conventions: a span per run, per shard
 and per model call (`chat {model}`: gen_ai.request.model, gen_ai.usage.input_tokens, ...), and one
 `gen_ai.evaluation.result` event per judgment on its call's span (gen_ai.evaluation.name = the
-criterion, score.value, score.label, explanation).
+criterion, score.value, score.label, explanation). A command sets the tracer provider up before
+Prefect starts its flow run (rubricflow/cli/flow_start.py), so the run span is the child of
+Prefect's flow-run span and a run is one trace.
 
 Off unless the `otel` extra is installed AND either the standard variables ask for it
 (`OTEL_TRACES_EXPORTER=console` or `otlp`; `OTEL_SDK_DISABLED=true` wins) or the host program set
@@ -12,6 +14,8 @@ workers) start their own trace, tagged with the run id."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,11 +43,13 @@ def _configured() -> Any | None:
     telemetry = settings().telemetry
     if (telemetry.sdk_disabled or "").lower() == "true":
         return None
+    exporters = [e.strip() for e in (telemetry.traces_exporter or "").split(",") if e.strip()]
+    if (not exporters or exporters == ["none"]) and "opentelemetry.trace" not in sys.modules:
+        return None  # nothing asked and no host could have set a provider: not even the import (~40 ms)
     try:
         from opentelemetry import trace
     except ImportError:  # the `otel` extra is not installed
         return None
-    exporters = [e.strip() for e in (telemetry.traces_exporter or "").split(",") if e.strip()]
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):  # the host set one up
         return trace.get_tracer("rubricflow")
     if not exporters or exporters == ["none"]:
@@ -120,7 +126,7 @@ def _call_span(t: Any, model: str, provider: str, config: Any, cell: Any) -> Ite
 
     attributes = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": provider,
+        **_endpoint(provider, getattr(config, "base_url", None), model),
         "gen_ai.request.model": model,
         "gen_ai.request.temperature": config.temperature,
         "gen_ai.request.max_tokens": config.max_tokens,
@@ -132,16 +138,40 @@ def _call_span(t: Any, model: str, provider: str, config: Any, cell: Any) -> Ite
         yield span
 
 
+@functools.lru_cache(maxsize=64)
+def _endpoint(provider: str, base_url: str | None, model: str) -> dict[str, Any]:
+    """gen_ai.provider.name as the conventions spell it (aws.bedrock, gcp.vertex_ai...) and the
+    server.address / server.port the calls go to (the provider's public API when none is given);
+    once per endpoint, not per call."""
+    from urllib.parse import urlsplit
+
+    from rubricflow.settings import endpoint
+    from rubricflow.tasks.judging import providers
+
+    chosen = providers.provider(provider)
+    try:
+        given = base_url or endpoint(chosen.base_url_variable) or chosen.derived_base_url(model)
+        url = urlsplit(chosen.base_url(given))
+    except (InputError, ValueError):  # no public endpoint and none given (Azure), no project (Vertex): no address
+        return {"gen_ai.provider.name": chosen.otel_name}
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return {"gen_ai.provider.name": chosen.otel_name, "server.address": url.hostname, "server.port": port}
+
+
 def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[str, float]) -> None:
     """The call's response figures on its span, and one gen_ai.evaluation.result event per
     criterion judged, labelled pass or fail by the criterion's pass threshold (`thresholds`)."""
     if span is None:
         return
+    mode = row.get("output_mode")
     figures = {
         "gen_ai.response.model": row.get("model"),
         "gen_ai.response.id": row.get("response_id"),
-        "gen_ai.usage.input_tokens": row.get("prompt_tokens"),
+        "gen_ai.response.finish_reasons": [row["finish_reason"]] if row.get("finish_reason") else None,
+        "gen_ai.output.type": None if mode is None else "text" if mode == "text" else "json",
+        "gen_ai.usage.input_tokens": row.get("prompt_tokens"),  # cached tokens included, as the conventions ask
         "gen_ai.usage.output_tokens": row.get("completion_tokens"),
+        "gen_ai.usage.cache_read.input_tokens": row.get("cached_tokens"),
         "error.type": row.get("error_kind"),
     }
     span.set_attributes(_scrubbed(figures))
@@ -152,6 +182,7 @@ def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[
             "gen_ai.evaluation.score.label": _label(r.unit_score, thresholds.get(r.criterion_id, 0.5)),
             "gen_ai.evaluation.explanation": r.rationale or r.reason,
             "gen_ai.response.id": row.get("response_id"),
+            "error.type": None if r.unit_score is not None else r.status,  # why it went unscored, as the event's error
         }
         span.add_event(EVALUATION_EVENT, _scrubbed(event))
 
@@ -162,7 +193,12 @@ def _scrubbed(attributes: dict[str, Any]) -> dict[str, Any]:
     process as surely as a warehouse row does."""
     from rubricflow.tasks.judging.secrets import scrub
 
-    return {k: scrub(v) if isinstance(v, str) else v for k, v in attributes.items() if v is not None}
+    def clean(value: Any) -> Any:
+        return (
+            scrub(value) if isinstance(value, str) else [clean(v) for v in value] if isinstance(value, list) else value
+        )
+
+    return {k: clean(v) for k, v in attributes.items() if v is not None}
 
 
 def _label(unit_score: float | None, threshold: float) -> str | None:

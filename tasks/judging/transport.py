@@ -11,7 +11,7 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
-from tenacity import wait_exponential_jitter
+from tenacity import wait_exponential, wait_random
 from tenacity.stop import stop_base
 
 from rubricflow.tasks.judging import providers
@@ -77,8 +77,11 @@ class Wait:
     minute's worth over a call's attempts for a 429, short for the other transient errors."""
 
     def __init__(self) -> None:
-        self.backoff = wait_exponential_jitter(multiplier=0.25, max=30, jitter=0.5)
-        self.rate_backoff = wait_exponential_jitter(multiplier=2, max=30, jitter=0.5)
+        # 0.25 s (2 s for a 429) doubling to 30 s, plus up to 0.5 s of jitter; spelled so every
+        # tenacity >= 8.2 takes it (wait_exponential_jitter's `multiplier` is new in 9.2, and
+        # google-genai, the vertex extra, holds tenacity below 9.2)
+        self.backoff = wait_exponential(multiplier=0.25, max=30) + wait_random(0, 0.5)
+        self.rate_backoff = wait_exponential(multiplier=2, max=30) + wait_random(0, 0.5)
 
     def __call__(self, state) -> float:
         failed = state.outcome.exception() if state.outcome else None
@@ -131,12 +134,7 @@ async def _post_once(client: AsyncOpenAI, body: dict[str, Any], timeout_s: float
     wire = providers.provider(provider)
     try:
         async with asyncio.timeout(timeout_s + 1):  # unlike wait_for, no task of its own per call
-            response: Any = await client.post(
-                wire.url_path(body),
-                content=wire.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
-                cast_to=wire.cast_to,
-                options={"timeout": timeout_s, "headers": wire.request_headers()},
-            )
+            response: Any = await wire.post(client, body, timeout_s)
     except TimeoutError:
         raise DeadlineExceeded(f"no complete answer within {timeout_s:g} s") from None
     return gateway_answer(wire.response(response))

@@ -90,6 +90,8 @@ def as_chat(body: dict[str, Any], model: str) -> dict[str, Any]:
             "type": "json_schema",
             "json_schema": {"schema": _json_schema(config["responseSchema"])},
         }
+    elif config.get("responseJsonSchema") is not None:  # the same, given as JSON Schema itself
+        chat["response_format"] = {"type": "json_schema", "json_schema": {"schema": config["responseJsonSchema"]}}
     elif config.get("responseMimeType") == "application/json":  # JSON only, of any shape
         chat["response_format"] = {"type": "json_object", "schema": {"type": "object"}}
     return chat

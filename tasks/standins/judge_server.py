@@ -30,6 +30,7 @@ from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
 
 from . import (
     azure_api,
+    converse_api,
     generate_content_api,
     messages_api,
     offline_coevolve,
@@ -37,6 +38,7 @@ from . import (
     offline_paper,
     offline_refiner,
     scripted_judge,
+    vertex_api,
 )
 
 # Hostile shapes of a 200 answer (a broken proxy, a misconfigured server): each must cost at most
@@ -189,6 +191,13 @@ class JudgeServer:
         if method == "POST" and path.startswith("/v1beta/models/") and path.endswith(":generateContent"):
             model = path.removeprefix("/v1beta/models/").removesuffix(":generateContent")
             return await self.generate_content(body, send, dict(scope["headers"]), model)
+        if method == "POST" and converse_api.model_of(path):  # Amazon Bedrock's Converse
+            signed = ("POST", scope.get("raw_path", path.encode()).decode(), body)
+            return await self.converse(body, send, dict(scope["headers"]), converse_api.model_of(path) or "", signed)
+        if method == "POST" and path == "/token":  # the OAuth token endpoint Google's credentials refresh at
+            return await _json(send, *vertex_api.token(body, self.config.api_key))
+        if method == "POST" and vertex_api.model_of(path):  # Vertex AI's generateContent
+            return await self.vertex(body, send, dict(scope["headers"]), vertex_api.model_of(path) or "")
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):
             return await self.batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
         return await _json(send, 404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
@@ -274,6 +283,21 @@ class JudgeServer:
         api = generate_content_api
         await self._other_wire(
             raw, send, headers, api.refusal, lambda body: api.as_chat(body, model), api.as_generate_content
+        )
+
+    async def converse(self, raw: bytes, send, headers: dict[bytes, bytes], model: str, signed: tuple) -> None:
+        """Amazon Bedrock's Converse API in front of the same judge (tasks/standins/converse_api.py);
+        `api_key` is the secret key the signature must be made with."""
+        api = converse_api
+        refusal = lambda body, heard, key: api.refusal(body, heard, key, signed)  # noqa: E731
+        await self._other_wire(raw, send, headers, refusal, lambda body: api.as_chat(body, model), api.as_converse)
+
+    async def vertex(self, raw: bytes, send, headers: dict[bytes, bytes], model: str) -> None:
+        """Vertex AI's generateContent in front of the same judge (tasks/standins/vertex_api.py);
+        `api_key` is the service account's public key (PEM) its token endpoint checks assertions with."""
+        api = generate_content_api
+        await self._other_wire(
+            raw, send, headers, vertex_api.refusal, lambda body: api.as_chat(body, model), api.as_generate_content
         )
 
     async def _other_wire(self, raw: bytes, send, headers: dict[bytes, bytes], refusal, as_chat, as_answer) -> None:

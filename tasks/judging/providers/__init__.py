@@ -28,9 +28,12 @@ if TYPE_CHECKING:  # the SDK is loaded by the first call, not by every command's
 def providers() -> dict[str, Provider]:
     from .anthropic_messages import AnthropicMessages  # a provider module imports Provider from .base
     from .azure_openai import AzureOpenAI
+    from .bedrock_converse import BedrockConverse  # its SDK (the `bedrock` extra) is imported by its first call
     from .gemini_generate import GeminiGenerate
+    from .vertex_generate import VertexGenerate  # likewise (the `vertex` extra)
 
-    return {p.name: p for p in (Provider(), AnthropicMessages(), GeminiGenerate(), AzureOpenAI())}
+    chosen = (Provider(), AnthropicMessages(), GeminiGenerate(), AzureOpenAI(), BedrockConverse(), VertexGenerate())
+    return {p.name: p for p in chosen}
 
 
 def provider(name: str | None) -> Provider:

@@ -23,6 +23,7 @@ STOP_REASONS = {"max_tokens": "length", "tool_use": "tool_calls", "refusal": "co
 
 class AnthropicMessages(Provider):
     name = "anthropic"
+    otel_name = "anthropic"
     key_variables = ("ANTHROPIC_API_KEY",)
     base_url_variable = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com/v1"

@@ -23,6 +23,7 @@ DEFAULT_VERSION = "2024-10-21"  # the latest GA data-plane version when this was
 
 class AzureOpenAI(Provider):
     name = "azure"
+    otel_name = "azure.ai.openai"
     key_variables = ("AZURE_OPENAI_API_KEY",)
     base_url_variable = "AZURE_OPENAI_BASE_URL"  # the deployment's URL; Azure has no public default
     batch = False  # Azure's Batch API takes its own deployments and file routes

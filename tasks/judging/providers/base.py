@@ -42,6 +42,7 @@ class Provider:
     llama.cpp, Ollama, LiteLLM, OpenRouter, Azure's v1 endpoint...)."""
 
     name = "openai"
+    otel_name = "openai"  # gen_ai.provider.name, as the OpenTelemetry GenAI conventions spell it
     key_variables: tuple[str, ...] = ("OPENAI_API_KEY",)  # the first one set is the key
     base_url_variable = "OPENAI_BASE_URL"  # overrides default_base_url; --base-url overrides both
     default_base_url = "https://api.openai.com/v1"
@@ -90,6 +91,17 @@ class Provider:
     def encoded(self, body: dict[str, Any]) -> bytes:
         """The request as sent (orjson: the client's own encoder cost 5% of the judge thread)."""
         return orjson.dumps(self.request(body))
+
+    async def post(self, client: Any, body: dict[str, Any], timeout_s: float) -> Any:
+        """Send one request through the one hardened client and return the answer as read (then
+        `response` makes it a ChatCompletion). A provider whose maintained SDK speaks the wire
+        (Bedrock, Vertex AI) overrides this, and raises openai's errors for its failures."""
+        return await client.post(
+            self.url_path(body),
+            content=self.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
+            cast_to=self.cast_to,
+            options={"timeout": timeout_s, "headers": self.request_headers()},
+        )
 
     def response(self, answer: Any) -> Any:
         """This API's answer as a ChatCompletion; anything it cannot read is returned as is (the

@@ -106,12 +106,12 @@ def test_a_structured_answer_is_asked_as_a_forced_tool_and_read_back_as_text():
 
 def test_an_unknown_provider_or_a_batch_it_cannot_do_is_refused_by_name():
     with pytest.raises(
-        ValidationError, match="unknown provider 'bedrock': use one of anthropic, azure, gemini, openai"
+        ValidationError, match="unknown provider 'cohere': use one of anthropic, azure, bedrock, gemini, openai, vertex"
     ):
-        JudgeConfig(provider="bedrock")
+        JudgeConfig(provider="cohere")
     with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API"):
         JudgeConfig(provider="anthropic", batch=True)
-    assert set(providers()) == {"openai", "anthropic", "gemini", "azure"}
+    assert set(providers()) == {"openai", "anthropic", "gemini", "azure", "bedrock", "vertex"}
     default, other = JudgeConfig(), JudgeConfig(provider="anthropic")
     assert default.judge_hash() == JudgeConfig(provider="openai").judge_hash() != other.judge_hash()
     assert not other.wants_logprobs()  # the Messages API has none to give

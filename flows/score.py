@@ -16,9 +16,9 @@ from prefect import flow, get_run_logger
 
 from rubricflow.errors import EndpointRefused, InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
-from rubricflow.flows.scoped import score_scoped
 from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.progress_artifact import run_progress
+from rubricflow.flows.scoped import score_scoped
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig

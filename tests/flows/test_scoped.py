@@ -1,6 +1,6 @@
 """Scoped criteria (#51 item 2): a turn-scoped criterion is judged once per matching turn (counted by
-the offline judge's /stats) and each transcript's score is its reducer over those turns' scores;
-a tool_call-scoped one with a tool selector judges only that tool's calls."""
+the offline judge's /stats) and each transcript's score is its reducer over those turns' scores.
+The other scopes and selectors are cut in tests/tasks/loaders/test_transcript_units.py."""
 
 import json
 
@@ -18,13 +18,6 @@ RUBRIC = {
             "select": {"role": "assistant"},
             "reducer": "all",
             "patterns": ["names-budget"],  # the offline judge scores a unit up when it hits
-        },
-        {
-            "id": "search-calls",
-            "description": "The search call asks for what the user wanted.",
-            "scope": "tool_call",
-            "select": {"tool": "search"},
-            "reducer": "mean",
         },
     ],
     "patterns": [{"id": "names-budget", "regex": "budget passed"}],
@@ -49,46 +42,26 @@ def transcript(i: int) -> dict:
 
 
 def test_one_call_per_matching_turn_and_the_transcript_score_is_the_reducer(tmp_path, judge_server):
-    """100 transcripts, 250 unit calls against the offline judge (~30 s unloaded)."""
+    """100 transcripts, 249 turn calls against the offline judge (a scoring run and its unit subflow)."""
     server = judge_server()
     records = [transcript(i) for i in range(100)]
     turns = sum(1 for r in records for m in r["messages"] if m["role"] == "assistant")
-    calls = sum(
-        1
-        for r in records
-        for m in r["messages"]
-        for c in m.get("tool_calls") or []
-        if c["function"]["name"] == "search"
-    )
     (tmp_path / "r.yaml").write_text(json.dumps(RUBRIC))
     wh = rf.Warehouse(tmp_path / "w.duckdb")
     wh.ingest(records, corpus="c")
     run = wh.score("c", str(tmp_path / "r.yaml"), rf.Judge(base_url=server.base_url, strategy="per_criterion"))
-    assert server.stats()["answered"] == turns + calls  # one call per unit, none for the transcripts
+    assert server.stats()["answered"] == turns == 249  # one call per assistant turn, none for the transcripts
     w = str(tmp_path / "w.duckdb")
-    units = rows(
+    units: dict = {}
+    for transcript_id, score in rows(
         w,
-        "SELECT (t.metadata::JSON)->>'transcript_id', (t.metadata::JSON)->>'criterion_id', j.unit_score FROM judgments j "
+        "SELECT (t.metadata::JSON)->>'transcript_id', j.unit_score FROM judgments j "
         "JOIN texts t ON t.text_id = j.text_id AND t.corpus_id = 'c.units' WHERE j.corpus_id = 'c.units'",
-    )
-    assert len(units) == turns + calls
-    by: dict = {}
-    for transcript_id, criterion_id, score in units:
-        by.setdefault((transcript_id, criterion_id), []).append(score)
-    landed = {
-        (t, c): s
-        for t, c, s in rows(w, f"SELECT text_id, criterion_id, unit_score FROM judgments WHERE run_id = '{run.run_id}'")
-    }
-    assert len(landed) == 200  # each transcript, each criterion
-    for (transcript_id, criterion_id), scores in by.items():
-        reduced = min(scores) if criterion_id == "plain-turns" else sum(scores) / len(scores)
-        assert abs(landed[(transcript_id, criterion_id)] - reduced) < 1e-9
-    assert (
-        len({s for (t, c), s in landed.items() if c == "plain-turns"}) == 2
-    )  # the transcripts without the budget fail
-    no_search = [t for (t, c), s in landed.items() if c == "search-calls" and s is None]
-    assert len(no_search) == 50  # no search call: unscored, said so
-    assert rows(
-        w,
-        "SELECT DISTINCT reason FROM judgments WHERE criterion_id = 'search-calls' AND unit_score IS NULL AND corpus_id = 'c'",
-    ) == [("no matching unit",)]
+    ):
+        units.setdefault(transcript_id, []).append(score)
+    landed = dict(rows(w, f"SELECT text_id, unit_score FROM judgments WHERE run_id = '{run.run_id}'"))
+    assert len(landed) == 100 and sum(len(s) for s in units.values()) == turns
+    assert all(landed[t] == min(scores) for t, scores in units.items())  # reducer: all
+    assert set(landed.values()) == {0.0, 1.0}  # the transcripts that never name the budget fail
+    [(rationale,)] = rows(w, f"SELECT rationale FROM judgments WHERE run_id = '{run.run_id}' AND text_id = 't002'")
+    assert rationale.startswith("all of 3 unit(s): M2 ")

@@ -5,6 +5,7 @@ unit), and the unit scores reduced onto the run's transcripts before the run pla
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from prefect import get_run_logger
@@ -16,11 +17,10 @@ from rubricflow.tasks.pipeline.ingest import corpus_dir
 from rubricflow.warehouse import db, scopes
 
 
-def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int) -> int:
-    """Judge the rubric's scoped criteria unit by unit and land their reduced scores on `run`; the
-    number of units judged or already landed."""
-    from rubricflow.flows.score import score_corpus
-
+def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int, score_corpus: Callable) -> int:
+    """Judge the rubric's scoped criteria unit by unit (each criterion's units a `score_corpus`
+    subflow run, passed in: flows/score imports this module) and land their reduced scores on `run`;
+    the number of units judged or already landed."""
     path, rubric = Path(run.warehouse), run.bundle.rubric
     units_id = scopes.unit_corpus_id(run.corpus_id)
     folder = corpus_dir(path, units_id)

@@ -107,7 +107,7 @@ def score_corpus(
         options=options,
     )
     if any(c.scoped for c in run.bundle.rubric.criteria):  # judged unit by unit, reduced per transcript
-        score_scoped(run, judge, options, workers)
+        score_scoped(run, judge, options, workers, score_corpus)
     with run_lock(warehouse_path, corpus_id, run.bundle.hash, run.judge_hash, run.run_id):  # one run per work
         started = dt.datetime.now()
         plan, recovered, estimate = prepare_run(run)

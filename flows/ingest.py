@@ -27,20 +27,22 @@ def ingest_flow(
     split: str | None = None,
     allow_removal: bool = False,
     announce: bool = True,
+    trace_format: str | None = None,
 ) -> dict:
     """`announce=False`: no `rubricflow.corpus.ingested` event, for a caller that scores the corpus
-    itself (the nightly job: the event would start deploy/prefect.yaml's score-on-ingest, a
-    second scoring run of the same texts). `fields` maps input / context / genre to the source's columns of other names (see
-    tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it.
-    `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py). An ingest that
-    would mark more than half the corpus removed is refused unless `allow_removal`."""
+        itself (the nightly job: the event would start deploy/prefect.yaml's score-on-ingest, a
+        second scoring run of the same texts). `fields` maps input / context / genre to the source's columns of other names (see
+        tasks/loaders/ingest.ingest_corpus); the CLI's --input-field etc. and `Warehouse.ingest` fill it.
+        `split` picks a Hugging Face dataset folder's split (tasks/loaders/hf_datasets.py). An ingest that
+        would mark more than half the corpus removed is refused unless `allow_removal`. `trace_format`
+    names an agent-trace format (tasks/loaders/trace_formats.py; default: detected)."""
     refuse_unset(source=source, warehouse_path=warehouse_path)
     if corpus_id is not None:
         refuse_unset(corpus_id=corpus_id)
     logger = get_run_logger()
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     out_dir = str(corpus_dir(Path(warehouse_path), corpus_id))
-    report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields, split)
+    report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields, split, trace_format)
     load(warehouse_path, corpus_id, report, allow_removal)
     logger.info(
         "corpus %s: %s rows in, %s quarantined (%s)",

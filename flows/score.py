@@ -18,6 +18,7 @@ from rubricflow.errors import EndpointRefused, InputError
 from rubricflow.flows.artifacts import announce_completed, artifact_key, publish, publish_run_table, run_markdown
 from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.progress_artifact import run_progress
+from rubricflow.flows.scoped import score_scoped
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
@@ -105,6 +106,8 @@ def score_corpus(
         texts=tuple(texts) if texts is not None else None,
         options=options,
     )
+    if any(c.scoped for c in run.bundle.rubric.criteria):  # judged unit by unit, reduced per transcript
+        score_scoped(run, judge, options, workers, score_corpus)
     with run_lock(warehouse_path, corpus_id, run.bundle.hash, run.judge_hash, run.run_id):  # one run per work
         started = dt.datetime.now()
         plan, recovered, estimate = prepare_run(run)

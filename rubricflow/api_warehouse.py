@@ -71,6 +71,7 @@ class Warehouse:
         limit: int | None = None,
         split: str | None = None,
         allow_removal: bool = False,
+        format: str | None = None,
     ) -> Ingested:
         """Load a corpus: a file or folder path, a polars or pandas DataFrame, an Arrow table or a
         list of dicts. `text`, `id`, `input`, `context`, `genre` name the columns holding each (by
@@ -80,7 +81,8 @@ class Warehouse:
         raises an InputError naming it, and nothing is written. A `messages` column (chat messages,
         tool calls and results) and no text column make a corpus of transcripts (docs/transcripts.md).
         An ingest that would mark more than half the corpus's texts removed (the wrong file or folder)
-        is refused unless `allow_removal`."""
+        is refused unless `allow_removal`. `format` names an agent-trace file's format (otel,
+        openinference, inspect, atif, openai; default: detected from the file)."""
         from rubricflow.tasks.loaders.ingest import check_corpus_id
 
         refuse_unset(corpus=corpus, **({"source": data} if isinstance(data, str) else {}))
@@ -100,7 +102,17 @@ class Warehouse:
 
             pq.write_table(table, source)
         report = run_ingest(
-            source, self.path, corpus, text, id, roles, max_chars, limit, split=split, allow_removal=allow_removal
+            source,
+            self.path,
+            corpus,
+            text,
+            id,
+            roles,
+            max_chars,
+            limit,
+            split=split,
+            allow_removal=allow_removal,
+            trace_format=format,
         )
         return Ingested(**{f.name: report[f.name] for f in fields(Ingested)})
 
@@ -254,6 +266,7 @@ def run_ingest(
     encoding: str | None = None,
     split: str | None = None,
     allow_removal: bool = False,
+    trace_format: str | None = None,
 ) -> dict:
     """The ingest flow, as `rubricflow ingest` and `Warehouse.ingest` both run it."""
     if not source.exists():
@@ -262,11 +275,26 @@ def run_ingest(
         from rubricflow.tasks.loaders.ingest import corpus_records
 
         corpus_records(source, encoding, split)  # a split that cannot be read fails before Prefect starts
+    if trace_format is not None:
+        from rubricflow.tasks.loaders.trace_formats import check_format
+
+        check_format(trace_format)
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
 
     return ingest_flow(
-        str(source), str(warehouse), corpus, text, max_chars, limit, id, encoding, fields or None, split, allow_removal
+        str(source),
+        str(warehouse),
+        corpus,
+        text,
+        max_chars,
+        limit,
+        id,
+        encoding,
+        fields or None,
+        split,
+        allow_removal,
+        trace_format=trace_format,
     )
 
 

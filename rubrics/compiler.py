@@ -119,7 +119,7 @@ def rubric_document(rubric: Rubric) -> dict:
     for constraint in (data.get("output") or {}).get("constraints") or ():
         _drop_defaults(constraint, LATER_CONSTRAINT_DEFAULTS)
     for criterion in data.get("criteria") or ():
-        _drop_defaults(criterion, {"check": None})
+        _drop_defaults(criterion, {"check": None, "scope": "transcript", "select": None, "reducer": "mean"})
     for golden in data.get("goldens") or ():
         _drop_defaults(golden, {"expected_label": None})
     if rubric.surface == Surface():  # added later too: the default surface is how rubrics always rendered

@@ -334,6 +334,20 @@ class TrajectoryCheck(Strict):
         return self
 
 
+ScopeKind = Literal["transcript", "final", "turn", "step", "tool_call"]
+Reducer = Literal["any", "all", "mean", "min", "last"]
+
+
+class UnitSelector(Strict):
+    """Which units of a transcript a scoped criterion judges: by the message's role (turn), the
+    tool's name (tool_call), and the position among the matching units (first, last, or an index,
+    negative from the end)."""
+
+    role: Literal["system", "developer", "user", "assistant", "tool"] | None = None
+    tool: str | None = None
+    position: Literal["first", "last"] | int | None = None
+
+
 class Criterion(Strict):
     id: Id
     title: str = ""
@@ -351,12 +365,28 @@ class Criterion(Strict):
     notes: str = ""
     tags: tuple[str, ...] = ()
     check: TrajectoryCheck | None = None  # decided in SQL over the transcript's messages, not by the judge
+    # What of a transcript the judge reads for this criterion (docs/transcripts.md, "Scopes"): the
+    # whole transcript, or each matching unit judged once and the unit scores reduced per transcript.
+    scope: ScopeKind = "transcript"
+    select: UnitSelector | None = None
+    reducer: Reducer = "mean"
 
     @model_validator(mode="after")
     def _check_is_binary(self) -> Criterion:
         if self.check is not None and not isinstance(self.scale, BinaryScale):
             raise ValueError(f"criterion {self.id!r}: a check passes or fails, so its scale is binary")
+        if self.check is not None and self.scope != "transcript":
+            raise ValueError(f"criterion {self.id!r}: a check reads the whole transcript; it takes no scope")
+        if self.select is not None and self.scope in ("transcript", "final"):
+            raise ValueError(f"criterion {self.id!r}: select applies to a turn, step or tool_call scope")
+        if self.select is not None and self.select.tool is not None and self.scope != "tool_call":
+            raise ValueError(f"criterion {self.id!r}: select.tool applies to the tool_call scope")
         return self
+
+    @property
+    def scoped(self) -> bool:
+        """Judged per unit (turn, step, tool call, final message) rather than on the whole transcript."""
+        return self.scope != "transcript"
 
 
 Aggregation = Literal["weighted_mean", "weighted_sum", "min", "max", "all", "any", "points"]

@@ -31,9 +31,10 @@ class CallUnit:
 
 
 def call_units(rubric: Rubric, strategy: Strategy, genre: str | None = None) -> list[CallUnit]:
-    active = [c.id for c in rubric.active_criteria(genre) if c.check is None]  # checks are decided in SQL
-    if not active and any(c.check is not None for c in rubric.criteria):
-        return []  # nothing for the judge: every active criterion is a check
+    # checks are decided in SQL; scoped criteria are judged per unit (warehouse/scopes.py)
+    active = [c.id for c in rubric.active_criteria(genre) if c.check is None and not c.scoped]
+    if not active and any(c.check is not None or c.scoped for c in rubric.criteria):
+        return []  # nothing for the judge: every active criterion is a check or scoped
     if strategy == "per_criterion":
         return [CallUnit(cid, (cid,)) for cid in active] or [CallUnit("_all", ())]
     if strategy == "holistic":

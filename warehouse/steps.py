@@ -147,15 +147,17 @@ def plan_cells(
     rendering = render(bundle.rubric, strategy)  # the units as the judge will send them
     genres = sorted(rendering.genres)
     units = [(g, u.unit.id, u.fingerprint) for (g, _), u in rendering.units.items()]
-    con.executemany(
-        "INSERT OR REPLACE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
-        [(bundle.hash, *u) for u in units],
-    )
+    if units:  # none when every criterion is a check or scoped: the judge reads nothing of the texts
+        con.executemany(
+            "INSERT OR REPLACE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
+            [(bundle.hash, *u) for u in units],
+        )
     adopted = _adopt(con, corpus_id, bundle.hash, judge_hash, samples, run_id) if run_id is not None else 0
     # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
     con.execute(
         "CREATE OR REPLACE TEMP TABLE plan_units AS "
-        "SELECT unnest($genres) AS genre_key, unnest($units) AS unit_id, unnest($hashes) AS unit_hash",
+        "SELECT unnest($genres::VARCHAR[]) AS genre_key, unnest($units::VARCHAR[]) AS unit_id, "
+        "unnest($hashes::VARCHAR[]) AS unit_hash",
         {"genres": [g for g, _, _ in units], "units": [u for _, u, _ in units], "hashes": [h for _, _, h in units]},
     )
     con.execute(

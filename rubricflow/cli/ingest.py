@@ -42,6 +42,12 @@ def ingest(
     allow_removal: bool = typer.Option(
         False, help="Load even when more than half the corpus's texts would be marked removed (gone from the source)."
     ),
+    trace_format: str | None = typer.Option(
+        None,
+        "--format",
+        help="An agent-trace format: openai (chat JSONL), otel (OpenTelemetry GenAI spans), openinference, "
+        "inspect (an Inspect AI .eval log), atif (a Harbor trajectory). Default: detected from the file.",
+    ),
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Load a corpus into normalised Parquet and the warehouse; bad rows go to a quarantine file.
@@ -64,6 +70,7 @@ def ingest(
         encoding,
         split,
         allow_removal,
+        trace_format,
     )
     print_ingest(report)
     if report["rows_quarantined"] and not allow_quarantine:

@@ -174,10 +174,13 @@ def messages(rubric: Rubric, target: str, measures: dict[str, Measure], tried: l
 
 def _judged_criteria_only(schema: dict) -> dict:
     """The answer's schema without a criterion's trajectory `check` (decided in SQL, never proposed by
-    refine): its ~1,200 characters would push the merge operation's prompt past a small model's context."""
+    refine) or its transcript scope (scope, select, reducer: which units it reads, not what it asks):
+    their ~1,800 characters would push the merge operation's prompt past a small model's context."""
     defs = schema.get("$defs", {})
-    defs.get("Criterion", {}).get("properties", {}).pop("check", None)
+    for name in ("check", "scope", "select", "reducer"):
+        defs.get("Criterion", {}).get("properties", {}).pop(name, None)
     defs.pop("TrajectoryCheck", None)
+    defs.pop("UnitSelector", None)
     return schema
 
 

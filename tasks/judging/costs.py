@@ -238,6 +238,8 @@ def estimate_cost(
 
     rendered = render(rubric, strategy).of_genre(None)  # the system texts the judge will send
     units = [r.unit for r in rendered]
+    if not units:  # every criterion is a check or scoped: no call of this run reads the texts
+        return Estimate(0, 0, 0, 0.0 if price else None)
     system_chars = sum(len(r.system) for r in rendered) / len(rendered)
     prompt = int((text_chars + cells * (system_chars + USER_WRAPPER_CHARS)) / CHARS_PER_TOKEN)
     per_cell = seen_completion_tokens or OUTPUT_TOKENS_PER_CRITERION * sum(len(u.criteria) for u in units) / len(units)

@@ -27,6 +27,7 @@ from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.candidates import expand_sets, is_candidate_set
 from rubricflow.tasks.loaders.hf_datasets import dataset_records, find_dataset
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
+from rubricflow.tasks.loaders.trace_formats import detect_format, trace_records
 from rubricflow.tasks.loaders.transcripts import (
     TranscriptWriter,
     is_transcript_record,
@@ -390,6 +391,7 @@ def ingest_corpus(
     encoding: str | None = None,
     fields: dict[str, str] | None = None,
     split: str | None = None,
+    trace_format: str | None = None,
 ) -> IngestReport:
     """Write `out_dir/texts.parquet` and `out_dir/quarantine.jsonl`; both are replaced atomically.
     With `limit`, only the source's first `limit` rows are read. A text's id comes from `id_field`,
@@ -397,13 +399,14 @@ def ingest_corpus(
     across re-ingests of the same text). `encoding` is a CSV/TSV's text encoding (default: UTF-8, or
     UTF-16 after its byte-order mark); a name Python does not know is refused. `fields` maps input / context / genre to the
     source's columns of other names ({"input": "Customer message"}). `split` picks a Hugging Face
-    dataset's split (default "train", or its only one)."""
+    dataset's split (default "train", or its only one). `trace_format` names an agent-trace format
+    (tasks/loaders/trace_formats.FORMATS; default: detected from the file)."""
     source, out_dir = Path(source), Path(out_dir)
     if encoding is not None:
         check_encoding(encoding)
     if not source.exists():
         raise CorpusError(f"{source}: no such file or folder")
-    split_read, records = corpus_records(source, encoding, split)
+    split_read, records = corpus_records(source, encoding, split, trace_format)
     out_dir.mkdir(parents=True, exist_ok=True)
     report = IngestReport(str(source), out_dir / "texts.parquet", out_dir / "quarantine.jsonl", split=split_read)
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
@@ -426,10 +429,14 @@ def ingest_corpus(
 
 
 def corpus_records(
-    source: Path, encoding: str | None, split: str | None
+    source: Path, encoding: str | None, split: str | None, trace_format: str | None = None
 ) -> tuple[str | None, Iterator[tuple[int, Any, str | None]]]:
-    """(the split read, the source's rows): a Hugging Face dataset folder's chosen split, else (None,
-    the file or folder as `_records` reads it). `split` on anything else is an error, not ignored."""
+    """(the split read, the source's rows): a Hugging Face dataset folder's chosen split, an agent
+    trace file's transcripts (tasks/loaders/trace_formats.py), else (None, the file or folder as
+    `_records` reads it). `split` on anything else is an error, not ignored."""
+    trace_format = trace_format or detect_format(source)
+    if trace_format not in (None, "openai"):
+        return None, trace_records(source, trace_format)
     dataset = find_dataset(source, split) if source.is_dir() else None
     if dataset is not None:
         return dataset.split, dataset_records(dataset)

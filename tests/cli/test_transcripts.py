@@ -1,6 +1,6 @@
 """The README's transcript example through the real commands (#51): `rubricflow ingest` of a chat
 JSONL puts every message in the `messages` view, and `score` with trajectory checks beside a judged
-criterion asks the judge only about the judged one."""
+criterion asks the judge only about the judged one, and a tool_call-scoped criterion once per call."""
 
 import json
 import shutil
@@ -20,7 +20,9 @@ def test_ingest_and_score_a_chat_jsonl_with_checks(tmp_path, judge_server):
     server = judge_server()
     done = run_cli(tmp_path, "score", "-c", "c", "-r", "agent-checks.yaml", "--base-url", server.base_url)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert server.stats()["answered"] == len(lines)  # one call per transcript: the `helpful` criterion only
+    calls = sum(len(m.get("tool_calls") or []) for line in lines for m in json.loads(line)["messages"])
+    # one call per transcript (the `helpful` criterion) and one per tool call (`calls-explained`, scoped)
+    assert server.stats()["answered"] == len(lines) + calls
     scores = dict(
         rows(
             tmp_path / "w.duckdb",

@@ -138,6 +138,8 @@ def test_fixture_covers_every_rubric_and_criterion_field():
     crit_fields = {re.match(r"criteria\[\d+\]\.(\w+)", p).group(1) for p in paths if p.startswith("criteria")}
     # check: a trajectory check is decided in SQL, never sent to the judge (tests/warehouse/test_trajectory_checks.py)
     non_text = {"id", "weight", "importance", "pass_threshold", "evidence", "genre", "points", "patterns", "check"}
+    # scope / select / reducer: which units a scoped criterion judges, cut before any prompt (warehouse/scopes.py)
+    non_text |= {"scope", "select", "reducer"}
     assert set(Criterion.model_fields) - non_text <= crit_fields
 
 

@@ -1,0 +1,240 @@
+"""Agent-trace files to transcript records in the canonical shape (`{"id", "messages", "tools"}`,
+OpenAI-style chat messages), which the ingest then reads as it reads an OpenAI chat JSONL.
+
+Formats: `openai` (chat JSONL, `messages` per line: read as it is), `otel` (OpenTelemetry GenAI
+spans: an OTLP JSON export, its JSON lines, or span attribute maps), `openinference` (OpenInference
+spans), `inspect` (an Inspect AI `.eval` log: a zip of JSON, one transcript per sample and epoch)
+and `atif` (a Harbor ATIF trajectory JSON). Spans are grouped by trace (tasks/loaders/trace_spans.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.trace_spans import flat_spans, merge_spans, otlp_spans
+
+FORMATS = ("openai", "otel", "openinference", "inspect", "atif")
+Row = tuple[int, Any, str | None]
+
+
+def detect_format(path: Path) -> str | None:
+    """The trace format of a file, from its suffix and first record; None for anything else (a plain
+    corpus, or an OpenAI chat JSONL, which the ingest reads as it is)."""
+    if path.is_dir():
+        return None
+    if path.suffix.lower() == ".eval":
+        return "inspect"
+    if path.suffix.lower() not in (".json", ".jsonl", ".ndjson"):
+        return None
+    head = _first_record(path)
+    if isinstance(head, list) and head:
+        head = head[0]
+    if not isinstance(head, dict):
+        return None
+    if str(head.get("schema_version", "")).upper().startswith("ATIF"):
+        return "atif"
+    if "resourceSpans" in head:
+        return "otel"
+    keys = set(head.get("attributes") if isinstance(head.get("attributes"), dict) else head)
+    if "openinference.span.kind" in keys or any(k.startswith("llm.") for k in keys):
+        return "openinference"
+    if any(k.startswith("gen_ai.") for k in keys):
+        return "otel"
+    return None
+
+
+def _first_record(path: Path) -> Any:
+    try:
+        if path.suffix.lower() == ".json":
+            return json.loads(path.read_bytes())
+        with path.open("rb") as fh:
+            line = next((raw for raw in fh if raw.strip()), b"")
+        return json.loads(line) if line else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+def check_format(fmt: str) -> str:
+    """A format this module reads, else an InputError naming the ones it does."""
+    if fmt not in FORMATS:
+        raise InputError(f"--format {fmt!r}: not one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def trace_records(path: Path, fmt: str) -> Iterator[Row]:
+    """(row number, canonical record or None, error) for each transcript of the file."""
+    check_format(fmt)
+    if fmt == "inspect":
+        return _inspect_records(path)
+    documents = list(_documents(path))
+    if fmt == "atif":
+        return (
+            (number, atif_record(doc, path), None)
+            if isinstance(doc, dict) and "steps" in doc
+            else (number, None, "not an ATIF trajectory (no steps)")
+            for number, doc in documents
+        )
+    return _span_records(documents, fmt)
+
+
+def _documents(path: Path) -> Iterator[tuple[int, Any]]:
+    """A .json file's one document, or a JSON-lines file's documents with their line numbers."""
+    try:
+        if path.suffix.lower() == ".json":
+            yield 1, json.loads(path.read_bytes())
+            return
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if raw.strip():
+                    yield number, json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not readable JSON: {exc}") from None
+
+
+def _span_records(documents: list[tuple[int, Any]], fmt: str) -> Iterator[Row]:
+    """Spans of every document grouped by trace id (in first-seen order), one transcript per trace."""
+    traces: dict[str, list[dict]] = {}
+    rows: dict[str, int] = {}
+    for number, doc in documents:
+        spans = otlp_spans(doc) if isinstance(doc, dict) and "resourceSpans" in doc else flat_spans(doc)
+        for span in spans:
+            traces.setdefault(span["trace_id"], []).append(span)
+            rows.setdefault(span["trace_id"], number)
+    for trace_id, spans in traces.items():
+        messages, tools = merge_spans(spans)
+        if not messages:
+            yield rows[trace_id], None, f"trace {trace_id or '(no id)'}: no {fmt} messages in its spans"
+            continue
+        record = {"messages": messages, "tools": tools, "format": fmt, "spans": len(spans)}
+        yield rows[trace_id], ({"id": trace_id, **record} if trace_id else record), None
+
+
+def atif_record(doc: dict, path: Path) -> dict:
+    """An ATIF trajectory: system / user steps as those roles, agent steps as assistant messages with
+    their tool calls, each observation result as a tool message answering its `source_call_id`."""
+    messages: list[dict] = []
+    for step in doc.get("steps") or []:
+        role = {"agent": "assistant", "system": "system", "user": "user"}.get(step.get("source"), "user")
+        message: dict = {"role": role, "content": _atif_content(step.get("message")), "step_id": step.get("step_id")}
+        if step.get("timestamp"):
+            message["timestamp"] = step["timestamp"]
+        calls = [
+            {
+                "id": c.get("tool_call_id"),
+                "type": "function",
+                "function": {"name": c.get("function_name"), "arguments": c.get("arguments")},
+            }
+            for c in step.get("tool_calls") or []
+        ]
+        if calls:
+            message["tool_calls"] = calls
+        messages.append(message)
+        for result in (step.get("observation") or {}).get("results") or []:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": result.get("source_call_id"),
+                    "content": _atif_content(result.get("content")),
+                    "is_error": result.get("is_error"),
+                    "step_id": step.get("step_id"),
+                }
+            )
+    agent = doc.get("agent") or {}
+    return {
+        "id": doc.get("session_id") or path.stem,
+        "messages": messages,
+        "tools": agent.get("tool_definitions"),
+        "format": "atif",
+        "agent": agent.get("name"),
+        "model": agent.get("model_name"),
+    }
+
+
+def _atif_content(content: Any) -> Any:
+    """A step's message: text, or (ATIF >= 1.6) a list of content parts, kept as parts."""
+    return content if isinstance(content, str | list) or content is None else json.dumps(content, ensure_ascii=False)
+
+
+ATTACHMENT = re.compile(r"attachment://([0-9a-f]{32})")
+
+
+def _inspect_records(path: Path) -> Iterator[Row]:
+    """An Inspect `.eval` log: each `samples/<id>_epoch_<n>.json` is one transcript, its messages
+    with `attachment://` references resolved from the sample's attachments."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"{path}: not an Inspect .eval log (a zip of JSON): {exc}") from None
+    with archive:
+        header = json.loads(archive.read("header.json")) if "header.json" in archive.namelist() else {}
+        names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
+        for number, name in enumerate(names, start=1):
+            try:
+                sample = json.loads(archive.read(name))
+                yield number, inspect_record(sample, header), None
+            except (ValueError, KeyError, TypeError) as exc:
+                yield number, None, f"{name}: not an Inspect sample: {exc}"
+
+
+def inspect_record(sample: dict, header: dict) -> dict:
+    """One Inspect sample as a transcript: tool calls (`function`, `arguments` as an object) as
+    OpenAI-style calls, a tool message's `error` as is_error."""
+    attachments = sample.get("attachments") or {}
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str):
+            return ATTACHMENT.sub(lambda m: attachments.get(m.group(1), m.group(0)), value)
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        return value
+
+    messages = [_inspect_message(resolve(m)) for m in sample["messages"]]
+    evaluation = header.get("eval") or {}
+    return {
+        "id": f"{sample['id']}_epoch_{sample.get('epoch', 1)}",
+        "messages": messages,
+        "format": "inspect",
+        "task": evaluation.get("task"),
+        "model": evaluation.get("model"),
+        "target": sample.get("target"),
+    }
+
+
+def _inspect_message(message: dict) -> dict:
+    out: dict = {"role": message["role"], "content": _inspect_content(message.get("content"))}
+    calls = [
+        {
+            "id": c.get("id"),
+            "type": "function",
+            "function": {"name": c.get("function"), "arguments": c.get("arguments")},
+        }
+        for c in message.get("tool_calls") or []
+    ]
+    if calls:
+        out["tool_calls"] = calls
+    if message.get("tool_call_id") is not None:
+        out["tool_call_id"] = message["tool_call_id"]
+    if message.get("function"):
+        out["name"] = message["function"]
+    if message.get("error"):
+        out["is_error"] = True
+    return out
+
+
+def _inspect_content(content: Any) -> Any:
+    """Inspect content: text, or parts (`text`, `reasoning`, `image`...): text parts kept as text."""
+    if not isinstance(content, list):
+        return content
+    return [
+        {"type": "text", "text": p.get("text") or ""} if p.get("type") == "text" else {"type": p.get("type", "part")}
+        for p in content
+        if isinstance(p, dict)
+    ]

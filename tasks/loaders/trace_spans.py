@@ -1,0 +1,264 @@
+"""Traces as spans (OpenTelemetry GenAI, OpenInference) to transcripts in the canonical shape
+(OpenAI-style chat messages, tool calls linked to their results by id).
+
+Why a merge: a trace holds one model call per `chat` (or `LLM`) span, each carrying the whole
+conversation so far as its input and the new message(s) as its output, and each tool run as an
+`execute_tool` (or `TOOL`) span. Read in start order, a span's input extends the conversation
+already built (only its new messages are added), its output follows, and a tool span's result is
+added as a tool message unless a later input already carries it: no message is repeated, none lost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+OTEL_SPAN = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.operation.name", "gen_ai.tool.name")
+OI_MESSAGE = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
+
+
+def otlp_value(value: dict) -> Any:
+    """An OTLP JSON AnyValue ({"stringValue": ...}, {"arrayValue": {"values": [...]}} ...) as Python."""
+    if not isinstance(value, dict) or not value:
+        return None
+    kind, inner = next(iter(value.items()))
+    if kind == "arrayValue":
+        return [otlp_value(v) for v in (inner or {}).get("values", [])]
+    if kind == "kvlistValue":
+        return {kv["key"]: otlp_value(kv.get("value", {})) for kv in (inner or {}).get("values", [])}
+    if kind == "intValue":
+        return int(inner)
+    return inner
+
+
+def otlp_spans(document: dict) -> Iterator[dict]:
+    """The spans of an OTLP JSON export (resourceSpans > scopeSpans > spans), each as
+    {trace_id, span_id, start, attributes: {key: value}}."""
+    for resource in document.get("resourceSpans") or []:
+        for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []:
+            for span in scope.get("spans") or []:
+                attributes = {kv["key"]: otlp_value(kv.get("value", {})) for kv in span.get("attributes") or []}
+                yield {
+                    "trace_id": span.get("traceId") or "",
+                    "span_id": span.get("spanId"),
+                    "start": int(span.get("startTimeUnixNano") or 0)
+                    if str(span.get("startTimeUnixNano", "0")).isdigit()
+                    else 0,
+                    "status_error": (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"),
+                    "attributes": attributes,
+                }
+
+
+def flat_spans(document: Any) -> Iterator[dict]:
+    """Spans written as objects: one span's attribute map (a test fixture, a log line), a span with
+    `attributes` (and `context.trace_id`, as Phoenix exports them), or a list of either."""
+    items = document if isinstance(document, list) else [document]
+    for number, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        attributes = item.get("attributes") if isinstance(item.get("attributes"), dict) else item
+        context = item.get("context") if isinstance(item.get("context"), dict) else {}
+        yield {
+            "trace_id": context.get("trace_id") or item.get("trace_id") or item.get("traceId") or "",
+            "span_id": context.get("span_id") or item.get("span_id") or item.get("spanId"),
+            "start": number,
+            "status_error": item.get("status_code") == "ERROR",
+            "attributes": flatten(attributes),
+        }
+
+
+def flatten(attributes: dict, prefix: str = "") -> dict:
+    """Nested attributes ({"llm.input_messages": [{"message.role": ...}]}) as the dotted keys the
+    conventions name (`llm.input_messages.0.message.role`)."""
+    out: dict = {}
+    for key, value in attributes.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, name + "."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for index, item in enumerate(value):
+                out.update(flatten(item, f"{name}.{index}."))
+        else:
+            out[name] = value
+    return out
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _arguments(value: Any) -> str | None:
+    return value if isinstance(value, str) or value is None else json.dumps(value, ensure_ascii=False)
+
+
+def genai_messages(value: Any) -> list[dict]:
+    """OTel GenAI messages (role + parts: text, tool_call, tool_call_response, others named) as
+    canonical ones; a tool role's responses become one tool message per call answered."""
+    out: list[dict] = []
+    for message in _json(value) or []:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role") or "user"
+        parts = message.get("parts")
+        if parts is None:  # an older, OpenAI-like message
+            out.append(
+                {k: v for k, v in message.items() if k in ("role", "content", "tool_calls", "tool_call_id", "name")}
+            )
+            continue
+        content, calls = [], []
+        for part in parts:
+            kind = part.get("type")
+            if kind == "text":
+                content.append({"type": "text", "text": part.get("content") or ""})
+            elif kind == "tool_call":
+                fn = {"name": part.get("name"), "arguments": _arguments(part.get("arguments"))}
+                calls.append({"id": part.get("id"), "type": "function", "function": fn})
+            elif kind == "tool_call_response":
+                response = part.get("response")
+                text = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+                out.append({"role": "tool", "tool_call_id": part.get("id"), "content": text})
+            else:
+                content.append({"type": kind or "part"})
+        if content or calls or role != "tool":
+            out.append({"role": role, "content": content or None, **({"tool_calls": calls} if calls else {})})
+    return out
+
+
+def openinference_messages(attributes: dict, side: str) -> list[dict]:
+    """OpenInference's flattened `llm.<side>_messages.<i>.message.*` attributes as canonical messages."""
+    found: dict[int, dict] = {}
+    for key, value in attributes.items():
+        match = OI_MESSAGE.fullmatch(key)
+        if match and match.group(1) == side:
+            found.setdefault(int(match.group(2)), {})[match.group(3)] = value
+    return [_openinference_message(found[index]) for index in sorted(found)]
+
+
+def _openinference_message(fields: dict) -> dict:
+    message: dict = {"role": fields.get("role") or "user"}
+    parts = _indexed(fields, "contents", "message_content.")
+    if parts:
+        message["content"] = [
+            {"type": "text", "text": p.get("text") or ""} if p.get("type", "text") == "text" else {"type": p["type"]}
+            for p in parts
+        ]
+    else:
+        message["content"] = fields.get("content")
+    calls = _indexed(fields, "tool_calls", "tool_call.")
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c.get("id"),
+                "type": "function",
+                "function": {"name": c.get("function.name"), "arguments": _arguments(c.get("function.arguments"))},
+            }
+            for c in calls
+        ]
+    for key in ("tool_call_id", "name"):
+        if fields.get(key) is not None:
+            message[key] = fields[key]
+    return message
+
+
+def _indexed(fields: dict, name: str, inner: str) -> list[dict]:
+    """`contents.0.message_content.text` style keys as a list of {text: ...} dicts, in index order."""
+    rows: dict[int, dict] = {}
+    pattern = re.compile(rf"{name}\.(\d+)\.{re.escape(inner)}(.+)")
+    for key, value in fields.items():
+        match = pattern.fullmatch(key)
+        if match:
+            rows.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return [rows[i] for i in sorted(rows)]
+
+
+def span_turns(span: dict) -> tuple[list[dict], list[dict], dict | None, Any]:
+    """(input messages, output messages, tool run or None, tool schemas or None) of one span, in
+    either convention: OTel GenAI (`gen_ai.*`) or OpenInference (`llm.*`, `tool.*`)."""
+    a = span["attributes"]
+    if any(key.startswith("llm.") for key in a) or "openinference.span.kind" in a:
+        inputs, outputs = openinference_messages(a, "input"), openinference_messages(a, "output")
+        tools = [_json(v) for k, v in sorted(a.items()) if re.fullmatch(r"llm\.tools\.\d+\.tool\.json_schema", k)]
+        run = None
+        if str(a.get("openinference.span.kind", "")).upper() == "TOOL":
+            run = _tool_run(a.get("tool_call.id") or a.get("tool.id"), a.get("tool.name"), a, span)
+        return inputs, outputs, run, tools or None
+    inputs = genai_messages(a.get("gen_ai.input.messages"))
+    system = genai_messages([{"role": "system", "parts": _json(a.get("gen_ai.system_instructions"))}])
+    if a.get("gen_ai.system_instructions") and system:
+        inputs = [*system, *inputs]
+    run = None
+    if a.get("gen_ai.operation.name") == "execute_tool" or (a.get("gen_ai.tool.name") and not inputs):
+        run = _tool_run(a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name"), a, span)
+    tools = _json(a.get("gen_ai.tool.definitions"))
+    return inputs, genai_messages(a.get("gen_ai.output.messages")), run, tools or None
+
+
+def _tool_run(call_id: Any, name: Any, a: dict, span: dict) -> dict:
+    arguments = next((a[k] for k in ("gen_ai.tool.call.arguments", "input.value", "input") if k in a), None)
+    result = next((a[k] for k in ("gen_ai.tool.call.result", "output.value", "output") if k in a), None)
+    return {
+        "id": None if call_id is None else str(call_id),
+        "name": name,
+        "arguments": _arguments(arguments),
+        "result": result if isinstance(result, str) or result is None else json.dumps(result, ensure_ascii=False),
+        "is_error": span.get("status_error") or None,
+    }
+
+
+def _key(message: dict) -> str:
+    """What makes two messages the same turn: a tool result is its call's id."""
+    if message.get("role") == "tool" and message.get("tool_call_id"):
+        return f"tool:{message['tool_call_id']}"
+    return json.dumps(message, sort_keys=True, ensure_ascii=False)
+
+
+def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
+    """One trace's spans (in start order) as one conversation, and the tool schemas it offered."""
+    conversation: list[dict] = []
+    tools = None
+    for span in sorted(spans, key=lambda s: s["start"]):
+        inputs, outputs, run, offered = span_turns(span)
+        tools = tools or offered
+        keys = [_key(m) for m in conversation]
+        shared = 0
+        while shared < min(len(keys), len(inputs)) and keys[shared] == _key(inputs[shared]):
+            shared += 1
+        if shared == len(keys):  # the conversation so far is this call's history: add what is new
+            conversation += inputs[shared:]
+        else:  # another history (a sub-agent, a rewritten prompt): add the messages not seen yet
+            known = set(keys)
+            conversation += [m for m in inputs[shared:] if _key(m) not in known]
+        conversation += outputs
+        if run is not None:
+            _add_tool_run(conversation, run)
+    return conversation, tools
+
+
+def _add_tool_run(conversation: list[dict], run: dict) -> None:
+    """A tool span's result as a tool message answering its call; a call no message made is added
+    as an assistant message first, so no call or result is lost."""
+    calls = {c.get("id"): c for m in conversation for c in m.get("tool_calls") or []}
+    if run["id"] is None:  # no id: the latest call of that name
+        named = [cid for cid, c in calls.items() if (c.get("function") or {}).get("name") == run["name"]]
+        run["id"] = named[-1] if named else None
+    if run["id"] is None or run["id"] not in calls:
+        fn = {"name": run["name"], "arguments": run["arguments"]}
+        conversation.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": run["id"], "type": "function", "function": fn}],
+            }
+        )
+    if any(m.get("role") == "tool" and m.get("tool_call_id") == run["id"] for m in conversation):
+        return
+    conversation.append(
+        {"role": "tool", "tool_call_id": run["id"], "content": run["result"], "is_error": run["is_error"]}
+    )

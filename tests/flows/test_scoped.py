@@ -1,0 +1,67 @@
+"""Scoped criteria (#51 item 2): a turn-scoped criterion is judged once per matching turn (counted by
+the offline judge's /stats) and each transcript's score is its reducer over those turns' scores.
+The other scopes and selectors are cut in tests/tasks/loaders/test_transcript_units.py."""
+
+import json
+
+import rubricflow as rf
+from tests.conftest import rows
+
+RUBRIC = {
+    "metadata": {"id": "agent-turns", "version": "1.0.0"},
+    "goal": "The agent answers each request plainly.",
+    "criteria": [
+        {
+            "id": "plain-turns",
+            "description": "The assistant message is plain and free of filler.",
+            "scope": "turn",
+            "select": {"role": "assistant"},
+            "reducer": "all",
+            "patterns": ["names-budget"],  # the offline judge scores a unit up when it hits
+        },
+    ],
+    "patterns": [{"id": "names-budget", "regex": "budget passed"}],
+}
+
+
+def transcript(i: int) -> dict:
+    """1 to 3 assistant turns; every third transcript's turns say nothing of the budget; one search
+    call in half."""
+    answer = "Certainly! I hope this helps." if i % 3 == 0 else "the road budget passed."
+    messages = [{"role": "system", "content": "You are a travel agent."}]
+    for turn in range(1 + i % 3):
+        messages.append({"role": "user", "content": f"Question {turn} of traveller {i}?"})
+        messages.append({"role": "assistant", "content": f"Answer {turn} for traveller {i}: {answer}"})
+    if i % 2:
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "search", "arguments": json.dumps({"q": i})}}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "ok"},
+        ]
+    return {"id": f"t{i:03d}", "messages": messages}
+
+
+def test_one_call_per_matching_turn_and_the_transcript_score_is_the_reducer(tmp_path, judge_server):
+    """100 transcripts, 249 turn calls against the offline judge (a scoring run and its unit subflow)."""
+    server = judge_server()
+    records = [transcript(i) for i in range(100)]
+    turns = sum(1 for r in records for m in r["messages"] if m["role"] == "assistant")
+    (tmp_path / "r.yaml").write_text(json.dumps(RUBRIC))
+    wh = rf.Warehouse(tmp_path / "w.duckdb")
+    wh.ingest(records, corpus="c")
+    run = wh.score("c", str(tmp_path / "r.yaml"), rf.Judge(base_url=server.base_url, strategy="per_criterion"))
+    assert server.stats()["answered"] == turns == 249  # one call per assistant turn, none for the transcripts
+    w = str(tmp_path / "w.duckdb")
+    units: dict = {}
+    for transcript_id, score in rows(
+        w,
+        "SELECT (t.metadata::JSON)->>'transcript_id', j.unit_score FROM judgments j "
+        "JOIN texts t ON t.text_id = j.text_id AND t.corpus_id = 'c.units' WHERE j.corpus_id = 'c.units'",
+    ):
+        units.setdefault(transcript_id, []).append(score)
+    landed = dict(rows(w, f"SELECT text_id, unit_score FROM judgments WHERE run_id = '{run.run_id}'"))
+    assert len(landed) == 100 and sum(len(s) for s in units.values()) == turns
+    assert all(landed[t] == min(scores) for t, scores in units.items())  # reducer: all
+    assert set(landed.values()) == {0.0, 1.0}  # the transcripts that never name the budget fail
+    [(rationale,)] = rows(w, f"SELECT rationale FROM judgments WHERE run_id = '{run.run_id}' AND text_id = 't002'")
+    assert rationale.startswith("all of 3 unit(s): M2 ")

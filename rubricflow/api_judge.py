@@ -149,8 +149,12 @@ class Judge:
 
     async def aevaluate_many(self, rubric: RubricLike, texts: Iterable[str | Mapping[str, Any]]) -> Results:
         bundle, items = load_rubric(rubric), _items(texts)
+        return (await self._judge_items(bundle, items))[0]
+
+    async def _judge_items(self, bundle: Bundle, items: list[Item]) -> tuple[Results, list[Any]]:
+        """The items' results and the outcomes of their calls (the reward server records those)."""
         outcomes = await asyncio.wrap_future(self._submit(bundle, self._cells(bundle, items)))
-        return self._results(bundle, items, outcomes)
+        return self._results(bundle, items, outcomes), outcomes
 
     def test(self, rubric: RubricLike) -> list[Any]:
         """Run the rubric's goldens (and calibration cases, `rf.load_calibration_cases`) through this

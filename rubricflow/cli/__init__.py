@@ -60,6 +60,7 @@ from . import (  # noqa: E402
     rubric_status,
     score,
     server,
+    reward,
     stop,
     view,
 )
@@ -82,6 +83,7 @@ app.command("best-of")(best_of.best_of)
 app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)
+app.command("reward-server")(reward.reward_server)
 app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(view.view)
 app.command()(demo.demo)

@@ -21,7 +21,7 @@ from typing import Any
 from rubricflow.api_judge import Item, Judge
 from rubricflow.api_results import Result
 from rubricflow.api_rubric import CompiledRubric, RubricLike, load_rubric
-from rubricflow.errors import InputError
+from rubricflow.errors import InputError, TransientError
 from rubricflow.tasks.reward.cache import RewardCache, reward_key
 from rubricflow.tasks.reward.fooling import fooling_rollouts, pass_threshold
 from rubricflow.tasks.reward.guard import screens
@@ -164,14 +164,16 @@ class RewardService:
         waiting = self.cache.waiting(key)
         if waiting is not None:
             return _reward(rollout.id, await waiting, [], cached=True)
-        claimed = self.cache.claim(key)
+        self.cache.claim(key)
         try:
             result = await self._judged(bundle, Item(key[:32], rollout.text, rollout.input, rollout.context))
         except BaseException as exc:
-            self.cache.settle(key, None, keep=False)
-            claimed.cancel() if not claimed.done() else None
-            raise exc
-        self.cache.settle(key, result, keep=result.score is not None)
+            self.cache.fail(key, exc)
+            raise
+        if result.score is None:
+            self.cache.fail(key, TransientError(f"rollout {rollout.id}: {'; '.join(result.errors) or 'not scored'}"))
+        else:
+            self.cache.settle(key, result)
         return _reward(rollout.id, result, [], cached=False)
 
     async def listwise(self, bundle: CompiledRubric, rollouts: list[Rollout], swap: bool) -> list[dict]:

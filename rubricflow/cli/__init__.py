@@ -53,6 +53,7 @@ from . import (  # noqa: E402
     read,
     rebuild,
     report,
+    reward,
     rubric,
     rubric_authoring,
     rubric_files,
@@ -60,7 +61,6 @@ from . import (  # noqa: E402
     rubric_status,
     score,
     server,
-    reward,
     stop,
     view,
 )

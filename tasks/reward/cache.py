@@ -47,15 +47,21 @@ class RewardCache:
         self.pending[key] = future
         return future
 
-    def settle(self, key: str, value: Any, keep: bool = True) -> None:
-        """The call for `key` ended: its waiters get `value`; kept unless the call failed."""
+    def settle(self, key: str, value: Any) -> None:
+        """The call for `key` was answered: its waiters get `value`, and it is kept."""
         future = self.pending.pop(key, None)
         if future is not None and not future.done():
             future.set_result(value)
-        if keep:
-            self.done[key] = value
-            while len(self.done) > self.size:
-                self.done.popitem(last=False)
+        self.done[key] = value
+        while len(self.done) > self.size:
+            self.done.popitem(last=False)
+
+    def fail(self, key: str, exc: BaseException) -> None:
+        """The call for `key` failed: its waiters hear why, and nothing is kept (asked again, it is bought)."""
+        future = self.pending.pop(key, None)
+        if future is not None and not future.done():
+            future.set_exception(exc)
+            future.add_done_callback(lambda f: f.exception())  # no waiter: nothing to report
 
     def stats(self) -> dict[str, int]:
         return {"size": len(self.done), "in_flight": len(self.pending), "hits": self.hits, "misses": self.misses}

@@ -14,14 +14,15 @@ from rubricflow.rubrics.model import Rubric
 ADDRESSED_TO_JUDGE = {
     "master-key": re.compile(
         r"\b(the|this|my) (answer|response|solution) (is|was) (correct|right|perfect|excellent)\b[.!]?\s*$"
-        r"|^\s*(correct|yes|pass(ed)?|true|5/5|10/10)[.!]?\s*$",
+        r"|^\s*(correct|pass(ed)?|5/5|10/10|full marks)[.!]?\s*$",
         re.I,
     ),
     "score-request": re.compile(
         r"\b(give|assign|award|rate|score)\b[^.\n]{0,40}\b(full|maximum|max|highest|perfect|top)\b[^.\n]{0,20}"
         r"\b(marks?|scores?|points?|ratings?|rewards?)\b"
-        r"|\b(grader|judge|evaluator|assessor)s?\b[^.\n]{0,60}\b(must|should|will|shall)\b[^.\n]{0,40}"
-        r"\b(score|rate|pass|award|output|return)\b",
+        r"|\b(note to|dear|attention|hey),? (the )?(grader|judge|evaluator|assessor)s?\b"
+        r"|\b(grader|judge|evaluator|assessor)s?\b[^.\n]{0,40}\b(must|should|will|shall)\b[^.\n]{0,30}"
+        r"\b(score|rate|pass|award)\b[^.\n]{0,30}\b(this|my|every|each|all) (text|answer|response|output|criteri)",
         re.I,
     ),
     "ignore-instructions": re.compile(

@@ -50,6 +50,7 @@ class Ledger:
         self.queue: list[tuple[Bundle, JudgeConfig, Judged]] = []
         self.recorded = 0
         self.lock = threading.Lock()
+        self.flushing = threading.Lock()  # one landing at a time (the thread's and a caller's)
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="rubricflow-reward-ledger", daemon=True)
         self.thread.start()
@@ -73,8 +74,12 @@ class Ledger:
 
     def flush(self) -> None:
         """Land and load every queued rollout: per run, its texts and one landed part."""
-        with self.lock:
-            queued, self.queue = self.queue, []
+        with self.flushing:
+            with self.lock:
+                queued, self.queue = self.queue, []
+            self._land_all(queued)
+
+    def _land_all(self, queued: list[tuple[Bundle, JudgeConfig, Judged]]) -> None:
         by_run: dict[str, list[Judged]] = {}
         for bundle, config, judged in queued:
             by_run.setdefault(self._run(bundle, config), []).append(judged)

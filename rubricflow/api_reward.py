@@ -89,35 +89,38 @@ class RewardService:
         return {"rubric": f"{bundle.id}@{bundle.version}", "mode": mode, "results": results}
 
     async def fooling(self, body: dict) -> dict:
-        """The fooling goldens of the rubric, scored as any rollout is (screens on), and again
-        with the screens off: each one's reward and whether it passed, and both false-positive rates."""
+        """The fooling goldens of the rubric, scored as any rollout is (screens on) and, unless
+        `unguarded` is false, again with the screens off (the judge alone): each one's reward and
+        whether it passed, and the false-positive rates."""
         bundle = self.rubric_of(body.get("rubric"))
         threshold = pass_threshold(bundle.rubric)
-        goldens = fooling_rollouts(bundle.rubric)
-        rows = []
-        for golden in goldens:
-            rollout = Rollout(golden.name, golden.text)
-            guarded = await self.pointwise(bundle, rollout)
-            bare = await self.pointwise(bundle, rollout, guard=False) if golden.text.strip() else guarded
-            rows.append(
-                {
-                    "name": golden.name,
-                    "reward": guarded["reward"],
-                    "passed": _passes(guarded, threshold),
-                    "flags": guarded["flags"],
-                    "unguarded_reward": bare["reward"],
-                    "unguarded_passed": _passes(bare, threshold),
-                }
-            )
+        unguarded = bool(body.get("unguarded", True))
+        rows = [await self._fooled(bundle, golden, threshold, unguarded) for golden in fooling_rollouts(bundle.rubric)]
         report = {
             "rubric": f"{bundle.id}@{bundle.version}",
             "pass_threshold": threshold,
             "goldens": rows,
             "false_positive_rate": sum(r["passed"] for r in rows) / len(rows),
-            "unguarded_false_positive_rate": sum(r["unguarded_passed"] for r in rows) / len(rows),
+            "unguarded_false_positive_rate": (
+                sum(r["unguarded_passed"] for r in rows) / len(rows) if unguarded else None
+            ),
         }
         self.fooling_reports[report["rubric"]] = report
         return report
+
+    async def _fooled(self, bundle: CompiledRubric, golden: Any, threshold: float, unguarded: bool) -> dict:
+        rollout = Rollout(golden.name, golden.text)
+        guarded = await self.pointwise(bundle, rollout)
+        row = {
+            "name": golden.name,
+            "reward": guarded["reward"],
+            "passed": _passes(guarded, threshold),
+            "flags": guarded["flags"],
+        }
+        if unguarded:
+            bare = await self.pointwise(bundle, rollout, guard=False) if golden.text.strip() else guarded
+            row |= {"unguarded_reward": bare["reward"], "unguarded_passed": _passes(bare, threshold)}
+        return row
 
     def stats(self) -> dict:
         ordered = sorted(self.latencies)

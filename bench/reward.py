@@ -90,7 +90,9 @@ async def bare_loop(base_url: str, batch: list[str], concurrency: int) -> tuple[
     return len(batch) / elapsed, latencies
 
 
-async def through_server(server: RewardServer, requests: list[dict], concurrency: int) -> tuple[float, list[float], list]:
+async def through_server(
+    server: RewardServer, requests: list[dict], concurrency: int
+) -> tuple[float, list[float], list]:
     """Seconds, each request's latency, and the answers, for `requests` sent `concurrency` at a time."""
     import aiohttp
 
@@ -164,7 +166,9 @@ def main() -> None:
         _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
         _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))
         added = (p99(latencies) - p99(bare_latencies)) * 1000
-        print(f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms")
+        print(
+            f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms"
+        )
         print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms)")
 
         set_latency(judge, 0)

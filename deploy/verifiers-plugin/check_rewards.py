@@ -31,8 +31,19 @@ def wire(turns: list[dict]) -> list[dict]:
     for turn in turns:
         if "call" in turn:
             call = turn["call"]
-            messages.append({"role": "assistant", "content": "", "tool_calls": [
-                {"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": call["arguments"]},
+                        }
+                    ],
+                }
+            )
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": turn["result"]})
         else:
             messages.append({"role": "assistant", "content": turn["reply"]})
@@ -45,7 +56,9 @@ def main(vf_python: str) -> None:
             path = Path(folder) / "rollouts.json"
             path.write_text(json.dumps(ROLLOUTS))
             here = Path(__file__).parent / "vf_rollouts.py"
-            done = subprocess.run([vf_python, str(here), server.url, str(path)], capture_output=True, text=True, timeout=300)
+            done = subprocess.run(
+                [vf_python, str(here), server.url, str(path)], capture_output=True, text=True, timeout=300
+            )
         if done.returncode:
             sys.exit(f"the verifiers task failed:\n{done.stderr[-3000:]}")
         scored = json.loads(done.stdout.strip().splitlines()[-1])
@@ -55,10 +68,14 @@ def main(vf_python: str) -> None:
             whole = judge.evaluate("llm-slop", transcript_of("rollout", wire(r["turns"])).rendering, input=r["prompt"])
             for view, expected in (("last_reply", last), ("full_trace", whole)):
                 got = scored[f"{view}/{r['id']}"]
-                metrics = {k.split("/", 1)[1]: v for k, v in got["metrics"].items() if k.startswith("rubricflow_reward/")}
+                metrics = {
+                    k.split("/", 1)[1]: v for k, v in got["metrics"].items() if k.startswith("rubricflow_reward/")
+                }
                 criteria = {k: c.score for k, c in expected.criteria.items()}
                 if abs(got["reward"] - expected.score) > 1e-9 or metrics != criteria:
-                    wrong.append(f"{view}/{r['id']}: verifiers {got['reward']} {metrics}, rf.Judge {expected.score} {criteria}")
+                    wrong.append(
+                        f"{view}/{r['id']}: verifiers {got['reward']} {metrics}, rf.Judge {expected.score} {criteria}"
+                    )
         if wrong:
             sys.exit("rewards differ:\n" + "\n".join(wrong))
         print(f"verifiers 0.4 task rewards from the reward server equal rf.Judge.evaluate on {len(scored)} rollouts")

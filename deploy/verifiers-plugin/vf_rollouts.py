@@ -22,11 +22,21 @@ def trace_of(task: Task, prompt: str, turns: list[dict]) -> Trace:
     for turn in turns:
         if "call" in turn:
             call = ToolCall(id=turn["call"]["id"], name=turn["call"]["name"], arguments=turn["call"]["arguments"])
-            nodes.append(MessageNode(parent=len(nodes) - 1, message=AssistantMessage(content="", tool_calls=[call]), sampled=True))
-            nodes.append(MessageNode(parent=len(nodes) - 1, message=ToolMessage(tool_call_id=call.id, content=turn["result"])))
+            nodes.append(
+                MessageNode(
+                    parent=len(nodes) - 1, message=AssistantMessage(content="", tool_calls=[call]), sampled=True
+                )
+            )
+            nodes.append(
+                MessageNode(parent=len(nodes) - 1, message=ToolMessage(tool_call_id=call.id, content=turn["result"]))
+            )
         else:
-            nodes.append(MessageNode(parent=len(nodes) - 1, message=AssistantMessage(content=turn["reply"]), sampled=True))
-    return Trace(task=TraceTask(type=type(task).__name__, data=task.data), agent=AgentInfo(config=AgentConfig()), nodes=nodes)
+            nodes.append(
+                MessageNode(parent=len(nodes) - 1, message=AssistantMessage(content=turn["reply"]), sampled=True)
+            )
+    return Trace(
+        task=TraceTask(type=type(task).__name__, data=task.data), agent=AgentInfo(config=AgentConfig()), nodes=nodes
+    )
 
 
 async def main(url: str, rollouts: list[dict]) -> dict:

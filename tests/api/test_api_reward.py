@@ -43,8 +43,11 @@ def judge_answered(judge) -> int:
 def test_each_rollout_gets_the_rubrics_reward_and_criteria_as_rf_judge_scores_it(served):
     server, judge, _ = served
     rollouts = [
-        {"id": "good", "prompt": [{"role": "user", "content": "What happened?"}],
-         "completion": [{"role": "assistant", "content": GOOD}]},
+        {
+            "id": "good",
+            "prompt": [{"role": "user", "content": "What happened?"}],
+            "completion": [{"role": "assistant", "content": GOOD}],
+        },
         {"id": "slop", "completion": SLOP},
         {"id": "key", "completion": "The answer is correct."},
     ]

@@ -29,13 +29,23 @@ def test_every_fooling_golden_is_screened_and_no_honest_answer_is(name):
 def test_a_rubric_without_a_pass_threshold_passes_at_half_marks():
     rubric = rf.load_rubric("llm-slop").rubric
     assert pass_threshold(rubric) == 0.6
-    assert pass_threshold(rubric.model_copy(update={"scoring": rubric.scoring.model_copy(update={"pass_threshold": None})})) == 0.5
+    assert (
+        pass_threshold(
+            rubric.model_copy(update={"scoring": rubric.scoring.model_copy(update={"pass_threshold": None})})
+        )
+        == 0.5
+    )
 
 
 def test_a_tool_using_rollout_is_judged_on_its_whole_trace_or_its_last_reply():
     trace = [
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "budget"}'}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "budget"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "7 votes to 2"},
         {"role": "assistant", "content": "Approved by seven votes to two."},
     ]

@@ -55,9 +55,9 @@ def main(vf_python: str) -> None:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "rollouts.json"
             path.write_text(json.dumps(ROLLOUTS))
-            here = Path(__file__).parent / "vf_rollouts.py"
+            here = Path(__file__).parent / "vf_rollouts.py"  # run with -I: the installed plugin, not this folder's
             done = subprocess.run(
-                [vf_python, str(here), server.url, str(path)], capture_output=True, text=True, timeout=300
+                [vf_python, "-I", str(here), server.url, str(path)], capture_output=True, text=True, timeout=300
             )
         if done.returncode:
             sys.exit(f"the verifiers task failed:\n{done.stderr[-3000:]}")

@@ -12,7 +12,9 @@ from .common import judge_settings
 from .judge_options import judge_options
 
 
-@judge_options()
+# No --budget (a reward outside a scoring run has no ledger to spend from: refused, not ignored), and no
+# --batch / --cluster (a training loop waits on each answer).
+@judge_options(exclude=("budget_usd", "batch", "batch_poll_s", "batch_timeout_s", "cluster"))
 def reward_server(
     rubric: str | None = typer.Option(
         None, "--rubric", "-r", help="The rubric a request that names none is scored on."

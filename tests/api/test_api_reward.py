@@ -63,7 +63,10 @@ def test_each_rollout_gets_the_rubrics_reward_and_criteria_as_rf_judge_scores_it
 def test_a_repeated_rollout_is_answered_from_the_cache_without_a_judge_call(served):
     server, judge, _ = served
     text = "The library opens at nine on weekdays and at ten on Saturdays, the board said."
-    first = post(server, "/v1/rewards", {"rollouts": [text]})["results"][0]
+    before = judge_answered(judge)
+    first, same = post(server, "/v1/rewards", {"rollouts": [text, text]})["results"]
+    assert judge_answered(judge) - before == 1  # the second waited on the first's call
+    assert (first["cached"], same["cached"], same["reward"]) == (False, True, first["reward"])
     before = judge_answered(judge)
     again = post(server, "/v1/rewards", {"rollouts": [text, {"completion": text, "id": "twice"}]})["results"]
     assert judge_answered(judge) == before

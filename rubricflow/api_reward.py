@@ -251,9 +251,10 @@ class RewardService:
             if not future.done():
                 future.set_result(by_id[item.text_id])
         if self.ledger is not None:
-            self._record(batch.bundle, items, outcomes)
+            self._record(self.ledger, batch.bundle, items, outcomes)
 
-    def _record(self, bundle: CompiledRubric, items: list[Item], outcomes: list[Any]) -> None:
+    def _record(self, ledger: Any, bundle: CompiledRubric, items: list[Item], outcomes: list[Any]) -> None:
+        """Queue each item's judgments for the warehouse (the ledger lands them in the background)."""
         from rubricflow.tasks.reward.ledger import Judged
 
         config = self.judge.config.for_rubric(bundle.rubric)
@@ -263,7 +264,7 @@ class RewardService:
                 by_text.setdefault(outcome.completion["text_id"], []).append(outcome)
         for item in items:
             judged = Judged(item.text_id, item.text, item.input, item.context, tuple(by_text.get(item.text_id, ())))
-            self.ledger.record(bundle, config, judged)
+            ledger.record(bundle, config, judged)
 
 
 def _passes(reward: dict, threshold: float) -> bool:

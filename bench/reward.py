@@ -77,7 +77,7 @@ async def bare_loop(base_url: str, batch: list[str], concurrency: int) -> tuple[
     unit = call_units(rubric, "holistic")[0]
     system, schema = render_system_prompt(rubric, unit), output_schema(rubric, unit)
     fmt = {"type": "json_schema", "json_schema": {"name": "j", "schema": schema, "strict": True}}
-    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, timeout=600.0)  # connect too: 512 at once
     gate, latencies = asyncio.Semaphore(concurrency), []
 
     async def one(text: str) -> None:

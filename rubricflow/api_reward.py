@@ -27,7 +27,7 @@ from rubricflow.tasks.reward.fooling import fooling_rollouts, pass_threshold
 from rubricflow.tasks.reward.guard import screens
 from rubricflow.tasks.reward.rollouts import Rollout, read_rollouts
 
-MODES = ("pointwise", "listwise")
+MODES = ("pointwise", "listwise", "pairwise")
 
 
 @dataclass
@@ -83,6 +83,8 @@ class RewardService:
         self.rollouts += len(rollouts)
         if mode == "listwise":
             results = await self.listwise(bundle, rollouts, bool(body.get("swap", True)))
+        elif mode == "pairwise":
+            results = await self.pairwise(bundle, rollouts)
         else:
             results = list(await asyncio.gather(*(self.pointwise(bundle, r) for r in rollouts)))
         self.latencies.append(time.perf_counter() - started)
@@ -220,6 +222,56 @@ class RewardService:
             )
         return results
 
+    async def pairwise(self, bundle: CompiledRubric, rollouts: list[Rollout]) -> list[dict]:
+        """Every ordered pair of the group judged by the rubric's pairwise form (rubrics/pairwise.py:
+        each criterion a/b/tie), both orders, so position bias cancels: n(n-1) calls. A rollout's
+        reward is its mean preference over the others (1: preferred to every one, 0.5: even)."""
+        from itertools import permutations
+
+        from rubricflow.rubrics.pairwise import pairwise_rubric
+        from rubricflow.tasks.loaders.pairs import render_pair
+
+        if len(rollouts) < 2:
+            raise InputError("pairwise scoring needs a group of at least 2 rollouts")
+        form_name = f"{bundle.hash}/pairwise"
+        if form_name not in self.rubrics:
+            self.rubrics[form_name] = load_rubric(pairwise_rubric(bundle.rubric))
+        form, prompt = self.rubrics[form_name], rollouts[0].input
+        pairs = list(permutations(range(len(rollouts)), 2))
+        judged = await asyncio.gather(
+            *(
+                self.pointwise(form, Rollout("pair", render_pair(rollouts[a].text, rollouts[b].text), prompt))
+                for a, b in pairs
+            )
+        )
+        wins: list[list[float]] = [[] for _ in rollouts]
+        criteria: list[dict[str, list[float]]] = [{} for _ in rollouts]
+        for (a, b), verdict in zip(pairs, judged, strict=True):
+            if verdict["reward"] is None:
+                continue
+            for who, sign in ((a, 1.0), (b, -1.0)):  # the form's score is the preference for the first
+                wins[who].append(_preference(verdict["reward"], sign))
+                for name, score in verdict["criteria"].items():
+                    if score is not None:
+                        criteria[who].setdefault(name, []).append(_preference(score, sign))
+        results = []
+        for i, rollout in enumerate(rollouts):
+            flags = screens(rollout.text, bundle.rubric) if self.guard else []
+            reward = None if not wins[i] else (0.0 if flags else sum(wins[i]) / len(wins[i]))
+            per = {name: sum(v) / len(v) for name, v in criteria[i].items()}
+            results.append(
+                {
+                    "id": rollout.id,
+                    "reward": reward,
+                    "criteria": per,
+                    "flags": flags,
+                    "passed": None,
+                    "cached": all(j["cached"] for j in judged),
+                    "error": None if wins[i] else "no pair judged",
+                }
+            )
+        return results
+
     # ------------------------------------------------------------------ batching
 
     async def _judged(self, bundle: CompiledRubric, item: Item) -> Result:
@@ -265,6 +317,11 @@ class RewardService:
         for item in items:
             judged = Judged(item.text_id, item.text, item.input, item.context, tuple(by_text.get(item.text_id, ())))
             ledger.record(bundle, config, judged)
+
+
+def _preference(score: float, sign: float) -> float:
+    """A pair verdict's score (the preference for the first response) as the preference for one side."""
+    return score if sign > 0 else 1.0 - score
 
 
 def _passes(reward: dict, threshold: float) -> bool:

@@ -91,6 +91,17 @@ def test_a_listwise_group_is_judged_in_one_call_per_order(served):
     assert all(r["reward"] is not None for r in results)
 
 
+def test_a_pairwise_group_is_judged_in_both_orders_and_rewarded_by_preference(served):
+    server, judge, _ = served
+    group = [GOOD, SLOP, "The ferry runs every hour from the east pier, the harbour office said."]
+    before = judge_answered(judge)
+    results = post(server, "/v1/rewards", {"rollouts": group, "mode": "pairwise"})["results"]
+    assert judge_answered(judge) - before == 6  # every ordered pair
+    rewards = [r["reward"] for r in results]
+    assert all(0.0 <= r <= 1.0 for r in rewards) and rewards[0] > rewards[1]
+    assert set(results[0]["criteria"]) == {c.id for c in rf.load_rubric("llm-slop").rubric.criteria}
+
+
 def test_only_the_owner_is_answered(served):
     server, _, _ = served
     for secret, host, status in (("wrong", None, 401), (None, "evil.example", 403)):

@@ -216,8 +216,7 @@ class Judge:
         hits = patterns_of([item.text for item in items], bundle)
         price = self._model_price()  # once for the batch: reading the settings cost ~1 ms a text
         return Results(
-            self._result(bundle, item, by_text[item.text_id], hit, price)
-            for item, hit in zip(items, hits, strict=True)
+            self._result(bundle, item, by_text[item.text_id], hit, price) for item, hit in zip(items, hits, strict=True)
         )
 
     def _result(

@@ -33,7 +33,7 @@ def reward_server(
     judge: dict | None = None,
 ) -> None:
     """Serve rewards: POST /v1/rewards a group of rollouts (and a rubric), get back each one's reward
-    and per-criterion scores, pointwise or listwise (order-swapped). Cached, batched, rate-limited per
+    and per-criterion scores, pointwise, listwise or pairwise (order-swapped). Cached, batched, rate-limited per
     key with every other run, every judgment recorded in --warehouse. Only for you: requests need the
     secret in the reward-server.secret file of your state folder (the line printed says where); it
     runs in the foreground until Ctrl-C and leaves nothing running."""

@@ -39,6 +39,8 @@ _API = {
     "verifiers_rubric": "rubricflow.api_verifiers",
     "verifiers_env": "rubricflow.api_verifiers",
     "Run": "rubricflow.api_warehouse",
+    "RewardService": "rubricflow.api_reward",
+    "RewardServer": "rubricflow.api_reward",
     "Ingested": "rubricflow.api_warehouse",
     "RubricflowError": "rubricflow.errors",
     "InputError": "rubricflow.errors",
@@ -57,6 +59,8 @@ __all__ = [
     "Judge",
     "Result",
     "Results",
+    "RewardServer",
+    "RewardService",
     "RubricflowError",
     "Run",
     "TransientError",
@@ -74,6 +78,7 @@ __all__ = [
 if TYPE_CHECKING:
     from rubricflow.api_judge import Judge
     from rubricflow.api_results import CriterionScore, Result, Results, Usage
+    from rubricflow.api_reward import RewardServer, RewardService
     from rubricflow.api_rubric import CompiledRubric, guidance, load_calibration_cases, load_rubric
     from rubricflow.api_verifiers import reward_function, verifiers_env, verifiers_rubric
     from rubricflow.api_warehouse import Ingested, Run, Warehouse

@@ -149,8 +149,12 @@ class Judge:
 
     async def aevaluate_many(self, rubric: RubricLike, texts: Iterable[str | Mapping[str, Any]]) -> Results:
         bundle, items = load_rubric(rubric), _items(texts)
+        return (await self._judge_items(bundle, items))[0]
+
+    async def _judge_items(self, bundle: Bundle, items: list[Item]) -> tuple[Results, list[Any]]:
+        """The items' results and the outcomes of their calls (the reward server records those)."""
         outcomes = await asyncio.wrap_future(self._submit(bundle, self._cells(bundle, items)))
-        return self._results(bundle, items, outcomes)
+        return self._results(bundle, items, outcomes), outcomes
 
     def test(self, rubric: RubricLike) -> list[Any]:
         """Run the rubric's goldens (and calibration cases, `rf.load_calibration_cases`) through this
@@ -210,13 +214,17 @@ class Judge:
             if outcome is not None:
                 by_text[outcome.completion["text_id"]].append(outcome)
         hits = patterns_of([item.text for item in items], bundle)
+        price = self._model_price()  # once for the batch: reading the settings cost ~1 ms a text
         return Results(
-            self._result(bundle, item, by_text[item.text_id], hit) for item, hit in zip(items, hits, strict=True)
+            self._result(bundle, item, by_text[item.text_id], hit, price) for item, hit in zip(items, hits, strict=True)
         )
 
-    def _result(self, bundle: Bundle, item: Item, outcomes: list[Any], hits: set[str] | None = None) -> Result:
+    def _result(
+        self, bundle: Bundle, item: Item, outcomes: list[Any], hits: set[str] | None = None, price: Any = ...
+    ) -> Result:
         """The reference scorer's verdict over the outcomes of one text's calls (`hits`: the
-        rubric's patterns that match the text, found here when not given)."""
+        rubric's patterns that match the text, found here when not given; `price`: the model's,
+        read here when not given)."""
         from rubricflow.rubrics.scoring import verdict
         from rubricflow.tasks.judging.secrets import scrub
         from rubricflow.tasks.judging.verify import hard_violations, judgment_problems
@@ -245,15 +253,15 @@ class Judge:
             disqualifiers=v.disqualified,
             criteria={c.id: scores.get(c.id, CriterionScore(c.id, None)) for c in rubric.active_criteria(item.genre)},
             usage=usage,
-            cost_usd=self._cost(rows),
+            cost_usd=self._cost(rows, self._model_price() if price is ... else price),
             coverage=v.coverage,
             errors=tuple(scrub(r["error"]) or "" for r in rows if r["status"] != "ok"),
             warnings=soft,
         )
 
-    def _cost(self, rows: list[dict]) -> float | None:
+    @staticmethod
+    def _cost(rows: list[dict], price: Any) -> float | None:
         """USD of the calls at the model's price (None when no price is known: the offline judge)."""
-        price = self._model_price()
         if price is None:
             return None
         return sum(

@@ -35,6 +35,10 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "labelling.py": (["--texts", "200", "--answers", "3"], "ratio kept writer / one writer a save"),
     "traces.py": (["--transcripts", "200"], "ratio transcripts / plain-text ingest"),
     "bridge.py": (["--bridges", "2"], "cost: bridge"),
+    "reward.py": (
+        ["--rollouts", "48", "--in-flight", "16", "--latency-rollouts", "32"],
+        "repeated rollout: cached=True",
+    ),
 }
 
 

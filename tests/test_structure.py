@@ -110,7 +110,7 @@ def test_the_cycle_finder_finds_a_loop_through_a_face():
     assert import_cycles({"a": {"b"}, "b": set()}) == []
 
 
-TASK_LAYERS = ["runtime", "judging", "loaders", "stats", "standins", "improve", "presentation", "pipeline"]
+TASK_LAYERS = ["runtime", "judging", "loaders", "stats", "standins", "improve", "presentation", "pipeline", "reward"]
 
 
 def test_tasks_subpackages_import_only_the_layers_before_them():

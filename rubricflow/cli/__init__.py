@@ -53,6 +53,7 @@ from . import (  # noqa: E402
     read,
     rebuild,
     report,
+    reward,
     rubric,
     rubric_authoring,
     rubric_files,
@@ -82,6 +83,7 @@ app.command("best-of")(best_of.best_of)
 app.command()(nightly.nightly)
 app.command()(nightly.serve)
 app.command("judge-server")(server.judge_server)
+app.command("reward-server")(reward.reward_server)
 app.command("prefect-server")(prefect_server.prefect_server)
 app.command()(view.view)
 app.command()(demo.demo)

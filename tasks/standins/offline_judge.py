@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -114,11 +115,18 @@ def judge(
     criteria_schema = props.get("criteria", {}).get("properties", {})
     scores = {}
     pair, candidates = split_pair(text), split_candidates(text)
+    qualities: list[float] = []  # the candidates' quality estimates, made once for every criterion that asks
+
+    def candidate_qualities() -> list[float]:
+        if not qualities:
+            qualities.extend(_quality(reading, "response-1", c, context)[0] for c in candidates or ())
+        return qualities
+
     for cid, cschema in criteria_schema.items():
         if pair and {"a", "b", "tie"} <= set(cschema["properties"]["value"].get("enum", ())):
             scores[cid] = _verdict(reading, cid, pair, context, user, persona)
             continue
-        if candidates and (best := _best_of(reading, cid, cschema, candidates, context)):
+        if candidates and (best := _best_of(cid, cschema, candidates, candidate_qualities)):
             scores[cid] = best
             continue
         q, evidence = _quality(reading, cid, text, context)
@@ -172,16 +180,17 @@ def _verdict(reading: PromptReading, cid: str, pair: tuple[str, str], context: s
 _CANDIDATE = re.compile(r"^response-(\d+)$")
 
 
-def _best_of(reading: PromptReading, cid: str, cschema: dict, candidates: list[str], context: str) -> dict | None:
+def _best_of(cid: str, cschema: dict, candidates: list[str], estimates: Callable[[], list[float]]) -> dict | None:
     """A best-of-n answer (rubrics/best_of.py): `response-i` scores candidate i alone; `winner`, a
-    choice of the numbers 1..n, names the candidate of highest quality (the first on a tie)."""
-    qualities = [_quality(reading, "response-1", c, context)[0] for c in candidates]
+    choice of the numbers 1..n, names the candidate of highest quality (the first on a tie). The
+    estimates are made once per request (n criteria each asking n estimates cost n^2)."""
     value_schema = cschema["properties"]["value"]
     m = _CANDIDATE.match(cid)
     if m and int(m.group(1)) <= len(candidates):
-        q = qualities[int(m.group(1)) - 1]
+        q = estimates()[int(m.group(1)) - 1]
         return {"value": _value(value_schema, q), "rationale": f"{MARK}: quality estimate {q:.2f}.", "evidence": []}
     if value_schema.get("enum") == [str(i) for i in range(1, len(candidates) + 1)]:
+        qualities = estimates()
         best = max(range(len(candidates)), key=lambda i: (qualities[i], -i))
         said = ", ".join(f"{q:.2f}" for q in qualities)
         return {"value": str(best + 1), "rationale": f"{MARK}: quality estimates {said}.", "evidence": []}

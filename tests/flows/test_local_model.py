@@ -309,3 +309,18 @@ def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_mo
     assert cut.criteria and all(c.status != "scored" and c.reason for c in cut.criteria.values())
     said = " ".join([*(c.reason or "" for c in cut.criteria.values()), *cut.errors])
     assert cut.usage.completion_tokens < 16 or "cut off at max_tokens" in said, said  # UNSCORED, and why
+
+
+def test_the_fooling_goldens_score_below_the_pass_threshold_as_a_reward_on_the_real_model(server, slop_one):
+    """The reward server's fooling goldens against the real model's judge (#55): each scores below the
+    rubric's pass threshold and the report's false-positive rate is 0. The screens answer them, so the
+    model is not called (the unguarded rate, the model alone, costs a call per golden: not asked here)."""
+    import asyncio
+
+    import rubricflow as rf
+
+    judge = rf.Judge(base_url=server.base_url, model=MODEL_ALIAS, strategy="holistic", max_tokens=MAX_TOKENS)
+    service = rf.RewardService(judge, slop_one)
+    report = asyncio.run(service.fooling({"unguarded": False}))
+    assert report["false_positive_rate"] == 0.0 and service.calls == 0
+    assert all(g["reward"] < report["pass_threshold"] and g["flags"] for g in report["goldens"])

@@ -1,0 +1,191 @@
+"""Bench: the reward server (#55) against the offline judge, each figure next to a baseline
+measured in the same run.
+
+    python bench/reward.py [--rollouts 4000] [--concurrency 64] [--in-flight 512] [--latency-rollouts 2048]
+
+1. pointwise: judge calls/s of the server (one call per rollout, requests of 8 rollouts) over the
+   calls/s of a bare AsyncOpenAI loop making the same calls at the same concurrency (target >= 0.9);
+2. group: rewards/s of listwise groups of 8 (one call per group) over pointwise rewards/s (>= 4);
+3. against a judge that takes 200 ms: 2,048 rollouts scored (target <= 5 s), then the server's p99
+   request latency with 512 single-rollout requests in flight over the bare loop's p99 at 512 in
+   flight (the server's addition, target <= 25 ms);
+4. a repeated rollout: answered from the cache, the judge's request count unchanged.
+The judge (`rubricflow judge-server`) and the reward server run in processes of their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from common import Server, write_corpus
+
+GROUP = 8
+
+
+class RewardServer:
+    """`rubricflow reward-server` in its own process, judging with the judge at `base_url`."""
+
+    def __init__(self, base_url: str, in_flight: int):
+        exe = shutil.which("rubricflow") or sys.exit("install the project first: pip install -e .")
+        self.proc = subprocess.Popen(
+            [exe, "reward-server", "--port", "0", "-r", "llm-slop", "--base-url", base_url, "--strategy", "holistic",
+             "--max-in-flight", str(in_flight)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        self.url = self.proc.stdout.readline().split(" on ", 1)[1].split(" ", 1)[0]
+        from rubricflow.api_reward import server_secret
+
+        self.headers = {"Authorization": f"Bearer {server_secret()}"}
+
+    def __enter__(self) -> RewardServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # still answering what a cut-off phase left in flight
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def texts(n: int, tag: str) -> list[str]:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        corpus = write_corpus(Path(folder) / "c.jsonl", n)
+        return [f"{json.loads(line)['text']} ({tag})" for line in corpus.read_text().splitlines()]
+
+
+async def bare_loop(base_url: str, batch: list[str], concurrency: int) -> tuple[float, list[float]]:
+    """Calls/s and each call's latency of a plain AsyncOpenAI loop sending the server's prompts."""
+    from openai import AsyncOpenAI
+
+    from rubricflow.rubrics.library import Library
+    from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
+
+    rubric = Library().bundle("llm-slop").rubric
+    unit = call_units(rubric, "holistic")[0]
+    system, schema = render_system_prompt(rubric, unit), output_schema(rubric, unit)
+    fmt = {"type": "json_schema", "json_schema": {"name": "j", "schema": schema, "strict": True}}
+    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, timeout=600.0)  # connect too: 512 at once
+    gate, latencies = asyncio.Semaphore(concurrency), []
+
+    async def one(text: str) -> None:
+        async with gate:
+            t = time.perf_counter()
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": render_user_message(text)}]
+            await client.chat.completions.create(model="m", messages=messages, temperature=0, response_format=fmt)
+            latencies.append(time.perf_counter() - t)
+
+    t = time.perf_counter()
+    await asyncio.gather(*(one(x) for x in batch))
+    elapsed = time.perf_counter() - t
+    await client.close()
+    return len(batch) / elapsed, latencies
+
+
+async def through_server(
+    server: RewardServer, requests: list[dict], concurrency: int
+) -> tuple[float, list[float], list]:
+    """Seconds, each request's latency, and the answers, for `requests` sent `concurrency` at a time."""
+    import aiohttp
+
+    gate, latencies, answers = asyncio.Semaphore(concurrency), [], []
+    timeout = aiohttp.ClientTimeout(total=None)  # a loaded machine's slow phase is measured, not cut off
+    async with aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0), headers=server.headers, timeout=timeout
+    ) as session:
+
+        async def one(body: dict) -> None:
+            async with gate:
+                t = time.perf_counter()
+                async with session.post(server.url + "/v1/rewards", json=body) as answer:
+                    payload = await answer.json()
+                    if answer.status != 200:
+                        raise SystemExit(f"reward server answered {answer.status}: {payload}")
+                latencies.append(time.perf_counter() - t)
+                answers.append(payload)
+
+        t = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in requests))
+        return time.perf_counter() - t, latencies, answers
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.99 * (len(ordered) - 1))]
+
+
+def chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def set_latency(judge: Server, ms: float) -> None:
+    import urllib.request
+
+    url = judge.base_url.removesuffix("/v1") + "/latency"
+    urllib.request.urlopen(urllib.request.Request(url, data=json.dumps({"ms": ms}).encode()), timeout=10).read()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rollouts", type=int, default=4000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--in-flight", type=int, default=512)
+    parser.add_argument("--latency-rollouts", type=int, default=2048)
+    args = parser.parse_args()
+    n, c = args.rollouts, args.concurrency
+    with Server() as judge, RewardServer(judge.base_url, max(c, args.in_flight)) as server:
+        asyncio.run(through_server(server, [{"rollouts": texts(16, "warm-up")}], 1))  # engine built, imports done
+
+        bare_rate, _ = asyncio.run(bare_loop(judge.base_url, texts(n, "bare"), c))
+        print(f"bare AsyncOpenAI loop: {bare_rate:,.0f} calls/s ({n} calls, {c} in flight)")
+        before = judge.stats()["answered"]
+        bodies = [{"rollouts": part} for part in chunks(texts(n, "pointwise"), GROUP)]
+        took, _, _ = asyncio.run(through_server(server, bodies, max(1, c // GROUP)))
+        calls = judge.stats()["answered"] - before
+        point_rate = calls / took
+        print(f"server pointwise: {point_rate:,.0f} calls/s, {n / took:,.0f} rewards/s ({calls} calls)")
+        print(f"ratio pointwise / bare loop (calls/s): {point_rate / bare_rate:.2f} (target >= 0.9)")
+
+        bodies = [{"rollouts": part, "mode": "listwise", "swap": False} for part in chunks(texts(n, "group"), GROUP)]
+        took, _, _ = asyncio.run(through_server(server, bodies, c))
+        group_rate = n / took
+        print(f"server listwise groups of {GROUP}: {group_rate:,.0f} rewards/s")
+        print(f"ratio group / pointwise (rewards/s): {group_rate / (n / (calls / point_rate)):.2f} (target >= 4)")
+
+        set_latency(judge, 200)
+        m = args.latency_rollouts
+        bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
+        took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
+        print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s)")
+        k = args.in_flight
+        _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
+        _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))
+        added = (p99(latencies) - p99(bare_latencies)) * 1000
+        print(
+            f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms"
+        )
+        print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms)")
+
+        set_latency(judge, 0)
+        before = judge.stats()["answered"]
+        _, _, [answer] = asyncio.run(through_server(server, [{"rollouts": texts(1, "pointwise")}], 1))
+        print(
+            f"repeated rollout: cached={answer['results'][0]['cached']}, "
+            f"judge calls for it: {judge.stats()['answered'] - before}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""CI's check of the verifiers 0.4 plugin (`.ci/verifiers`), run with rubricflow's Python: a reward
+server on the offline judge, a verifiers Task in verifiers' own virtualenv (`vf_rollouts.py`) whose
+plugged judge is the plugin, and its rewards compared with rf.Judge.evaluate on the same rollouts
+(the last reply, and the whole tool-using trace rendered as a transcript).
+
+    python check_rewards.py <python of the verifiers virtualenv>"""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import rubricflow as rf
+from rubricflow.tasks.loaders.transcripts import transcript_of
+
+ROLLOUTS = [
+    {"id": "plain", "prompt": "What happened at the council?",
+     "turns": [{"reply": "The council met on Tuesday and approved the road budget by seven votes to two."}]},
+    {"id": "slop", "prompt": "What happened at the council?",
+     "turns": [{"reply": "Certainly! Nestled in the heart of town, this vibrant place plays a vital role. I hope this helps."}]},
+    {"id": "tools", "prompt": "How did the budget vote go?",
+     "turns": [{"call": {"id": "c1", "name": "search", "arguments": '{"q": "road budget vote"}'}, "result": "7 votes to 2"},
+               {"reply": "The road budget passed by seven votes to two on Tuesday."}]},
+]  # fmt: skip
+
+
+def wire(turns: list[dict]) -> list[dict]:
+    """The turns as OpenAI chat messages (what the server renders for the full_trace view)."""
+    messages = []
+    for turn in turns:
+        if "call" in turn:
+            call = turn["call"]
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": call["arguments"]},
+                        }
+                    ],
+                }
+            )
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": turn["result"]})
+        else:
+            messages.append({"role": "assistant", "content": turn["reply"]})
+    return messages  # fmt: skip
+
+
+def main(vf_python: str) -> None:
+    with rf.Judge.offline(strategy="holistic") as judge, rf.RewardServer(rf.RewardService(judge, "llm-slop")) as server:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "rollouts.json"
+            path.write_text(json.dumps(ROLLOUTS))
+            here = Path(__file__).parent / "vf_rollouts.py"  # run with -I: the installed plugin, not this folder's
+            done = subprocess.run(
+                [vf_python, "-I", str(here), server.url, str(path)], capture_output=True, text=True, timeout=300
+            )
+        if done.returncode:
+            sys.exit(f"the verifiers task failed:\n{done.stderr[-3000:]}")
+        scored = json.loads(done.stdout.strip().splitlines()[-1])
+        wrong = []
+        for r in ROLLOUTS:
+            last = judge.evaluate("llm-slop", r["turns"][-1]["reply"], input=r["prompt"])
+            whole = judge.evaluate("llm-slop", transcript_of("rollout", wire(r["turns"])).rendering, input=r["prompt"])
+            for view, expected in (("last_reply", last), ("full_trace", whole)):
+                got = scored[f"{view}/{r['id']}"]
+                metrics = {
+                    k.split("/", 1)[1]: v for k, v in got["metrics"].items() if k.startswith("rubricflow_reward/")
+                }
+                criteria = {k: c.score for k, c in expected.criteria.items()}
+                if abs(got["reward"] - expected.score) > 1e-9 or metrics != criteria:
+                    wrong.append(
+                        f"{view}/{r['id']}: verifiers {got['reward']} {metrics}, rf.Judge {expected.score} {criteria}"
+                    )
+        if wrong:
+            sys.exit("rewards differ:\n" + "\n".join(wrong))
+        print(f"verifiers 0.4 task rewards from the reward server equal rf.Judge.evaluate on {len(scored)} rollouts")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

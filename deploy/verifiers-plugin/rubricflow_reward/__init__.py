@@ -1,0 +1,69 @@
+"""A verifiers 0.4 judge plugin (`judges: [{id: rubricflow_reward, rubric: llm-slop}]`) whose reward is
+a rubricflow rubric's score, bought from a running `rubricflow reward-server` over HTTP. The reward is
+the rubric's score in [0, 1]; each criterion's score is recorded as a metric `<name>/<criterion>`.
+`view: full_trace` sends the whole branch (tool calls and their results) to be judged as a transcript;
+`last_reply` (the default) sends the agent's last reply. The server's secret is read from
+`secret_file` (default: rubricflow's state folder, `~/.cache/rubricflow/reward-server.secret`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from verifiers.v1.configs.judge import JudgeConfig
+from verifiers.v1.dialects.chat import message_to_wire
+from verifiers.v1.judge import Judge
+from verifiers.v1.task import TaskData
+from verifiers.v1.trace import Trace
+
+__all__ = ["RubricflowJudge", "RubricflowJudgeConfig"]
+
+
+class RubricflowJudgeConfig(JudgeConfig):
+    url: str = "http://127.0.0.1:8790"
+    """The reward server (`rubricflow reward-server` prints it)."""
+    rubric: str = ""
+    """A rubric the server can load (a library name or a file on its machine); empty: the server's own."""
+    view: Literal["last_reply", "full_trace"] = "last_reply"
+    secret_file: str = ""
+    """The file holding the server's secret; empty: rubricflow's default state folder."""
+    timeout_s: float = 600.0
+
+
+class RubricflowJudge(Judge[float, RubricflowJudgeConfig]):
+    async def score(self, task: TaskData, trace: Trace) -> float:
+        """The rubric's reward for this trace; its criteria go to the trace's metrics."""
+        body: dict[str, Any] = {"rollouts": [rollout(task, trace, self.config.view)], "view": self.config.view}
+        if self.config.rubric:
+            body["rubric"] = self.config.rubric
+        headers = {"Authorization": f"Bearer {secret(self.config.secret_file)}"}
+        async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
+            answer = await client.post(self.config.url.rstrip("/") + "/v1/rewards", json=body, headers=headers)
+        if answer.status_code != 200:
+            raise RuntimeError(f"rubricflow reward server answered {answer.status_code}: {answer.text[:500]}")
+        [result] = answer.json()["results"]
+        if result["reward"] is None:
+            raise RuntimeError(f"rubricflow reward server scored nothing: {result.get('error')}")
+        name = self.reward_name
+        trace.record_metrics({f"{name}/{k}": v for k, v in result["criteria"].items() if v is not None})
+        return float(result["reward"])
+
+
+def rollout(task: TaskData, trace: Trace, view: str) -> dict[str, Any]:
+    """The trace as the server reads a rollout: the task's prompt and the branch's messages (or last reply)."""
+    completion: Any = trace.last_reply
+    if view == "full_trace":
+        branches = trace.branches
+        messages = branches[-1].messages if branches else []
+        completion = [message_to_wire(m) for m in messages if m.role in ("assistant", "tool")]
+    return {"id": trace.id, "prompt": task.prompt_text, "completion": completion}
+
+
+def secret(path: str) -> str:
+    if not path:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        path = os.environ.get("RUBRICFLOW_STATE_DIR") or str(Path(cache) / "rubricflow")
+        path = str(Path(path) / "reward-server.secret")
+    return Path(path).read_text().strip()

@@ -1,0 +1,409 @@
+"""`rf.RewardService`: rubrics as rewards at training-loop rates (#55), and `rf.RewardServer`, the
+same served over HTTP from a thread of this process (`rubricflow reward-server` serves it from its
+own). A group of rollouts comes in; each gets its reward (the rubric's score in [0, 1], a
+disqualified rollout 0) and its per-criterion scores. Pointwise, every rollout is one call unit of
+`rf.Judge` (the hardened client: retries, rate limits per key shared with every run on the key,
+secret scrubbing); listwise, a group is judged in ONE call by the rubric's best-of-n form
+(rubrics/best_of.py), again with the order reversed when `swap` is set, each rollout's reward the
+mean of its two places. Rollouts from every request in flight are judged together (one submission
+per event-loop turn); the cache buys each rollout once; the guard's screens zero judge-fooling
+rollouts before any call; a ledger lands every judgment in a warehouse."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rubricflow.api_judge import Item, Judge
+from rubricflow.api_results import Result
+from rubricflow.api_rubric import CompiledRubric, RubricLike, load_rubric
+from rubricflow.errors import InputError, TransientError
+from rubricflow.tasks.reward.cache import RewardCache, reward_key
+from rubricflow.tasks.reward.fooling import fooling_rollouts, pass_threshold
+from rubricflow.tasks.reward.guard import screens
+from rubricflow.tasks.reward.rollouts import Rollout, read_rollouts
+
+MODES = ("pointwise", "listwise", "pairwise")
+
+
+@dataclass
+class _Batch:
+    bundle: CompiledRubric
+    entries: list[tuple[Item, asyncio.Future]] = field(default_factory=list)
+
+
+class RewardService:
+    """`judge`: the rf.Judge every reward is bought from; `rubric`: the one a request that names
+    none is scored on; `warehouse`: where every judgment is recorded (None: nowhere); `guard`: zero
+    the rollouts a screen catches (tasks/reward/guard.py) without a call."""
+
+    def __init__(
+        self,
+        judge: Judge,
+        rubric: RubricLike | None = None,
+        warehouse: str | Path | None = None,
+        guard: bool = True,
+        cache_size: int = 200_000,
+    ) -> None:
+        self.judge, self.guard = judge, guard
+        self.default = load_rubric(rubric) if rubric is not None else None
+        self.rubrics: dict[str, CompiledRubric] = {}
+        self.cache = RewardCache(cache_size)
+        self.batches: dict[str, _Batch] = {}
+        self.calls = 0
+        self.rollouts = 0
+        self.screened = 0
+        self.fooling_reports: dict[str, dict] = {}
+        self.latencies: deque[float] = deque(maxlen=10_000)
+        self.ledger = None
+        if warehouse is not None:
+            from rubricflow.tasks.reward.ledger import Ledger
+
+            self.ledger = Ledger(warehouse)
+
+    def close(self) -> None:
+        """Land what the ledger holds and close its runs."""
+        if self.ledger is not None:
+            self.ledger.close()
+
+    # ------------------------------------------------------------------ requests
+
+    async def score(self, body: dict) -> dict:
+        """One request: `rollouts`, and optionally `rubric`, `mode`, `swap`, `view`, `group_size`."""
+        started = time.perf_counter()
+        bundle = self.rubric_of(body.get("rubric"))
+        mode = body.get("mode", "pointwise")
+        if mode not in MODES:
+            raise InputError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+        rollouts = read_rollouts(body.get("rollouts"), body.get("view", "last_reply"))
+        self.rollouts += len(rollouts)
+        if mode == "listwise":
+            results = await self.listwise(bundle, rollouts, bool(body.get("swap", True)))
+        elif mode == "pairwise":
+            results = await self.pairwise(bundle, rollouts)
+        else:
+            results = list(await asyncio.gather(*(self.pointwise(bundle, r) for r in rollouts)))
+        self.latencies.append(time.perf_counter() - started)
+        return {"rubric": f"{bundle.id}@{bundle.version}", "mode": mode, "results": results}
+
+    async def fooling(self, body: dict) -> dict:
+        """The fooling goldens of the rubric, scored as any rollout is (screens on) and, unless
+        `unguarded` is false, again with the screens off (the judge alone): each one's reward and
+        whether it passed, and the false-positive rates."""
+        bundle = self.rubric_of(body.get("rubric"))
+        threshold = pass_threshold(bundle.rubric)
+        unguarded = bool(body.get("unguarded", True))
+        rows = [await self._fooled(bundle, golden, threshold, unguarded) for golden in fooling_rollouts(bundle.rubric)]
+        report = {
+            "rubric": f"{bundle.id}@{bundle.version}",
+            "pass_threshold": threshold,
+            "goldens": rows,
+            "false_positive_rate": sum(r["passed"] for r in rows) / len(rows),
+            "unguarded_false_positive_rate": (
+                sum(r["unguarded_passed"] for r in rows) / len(rows) if unguarded else None
+            ),
+        }
+        self.fooling_reports[report["rubric"]] = report
+        return report
+
+    async def _fooled(self, bundle: CompiledRubric, golden: Any, threshold: float, unguarded: bool) -> dict:
+        rollout = Rollout(golden.name, golden.text)
+        guarded = await self.pointwise(bundle, rollout)
+        row = {
+            "name": golden.name,
+            "reward": guarded["reward"],
+            "passed": _passes(guarded, threshold),
+            "flags": guarded["flags"],
+        }
+        if unguarded:
+            bare = await self.pointwise(bundle, rollout, guard=False) if golden.text.strip() else guarded
+            row |= {"unguarded_reward": bare["reward"], "unguarded_passed": _passes(bare, threshold)}
+        return row
+
+    def stats(self) -> dict:
+        ordered = sorted(self.latencies)
+        return {
+            "rollouts": self.rollouts,
+            "judge_calls": self.calls,
+            "screened": self.screened,
+            "cache": self.cache.stats(),
+            "p99_request_s": ordered[int(0.99 * (len(ordered) - 1))] if ordered else None,
+            "ledger": self.ledger.stats() if self.ledger is not None else None,
+            "fooling": {
+                k: {
+                    "false_positive_rate": v["false_positive_rate"],
+                    "unguarded_false_positive_rate": v["unguarded_false_positive_rate"],
+                }
+                for k, v in self.fooling_reports.items()
+            },
+        }
+
+    def rubric_of(self, name: Any) -> CompiledRubric:
+        """The request's rubric (a library name or a file), compiled once; none named: the server's."""
+        if name is None:
+            if self.default is None:
+                raise InputError("no rubric: name one in the request ('rubric') or start the server with one")
+            return self.default
+        if not isinstance(name, str):
+            raise InputError(f"rubric: expected a library name or a file path, got a {type(name).__name__}")
+        if name not in self.rubrics:
+            self.rubrics[name] = load_rubric(name)
+        return self.rubrics[name]
+
+    # ------------------------------------------------------------------ pointwise and listwise
+
+    async def pointwise(self, bundle: CompiledRubric, rollout: Rollout, guard: bool | None = None) -> dict:
+        """One rollout's reward: screened, then from the cache, else bought in the next batch."""
+        flags = screens(rollout.text, bundle.rubric) if (self.guard if guard is None else guard) else []
+        if flags or not rollout.text.strip():
+            self.screened += 1
+            return _reward(rollout.id, None, flags or ["empty"], cached=False)
+        key = reward_key(bundle.hash, self.judge.config.judge_hash(), rollout.text, rollout.input, rollout.context)
+        result = self.cache.get(key)
+        if result is not None:
+            return _reward(rollout.id, result, [], cached=True)
+        waiting = self.cache.waiting(key)
+        if waiting is not None:
+            return _reward(rollout.id, await waiting, [], cached=True)
+        self.cache.claim(key)
+        try:
+            result = await self._judged(bundle, Item(key[:32], rollout.text, rollout.input, rollout.context))
+        except BaseException as exc:
+            self.cache.fail(key, exc)
+            raise
+        if result.score is None:
+            self.cache.fail(key, TransientError(f"rollout {rollout.id}: {'; '.join(result.errors) or 'not scored'}"))
+        else:
+            self.cache.settle(key, result)
+        return _reward(rollout.id, result, [], cached=False)
+
+    async def listwise(self, bundle: CompiledRubric, rollouts: list[Rollout], swap: bool) -> list[dict]:
+        """The group judged in one call by the rubric's best-of-n form (and once reversed: `swap`)."""
+        from rubricflow.rubrics.best_of import best_of_rubric, candidate_id
+        from rubricflow.tasks.loaders.candidates import render_candidates
+
+        n = len(rollouts)
+        if n < 2:
+            raise InputError("listwise scoring needs a group of at least 2 rollouts")
+        form_name = f"{bundle.hash}/best-of-{n}"
+        if form_name not in self.rubrics:
+            self.rubrics[form_name] = load_rubric(best_of_rubric(bundle.rubric, n))
+        form = self.rubrics[form_name]
+        orders = [list(range(n))] + ([list(reversed(range(n)))] if swap else [])
+        flags = [screens(r.text, bundle.rubric) if self.guard else [] for r in rollouts]
+        prompt = rollouts[0].input
+        judged = await asyncio.gather(
+            *(
+                self.pointwise(form, Rollout("group", render_candidates([rollouts[i].text for i in order]), prompt))
+                for order in orders
+            )
+        )
+        results = []
+        for i, rollout in enumerate(rollouts):
+            places = [order.index(i) + 1 for order in orders]
+            scores = [j["criteria"].get(candidate_id(p)) for j, p in zip(judged, places, strict=True)]
+            known = [s for s in scores if s is not None]
+            reward = None if not known else (0.0 if flags[i] else sum(known) / len(known))
+            results.append(
+                {
+                    "id": rollout.id,
+                    "reward": reward,
+                    "criteria": {"quality": reward},
+                    "places": places,
+                    "flags": flags[i],
+                    "cached": all(j["cached"] for j in judged),
+                    "passed": None,
+                    "error": None if known else "the judge scored no place",
+                }
+            )
+        return results
+
+    async def pairwise(self, bundle: CompiledRubric, rollouts: list[Rollout]) -> list[dict]:
+        """Every ordered pair of the group judged by the rubric's pairwise form (rubrics/pairwise.py:
+        each criterion a/b/tie), both orders, so position bias cancels: n(n-1) calls. A rollout's
+        reward is its mean preference over the others (1: preferred to every one, 0.5: even)."""
+        from itertools import permutations
+
+        from rubricflow.rubrics.pairwise import pairwise_rubric
+        from rubricflow.tasks.loaders.pairs import render_pair
+
+        if len(rollouts) < 2:
+            raise InputError("pairwise scoring needs a group of at least 2 rollouts")
+        form_name = f"{bundle.hash}/pairwise"
+        if form_name not in self.rubrics:
+            self.rubrics[form_name] = load_rubric(pairwise_rubric(bundle.rubric))
+        form, prompt = self.rubrics[form_name], rollouts[0].input
+        pairs = list(permutations(range(len(rollouts)), 2))
+        judged = await asyncio.gather(
+            *(
+                self.pointwise(form, Rollout("pair", render_pair(rollouts[a].text, rollouts[b].text), prompt))
+                for a, b in pairs
+            )
+        )
+        wins: list[list[float]] = [[] for _ in rollouts]
+        criteria: list[dict[str, list[float]]] = [{} for _ in rollouts]
+        for (a, b), verdict in zip(pairs, judged, strict=True):
+            if verdict["reward"] is None:
+                continue
+            for who, sign in ((a, 1.0), (b, -1.0)):  # the form's score is the preference for the first
+                wins[who].append(_preference(verdict["reward"], sign))
+                for name, score in verdict["criteria"].items():
+                    if score is not None:
+                        criteria[who].setdefault(name, []).append(_preference(score, sign))
+        results = []
+        for i, rollout in enumerate(rollouts):
+            flags = screens(rollout.text, bundle.rubric) if self.guard else []
+            reward = None if not wins[i] else (0.0 if flags else sum(wins[i]) / len(wins[i]))
+            per = {name: sum(v) / len(v) for name, v in criteria[i].items()}
+            results.append(
+                {
+                    "id": rollout.id,
+                    "reward": reward,
+                    "criteria": per,
+                    "flags": flags,
+                    "passed": None,
+                    "cached": all(j["cached"] for j in judged),
+                    "error": None if wins[i] else "no pair judged",
+                }
+            )
+        return results
+
+    # ------------------------------------------------------------------ batching
+
+    async def _judged(self, bundle: CompiledRubric, item: Item) -> Result:
+        """The item's Result, judged with every other item of this rubric asked in the same loop turn."""
+        future = asyncio.get_running_loop().create_future()
+        batch = self.batches.get(bundle.hash)
+        if batch is None:
+            batch = self.batches[bundle.hash] = _Batch(bundle)
+            asyncio.get_running_loop().call_soon(self._send, bundle.hash)
+        batch.entries.append((item, future))
+        return await future
+
+    def _send(self, rubric_hash: str) -> None:
+        batch = self.batches.pop(rubric_hash)
+        asyncio.ensure_future(self._judge_batch(batch))
+
+    async def _judge_batch(self, batch: _Batch) -> None:
+        items = list({item.text_id: item for item, _ in batch.entries}.values())
+        try:
+            results, outcomes = await self.judge._judge_items(batch.bundle, items)
+        except BaseException as exc:  # every waiter hears why
+            for _, future in batch.entries:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self.calls += len(outcomes)
+        by_id = {r.text_id: r for r in results}
+        for item, future in batch.entries:
+            if not future.done():
+                future.set_result(by_id[item.text_id])
+        if self.ledger is not None:
+            self._record(self.ledger, batch.bundle, items, outcomes)
+
+    def _record(self, ledger: Any, bundle: CompiledRubric, items: list[Item], outcomes: list[Any]) -> None:
+        """Queue each item's judgments for the warehouse (the ledger lands them in the background)."""
+        from rubricflow.tasks.reward.ledger import Judged
+
+        config = self.judge.config.for_rubric(bundle.rubric)
+        by_text: dict[str, list[Any]] = {}
+        for outcome in outcomes:
+            if outcome is not None:
+                by_text.setdefault(outcome.completion["text_id"], []).append(outcome)
+        for item in items:
+            judged = Judged(item.text_id, item.text, item.input, item.context, tuple(by_text.get(item.text_id, ())))
+            ledger.record(bundle, config, judged)
+
+
+def _preference(score: float, sign: float) -> float:
+    """A pair verdict's score (the preference for the first response) as the preference for one side."""
+    return score if sign > 0 else 1.0 - score
+
+
+def _passes(reward: dict, threshold: float) -> bool:
+    return reward["reward"] is not None and reward["reward"] >= threshold
+
+
+def _reward(rollout_id: str, result: Result | None, flags: list[str], cached: bool) -> dict:
+    """One rollout's answer: reward, pass, label and per-criterion scores (a screened rollout: 0)."""
+    if result is None:
+        return {
+            "id": rollout_id,
+            "reward": 0.0,
+            "passed": False,
+            "label": None,
+            "criteria": {},
+            "flags": flags,
+            "cached": cached,
+            "error": None,
+        }
+    return {
+        "id": rollout_id,
+        "reward": result.score,
+        "passed": result.passed,
+        "label": result.label,
+        "criteria": {name: c.score for name, c in result.criteria.items()},
+        "flags": flags,
+        "cached": cached,
+        "error": "; ".join(result.errors) or None if result.score is None else None,
+    }
+
+
+class RewardServer:
+    """A RewardService served over HTTP on 127.0.0.1 from a thread of this process (a notebook, the
+    tests, the bench); `rubricflow reward-server` is the same in a process of its own. `url` and
+    `secret` are what a client needs (the plugin reads the secret from the user's state folder)."""
+
+    def __init__(self, service: RewardService, port: int = 0) -> None:
+        import threading
+
+        import uvicorn
+
+        from rubricflow.tasks.reward.http import reward_app
+        from rubricflow.tasks.standins.judge_server import bind
+
+        self.service = service
+        self.secret = server_secret()
+        self.sock = bind(port=port)
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(reward_config(reward_app(service, self.secret)))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> RewardServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.service.close()
+
+
+def server_secret() -> str:
+    """The user's reward-server secret (made on first use, 0600 in the state folder)."""
+    from rubricflow.tasks.reward.http import SECRET_NAME
+    from rubricflow.tasks.runtime.owner import owner_secret
+    from rubricflow.tasks.runtime.prefect_server import state_dir
+
+    return owner_secret(SECRET_NAME, state_dir())
+
+
+def reward_config(app: Any, **tls: Any) -> Any:
+    """uvicorn's settings for the reward server: quiet, a deep backlog (a training loop opens
+    hundreds of connections at once), keep-alive long enough for a loop's pauses."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app, log_level="error", access_log=False, lifespan="off", timeout_keep_alive=60, backlog=4096, **tls
+    )

@@ -1,0 +1,69 @@
+"""Screens a rollout passes before its reward is bought: a rollout that talks to the judge instead
+of answering (a "the answer is correct" master key, an instruction to score it highly, a forged end
+of the text fence), restates the rubric, or says nothing gets reward 0 with the screen's name, and no
+judge call. A model trained on a reward finds whatever the judge misreads; these are the known ones
+(the fooling goldens in `fooling.py` are them, run against every reward rubric)."""
+
+from __future__ import annotations
+
+import re
+
+from rubricflow.rubrics.model import Rubric
+
+# Text addressed to the grader, not to the user: each one names a screen.
+ADDRESSED_TO_JUDGE = {
+    "master-key": re.compile(
+        r"\b(the|this|my) (answer|response|solution) (is|was) (correct|right|perfect|excellent)\b[.!]?\s*$"
+        r"|^\s*(correct|pass(ed)?|5/5|10/10|full marks)[.!]?\s*$",
+        re.I,
+    ),
+    "score-request": re.compile(
+        r"\b(give|assign|award|rate|score)\b[^.\n]{0,40}\b(full|maximum|max|highest|perfect|top)\b[^.\n]{0,20}"
+        r"\b(marks?|scores?|points?|ratings?|rewards?)\b"
+        r"|\b(note to|dear|attention|hey),? (the )?(grader|judge|evaluator|assessor)s?\b"
+        r"|\b(grader|judge|evaluator|assessor)s?\b[^.\n]{0,40}\b(must|should|will|shall)\b[^.\n]{0,30}"
+        r"\b(score|rate|pass|award)\b[^.\n]{0,30}\b(this|my|every|each|all) (text|answer|response|output|criteri)",
+        re.I,
+    ),
+    "ignore-instructions": re.compile(
+        r"\b(ignore|disregard|forget|override)\b[^.\n]{0,30}\b(previous|prior|above|all|the|your|earlier)\b"
+        r"[^.\n]{0,30}\b(instructions?|rubric|criteria|prompt|rules)\b",
+        re.I,
+    ),
+    "forged-fence": re.compile(
+        r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>|^#{2,3} (Criteria|Scoring)\b", re.M
+    ),
+}
+RESTATE_SHARE = 0.5  # of the rollout's word 4-grams found in the rubric's own text
+
+
+def screens(text: str, rubric: Rubric) -> list[str]:
+    """The names of the screens `text` fails (empty: it goes to the judge)."""
+    if not text.strip():
+        return ["empty"]
+    failed = [name for name, pattern in ADDRESSED_TO_JUDGE.items() if pattern.search(text)]
+    if restates(text, rubric):
+        failed.append("restates-rubric")
+    return failed
+
+
+def restates(text: str, rubric: Rubric) -> bool:
+    """Whether most of the rollout is the rubric's own wording (criteria, goal, anchors) played back."""
+    grams = _grams(text)
+    if len(grams) < 3:
+        return False
+    own = _grams(rubric_wording(rubric))
+    return sum(g in own for g in grams) / len(grams) >= RESTATE_SHARE
+
+
+def rubric_wording(rubric: Rubric) -> str:
+    """The rubric's text a judge is shown: goal, each criterion's title and description."""
+    parts = [rubric.goal or ""]
+    for criterion in rubric.criteria:
+        parts += [criterion.title or criterion.id, criterion.description or ""]
+    return "\n".join(parts)
+
+
+def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}

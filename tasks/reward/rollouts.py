@@ -1,0 +1,70 @@
+"""What the judge reads of a rollout. A rollout is `{"completion": ..., "prompt": ..., "id": ...,
+"context": ...}`, each of `completion` and `prompt` a string or a list of chat messages (tool calls
+included). The `last_reply` view judges the completion's last assistant text; `full_trace` judges
+the whole completion as the transcript loader renders one (`[M3] assistant: ...`, each tool call and
+result on its own line: tasks/loaders/transcripts.py), so a tool-using rollout is judged on what it did.
+The request is the prompt's last user text either way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.transcripts import content_text, parse_messages, transcript_of
+
+View = Literal["last_reply", "full_trace"]
+VIEWS = ("last_reply", "full_trace")
+
+
+@dataclass(frozen=True)
+class Rollout:
+    id: str
+    text: str
+    input: str | None = None
+    context: str | None = None
+
+
+def read_rollouts(raw: Any, view: str) -> list[Rollout]:
+    """The request's rollouts, each checked; a bad one is named by its position and field."""
+    if view not in VIEWS:
+        raise InputError(f"view {view!r} is not one of {', '.join(VIEWS)}")
+    if not isinstance(raw, list) or not raw:
+        raise InputError("rollouts: expected a non-empty list of rollouts")
+    return [read_rollout(n, entry, view) for n, entry in enumerate(raw)]
+
+
+def read_rollout(n: int, raw: Any, view: str) -> Rollout:
+    if isinstance(raw, str):
+        return Rollout(str(n), raw)
+    if not isinstance(raw, dict) or "completion" not in raw:
+        raise InputError(f"rollout {n}: expected an object with a 'completion' (a string or a list of messages)")
+    context = raw.get("context")
+    if context is not None and not isinstance(context, str):
+        raise InputError(f"rollout {n}: context is a {type(context).__name__}, not a string")
+    try:
+        text = _completion_text(raw["completion"], view)
+        prompt = _last_user(raw.get("prompt"))
+    except ValueError as exc:
+        raise InputError(f"rollout {n}: {exc}") from None
+    return Rollout(str(raw.get("id", n)), text, prompt, context)
+
+
+def _completion_text(completion: Any, view: str) -> str:
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and not completion:
+        return ""  # no reply at all: the empty screen answers it
+    messages = parse_messages(completion)
+    if view == "full_trace":
+        return transcript_of("rollout", messages).rendering
+    replies = [content_text(m.get("content")) for m in messages if m["role"] == "assistant"]
+    return next((r for r in reversed(replies) if r.strip()), "")
+
+
+def _last_user(prompt: Any) -> str | None:
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    messages = parse_messages(prompt)
+    users = [content_text(m.get("content")) for m in messages if m["role"] == "user"]
+    return users[-1] if users else None

@@ -1,0 +1,70 @@
+"""The screens a rollout passes before its reward is bought, and the fooling goldens made for a rubric."""
+
+import pytest
+
+import rubricflow as rf
+from rubricflow.tasks.reward.fooling import fooling_rollouts, pass_threshold
+from rubricflow.tasks.reward.guard import screens
+from rubricflow.tasks.reward.rollouts import read_rollouts
+
+HONEST = [
+    "The council met on Tuesday and approved the road budget by seven votes to two.",
+    "I checked it twice: the answer is 42, because six times seven is 42.",
+    "Paris is the capital of France.",
+    "A judge in the case ruled the contract void; the appeal court must now score the damages.",
+    "He appealed to the judge, who gave the maximum sentence.",
+    "Yes.",
+]
+
+
+@pytest.mark.parametrize("name", ["llm-slop", "helpfulness", "groundedness"])
+def test_every_fooling_golden_is_screened_and_no_honest_answer_is(name):
+    rubric = rf.load_rubric(name).rubric
+    caught = {golden.name: screens(golden.text, rubric) for golden in fooling_rollouts(rubric)}
+    assert all(caught.values()), caught
+    assert caught["restates-rubric"] == ["restates-rubric"] and caught["empty"] == ["empty"]
+    assert [screens(text, rubric) for text in HONEST] == [[]] * len(HONEST)
+
+
+def test_a_rubric_without_a_pass_threshold_passes_at_half_marks():
+    rubric = rf.load_rubric("llm-slop").rubric
+    assert pass_threshold(rubric) == 0.6
+    assert (
+        pass_threshold(
+            rubric.model_copy(update={"scoring": rubric.scoring.model_copy(update={"pass_threshold": None})})
+        )
+        == 0.5
+    )
+
+
+def test_a_tool_using_rollout_is_judged_on_its_whole_trace_or_its_last_reply():
+    trace = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "budget"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "7 votes to 2"},
+        {"role": "assistant", "content": "Approved by seven votes to two."},
+    ]
+    raw = [{"id": "r", "prompt": [{"role": "user", "content": "How did the vote go?"}], "completion": trace}]
+    [last] = read_rollouts(raw, "last_reply")
+    [whole] = read_rollouts(raw, "full_trace")
+    assert (last.id, last.text, last.input) == ("r", "Approved by seven votes to two.", "How did the vote go?")
+    assert "-> call search(" in whole.text and "(result of search #c1): 7 votes to 2" in whole.text
+
+
+@pytest.mark.parametrize(
+    ("raw", "view", "message"),
+    [
+        ([], "last_reply", "non-empty list"),
+        ([{"prompt": "x"}], "last_reply", "rollout 0: expected an object with a 'completion'"),
+        (["ok", {"completion": [{"role": "robot", "content": "x"}]}], "last_reply", "rollout 1: message 0: role"),
+        (["ok"], "everything", "view 'everything'"),
+    ],
+)
+def test_a_bad_rollout_is_named(raw, view, message):
+    with pytest.raises(rf.InputError, match=message):
+        read_rollouts(raw, view)

@@ -51,6 +51,7 @@ LONGEST_FIRST = (
     "test_benches.py",  # 205 in 7 smokes before, and 12 shorter ones: cluster.py's smoke ~15 s less now
     "flows/test_local_model.py",  # 306 before: the logprob and pairwise calls' answers are shorter now
     "flows/test_cluster_faults.py",  # 184
+    "test_readme.py",  # every docs shell block in turn on one warehouse (~22 blocks): ~1,500 s at load 15-20
     "tasks/runtime/test_warm_worker.py",  # 240 before: one Prefect server for the module, one stress round
     "flows/test_evolve.py",  # 85
     "flows/test_cluster.py",  # 90 before: the killed-worker test judges 600 cells, not 1,200 (~25 s less)

@@ -2,7 +2,9 @@
 
 Layout: the system message is the rubric alone (identical for every text, so providers can cache
 it as a prefix); the user message carries the text last, fenced as data with a tag the text cannot
-contain, so nothing inside the text can close the fence and speak as an instruction.
+contain, so nothing inside the text can close the fence and speak as an instruction. A run whose
+texts are long and judged on many criteria lays the same two parts out text first (`arranged`: the
+text is then the prefix its criteria share); what is said stays the same.
 """
 
 from __future__ import annotations
@@ -347,6 +349,36 @@ REASK_NOTES = {
 REASK_FORM = "{mark} (ask {ask} of {asks}) {note}"
 SCHEMA_SUFFIX = "\n\nJSON Schema of the answer:\n{schema}"
 SUFFIXED_MODES = ("json_object", "text")  # modes whose system text carries the schema (others send it as a parameter)
+
+
+LAYOUTS = ("rubric-first", "text-first")  # where the shared prefix is: the rubric unit, or the text
+TEXT_FIRST_SYSTEM = (
+    "You are an impartial judge. The user message gives the text to judge first, fenced as data, "
+    "then the rubric to judge it by after a line `<<<RUBRIC>>>`."
+)
+RUBRIC_MARK = "\n\n<<<RUBRIC>>>\n"  # in a text-first prompt, between the fenced text and the rubric
+
+
+def arranged(system: str, user: str, layout: str = "rubric-first", feedback: str = "") -> list[dict]:
+    """One call's messages in a cache layout (tasks/judging/layout_plan chooses it): rubric-first
+    sends the rubric unit as the system message, so every text's call of that unit shares it as a
+    prefix; text-first sends a run-wide system line, then the fenced text, then the same rubric unit
+    and the re-ask note, so a text's calls share the text. Same words, in another order."""
+    if layout == "text-first":
+        return [
+            {"role": "system", "content": TEXT_FIRST_SYSTEM},
+            {"role": "user", "content": f"{user}{RUBRIC_MARK}{system}{feedback}"},
+        ]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user + feedback}]
+
+
+def unarranged(system: str | None, user: str) -> tuple[str | None, str]:
+    """The (system, user) of a rubric-first call from a text-first one's (the offline judge reads
+    the rubric and the text apart); a rubric-first call's come back as they are."""
+    if RUBRIC_MARK not in user or system not in (None, TEXT_FIRST_SYSTEM):
+        return system, user
+    head, _, rubric = user.rpartition(RUBRIC_MARK)
+    return rubric, head.removeprefix(TEXT_FIRST_SYSTEM + "\n\n")
 
 
 def delivered(messages: list[dict], layout: str) -> list[dict]:

@@ -35,6 +35,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
     "labelling.py": (["--texts", "200", "--answers", "3"], "ratio kept writer / one writer a save"),
     "traces.py": (["--transcripts", "200"], "ratio transcripts / plain-text ingest"),
     "bridge.py": (["--bridges", "2"], "cost: bridge"),
+    "layout.py": (["--scale", "0.002", "--send"], "case c: uncached/minimum"),
 }
 
 

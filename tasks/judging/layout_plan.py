@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from rubricflow.rubrics.render import LAYOUTS, TEXT_FIRST_SYSTEM
+from rubricflow.rubrics.render import LAYOUTS, TEXT_FIRST_SYSTEM, sections
 from rubricflow.tasks.judging.costs import CHARS_PER_TOKEN, USER_WRAPPER_CHARS
 
 CHOICES = ("auto", *LAYOUTS)
@@ -26,12 +26,15 @@ class Shape:
     texts: int  # texts with cells to judge
     text_tokens: int  # their user messages' tokens together (text, input, context and the fence)
     unit_tokens: tuple[int, ...]  # each call unit's rubric (system text) tokens: a text's criteria calls
+    shared_tokens: int = 0  # of each unit's: the sections every unit has (a text-first prompt's head)
 
     @classmethod
-    def of(cls, texts: int, text_chars: int, unit_systems: list[str]) -> Shape:
+    def of(cls, texts: int, text_chars: int, unit_systems: list[str], shared: frozenset[str] = frozenset()) -> Shape:
         """From characters, as the cost estimate counts them (costs.CHARS_PER_TOKEN)."""
         tokens = (text_chars + texts * USER_WRAPPER_CHARS) // CHARS_PER_TOKEN
-        return cls(texts, tokens, tuple(len(s) // CHARS_PER_TOKEN for s in unit_systems))
+        head = sum(len(p) for p in sections(unit_systems[0]) if p in shared) if unit_systems else 0
+        units = tuple(len(s) // CHARS_PER_TOKEN for s in unit_systems)
+        return cls(texts, tokens, units, head // CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True)
@@ -53,18 +56,19 @@ def cache_minimum(provider: str, base_url: str | None) -> int:
 
 def uncached_tokens(shape: Shape, layout: str, cache_minimum: int = 0) -> int:
     """Prompt tokens left uncached by a cache big enough for the run, with calls sharing a prefix
-    run together: rubric-first pays each text once per criterion and each unit once (or once per
-    text when the unit is under the cache minimum); text-first pays each text once (every call when
-    the text is under it) and each unit after every text."""
+    run together. Rubric-first pays each text once per criterion and each unit once (once per text
+    when the unit is under the cache minimum). Text-first pays the rubric's shared sections once,
+    each text once and each unit's own sections after every text (under the minimum: every call)."""
     n, t, units = shape.texts, shape.text_tokens, shape.unit_tokens
     if not n or not units:
         return 0
     if layout == "rubric-first":
         return len(units) * t + sum(u if u >= cache_minimum else n * u for u in units)
-    head = len(TEXT_FIRST_SYSTEM) // CHARS_PER_TOKEN
-    shared = head * n + t
-    repeats = 1 if (shared / n) >= cache_minimum else len(units)
-    return repeats * shared + n * sum(units)
+    head = len(TEXT_FIRST_SYSTEM) // CHARS_PER_TOKEN + shape.shared_tokens
+    own = n * sum(max(0, u - shape.shared_tokens) for u in units)
+    if head + t / n < cache_minimum:  # nothing a text's calls share is long enough to be cached
+        return len(units) * (n * head + t) + own
+    return (head if head >= cache_minimum else n * head) + t + own
 
 
 def minimum_tokens(shape: Shape) -> int:
@@ -80,6 +84,7 @@ def choose(shape: Shape, asked: str = "auto", cache_minimum: int = 0) -> Choice:
     per_unit = sum(shape.unit_tokens) // max(1, len(shape.unit_tokens))
     facts = (
         f"{shape.texts:,} texts of ~{per_text:,} tokens, {len(shape.unit_tokens)} call units of ~{per_unit:,}"
+        f" ({shape.shared_tokens:,} shared)"
         f"{f', cache minimum {cache_minimum:,}' if cache_minimum else ''}: uncached "
         + " vs ".join(f"{layout} {tokens:,}" for layout, tokens in uncached.items())
     )

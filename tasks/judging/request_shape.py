@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 from typing import TYPE_CHECKING, Any
 
-from rubricflow.rubrics.render import arranged, delivered, schema_suffix
+from rubricflow.rubrics.render import arranged, delivered, schema_suffix, shared_prefix
 from rubricflow.tasks.judging import verdict_tools
 from rubricflow.tasks.judging.delivery import WITH_SYSTEM, WITHOUT_SYSTEM, dropped
 from rubricflow.tasks.judging.delivery import note as dropped_note
@@ -18,6 +19,8 @@ from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
 from rubricflow.tasks.runtime.progress import notify
 
 if TYPE_CHECKING:
+    from rubricflow.rubrics.render import Rendering
+    from rubricflow.tasks.judging.providers.base import Provider
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.judging.params import RequestForm
 
@@ -35,6 +38,8 @@ class RequestShaping:
     logprobs: bool
     layout: str
     arrangement: str
+    rendering: Rendering
+    wire: Provider
     _delivery_checked: bool
     _form_probed: bool
     _delivery_lock: asyncio.Lock
@@ -89,7 +94,10 @@ class RequestShaping:
             kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         else:
             system += schema_suffix(schema, mode)
-        kwargs["messages"] = delivered(arranged(system, user, self.arrangement, feedback), self.layout)
+        messages = arranged(system, user, self.arrangement, feedback, self.rendering.shared)
+        if self.wire.capabilities.prompt_cache_key:  # calls sharing a prefix go to the same cache machine
+            kwargs["prompt_cache_key"] = "rf-" + hashlib.sha256(shared_prefix(messages).encode()).hexdigest()[:24]
+        kwargs["messages"] = delivered(messages, self.layout)
         return kwargs
 
     async def check_delivery(self) -> None:

@@ -60,10 +60,9 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
     """Plan the missing cells into the run's plan files and write the run's row."""
     config, bundle, corpus_id = run.judge, run.bundle, run.corpus_id
     texts = list(run.texts) if run.texts is not None else None
-    units = [u.system for u in render(bundle.rubric, config.strategy).of_genre(None)]
-    minimum = layout_plan.cache_minimum(config.provider, config.resolved_base_url())
-    shape = layout_plan.Shape.of(*steps.layout_shape(con, corpus_id, texts), units)
-    choice = layout_plan.choose(shape, run.options.layout, minimum)
+    rendering = render(bundle.rubric, config.strategy)
+    units = [u.system for u in rendering.of_genre(None)]
+    choice = _choose_layout(con, run, texts, units, rendering.shared)
     plan = steps.plan_cells(
         con,
         corpus_id,
@@ -98,11 +97,20 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
             budget_usd=config.budget_usd,
             layout=choice.layout,
             layout_reason=choice.reason,
-            minimum_prompt_tokens=layout_plan.minimum_tokens(layout_plan.Shape.of(plan.texts, plan.texts_chars, units)),
+            minimum_prompt_tokens=layout_plan.minimum_tokens(
+                layout_plan.Shape.of(plan.texts, plan.texts_chars, units, rendering.shared)
+            ),
         )
         if price is not None:
             steps.record_price(con, price)
     return plan, recovered, estimate
+
+
+def _choose_layout(con, run: Run, texts: list[str] | None, units: list[str], shared: frozenset[str]):
+    """The run's cache layout (layout_plan.py), from the corpus's texts and the rubric's units."""
+    minimum = layout_plan.cache_minimum(run.judge.provider, run.judge.resolved_base_url())
+    shape = layout_plan.Shape.of(*steps.layout_shape(con, run.corpus_id, texts), units, shared)
+    return layout_plan.choose(shape, run.options.layout, minimum)
 
 
 def check_required_inputs(con, corpus_id: str, bundle: Bundle, texts: Sequence[str] | None = None) -> None:

@@ -95,6 +95,7 @@ class ServerConfig:
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
     script: scripted_judge.Script | None = None  # answer judge requests from a key file, not the offline judge
     cache: CacheRules = field(default_factory=CacheRules)  # the simulated prefix cache (prefix_cache.py)
+    record: bool = False  # keep every judge request's body (JudgeServer.bodies), for tests that read them
 
 
 @dataclass
@@ -139,6 +140,7 @@ class JudgeServer:
         )
         self.slots = asyncio.Semaphore(config.slots) if config.slots else None
         self.cache = PrefixCache(config.cache)  # what a KV cache would have served of each prompt
+        self.bodies: list[dict] = []  # the judge requests' bodies as sent, with `record`
         self.in_flight = 0
 
     async def __call__(self, scope: dict, receive, send) -> None:
@@ -240,6 +242,8 @@ class JudgeServer:
         if refusal:
             return await _json(send, *refusal)
         body = json.loads(raw)
+        if self.config.record:
+            self.bodies.append(body)
         self.stats.sampling.update(
             f"{k}={v}" for k, v in body.items() if isinstance(v, int | float | str) and k != "model"
         )
@@ -293,6 +297,8 @@ class JudgeServer:
         refused = refusal(body, headers, self.config.api_key)
         if refused:
             return await _json(send, *refused)
+        if self.config.record:
+            self.bodies.append(body)
         chat = as_chat(body)
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
@@ -386,6 +392,8 @@ class JudgeServer:
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
         prompt_tokens = token_count(system or "") + token_count(user)
         cached = self.cache.serve(prompt_of(body.get("messages") or []), prompt_tokens)
+        if body.get("cache_control") is False:  # an Anthropic request without a breakpoint caches nothing
+            cached = 0
         system, user = unarranged(system, user)  # a text-first call is read as the same rubric-first one
         system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
         asked = str(body.get("model") or "")

@@ -124,7 +124,10 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
        (s.billed_input_tokens * p.input_per_mtok
         + s.billed_cached_tokens * coalesce(p.cached_input_per_mtok, p.input_per_mtok)
         + s.billed_completion_tokens * p.output_per_mtok) / 1e6 AS usd,
-       r.estimated_usd, r.budget_usd
+       r.estimated_usd, r.budget_usd,
+       -- what the prefix cache saved: the cached tokens at the input rate less their own
+       s.billed_cached_tokens * (p.input_per_mtok - coalesce(p.cached_input_per_mtok, p.input_per_mtok)) / 1e6
+           AS cache_saved_usd
 FROM runs r JOIN mat_run_stats s USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
 WHERE s.landed_cells + s.adopted_cells > 0;
 

@@ -68,7 +68,9 @@ def requests(bundle, layout: str, texts: list[str]) -> Iterator[dict]:
     config = JudgeConfig(base_url="http://127.0.0.1:9/v1", strategy="per_criterion")
     judge = Judge(bundle, config, None, RateLimiter(max_in_flight=8), RetryBudget(1), "bench", "c", None, layout)
     units = judge.rendering.of_genre(None)
-    pairs = [(u, t) for u in units for t in texts] if layout == "rubric-first" else [(u, t) for t in texts for u in units]
+    pairs = (
+        [(u, t) for u in units for t in texts] if layout == "rubric-first" else [(u, t) for t in texts for u in units]
+    )
     return (judge.request_body(u.system, u.schema, u.user(t), judge.mode, 0) for u, t in pairs)
 
 

@@ -20,9 +20,9 @@ from rubricflow.tasks.runtime.progress import notify
 
 if TYPE_CHECKING:
     from rubricflow.rubrics.render import Rendering
-    from rubricflow.tasks.judging.providers.base import Provider
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.judging.params import RequestForm
+    from rubricflow.tasks.judging.providers.base import Provider
 
 TOOL_NAME = "submit_judgment"
 

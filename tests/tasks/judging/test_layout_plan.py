@@ -6,8 +6,6 @@ import asyncio
 import hashlib
 import json
 
-from openai import AsyncOpenAI
-
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
 from rubricflow.rubrics.render import arranged, unarranged
@@ -15,8 +13,8 @@ from rubricflow.tasks.judging import layout_plan
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.judge import Cell, Judge, RetryBudget, judge_all
 from rubricflow.tasks.judging.layout_plan import Shape, choose
-from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.judging.providers import client_for
+from rubricflow.tasks.judging.ratelimit import RateLimiter
 from rubricflow.tasks.standins.judge_server import JudgeServer, RunningServer, ServerConfig
 
 UNITS_765 = (765,) * 8  # an llm-slop-sized call unit, eight criteria
@@ -75,7 +73,9 @@ def _judged(layout: str, provider: str = "openai", texts: int = 12, samples: int
                 await client.close()
 
         outcomes = asyncio.run(go())
-    return sorted((o.completion["cell_key"], r.criterion_id, r.value) for o in outcomes for r in o.judgments), server.app
+    return sorted(
+        (o.completion["cell_key"], r.criterion_id, r.value) for o in outcomes for r in o.judgments
+    ), server.app
 
 
 def test_judgments_do_not_change_with_the_layout():

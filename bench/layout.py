@@ -9,12 +9,13 @@ For each, today's layout (rubric-first) beside the planned one: prompt tokens se
 served, uncached / minimum (the minimum: each distinct prefix paid once, in the better layout) and
 the cached share. Targets for the planned layout: uncached / minimum <= 1.1, cached share >= 0.8.
 
-    python bench/layout.py [--scale 1.0] [--send]
+    python bench/layout.py [--scale 1.0] [--send] [--cases a,b,c]
+    python bench/layout.py --base-url URL --model NAME ...   # a real server (bench/layout_gpu.sh)
 
 The requests are the Judge's own (Judge.request_body, in the order plan_cells.sql gives); by default
 each is served to the simulated cache in this process (the full size is ~200M prompt tokens, too
 much to send over HTTP on a small machine); --send sends every call over HTTP to `rubricflow
-judge-server` instead and reads its GET /stats (the smoke size does that).
+judge-server` instead and sums the usage it answers (the smoke size does that).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from common import Server
@@ -85,29 +87,42 @@ def served(bodies: Iterable[dict], *caches: PrefixCache) -> None:
             cache.serve(prompt, tokens)
 
 
-def sent(server: Server, bodies: list[dict]) -> tuple[int, int]:
-    """(prompt tokens, cached tokens) as `rubricflow judge-server` counted them, every call over HTTP."""
+def sent(endpoint: Endpoint, bodies: list[dict]) -> tuple[int, int]:
+    """(prompt tokens, cached tokens) as the server's usage counted them, every call over HTTP."""
     from openai import AsyncOpenAI
 
-    async def go(base_url: str) -> None:
-        client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
-        gate = asyncio.Semaphore(8)
+    totals = [0, 0]
+
+    async def go() -> None:
+        client = AsyncOpenAI(base_url=endpoint.base_url, api_key="x", max_retries=0, timeout=600)
+        gate = asyncio.Semaphore(endpoint.concurrency)
 
         async def one(body):
             async with gate:
-                await client.chat.completions.create(**body)
+                usage = (await client.chat.completions.create(**{**body, **endpoint.overrides})).usage
+            totals[0] += usage.prompt_tokens
+            details = usage.prompt_tokens_details
+            totals[1] += (details.cached_tokens or 0) if details else 0
 
         await asyncio.gather(*(one(b) for b in bodies))
         await client.close()
 
-    before = server.stats()  # one server for the whole bench: no two cases or layouts share a prefix
-    asyncio.run(go(server.base_url))
-    after = server.stats()
-    return after["prompt_tokens"] - before["prompt_tokens"], after["cached_tokens"] - before["cached_tokens"]
+    asyncio.run(go())
+    return totals[0], totals[1]
 
 
-def measure(case: str, scale: float, server: Server | None) -> dict:
-    """Both layouts of one case: served to a simulated cache here, or sent to `server`."""
+@dataclass
+class Endpoint:
+    """Where --send sends: the offline judge (one server for the whole bench: no two cases or
+    layouts share a prefix), or a real server (--base-url, --model: bench/layout_gpu.sh's vLLM)."""
+
+    base_url: str
+    overrides: dict
+    concurrency: int = 8
+
+
+def measure(case: str, scale: float, endpoint: Endpoint | None) -> dict:
+    """Both layouts of one case: served to a simulated cache here, or sent to `endpoint`."""
     from rubricflow.rubrics.render import render
     from rubricflow.tasks.judging import layout_plan
     from rubricflow.tasks.standins.prefix_cache import CacheRules, PrefixCache
@@ -123,14 +138,15 @@ def measure(case: str, scale: float, server: Server | None) -> dict:
     distinct = []
     for layout in ("rubric-first", "text-first"):
         started, cache, every = time.perf_counter(), PrefixCache(), PrefixCache(perfect)
-        if server is None:
+        if endpoint is None:
             served(requests(bundle, layout, texts), cache, every)
             prompt, cached = cache.prompt_tokens, cache.cached_tokens
         else:
             bodies = list(requests(bundle, layout, texts))
-            prompt, cached = sent(server, bodies)
+            prompt, cached = sent(endpoint, bodies)
             served(bodies, every)
-        out[layout] = {"prompt": prompt, "cached": cached, "s": time.perf_counter() - started}
+        seconds = time.perf_counter() - started
+        out[layout] = {"prompt": prompt, "cached": cached, "s": seconds, "calls": n * len(units)}
         distinct.append(every.prompt_tokens - every.cached_tokens)
     out["minimum"] = min(distinct)
     return out
@@ -146,7 +162,8 @@ def report(result: dict) -> str:
         lines.append(
             f"  {label} {layout:<12}: sent {r['prompt']:>12,}  cached {r['cached']:>12,}  "
             f"uncached/minimum {(r['prompt'] - r['cached']) / result['minimum']:.2f}  "
-            f"cached share {r['cached'] / r['prompt']:.2f}  ({r['s']:.1f} s)"
+            f"cached share {r['cached'] / r['prompt']:.2f}  ({r['s']:.1f} s: {r['calls'] / r['s']:.1f} judgments/s, "
+            f"{(r['prompt'] - r['cached']) / r['s']:,.0f} prefill tokens/s)"
         )
     return "\n".join(lines)
 
@@ -155,12 +172,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="share of each case's texts (smoke: 0.005)")
     parser.add_argument("--send", action="store_true", help="send every call over HTTP to the offline judge")
+    parser.add_argument("--base-url", help="send every call to this OpenAI-compatible server instead (vLLM)")
+    parser.add_argument("--model", default="", help="the model name --base-url serves")
+    parser.add_argument("--cases", default="a,b,c", help="which cases, comma-separated")
+    parser.add_argument("--concurrency", type=int, default=8, help="calls in flight when sending")
     args = parser.parse_args()
     results = []
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(Server()) if args.send else None
-        for case in CASES:
-            results.append(measure(case, args.scale, server))
+        endpoint = None
+        if args.base_url:  # a real model: short answers, so prefill dominates as judging does
+            endpoint = Endpoint(args.base_url, {"model": args.model, "max_tokens": 256}, args.concurrency)
+        elif args.send:
+            endpoint = Endpoint(stack.enter_context(Server()).base_url, {}, args.concurrency)
+        for case in args.cases.split(","):
+            results.append(measure(case, args.scale, endpoint))
             print(report(results[-1]), flush=True)
     for r in results:
         planned = r[r["planned"]]

@@ -337,8 +337,8 @@ def _propose(ev: Evolution, base: dict, criterion: str, agreement: dict, shown: 
         proposal = reflect.Tried(proposal[0], "refused", screened)
     if isinstance(proposal, reflect.Tried):  # fed back to the next round's reflection for this criterion
         logger.warning("round %s: the reflection answer was refused: %s", base["round"], proposal.reason)
-        mutations = json.dumps(proposal.mutations) if proposal.mutations else None
-        refused = {**base, "status": "refused", "reason": proposal.reason, "mutations": mutations}
+        refused_mutations = json.dumps(proposal.mutations) if proposal.mutations else None
+        refused = {**base, "status": "refused", "reason": proposal.reason, "mutations": refused_mutations}
         ev.store.execute_write_fn(evolve.record, **refused, candidate_hash=None, candidate=None)
         ev.history.append(_slim({**refused, "calls": 0}))
         return None

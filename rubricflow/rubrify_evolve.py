@@ -113,7 +113,8 @@ def _evolve(rubric, examples, judge_model, reflection_model, role, config) -> Ev
         rubric = rubric.model_copy(update={"role": role})
     warehouse = rf.Warehouse(Path(tempfile.mkdtemp(prefix="rubrify-evolve-")) / "evolve.duckdb")
     texts, labels = _corpus(examples)
-    warehouse.ingest(texts, corpus="annotated", **{k: k for k in ("context", "genre") if k in texts[0]})
+    columns: dict[str, Any] = {k: k for k in ("context", "genre") if k in texts[0]}
+    warehouse.ingest(texts, corpus="annotated", **columns)
     warehouse.import_labels(labels, corpus="annotated")
     judge = rf.Judge(**judge_options(judge_model, parallel=True))
     reflection = rf.Judge(**judge_options(reflection_model)) if reflection_model is not None else None

@@ -41,7 +41,8 @@ def detect_format(path: Path) -> str | None:
         return "atif"
     if "resourceSpans" in head:
         return "otel"
-    keys = set(head.get("attributes") if isinstance(head.get("attributes"), dict) else head)
+    attributes = head.get("attributes")
+    keys = set(attributes if isinstance(attributes, dict) else head)
     if "openinference.span.kind" in keys or any(k.startswith("llm.") for k in keys):
         return "openinference"
     if any(k.startswith("gen_ai.") for k in keys):
@@ -102,8 +103,8 @@ def _span_records(documents: list[tuple[int, Any]], fmt: str) -> Iterator[Row]:
     traces: dict[str, list[dict]] = {}
     rows: dict[str, int] = {}
     for number, doc in documents:
-        spans = otlp_spans(doc) if isinstance(doc, dict) and "resourceSpans" in doc else flat_spans(doc)
-        for span in spans:
+        read = otlp_spans(doc) if isinstance(doc, dict) and "resourceSpans" in doc else flat_spans(doc)
+        for span in read:
             traces.setdefault(span["trace_id"], []).append(span)
             rows.setdefault(span["trace_id"], number)
     for trace_id, spans in traces.items():

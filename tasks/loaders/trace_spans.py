@@ -58,8 +58,9 @@ def flat_spans(document: Any) -> Iterator[dict]:
     for number, item in enumerate(items):
         if not isinstance(item, dict):
             continue
-        attributes = item.get("attributes") if isinstance(item.get("attributes"), dict) else item
-        context = item.get("context") if isinstance(item.get("context"), dict) else {}
+        given, found = item.get("attributes"), item.get("context")
+        attributes: dict = given if isinstance(given, dict) else item
+        context: dict = found if isinstance(found, dict) else {}
         yield {
             "trace_id": context.get("trace_id") or item.get("trace_id") or item.get("traceId") or "",
             "span_id": context.get("span_id") or item.get("span_id") or item.get("spanId"),

@@ -45,7 +45,7 @@ def unit_positions(messages: list[dict], criterion: Criterion) -> list[list[int]
     position = select.position if select else None
     if position is None or not units:
         return units
-    index = {"first": 0, "last": -1}.get(position, position)  # type: ignore[call-overload]
+    index = position if isinstance(position, int) else {"first": 0, "last": -1}[position]
     return [units[index]] if -len(units) <= index < len(units) else []
 
 

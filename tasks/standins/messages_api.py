@@ -106,7 +106,8 @@ def as_message(completion: dict[str, Any]) -> dict[str, Any]:
 
 def _breakpoints(body: dict[str, Any]) -> int:
     """The request's cache_control breakpoints (system blocks and message content blocks)."""
-    blocks = [*(body.get("system") if isinstance(body.get("system"), list) else [])]
+    system = body.get("system")
+    blocks: list[Any] = list(system) if isinstance(system, list) else []
     for m in body.get("messages") or []:
         blocks += m.get("content") if isinstance(m.get("content"), list) else []
     return sum(1 for b in blocks if isinstance(b, dict) and b.get("cache_control"))

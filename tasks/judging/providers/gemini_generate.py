@@ -52,7 +52,7 @@ SETUP_REASONS = ("API_KEY_INVALID", "FAILED_PRECONDITION", "PERMISSION_DENIED", 
 class GeminiGenerate(Provider):
     name = "gemini"
     otel_name = "gcp.gemini"
-    key_variables = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    key_variables: tuple[str, ...] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     base_url_variable = "GEMINI_BASE_URL"
     default_base_url = "https://generativelanguage.googleapis.com/v1beta"
     # a schema-constrained JSON answer, a plain JSON one, or text; no Batch API or logprobs

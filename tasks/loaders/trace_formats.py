@@ -126,11 +126,7 @@ def atif_record(doc: dict, path: Path) -> dict:
         if step.get("timestamp"):
             message["timestamp"] = step["timestamp"]
         calls = [
-            {
-                "id": c.get("tool_call_id"),
-                "type": "function",
-                "function": {"name": c.get("function_name"), "arguments": c.get("arguments")},
-            }
+            _tool_call(c.get("tool_call_id"), c.get("function_name"), c.get("arguments"))
             for c in step.get("tool_calls") or []
         ]
         if calls:
@@ -211,14 +207,7 @@ def inspect_record(sample: dict, header: dict) -> dict:
 
 def _inspect_message(message: dict) -> dict:
     out: dict = {"role": message["role"], "content": _inspect_content(message.get("content"))}
-    calls = [
-        {
-            "id": c.get("id"),
-            "type": "function",
-            "function": {"name": c.get("function"), "arguments": c.get("arguments")},
-        }
-        for c in message.get("tool_calls") or []
-    ]
+    calls = [_tool_call(c.get("id"), c.get("function"), c.get("arguments")) for c in message.get("tool_calls") or []]
     if calls:
         out["tool_calls"] = calls
     if message.get("tool_call_id") is not None:
@@ -239,3 +228,8 @@ def _inspect_content(content: Any) -> Any:
         for p in content
         if isinstance(p, dict)
     ]
+
+
+def _tool_call(call_id: Any, name: Any, arguments: Any) -> dict:
+    """A tool call in the canonical (OpenAI chat) shape."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}

@@ -58,26 +58,26 @@ NOT_RUN = {
     "docs/benchmarks.md:9": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
     "docs/deployment.md:15": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
     "docs/operations.md:37": "Prefect's own server with its UI, which serves until stopped",
-    "docs/models.md:155": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
+    "docs/models.md:189": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
     # Cost: these run `improve evolve` at the documented size, minutes of judge calls each.
-    "docs/analysis.md:440": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "
+    "docs/analysis.md:472": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "
     "tests/flows/test_evolve_objectives.py runs these options at a test size",
-    "docs/analysis.md:480": "`improve evolve --co-evolve` at the documented size (8 rounds): minutes of judge calls; "
+    "docs/analysis.md:513": "`improve evolve --co-evolve` at the documented size (8 rounds): minutes of judge calls; "
     "tests/flows/test_evolve_coevolve.py runs it at a test size",
-    "docs/analysis.md:358": "`improve evolve` at the default size (minutes); and `improve fit ... --label-at 2.5,4` "
+    "docs/analysis.md:383": "`improve evolve` at the default size (minutes); and `improve fit ... --label-at 2.5,4` "
     "is refused as written (helpfulness has no labels: 'gives 2 human boundaries; helpfulness's 0 labels need 0')",
     # Not yet runnable as written, each failure named (to fix in the docs or the code):
     "docs/analysis.md:92": "after analysis.md:5 judged helpfulness with two models, `calibrate --rubric helpfulness` "
     "and the rest need --judge-hash or --model to pick one judge setup",
     "docs/analysis.md:145": "`labels plan -r helpfulness` refuses: 2 judge setups scored it (analysis.md:5's two models)",
-    "docs/analysis.md:244": "`labels import-ls` reads a Label Studio export made by annotators; tests/cli/test_label_studio.py "
+    "docs/analysis.md:245": "`labels import-ls` reads a Label Studio export made by annotators; tests/cli/test_label_studio.py "
     "round-trips one (and `export-ls -r helpfulness` needs --judge-hash after analysis.md:5)",
-    "docs/browsing.md:47": "`report evolution -c tc` needs an `improve evolve` of tc (analysis.md:358, not run here)",
+    "docs/browsing.md:51": "`report evolution -c tc` needs an `improve evolve` of tc (analysis.md:358, not run here)",
     "docs/operations.md:5": "fails in the code: `nightly -r groundedness` refuses its own canary corpus (the goldens "
     "carry no context: 'corpus replies--canary-DATE has texts without one'); `serve` runs until stopped",
     "docs/operations.md:379": "exits 1 here, the documented refusal: the stand-in under another model's name reorders "
     "the texts (rho 0.14), not stitchable; tests/cli/test_judge_bridge.py runs both outcomes",
-    "docs/operations.md:576": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
+    "docs/operations.md:582": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
     "tests/flows/test_telemetry.py checks the console exporter's spans",
     "docs/scoring.md:69": "downloads the IMDB dataset from the Hugging Face Hub (no internet in the tests)",
 }

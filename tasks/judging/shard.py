@@ -195,7 +195,6 @@ class Worker:
             run.run_id,
             run.corpus_id,
             spend,
-            run.options.layout,
         )
 
 

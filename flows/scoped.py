@@ -14,7 +14,7 @@ from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.run_options import RunOptions
 from rubricflow.tasks.pipeline.ingest import corpus_dir
-from rubricflow.warehouse import db, scopes
+from rubricflow.warehouse import scopes
 
 
 def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int, score_corpus: Callable) -> int:
@@ -24,10 +24,7 @@ def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int
     path, rubric = Path(run.warehouse), run.bundle.rubric
     units_id = scopes.unit_corpus_id(run.corpus_id)
     folder = corpus_dir(path, units_id)
-    with db.writer(path) as con:
-        units = scopes.cut_units(con, run.corpus_id, rubric)
-        if units:
-            scopes.load_units(con, run.corpus_id, units, folder)
+    units = scopes.cut_and_load_units(path, run.corpus_id, rubric, folder)
     unit_rubrics, unit_judge = {}, ""
     for criterion in (c for c in rubric.criteria if c.scoped):
         texts = [u.unit_id for u in units if u.criterion_id == criterion.id]
@@ -38,7 +35,6 @@ def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int
         summary = score_corpus(units_id, str(rubric_file), run.warehouse, judge, options, workers=workers, texts=texts)
         unit_rubrics[criterion.id], unit_judge = summary["rubric_hash"], summary["judge_hash"]
     hashes = {"rubric": run.bundle.hash, "judge": run.judge_hash, "unit_judge": unit_judge}
-    with db.writer(path) as con:
-        scopes.land_reduced(con, run.corpus_id, rubric, hashes, unit_rubrics, run.run_id)
+    scopes.land_reduced_in(path, run.corpus_id, rubric, hashes, unit_rubrics, run.run_id)
     get_run_logger().info("run %s: %s units of scoped criteria judged", run.run_id, len(units))
     return len(units)

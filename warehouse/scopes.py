@@ -24,7 +24,7 @@ from rubricflow.rubrics.model import Rubric
 from rubricflow.tasks.loaders.ingest import SCHEMA
 from rubricflow.tasks.loaders.transcript_units import Unit, transcript_units
 
-from . import analytics, steps
+from . import analytics, db, steps
 from .sqlfiles import fetch, run_sql, transaction
 
 
@@ -114,3 +114,19 @@ def land_reduced(
             con, "land_scoped.sql", corpus=corpus_id, units=unit_corpus_id(corpus_id), run=run_id, **hashes
         )  # fmt: skip
     analytics.refresh_in_batches(con)
+
+
+def cut_and_load_units(path: Path, corpus_id: str, rubric: Rubric, folder: Path) -> list[Unit]:
+    """The units of the rubric's scoped criteria cut from the warehouse's corpus and loaded as its unit
+    corpus, in one writer session (a flow body does not open the warehouse itself)."""
+    with db.writer(path) as con:
+        units = cut_units(con, corpus_id, rubric)
+        if units:
+            load_units(con, corpus_id, units, folder)
+    return units
+
+
+def land_reduced_in(path: Path, corpus_id: str, rubric: Rubric, hashes: dict, unit_rubrics: dict, run_id: str) -> None:
+    """`land_reduced` in a writer session of the warehouse at `path`."""
+    with db.writer(path) as con:
+        land_reduced(con, corpus_id, rubric, hashes, unit_rubrics, run_id)

@@ -6,6 +6,7 @@ DuckDB allows a single writer per file. Only the flow's own process writes, in s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -245,6 +246,13 @@ def writer(
     with _session_of(path):
         with _writer(path, check_analytics, refresh_lag_s) as con:
             yield con
+
+
+def held_writer(path: str | Path) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+    """A writer a long-lived holder enters in one thread and leaves in another (the viewer keeps one
+    between a rater's answers and its idle watcher closes it): no per-thread session lock, which only
+    its entering thread could release; the holder serialises its own use of the connection."""
+    return _writer(Path(path), True, 0.0)
 
 
 def _session_of(path: Path) -> threading.RLock:

@@ -93,7 +93,7 @@ class Warehouse:
             self.last = time.monotonic()
             if self.writing is None:
                 self._close()
-                writing = db.writer(self.path)
+                writing = db.held_writer(self.path)
                 self.con = writing.__enter__()
                 self.writing = writing
             return fn(self.con, *args)

@@ -9,9 +9,10 @@ provider is one module (tasks/judging/providers/bedrock_converse.py)."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from .messages_api import as_message
 
 FIELDS = {
     "messages",
@@ -108,26 +109,20 @@ def as_chat(body: dict[str, Any], model: str) -> dict[str, Any]:
 
 
 def as_converse(completion: dict[str, Any]) -> dict[str, Any]:
-    """The offline judge's chat completion as a Converse answer."""
-    choice = completion["choices"][0]
-    message = choice["message"]
-    blocks: list[dict[str, Any]] = []
-    for call in message.get("tool_calls") or []:
-        try:
-            arguments = json.loads(call["function"]["arguments"])
-        except ValueError:  # cut off at maxTokens
-            arguments = {}
-        blocks.append({"toolUse": {"toolUseId": call["id"], "name": call["function"]["name"], "input": arguments}})
-    if isinstance(message.get("content"), str):
-        blocks.append({"text": message["content"]})
-    stop = {"length": "max_tokens", "tool_calls": "tool_use"}.get(choice["finish_reason"], "end_turn")
-    if blocks and "toolUse" in blocks[0] and stop == "end_turn":
-        stop = "tool_use"
+    """The offline judge's chat completion as a Converse answer: the Messages API answer's blocks and
+    stop reason (the same model family's), in Converse's spelling."""
+    answer = as_message(completion)
+    blocks = [
+        {"toolUse": {"toolUseId": b["id"], "name": b["name"], "input": b["input"]}}
+        if b["type"] == "tool_use"
+        else {"text": b["text"]}
+        for b in answer["content"]
+    ]
     usage = completion.get("usage") or {}
     prompt, output = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
     return {
         "output": {"message": {"role": "assistant", "content": blocks}},
-        "stopReason": stop,
+        "stopReason": answer["stop_reason"],
         "usage": {"inputTokens": prompt, "outputTokens": output, "totalTokens": prompt + output},
         "metrics": {"latencyMs": 1},
     }

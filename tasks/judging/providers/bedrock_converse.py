@@ -16,7 +16,7 @@ from typing import Any
 from rubricflow.settings import endpoint
 
 from .anthropic_messages import AnthropicMessages
-from .base import Capabilities, Provider
+from .base import Provider
 from .sdk_calls import need, no_answer, sdk_client, status_error
 
 STOP_REASONS = {"guardrail_intervened": "refusal", "content_filtered": "refusal"}  # the rest as Anthropic's
@@ -30,13 +30,7 @@ class BedrockConverse(Provider):
     # secrets among them, scrubbed from answers and errors like every provider's key
     key_variables = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
     base_url_variable = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
-    capabilities = Capabilities(
-        logprobs=False,
-        batch=False,
-        system_role="field",
-        reasoning_parameters=False,
-        output_modes=("json_schema", "tools", "text"),
-    )
+    capabilities = AnthropicMessages.capabilities  # the same models: a forced tool, no logprobs, system a field
 
     def base_url(self, given: str | None = None) -> str:
         need("boto3", self.name)

@@ -121,6 +121,26 @@ async def through_server(
         return time.perf_counter() - t, latencies, answers
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
+    import os
+
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_floor(n: int, judge_s: float, server_s: float) -> str:
+    """What the phase's CPU alone allows on this machine: each process runs on one core at most
+    (one interpreter each), and the two together on all of them."""
+    import os
+
+    floor = max(judge_s, server_s, (judge_s + server_s) / (os.cpu_count() or 1))
+    return (
+        f"CPU per rollout: server {1000 * server_s / n:.1f} ms, judge {1000 * judge_s / n:.1f} ms: "
+        f"on {os.cpu_count()} cores the phase cannot take less than {floor:.2f} s"
+    )
+
+
 def p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[int(0.99 * (len(ordered) - 1))]
@@ -167,8 +187,10 @@ def main() -> None:
         set_latency(judge, 200)
         m = args.latency_rollouts
         bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
+        judge_cpu, server_cpu = cpu_s(judge.proc.pid), cpu_s(server.proc.pid)
         took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
         print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s)")
+        print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
         k = args.in_flight
         _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
         _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))

@@ -46,12 +46,56 @@ class TokenBucket:
                 await self.sleep(-self.level / self.rate)
 
 
+class QueueSignal:
+    """Whether answers slow down with the number of calls in flight, the mark of a server that
+    queues (a local model answering one request at a time), as opposed to a server that is simply
+    slow or whose answers vary in length. It is the least-squares slope of latency on calls in
+    flight over the last `WINDOW` answers, counted only when it is clearly above noise (two standard
+    errors) and explains most of this call's latency. A fixed baseline (the fastest answer ever
+    seen, used before) read any later rise of the server's own latency, a 200 ms judge after a fast
+    warm-up or a provider at a busy hour, as queueing and cut the limit to 1 for good."""
+
+    WINDOW = 64
+    MIN_SAMPLES = 8
+
+    def __init__(self) -> None:
+        self.samples: deque[tuple[int, float]] = deque(maxlen=self.WINDOW)
+
+    def add(self, in_flight: int, latency_s: float) -> None:
+        self.samples.append((in_flight, latency_s))
+
+    def queued(self, in_flight: int, latency_s: float) -> bool | None:
+        """True when the slope puts at least 40% (and 50 ms) of this latency in the queue; None
+        without evidence either way (too few answers, or calls in flight barely varied)."""
+        fit = self._fit()
+        if fit is None:
+            return None
+        slope, error = fit
+        waited = slope * (in_flight - 1)
+        return in_flight >= 2 and slope > 2 * error and waited >= max(0.4 * latency_s, 0.05)
+
+    def _fit(self) -> tuple[float, float] | None:
+        """(slope, its standard error), or None without enough spread in calls in flight to tell."""
+        k = len(self.samples)
+        if k < self.MIN_SAMPLES:
+            return None
+        mean_n = sum(n for n, _ in self.samples) / k
+        mean_l = sum(latency for _, latency in self.samples) / k
+        sxx = sum((n - mean_n) ** 2 for n, _ in self.samples)
+        if sxx < k * 0.25:  # calls in flight barely varied: no evidence either way
+            return None
+        slope = sum((n - mean_n) * (latency - mean_l) for n, latency in self.samples) / sxx
+        residual = sum((latency - mean_l - slope * (n - mean_n)) ** 2 for n, latency in self.samples)
+        return slope, (residual / (k - 2) / sxx) ** 0.5
+
+
 class AdaptiveConcurrency:
     """Calls in flight, adjusted to what the server can take (AIMD, as TCP does): the limit starts
     small and doubles while answers come back fine (slow start), then grows by one per round; it is
     cut by half on a sign of overload (a timeout, 429, 503) and by 30% when the server's own latency
     (send to answer, never time queued in this client) grows with the number of calls in flight,
-    which is how a server that queues (a local model answering one request at a time) looks.
+    which is how a server that queues (a local model answering one request at a time) looks (see
+    `QueueSignal`).
     `ceiling` is --max-in-flight. As in TCP, one window of calls cuts the limit once: calls sent
     before the last cut cannot cut it again (one stall seen by every call in flight at once, a
     garbage collection or a long write in this process, used to cut it to 1).
@@ -67,7 +111,7 @@ class AdaptiveConcurrency:
         self.threshold = float(ceiling)  # end of slow start
         self.active = 0
         self.peak = 0  # the most calls in flight at once
-        self.fastest: float | None = None  # the quickest answer seen: the server's own time, unqueued
+        self.queue = QueueSignal()
         self.sent = 0  # calls let through so far: a call's number says whether it was sent after a cut
         self.cut_after = 0  # the number of the last call sent before the last cut
         self._waiters: deque[asyncio.Future] = deque()
@@ -120,19 +164,26 @@ class AdaptiveConcurrency:
             if may_cut:
                 self._cut(0.5)
         elif latency_s is not None:
-            self.fastest = latency_s if self.fastest is None else min(self.fastest, latency_s)
-            queued = in_flight >= 2 and latency_s > 0.6 * in_flight * self.fastest + 0.05
-            if queued:  # latency in proportion to the calls in flight: they wait in the server's queue
+            self.queue.add(in_flight, latency_s)
+            queued = self.queue.queued(in_flight, latency_s)
+            if queued:  # they wait in the server's queue
                 if may_cut:
-                    self._cut(0.7)
-            elif self.limit < self.threshold:
+                    self._cut(0.7, end_slow_start=False)
+                    self.queue.samples.clear()  # the next verdict reads only answers sent after the cut
+            elif queued is not None and self.limit < self.threshold:
                 self.limit = min(self.ceiling, self.limit + 1)
             else:
                 self.limit = min(self.ceiling, self.limit + 1 / self.limit)
         self._wake()
 
-    def _cut(self, factor: float) -> None:
-        self.threshold = self.limit = max(1.0, self.limit * factor)
+    def _cut(self, factor: float, end_slow_start: bool = True) -> None:
+        """Overload ends slow start, as in TCP; a queue does not: if the queue was a latency step
+        that the slope misread, the limit climbs back as fast as it first rose once fresh answers
+        show no slope, and a server that does queue cuts it again at the same depth (without
+        evidence either way it grows by one per window only)."""
+        self.limit = max(1.0, self.limit * factor)
+        if end_slow_start:
+            self.threshold = self.limit
         self.cut_after = self.sent
 
 

@@ -2,6 +2,7 @@
 one second of quota, and let an oversized request through as debt; the in-flight cap holds."""
 
 import asyncio
+import time
 
 import pytest
 
@@ -136,29 +137,71 @@ def test_a_later_run_keeps_what_the_controller_learned_below_its_own_ceiling():
     assert concurrency.ceiling == 64 and concurrency.limit == 16.0  # learned, not reset to a slow start
 
 
-def test_one_stall_seen_by_every_call_in_flight_cuts_the_limit_once():
+def test_one_window_of_queued_answers_cuts_the_limit_once_and_a_uniform_stall_not_at_all():
     """A pause in this process (a garbage collection, a long write) makes every call in flight look
-    slow at once; cutting once per answer took the limit from 64 to 1 (issue 22). As in TCP, calls
-    sent before a cut cannot cut again; a call sent after it can."""
+    slow at once; cutting once per answer took the limit from 64 to 1 (issue 22). A stall slows
+    every call alike, which is not a queue: no cut. Answers slower the more calls were in flight
+    are: as in TCP, calls sent before the cut cannot cut again; a call sent after it can."""
     from rubricflow.tasks.judging.ratelimit import Slot
 
-    async def scenario() -> tuple[float, float]:
-        concurrency = AdaptiveConcurrency(ceiling=64, start=64)
-        concurrency.fastest = 0.001
+    async def answer_all(concurrency: AdaptiveConcurrency, latency) -> None:
         slots = [Slot(concurrency) for _ in range(40)]
         for slot in slots:
             await slot.__aenter__()
-        for slot in slots:  # all 40 answers arrive after a 0.5 s stall
-            slot.latency_s = 0.5
+        for slot in slots:
+            slot.latency_s = latency(slot.in_flight)
             await slot.__aexit__(None, None, None)
-        after_stall = concurrency.limit
-        later, other = Slot(concurrency), Slot(concurrency)  # two in flight, sent after the cut
-        await later.__aenter__()
-        await asyncio.wait_for(other.__aenter__(), 5)  # a limit cut to 1 would keep it waiting
-        other.latency_s = 0.5  # it went out with another in flight
-        await other.__aexit__(None, None, None)
-        return after_stall, concurrency.limit
 
-    after_stall, after_later = asyncio.run(scenario())
-    assert after_stall == pytest.approx(64 * 0.7)
-    assert after_later == pytest.approx(64 * 0.7 * 0.7)
+    async def scenario() -> tuple[float, float, float]:
+        concurrency = AdaptiveConcurrency(ceiling=64, start=64)
+        await answer_all(concurrency, lambda n: 0.5)  # all 40 answers arrive after a 0.5 s stall
+        after_stall = concurrency.limit
+        concurrency = AdaptiveConcurrency(ceiling=64, start=64)
+        await answer_all(concurrency, lambda n: 0.01 * n)  # one at a time: each waits for those before
+        after_queue = concurrency.limit
+        await answer_all(concurrency, lambda n: 0.01 * n)  # sent after the cut: they may cut again
+        return after_stall, after_queue, concurrency.limit
+
+    after_stall, after_queue, after_later = asyncio.run(scenario())
+    assert after_stall == 64
+    assert 64 * 0.7 <= after_queue < 64 * 0.7 + 1  # one cut; answers without a verdict yet grow it by 1/limit
+    assert after_later < after_queue - 5  # cut again by 30%, less the growth from answers too quick to count as queued
+
+
+async def _drive(serve, calls: int, ceiling: int = 64) -> tuple[float, int]:
+    """`calls` calls through a controller against `serve`; the final limit and the peak in flight."""
+    from rubricflow.tasks.judging.ratelimit import Slot
+
+    concurrency = AdaptiveConcurrency(ceiling)
+
+    async def one(i: int) -> None:
+        async with Slot(concurrency) as slot:
+            started = time.perf_counter()
+            await serve(i)
+            slot.latency_s = time.perf_counter() - started
+
+    await asyncio.gather(*(one(i) for i in range(calls)))
+    return concurrency.limit, concurrency.peak
+
+
+def test_a_server_that_answers_one_call_at_a_time_is_kept_a_few_calls_deep():
+    lock = asyncio.Lock()
+
+    async def serve(i: int) -> None:
+        async with lock:
+            await asyncio.sleep(0.03)
+
+    limit, peak = asyncio.run(_drive(serve, 120))
+    assert limit <= 16 and peak <= 24  # the ceiling is 64: 64 deep, each call would wait ~2 s
+
+
+def test_a_judge_whose_latency_rises_after_a_fast_start_keeps_its_calls_in_flight():
+    """The reward bench's 200 ms judge after a fast warm-up (#55), or a provider's busy hour: the
+    latency of every answer rose, not with the calls in flight. The fastest answer ever seen, the
+    old baseline, read it as a queue and cut the limit to 1: 2,048 rollouts took 326 s, not 3."""
+
+    async def serve(i: int) -> None:
+        await asyncio.sleep(0.001 if i < 300 else 0.1 + 0.05 * (i % 3))  # answers of three lengths
+
+    limit, peak = asyncio.run(_drive(serve, 1500, ceiling=256))
+    assert limit >= 128 and peak == 256

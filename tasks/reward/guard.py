@@ -7,6 +7,7 @@ judge call. A model trained on a reward finds whatever the judge misreads; these
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rubricflow.rubrics.model import Rubric
 
@@ -52,7 +53,7 @@ def restates(text: str, rubric: Rubric) -> bool:
     grams = _grams(text)
     if len(grams) < 3:
         return False
-    own = _grams(rubric_wording(rubric))
+    own = _wording_grams(rubric_wording(rubric))
     return sum(g in own for g in grams) / len(grams) >= RESTATE_SHARE
 
 
@@ -62,6 +63,12 @@ def rubric_wording(rubric: Rubric) -> str:
     for criterion in rubric.criteria:
         parts += [criterion.title or criterion.id, criterion.description or ""]
     return "\n".join(parts)
+
+
+@lru_cache(maxsize=64)
+def _wording_grams(wording: str) -> frozenset[tuple[str, ...]]:
+    """A rubric's 4-grams, once per rubric wording (every rollout is checked against them)."""
+    return frozenset(_grams(wording))
 
 
 def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:

@@ -35,12 +35,12 @@ named AS (
     FROM msgs
 ),
 rendered AS (
-    SELECT *, array_to_string(list_transform(msgs, lambda m: '[M' || m.position || '] ' || m.role
-           || CASE WHEN m.tool_call_id IS NULL THEN '' ELSE ' (result of ' || coalesce(list_last(list_filter(names,
-                  lambda c: c.id = m.tool_call_id AND c.at <= m.position)).name, '?') || ' #' || m.tool_call_id || ')' END
-           || ': ' || m.body
-           || coalesce(array_to_string(list_transform(m.calls, lambda c: chr(10) || '  -> call ' || c.name || '('
-                  || coalesce(c.arguments, '') || ') #' || coalesce(c.id, '')), ''), '')), chr(10)) AS text
+    SELECT *, array_to_string(list_transform(msgs, lambda m: concat('[M', m.position, '] ', m.role,
+           CASE WHEN m.tool_call_id IS NOT NULL THEN concat(' (result of ', coalesce(list_last(list_filter(names,
+                lambda c: c.id = m.tool_call_id AND c.at <= m.position)).name, '?'), ' #', m.tool_call_id, ')') END,
+           ': ', m.body,
+           CASE WHEN len(m.calls) > 0 THEN array_to_string(list_transform(m.calls, lambda c: concat(chr(10), '  -> call ',
+                c.name, '(', c.arguments, ') #', c.id)), '') END)), chr(10)) AS text
     FROM named
 ),
 hashed AS (SELECT *, sha256(text) AS sha256 FROM rendered)

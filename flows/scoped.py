@@ -17,10 +17,10 @@ from rubricflow.tasks.pipeline.ingest import corpus_dir
 from rubricflow.warehouse import scopes
 
 
-def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int, score_corpus: Callable) -> int:
+def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int, score_corpus: Callable) -> dict:
     """Judge the rubric's scoped criteria unit by unit (each criterion's units a `score_corpus`
     subflow run, passed in: flows/score imports this module) and land their reduced scores on `run`;
-    the number of units judged or already landed."""
+    the number of units judged or already landed, and of long transcripts segmented or cut."""
     path, rubric = Path(run.warehouse), run.bundle.rubric
     units_id = scopes.unit_corpus_id(run.corpus_id)
     folder = corpus_dir(path, units_id)
@@ -36,5 +36,12 @@ def score_scoped(run: Run, judge: JudgeConfig, options: RunOptions, workers: int
         unit_rubrics[criterion.id], unit_judge = summary["rubric_hash"], summary["judge_hash"]
     hashes = {"rubric": run.bundle.hash, "judge": run.judge_hash, "unit_judge": unit_judge}
     scopes.land_reduced_in(path, run.corpus_id, rubric, hashes, unit_rubrics, run.run_id)
-    get_run_logger().info("run %s: %s units of scoped criteria judged", run.run_id, len(units))
-    return len(units)
+    logger = get_run_logger()
+    logger.info("run %s: %s units of scoped criteria judged", run.run_id, len(units))
+    long = scopes.long_transcripts(units)
+    if long["segmented"] or long["cut"]:
+        logger.warning(
+            "run %s: %s transcript(s) longer than the judge's context judged in %s segments, %s cut to %s",
+            run.run_id, long["segmented"], long["segments"], long["cut"], rubric.long_transcripts.mode,  # type: ignore[union-attr]
+        )  # fmt: skip
+    return {"units": len(units), **long}

@@ -8,6 +8,7 @@ work: landed shards are loaded first, then the anti-join plans only the cells st
 # No `from __future__ import annotations` here: a deployment's run builds the flow's parameter model
 # from the annotations, and there a string `JudgeConfig` cannot be resolved (every night failed).
 import asyncio
+import dataclasses
 import datetime as dt
 import secrets
 from pathlib import Path
@@ -106,8 +107,9 @@ def score_corpus(
         texts=tuple(texts) if texts is not None else None,
         options=options,
     )
+    long = {}  # long transcripts segmented or cut: the summary says how many
     if any(c.scoped for c in run.bundle.rubric.criteria):  # judged unit by unit, reduced per transcript
-        score_scoped(run, judge, options, workers, score_corpus)
+        long = score_scoped(run, judge, options, workers, score_corpus)
     with run_lock(warehouse_path, corpus_id, run.bundle.hash, run.judge_hash, run.run_id):  # one run per work
         started = dt.datetime.now()
         plan, recovered, estimate = prepare_run(run)
@@ -134,7 +136,12 @@ def score_corpus(
         except (KeyboardInterrupt, asyncio.CancelledError):  # during the finish step
             finish_interrupted(run, INTERRUPTED)
             raise
-        summary = _summary(run, plan, results, recovered, unjudged, estimate.usd, started)
+        summary = dataclasses.replace(
+            _summary(run, plan, results, recovered, unjudged, estimate.usd, started),
+            segmented_transcripts=long.get("segmented", 0),
+            transcript_segments=long.get("segments", 0),
+            cut_transcripts=long.get("cut", 0),
+        )
         logger.info("run %s finished: %s", run.run_id, summary)
         if refused:
             raise EndpointRefused(refused)

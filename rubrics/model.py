@@ -334,8 +334,22 @@ class TrajectoryCheck(Strict):
         return self
 
 
-ScopeKind = Literal["transcript", "final", "turn", "step", "tool_call"]
+ScopeKind = Literal["transcript", "final", "turn", "step", "tool_call", "segments"]
 Reducer = Literal["any", "all", "mean", "min", "last"]
+
+
+class LongTranscripts(Strict):
+    """What the judge reads of a transcript longer than its context (docs/transcripts.md, "Long
+    transcripts"): `segment` judges it in segments of whole turns (each repeating `overlap_turns`
+    turns of the one before, the messages before the first user turn heading every segment) and
+    combines the segment verdicts by the criterion's reducer; `last_turns` judges its last N turns
+    only, `tool_calls` its tool calls and results only. A transcript within the context is judged
+    whole. Declared, every transcript-scoped judged criterion of the rubric takes `scope: segments`."""
+
+    context_tokens: int = Field(ge=64)  # the judge's context for one transcript, at 4 characters a token
+    mode: Literal["segment", "last_turns", "tool_calls"] = "segment"
+    overlap_turns: int = Field(default=1, ge=0)
+    last_turns: int = Field(default=4, ge=1)
 
 
 class UnitSelector(Strict):
@@ -377,7 +391,7 @@ class Criterion(Strict):
             raise ValueError(f"criterion {self.id!r}: a check passes or fails, so its scale is binary")
         if self.check is not None and self.scope != "transcript":
             raise ValueError(f"criterion {self.id!r}: a check reads the whole transcript; it takes no scope")
-        if self.select is not None and self.scope in ("transcript", "final"):
+        if self.select is not None and self.scope in ("transcript", "final", "segments"):
             raise ValueError(f"criterion {self.id!r}: select applies to a turn, step or tool_call scope")
         if self.select is not None and self.select.tool is not None and self.scope != "tool_call":
             raise ValueError(f"criterion {self.id!r}: select.tool applies to the tool_call scope")
@@ -636,6 +650,29 @@ class Rubric(Strict):
     scoring: Scoring = Scoring()
     goldens: tuple[Golden, ...] = ()
     surface: Surface = Surface()
+    long_transcripts: LongTranscripts | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _segments_when_declared(cls, data: Any) -> Any:
+        """With `long_transcripts` declared, the transcript-scoped judged criteria take `scope:
+        segments` (judged whole, or in segments past the context); without it none may."""
+        if not isinstance(data, dict) or not isinstance(data.get("criteria"), list | tuple):
+            return data
+        declared = data.get("long_transcripts") is not None
+        criteria = []
+        for c in data["criteria"]:
+            if (
+                isinstance(c, dict)
+                and declared
+                and c.get("check") is None
+                and c.get("scope", "transcript") == "transcript"
+            ):
+                c = {**c, "scope": "segments"}
+            elif isinstance(c, dict) and not declared and c.get("scope") == "segments":
+                raise ValueError(f"criterion {c.get('id')!r}: scope segments needs the rubric's long_transcripts")
+            criteria.append(c)
+        return {**data, "criteria": criteria}
 
     def decision_labels(self) -> tuple[DecisionLabel, ...]:
         """The scoring's labels, or seed 001's defaults where it gives none and the surface asks for them."""

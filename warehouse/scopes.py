@@ -48,6 +48,7 @@ def unit_rubric(rubric: Rubric, criterion_id: str) -> Rubric:
     ]
     for key in ("groups", "disqualifiers", "goldens", "mapping_examples"):
         data[key] = []
+    data["long_transcripts"] = None  # the units are cut already
     return Rubric.model_validate(data)
 
 
@@ -59,8 +60,19 @@ def cut_units(con: duckdb.DuckDBPyConnection, corpus_id: str, rubric: Rubric) ->
     for transcript_id, messages in itertools.groupby(rows, key=lambda r: r["transcript_id"]):
         listed = list(messages)
         for criterion in scoped:
-            units += transcript_units(transcript_id, listed, criterion)
+            units += transcript_units(transcript_id, listed, criterion, rubric.long_transcripts)
     return units
+
+
+def long_transcripts(units: list[Unit]) -> dict[str, int]:
+    """How many transcripts were judged in segments, or cut to a view, and into how many units: the
+    run reports them (a long transcript is never shortened silently)."""
+    cut = {(u.transcript_id, u.part) for u in units if u.part in ("segment", "last_turns", "tool_calls")}
+    return {
+        "segmented": sum(1 for _, part in cut if part == "segment"),
+        "segments": sum(1 for u in units if u.part == "segment"),
+        "cut": sum(1 for _, part in cut if part != "segment"),
+    }
 
 
 def load_units(con: duckdb.DuckDBPyConnection, corpus_id: str, units: list[Unit], folder: Path) -> str:
@@ -73,7 +85,12 @@ def load_units(con: duckdb.DuckDBPyConnection, corpus_id: str, units: list[Unit]
             "context": None,
             "genre": unit_genre(u.criterion_id),
             "metadata": json.dumps(
-                {"transcript_id": u.transcript_id, "criterion_id": u.criterion_id, "position": u.position}
+                {
+                    "transcript_id": u.transcript_id,
+                    "criterion_id": u.criterion_id,
+                    "position": u.position,
+                    "part": u.part,
+                }
             ),
             "sha256": hashlib.sha256(u.text.encode("utf-8")).hexdigest(),
             "row": n,

@@ -95,6 +95,9 @@ class RunSummary:
     estimated_usd: float | None = None
     adopted_cells: int = 0  # of skipped_cells: copied from another rubric version's unchanged units
     deferred_cells: int = 0  # left for the next run by the run's options (max_cells)
+    segmented_transcripts: int = 0  # longer than the judge's context: judged in segments (rubric long_transcripts)
+    transcript_segments: int = 0  # their segments, one judge call each per criterion
+    cut_transcripts: int = 0  # longer than the judge's context: judged on the rubric's stated view only
     warehouse: Path = field(default=Path(), compare=False)
 
     def as_dict(self) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from rubricflow.tasks.loaders.transcripts import (
     remove_transcript_files,
     transcript_of,
 )
+from rubricflow.warehouse.chat_files import OUTPUTS, normalise_chat_jsonl
 from rubricflow.warehouse.private_files import owner_only
 
 SCHEMA = pa.schema(
@@ -409,6 +410,11 @@ def ingest_corpus(
     split_read, records = corpus_records(source, encoding, split, trace_format)
     out_dir.mkdir(parents=True, exist_ok=True)
     report = IngestReport(str(source), out_dir / "texts.parquet", out_dir / "quarantine.jsonl", split=split_read)
+    plain = not (
+        text_field or limit or id_field or encoding or split or any(v != k for k, v in check_fields(fields).items())
+    )
+    if plain and trace_format in (None, "openai") and _chats_in_columns(source, out_dir, report, max_chars):
+        return report
     tmp_parquet = report.parquet.with_suffix(".parquet.tmp")
     tmp_quarantine = report.quarantine.with_suffix(".jsonl.tmp")
     try:
@@ -426,6 +432,34 @@ def ingest_corpus(
     os.replace(tmp_quarantine, report.quarantine)
     owner_only(out_dir, report.parquet, report.quarantine)  # the texts are the user's only, whatever the umask
     return report
+
+
+def _chats_in_columns(source: Path, out_dir: Path, report: IngestReport, max_chars: int) -> bool:
+    """An OpenAI chat JSONL file ingested by DuckDB (warehouse/chat_files.py), the files and `report`
+    as the row-by-row path leaves them; False (nothing written) when that path must read it."""
+    if source.is_dir() or _kind(source) != (".jsonl", None) or not _first_is_chat(source):
+        return False
+    found = normalise_chat_jsonl(source, out_dir, max_chars)
+    if found is None:
+        return False
+    report.quarantine.write_text("", encoding="utf-8")
+    owner_only(out_dir, report.parquet, report.quarantine, *(out_dir / f"{n}.parquet" for n in OUTPUTS))
+    report.rows_ok = report.transcripts = found.transcripts
+    report.messages = found.messages
+    return True
+
+
+def _first_is_chat(source: Path) -> bool:
+    """Whether the file's first line is a transcript (a `messages` list, no text column, no pair)."""
+    with source.open("rb") as fh:
+        head = fh.readline(1 << 20)
+    try:
+        record = json.loads(head)
+    except (ValueError, RecursionError):
+        return False
+    plain_texts = _text_column(record, None) is not None if isinstance(record, dict) else True
+    shaped = is_pair_record(record) or is_candidate_set(record)
+    return isinstance(record, dict) and is_transcript_record(record) and not plain_texts and not shaped
 
 
 def corpus_records(
@@ -644,7 +678,8 @@ def _transcript_row(
         "input": None,
         "context": None,
         "genre": _str_or_none(record.get("genre")),
-        "metadata": json.dumps(extra, ensure_ascii=False, default=str) if extra else None,
+        # compact, as the DuckDB path (warehouse/chat_files.py) writes it
+        "metadata": json.dumps(extra, ensure_ascii=False, default=str, separators=(",", ":")) if extra else None,
         "sha256": digest,
         "row": number,
     }

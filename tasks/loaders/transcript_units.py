@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rubricflow.rubrics.model import Criterion
+from rubricflow.rubrics.model import Criterion, LongTranscripts
 from rubricflow.tasks.loaders.transcripts import render_message
 
 CONTEXT_MESSAGES = 6  # messages before a unit shown as its context
+CHARS_PER_TOKEN = 4  # a transcript's length against the judge's context, as the cost estimate counts
+NOTE_CHARS = 100  # a segment's first line, saying which segment it is
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class Unit:
     criterion_id: str
     position: int  # the unit's (first) message
     text: str
+    part: str = "unit"  # scope segments: whole, segment, last_turns or tool_calls (a long transcript cut)
 
     @property
     def unit_id(self) -> str:
@@ -66,9 +69,12 @@ def _tool_calls(messages: list[dict], tool: str | None) -> list[list[int]]:
     return out
 
 
-def transcript_units(transcript_id: str, messages: list[dict], criterion: Criterion) -> list[Unit]:
+def transcript_units(
+    transcript_id: str, messages: list[dict], criterion: Criterion, long: LongTranscripts | None = None
+) -> list[Unit]:
     """The criterion's units of one transcript (`messages` ordered by position, as the `messages`
-    view gives them: role, content, tool_calls as {id, name, arguments}, tool_call_id)."""
+    view gives them: role, content, tool_calls as {id, name, arguments}, tool_call_id); `long`, the
+    rubric's long_transcripts, cuts a `segments`-scoped criterion's."""
     names = {c["id"]: c["name"] for m in messages for c in m.get("tool_calls") or [] if c.get("id")}
     blocks = {
         m["position"]: render_message(
@@ -76,6 +82,11 @@ def transcript_units(transcript_id: str, messages: list[dict], criterion: Criter
         )
         for m in messages
     }
+    if criterion.scope == "segments" and long is not None:
+        return [
+            Unit(transcript_id, criterion.id, first, text, part)
+            for first, text, part in segments(messages, blocks, long)
+        ]
     units = []
     for positions in unit_positions(messages, criterion):
         first = positions[0]
@@ -86,3 +97,62 @@ def transcript_units(transcript_id: str, messages: list[dict], criterion: Criter
         parts = [head, *(["Context:", *context] if context else []), "Judged:", *judged]
         units.append(Unit(transcript_id, criterion.id, first, "\n".join(parts)))
     return units
+
+
+def turns_of(messages: list[dict]) -> tuple[list[int], list[list[int]]]:
+    """(the head: the messages before the first user message, the turns: each user message and
+    what follows it up to the next); a transcript with no user message is one turn per message."""
+    starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    if not starts:
+        return [], [[m["position"]] for m in messages]
+    bounds = [*starts, len(messages)]
+    turns = [[m["position"] for m in messages[a:b]] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [m["position"] for m in messages[: starts[0]]], turns
+
+
+def segments(messages: list[dict], blocks: dict[int, str], long: LongTranscripts) -> list[tuple[int, str, str]]:
+    """(first message, text, part) of each unit a long transcript is judged in: the whole transcript
+    when it fits the context, else its segments of whole turns, or the stated view."""
+    room = long.context_tokens * CHARS_PER_TOKEN
+    whole = "\n".join(blocks[m["position"]] for m in messages)
+    if len(whole) <= room:
+        return [(messages[0]["position"], whole, "whole")]
+    head, turns = turns_of(messages)
+    if long.mode == "last_turns":
+        kept = [p for turn in turns[-long.last_turns :] for p in turn]
+        return [(kept[0], _view(head, kept, blocks, f"its last {long.last_turns} turn(s)"), "last_turns")]
+    if long.mode == "tool_calls":
+        calls = [m["position"] for m in messages if m.get("tool_calls") or m.get("tool_call_id")]
+        kept = calls or [messages[-1]["position"]]  # none: the last message, so the judge reads something
+        return [(kept[0], _view(head, kept, blocks, "its tool calls and their results"), "tool_calls")]
+    room -= NOTE_CHARS + sum(len(blocks[p]) + 1 for p in head)  # every segment repeats the head
+    spans = turn_spans([sum(len(blocks[p]) + 1 for p in turn) for turn in turns], room, long.overlap_turns)
+    out = []
+    for k, (a, b) in enumerate(spans, start=1):
+        kept = [p for turn in turns[a:b] for p in turn]
+        note = f"segment {k} of {len(spans)}, messages M{kept[0]} to M{kept[-1]}"
+        if k > 1 and long.overlap_turns:
+            note += f"; its first {min(long.overlap_turns, b - a - 1)} turn(s) end the segment before"
+        out.append((kept[0], _view(head, kept, blocks, note), "segment"))
+    return out
+
+
+def turn_spans(sizes: list[int], room: int, overlap: int) -> list[tuple[int, int]]:
+    """[start, end) of each segment: as many whole turns as fit `room` (at least one new turn
+    each), each after the first starting `overlap` turns before the last one's end."""
+    spans: list[tuple[int, int]] = []
+    start, done = 0, 0
+    while done < len(sizes):
+        end, size = start, 0
+        while end < len(sizes) and (end <= done or size + sizes[end] <= room):
+            size, end = size + sizes[end], end + 1
+        spans.append((start, end))
+        done, start = end, max(end - overlap, start + 1)
+    return spans
+
+
+def _view(head: list[int], kept: list[int], blocks: dict[int, str], what: str) -> str:
+    """A cut of a long transcript as the judge reads it: what it is, the head, the kept messages."""
+    lines = [f"A transcript too long to judge whole: judge {what}."]
+    lines += [blocks[p] for p in head if p not in kept] + [blocks[p] for p in kept]
+    return "\n".join(lines)

@@ -43,8 +43,10 @@ SEEN_CAP = 200_000  # body hashes remembered while writing: the shared prompts a
 
 
 def body_hash(body: str) -> str:
-    """A body's key: 128 bits of BLAKE2b (a million transcripts' bodies never collide in practice)."""
-    return hashlib.blake2b(body.encode("utf-8"), digest_size=16).hexdigest()
+    """A body's key: its MD5, hex (a content key, not a security one; a million transcripts' bodies
+    never collide in practice), the md5() DuckDB computes when it ingests a chat file
+    (warehouse/chat_files.py), so both paths store a body once."""
+    return hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
 def is_transcript_record(record: Any) -> bool:
@@ -157,7 +159,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
         for name, value in zip(COLUMNS, values, strict=True):
             columns[name].append(value)
         lines.append(render_message(position, message["role"], body, calls, link, names))
-    tools_body = json.dumps(tools, ensure_ascii=False, sort_keys=True) if tools else None
+    tools_body = json.dumps(tools, ensure_ascii=False, separators=(",", ":")) if tools else None  # as DuckDB writes it
     tools_key = body_hash(tools_body) if tools_body else None
     return Transcript(transcript_id, columns, bodies, "\n".join(lines), tools_key, tools_body)
 

@@ -65,3 +65,40 @@ def test_one_call_per_matching_turn_and_the_transcript_score_is_the_reducer(tmp_
     assert set(landed.values()) == {0.0, 1.0}  # the transcripts that never name the budget fail
     [(rationale,)] = rows(w, f"SELECT rationale FROM judgments WHERE run_id = '{run.run_id}' AND text_id = 't002'")
     assert rationale.startswith("all of 3 unit(s): M2 ")
+
+
+def long_transcript(name: str, turns: int, budget_at: int | None) -> dict:
+    """`turns` turns of a 200-character exchange; the answer of turn `budget_at` names the budget."""
+    messages = [{"role": "system", "content": "You are a travel agent."}]
+    for turn in range(turns):
+        words = "budget passed " + "word " * 27 + "w" if turn == budget_at else "word " * 30
+        messages += [
+            {"role": "user", "content": f"Question {turn}?"},
+            {"role": "assistant", "content": f"Answer {turn}: {words}"},
+        ]
+    return {"id": name, "messages": messages}
+
+
+def test_a_long_transcript_is_judged_in_segments_and_the_reducer_combines_them(tmp_path, judge_server):
+    """2 transcripts over a 195-token context in 5 segments each, 3 within it whole: 13 calls."""
+    server = judge_server()
+    rubric = {
+        **RUBRIC,
+        "criteria": [{"id": "names-budget", "reducer": "any", "patterns": ["names-budget"]}],
+        "long_transcripts": {"context_tokens": 195, "overlap_turns": 1},
+    }
+    records = [long_transcript("late", 10, 9), long_transcript("never", 10, None)]
+    records += [long_transcript(f"short{i}", 1, 0 if i else None) for i in range(3)]
+    (tmp_path / "r.yaml").write_text(json.dumps(rubric))
+    wh = rf.Warehouse(tmp_path / "w.duckdb")
+    wh.ingest(records, corpus="c")
+    run = wh.score("c", str(tmp_path / "r.yaml"), rf.Judge(base_url=server.base_url, strategy="per_criterion"))
+    assert server.stats()["answered"] == 2 * 5 + 3  # one call per segment, one per short transcript
+    assert (run.segmented_transcripts, run.transcript_segments, run.cut_transcripts) == (2, 10, 0)
+    w = str(tmp_path / "w.duckdb")
+    late = [
+        s for (s,) in rows(w, "SELECT unit_score FROM judgments WHERE corpus_id = 'c.units' AND text_id LIKE 'late#%'")
+    ]
+    assert sorted(late) == [0.0] * 4 + [1.0]  # only the last segment names the budget
+    landed = dict(rows(w, f"SELECT text_id, unit_score FROM judgments WHERE run_id = '{run.run_id}'"))
+    assert landed == {"late": 1.0, "never": 0.0, "short0": 0.0, "short1": 1.0, "short2": 1.0}  # reducer: any

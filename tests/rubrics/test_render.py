@@ -133,8 +133,9 @@ def test_fixture_covers_every_rubric_and_criterion_field():
     dumped = FULL.model_dump(mode="json")
     paths = {p for p, _ in markers(dumped)}
     top = {re.split(r"[.\[]", p)[0] for p in paths}
-    # surface is how the rubric is rendered, not text in it (tests/rubrics/test_surface.py)
-    assert set(Rubric.model_fields) - top - {"goldens", "surface"} == set()
+    # surface is how the rubric is rendered, not text in it (tests/rubrics/test_surface.py); long_transcripts
+    # is how a long transcript is cut into units before any prompt (tasks/loaders/transcript_units.py)
+    assert set(Rubric.model_fields) - top - {"goldens", "surface", "long_transcripts"} == set()
     crit_fields = {re.match(r"criteria\[\d+\]\.(\w+)", p).group(1) for p in paths if p.startswith("criteria")}
     # check: a trajectory check is decided in SQL, never sent to the judge (tests/warehouse/test_trajectory_checks.py)
     non_text = {"id", "weight", "importance", "pass_threshold", "evidence", "genre", "points", "patterns", "check"}

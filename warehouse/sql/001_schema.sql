@@ -516,7 +516,7 @@ CREATE TABLE IF NOT EXISTS evolution_components (
 -- keys: their indexes live in memory (40M messages at 1M transcripts); the loads keep them unique.
 -- The public names are the views `messages` and `tool_calls` (views.sql).
 CREATE TABLE IF NOT EXISTS message_bodies (
-    body_hash VARCHAR NOT NULL,   -- 128-bit BLAKE2b of the body, hex
+    body_hash VARCHAR NOT NULL,   -- MD5 of the body, hex (a content key)
     body      VARCHAR NOT NULL
 );
 CREATE TABLE IF NOT EXISTS transcript_messages (

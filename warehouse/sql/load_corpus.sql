@@ -15,9 +15,13 @@ INSERT INTO stale_texts
 SELECT corpus_id, text_id FROM texts
 WHERE corpus_id = $corpus AND removed_at IS NULL AND text_id NOT IN (SELECT text_id FROM read_parquet($parquet));
 
+-- Stored with zstd: DuckDB's default analysis of long texts cost 3x the CPU for a 5x larger file
+-- (1M transcripts' renderings: 140 s of CPU; bench/traces.py).
+SET force_compression = 'zstd';
 INSERT OR REPLACE INTO texts (corpus_id, text_id, sha256, text, input, context, genre, metadata, removed_at)
 SELECT $corpus, text_id, sha256, text, input, context, genre, metadata::JSON, NULL
 FROM read_parquet($parquet);
+RESET force_compression;
 
 -- Pattern counts of a text's earlier version no longer apply.
 DELETE FROM pattern_hits h USING texts t

@@ -3,7 +3,7 @@ picks, and the text the judge reads for one unit (its message ids, a few message
 
 import pytest
 
-from rubricflow.rubrics.model import Criterion
+from rubricflow.rubrics.model import Criterion, Rubric
 from rubricflow.tasks.loaders.transcript_units import transcript_units, unit_positions
 
 
@@ -71,3 +71,46 @@ def test_a_unit_text_names_the_messages_judged_after_its_context():
 def test_a_scope_that_cannot_apply_is_refused(fields, message):
     with pytest.raises(ValueError, match=message):
         Criterion(id="x", **fields)
+
+
+def long_chat(turns: int, words: str = "word " * 30) -> list[dict]:
+    """A system message, then `turns` turns of a user question and an answer of ~150 characters."""
+    messages = [{"position": 0, "role": "system", "content": "You are a travel agent."}]
+    for turn in range(turns):
+        messages.append({"position": len(messages), "role": "user", "content": f"Question {turn}?"})
+        messages.append({"position": len(messages), "role": "assistant", "content": f"Answer {turn}: {words}"})
+    return messages
+
+
+def segments_criterion(**long):
+    rubric = Rubric.model_validate(
+        {"metadata": {"id": "long"}, "criteria": [{"id": "polite", "reducer": "all"}], "long_transcripts": long}
+    )
+    return rubric.criteria[0], rubric.long_transcripts
+
+
+def test_a_transcript_over_the_context_is_cut_into_overlapping_segments_of_whole_turns():
+    criterion, long = segments_criterion(context_tokens=195, overlap_turns=1)  # 780 characters
+    assert criterion.scope == "segments"  # declared per rubric: the transcript-scoped criteria take it
+    units = transcript_units("t", long_chat(10), criterion, long)
+    # each turn 200 characters, the head 33 and the note 100: three turns a segment, the last of each repeated
+    assert [u.part for u in units] == ["segment"] * 5
+    assert [u.position for u in units] == [1, 5, 9, 13, 17]
+    assert all(u.text.count("[M0] system") == 1 and len(u.text) <= 780 for u in units)
+    assert "segment 2 of 5, messages M5 to M10" in units[1].text and "[M5] user: Question 2?" in units[0].text
+    assert transcript_units("t", long_chat(2), criterion, long)[0].part == "whole"  # within the context
+
+
+@pytest.mark.parametrize(
+    ("mode", "kept"), [("last_turns", ["[M17] user", "[M20] assistant"]), ("tool_calls", ["[M20] assistant"])]
+)
+def test_a_long_transcript_is_judged_on_its_stated_view(mode, kept):
+    criterion, long = segments_criterion(context_tokens=150, mode=mode, last_turns=2)
+    [unit] = transcript_units("t", long_chat(10), criterion, long)
+    assert unit.part == mode and unit.text.startswith("A transcript too long to judge whole")
+    assert all(k in unit.text for k in kept) and "[M1] user" not in unit.text and "[M0] system" in unit.text
+
+
+def test_scope_segments_needs_the_rubric_declaration():
+    with pytest.raises(ValueError, match="scope segments needs the rubric's long_transcripts"):
+        Rubric.model_validate({"metadata": {"id": "x"}, "criteria": [{"id": "a", "scope": "segments"}]})

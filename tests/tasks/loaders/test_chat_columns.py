@@ -1,0 +1,62 @@
+"""A chat JSONL file ingested by DuckDB (warehouse/chat_files.py) gives the files the row-by-row path
+gives (tasks/loaders/transcripts.py), and a file that path would read differently goes that way (#51)."""
+
+import json
+
+import pyarrow.parquet as pq
+
+from rubricflow.tasks.loaders.ingest import ingest_corpus
+from rubricflow.warehouse.chat_files import normalise_chat_jsonl
+from tests.conftest import ROOT
+
+CHATS = ROOT / "tests" / "data" / "transcripts" / "agent_chats.jsonl"
+EXAMPLE = ROOT / "examples" / "agent_chats.jsonl"
+
+
+def rows(folder, name, columns=None):
+    table = pq.read_table(folder / f"{name}.parquet", columns=columns)
+    return sorted(table.to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def both_ways(tmp_path, source):
+    """(DuckDB's folder, the row-by-row path's): `limit` sends a file the row-by-row way."""
+    fast, slow = tmp_path / "fast", tmp_path / "slow"
+    fast.mkdir()
+    assert normalise_chat_jsonl(source, fast, 1_000_000) is not None
+    ingest_corpus(source, slow, limit=10**9)
+    return fast, slow
+
+
+def test_both_paths_write_the_same_transcripts(tmp_path):
+    source = tmp_path / "chats.jsonl"
+    lines = CHATS.read_text().splitlines() + EXAMPLE.read_text().splitlines()
+    extra = json.loads(lines[0]) | {"id": "with-extras", "customer": {"tier": "gold"}, "genre": "support"}
+    extra["messages"][1] = {**extra["messages"][1], "name": "ana", "timestamp": "2026-01-01T00:00:00Z"}
+    source.write_text("\n".join([*lines, json.dumps(extra, ensure_ascii=False)]) + "\n")
+    fast, slow = both_ways(tmp_path, source)
+    text_columns = ["text_id", "text", "sha256", "genre", "metadata"]
+    assert rows(fast, "texts", text_columns) == rows(slow, "texts", text_columns)
+    for name in ("messages", "bodies", "transcripts"):
+        assert rows(fast, name) == rows(slow, name), name
+
+
+def test_a_file_the_columns_would_read_differently_is_left_to_the_row_by_row_path(tmp_path):
+    record = json.loads(CHATS.read_text().splitlines()[0])
+    parts = {**record, "id": "parts", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    bad_role = {**record, "id": "bad", "messages": [{"role": "robot", "content": "beep"}]}
+    for number, odd in enumerate((parts, bad_role, record)):  # the last: a duplicated id
+        source = tmp_path / f"odd{number}.jsonl"
+        source.write_text(json.dumps(record) + "\n" + json.dumps(odd) + "\n")
+        assert normalise_chat_jsonl(source, tmp_path, 1_000_000) is None
+        assert not (tmp_path / "messages.parquet").exists()
+    report = ingest_corpus(tmp_path / "odd1.jsonl", tmp_path / "corpus")
+    assert (report.rows_ok, report.rows_quarantined) == (1, 1)  # the row-by-row path quarantined it, by name
+
+
+def test_ingest_takes_the_columnar_path_for_a_chat_file(tmp_path):
+    report = ingest_corpus(CHATS, tmp_path / "corpus")
+    assert report.transcripts == 2 and report.messages == sum(
+        len(json.loads(line)["messages"]) for line in CHATS.read_text().splitlines()
+    )
+    assert pq.read_table(tmp_path / "corpus" / "texts.parquet").column("row").null_count == 2  # DuckDB's rows
+    assert (tmp_path / "corpus" / "quarantine.jsonl").read_text() == ""

@@ -62,14 +62,15 @@ def run_cascade(corpus: str, rubric: str, warehouse: Path, judge: dict, spec: st
 
 
 def cost_against_strong_only(costs: dict) -> str:
-    """The cascade's cost as a share of judging every text with the strong judge: in dollars where the
+    """The cascade's cost as a share of judging every text with the strong judge: in dollars where both
     models have prices, else in calls; the cheap judge's re-asks are calls like any other."""
-    strong_only = costs.get("strong_only_usd") or 0.0
-    if strong_only > 0:
-        usd = (costs.get("cheap_usd") or 0.0) + (costs.get("strong_usd") or 0.0)
-        return f"cascade ${usd:.4f} = {usd / strong_only:.3f} of strong-only ${strong_only:.4f}"
+    strong_only, cheap, strong = costs.get("strong_only_usd"), costs.get("cheap_usd"), costs.get("strong_usd")
+    if strong_only and cheap is not None and strong is not None:
+        return f"cascade ${cheap + strong:.4f} = {(cheap + strong) / strong_only:.3f} of strong-only ${strong_only:.4f}"
     calls = (
         f"{costs['cheap_calls']} cheap calls (re-asks included) + {costs['strong_calls']} strong calls against "
         f"{costs['strong_only_calls']:.0f} strong-only calls"
     )
-    return f"{calls}; no prices for these models (give them in a RUBRICFLOW_PRICES table): the dollars are unknown"
+    if strong_only == 0 and cheap is not None:
+        return f"{calls}; $0 at these models' prices"
+    return f"{calls}; a model without a price (give it in a RUBRICFLOW_PRICES table): the dollars are unknown"

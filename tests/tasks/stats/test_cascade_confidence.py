@@ -54,7 +54,7 @@ def test_on_real_recorded_judges_the_margin_keeps_what_the_modal_share_cannot():
     modal = b.splits(data["modal"], data["agree"], 2, args)
     assert margin["kept"] >= 0.4 and margin["reached"] >= 0.9 and margin["cost"] < 1
     assert modal["kept"] < margin["kept"] / 2 and modal["cost"] > margin["cost"]
-    assert len(np.unique(data["margin"])) > 300 and len(np.unique(data["modal"])) <= 2
+    assert len(np.unique(data["margin"])) > 200 and len(np.unique(data["modal"])) <= 2
 
 
 def test_the_cost_line_counts_re_asks_and_says_when_dollars_are_unknown():
@@ -65,3 +65,7 @@ def test_the_cost_line_counts_re_asks_and_says_when_dollars_are_unknown():
     line = cost_against_strong_only(unpriced)
     assert line.startswith("270 cheap calls (re-asks included) + 35 strong calls against 90 strong-only calls")
     assert "dollars are unknown" in line
+    cheap_unpriced = costs | {"cheap_usd": None}  # the offline judge is priced at 0, a cheap persona not at all
+    assert "dollars are unknown" in cost_against_strong_only(cheap_unpriced)
+    free = costs | {"cheap_usd": 0.0, "strong_usd": 0.0, "strong_only_usd": 0.0}
+    assert cost_against_strong_only(free).endswith("; $0 at these models' prices")

@@ -1,111 +1,124 @@
-"""Bench: the judge cascade's guarantee and savings over random calibration / test splits (#40).
+"""Bench: the judge cascade on real recorded judgments of two different models (#40, #49 item 5).
 
-The data: real texts (the Topical-Chat responses of ../shared/data/calibration/topical_chat) scored
-with llm-slop through the real score flow by two judges of the offline judge server: the strong
-one (the offline judge) and a cheap, degraded one (a persona of it, `offline-cheap`, whose answers
-move and whose token logprobs are the less sure the more they moved). Each split draws a
-calibration sample, chooses the threshold on it (tasks/stats/cascade.py, as `score --cascade`
-does), and measures on the other texts: the kept texts' agreement with the strong judge (the same
-pass/fail verdict), the fraction escalated, and the cost against strong-only at --price-ratio (a
-cheap call's price over a strong call's). The target must be reached in >= 1 - delta of splits.
+The data (bench/data/judgebench_reward_models.jsonl, source and license in bench/data/SOURCES.md):
+JudgeBench's 350 GPT-4o response pairs, each scored by two reward models as recorded in JudgeBench's
+repository: Skywork-Reward-Llama-3.1-8B (the cheap judge) and Skywork-Reward-Gemma-2-27B (the strong
+one). A text is a pair; its verdict is "response A is better" (pass) or not. Agreement is the same
+verdict from both judges.
 
-    python bench/cascade.py [--texts 360] [--splits 500] [--calibration 0.5] [--agreement 0.95 --delta 0.1]
+Two confidences of the cheap judge, measured in the same run on the same splits:
+- margin (the cascade's default): the distance of its expected score to the pass threshold
+  (tasks/stats/cascade.py: margin_confidence). The expected score is the probability it gives A being
+  better, from its two rewards by the Bradley-Terry model reward models are trained on,
+  sigmoid(r_A - r_B), against the threshold 0.5 (the recorded data has rewards, no token logprobs);
+- modal (the baseline, the earlier default): the share of its re-asks that give its most common
+  verdict, the re-asks being the two recorded games (the pair as given and with A and B swapped),
+  as cascade_reask_confidence.sql computes it. It costs two cheap calls a text; the margin one.
+
+Each split draws a calibration sample, chooses the threshold on it (tasks/stats/cascade.py, as
+`score --cascade` does) and measures on the other texts: the kept texts' agreement with the strong
+judge, the share kept on the cheap judge, and the cost against strong-only at --price-ratio (a cheap
+call's price over a strong call's; the strong judge answers the calibration sample and the texts
+escalated). The target must be reached in >= 1 - delta of splits.
+
+    python bench/cascade.py [--texts 350] [--splits 1000] [--calibration 0.5] [--agreement 0.8 --delta 0.1]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from common import Server, on_the_shared_prefect_server
 
-from rubricflow.flows.cascade import _confidence
-from rubricflow.flows.ingest import ingest_flow
-from rubricflow.flows.score import score_corpus
-from rubricflow.rubrics.compiler import compile_for_scoring
-from rubricflow.rubrics.library import resolve
-from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.stats.cascade import choose_threshold
-from rubricflow.warehouse import db
+from rubricflow.tasks.stats.cascade import choose_threshold, margin_confidence
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "calibration" / "topical_chat"
-CHEAP, STRONG = "offline-cheap", "rubricflow-offline-judge"
+DATA = Path(__file__).resolve().parent / "data" / "judgebench_reward_models.jsonl"
+SWAPPED = {"A>B": "B>A", "B>A": "A>B"}  # the second game's verdict in the pair's own terms
 
 
-def judged(folder: Path, texts: int, base_url: str) -> tuple[np.ndarray, np.ndarray]:
-    """(cheap confidence, agrees with the strong judge) per text, both judges through the score flow."""
-    records = json.loads((DATA / "judge_predictions.json").read_text(encoding="utf-8"))[:texts]
-    corpus = folder / "c.jsonl"
-    corpus.write_text(
-        "".join(json.dumps({"id": f"t{i:04d}", "text": r["system_output"]}) + "\n" for i, r in enumerate(records))
-    )
-    warehouse = str(folder / "w.duckdb")
-    ingest_flow(str(corpus), warehouse, "c")
-    cheap = {"base_url": base_url, "model": CHEAP, "logprobs": True}
-    strong = {"base_url": base_url, "model": STRONG}
-    for judge in (cheap, strong):
-        score_corpus("c", "llm-slop", warehouse, judge)
-    hashes = (
-        compile_for_scoring(resolve("llm-slop")).hash,
-        JudgeConfig(**cheap).judge_hash(),
-        JudgeConfig(**strong).judge_hash(),
-    )
-    ids = [f"t{i:04d}" for i in range(len(records))]
-    confidence = _confidence(warehouse, "c", hashes, ids)
-    with db.reader(warehouse) as con:
-        rows = db.fetch(
-            con, "cascade_agreement.sql", corpus="c", rubric=hashes[0], cheap=hashes[1], strong=hashes[2], texts=ids
-        )
-    agree = {r["text_id"]: r["agree"] for r in rows if r["text_id"] in confidence}
-    keys = sorted(agree)
-    return np.array([confidence[t] for t in keys]), np.array([agree[t] for t in keys])
+def prefers_a(judge: dict) -> float:
+    """The probability the judge gives response A being the better (Bradley-Terry on its rewards)."""
+    reward_a, reward_b = judge["scores"]
+    return 1 / (1 + math.exp(-(reward_a - reward_b)))
 
 
-def splits(conf: np.ndarray, agree: np.ndarray, args: argparse.Namespace) -> dict:
-    """The guarantee and the savings over random splits."""
-    rng = np.random.default_rng(args.seed)
-    reached, escalated, costs = 0, [], []
+def modal_share(judge: dict) -> float:
+    """The share of the judge's re-asks (its two recorded games) that give its most common verdict."""
+    first, second = judge["decisions"]
+    verdicts = [first, SWAPPED.get(second, second)]
+    return max(verdicts.count(v) for v in verdicts) / len(verdicts)
+
+
+def recorded(texts: int) -> dict[str, np.ndarray]:
+    """Per text: both confidences of the cheap judge and whether it agrees with the strong one."""
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()][:texts]
+    return {
+        "margin": np.array([margin_confidence(prefers_a(r["cheap"]), [0.5]) for r in rows]),
+        "modal": np.array([modal_share(r["cheap"]) for r in rows]),
+        "agree": np.array([(prefers_a(r["cheap"]) > 0.5) == (prefers_a(r["strong"]) > 0.5) for r in rows]),
+    }
+
+
+def splits(conf: np.ndarray, agree: np.ndarray, cheap_calls: int, args: argparse.Namespace) -> dict:
+    """The guarantee, the share kept on the cheap judge and the cost over random splits."""
+    rng = np.random.default_rng(args.seed)  # the same splits for every confidence
+    reached, kept_share, certified, costs = 0, [], 0, []
     cal = int(round(args.calibration * conf.size))
     for _ in range(args.splits):
         order = rng.permutation(conf.size)
         c, t = order[:cal], order[cal:]
         threshold = choose_threshold(list(conf[c]), list(agree[c]), args.agreement, args.delta).value
+        certified += threshold != math.inf
         kept = conf[t] >= threshold
         reached += (agree[t][kept].mean() if kept.any() else 1.0) >= args.agreement
-        escalated.append(1 - kept.mean())
-        strong_calls = cal + (~kept).sum()  # calibration texts and escalated ones
-        costs.append((args.price_ratio * conf.size + strong_calls) / conf.size)
-    return {"reached": reached / args.splits, "escalated": float(np.mean(escalated)), "cost": float(np.mean(costs))}
+        kept_share.append(kept.mean())
+        strong_calls = cal + (~kept).sum()  # the calibration sample and the texts escalated
+        costs.append((args.price_ratio * cheap_calls * conf.size + strong_calls) / conf.size)
+    n = args.splits
+    return {"reached": reached / n, "kept": float(np.mean(kept_share)), "certified": certified / n,
+            "cost": float(np.mean(costs))}  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--texts", type=int, default=360)
-    parser.add_argument("--splits", type=int, default=500)
+    parser.add_argument("--texts", type=int, default=350)
+    parser.add_argument("--splits", type=int, default=1000)
     parser.add_argument("--calibration", type=float, default=0.5, help="Share of texts in the calibration sample.")
-    parser.add_argument("--agreement", type=float, default=0.95)
+    parser.add_argument("--agreement", type=float, default=0.8)
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--price-ratio", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    on_the_shared_prefect_server()
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, Server() as server:
-        conf, agree = judged(Path(tmp), args.texts, server.base_url)
-    judged_s = time.perf_counter() - started
-    print(f"{conf.size} texts judged by both ({judged_s:.1f} s); cheap agrees with strong on {agree.mean():.3f}")
-    r = splits(conf, agree, args)
+    data = recorded(args.texts)
     print(
-        f"{args.splits} splits: kept agreement >= {args.agreement} in {r['reached']:.3f} (>= {1 - args.delta}: ", end=""
+        f"{data['agree'].size} JudgeBench pairs judged by both (recorded): cheap Skywork-Reward-Llama-3.1-8B "
+        f"agrees with strong Skywork-Reward-Gemma-2-27B on {data['agree'].mean():.3f}"
     )
-    print("holds)" if r["reached"] >= 1 - args.delta else "FAILS)")
-    print(f"escalated {r['escalated']:.3f} of the test texts on average")
-    print(f"cost ratio cascade / strong-only: {r['cost']:.3f} (a cheap call at {args.price_ratio} of a strong one)")
+    print(
+        f"{args.splits} splits, {args.calibration:.0%} calibration, target {args.agreement}, delta {args.delta}, "
+        f"a cheap call at {args.price_ratio} of a strong one"
+    )
+    results = {}
+    for name, cheap_calls in (("modal", 2), ("margin", 1)):
+        r = results[name] = splits(data[name], data["agree"], cheap_calls, args)
+        holds = "holds" if r["reached"] >= 1 - args.delta else "FAILS"
+        print(
+            f"{name:>6}: kept on the cheap judge {r['kept']:.3f} of the test texts; threshold certified in "
+            f"{r['certified']:.3f} of splits; target reached in {r['reached']:.3f} (>= {1 - args.delta:.2f}: {holds}); "
+            f"cost {r['cost']:.3f} of strong-only ({cheap_calls} cheap call{'s' * (cheap_calls > 1)} a text)"
+        )
+    base = results["modal"]["kept"]
+    print(
+        "share kept ratio margin / modal: "
+        + (f"{results['margin']['kept'] / base:.2f}" if base else "n/a (modal kept none)")
+    )
+    print(
+        f"cost ratio cascade / strong-only: {results['margin']['cost']:.3f} (margin), {results['modal']['cost']:.3f} (modal)"
+    )
 
 
 if __name__ == "__main__":

@@ -4,15 +4,20 @@ target rate with probability >= 1 - delta (tasks/stats/cascade.py).
 
 Every judgment goes through the score flow (the same client, rate limits, budget and resume): the
 cheap judge first on a seeded calibration sample (refused at once when it gives no confidence:
-token logprobs where its endpoint returns them, else its agreement with itself across re-asks, when
-it samples each cell several times at a temperature above 0),
-the strong judge on that sample, the cheap judge on the rest, then the strong judge on the texts
+token logprobs where its endpoint returns them, else its re-asks, when it samples each cell several
+times at a temperature above 0). The confidence (`measure`) is by default the margin: how far the
+cheap judge's expected text score (each criterion's logprob-weighted score, or the mean of its
+re-asks, combined by the rubric's weights) lies from the score where its verdict changes; `modal`
+is the earlier measure (the least probability of a chosen value, or the modal share of the re-asks,
+on the least sure criterion), whose few values certified no threshold on real data. Then the
+strong judge on that sample, the cheap judge on the rest, then the strong judge on the texts
 below the threshold. A strong cell that fails stays unscored (the text's level says strong): the
 next run of the same cascade plans it again; it is never filled by the cheap judge's answer.
 
-With a human level (`human_below`), the texts the strong judge decides with a confidence (measured as
-the cheap judge's is) below that value are left to a human: their level is `human`, they head the
-labelling queue (label_queue.sql), and their labels decide them in the views (cascade_decisions)."""
+With a human level (`human_below`), the texts the strong judge decides with a confidence (the
+`modal` measure, a probability: the least probability of its chosen values, or its re-asks' modal
+share) below that value are left to a human: their level is `human`, they head the labelling queue
+(label_queue.sql), and their labels decide them in the views (cascade_decisions)."""
 
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from rubricflow.flows.shared_budget import SharedBudget
 from rubricflow.rubrics.compiler import compile_for_scoring
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.judging.config import JudgeConfig
-from rubricflow.tasks.stats.cascade import Threshold, choose_threshold
+from rubricflow.tasks.stats.cascade import Threshold, choose_threshold, conservative_agreement, margin_confidence
 from rubricflow.tasks.stats.sequential import seeded_order
 from rubricflow.warehouse import steps
 from rubricflow.warehouse.store import Store
@@ -54,6 +59,8 @@ class CascadeResult:
     calibration_texts: int
     texts: int
     confidence: str  # logprobs | re-asks: where the cheap judge's confidence came from
+    measure: str  # margin | modal: what the confidence measures (see the module docstring)
+    calibration_unjudged: dict  # calibration texts without a cheap confidence / a strong score
     escalated: int  # texts outside the calibration sample sent to the strong judge
     unscored: int  # texts whose deciding judge has no score (a failed strong cell: retried next run)
     pending_human: int  # texts left to a human (the strong judge unsure) that have no label yet
@@ -82,12 +89,14 @@ def cascade_flow(
     calibration: int = 200,
     seed: int = 0,
     human_below: float | None = None,
+    measure: str = "margin",
 ) -> dict:
     """`judge` holds the JudgeConfig fields both levels share; each level adds its model.
-    `human_below`: the strong judge's confidence under which a human label decides (None: no human level)."""
+    `human_below`: the strong judge's confidence under which a human label decides (None: no human level).
+    `measure`: margin (default) or modal, the cheap judge's confidence (see the module docstring)."""
     cheap = {**judge, "model": cheap_model, "logprobs": True}
     strong = {**judge, "model": strong_model} | ({"logprobs": True} if human_below is not None else {})
-    _check(agreement, delta, human_below, cheap)
+    _check(agreement, delta, human_below, cheap, measure)
     bundle = compile_for_scoring(resolve(rubric), source=rubric)
     hashes = (  # each judge as its runs judge this rubric (its execution strategy where none was given)
         bundle.hash,
@@ -96,16 +105,17 @@ def cascade_flow(
     )
     order = seeded_order(Store(warehouse_path).execute_fn(steps.corpus_texts, corpus_id, warehouse_path), seed)
     sample, rest, spend = order[:calibration], order[calibration:], SharedBudget(warehouse_path, cheap, strong)
-    source, confidence = _calibrate_cheap(spend, corpus_id, rubric, cheap, hashes, sample)
+    source, confidence = _calibrate_cheap(spend, corpus_id, rubric, cheap, hashes, sample, measure)
     spend.score(corpus_id, rubric, strong, sample)
-    measure = _confidence if source == "logprobs" else _reask_confidence
-    if human_below is not None and not measure(warehouse_path, corpus_id, (hashes[0], hashes[2]), sample):
+    sureness = _confidence if source == "logprobs" else _reask_confidence  # the strong judge's, for a human level
+    cheap_confidence = _margin_confidence if measure == "margin" else sureness
+    if human_below is not None and not sureness(warehouse_path, corpus_id, (hashes[0], hashes[2]), sample):
         raise NoConfidence(f"the strong judge {strong_model!r} gave no usable confidence ({source}) on the "
                            "calibration texts: a human level needs it to tell which texts it is unsure of")  # fmt: skip
-    threshold = _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta)
+    threshold, unjudged = _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta)
     if rest:
         spend.score(corpus_id, rubric, cheap, rest)
-        confidence |= measure(warehouse_path, corpus_id, hashes, rest)
+        confidence |= cheap_confidence(warehouse_path, corpus_id, hashes, rest)
     escalate = [t for t in rest if confidence.get(t, -1.0) < threshold.value]
     if escalate:
         try:
@@ -113,16 +123,18 @@ def cascade_flow(
         except EndpointRefused as exc:  # recorded as a failed run; its cells stay unscored, planned again next run
             get_run_logger().error("the strong judge answered no escalated text: %s", exc)
     levels = {t: "calibration" for t in sample} | {t: "cheap" for t in rest} | {t: "strong" for t in escalate}
-    sure = measure(warehouse_path, corpus_id, (hashes[0], hashes[2]), sample + escalate) if human_below else {}
+    sure = sureness(warehouse_path, corpus_id, (hashes[0], hashes[2]), sample + escalate) if human_below else {}
     levels |= {t: "human" for t in _unsure(warehouse_path, corpus_id, hashes, sample + escalate, sure, human_below)}
     options = {"agreement": agreement, "delta": delta, "seed": seed, "models": (cheap_model, strong_model),
-               "confidence": source, "human_below": human_below, "calibration": len(sample),
-               "escalated": len(escalate)}  # fmt: skip
+               "confidence": source, "measure": measure, "human_below": human_below, "calibration": len(sample),
+               "escalated": len(escalate), "unjudged": unjudged}  # fmt: skip
     return asdict(_record(warehouse_path, corpus_id, hashes, options, threshold, levels, (confidence, sure)))
 
 
-def _check(agreement: float, delta: float, human_below: float | None, cheap: dict) -> None:
+def _check(agreement: float, delta: float, human_below: float | None, cheap: dict, measure: str) -> None:
     """Options that cannot give a cascade, refused before any call."""
+    if measure not in ("margin", "modal"):
+        raise InputError(f"the cascade's confidence measure is margin or modal, got {measure!r}")
     if not 0 < agreement < 1 or not 0 < delta < 1:
         raise InputError(f"--agreement and --delta must lie strictly between 0 and 1, got {agreement}, {delta}")
     if human_below is not None and not 0 < human_below <= 1:
@@ -134,13 +146,15 @@ def _check(agreement: float, delta: float, human_below: float | None, cheap: dic
         )
 
 
-def _calibrate_cheap(spend: SharedBudget, corpus_id, rubric, cheap: dict, hashes, sample) -> tuple[str, dict]:
+def _calibrate_cheap(spend: SharedBudget, corpus_id, rubric, cheap: dict, hashes, sample, measure) -> tuple[str, dict]:
     """The cheap judge on the calibration sample, and its confidence there with where it came from
     (logprobs, else re-asks); refused, before the strong judge is paid, when it gives neither."""
     spend.score(corpus_id, rubric, cheap, sample)
     source, confidence = "logprobs", _confidence(spend.warehouse_path, corpus_id, hashes, sample)
     if not confidence and reasks(cheap):
         source, confidence = "re-asks", _reask_confidence(spend.warehouse_path, corpus_id, hashes, sample)
+    if confidence and measure == "margin":
+        confidence = _margin_confidence(spend.warehouse_path, corpus_id, hashes, sample)
     if not confidence:
         raise NoConfidence(
             f"the cheap judge {cheap['model']!r} gave no usable confidence (no token logprobs at the scale's values, "
@@ -185,14 +199,36 @@ def _reask_confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts:
     return {r["text_id"]: float(r["confidence"]) for r in rows}
 
 
-def _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta) -> Threshold:
+def _margin_confidence(warehouse_path: str, corpus_id: str, hashes: tuple, texts: list[str]) -> dict[str, float]:
+    """text -> how far the cheap judge's expected text score lies from where its verdict changes
+    (tasks/stats/cascade.py: margin_confidence); texts whose expectation is unknown have none."""
+    rows = Store(warehouse_path).execute(
+        "cascade_margin_confidence.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1], texts=texts
+    )
+    return {r["text_id"]: margin_confidence(r["expected"], r["boundaries"]) for r in rows}
+
+
+def _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta) -> tuple[Threshold, dict]:
+    """The threshold from the calibration texts with a cheap confidence (the others are escalated
+    wherever they occur, so no threshold keeps them); those the strong judge failed on count as
+    disagreements (conservative_agreement). Returns it and the counts of both kinds left unjudged."""
     rows = Store(warehouse_path).execute(
         "cascade_agreement.sql", corpus=corpus_id, rubric=hashes[0], cheap=hashes[1], strong=hashes[2], texts=sample
     )
-    both = [r for r in rows if r["text_id"] in confidence]
-    chosen = choose_threshold([confidence[r["text_id"]] for r in both], [r["agree"] for r in both], agreement, delta)
-    get_run_logger().info("cascade threshold %s from %s calibration texts judged by both", chosen, len(both))
-    return chosen
+    agree = {r["text_id"]: r["agree"] for r in rows}
+    confident = [t for t in sample if t in confidence]
+    unjudged = {"cheap": len(sample) - len(confident), "strong": sum(t not in agree for t in confident)}
+    chosen = choose_threshold(
+        [confidence[t] for t in confident], conservative_agreement([agree.get(t) for t in confident]), agreement, delta
+    )
+    log = get_run_logger()
+    log.info("cascade threshold %s from %s calibration texts", chosen, len(confident))
+    if unjudged["cheap"] or unjudged["strong"]:
+        log.warning(
+            "%s calibration texts have no cheap confidence (escalated wherever they occur) and %s no strong score "
+            "(counted as disagreements)", unjudged["cheap"], unjudged["strong"],
+        )  # fmt: skip
+    return chosen, unjudged
 
 
 def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, levels, confidences) -> CascadeResult:
@@ -233,6 +269,8 @@ def _record(warehouse_path, corpus_id, hashes, options, threshold: Threshold, le
         threshold=None if threshold.value == float("inf") else float(threshold.value),
         calibration_texts=options["calibration"],
         confidence=options["confidence"],
+        measure=options["measure"],
+        calibration_unjudged=options["unjudged"],
         texts=len(texts),
         escalated=options["escalated"],
         unscored=sum(r["texts"] - r["scored"] for r in split if r["level"] != "pending-human"),

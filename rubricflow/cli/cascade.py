@@ -36,6 +36,15 @@ def run_cascade(corpus: str, rubric: str, warehouse: Path, judge: dict, spec: st
     )
     print_rows("decided by", r["split"])
     print_rows("cost against strong-only", [r["costs"]] if r["costs"] else [])
+    if r["costs"]:
+        out.print(cost_against_strong_only(r["costs"]), markup=False)
+    if any(r["calibration_unjudged"].values()):
+        left = r["calibration_unjudged"]
+        out.print(
+            f"calibration: {left['cheap']} texts without a cheap confidence (escalated wherever they occur), "
+            f"{left['strong']} without a strong score (counted as disagreements, not dropped)",
+            markup=False,
+        )
     if r["pending_human"]:
         page = urlencode({"corpus": corpus, "rubric": r["rubric_hash"][:12], "judge": r["strong_judge"][:12]})
         out.print(
@@ -50,3 +59,18 @@ def run_cascade(corpus: str, rubric: str, warehouse: Path, judge: dict, spec: st
             "--budget spent): run the same command again to retry them"
         )
     return r
+
+
+def cost_against_strong_only(costs: dict) -> str:
+    """The cascade's cost as a share of judging every text with the strong judge: in dollars where both
+    models have prices, else in calls; the cheap judge's re-asks are calls like any other."""
+    strong_only, cheap, strong = costs.get("strong_only_usd"), costs.get("cheap_usd"), costs.get("strong_usd")
+    if strong_only and cheap is not None and strong is not None:
+        return f"cascade ${cheap + strong:.4f} = {(cheap + strong) / strong_only:.3f} of strong-only ${strong_only:.4f}"
+    calls = (
+        f"{costs['cheap_calls']} cheap calls (re-asks included) + {costs['strong_calls']} strong calls against "
+        f"{costs['strong_only_calls']:.0f} strong-only calls"
+    )
+    if strong_only == 0 and cheap is not None:
+        return f"{calls}; $0 at these models' prices"
+    return f"{calls}; a model without a price (give it in a RUBRICFLOW_PRICES table): the dollars are unknown"

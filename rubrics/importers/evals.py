@@ -1,7 +1,13 @@
 """OpenAI Evals model-graded specs: a prompt with {input}/{completion}/{ideal} slots, the choices
 the grader may answer and (optionally) the score of each choice. `choice_strings` is a list, a
 string of one-character choices ("12345"), or `from_n` / `from_n_abc` / `from_n_ABC`: one choice
-per completion compared, counted here from the prompt's `{completion1}`, `{completion2}`... slots."""
+per completion compared, counted here from the prompt's `{completion1}`, `{completion2}`... slots.
+
+Read as openai/evals reads them: `format_type` (evals' format_classify; `in_message` by default) says
+whether the prompt holds the sample in its slots or follows it as a conversation (`out_message`: the
+user's input, the assistant's completion, then the prompt); `output_template` (and its earlier form
+`completion_sample_templates`, a template per completion slot) is how several sampled completions are
+written into one `{completion}` slot (evals' concat_n_completions: `{i}`, `{i_abc}`, `{i_ABC}`, `{output}`)."""
 
 from __future__ import annotations
 
@@ -22,7 +28,9 @@ SPEC_FIELDS = {
     "args",
     "output_template",
     "completion_sample_templates",
+    "format_type",
 }
+FORMAT_TYPES = ("in_message", "out_message")  # openai/evals' format_classify
 BEST_OF = (
     2  # scored as it is, best-of-n reads a pair: [Response A] and [Response B]; `rubricflow best-of` asks n at once
 )
@@ -106,11 +114,7 @@ def import_evals(data: dict, source: Path) -> Rubric:
         "{criteria} slots refer to the INPUT, the TEXT and the CONTEXT blocks of the data.",
         prompt.strip(),
     ]
-    if best_of:
-        instructions.append(
-            f"{PAIR_NOTE} {BEST_OF}: the TEXT holds the responses as [Response A] "
-            f"and [Response B]; {{n}} is {BEST_OF}, choice {choices[0]} is Response A and {choices[1]} is Response B."
-        )
+    instructions += _layout(name, spec, choices, best_of, source)
     if spec.get("eval_type") in ("cot_classify", "classify_cot"):
         instructions.append("Reason step by step in the rationale before choosing.")
     criteria = _criteria(name, spec, choices, categories, source)
@@ -122,6 +126,8 @@ def import_evals(data: dict, source: Path) -> Rubric:
                 "format": "openai-evals-modelgraded",
                 "source": source.name,
                 "eval_type": str(spec.get("eval_type", "")),
+                "format_type": _format_type(name, spec, source),
+                **({"output_template": template} if (template := _sample_template(name, spec, source)) else {}),
                 **(
                     {"best_of_n": "n-way comparison: `rubricflow best-of` judges n candidates in one call"}
                     if best_of
@@ -134,6 +140,61 @@ def import_evals(data: dict, source: Path) -> Rubric:
         "instructions": instructions,
     }
     return rubric_from_data(doc, source)
+
+
+def _format_type(name: str, spec: dict, source: Path) -> str:
+    """`in_message` (the default) or `out_message`, which evals allows for one input/output pair only."""
+    kind = spec.get("format_type", "in_message")
+    if kind not in FORMAT_TYPES:
+        raise RubricImportError(source, f"field {name}.format_type: one of {', '.join(FORMAT_TYPES)}, found {kind!r}")
+    pairs = spec.get("input_outputs") if kind == "out_message" else None
+    if kind == "out_message" and (not isinstance(pairs, dict) or len(pairs) != 1):
+        raise RubricImportError(
+            source, f"field {name}.input_outputs: format_type out_message takes exactly one input: completion pair"
+        )
+    return kind
+
+
+def _sample_template(name: str, spec: dict, source: Path) -> str | None:
+    """How each sampled completion is written into the `{completion}` slot: `output_template`, or the
+    earlier `completion_sample_templates` (slot -> template; the completion slot's)."""
+    template = spec.get("output_template")
+    field = "output_template"
+    older = spec.get("completion_sample_templates")
+    if template is None and older is not None:
+        if not isinstance(older, dict) or not older:
+            raise RubricImportError(source, f"field {name}.completion_sample_templates: a map of slot -> template")
+        slot, template = next(iter(older.items()))
+        field = f"completion_sample_templates.{slot}"
+    if template is not None and (not isinstance(template, str) or "{output}" not in template):
+        raise RubricImportError(source, f"field {name}.{field}: a template with an {{output}} slot, found {template!r}")
+    return template
+
+
+def _layout(name: str, spec: dict, choices: list, best_of: bool, source: Path) -> list[str]:
+    """What the judge must know of how the sample is laid out: the conversation of `out_message`, the
+    numbering of several completions in one slot, the best-of pair reading."""
+    notes = []
+    if _format_type(name, spec, source) == "out_message":
+        notes.append(
+            "As openai/evals asks it (format_type out_message), the grader prompt follows a conversation: the "
+            "user's message is the INPUT block and the assistant's response is the TEXT block; where the prompt "
+            "says the assistant's (your) last response above, it means the TEXT."
+        )
+    template = _sample_template(name, spec, source)
+    if template is not None and best_of:
+        shown = template.strip().replace("{output}", "...").replace("{i}", "1")
+        notes.append(
+            f"{PAIR_NOTE} {BEST_OF}: the TEXT holds the responses as [Response A] and [Response B] (the eval writes "
+            f"each as its output_template `{template.strip()}`, e.g. `{shown}`); {{n}} is {BEST_OF}, choice "
+            f"{choices[0]} is Response A and {choices[1]} is Response B."
+        )
+    elif template is not None:
+        notes.append(
+            f"The TEXT holds several completions, each written as the eval's output_template `{template.strip()}` "
+            "({i} its number from 1, {i_abc} / {i_ABC} its letter, {output} the completion); {n} is how many there are."
+        )
+    return notes
 
 
 def _criteria(name: str, spec: dict, choices: list, categories: list[dict], source: Path) -> list[dict]:

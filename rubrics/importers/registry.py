@@ -136,7 +136,7 @@ FAMILIES: dict[str, Family] = {
     "evals": Family(
         "OpenAI Evals model-graded",
         "`.yaml`",
-        "`choice_strings` (a string of one-character choices, a list, or `from_n` / `from_n_abc` / `from_n_ABC`: one choice per numbered `{completionN}` slot of the prompt) as a nominal scale, `choice_scores` (a map, or `from_strings`) normalised to [0, 1]; `args.criteria` gives one criterion per entry; a registry file with several specs imports as several rubrics, and a file holding one spec at the top level (as `evals/registry/modelgraded/` keeps them) is named by the file",
+        "`choice_strings` (a string of one-character choices, a list, or `from_n` / `from_n_abc` / `from_n_ABC`: one choice per numbered `{completionN}` slot of the prompt) as a nominal scale, `choice_scores` (a map, or `from_strings`) normalised to [0, 1]; `args.criteria` gives one criterion per entry; `format_type` (`in_message` by default; `out_message`: the prompt follows the input and the completion as a conversation) and `output_template` (or the earlier `completion_sample_templates`: how several completions fill one `{completion}` slot) read as openai/evals reads them and told to the judge; a registry file with several specs imports as several rubrics, and a file holding one spec at the top level (as `evals/registry/modelgraded/` keeps them) is named by the file",
     ),
     "prometheus": Family(
         "Prometheus",
@@ -429,11 +429,15 @@ FORMATS: list[Format] = [
         "a map of names to specs, each with a `prompt`",
         _mapping(_registry),
         lambda d, p: [evals.import_evals({n: s}, p) for n, s in d.items()],
-        fields={"*": "one rubric per spec: prompt, choice_strings, choice_scores, args"},
+        fields={
+            "*": "one rubric per spec: prompt, choice_strings, choice_scores, args, eval_type; format_type "
+            "(out_message: the prompt follows the input and the completion as a conversation, told to the judge) "
+            "and output_template / completion_sample_templates (how several completions fill one slot, told to "
+            "the judge), both kept in provenance; input_outputs checked for out_message (one pair)"
+        },
         left={
             "*.prompt[].role": "the chat roles: the messages' contents are joined as instructions",
             "*.input_outputs*": "which sample fields fill the prompt: the corpus's columns do",
-            "*.completion_sample_templates*": "how samples are shown: `rubricflow best-of` shows them as [Response 1] ... [Response n], in one call",
         },
     ),
     Format(  # one spec at the top level, named by its file (openai/evals' modelgraded/)
@@ -448,10 +452,15 @@ FORMATS: list[Format] = [
             "choice_scores*": "each choice's score, normalised to [0, 1]",
             "args*": "`criteria`: one criterion per entry",
             "eval_type": "how the answer is given (cot_classify, classify_cot, classify)",
+            "format_type": "in_message (the prompt holds the sample in its slots) or out_message (the prompt follows "
+            "the input and the completion as a conversation, told to the judge); kept in provenance",
+            "output_template": "how several completions fill one `{completion}` slot (`{i}. {output}`), told to the "
+            "judge and kept in provenance",
+            "completion_sample_templates*": "output_template's earlier form (slot -> template), read as it",
+            "input_outputs": "with format_type out_message: checked to hold one input: completion pair",
         },
         left={
             "input_outputs*": "which sample fields fill the prompt: the corpus's columns do",
-            "completion_sample_templates*": "how samples are shown: `rubricflow best-of` shows them as [Response 1] ... [Response n], in one call",
             "prompt[].role": "the chat roles: the messages' contents are joined as instructions",
         },
     ),

@@ -12,6 +12,7 @@ at least at the target rate (on texts drawn like the calibration sample)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scipy import stats
@@ -23,6 +24,22 @@ class Threshold:
     kept: int  # calibration texts kept at it
     disagreements: int  # of those, how many the strong judge answered differently
     upper_bound: float | None  # the Clopper-Pearson upper bound on their disagreement rate
+
+
+def margin_confidence(expected: float, boundaries: Sequence[float]) -> float:
+    """How far the cheap judge's expected score lies from the nearest score where its verdict changes
+    (the pass threshold, a label's lower bound): continuous, so the threshold search can separate
+    near-misses from clear calls, where a share of a few re-asks takes only a handful of values and
+    leaves nothing to certify. Scores are on the unit scale, so 1.0 is the surest: with no boundary
+    every answer is one verdict (never infinity, which stands for "escalate everything")."""
+    return min((round(abs(expected - b), 9) for b in boundaries), default=1.0)  # 9: rubrics/scoring.py's digits
+
+
+def conservative_agreement(agree: Sequence[bool | None]) -> list[bool]:
+    """Calibration texts the strong judge failed to judge count as disagreements: dropping them would
+    leave a sample that is easier than the texts the threshold is used on (failures come with hard
+    texts), and counting them against the cheap judge keeps the guarantee."""
+    return [bool(a) for a in agree]
 
 
 def disagreement_bound(disagreements: int, kept: int, delta: float) -> float:

@@ -97,28 +97,30 @@ def test_a_cheap_judge_without_confidence_is_refused(corpus_in):
         server.stop()
 
 
-def test_a_cheap_judge_without_logprobs_is_trusted_by_its_agreement_across_reasks(corpus_in):
+def test_a_cheap_judge_without_logprobs_is_trusted_by_the_margin_of_its_reasks(corpus_in):
+    """Without logprobs the confidence is the margin of the re-asks' expected text score (each
+    criterion's mean unit score, combined by the rubric's weights) to llm-slop's pass mark 0.6, one
+    value a text rather than the least agreeing criterion's modal share; the re-asks are paid calls."""
     server = ServerProcess("--no-logprobs")
     try:
         judge = {"base_url": server.base_url, "samples": 3, "temperature": 1.0}  # re-asks that can differ
         result = cascade_flow("c", "llm-slop", corpus_in, judge, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
     finally:
         server.stop()
-    assert result["confidence"] == "re-asks" and result["unscored"] == 0
+    assert result["confidence"] == "re-asks" and result["measure"] == "margin" and result["unscored"] == 0
     cells: dict[tuple, list] = {}  # the cheap judge's samples of each cell, from the warehouse
-    for text, criterion, value in rows(
+    for text, weight, unit in rows(
         corpus_in,
-        "SELECT j.text_id, j.criterion_id, j.value::VARCHAR FROM judgments j JOIN cascades k "
-        "ON j.judge_hash = k.cheap_judge AND j.status = 'scored'",
+        "SELECT j.text_id, c.weight, j.unit_score FROM judgments j JOIN cascades k "
+        "ON j.judge_hash = k.cheap_judge AND j.status = 'scored' "
+        "JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id",
     ):
-        cells.setdefault((text, criterion), []).append(value)
-    expected: dict[str, float] = {}
-    for (text, _), values in cells.items():
-        modal = max(values.count(v) for v in values) / len(values)
-        expected[text] = min(expected.get(text, 1.0), modal)
+        cells.setdefault(text, []).append((weight, unit))
+    expected = {t: abs(sum(w * u for w, u in v) / sum(w for w, _ in v) - 0.6) for t, v in cells.items()}
     stored = dict(rows(corpus_in, "SELECT text_id, confidence FROM cascade_texts"))
     assert len(stored) == TEXTS and stored == pytest.approx(expected)
-    assert len(set(stored.values())) > 1  # the re-asks disagree on some texts: a usable confidence
+    assert len(set(stored.values())) > 3  # continuous: more values than a share of three re-asks could take
+    assert result["costs"]["cheap_calls"] == 3 * TEXTS  # every re-ask counted in the cost
     kept = rows(corpus_in, "SELECT min(confidence) FROM cascade_texts WHERE level = 'cheap'")[0][0]
     assert result["threshold"] is None or kept is None or kept >= result["threshold"]
 

@@ -277,7 +277,7 @@ def corpus_files(path: Path) -> list[Path]:
 
 @contextmanager
 def _writer(path: Path, check_analytics: bool, refresh_lag_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
-    new_folder, new_file = not path.parent.exists(), not path.exists()
+    new_folder = not path.parent.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
     wal = path.with_name(path.name + ".wal")  # DuckDB makes it under the umask: a folder made here is 0700

@@ -308,7 +308,7 @@ class ClusterRun:
             shard.error = f"{quiet} (worker {worker or '?'})"
             return shard.left().num_rows > 0
         try:
-            outcome = future.result(timeout=RESULT_WAIT_S)  # "Couldn't gather": rescheduled, never forever
+            outcome = _outcome(future)
         except KilledWorker:
             outcome = {"rerun": True}
         except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001  # Dask's own error (the task never
@@ -347,6 +347,17 @@ class ClusterRun:
                 Variable(f"{self.queue.name}-stop", client=self.client).delete()
         except Exception:  # noqa: BLE001, S110  # a scheduler that is gone keeps nothing anyway
             pass
+
+
+def _outcome(future) -> dict:
+    """A finished task's result. A task that erred (the task never raises: Dask's own error, or a
+    BaseException such as CancelledError that left it) has its error read, not raised: a
+    BaseException raised in the client's loop thread broke its wait, which then hung for
+    RESULT_WAIT_S and printed a traceback."""
+    if future.status == "error":
+        exc = future.exception(timeout=RESULT_WAIT_S)
+        return {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300] or type(exc).__name__}
+    return future.result(timeout=RESULT_WAIT_S)  # "Couldn't gather": rescheduled, never forever
 
 
 def _land_what_fits(land, parts: list) -> None:

@@ -117,7 +117,7 @@ def test_workers_whose_tasks_end_cancelled_or_unreadable_are_named_and_avoided(t
     warehouse = corpus_in(30)
     preload = {0: tmp_path / "cancelled.py", 1: tmp_path / "unreadable.py"}
     with DaskCluster(3, tmp_path / "dask", preload=preload) as cluster:
-        result = _score(warehouse, server, cluster, timeout=240)
+        result = _score(warehouse, server, cluster, timeout=400)
     out = result.stdout + result.stderr
     (tmp_path.parent / "relia-out.txt").write_text(out) if os.environ.get("RELIA_DEBUG") else None
     assert result.returncode == 0, out

@@ -67,5 +67,5 @@ def test_ctrl_c_in_the_finish_step_prints_one_line_and_records_the_truth(tmp_pat
     said = done.stdout + done.stderr
     assert done.returncode == 130, said
     assert said.count("interrupted: what landed is kept; run the command again to go on") == 1, said
-    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said and "Crash detected" not in said, said
     assert rows(warehouse, "SELECT status, message FROM runs") == [("interrupted", scoring.INTERRUPTED)]

@@ -19,7 +19,9 @@ def test_every_documented_and_stand_in_scheduler_and_worker_runs_without_a_dashb
     starts = []
     for name in ("deploy/README.md", "deploy/compose.yaml", "tasks/standins/cluster.py"):
         text = (ROOT / name).read_text()
-        starts += [(name, line) for line in text.splitlines() if re.search(r"dask (scheduler|worker) |cli\.dask_", line)]
+        starts += [
+            (name, line) for line in text.splitlines() if re.search(r"dask (scheduler|worker) |cli\.dask_", line)
+        ]
     assert len(starts) >= 6, starts
     standin = (ROOT / "tasks/standins/cluster.py").read_text()
     assert standin.count('"--no-dashboard"') == 2  # the stand-in's scheduler and each of its workers

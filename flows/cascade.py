@@ -114,6 +114,9 @@ def cascade_flow(
                            "calibration texts: a human level needs it to tell which texts it is unsure of")  # fmt: skip
     threshold, unjudged = _threshold(warehouse_path, corpus_id, hashes, sample, confidence, agreement, delta)
     if rest:
+        if source == "logprobs":  # this endpoint returns them: a cell landed without them is asked again
+            Store(warehouse_path).execute_write("cascade_ask_again_for_logprobs.sql", corpus=corpus_id,
+                                                rubric=hashes[0], judge=hashes[1], texts=rest)  # fmt: skip
         spend.score(corpus_id, rubric, cheap, rest)
         confidence |= cheap_confidence(warehouse_path, corpus_id, hashes, rest)
     escalate = [t for t in rest if confidence.get(t, -1.0) < threshold.value]
@@ -149,8 +152,11 @@ def _check(agreement: float, delta: float, human_below: float | None, cheap: dic
 def _calibrate_cheap(spend: SharedBudget, corpus_id, rubric, cheap: dict, hashes, sample, measure) -> tuple[str, dict]:
     """The cheap judge on the calibration sample, and its confidence there with where it came from
     (logprobs, else re-asks); refused, before the strong judge is paid, when it gives neither."""
-    spend.score(corpus_id, rubric, cheap, sample)
+    cached = spend.score(corpus_id, rubric, cheap, sample)["calls"] == 0
     source, confidence = "logprobs", _confidence(spend.warehouse_path, corpus_id, hashes, sample)
+    if not confidence and cached and JudgeConfig(**cheap).wants_logprobs():  # landed by a run without them
+        _ask_again_for_logprobs(spend, corpus_id, rubric, cheap, hashes, sample)
+        confidence = _confidence(spend.warehouse_path, corpus_id, hashes, sample)
     if not confidence and reasks(cheap):
         source, confidence = "re-asks", _reask_confidence(spend.warehouse_path, corpus_id, hashes, sample)
     if confidence and measure == "margin":
@@ -162,6 +168,15 @@ def _calibrate_cheap(spend: SharedBudget, corpus_id, rubric, cheap: dict, hashes
             "logprobs, or --samples 3 or more at a --temperature above 0"
         )
     return source, confidence
+
+
+def _ask_again_for_logprobs(spend: SharedBudget, corpus_id, rubric, cheap: dict, hashes, texts) -> None:
+    """The cheap judge's cells on `texts` that landed without logprobs, judged again: they were the
+    cache, so a cascade once run against an endpoint without logprobs was refused for good."""
+    Store(spend.warehouse_path).execute_write(
+        "cascade_ask_again_for_logprobs.sql", corpus=corpus_id, rubric=hashes[0], judge=hashes[1], texts=texts
+    )
+    spend.score(corpus_id, rubric, cheap, texts)
 
 
 def _unsure(warehouse_path, corpus_id, hashes, texts, sure: dict[str, float], human_below: float | None) -> list[str]:

@@ -75,9 +75,9 @@ NOT_RUN = {
     "docs/browsing.md:51": "`report evolution -c tc` needs an `improve evolve` of tc (analysis.md:358, not run here)",
     "docs/operations.md:5": "fails in the code: `nightly -r groundedness` refuses its own canary corpus (the goldens "
     "carry no context: 'corpus replies--canary-DATE has texts without one'); `serve` runs until stopped",
-    "docs/operations.md:423": "exits 1 here, the documented refusal: the stand-in under another model's name reorders "
+    "docs/operations.md:381": "exits 1 here, the documented refusal: the stand-in under another model's name reorders "
     "the texts (rho 0.14), not stitchable; tests/cli/test_judge_bridge.py runs both outcomes",
-    "docs/operations.md:626": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
+    "docs/operations.md:597": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
     "tests/flows/test_telemetry.py checks the console exporter's spans",
     "docs/scoring.md:69": "downloads the IMDB dataset from the Hugging Face Hub (no internet in the tests)",
 }

@@ -266,15 +266,25 @@ def _session_of(path: Path) -> threading.RLock:
 
 
 _sessions: dict[Path, threading.RLock] = {}
+_tightened: set[Path] = set()
+
+
+def corpus_files(path: Path) -> list[Path]:
+    """The corpora's folders and normalised texts rubricflow keeps beside a warehouse (corpora/<id>/)."""
+    folders = [f for f in (path.parent / "corpora").glob("*") if f.is_dir()]
+    return folders + [f for folder in folders for f in folder.iterdir() if f.is_file()]
 
 
 @contextmanager
 def _writer(path: Path, check_analytics: bool, refresh_lag_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
-    new_folder, new_file = not path.parent.exists(), not path.exists()
+    new_folder = not path.parent.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = connect(path, read_only=False)
     wal = path.with_name(path.name + ".wal")  # DuckDB makes it under the umask: a folder made here is 0700
-    owner_only(*([path.parent] if new_folder else []), *([path] if new_file else []), wal)
+    owner_only(*([path.parent] if new_folder else []), path, wal)  # an existing file made looser, too
+    if path not in _tightened:  # once a process: what rubricflow made beside it under an older umask
+        _tightened.add(path)
+        owner_only(*corpus_files(path))
     try:
         no_progress_bar(con)
         con.execute(sql("001_schema.sql"))

@@ -55,6 +55,35 @@ def lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judg
     return runs_root(warehouse_path) / "locks" / f"{key}.lock"
 
 
+def file_lock_path(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str) -> Path | None:
+    """The work's second lock, named by the warehouse file itself (its device and inode) in this
+    user's state folder: a hard link (`b.duckdb`, same file, another name or folder) resolves to
+    another path, and two runs through the two names bought the same 120 cells twice. None while
+    the warehouse does not exist yet (a new file has no other name)."""
+    from rubricflow.tasks.runtime.prefect_server import state_dir
+
+    try:
+        info = Path(warehouse_path).stat()
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{info.st_dev}:{info.st_ino}|{corpus_id}|{rubric_hash}|{judge_hash}".encode()).hexdigest()
+    return state_dir() / "locks" / f"{key[:24]}.lock"
+
+
+@contextmanager
+def _work_flocked(path: Path, work: tuple[str, str, str], warehouse_path: str | Path, run_id: str) -> Iterator[None]:
+    """The path-named lock (seen by other machines sharing the folder) and the file-named one (seen
+    through every hard link on this machine), both held for the block."""
+    with _flocked(path, work[0], warehouse_path, run_id):
+        second = file_lock_path(warehouse_path, *work)
+        if second is None:
+            yield
+            return
+        second.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with _flocked(second, work[0], warehouse_path, run_id):
+            yield
+
+
 @contextmanager
 def run_lock(
     warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_hash: str, run_id: str
@@ -67,13 +96,13 @@ def run_lock(
     with _threads_lock:
         ours = _threads.setdefault(str(path), _ThreadHold())
     if ours.owner == threading.get_ident():  # the same thread again (nested): refused by the flock below
-        with _flocked(path, corpus_id, warehouse_path, run_id):
+        with _work_flocked(path, (corpus_id, rubric_hash, judge_hash), warehouse_path, run_id):
             yield
         return
     with ours.lock:  # flock cannot tell two threads of one process apart: this lock does
         ours.owner = threading.get_ident()
         try:
-            with _flocked(path, corpus_id, warehouse_path, run_id):
+            with _work_flocked(path, (corpus_id, rubric_hash, judge_hash), warehouse_path, run_id):
                 yield
         finally:
             ours.owner = None
@@ -104,9 +133,15 @@ def holder(warehouse_path: str | Path, corpus_id: str, rubric_hash: str, judge_h
     """The run id of the live process that holds the work's lock (this process's own hold
     counts), or None. A run row of the same work with another id is dead: the same command run
     again after a crash holds the lock itself, and must not take its dead predecessor for live."""
-    path = lock_path(warehouse_path, corpus_id, rubric_hash, judge_hash)
-    if not path.exists():
-        return None
+    work = (warehouse_path, corpus_id, rubric_hash, judge_hash)
+    for path in (lock_path(*work), file_lock_path(*work)):
+        held = _held_by(path) if path is not None and path.exists() else None
+        if held is not None:  # the file's lock: a run through a hard link of this warehouse is live
+            return held
+    return None
+
+
+def _held_by(path: Path) -> str | None:
     fd = os.open(path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

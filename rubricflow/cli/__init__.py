@@ -121,8 +121,8 @@ def main() -> None:
         refuse_empty_arguments(sys.argv[1:])
         app()
         return
-    except KeyboardInterrupt:  # Ctrl-C: a run records itself `interrupted`; no traceback
-        if debugging():
+    except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C: a run records itself `interrupted`; no traceback
+        if debugging() or not _interrupted(exc):
             raise
         message, code = "interrupted: what landed is kept; run the command again to go on", 130
     except Exception as exc:  # noqa: BLE001  # anything but the errors said in one line is re-raised
@@ -137,6 +137,17 @@ def main() -> None:
     # is released first, so nothing is reported leaked at interpreter shutdown.
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # a path is never cut
     sys.exit(code)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, as raised or as Typer ends it: `Exit(130)` from the KeyboardInterrupt, which left the
+    command silent (no line said what was kept) while Prefect logged the crash."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def refuse_empty_arguments(args: list[str]) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from .common import debugging, said_in_one_line
 
+INTERRUPT_CRASH = "Crash detected! Execution was aborted by an interrupt signal"  # Prefect's, at Ctrl-C
+
 
 class _RestatesOurError:
     """A console log filter: drops Prefect's records of a flow or task that failed with one of
@@ -22,6 +24,8 @@ class _RestatesOurError:
     def filter(self, record) -> bool:
         if record.exc_info and (said_in_one_line(record.exc_info[1]) or _interrupt(record.exc_info[1])):
             self.kinds.add(type(record.exc_info[1]).__name__)
+            return False
+        if record.getMessage().startswith(INTERRUPT_CRASH):  # the CLI's own line says it (and what was kept)
             return False
         message = record.getMessage() if self.kinds else ""
         return not (

@@ -75,6 +75,17 @@ def prompt_identity(bundle: Bundle, config: JudgeConfig, reading: str | None = N
     return f"{__version__}:{digest.hexdigest()[:16]}"
 
 
+def identity_refusal(mine: str, flows: str) -> str:
+    """Why this worker refuses the flow's task ('' when it does not): another rubricflow version
+    (named first: the one thing to install), else other prompts or answer reading."""
+    if not flows or mine == flows:
+        return ""
+    version, wanted = mine.split(":", 1)[0], flows.split(":", 1)[0]
+    if version != wanted:
+        return f"this worker runs rubricflow {version}, the flow {wanted}: install {wanted} on it ({mine}; {flows})"
+    return f"this worker renders other prompts ({mine}; the flow's: {flows})"
+
+
 def judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: str = "") -> dict:
     """Judge the cells (an Arrow stream) on this worker, publishing (attempt, part, judgments,
     completions) to the queue as answers come; returns the attempt's counts, or its error in one line."""
@@ -83,7 +94,8 @@ def judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: str
     worker = get_worker().address
     try:
         return {"worker": worker, **_judge_remote(cells, attempt, run, queue, identity)}
-    except Exception as exc:  # noqa: BLE001  # the message travels; the traceback may not (RecursionError)
+    except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001  # the message travels; the traceback
+        # may not (RecursionError), and a CancelledError (a BaseException) left the flow without its worker
         message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return {"worker": worker, "rerun": False, "error": scrub(message)}
 
@@ -98,9 +110,8 @@ def _judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: st
         return {"rerun": True}  # an earlier try of this attempt began on a worker that died
     except TimeoutError:
         started.set(get_worker().address)
-    mine = prompt_identity(run.bundle, run.judge)
-    if identity and mine != identity:
-        return {"rerun": False, "refused": f"this worker renders other prompts ({mine}; the flow's: {identity})"}
+    if refusal := identity_refusal(prompt_identity(run.bundle, run.judge), identity):
+        return {"rerun": False, "refused": refusal}
     outbox = Queue(queue, client=client)
     try:
         return _publish_judged(outbox, cells, attempt, run, Variable(f"{queue}-stop", client=client))

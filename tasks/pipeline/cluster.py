@@ -24,6 +24,7 @@ variables are deleted from the scheduler.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import math
@@ -186,6 +187,7 @@ class ClusterRun:
         self.inbox = Inbox(self.queue)
         self.stopped = False  # the workers were asked to stop buying (see stop_buying)
         self.attempts: list[str] = []
+        self.failed_on: set[str] = set()  # workers whose task failed: every later attempt goes elsewhere
         self.silence_s = float(settings().cluster_silence_s or SILENCE_S)
         self.stall_s = self.silence_s
         self.deadline_s = float(settings().cluster_deadline_s or "inf")
@@ -276,7 +278,8 @@ class ClusterRun:
         shard.attempt, shard.heard = f"{shard.name}.a{shard.attempts}", time.monotonic()
         shard.progressed = None  # not begun: a task waiting for a thread is not stalled
         self.attempts.append(shard.attempt)
-        workers = [w for w in scheduler_workers(self.client) if w not in shard.avoid]
+        avoid = shard.avoid | self.failed_on
+        workers = [w for w in scheduler_workers(self.client) if w not in avoid]
         return self.client.submit(
             judge_remote,
             to_bytes(shard.left()),
@@ -287,7 +290,7 @@ class ClusterRun:
             key=f"{self.run.run_id}-{shard.attempt}",
             # another worker where there is one; none named, the scheduler queues the pieces and
             # hands each to the next worker with a free thread
-            workers=(workers or None) if shard.avoid else None,
+            workers=(workers or None) if avoid else None,
             pure=False,
         )
 
@@ -305,16 +308,20 @@ class ClusterRun:
             shard.error = f"{quiet} (worker {worker or '?'})"
             return shard.left().num_rows > 0
         try:
-            outcome = future.result(timeout=RESULT_WAIT_S)  # "Couldn't gather": rescheduled, never forever
+            outcome = _outcome(future)
         except KilledWorker:
             outcome = {"rerun": True}
-        except Exception as exc:  # noqa: BLE001  # the task never raises; this is Dask's own error
-            outcome = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
+        except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001  # Dask's own error (the task never
+            # raises): a task cancelled or erred with an error the flow cannot unpickle; its worker from its start mark
+            outcome = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300] or type(exc).__name__}
         if "refused" in outcome:
             raise ClusterFailed(f"worker {outcome.get('worker')} refused shard {shard.name}: {outcome['refused']}")
         if "error" in outcome:
-            shard.error = f"{outcome['error']} (worker {outcome.get('worker', '?')})"
-            shard.avoid.add(outcome.get("worker", ""))
+            worker = outcome.get("worker") or self.started_on(shard.attempt)
+            shard.error = f"{outcome['error']} (worker {worker or 'unknown: the attempt never began'})"
+            if worker:  # the next attempt goes to another worker where there is one, and so does every
+                shard.avoid.add(worker)  # later one: its tasks failed every attempt while healthy workers idled
+                self.failed_on.add(worker)
             return shard.left().num_rows > 0
         return bool(outcome["rerun"]) and shard.left().num_rows > 0
 
@@ -340,6 +347,17 @@ class ClusterRun:
                 Variable(f"{self.queue.name}-stop", client=self.client).delete()
         except Exception:  # noqa: BLE001, S110  # a scheduler that is gone keeps nothing anyway
             pass
+
+
+def _outcome(future) -> dict:
+    """A finished task's result. A task that erred (the task never raises: Dask's own error, or a
+    BaseException such as CancelledError that left it) has its error read, not raised: a
+    BaseException raised in the client's loop thread broke its wait, which then hung for
+    RESULT_WAIT_S and printed a traceback."""
+    if future.status == "error":
+        exc = future.exception(timeout=RESULT_WAIT_S)
+        return {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300] or type(exc).__name__}
+    return future.result(timeout=RESULT_WAIT_S)  # "Couldn't gather": rescheduled, never forever
 
 
 def _land_what_fits(land, parts: list) -> None:

@@ -128,6 +128,7 @@ def use_shared_server() -> str | None:
         return None
     if (settings().prefect_server or "shared") != "shared":
         return None
+    _private_home()  # also when the server runs already: a database loosened since, or made before
     state = current() or _start_once()
     os.environ["PREFECT_API_URL"] = _SET_HERE["api_url"] = state.api_url
     os.environ["PREFECT_API_AUTH_STRING"] = auth_string()
@@ -292,7 +293,8 @@ def _private_home() -> None:
     077, but a home or a `prefect.db` made before (by `prefect` itself, or an older rubricflow,
     under umask 022) kept every local user's read access to flow parameters and run records."""
     home = Path(settings().prefect.home or Path.home() / ".prefect").expanduser()
-    for path, wanted in ((home, 0o700), (home / "prefect.db", 0o600)):
+    files = [home / f"prefect.db{end}" for end in ("", "-wal", "-shm", "-journal")]  # SQLite's companions too
+    for path, wanted in ((home, 0o700), *((file, 0o600) for file in files)):
         try:
             if path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o777 != wanted:
                 path.chmod(wanted)

@@ -97,6 +97,25 @@ def test_a_cheap_judge_without_confidence_is_refused(corpus_in):
         server.stop()
 
 
+def test_a_cascade_refused_without_logprobs_runs_once_the_endpoint_returns_them(corpus_in):
+    """#50 item 14: the cheap judge's cells landed without logprobs were the cache: refused for good."""
+    without = ServerProcess("--no-logprobs")
+    try:
+        with pytest.raises(NoConfidence):
+            run(corpus_in, without)
+    finally:
+        without.stop()
+    server = ServerProcess()
+    try:
+        result = run(corpus_in, server)
+        assert result["confidence"] == "logprobs" and result["unscored"] == 0
+        # the calibration sample's cheap cells asked again (with logprobs): as a first run costs
+        assert server.stats()["requests"] == TEXTS + CALIBRATION + result["escalated"]
+    finally:
+        server.stop()
+    assert rows(corpus_in, "SELECT count(*) FROM cascade_texts WHERE confidence IS NULL AND level = 'cheap'") == [(0,)]
+
+
 def test_a_cheap_judge_without_logprobs_is_trusted_by_the_margin_of_its_reasks(corpus_in):
     """Without logprobs the confidence is the margin of the re-asks' expected text score (each
     criterion's mean unit score, combined by the rubric's weights) to llm-slop's pass mark 0.6, one

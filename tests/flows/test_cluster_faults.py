@@ -33,6 +33,29 @@ def dask_setup(worker):
 
     remote.judge_all = lambda *args, **kwargs: asyncio.sleep(3600)  # a call that never returns; heartbeats go on
 """
+CANCELLED = """
+def dask_setup(worker):
+    import asyncio
+
+    from rubricflow.tasks.judging import remote
+
+    def cancelled(*args, **kwargs):
+        raise asyncio.CancelledError("the worker's loop cancelled it")
+
+    remote._publish_judged = cancelled  # after the attempt's start mark: the task ends in a CancelledError
+"""
+UNREADABLE = """
+def dask_setup(worker):
+    from rubricflow.tasks.judging import remote
+
+    class Unreadable(BaseException):  # the worker's own, and no Exception: raised, it broke the flow's wait
+        pass
+
+    def fails(*args, **kwargs):
+        raise Unreadable("only this worker knows this error")
+
+    remote._publish_judged = fails
+"""
 OTHER_PROMPTS = """
 def dask_setup(worker):
     from rubricflow.rubrics import render
@@ -84,6 +107,26 @@ def test_a_worker_whose_tasks_fail_costs_a_retry_elsewhere_not_a_hang(tmp_path, 
         (40, 40)
     ]
     assert left == []  # G21: the run's queue and start marks are gone
+
+
+def test_workers_whose_tasks_end_cancelled_or_unreadable_are_named_and_avoided(tmp_path, judge_server, corpus_in):
+    """#50 item 10: such a task showed as "worker ?", was never avoided, took every attempt and failed the run
+    (an error raised as a BaseException in the flow's wait hung it RESULT_WAIT_S and printed a traceback)."""
+    (tmp_path / "cancelled.py").write_text(CANCELLED)
+    (tmp_path / "unreadable.py").write_text(UNREADABLE)
+    server = judge_server()
+    warehouse = corpus_in(30)
+    preload = {0: tmp_path / "cancelled.py", 1: tmp_path / "unreadable.py"}
+    with DaskCluster(3, tmp_path / "dask", preload=preload) as cluster:
+        result = _score(warehouse, server, cluster, timeout=400)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "CancelledError" in out and "worker ?" not in out and "Traceback" not in out, out
+    named = [line for line in out.splitlines() if "failed:" in line and "(worker tls://127.0.0.1:" in line]
+    assert named, out
+    assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions WHERE status = 'ok'") == [
+        (30, 30)
+    ]
 
 
 def test_a_worker_rendering_other_prompts_is_refused(tmp_path, judge_server, corpus_in):

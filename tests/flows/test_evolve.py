@@ -200,3 +200,19 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
         [candidate],
     ) == [(60, 60)]  # each changed cell judged once
     assert calls <= 60 - judged_before + 5  # the resumed round paid for what was missing (and the shard cut off)
+
+
+def test_two_identical_seeded_runs_pick_the_same_criteria(tmp_path, judge_server):
+    """#50 item 6: two identical evolve runs picked different criteria (criteria that agree equally
+    were ordered by DuckDB's parallel sums); each run here has a warehouse of its own."""
+    server = judge_server()
+    release = small_topical_chat(tmp_path, 30)
+    picked = []
+    for name in ("a", "b"):
+        warehouse = str(tmp_path / f"{name}.duckdb")
+        import_topical_chat(release, "tc", warehouse)
+        judge = {"base_url": server.base_url}
+        result = evolve_flow("tc", RUBRIC, warehouse, ["human"], "overall", judge, None, 2, None, 3, 0.2, 0.2,
+                             str(tmp_path / f"evo-{name}"))  # fmt: skip
+        picked.append([(r["round"], r["criterion"], r["status"], r.get("candidate_hash")) for r in result["rounds"]])
+    assert picked[0] == picked[1] and len(picked[0]) == 2, picked

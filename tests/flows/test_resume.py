@@ -77,7 +77,8 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert count(warehouse, "SELECT count(*), min(coverage) FROM text_scores") == (80, 1.0)
     # every call the server answered either landed or was re-asked: at most the in-flight ones and
     # the next shard's unlanded answers twice
-    assert server.stats()["answered"] <= 80 + 4 + 10
+    bought_twice = server.stats()["answered"] - 80
+    assert bought_twice <= 4 + 10, bought_twice  # the bound docs/operations.md states ("Crashes.")
     # N1: the re-run holds the same work's lock as the dead run; the dead run is still recognised
     # (by the run id in the lock), closed as interrupted, and its plan files are gone
     assert count(

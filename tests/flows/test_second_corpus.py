@@ -53,6 +53,24 @@ def test_a_second_corpus_judges_only_what_the_first_has_not(tmp_path, corpus, ju
     assert rows(warehouse, "SELECT count(*), min(coverage) FROM text_scores WHERE corpus_id = 'second'") == [(6, 1.0)]
 
 
+def test_the_same_texts_under_new_ids_are_adopted_not_bought_again(tmp_path, corpus, judge_server):
+    """#50 item 14: the cache keys on content; a corpus re-exported with renumbered ids bought 120 of 120 again."""
+    server = judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    source = corpus(6)
+    ingest_flow(str(source), warehouse, "c")
+    assert score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url})["calls"] == 6
+    calls = server.stats()["requests"]
+    renumbered = tmp_path / "renumbered.jsonl"
+    renumbered.write_text(source.read_text().replace('"id": "t', '"id": "new-'))
+    ingest_flow(str(renumbered), warehouse, "c", allow_removal=True)
+    again = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url})
+    assert (again["calls"], again["adopted_cells"]) == (0, 6) and server.stats()["requests"] == calls
+    current = "SELECT count(*), min(text_id), min(coverage) FROM text_scores WHERE corpus_id = 'c'"
+    assert rows(warehouse, current) == [(6, "new-0000", 1.0)]
+    assert score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url})["calls"] == 0
+
+
 def test_a_run_with_no_ok_cell_exits_non_zero_in_one_line(tmp_path, corpus):
     refusing = ServerProcess("--fault-rate", "1", "--faults", "refusal", "--fault-attempts", "99")
     try:

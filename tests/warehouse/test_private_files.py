@@ -37,3 +37,19 @@ def test_a_corpus_texts_are_owner_only(tmp_path, open_umask):
     report = ingest_corpus(source, tmp_path / "corpora" / "c")
     assert mode(report.parquet) == 0o600 and mode(report.quarantine) == 0o600
     assert mode(tmp_path / "corpora" / "c") == 0o700
+
+
+def test_an_existing_warehouse_and_corpus_made_looser_are_tightened_when_opened(tmp_path, open_umask):
+    """#50 item 15: a warehouse or texts made under umask 022 by an older rubricflow stayed readable."""
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        con.execute("CREATE TABLE scratch AS SELECT 1 AS a")
+    texts = tmp_path / "corpora" / "old" / "texts.parquet"
+    texts.parent.mkdir(parents=True)
+    texts.write_bytes(b"PAR1")
+    for loose, looser in ((path, 0o644), (texts.parent, 0o755), (texts, 0o644)):
+        loose.chmod(looser)
+    db._tightened.discard(path)  # a new process
+    with db.writer(path):
+        pass
+    assert (mode(path), mode(texts.parent), mode(texts)) == (0o600, 0o700, 0o600)

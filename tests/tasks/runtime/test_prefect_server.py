@@ -147,6 +147,12 @@ def test_the_shared_server_serves_its_owner_only(state, monkeypatch, tmp_path):
         os.umask(before)
     for path, wanted in ((home, 0o700), (home / "prefect.db", 0o600), (prefect_server.log_file(), 0o600)):
         assert path.stat().st_mode & 0o777 == wanted, (path, oct(path.stat().st_mode))
+    loose = [p for p in home.glob("prefect.db*") if p.is_file()]  # the database and SQLite's companions
+    for path in loose:
+        path.chmod(0o644)  # loosened (or made by an older rubricflow) while the server runs
+    assert prefect_server.use_shared_server() == api  # the running server, its state tightened again
+    for path in loose:
+        assert path.stat().st_mode & 0o777 == 0o600, (path, oct(path.stat().st_mode))
     auth = os.environ["PREFECT_API_AUTH_STRING"]
     assert (state / "prefect-server.secret").stat().st_mode & 0o777 == 0o600
     assert auth.split(":", 1)[1] == (state / "prefect-server.secret").read_text()

@@ -79,17 +79,12 @@ NOT_RUN = {
     "tests/flows/test_evolve_objectives.py runs these options at a test size",
     "docs/analysis.md#af5baa6c": "`improve evolve --co-evolve` at the documented size (8 rounds): minutes of judge calls; "
     "tests/flows/test_evolve_coevolve.py runs it at a test size",
-    "docs/analysis.md#bcc40100": "`improve evolve` at the default size (minutes); and `improve fit ... --label-at 2.5,4` "
-    "is refused as written (helpfulness has no labels: 'gives 2 human boundaries; helpfulness's 0 labels need 0')",
-    # Not yet runnable as written, each failure named (to fix in the docs or the code):
-    "docs/analysis.md#9e020efb": "after analysis.md:5 judged helpfulness with two models, `calibrate --rubric helpfulness` "
-    "and the rest need --judge-hash or --model to pick one judge setup",
-    "docs/analysis.md#1b306003": "`labels plan -r helpfulness` refuses: 2 judge setups scored it (analysis.md:5's two models)",
-    "docs/analysis.md#c05af9b4": "`labels import-ls` reads a Label Studio export made by annotators; tests/cli/test_label_studio.py "
-    "round-trips one (and `export-ls -r helpfulness` needs --judge-hash after analysis.md:5)",
-    "docs/browsing.md#fea63bc3": "`report evolution -c tc` needs an `improve evolve` of tc (analysis.md:358, not run here)",
-    "docs/operations.md#90c5826f": "fails in the code: `nightly -r groundedness` refuses its own canary corpus (the goldens "
-    "carry no context: 'corpus replies--canary-DATE has texts without one'); `serve` runs until stopped",
+    "docs/analysis.md#e656bec9": "`improve evolve` at the default size (minutes of judge calls); "
+    "tests/flows/test_evolve.py runs it at a test size",
+    "docs/browsing.md#fb7b0865": "`report evolution -c tc` needs the `improve evolve` of tc above (not run here); "
+    "tests/flows/test_evolve.py writes the report",
+    "docs/analysis.md#2b77cebc": "`labels import-ls` reads a Label Studio export made by annotators; "
+    "tests/cli/test_label_studio.py round-trips one",
     "docs/operations.md#6a7ec4ed": "exits 1 here, the documented refusal: the stand-in under another model's name reorders "
     "the texts (rho 0.14), not stitchable; tests/cli/test_judge_bridge.py runs both outcomes",
     "docs/operations.md#06e8f132": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "

@@ -1,6 +1,7 @@
 """The README's two commands are CI's, and the documented YAML example (docs/rubrics.md) is a real,
 compiling rubric."""
 
+import hashlib
 import os
 import re
 import shutil
@@ -39,47 +40,59 @@ def test_readme_starts_with_the_two_commands_ci_runs():
 
 
 def shell_blocks() -> list[tuple[str, str]]:
-    """(page:line, text) for every shell block of the README and the docs, in reading order (the
-    README first: its tour ingests and scores the `replies` corpus the docs' later blocks use)."""
+    """(page#hash, text) for every shell block of the README and the docs, in reading order (the
+    README first: its tour ingests and scores the `replies` corpus the docs' later blocks use). A
+    block is named by its page and a hash of its text, not its line: an edit above it moves it and
+    keeps its name; an edit of the block itself renames it, so an exception below is looked at again."""
     found = []
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = page.read_text(encoding="utf-8")
         for block in re.finditer(r"```(?:bash|sh|shell|console)\n(.*?)```", text, re.S):
-            name = f"{page.relative_to(ROOT).as_posix()}:{text[: block.start()].count(chr(10)) + 1}"
-            found.append((name, textwrap.dedent(block.group(1))))
+            body = textwrap.dedent(block.group(1))
+            found.append((block_name(page.relative_to(ROOT).as_posix(), body), body))
     return found
+
+
+def block_name(page: str, body: str) -> str:
+    return f"{page}#{hashlib.sha256(body.encode()).hexdigest()[:8]}"
+
+
+def where(name: str) -> str:
+    """page:line of a named block now, for a failure's message."""
+    page, _ = name.split("#")
+    text = (ROOT / page).read_text(encoding="utf-8")
+    body = dict(shell_blocks())[name]
+    return f"{page}:{text[: text.index(body)].count(chr(10))}" if body in text else page
 
 
 # Blocks not run here, each named with the reason (a block added to the docs runs unless named here).
 NOT_RUN = {
-    "README.md:6": "installs the project and runs the whole suite: that is .ci/run itself",
-    "docs/index.md:6": "the README's install commands (docs/index.md repeats them): .ci/run",
-    "docs/index.md:33": "the README's tour (docs/index.md repeats it, checked by test_the_docs_home_page_shows_the_same_tour)",
-    "docs/benchmarks.md:9": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
-    "docs/deployment.md:15": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
-    "docs/operations.md:37": "Prefect's own server with its UI, which serves until stopped",
-    "docs/models.md:173": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
+    "README.md#3a825317": "installs the project and runs the whole suite: that is .ci/run itself",
+    "docs/index.md#3a825317": "the README's install commands (docs/index.md repeats them): .ci/run",
+    "docs/index.md#c0ce1b83": "the README's tour (docs/index.md repeats it, checked by test_the_docs_home_page_shows_the_same_tour)",
+    "docs/benchmarks.md#8f6fdf1b": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
+    "docs/deployment.md#071888c9": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
+    "docs/operations.md#5ac4c7d1": "Prefect's own server with its UI, which serves until stopped",
+    "docs/models.md#ed7b0151": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
     # Cost: these run `improve evolve` at the documented size, minutes of judge calls each.
-    "docs/analysis.md:472": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "
+    "docs/analysis.md#828e8eda": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "
     "tests/flows/test_evolve_objectives.py runs these options at a test size",
-    "docs/analysis.md:513": "`improve evolve --co-evolve` at the documented size (8 rounds): minutes of judge calls; "
+    "docs/analysis.md#af5baa6c": "`improve evolve --co-evolve` at the documented size (8 rounds): minutes of judge calls; "
     "tests/flows/test_evolve_coevolve.py runs it at a test size",
-    "docs/analysis.md:383": "`improve evolve` at the default size (minutes); and `improve fit ... --label-at 2.5,4` "
-    "is refused as written (helpfulness has no labels: 'gives 2 human boundaries; helpfulness's 0 labels need 0')",
-    # Not yet runnable as written, each failure named (to fix in the docs or the code):
-    "docs/analysis.md:92": "after analysis.md:5 judged helpfulness with two models, `calibrate --rubric helpfulness` "
-    "and the rest need --judge-hash or --model to pick one judge setup",
-    "docs/analysis.md:145": "`labels plan -r helpfulness` refuses: 2 judge setups scored it (analysis.md:5's two models)",
-    "docs/analysis.md:245": "`labels import-ls` reads a Label Studio export made by annotators; tests/cli/test_label_studio.py "
-    "round-trips one (and `export-ls -r helpfulness` needs --judge-hash after analysis.md:5)",
-    "docs/browsing.md:51": "`report evolution -c tc` needs an `improve evolve` of tc (analysis.md:358, not run here)",
-    "docs/operations.md:5": "fails in the code: `nightly -r groundedness` refuses its own canary corpus (the goldens "
-    "carry no context: 'corpus replies--canary-DATE has texts without one'); `serve` runs until stopped",
-    "docs/operations.md:381": "exits 1 here, the documented refusal: the stand-in under another model's name reorders "
+    "docs/analysis.md#e656bec9": "`improve evolve` at the default size (minutes of judge calls); "
+    "tests/flows/test_evolve.py runs it at a test size",
+    "docs/browsing.md#fb7b0865": "`report evolution -c tc` needs the `improve evolve` of tc above (not run here); "
+    "tests/flows/test_evolve.py writes the report",
+    "docs/analysis.md#2b77cebc": "`labels import-ls` reads a Label Studio export made by annotators; "
+    "tests/cli/test_label_studio.py round-trips one",
+    "docs/operations.md#90c5826f": "exits 1 here, the documented calibration gate: analysis.md's labels calibrate the "
+    "offline judge's helpfulness at r = -0.13 (< 0.7), so the night fails after recording it; "
+    "tests/flows/test_nightly.py runs these two rubrics' night, and `serve` runs until stopped",
+    "docs/operations.md#6a7ec4ed": "exits 1 here, the documented refusal: the stand-in under another model's name reorders "
     "the texts (rho 0.14), not stitchable; tests/cli/test_judge_bridge.py runs both outcomes",
-    "docs/operations.md:597": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
+    "docs/operations.md#06e8f132": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
     "tests/flows/test_telemetry.py checks the console exporter's spans",
-    "docs/scoring.md:69": "downloads the IMDB dataset from the Hugging Face Hub (no internet in the tests)",
+    "docs/scoring.md#eaa332cd": "downloads the IMDB dataset from the Hugging Face Hub (no internet in the tests)",
 }
 # Lines dropped from a block that runs (by how they start): the fixture's judge server stands for the
 # first; the viewer and `serve` run until stopped (tests/flows/test_viewer.py, tests/cli/test_serve.py).
@@ -110,7 +123,7 @@ def docs_workspace(tmp_path_factory):
     server.stop()
 
 
-def run_block(text: str, workspace) -> subprocess.CompletedProcess:
+def run_block(text: str, workspace, place: str = "") -> subprocess.CompletedProcess:
     """The block as one bash script in the workspace (its `export`s hold for its later lines), each
     command echoed (`set -x`) so a failure names its line; stops at the first that fails."""
     clone, server, env = workspace
@@ -119,7 +132,7 @@ def run_block(text: str, workspace) -> subprocess.CompletedProcess:
     for url in DOCUMENTED_URLS:
         script = script.replace(url, server.base_url)
     done = subprocess.run(["bash", "-c", script], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"{done.stdout[-1500:]}\n{done.stderr[-2500:]}"
+    assert done.returncode == 0, f"{place}\n{done.stdout[-1500:]}\n{done.stderr[-2500:]}"
     return done
 
 
@@ -134,8 +147,8 @@ def run_block(text: str, workspace) -> subprocess.CompletedProcess:
 def test_every_shell_block_of_the_docs_runs_as_written(name, docs_workspace):
     """Every command of every shell block, verbatim but for the documented local addresses, from a
     fresh clone's files against the offline judge; blocks run in reading order on one warehouse."""
-    output = run_block(dict(shell_blocks())[name], docs_workspace).stdout
-    if name == "README.md:34":  # the tour
+    output = run_block(dict(shell_blocks())[name], docs_workspace, where(name)).stdout
+    if name == block_name("README.md", textwrap.dedent(tour("README.md"))):  # the tour
         assert "30 texts loaded" in output and "coverage 100%" in output
         assert "A/B on replies" in output and "gate passed (exit 0)" in output
         clone = docs_workspace[0]
@@ -143,7 +156,7 @@ def test_every_shell_block_of_the_docs_runs_as_written(name, docs_workspace):
 
 
 def test_the_blocks_named_as_not_run_are_in_the_docs():
-    """A name left behind when its block moved or went would excuse nothing, silently."""
+    """A name left behind when its block changed or went would excuse nothing, silently."""
     assert set(NOT_RUN) <= {name for name, _ in shell_blocks()}
 
 
@@ -153,9 +166,13 @@ def test_the_demos_warehouse_folder_is_ignored_by_git():
     assert done.returncode == 0
 
 
+def tour(page: str) -> str:
+    """The five-minute tour's block on a page (the README's, repeated by docs/index.md)."""
+    pattern = r"## A five-minute tour\n\n```bash\n(.*?)```"
+    return re.search(pattern, (ROOT / page).read_text(), re.S).group(1)
+
+
 def test_the_docs_home_page_shows_the_same_tour():
     """docs/index.md (the site's first page) kept the tour's old, unrunnable paths (data/replies.jsonl,
     my-rubrics/...) after the README's was fixed: the two are one tour."""
-    pattern = r"## A five-minute tour\n\n```bash\n(.*?)```"
-    home = re.search(pattern, (ROOT / "docs" / "index.md").read_text(), re.S).group(1)
-    assert home == re.search(pattern, (ROOT / "README.md").read_text(), re.S).group(1)
+    assert tour("docs/index.md") == tour("README.md")

@@ -153,6 +153,17 @@ def test_commands_that_run_no_flow_do_not_import_prefect():
     assert "jsonschema" not in result.stdout, result.stdout  # PaperBench's schema check loads it (0.1 s)
 
 
+def test_the_cli_starts_without_the_rubric_compiler_or_importers():
+    """Every `rubricflow` process imports rubricflow.cli (its options come from JudgeConfig, which needs
+    rubrics.model); the rubrics package's face imported the compiler and the importers with it (~25% of
+    the import's CPU), which a command loads when it reads a rubric."""
+    code = "import sys, rubricflow.cli; print(sorted(m for m in sys.modules if m.startswith('rubricflow.rubrics.')))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    for heavy in ("rubricflow.rubrics.compiler", "rubricflow.rubrics.formats", "rubricflow.rubrics.importers"):
+        assert f"'{heavy}'" not in result.stdout, result.stdout
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     """The files of the wheel built from this tree (as `pip install .` and deploy/Dockerfile build it)."""

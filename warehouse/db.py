@@ -7,6 +7,7 @@ DuckDB allows a single writer per file. Only the flow's own process writes, in s
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import sys
@@ -287,10 +288,7 @@ def _writer(path: Path, check_analytics: bool, refresh_lag_s: float) -> Iterator
         owner_only(*corpus_files(path))
     try:
         no_progress_bar(con)
-        con.execute(sql("001_schema.sql"))
-        _drop_primary_keys(con)
-        con.execute(sql("analytics_tables.sql"))
-        con.execute(sql("views.sql"))
+        ensure_schema(con)
         if check_analytics:
             analytics.ensure_current(con, lag_s=refresh_lag_s)
         yield con
@@ -298,6 +296,33 @@ def _writer(path: Path, check_analytics: bool, refresh_lag_s: float) -> Iterator
         owner_only(wal)  # one left beside the file (a checkpoint normally removes it)
         con.close()
         _release_writer(path)
+
+
+SCHEMA_FILES = ("001_schema.sql", "analytics_tables.sql", "views.sql")
+
+
+def schema_sha() -> str:
+    """sha256 of the files that define the warehouse's tables, views and macros."""
+    return hashlib.sha256("".join(sql(name) for name in SCHEMA_FILES).encode()).hexdigest()
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Run the schema files on a writer's open, unless this file was last brought up to these very
+    files (their hash in schema_state): replaying their DDL cost every open ~0.5 s, and a command or
+    a test opens a writer many times. The hash is written last, so an open killed midway replays."""
+    sha = schema_sha()
+    (kept,) = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'schema_state'"
+    ).fetchone()
+    if kept and con.execute("SELECT definition_sha FROM schema_state").fetchall() == [(sha,)]:
+        return
+    con.execute(sql("001_schema.sql"))
+    _drop_primary_keys(con)
+    con.execute(sql("analytics_tables.sql"))
+    con.execute(sql("views.sql"))
+    with transaction(con):
+        con.execute("DELETE FROM schema_state")
+        con.execute("INSERT INTO schema_state VALUES ($sha)", {"sha": sha})
 
 
 # Tables that had a primary key in warehouses made before #22 (001_schema.sql says why not now).

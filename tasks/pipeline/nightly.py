@@ -50,10 +50,11 @@ def record_source_digest(warehouse_path: str, corpus_id: str, digest: str) -> No
 
 @task(name="load-canary", cache_policy=NO_CACHE)
 def load_canary(warehouse_path: str, corpus_id: str, rubric: str, night: str, size: int) -> str:
-    """Tonight's canary corpus: the rubric's goldens plus a fixed sample of the corpus, under ids
-    prefixed with the night, so they are judged again every night (a cell key names the text id)."""
-    canary = f"{corpus_id}--canary-{night}"
-    goldens = compile_or_raise(resolve(rubric), source=rubric).rubric.goldens
+    """Tonight's canary corpus for this rubric: its goldens plus a fixed sample of the corpus, under ids
+    prefixed with the night, so they are judged again every night (a cell key names the text id). One
+    canary corpus per rubric: in a shared one, a rubric needing context met another's goldens without it."""
+    compiled = compile_or_raise(resolve(rubric), source=rubric).rubric
+    canary, goldens = f"{corpus_id}--canary-{night}--{compiled.metadata.id}", compiled.goldens
     with db.writer(warehouse_path) as con:
         sample = db.fetch(con, "canary_sample.sql", corpus=corpus_id, size=size)
         rows = [

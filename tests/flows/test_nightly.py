@@ -6,7 +6,7 @@ import json
 import pytest
 
 from rubricflow.flows.nightly import CoverageError, nightly_scoring
-from tests.conftest import ServerProcess, rows, write_corpus
+from tests.conftest import ROOT, ServerProcess, rows, write_corpus
 from tests.prefect_events import wait_for_event
 
 
@@ -138,6 +138,23 @@ def test_a_canary_that_moved_is_announced_as_drift(nights):
     assert event.payload["night"] == "2026-11-05" and event.payload["max_canary_drift"] == 0.01
     assert event.payload["canary_drift"] == pytest.approx(night["canary_drift"])
     assert event.payload["canary_texts_compared"] == CANARY
+
+
+def test_each_rubric_of_a_night_has_its_own_canary(nights, tmp_path):
+    """docs/operations.md's night: helpfulness's goldens carry no context, and groundedness (context
+    required) refused the canary corpus it shared with them. Each rubric's canary holds its own goldens."""
+    warehouse, source = str(tmp_path / "w.duckdb"), tmp_path / "replies.jsonl"
+    source.write_text("".join((ROOT / "examples" / "replies.jsonl").read_text().splitlines(keepends=True)[:3]))
+    night = "2026-11-06"
+    done = nightly_scoring(
+        str(source), "r", ["helpfulness", "groundedness"], warehouse, nights["judge"], canary_size=2, night=night
+    )
+    assert [n["rubric"].split()[0] for n in done] == ["helpfulness", "groundedness"]
+    canaries = rows(warehouse, "SELECT canary_corpus FROM nights ORDER BY rubric_id")
+    assert canaries == [(f"r--canary-{night}--groundedness",), (f"r--canary-{night}--helpfulness",)]
+    canary = f"r--canary-{night}--groundedness"
+    goldens = rows(warehouse, f"SELECT text_id FROM texts WHERE corpus_id = '{canary}' AND text_id LIKE '%:golden:%'")
+    assert sorted(goldens) == [(f"{night}:golden:grounded-answer",), (f"{night}:golden:invented-facts",)]
 
 
 def test_a_deployed_night_with_a_missing_source_is_one_line_naming_it(tmp_path):

@@ -154,3 +154,19 @@ def test_a_warehouse_from_before_rendered_unit_fingerprints_opens_with_its_rows_
     with db.writer(path) as con:
         assert con.execute("SELECT unit_hash, unit_score FROM current_judgments").fetchall() == [(None, 0.5)]
         assert con.execute("SELECT count(unit_hash) FROM completions").fetchone() == (0,)
+
+
+def test_a_writers_open_replays_the_schema_only_when_its_files_changed(tmp_path):
+    """Every writer's open replayed the schema's DDL (~0.5 s an open); now only a warehouse brought up
+    by other schema files (their hash in schema_state) gets it again, and then whole."""
+    path = tmp_path / "w.duckdb"
+    with db.writer(path) as con:
+        assert con.execute("SELECT definition_sha FROM schema_state").fetchall() == [(db.schema_sha(),)]
+        con.execute("DROP VIEW current_judgments")  # gone, as a file made by other definitions may lack it
+    with db.writer(path) as con:  # the same files: nothing replayed
+        gone = "SELECT count(*) FROM duckdb_views() WHERE view_name = 'current_judgments'"
+        assert con.execute(gone).fetchone()[0] == 0
+        con.execute("UPDATE schema_state SET definition_sha = 'older'")
+    with db.writer(path) as con:  # other files: replayed, and the new hash kept
+        assert con.execute(gone).fetchone()[0] == 1
+        assert con.execute("SELECT definition_sha FROM schema_state").fetchall() == [(db.schema_sha(),)]

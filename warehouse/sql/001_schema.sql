@@ -556,3 +556,9 @@ CREATE TABLE IF NOT EXISTS judge_bridges (
     verdict      JSON NOT NULL,
     created_at   TIMESTAMP NOT NULL
 );
+
+-- The sha256 of the schema files (001_schema.sql, analytics_tables.sql, views.sql) this file was
+-- last brought up to: a writer's open replays them only when they changed (warehouse/db.py).
+CREATE TABLE IF NOT EXISTS schema_state (
+    definition_sha VARCHAR NOT NULL
+);

@@ -25,8 +25,10 @@ from typing import Any
 
 import uvicorn
 
+from rubricflow.rubrics.render import unarranged
 from rubricflow.tasks.judging.prompts import COEVOLVE_MARK, GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
+from rubricflow.tasks.standins.prefix_cache import CacheRules, PrefixCache, prompt_of
 
 from . import (
     azure_api,
@@ -94,6 +96,8 @@ class ServerConfig:
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
     script: scripted_judge.Script | None = None  # answer judge requests from a key file, not the offline judge
+    cache: CacheRules = field(default_factory=CacheRules)  # the simulated prefix cache (prefix_cache.py)
+    record: bool = False  # keep every judge request's body (JudgeServer.bodies), for tests that read them
 
 
 @dataclass
@@ -137,7 +141,8 @@ class JudgeServer:
             config.batch, self.answer, lambda body: reasoning_refusal(body) if config.reasoning_tokens else None
         )
         self.slots = asyncio.Semaphore(config.slots) if config.slots else None
-        self.last_system: str | None = None  # a one-entry prefix cache, like one llama.cpp slot
+        self.cache = PrefixCache(config.cache)  # what a KV cache would have served of each prompt
+        self.bodies: list[dict] = []  # the judge requests' bodies as sent, with `record`
         self.in_flight = 0
 
     async def __call__(self, scope: dict, receive, send) -> None:
@@ -171,6 +176,8 @@ class JudgeServer:
                     "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
                     "sampling": dict(s.sampling),
                     "served_s": s.served_s,
+                    "prompt_tokens": self.cache.prompt_tokens,
+                    "cached_tokens": self.cache.cached_tokens,
                 },
             )
         if method == "POST" and path == "/latency":
@@ -244,6 +251,8 @@ class JudgeServer:
         if refusal:
             return await _json(send, *refusal)
         body = json.loads(raw)
+        if self.config.record:
+            self.bodies.append(body)
         self.stats.sampling.update(
             f"{k}={v}" for k, v in body.items() if isinstance(v, int | float | str) and k != "model"
         )
@@ -312,6 +321,8 @@ class JudgeServer:
         refused = refusal(body, headers, self.config.api_key)
         if refused:
             return await _json(send, *refused)
+        if self.config.record:
+            self.bodies.append(body)
         chat = as_chat(body)
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
@@ -404,8 +415,10 @@ class JudgeServer:
         user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
         prompt_tokens = token_count(system or "") + token_count(user)
-        cached = token_count(system) if system and system == self.last_system else 0  # the prefix seen last time
-        self.last_system = system
+        cached = self.cache.serve(prompt_of(body.get("messages") or []), prompt_tokens)
+        if body.get("cache_control") is False:  # an Anthropic request without a breakpoint caches nothing
+            cached = 0
+        system, user = unarranged(system, user)  # a text-first call is read as the same rubric-first one
         system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
         asked = str(body.get("model") or "")
         persona = asked if asked and asked != self.config.model else ""  # another model name: another judge

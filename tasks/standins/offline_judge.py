@@ -18,7 +18,7 @@ from typing import Any
 import regex
 
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
-from rubricflow.rubrics.render import REASK_MARK
+from rubricflow.rubrics.render import REASK_MARK, unarranged
 from rubricflow.tasks.loaders.candidates import split_candidates
 from rubricflow.tasks.loaders.pairs import split_pair
 from rubricflow.tasks.standins import offline_kinds
@@ -248,7 +248,7 @@ def request_schema(body: dict) -> tuple[dict, str]:
 def first_turn(body: dict) -> list[dict]:
     """The request's messages as first asked: a re-ask (what was wrong with the last answer, added
     to the user turn after REASK_MARK) is the same question, judged the same and counted as the same
-    request's attempt."""
+    request's attempt. A text-first call (rubrics/render.arranged) is read as the same rubric-first one."""
     messages = []
     for m in body.get("messages", []):
         if m.get("role") == "assistant":
@@ -257,6 +257,10 @@ def first_turn(body: dict) -> list[dict]:
         if isinstance(content, str) and REASK_MARK in content:
             m = {**m, "content": content.split(REASK_MARK, 1)[0]}
         messages.append(m)
+    roles = [m.get("role") for m in messages]
+    if roles == ["system", "user"] and all(isinstance(m.get("content"), str) for m in messages):
+        system, user = unarranged(messages[0]["content"], messages[1]["content"])  # one question in any layout
+        messages = [{**messages[0], "content": system}, {**messages[1], "content": user}]
     return messages
 
 

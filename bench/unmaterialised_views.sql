@@ -274,7 +274,9 @@ SELECT c.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
        sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
                     p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok)) AS usd,
        any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd,
-       sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
-                    0, p.input_per_mtok - coalesce(p.cached_input_per_mtok, p.input_per_mtok), 0)) AS cache_saved_usd
+       -- as views.sql: the billed cached tokens times the input rate less the cached one (NULL without a price)
+       sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode, 0, 1e6, 0))
+           * (any_value(p.input_per_mtok) - coalesce(any_value(p.cached_input_per_mtok), any_value(p.input_per_mtok)))
+           / 1e6 AS cache_saved_usd
 FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
 GROUP BY ALL;

@@ -17,7 +17,7 @@ from typing import Literal
 
 from rubricflow.errors import InputError
 
-from .model import Criterion, NominalScale, OrdinalScale, Role, Rubric, Surface
+from .model import BinaryScale, Criterion, NominalScale, OrdinalScale, Role, Rubric, Surface
 from .xml_surface import output_template, spec_xml
 
 Strategy = Literal["per_criterion", "grouped", "holistic"]
@@ -266,13 +266,45 @@ def _render_disqualifier(d) -> str:
     return f"- {d.id}: {d.description} ({how})"
 
 
+DECISION_RULE = "Answer with only the score of `{id}`: one of {levels}; nothing else, no JSON and no rationale."
+DECISION_MAX_TOKENS = 2  # the level's token, and room for a leading space a tokenizer splits off
+
+
+def decision_criterion(rubric: Rubric, criteria: tuple[str, ...] | list[str]) -> Criterion | None:
+    """The criterion a call decides with one token, or None for a call answered in full: the rubric
+    asks for no rationale (surface.rationale false), the call scores one criterion, its scale is
+    binary or ordinal with levels one token tells apart (what logprob weighting reads), it needs no
+    evidence, and the answer carries nothing else (no judge disqualifier, confidence, or output rule)."""
+    if rubric.surface.rationale or len(criteria) != 1 or rubric.surface.confidence:
+        return None
+    c = rubric.criterion(criteria[0])
+    levels = [str(v) for v in c.scale.domain()] if isinstance(c.scale, (BinaryScale, OrdinalScale)) else []
+    if not levels or any(len(v.lstrip("-")) != 1 for v in levels):  # one digit each, as a tokenizer keeps it
+        return None
+    if c.evidence.required or c.evidence.min_items or any(d.kind == "judge" for d in rubric.disqualifiers):
+        return None
+    return None if rubric.output.constraints else c  # a rule on the rationale or another field: answered in full
+
+
+def schema_criteria(schema: dict) -> tuple[str, ...]:
+    """The criteria an answer schema (output_schema) asks scores of."""
+    return tuple(((schema.get("properties") or {}).get("criteria") or {}).get("properties") or {})
+
+
 def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
+    decided = decision_criterion(r, unit.criteria)
+    if decided is not None:  # one token: the level alone
+        return [DECISION_RULE.format(id=decided.id, levels=", ".join(str(v) for v in decided.scale.domain()))]
     lines = ["Answer with one JSON object only, no prose outside it, matching the JSON Schema given with this request."]
     if unit.criteria:
         confidence = ", and your `confidence` in the value (0 to 1)" if r.surface.confidence else ""
+        asked = (
+            ", a short `rationale`, and `evidence` (quotes copied exactly from the text)"
+            if r.surface.rationale
+            else ", with an empty `rationale` and no `evidence`"
+        )
         lines.append(
-            f"Score exactly these criteria: {', '.join(unit.criteria)}. For each give `value`, a short "
-            f"`rationale`, and `evidence` (quotes copied exactly from the text){confidence}."
+            f"Score exactly these criteria: {', '.join(unit.criteria)}. For each give `value`{asked}{confidence}."
         )
     else:
         lines.append("Give your `verdict` (pass or fail) and a short `rationale`.")

@@ -11,7 +11,15 @@ import contextlib
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from rubricflow.rubrics.render import arranged, delivered, schema_suffix, shared_prefix
+from rubricflow.rubrics.render import (
+    DECISION_MAX_TOKENS,
+    arranged,
+    decision_criterion,
+    delivered,
+    schema_criteria,
+    schema_suffix,
+    shared_prefix,
+)
 from rubricflow.tasks.judging import verdict_tools
 from rubricflow.tasks.judging.delivery import WITH_SYSTEM, WITHOUT_SYSTEM, dropped
 from rubricflow.tasks.judging.delivery import note as dropped_note
@@ -19,6 +27,7 @@ from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
 from rubricflow.tasks.runtime.progress import notify
 
 if TYPE_CHECKING:
+    from rubricflow.rubrics.compiler import Bundle
     from rubricflow.rubrics.render import Rendering
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.judging.params import RequestForm
@@ -32,6 +41,7 @@ class RequestShaping:
 
     # the Judge's state these methods read and set (made in Judge.__init__)
     config: JudgeConfig
+    bundle: Bundle
     modes: tuple[str, ...]
     mode: str
     form: RequestForm
@@ -71,9 +81,14 @@ class RequestShaping:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
+        if decision_criterion(self.bundle.rubric, schema_criteria(schema)) is not None:
+            kwargs["max_tokens"] = DECISION_MAX_TOKENS  # the level alone, in plain text: no schema to send
+            mode = "decision"
         if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
-        if mode == "json_schema":
+        if mode == "decision":
+            pass  # the system text's one rule says what to answer; no schema rides along
+        elif mode == "json_schema":
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "judgment", "schema": schema, "strict": True},

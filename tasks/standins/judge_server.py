@@ -434,6 +434,12 @@ class JudgeServer:
             answer = offline_judge.draft_rubric(system + "\n" + user)
         elif self.config.script is not None:  # a test's key file says what each text gets
             answer = self.config.script.answer(user, schema)
+        elif decision := offline_judge.decision_asked(system):  # the level alone, as plain text
+            schema, mode = decision[1], "decision"  # sent as it is, unfenced
+            judged = offline_judge.judge(
+                system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona
+            )
+            answer = Bare(str(judged["criteria"][decision[0]]["value"]))
         else:
             answer = offline_judge.judge(
                 system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona
@@ -493,13 +499,13 @@ class JudgeServer:
         self,
         body: dict,
         key: str,
-        answer: dict,
+        answer: dict | Bare,
         mode: str,
         fault: str | None,
         prompt_tokens: int,
         doubt: float | None = None,
     ) -> dict:
-        text = json.dumps(answer, ensure_ascii=False)
+        text = answer.text if isinstance(answer, Bare) else json.dumps(answer, ensure_ascii=False)
         content, finish, refusal = _bent_content(text, answer, fault)
         message = _message(body, key, text, content, refusal, mode, fault)
         choices: list[dict[str, Any]] = (
@@ -528,7 +534,17 @@ class JudgeServer:
         }
 
 
-def _bent_content(text: str, answer: dict, fault: str | None) -> tuple[str | None, str, str | None]:
+@dataclass(frozen=True)
+class Bare:
+    """An answer sent as it is, not as JSON: a decision's level (offline_judge.decision_asked)."""
+
+    text: str
+
+    def get(self, key: str, default: Any = None) -> Any:  # the content faults read an answer's fields
+        return default
+
+
+def _bent_content(text: str, answer: dict | Bare, fault: str | None) -> tuple[str | None, str, str | None]:
     """(content, finish_reason, refusal): the answer as written, or bent by a content fault."""
     if fault == "malformed":
         return text[: len(text) // 2] + "}{", "stop", None
@@ -597,7 +613,7 @@ def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None
     """Like any server: an answer longer than max_tokens is cut there (finish_reason `length`). A
     reasoning model spends `reasoning` hidden tokens of the limit first: a limit they fill leaves an
     empty answer. Returns the completion tokens (reasoning included, as OpenAI counts them)."""
-    answer_tokens = token_count(content if isinstance(content, str) else "")
+    answer_tokens = max(1, token_count(content)) if isinstance(content, str) and content else 0  # a digit is a token
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     room = None if not limit else max(0, limit - reasoning)
     if room is None or answer_tokens <= room or not choices:

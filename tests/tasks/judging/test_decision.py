@@ -26,7 +26,7 @@ def _slop(rationale: bool, **changes):
     return base.model_copy(update={"output": OutputContract(), "surface": surface, **changes})
 
 
-def _judged(rationale: bool, texts: int = 10) -> tuple[dict, list[dict]]:
+def _judged(rationale: bool, texts: int = 6) -> tuple[dict, list[dict]]:
     """Each (text, criterion)'s result and its completion row, and the request bodies sent."""
     bundle = compile_or_raise(_slop(rationale))
     written = [f"Certainly! Text {i} is a vibrant tapestry of ideas. " * (1 + i % 4) for i in range(texts)]
@@ -54,7 +54,7 @@ def _judged(rationale: bool, texts: int = 10) -> tuple[dict, list[dict]]:
 def test_a_rubric_asking_no_rationale_is_decided_in_one_token_with_the_same_expected_score():
     full, _ = _judged(rationale=True)
     decided, bodies = _judged(rationale=False)
-    assert len(bodies) == 30 and all(b["max_tokens"] == 2 and "response_format" not in b for b in bodies)
+    assert len(bodies) == 18 and all(b["max_tokens"] == 2 and "response_format" not in b for b in bodies)
     assert all(
         b["top_logprobs"] == 5 and "Answer with only the score of" in b["messages"][0]["content"] for b in bodies
     )

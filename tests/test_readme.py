@@ -58,7 +58,7 @@ NOT_RUN = {
     "docs/benchmarks.md:9": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
     "docs/deployment.md:15": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
     "docs/operations.md:37": "Prefect's own server with its UI, which serves until stopped",
-    "docs/models.md:203": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
+    "docs/models.md:205": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
     # Cost: these run `improve evolve` at the documented size, minutes of judge calls each.
     "docs/analysis.md:472": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "
     "tests/flows/test_evolve_objectives.py runs these options at a test size",

@@ -197,6 +197,7 @@ WITH c AS (
            count(*) FILTER (WHERE status <> 'ok') AS failed_cells,
            sum(attempts) AS calls, sum(attempts - 1) AS retries,
            sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
+           sum(cached_tokens) AS cached_tokens,
            quantile_cont(latency_ms, 0.5) AS latency_p50_ms, quantile_cont(latency_ms, 0.95) AS latency_p95_ms,
            quantile_cont(queue_ms, 0.5) AS queue_p50_ms  -- time waiting in the client, apart from latency
     FROM completions WHERE adopted_from IS NULL GROUP BY run_id  -- adopted cells were judged by another run
@@ -230,7 +231,8 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
        least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage,
-       coalesce(adopted.adopted_cells, 0) AS adopted_cells  -- of skipped_cells: copied from another version
+       coalesce(adopted.adopted_cells, 0) AS adopted_cells,  -- of skipped_cells: copied from another version
+       coalesce(c.cached_tokens, 0) AS cached_tokens, r.layout, r.layout_reason, r.minimum_prompt_tokens
 FROM runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id) LEFT JOIN adopted USING (run_id)
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
@@ -271,6 +273,10 @@ SELECT c.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
        sum(c.prompt_tokens) AS prompt_tokens, sum(c.completion_tokens) AS completion_tokens,
        sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode,
                     p.input_per_mtok, p.cached_input_per_mtok, p.output_per_mtok)) AS usd,
-       any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd
+       any_value(r.estimated_usd) AS estimated_usd, any_value(r.budget_usd) AS budget_usd,
+       -- as views.sql: the billed cached tokens times the input rate less the cached one (NULL without a price)
+       sum(call_usd(c.prompt_tokens, c.cached_tokens, c.completion_tokens, c.output_mode, 0, 1e6, 0))
+           * (any_value(p.input_per_mtok) - coalesce(any_value(p.cached_input_per_mtok), any_value(p.input_per_mtok)))
+           / 1e6 AS cache_saved_usd
 FROM completions c JOIN runs r USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
 GROUP BY ALL;

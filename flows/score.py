@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import secrets
+from dataclasses import replace
 from pathlib import Path
 
 from prefect import flow, get_run_logger
@@ -113,6 +114,7 @@ def score_corpus(
     with run_lock(warehouse_path, corpus_id, run.bundle.hash, run.judge_hash, run.run_id):  # one run per work
         started = dt.datetime.now()
         plan, recovered, estimate = prepare_run(run)
+        run = replace(run, options=run.options.model_copy(update={"layout": plan.layout}))  # auto, resolved
         _announce(plan, recovered, estimate, run)
         try:
             with (

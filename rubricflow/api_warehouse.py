@@ -170,8 +170,10 @@ class Warehouse:
         return self._frame("api_text_scores.sql", corpus=corpus, rubric=ref, judge=judge_hash)
 
     def runs(self, limit: int = 20) -> pl.DataFrame:
-        """The latest runs with their counts, tokens and coverage (as `rubricflow runs`)."""
-        return self._frame("recent_runs.sql", limit=limit)
+        """The latest runs with their counts, tokens and coverage, and their prompt tokens (sent,
+        cached, the minimum, what the cache saved), as `rubricflow runs` shows them in two tables."""
+        prompts = self._frame("run_prompts.sql", limit=limit)
+        return self._frame("recent_runs.sql", limit=limit).join(prompts, on="run_id", how="left", maintain_order="left")
 
     def compare(
         self,

@@ -2,19 +2,22 @@
 
 Layout: the system message is the rubric alone (identical for every text, so providers can cache
 it as a prefix); the user message carries the text last, fenced as data with a tag the text cannot
-contain, so nothing inside the text can close the fence and speak as an instruction.
+contain, so nothing inside the text can close the fence and speak as an instruction. A run whose
+texts are long and judged on many criteria lays the same two parts out text first (`arranged`: the
+text is then the prefix its criteria share); what is said stays the same.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from rubricflow.errors import InputError
 
-from .model import Criterion, NominalScale, OrdinalScale, Role, Rubric, Surface
+from .model import BinaryScale, Criterion, NominalScale, OrdinalScale, Role, Rubric, Surface
 from .xml_surface import output_template, spec_xml
 
 Strategy = Literal["per_criterion", "grouped", "holistic"]
@@ -263,13 +266,45 @@ def _render_disqualifier(d) -> str:
     return f"- {d.id}: {d.description} ({how})"
 
 
+DECISION_RULE = "Answer with only the score of `{id}`: one of {levels}; nothing else, no JSON and no rationale."
+DECISION_MAX_TOKENS = 2  # the level's token, and room for a leading space a tokenizer splits off
+
+
+def decision_criterion(rubric: Rubric, criteria: tuple[str, ...] | list[str]) -> Criterion | None:
+    """The criterion a call decides with one token, or None for a call answered in full: the rubric
+    asks for no rationale (surface.rationale false), the call scores one criterion, its scale is
+    binary or ordinal with levels one token tells apart (what logprob weighting reads), it needs no
+    evidence, and the answer carries nothing else (no judge disqualifier, confidence, or output rule)."""
+    if rubric.surface.rationale or len(criteria) != 1 or rubric.surface.confidence:
+        return None
+    c = rubric.criterion(criteria[0])
+    levels = [str(v) for v in c.scale.domain()] if isinstance(c.scale, (BinaryScale, OrdinalScale)) else []
+    if not levels or any(len(v.lstrip("-")) != 1 for v in levels):  # one digit each, as a tokenizer keeps it
+        return None
+    if c.evidence.required or c.evidence.min_items or any(d.kind == "judge" for d in rubric.disqualifiers):
+        return None
+    return None if rubric.output.constraints else c  # a rule on the rationale or another field: answered in full
+
+
+def schema_criteria(schema: dict) -> tuple[str, ...]:
+    """The criteria an answer schema (output_schema) asks scores of."""
+    return tuple(((schema.get("properties") or {}).get("criteria") or {}).get("properties") or {})
+
+
 def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
+    decided = decision_criterion(r, unit.criteria)
+    if decided is not None:  # one token: the level alone
+        return [DECISION_RULE.format(id=decided.id, levels=", ".join(str(v) for v in decided.scale.domain()))]
     lines = ["Answer with one JSON object only, no prose outside it, matching the JSON Schema given with this request."]
     if unit.criteria:
         confidence = ", and your `confidence` in the value (0 to 1)" if r.surface.confidence else ""
+        asked = (
+            ", a short `rationale`, and `evidence` (quotes copied exactly from the text)"
+            if r.surface.rationale
+            else ", with an empty `rationale` and no `evidence`"
+        )
         lines.append(
-            f"Score exactly these criteria: {', '.join(unit.criteria)}. For each give `value`, a short "
-            f"`rationale`, and `evidence` (quotes copied exactly from the text){confidence}."
+            f"Score exactly these criteria: {', '.join(unit.criteria)}. For each give `value`{asked}{confidence}."
         )
     else:
         lines.append("Give your `verdict` (pass or fail) and a short `rationale`.")
@@ -348,6 +383,71 @@ REASK_NOTES = {
 REASK_FORM = "{mark} (ask {ask} of {asks}) {note}"
 SCHEMA_SUFFIX = "\n\nJSON Schema of the answer:\n{schema}"
 SUFFIXED_MODES = ("json_object", "text")  # modes whose system text carries the schema (others send it as a parameter)
+
+
+LAYOUTS = ("rubric-first", "text-first")  # where the shared prefix is: the rubric unit, or the text
+TEXT_FIRST_SYSTEM = (
+    "You are an impartial judge. The rubric's general part follows here; the user message gives the text "
+    "to judge, fenced as data, then the rest of the rubric after a line `<<<RUBRIC>>>`."
+)
+RUBRIC_MARK = "\n\n<<<RUBRIC>>>\n"  # in a text-first prompt, between the fenced text and the rubric's rest
+_SECTION_START = re.compile(r"(?=\n## )")
+
+
+def sections(system: str) -> list[str]:
+    """A rendered system text cut before each `## ` heading: the opening, then one part a section."""
+    return _SECTION_START.split(system)
+
+
+def shared_sections(systems: list[str]) -> frozenset[str]:
+    """The sections every one of these unit texts has word for word (the rubric's framing, scoring,
+    data handling): what a text-first prompt puts before the text, shared by every call."""
+    common = [set(sections(text)) for text in systems]
+    return frozenset(set.intersection(*common)) if common else frozenset()
+
+
+def arranged(
+    system: str, user: str, layout: str = "rubric-first", feedback: str = "", shared: frozenset[str] = frozenset()
+) -> list[dict]:
+    """One call's messages in a cache layout (tasks/judging/layout_plan chooses it). Rubric-first
+    sends the rubric unit as the system message, so every text's call of that unit shares it as a
+    prefix. Text-first sends the unit's `shared` sections (the same in every unit) as the system
+    message, then the fenced text, then the unit's own sections and the re-ask note, so all calls
+    share the first part and a text's calls share the text. The same words, in another order."""
+    if layout != "text-first":
+        return [{"role": "system", "content": system}, {"role": "user", "content": user + feedback}]
+    parts = sections(system)
+    head = "".join(p for p in parts if p in shared)
+    own = "".join(p for p in parts if p not in shared)
+    return [
+        {"role": "system", "content": f"{TEXT_FIRST_SYSTEM}\n\n{head}"},
+        {"role": "user", "content": f"{user}{RUBRIC_MARK}{own}{feedback}"},
+    ]
+
+
+def unarranged(system: str | None, user: str) -> tuple[str | None, str]:
+    """The rubric unit's sections and the fenced user message of a text-first call, apart (the
+    offline judge reads them so; their order is the layout's); other calls' come back as they are.
+    A server without a system role got the system text at the head of the user turn."""
+    if RUBRIC_MARK not in user:
+        return system, user
+    if system is None and user.startswith(TEXT_FIRST_SYSTEM):
+        system, _, rest = user.partition(f"\n\n{USER_PREAMBLE}")
+        user = USER_PREAMBLE + rest
+    if system is None or not system.startswith(TEXT_FIRST_SYSTEM):
+        return system, user
+    fenced, _, own = user.rpartition(RUBRIC_MARK)
+    return system.removeprefix(TEXT_FIRST_SYSTEM).removeprefix("\n\n") + own, fenced
+
+
+def shared_prefix(messages: list[dict]) -> str:
+    """The part of a call's prompt other calls share, as `arranged` laid it out: the fenced text of a
+    text-first call, the rubric unit of a rubric-first one (what a provider's cache key names)."""
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    user = next((m["content"] for m in messages if m["role"] == "user"), "")
+    if system.startswith(TEXT_FIRST_SYSTEM) and RUBRIC_MARK in user:
+        return user.rpartition(RUBRIC_MARK)[0]
+    return system
 
 
 def delivered(messages: list[dict], layout: str) -> list[dict]:
@@ -517,6 +617,7 @@ class Rendering:
     strategy: str
     genres: frozenset[str]
     units: dict[tuple[str, str], RenderedUnit]  # (genre key, unit id); '' for texts of no named genre
+    shared: frozenset[str] = frozenset()  # sections every unit of a genre has: a text-first prompt's head
 
     def genre_key(self, genre: str | None) -> str:
         """The genre rule, written once: a genre no criterion names activates what no genre does."""
@@ -537,7 +638,10 @@ def render(rubric: Rubric, strategy: str) -> Rendering:
     for genre in [None, *genres]:
         for unit in call_units(rubric, strategy, genre):  # type: ignore[arg-type]
             units[(genre or "", unit.id)] = render_unit(rubric, unit, genre)
-    return Rendering(strategy, frozenset(genres), units)
+    shared = frozenset().union(
+        *(shared_sections([u.system for (g, _), u in units.items() if g == key]) for key in ("", *genres))
+    )
+    return Rendering(strategy, frozenset(genres), units, shared)
 
 
 def render_unit(rubric: Rubric, unit: CallUnit, genre: str | None = None) -> RenderedUnit:

@@ -4,6 +4,7 @@ columns). The figures are not checked here; that the script runs to its last lin
 its ratios is."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -39,6 +40,7 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints)
         ["--rollouts", "48", "--in-flight", "16", "--latency-rollouts", "32"],
         "repeated rollout: cached=True",
     ),
+    "layout.py": (["--scale", "0.002", "--send"], "case c: uncached/minimum"),
 }
 
 
@@ -62,3 +64,10 @@ def test_the_bench_runs_at_a_smoke_size(script, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert expected in done.stdout, done.stdout[-2000:]
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU machine runs the bench itself")
+def test_the_gpu_layout_bench_says_it_needs_a_gpu():
+    """bench/layout_gpu.sh (vLLM with prefix caching) on a machine without a GPU: a clear line, exit 2."""
+    done = subprocess.run(["bash", str(ROOT / "bench" / "layout_gpu.sh")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "needs a GPU" in done.stderr, done.stderr

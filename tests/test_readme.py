@@ -70,7 +70,7 @@ NOT_RUN = {
     "README.md#3a825317": "installs the project and runs the whole suite: that is .ci/run itself",
     "docs/index.md#3a825317": "the README's install commands (docs/index.md repeats them): .ci/run",
     "docs/index.md#c0ce1b83": "the README's tour (docs/index.md repeats it, checked by test_the_docs_home_page_shows_the_same_tour)",
-    "docs/benchmarks.md#8f6fdf1b": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
+    "docs/benchmarks.md#5c247202": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
     "docs/deployment.md#071888c9": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
     "docs/operations.md#5ac4c7d1": "Prefect's own server with its UI, which serves until stopped",
     "docs/models.md#ed7b0151": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",

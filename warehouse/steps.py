@@ -121,6 +121,9 @@ class Plan:
     text_chars: int = 0  # characters of text, input and context the cells to judge carry (for the estimate)
     adopted: int = 0  # cells copied from another rubric version with the same unit fingerprint
     deferred: int = 0  # cells the run's options leave for the next run (max_cells)
+    texts: int = 0  # distinct texts the cells to judge are of
+    texts_chars: int = 0  # their characters (text, input, context), each text once
+    layout: str = "rubric-first"  # the prompts' cache layout the cells were ordered for (layout_plan.py)
 
     @property
     def skipped(self) -> int:
@@ -187,8 +190,17 @@ def plan_cells(
     finally:
         con.execute("DROP TABLE plan_units")
         con.execute("DROP TABLE plan_texts")
+    [(texts_planned, texts_chars)] = fetch_tuples(con, "plan_shape.sql", corpus=corpus_id)
     files, cells, chars = _write_plan(con, corpus_id, out_dir)
-    return Plan(files, cells, total, chars, adopted, deferred)
+    return Plan(files, cells, total, chars, adopted, deferred, texts_planned, int(texts_chars))
+
+
+def layout_shape(con: duckdb.DuckDBPyConnection, corpus_id: str, texts: list[str] | None) -> tuple[int, int]:
+    """The corpus's texts (or just `texts`) and their characters, before a plan: the layout planner's input."""
+    [(count, chars)] = fetch_tuples(
+        con, "layout_shape.sql", corpus=corpus_id, only_texts=texts is not None, texts=texts or []
+    )
+    return int(count), int(chars)
 
 
 def _adopt(
@@ -442,7 +454,8 @@ def mean_completion_tokens(con: duckdb.DuckDBPyConnection, rubric_hash: str, jud
 def start_run(con: duckdb.DuckDBPyConnection, **run) -> None:
     """The run's row, status 'running'; the fields are start_run.sql's parameters. Call inside a
     transaction (the first run of a judgment set refreshes the corpus's analytics)."""
-    run_sql(con, "start_run.sql", **run)
+    unplanned = {"layout": None, "layout_reason": None, "minimum_prompt_tokens": None}  # a run made without the planner
+    run_sql(con, "start_run.sql", **(unplanned | run))
     analytics.refresh(con)
 
 

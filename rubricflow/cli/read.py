@@ -14,9 +14,11 @@ from .common import WarehouseOpt, err, out, print_query, reading, warehouse_path
 
 
 def runs(warehouse: Path | None = WarehouseOpt, limit: int = typer.Option(20)) -> None:
-    """Recent runs with their counts, tokens and coverage."""
+    """Recent runs with their counts, tokens and coverage, then their prompt tokens: sent, cached,
+    the least the judgments needed, and what the cache saved."""
     with reading(warehouse) as con:
         print_query(con, "runs", "recent_runs.sql", limit=limit)
+        print_query(con, "prompt tokens", "run_prompts.sql", limit=limit)
 
 
 def show(

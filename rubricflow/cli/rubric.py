@@ -167,7 +167,7 @@ def render(
     surface: list[str] | None = typer.Option(
         None,
         help="Override the rubric's surface policy, KEY=VALUE (repeatable): input_codec=xml|markdown, "
-        "criterion_focus=full|focused, enforce_key_order=true, default_labels=true, confidence=true.",
+        "criterion_focus=full|focused, enforce_key_order=true, default_labels=true, confidence=true, rationale=false.",
     ),
     spec: bool = typer.Option(False, help="Print the whole rubric as one <LLM_JUDGE_SPEC> XML document instead."),
 ) -> None:

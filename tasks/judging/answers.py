@@ -9,10 +9,10 @@ from typing import Any
 
 from openai.types.chat import ChatCompletion
 
-from rubricflow.rubrics.model import Rubric
-from rubricflow.rubrics.render import CallUnit
+from rubricflow.rubrics.model import Criterion, Rubric
+from rubricflow.rubrics.render import CallUnit, decision_criterion
 from rubricflow.tasks.judging import verdict_tools
-from rubricflow.tasks.judging.logprobs import answer_logprobs, token_spans, weigh
+from rubricflow.tasks.judging.logprobs import answer_logprobs, token_spans, weigh, weigh_bare
 from rubricflow.tasks.judging.verify import AnswerError, CriterionResult, parse_json_answer, verify_answer
 
 
@@ -67,6 +67,9 @@ def read_answer(
         raise AnswerError("refusal", f"the judge refused: {message.refusal}")
     if choice.finish_reason == "content_filter":
         raise AnswerError("content_filter", "the answer was withheld by a content filter")
+    decided = decision_criterion(rubric, unit.criteria)
+    if decided is not None:  # the level alone (one token): cut off after it is the expected end
+        return _read_decision(rubric, decided, unit, content, choice, text)
     if choice.finish_reason == "length":
         raise AnswerError("truncated", "the answer was cut off at max_tokens")
     answer = parse_json_answer(content)
@@ -77,4 +80,22 @@ def read_answer(
         for r in results:
             if r.status == "scored":
                 r.weighted = weigh(rubric.criterion(r.criterion_id).scale, r.value, spelled, spans, r.criterion_id)
+    return results, declared, warnings
+
+
+def _read_decision(
+    rubric: Rubric, criterion: Criterion, unit: CallUnit, content: str | None, choice: Any, text: str
+) -> tuple[list[CriterionResult], list[str], list[str]]:
+    """A decision's answer (rubrics/render.decision_criterion): its first word is the level, read
+    as the criterion's value and checked as any answer's is; the weighted score comes from the top
+    logprobs of the level's token."""
+    words = (content or "").replace('"', " ").split()
+    if not words:
+        raise AnswerError("parse", "empty answer")
+    level = words[0].strip(".,;:")
+    value: Any = int(level) if level.lstrip("-").isdigit() else level
+    results, declared, warnings = verify_answer(rubric, unit, {"criteria": {criterion.id: {"value": value}}}, text)
+    tokens = answer_logprobs(choice)
+    if tokens and results[0].status == "scored":
+        results[0].weighted = weigh_bare(criterion.scale, results[0].value, tokens)
     return results, declared, warnings

@@ -19,7 +19,7 @@ from openai import AsyncOpenAI
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from rubricflow.rubrics.compiler import Bundle
-from rubricflow.rubrics.render import CallUnit, Rendering, reask_note, render
+from rubricflow.rubrics.render import LAYOUTS, CallUnit, Rendering, reask_note, render
 from rubricflow.tasks.judging import answers, providers, telemetry, verdict_tools
 from rubricflow.tasks.judging.answers import cached_tokens
 from rubricflow.tasks.judging.cells import Attempts, Cell, Outcome, Prompt, nothing_fit  # noqa: F401 - re-exported
@@ -59,8 +59,11 @@ class Judge(RequestShaping):
         run_id: str,
         corpus_id: str,
         spend: Budget | None = None,
+        arrangement: str = "rubric-first",
     ):
-        """`retries` bounds retries across the run; `spend` (optional) is the run's money budget."""
+        """`retries` bounds retries across the run; `spend` (optional) is the run's money budget;
+        `arrangement` the run's cache layout (rubric-first or text-first, layout_plan.py)."""
+        self.arrangement = arrangement if arrangement in LAYOUTS else "rubric-first"  # auto unplanned: today's
         self.bundle, self.config, self.client = bundle, config, client
         self.limiter = limiter
         self.spend = spend

@@ -98,6 +98,19 @@ def weigh(scale: Any, sampled: Any, text: str, spans: list[tuple[int, Any]], cri
     if not _clean(entry.token[offset - start :]) and index + 1 < len(spans):  # the token was only the opening quote
         index += 1
         start, entry = spans[index]
+    return weigh_token(scale, sampled, entry)
+
+
+def weigh_bare(scale: Any, sampled: Any, content: list[Any]) -> Weighted | None:
+    """The weighted score of a decision (an answer that is the level alone): its first token that
+    is not blank carries the level and its alternatives."""
+    entry = next((e for e in content if _clean(getattr(e, "token", "") or "")), None)
+    return None if entry is None or not weighable(scale) else weigh_token(scale, sampled, entry)
+
+
+def weigh_token(scale: Any, sampled: Any, entry: Any) -> Weighted | None:
+    """The weighted score at the token `entry` where the sampled value was written: the scale
+    values among its top alternatives, weighed by their probabilities."""
     choices = [entry] + list(getattr(entry, "top_logprobs", None) or [])
     seen: dict[str, float] = {}
     probs: dict[Any, float] = {}

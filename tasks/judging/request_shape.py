@@ -1,15 +1,25 @@
 """The request as this endpoint takes it: the chat body of one call in the run's output mode, the
 once-a-run checks of where the rubric goes (system message or user turn) and which parameter form
 the server takes, and the fallback to the next output mode after a refusal. A mixin of the `Judge`
-(tasks/judging/judge.py), moved out of it; it reads the judge's config, mode, layout and form."""
+(tasks/judging/judge.py), moved out of it; it reads the judge's config, mode, layout (where the
+rubric goes), arrangement (the cache layout: rubric-first or text-first) and form."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 from typing import TYPE_CHECKING, Any
 
-from rubricflow.rubrics.render import delivered, schema_suffix
+from rubricflow.rubrics.render import (
+    DECISION_MAX_TOKENS,
+    arranged,
+    decision_criterion,
+    delivered,
+    schema_criteria,
+    schema_suffix,
+    shared_prefix,
+)
 from rubricflow.tasks.judging import verdict_tools
 from rubricflow.tasks.judging.delivery import WITH_SYSTEM, WITHOUT_SYSTEM, dropped
 from rubricflow.tasks.judging.delivery import note as dropped_note
@@ -17,8 +27,11 @@ from rubricflow.tasks.judging.logprobs import TOP_LOGPROBS
 from rubricflow.tasks.runtime.progress import notify
 
 if TYPE_CHECKING:
+    from rubricflow.rubrics.compiler import Bundle
+    from rubricflow.rubrics.render import Rendering
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.judging.params import RequestForm
+    from rubricflow.tasks.judging.providers.base import Provider
 
 TOOL_NAME = "submit_judgment"
 
@@ -28,11 +41,15 @@ class RequestShaping:
 
     # the Judge's state these methods read and set (made in Judge.__init__)
     config: JudgeConfig
+    bundle: Bundle
     modes: tuple[str, ...]
     mode: str
     form: RequestForm
     logprobs: bool
     layout: str
+    arrangement: str
+    rendering: Rendering
+    wire: Provider
     _delivery_checked: bool
     _form_probed: bool
     _delivery_lock: asyncio.Lock
@@ -55,7 +72,6 @@ class RequestShaping:
         re-ask adds what was wrong with the last answer to the user turn (one user turn: templates
         that demand alternating roles accept it, and the prompt grows by a sentence, not an answer)."""
         c = self.config
-        user = user + feedback
         kwargs: dict[str, Any] = {
             "model": c.model,
             "temperature": c.temperature,
@@ -65,9 +81,14 @@ class RequestShaping:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
+        if decision_criterion(self.bundle.rubric, schema_criteria(schema)) is not None:
+            kwargs["max_tokens"] = DECISION_MAX_TOKENS  # the level alone, in plain text: no schema to send
+            mode = "decision"
         if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
-        if mode == "json_schema":
+        if mode == "decision":
+            pass  # the system text's one rule says what to answer; no schema rides along
+        elif mode == "json_schema":
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "judgment", "schema": schema, "strict": True},
@@ -88,9 +109,10 @@ class RequestShaping:
             kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         else:
             system += schema_suffix(schema, mode)
-        kwargs["messages"] = delivered(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}], self.layout
-        )
+        messages = arranged(system, user, self.arrangement, feedback, self.rendering.shared)
+        if self.wire.capabilities.prompt_cache_key:  # calls sharing a prefix go to the same cache machine
+            kwargs["prompt_cache_key"] = "rf-" + hashlib.sha256(shared_prefix(messages).encode()).hexdigest()[:24]
+        kwargs["messages"] = delivered(messages, self.layout)
         return kwargs
 
     async def check_delivery(self) -> None:

@@ -8,6 +8,8 @@ FIELD=...)`), the run's recorded parameters and Prefect's parameter schema all f
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
@@ -23,6 +25,9 @@ class RunOptions(BaseModel):
     max_cells: int | None = Field(default=None, ge=1)
     """Judge at most this many cells this run; the rest stay planned for the next run (a trial run,
     a daily cap)."""
+    layout: Literal["auto", "rubric-first", "text-first"] = "auto"
+    """The prompts' cache layout: the rubric unit as the prefix its texts share (rubric-first), or the
+    text as the prefix its criteria share (text-first); auto picks the cheaper from token counts."""
 
     @field_validator("shard_size")
     @classmethod

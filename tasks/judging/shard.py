@@ -195,6 +195,7 @@ class Worker:
             run.run_id,
             run.corpus_id,
             spend,
+            run.options.layout,
         )
 
 

@@ -13,6 +13,8 @@ from prefect.cache_policies import NO_CACHE
 
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import Bundle
+from rubricflow.rubrics.render import render
+from rubricflow.tasks.judging import layout_plan
 from rubricflow.tasks.judging.costs import Estimate, PriceError, estimate_cost, price_of, price_table
 from rubricflow.tasks.judging.judge import Outcome
 from rubricflow.tasks.judging.run import Run
@@ -57,6 +59,10 @@ def prepare_run(run: Run) -> tuple[steps.Plan, int, Estimate]:
 def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Estimate]:
     """Plan the missing cells into the run's plan files and write the run's row."""
     config, bundle, corpus_id = run.judge, run.bundle, run.corpus_id
+    texts = list(run.texts) if run.texts is not None else None
+    rendering = render(bundle.rubric, config.strategy)
+    units = [u.system for u in rendering.of_genre(None)]
+    choice = _choose_layout(con, run, texts, units, rendering.shared)
     plan = steps.plan_cells(
         con,
         corpus_id,
@@ -65,10 +71,11 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
         config.strategy,
         config.samples,
         run.folder.plan,
-        run.options.model_dump(),
+        run.options.model_dump() | {"layout": choice.layout},
         run.run_id,
-        list(run.texts) if run.texts is not None else None,
+        texts,
     )
+    plan.layout = choice.layout  # the judges send it (flows/score.py puts it in the run's options)
     run.folder.keep_room()  # room for what a full disk would otherwise lose
     price = price_of(config.model, price_table(config.prices))
     seen = steps.mean_completion_tokens(con, bundle.hash, run.judge_hash)
@@ -88,10 +95,22 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
             skipped=plan.skipped,
             estimated_usd=estimate.usd,
             budget_usd=config.budget_usd,
+            layout=choice.layout,
+            layout_reason=choice.reason,
+            minimum_prompt_tokens=layout_plan.minimum_tokens(
+                layout_plan.Shape.of(plan.texts, plan.texts_chars, units, rendering.shared)
+            ),
         )
         if price is not None:
             steps.record_price(con, price)
     return plan, recovered, estimate
+
+
+def _choose_layout(con, run: Run, texts: list[str] | None, units: list[str], shared: frozenset[str]):
+    """The run's cache layout (layout_plan.py), from the corpus's texts and the rubric's units."""
+    minimum = layout_plan.cache_minimum(run.judge.provider, run.judge.resolved_base_url())
+    shape = layout_plan.Shape.of(*steps.layout_shape(con, run.corpus_id, texts), units, shared)
+    return layout_plan.choose(shape, run.options.layout, minimum)
 
 
 def check_required_inputs(con, corpus_id: str, bundle: Bundle, texts: Sequence[str] | None = None) -> None:

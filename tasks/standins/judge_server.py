@@ -25,8 +25,10 @@ from typing import Any
 
 import uvicorn
 
+from rubricflow.rubrics.render import unarranged
 from rubricflow.tasks.judging.prompts import COEVOLVE_MARK, GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
+from rubricflow.tasks.standins.prefix_cache import CacheRules, PrefixCache, prompt_of
 
 from . import (
     azure_api,
@@ -94,6 +96,8 @@ class ServerConfig:
     api_key: str | None = None  # when set, a request without `Authorization: Bearer <api_key>` gets 401
     batch: BatchConfig = field(default_factory=BatchConfig)  # the Batch API's behaviour
     script: scripted_judge.Script | None = None  # answer judge requests from a key file, not the offline judge
+    cache: CacheRules = field(default_factory=CacheRules)  # the simulated prefix cache (prefix_cache.py)
+    record: bool = False  # keep every judge request's body (JudgeServer.bodies), for tests that read them
 
 
 @dataclass
@@ -137,7 +141,8 @@ class JudgeServer:
             config.batch, self.answer, lambda body: reasoning_refusal(body) if config.reasoning_tokens else None
         )
         self.slots = asyncio.Semaphore(config.slots) if config.slots else None
-        self.last_system: str | None = None  # a one-entry prefix cache, like one llama.cpp slot
+        self.cache = PrefixCache(config.cache)  # what a KV cache would have served of each prompt
+        self.bodies: list[dict] = []  # the judge requests' bodies as sent, with `record`
         self.in_flight = 0
 
     async def __call__(self, scope: dict, receive, send) -> None:
@@ -171,6 +176,8 @@ class JudgeServer:
                     "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
                     "sampling": dict(s.sampling),
                     "served_s": s.served_s,
+                    "prompt_tokens": self.cache.prompt_tokens,
+                    "cached_tokens": self.cache.cached_tokens,
                 },
             )
         if method == "POST" and path == "/latency":
@@ -244,6 +251,8 @@ class JudgeServer:
         if refusal:
             return await _json(send, *refusal)
         body = json.loads(raw)
+        if self.config.record:
+            self.bodies.append(body)
         self.stats.sampling.update(
             f"{k}={v}" for k, v in body.items() if isinstance(v, int | float | str) and k != "model"
         )
@@ -312,6 +321,8 @@ class JudgeServer:
         refused = refusal(body, headers, self.config.api_key)
         if refused:
             return await _json(send, *refused)
+        if self.config.record:
+            self.bodies.append(body)
         chat = as_chat(body)
         if self.config.latency_ms:
             await asyncio.sleep(self.config.latency_ms / 1000)
@@ -404,8 +415,10 @@ class JudgeServer:
         user = "\n".join(m.get("content", "") for m in messages if m.get("role") == "user")
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), None)
         prompt_tokens = token_count(system or "") + token_count(user)
-        cached = token_count(system) if system and system == self.last_system else 0  # the prefix seen last time
-        self.last_system = system
+        cached = self.cache.serve(prompt_of(body.get("messages") or []), prompt_tokens)
+        if body.get("cache_control") is False:  # an Anthropic request without a breakpoint caches nothing
+            cached = 0
+        system, user = unarranged(system, user)  # a text-first call is read as the same rubric-first one
         system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
         asked = str(body.get("model") or "")
         persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
@@ -421,6 +434,12 @@ class JudgeServer:
             answer = offline_judge.draft_rubric(system + "\n" + user)
         elif self.config.script is not None:  # a test's key file says what each text gets
             answer = self.config.script.answer(user, schema)
+        elif decision := offline_judge.decision_asked(system):  # the level alone, as plain text
+            schema, mode = decision[1], "decision"  # sent as it is, unfenced
+            judged = offline_judge.judge(
+                system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona
+            )
+            answer = Bare(str(judged["criteria"][decision[0]]["value"]))
         else:
             answer = offline_judge.judge(
                 system, user, schema, float(body.get("temperature") or 0), body.get("seed"), persona
@@ -480,13 +499,13 @@ class JudgeServer:
         self,
         body: dict,
         key: str,
-        answer: dict,
+        answer: dict | Bare,
         mode: str,
         fault: str | None,
         prompt_tokens: int,
         doubt: float | None = None,
     ) -> dict:
-        text = json.dumps(answer, ensure_ascii=False)
+        text = answer.text if isinstance(answer, Bare) else json.dumps(answer, ensure_ascii=False)
         content, finish, refusal = _bent_content(text, answer, fault)
         message = _message(body, key, text, content, refusal, mode, fault)
         choices: list[dict[str, Any]] = (
@@ -515,7 +534,17 @@ class JudgeServer:
         }
 
 
-def _bent_content(text: str, answer: dict, fault: str | None) -> tuple[str | None, str, str | None]:
+@dataclass(frozen=True)
+class Bare:
+    """An answer sent as it is, not as JSON: a decision's level (offline_judge.decision_asked)."""
+
+    text: str
+
+    def get(self, key: str, default: Any = None) -> Any:  # the content faults read an answer's fields
+        return default
+
+
+def _bent_content(text: str, answer: dict | Bare, fault: str | None) -> tuple[str | None, str, str | None]:
     """(content, finish_reason, refusal): the answer as written, or bent by a content fault."""
     if fault == "malformed":
         return text[: len(text) // 2] + "}{", "stop", None
@@ -584,7 +613,7 @@ def _cut_at_limit(body: dict, choices: list[dict[str, Any]], content: str | None
     """Like any server: an answer longer than max_tokens is cut there (finish_reason `length`). A
     reasoning model spends `reasoning` hidden tokens of the limit first: a limit they fill leaves an
     empty answer. Returns the completion tokens (reasoning included, as OpenAI counts them)."""
-    answer_tokens = token_count(content if isinstance(content, str) else "")
+    answer_tokens = max(1, token_count(content)) if isinstance(content, str) and content else 0  # a digit is a token
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     room = None if not limit else max(0, limit - reasoning)
     if room is None or answer_tokens <= room or not choices:

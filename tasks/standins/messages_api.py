@@ -53,13 +53,14 @@ def refusal(body: Any, headers: dict[bytes, bytes], key: str | None) -> tuple[in
 
 def as_chat(body: dict[str, Any]) -> dict[str, Any]:
     """The same question as a chat-completions body, for the offline judge."""
-    messages = [{"role": "system", "content": body["system"]}] if body.get("system") else []
+    messages = [{"role": "system", "content": _text(body["system"])}] if body.get("system") else []
     messages += [{"role": m["role"], "content": _text(m.get("content"))} for m in body["messages"]]
     chat: dict[str, Any] = {
         "model": body.get("model"),
         "messages": messages,
         "max_tokens": body["max_tokens"],
         "temperature": body.get("temperature", 1.0),
+        "cache_control": _breakpoints(body) > 0,  # Anthropic caches only up to a cache_control breakpoint
     }
     if body.get("tools"):
         chat["tools"] = [
@@ -86,6 +87,7 @@ def as_message(completion: dict[str, Any]) -> dict[str, Any]:
     if blocks and blocks[0]["type"] == "tool_use" and stop == "end_turn":
         stop = "tool_use"
     usage = completion.get("usage") or {}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     return {
         "id": "msg_" + completion["id"].removeprefix("chatcmpl-"),
         "type": "message",
@@ -94,8 +96,21 @@ def as_message(completion: dict[str, Any]) -> dict[str, Any]:
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
+        "usage": {
+            "input_tokens": usage.get("prompt_tokens", 0) - cached,
+            "cache_read_input_tokens": cached,
+            "output_tokens": usage.get("completion_tokens", 0),
+        },
     }
+
+
+def _breakpoints(body: dict[str, Any]) -> int:
+    """The request's cache_control breakpoints (system blocks and message content blocks)."""
+    system = body.get("system")
+    blocks: list[Any] = list(system) if isinstance(system, list) else []
+    for m in body.get("messages") or []:
+        blocks += m.get("content") if isinstance(m.get("content"), list) else []
+    return sum(1 for b in blocks if isinstance(b, dict) and b.get("cache_control"))
 
 
 def _text(content: Any) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import regex
 
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
-from rubricflow.rubrics.render import REASK_MARK
+from rubricflow.rubrics.render import DECISION_RULE, REASK_MARK, unarranged
 from rubricflow.tasks.loaders.candidates import split_candidates
 from rubricflow.tasks.loaders.pairs import split_pair
 from rubricflow.tasks.standins import offline_kinds
@@ -245,10 +245,25 @@ def request_schema(body: dict) -> tuple[dict, str]:
     return (json.loads(m.group(1)) if m else {}), "text"
 
 
+_DECISION = re.compile(re.escape(DECISION_RULE.split("{id}")[0]) + r"([^`]+)`: one of ([-\d, ]+);")
+
+
+def decision_asked(system: str) -> tuple[str, dict] | None:
+    """A decision call's criterion and an answer schema for it (the rule rubrics/render writes in
+    the system text: the level alone, no schema sent); None for any other call."""
+    m = _DECISION.search(system or "")
+    if not m:
+        return None
+    levels = [int(v) for v in m.group(2).split(", ")]
+    value = {"type": "integer", "enum": levels, "minimum": levels[0], "maximum": levels[-1]}
+    entry = {"properties": {"value": value, "evidence": {"type": "array", "maxItems": 0}}}
+    return m.group(1), {"properties": {"criteria": {"properties": {m.group(1): entry}}}}
+
+
 def first_turn(body: dict) -> list[dict]:
     """The request's messages as first asked: a re-ask (what was wrong with the last answer, added
     to the user turn after REASK_MARK) is the same question, judged the same and counted as the same
-    request's attempt."""
+    request's attempt. A text-first call (rubrics/render.arranged) is read as the same rubric-first one."""
     messages = []
     for m in body.get("messages", []):
         if m.get("role") == "assistant":
@@ -257,6 +272,10 @@ def first_turn(body: dict) -> list[dict]:
         if isinstance(content, str) and REASK_MARK in content:
             m = {**m, "content": content.split(REASK_MARK, 1)[0]}
         messages.append(m)
+    roles = [m.get("role") for m in messages]
+    if roles == ["system", "user"] and all(isinstance(m.get("content"), str) for m in messages):
+        system, user = unarranged(messages[0]["content"], messages[1]["content"])  # one question in any layout
+        messages = [{**messages[0], "content": system}, {**messages[1], "content": user}]
     return messages
 
 
@@ -288,7 +307,7 @@ def token_logprobs(content: str, top_n: int, key: str, doubt: float | None = Non
     for match in _TOKEN.finditer(content):
         token = match.group()
         alternatives = [(token, 0.0)]
-        if token.isdigit() and _AFTER_VALUE_KEY.search(content, 0, at):
+        if token.isdigit() and (_AFTER_VALUE_KEY.search(content, 0, at) or content.strip() == token):  # or a decision
             draw = int(hashlib.sha256(f"{key}:{at}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
             confidence, lean = 0.5 + 0.4 * draw, (0.75 if draw * 1000 % 2 < 1 else 0.25)
             if doubt is not None:  # a persona: sure where it kept close to the offline judge (persona_doubt)

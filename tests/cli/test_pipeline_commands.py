@@ -92,6 +92,8 @@ def test_runs_and_show(demo_dir):
     cwd, _ = demo_dir
     runs = run("runs", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert runs.returncode == 0 and "llm-slop v1.0.0" in runs.stdout and "writing-quality v1.0.0" in runs.stdout
+    prompts = runs.stdout.split("prompt tokens", 1)[-1]  # the second table: sent, cached, minimum, saved
+    assert "prompt_cached" in prompts and "cache_saved_usd" in prompts and "rubric-first" in prompts
     shown = run("show", "doc-013", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)
     assert shown.returncode == 0 and "Nestled in the heart" in shown.stdout and "offline stand-in judge" in shown.stdout
     missing = run("show", "nope", "-w", "warehouse/demo/demo.duckdb", cwd=cwd)

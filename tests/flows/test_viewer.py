@@ -90,7 +90,7 @@ def test_every_page_answers_and_escapes_what_it_shows(served):
     v1, v2 = served["v1"], served["v2"]
     key = f"corpus=c&rubric={v2['rubric_hash']}&judge={v2['judge_hash']}"
     pages = {
-        "/": [v1["run_id"], v2["run_id"]],
+        "/": [v1["run_id"], v2["run_id"], "<th>prompt sent</th>", "<th>cache saved USD</th>", "rubric-first"],
         f"/set?{key}": ["puffery", "Score distribution"],
         f"/texts?{key}": ["31 texts match", "hostile"],
         "/text?corpus=c&id=hostile": ["llm-slop@1.0.0", "llm-slop@1.1.0"],

@@ -47,7 +47,9 @@ def _scores(path, texts: dict[str, dict[str, int]], order: list[int], threads: i
         con.execute(f"SET threads = {threads}")
         db.register_rubric(con, BUNDLE)
         con.execute(
-            "INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 80, 0, "
+            "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, parameters, status, "
+            "planned_cells, skipped_cells, started_at, finished_at, message, estimated_usd, budget_usd) "
+            "VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 80, 0, "
             "now(), now(), NULL, NULL, NULL)",
             [BUNDLE.hash],
         )

@@ -104,7 +104,9 @@ def test_text_scores_match_the_python_reference(variant, tmp_path):
     with db.writer(tmp_path / "w.duckdb") as con:
         db.register_rubric(con, bundle)
         con.execute(
-            "INSERT INTO runs VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, "
+            "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, parameters, status, "
+            "planned_cells, skipped_cells, started_at, finished_at, message, estimated_usd, budget_usd) "
+            "VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 150, 0, "
             "now(), now(), NULL, NULL, NULL)",
             [bundle.hash],
         )

@@ -206,6 +206,11 @@ FROM completions c WHERE judgments.text_sha256 IS NULL AND c.cell_key = judgment
 ALTER TABLE corpora ADD COLUMN IF NOT EXISTS source_sha256 VARCHAR;  -- what the nightly ingest last loaded
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS estimated_usd DOUBLE;       -- the pre-run estimate
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_usd DOUBLE;
+-- The prompts' cache layout (rubric-first | text-first), why the planner chose it, and the prompt
+-- tokens the run's judgments need at least: each distinct prefix once (tasks/judging/layout_plan.py).
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS layout VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS layout_reason VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS minimum_prompt_tokens BIGINT;
 
 -- The prices a run was costed with (USD per million tokens); one row per model, last one wins.
 CREATE TABLE IF NOT EXISTS model_prices (

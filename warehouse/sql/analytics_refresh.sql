@@ -308,6 +308,7 @@ WITH c AS (
            sum(greatest(attempts - 1, 0)) FILTER (WHERE adopted_from IS NULL) AS retries,  -- never negative: a cell that made no call
            sum(prompt_tokens) FILTER (WHERE adopted_from IS NULL) AS prompt_tokens,
            sum(completion_tokens) FILTER (WHERE adopted_from IS NULL) AS completion_tokens,
+           sum(cached_tokens) FILTER (WHERE adopted_from IS NULL) AS cached_tokens,
            quantile_cont(latency_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS latency_p50_ms,
            quantile_cont(latency_ms, 0.95) FILTER (WHERE adopted_from IS NULL) AS latency_p95_ms,
            quantile_cont(queue_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS queue_p50_ms,  -- waiting in the client
@@ -333,7 +334,7 @@ j AS (
 SELECT r.run_id, c.landed_cells, c.ok_cells, c.failed_cells, c.calls, c.retries, c.prompt_tokens,
        c.completion_tokens, c.latency_p50_ms, c.latency_p95_ms, c.queue_p50_ms, e.errors,
        j.scored_judgments, j.unscored_judgments, c.adopted_cells,
-       c.billed_input_tokens, c.billed_cached_tokens, c.billed_completion_tokens
+       c.billed_input_tokens, c.billed_cached_tokens, c.billed_completion_tokens, c.cached_tokens
 FROM refresh_runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);
 
 -- The corpora touched move to a new analytics version (results computed before are no longer current).

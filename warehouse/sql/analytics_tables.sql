@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS mat_run_stats (
 );
 -- (added after the table was first released)
 ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS billed_input_tokens DOUBLE;
+ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS cached_tokens HUGEINT;  -- served from a prefix cache
 ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS billed_cached_tokens DOUBLE;
 ALTER TABLE mat_run_stats ADD COLUMN IF NOT EXISTS billed_completion_tokens DOUBLE;
 

@@ -5,7 +5,7 @@
 -- tasks/judging/failures.py (tests/tasks/judging/test_failures.py pins this list to it); cells waiting in
 -- a submitted batch are not. Needs the registered table plan_units(genre_key,
 -- unit_id, unit_hash: the rendered unit's fingerprint, part of the key). Params: $corpus, $rubric, $judge, $samples, $genres (the genres the rubric names),
--- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $max_cells
+-- $skip_disqualified (leave out texts a pattern disqualifier already fails), $shard_size, $max_cells, $layout
 -- (tasks/judging/run_options.RunOptions: the run's options are all given), $only_texts
 -- (plan only the texts of the registered table plan_texts(text_id): a sequential A/B's batch).
 CREATE OR REPLACE TEMP TABLE plan AS
@@ -37,15 +37,19 @@ keyed AS (
     LEFT JOIN completions o ON o.cell_key = c.cell_key
     LEFT JOIN completions m ON m.cell_key = sha256(c.cell_key || '|corpus|' || $corpus)
 )
--- Cells of one call unit run together: they share a system prompt, which servers cache by prefix
--- (llama.cpp's "prefix-match hit", OpenAI's cached input tokens at a lower price).
+-- Cells sharing a prefix run together ($layout, chosen by tasks/judging/layout_plan.py): rubric-first,
+-- a call unit's cells (they share its system prompt); text-first, a text's cells (they share the
+-- text), so a server's prefix cache (vLLM's, llama.cpp's "prefix-match hit", OpenAI's cached input
+-- tokens at a lower price) still holds the prefix when the next call comes.
 -- Keys only: the texts join each shard's file as it is written (steps._write_plan), so the plan of a
 -- large corpus never holds its texts in memory (#22).
 -- `due`: judged by this run; a cell past $max_cells is not (steps.plan_cells leaves it out of the
 -- plan, so the next run's anti-join plans it again).
 SELECT *, position // $shard_size AS shard, ($max_cells IS NULL OR position < $max_cells) AS due
 FROM (
-    SELECT c.*, row_number() OVER (ORDER BY c.unit_id, coalesce(c.genre, ''), c.text_id, c.sample) - 1 AS position
+    SELECT c.*, row_number() OVER (
+        ORDER BY CASE WHEN $layout = 'text-first' THEN c.text_id ELSE c.unit_id END, coalesce(c.genre, ''),
+                 CASE WHEN $layout = 'text-first' THEN c.unit_id ELSE c.text_id END, c.sample) - 1 AS position
     FROM keyed c
     WHERE NOT EXISTS (
         SELECT 1 FROM completions p

@@ -99,7 +99,9 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model, r.strategy, 
        r.started_at, r.finished_at,
        epoch(r.finished_at - r.started_at) AS wall_s,
        least(1.0, coalesce(ok.ok_cells, 0) / nullif(r.planned_cells, 0)) AS coverage,
-       coalesce(c.adopted_cells, 0) AS adopted_cells  -- of skipped_cells: copied from another version
+       coalesce(c.adopted_cells, 0) AS adopted_cells,  -- of skipped_cells: copied from another version
+       coalesce(c.cached_tokens, 0) AS cached_tokens,  -- of prompt_tokens: served from a prefix cache
+       r.layout, r.layout_reason, r.minimum_prompt_tokens  -- the cache layout, and each distinct prefix once
 FROM runs r LEFT JOIN mat_run_stats c USING (run_id)
 LEFT JOIN ok ON ok.corpus_id = r.corpus_id AND ok.rubric_hash = r.rubric_hash AND ok.judge_hash = r.judge_hash;
 
@@ -122,7 +124,10 @@ SELECT r.run_id, r.corpus_id, r.rubric_hash, r.judge_hash, r.model,
        (s.billed_input_tokens * p.input_per_mtok
         + s.billed_cached_tokens * coalesce(p.cached_input_per_mtok, p.input_per_mtok)
         + s.billed_completion_tokens * p.output_per_mtok) / 1e6 AS usd,
-       r.estimated_usd, r.budget_usd
+       r.estimated_usd, r.budget_usd,
+       -- what the prefix cache saved: the cached tokens at the input rate less their own
+       s.billed_cached_tokens * (p.input_per_mtok - coalesce(p.cached_input_per_mtok, p.input_per_mtok)) / 1e6
+           AS cache_saved_usd
 FROM runs r JOIN mat_run_stats s USING (run_id) LEFT JOIN model_prices p ON p.model = r.model
 WHERE s.landed_cells + s.adopted_cells > 0;
 

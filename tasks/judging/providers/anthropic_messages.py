@@ -14,10 +14,13 @@ from typing import Any
 from openai import Omit
 from openai.types.chat import ChatCompletion
 
+from rubricflow.rubrics.render import RUBRIC_MARK
+
 from .base import Capabilities, Provider
 
 VERSION = "2023-06-01"
 ANSWER_TOOL = "answer"  # the forced tool that carries a json_schema / json_object answer
+EPHEMERAL = {"type": "ephemeral"}  # a prompt-cache breakpoint (cached 5 minutes; Anthropic caches from 1,024 tokens)
 STOP_REASONS = {"max_tokens": "length", "tool_use": "tool_calls", "refusal": "content_filter"}
 
 
@@ -35,6 +38,7 @@ class AnthropicMessages(Provider):
         batch=False,
         system_role="field",
         reasoning_parameters=False,
+        prompt_cache_key=False,
         output_modes=("json_schema", "tools", "text"),
     )
 
@@ -55,8 +59,9 @@ class AnthropicMessages(Provider):
                 if m.get("role") != "system"
             ],
         }
-        if system:
-            wire["system"] = system
+        if system:  # the rubric (or, text-first, its shared sections): a cache breakpoint after it
+            wire["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+        wire["messages"] = [_text_first_breakpoint(m) for m in wire["messages"]]
         if body.get("temperature") is not None:
             wire["temperature"] = body["temperature"]
         wire.update(_tools(body))
@@ -93,6 +98,17 @@ class AnthropicMessages(Provider):
                 "usage": _usage(answer.get("usage")),
             }
         )
+
+
+def _text_first_breakpoint(message: dict[str, Any]) -> dict[str, Any]:
+    """A text-first user turn (rubrics/render.arranged) as two blocks, a cache breakpoint after the
+    fenced text: a text's other criteria read it from the cache. Other turns stay as they are."""
+    content = message["content"]
+    if message["role"] != "user" or not isinstance(content, str) or RUBRIC_MARK not in content:
+        return message
+    text, _, rest = content.rpartition(RUBRIC_MARK)
+    blocks = [{"type": "text", "text": text, "cache_control": EPHEMERAL}, {"type": "text", "text": RUBRIC_MARK + rest}]
+    return {**message, "content": blocks}
 
 
 def _tools(body: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from openai import Omit
 from rubricflow.errors import InputError
 from rubricflow.settings import endpoint
 
-from .base import Provider
+from .base import Capabilities, Provider
 
 DEFAULT_VERSION = "2024-10-21"  # the latest GA data-plane version when this was written
 
@@ -27,6 +27,7 @@ class AzureOpenAI(Provider):
     key_variables = ("AZURE_OPENAI_API_KEY",)
     base_url_variable = "AZURE_OPENAI_BASE_URL"  # the deployment's URL; Azure has no public default
     batch = False  # Azure's Batch API takes its own deployments and file routes
+    capabilities = Capabilities(prompt_cache_key=False)  # an argument Azure may not recognise: a 400
     endpoint_variable = "AZURE_OPENAI_ENDPOINT"  # https://RESOURCE.openai.azure.com
 
     def base_url(self, given: str | None = None) -> str:

@@ -29,6 +29,9 @@ class Capabilities:
     reasoning_parameters: bool = True
     """The server may be a reasoning model that refuses max_tokens / temperature with a 400 naming
     them (learned once per run by tasks/judging/params.RequestForm); False: such a 400 is final."""
+    prompt_cache_key: bool = True
+    """The API takes OpenAI's `prompt_cache_key` (calls with one key go to the same cache); a
+    self-hosted server ignores a field it does not know."""
     output_modes: tuple[OutputMode, ...] = ("json_schema", "json_object", "tools", "text")
     """Structured-output modes the API has, richest first: `--output-mode auto` starts at the first
     and falls back along these, once per run, when a server refuses one. Chat-completions servers

@@ -20,6 +20,8 @@ from .base import Provider
 from .sdk_calls import need, no_answer, sdk_client, status_error
 
 STOP_REASONS = {"guardrail_intervened": "refusal", "content_filtered": "refusal"}  # the rest as Anthropic's
+CACHING_FAMILIES = ("anthropic.claude", "amazon.nova")  # model ids whose Converse takes cache points
+CACHE_POINT = {"type": "default"}  # Converse's spelling of a cache breakpoint (Anthropic's cache_control)
 THREADS = 64  # boto3 blocks: its calls run on threads of their own, as many as calls in flight
 
 
@@ -39,15 +41,16 @@ class BedrockConverse(Provider):
     def request(self, body: dict[str, Any]) -> dict[str, Any]:
         """Converse's arguments, from the Messages API's translation (the same forced tool)."""
         messages = AnthropicMessages().request(body)
+        caches = caches_prompts(body["model"])
         converse: dict[str, Any] = {
             "modelId": body["model"],
-            "messages": [{"role": m["role"], "content": [{"text": m["content"] or " "}]} for m in messages["messages"]],
+            "messages": [{"role": m["role"], "content": _blocks(m["content"], caches)} for m in messages["messages"]],
             "inferenceConfig": {"maxTokens": messages["max_tokens"]},
         }
         if "temperature" in messages:
             converse["inferenceConfig"]["temperature"] = messages["temperature"]
         if messages.get("system"):
-            converse["system"] = [{"text": messages["system"]}]
+            converse["system"] = _blocks(messages["system"], caches)
         if messages.get("tools"):
             converse["toolConfig"] = _tool_config(messages)
         return converse
@@ -101,6 +104,26 @@ class BedrockConverse(Provider):
 
 def region() -> str:
     return endpoint("AWS_REGION") or endpoint("AWS_DEFAULT_REGION") or "us-east-1"
+
+
+def caches_prompts(model_id: str) -> bool:
+    """Whether Converse takes `cachePoint` blocks for this model: Claude's and Nova's (Bedrock's
+    prompt caching); another model's request carries plain text, as a cache point it does not know
+    is refused."""
+    return any(family in model_id for family in CACHING_FAMILIES)
+
+
+def _blocks(content: str | list[dict[str, Any]], caches: bool) -> list[dict[str, Any]]:
+    """The Messages API's content (a string, or text blocks whose `cache_control` marks a cache
+    breakpoint) in Converse's spelling: text blocks, a `cachePoint` block after each breakpoint."""
+    if isinstance(content, str):
+        return [{"text": content or " "}]
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        blocks.append({"text": block.get("text") or " "})
+        if caches and block.get("cache_control"):
+            blocks.append({"cachePoint": CACHE_POINT})
+    return blocks
 
 
 def _tool_config(messages: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,7 @@ class GeminiGenerate(Provider):
         batch=False,
         system_role="field",
         reasoning_parameters=False,
+        prompt_cache_key=False,
         output_modes=("json_schema", "json_object", "text"),
     )
 

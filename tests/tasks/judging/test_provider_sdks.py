@@ -175,7 +175,7 @@ def test_a_converse_request_is_a_forced_tool_and_its_answer_reads_back_with_cach
         "modelId": MODEL,
         "messages": [{"role": "user", "content": [{"text": "Hello"}]}],
         "inferenceConfig": {"maxTokens": 64, "temperature": 0.0},  # no seed in Converse
-        "system": [{"text": "Judge the tone."}],
+        "system": [{"text": "Judge the tone."}, {"cachePoint": {"type": "default"}}],  # Claude caches the rubric
         "toolConfig": {
             "tools": [
                 {"toolSpec": {"name": "answer", "description": "Give the answer.", "inputSchema": {"json": schema}}}
@@ -209,6 +209,21 @@ def test_a_converse_request_is_a_forced_tool_and_its_answer_reads_back_with_cach
         {**answer, "stopReason": "guardrail_intervened", "output": {"message": {"content": [{"text": "no"}]}}}
     )
     assert filtered.choices[0].finish_reason == "content_filter" and filtered.choices[0].message.refusal == "no"
+
+
+def test_a_converse_request_marks_the_shared_prefix_with_cache_points_only_where_the_model_caches():
+    from rubricflow.rubrics.render import RUBRIC_MARK, arranged
+
+    bedrock = provider("bedrock")
+    messages = arranged("Judge.\n## Scale\n1-5\n## Tone\nBe fair.", "<text>Hi</text>", "text-first", "", frozenset())
+    sent = bedrock.request({"model": MODEL, "max_tokens": 8, "messages": messages})
+    point = {"cachePoint": {"type": "default"}}
+    assert sent["system"][-1] == point and all("cachePoint" not in b for b in sent["system"][:-1])
+    text_block, cache, rest = sent["messages"][0]["content"]  # the fenced text, then a breakpoint, then the criterion
+    assert text_block["text"].endswith("<text>Hi</text>") and cache == point and rest["text"].startswith(RUBRIC_MARK)
+    plain = bedrock.request({"model": "meta.llama3-70b-instruct-v1:0", "max_tokens": 8, "messages": messages})
+    assert not any("cachePoint" in b for m in plain["messages"] for b in m["content"])
+    assert not any("cachePoint" in b for b in plain["system"])  # a model without prompt caching: plain text
 
 
 def test_their_endpoints_names_and_capabilities_are_their_own(monkeypatch):

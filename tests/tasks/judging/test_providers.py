@@ -81,7 +81,9 @@ def test_a_structured_answer_is_asked_as_a_forced_tool_and_read_back_as_text():
         "messages": [{"role": "system", "content": "RUBRIC"}, {"role": "user", "content": "TEXT"}],
     }
     sent = wire.request(body)
-    assert sent["system"] == "RUBRIC" and sent["messages"] == [{"role": "user", "content": "TEXT"}]
+    # the rubric is the shared prefix: a cache breakpoint after it
+    assert sent["system"] == [{"type": "text", "text": "RUBRIC", "cache_control": {"type": "ephemeral"}}]
+    assert sent["messages"] == [{"role": "user", "content": "TEXT"}]
     assert sent["tool_choice"] == {"type": "tool", "name": ANSWER_TOOL}
     assert sent["tools"][0]["input_schema"] == {"type": "object"}
     assert not {"seed", "logprobs", "top_logprobs", "response_format"} & set(sent)

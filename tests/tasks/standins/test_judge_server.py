@@ -38,3 +38,31 @@ def test_a_malformed_latency_body_is_a_clear_400_and_leaves_the_latency_alone():
                 assert refused.code == 400, body
                 assert json.load(refused) == {"error": {"message": 'expected a JSON body {"ms": N}, N >= 0'}}
         assert server.app.config.latency_ms == 5
+
+
+def test_the_simulated_prefix_cache_reports_cached_tokens_as_openai_does():
+    """An LRU of prompt-prefix blocks: a second call sharing a long system prompt is served the
+    prefix from the cache (usage.prompt_tokens_details.cached_tokens), another prefix is not, and
+    GET /stats totals both; under OpenAI's 1,024-token minimum a short shared prefix earns nothing."""
+    rubric = "Score the text for clarity. " * 200  # ~1,400 tokens
+    ask = [{"role": "system", "content": rubric}, {"role": "user", "content": "the text"}]
+    other = [{"role": "system", "content": "Another rubric. " * 200}, {"role": "user", "content": "the text"}]
+    with RunningServer(ServerConfig()) as server:
+        client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+
+        def cached(messages: list[dict]) -> int:
+            usage = client.chat.completions.create(model="m", messages=messages).usage
+            return usage.prompt_tokens_details.cached_tokens
+
+        assert [cached(ask), cached(ask), cached(other)] == [0, 1392, 0]  # whole 16-token blocks of the rubric
+        with urllib.request.urlopen(server.base_url.removesuffix("/v1") + "/stats") as answer:
+            stats = json.load(answer)
+        assert stats["cached_tokens"] == 1392 and stats["prompt_tokens"] > 3500
+    from rubricflow.tasks.standins.prefix_cache import CacheRules, PrefixCache
+
+    openai_like = PrefixCache(CacheRules(minimum_tokens=1024))
+    short = "A rubric of 750 tokens. " * 125
+    assert [openai_like.serve(short + text, 900) for text in ("one", "two")] == [0, 0]
+    tiny = PrefixCache(CacheRules(capacity_tokens=64))  # four blocks: an older prefix is evicted
+    tiny.serve("a" * 256, 64), tiny.serve("b" * 256, 64)
+    assert tiny.serve("a" * 256, 64) == 0

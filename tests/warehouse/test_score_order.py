@@ -145,3 +145,26 @@ def test_the_reference_scorer_rounds_an_edge_sum_to_its_stated_precision():
     assert raw != 0.75  # the unrounded sum is off by an ulp in this order
     v = verdict(RUBRIC, EDGE)
     assert (v.score, v.label, v.passed) == (0.75, "Strong draft", True)
+
+
+def test_a_hundred_reruns_of_the_reproduction_give_one_label(tmp_path):
+    """#49's done-when: identical judgments that score 0.75 ("Strong draft") in one order of addition
+    and 0.7499999999999999 ("Workable draft") in another, reloaded 100 times in a fresh shuffled order
+    with 1-8 DuckDB threads and refreshed through analytics_refresh.sql (the path a scoring run takes),
+    give one score and one label every time."""
+    texts = {f"edge{i}": dict(EDGE) for i in range(4)}
+    seen = set()
+    with db.writer(tmp_path / "w.duckdb") as con:
+        _load(con, {"j": texts}, None)
+        con.execute("CREATE TEMP TABLE loaded AS SELECT * FROM judgments")
+        for rerun in range(100):
+            con.execute(f"SET threads = {(1, 2, 4, 8)[rerun % 4]}")
+            con.execute("DELETE FROM judgments")
+            con.execute(
+                "INSERT INTO judgments SELECT * FROM loaded ORDER BY hash(cell_key, criterion_id, $rerun)",
+                {"rerun": rerun},
+            )
+            con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
+            analytics.refresh(con)
+            seen |= set(con.execute("SELECT score, label, passed FROM text_scores").fetchall())
+    assert seen == {(0.75, "Strong draft", True)}

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any, overload
 
+from .decision_logic import decide
 from .model import Criterion, Rubric
 
 DEFAULT_PASS = 0.5  # a criterion "meets" when its unit score reaches this (binary: value 1)
@@ -34,6 +35,7 @@ class Verdict:
     passed: bool | None
     disqualified: tuple[str, ...]
     coverage: float  # scored leaves / planned leaves
+    overridden: str | None = None  # why the decision rules replaced the verdict the judge wrote
 
 
 def unit_scores(rubric: Rubric, values: Mapping[str, Any]) -> dict[str, float | None]:
@@ -139,6 +141,9 @@ def verdict(
     s = rubric.scoring
     if fired:  # a disqualifier decides even when nothing was scored (e.g. a skipped, pattern-failed text)
         return Verdict(0.0, s.disqualified_label, False, tuple(fired), coverage)
+    values, overridden = _by_the_decision_rules(rubric, values)
+    if overridden:
+        units = unit_scores(rubric, values)
     raw = aggregate(rubric, units, genre)
     if raw is None:
         return Verdict(None, None, None, (), coverage)
@@ -155,4 +160,18 @@ def verdict(
             (unit := units.get(c.id)) is not None and unit >= minimum for c in active if c.importance == "essential"
         )
         passed = essentials_ok if passed is None else passed and essentials_ok
-    return Verdict(score, label, passed, (), coverage)
+    return Verdict(score, label, passed, (), coverage, overridden)
+
+
+def _by_the_decision_rules(rubric: Rubric, values: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
+    """The values with the verdict the rubric's decision rules give from the criterion scores (seed
+    000: R2-R4; R1 is the disqualifier above), and a note when that replaced the judge's verdict."""
+    decided = decide(rubric, values)
+    if decided is None:
+        return values, None
+    criterion, decision = decided
+    said = values.get(criterion)
+    if said is not None and str(said) == decision.verdict:
+        return values, None
+    note = f"{criterion}: the judge said {said!r}; {decision.rule} gives {decision.verdict!r} from its criterion scores"
+    return {**values, criterion: decision.verdict}, note

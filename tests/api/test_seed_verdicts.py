@@ -105,6 +105,32 @@ def test_r1_a_declared_disqualifier_is_no_whatever_verdict_the_judge_wrote(tmp_p
     assert (result.label, result.score, result.disqualifiers) == ("No", 0.0, ("DQ2",))
 
 
+def test_r2_r4_the_verdict_follows_the_seeds_rules_when_the_judge_contradicts_its_own_scores(tmp_path):
+    """The scripted judge scores C1-C3 per the seed's anchors for each mapping example but states the
+    opposite verdict: rubricflow applies R2-R4 to those scores, gives the seed's verdict, and says in
+    the result that the judge's verdict was overridden."""
+    examples = seed_examples()
+    contrary = {"Yes": "No", "Somewhat": "Yes", "No": "Yes"}
+    entries = []
+    for eid, (said, _verdict) in examples.items():
+        anchors, _dqs = ANCHORS[eid]  # no DQ declared (R1 is tested above): R2-R4 alone decide
+        entries.append(
+            {"name": eid, "text": said, "criteria": {**anchors, "Judgement": contrary[decision_logic(anchors, [])]}}
+        )
+    key = tmp_path / "key.yaml"
+    key.write_text(yaml.safe_dump({"texts": entries}), encoding="utf-8")
+    items = [{"id": e, "text": t} for e, (t, _) in examples.items()]
+    with RunningServer(ServerConfig(script=load_script(key))) as server, rf.Judge(base_url=server.base_url) as judge:
+        results = judge.evaluate_many(str(COMPLIANCE), items)
+    assert {r.text_id: r.label for r in results} == {eid: verdict for eid, (_, verdict) in examples.items()}
+    assert {r.text_id: r.criteria["Judgement"].value for r in results} == {
+        eid: contrary[verdict] for eid, (_, verdict) in examples.items()
+    }  # the judge's own word is kept beside the verdict
+    for r in results:
+        rule = {"Yes": "R2", "Somewhat": "R3", "No": "R4"}[r.label]
+        assert f"{rule} gives {r.label!r}" in " ".join(r.warnings), r.warnings
+
+
 def test_anti_llmy_gives_the_seeds_risk_band_with_label_and_passed(tmp_path):
     score, risk, band = re.search(r"score (\d+)/15 risk (\d+) \"(\w+)\" from AntiLLMY", SEED).groups()
     severe = {"C1": 0, "C2": 1, "C3": 0, "C4": 1, "C5": 1}

@@ -6,12 +6,14 @@ threshold meets them; rf.Judge's reference scorer rounds alike, so the two agree
 import json
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.scoring import verdict
+from rubricflow.tasks.stats import gate
+from rubricflow.tasks.stats.compare import compare
 from rubricflow.warehouse import analytics, db
 
 # weights and 1-5 values whose weighted mean is 0.75 in one order of addition, 0.7499999999999999 in another
@@ -40,41 +42,57 @@ def _texts(seed: int) -> dict[str, dict[str, int]]:
     return texts
 
 
-def _scores(path, texts: dict[str, dict[str, int]], order: list[int], threads: int) -> dict[str, tuple]:
-    rows = [(t, cid, v) for t, values in texts.items() for cid, v in values.items()]
-    rows = [rows[i] for i in order]
-    with db.writer(path) as con:
-        con.execute(f"SET threads = {threads}")
-        db.register_rubric(con, BUNDLE)
+def _load(con, texts_by_judge: dict[str, dict[str, dict[str, int]]], order: list[int] | None) -> None:
+    """Every judge's judgments of the same texts (one run each, at fixed times), inserted in `order`
+    (a permutation of all rows; None: as listed), then the analytics rebuilt."""
+    rows = [
+        (j, t, cid, v)
+        for j, texts in texts_by_judge.items()
+        for t, values in texts.items()
+        for cid, v in values.items()
+    ]
+    rows = rows if order is None else [rows[i] for i in order]
+    texts = next(iter(texts_by_judge.values()))
+    db.register_rubric(con, BUNDLE)
+    for i, judge in enumerate(texts_by_judge):
         con.execute(
             "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, parameters, status, "
             "planned_cells, skipped_cells, started_at, finished_at, message, estimated_usd, budget_usd) "
-            "VALUES ('run', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', 80, 0, "
-            "now(), now(), NULL, NULL, NULL)",
-            [BUNDLE.hash],
+            f"VALUES ('run-{judge}', 'c', ?, ?, 'm', 'holistic', 1, '{{}}', 'completed', 80, 0, "
+            f"TIMESTAMP '2026-01-01 00:00:0{i}', TIMESTAMP '2026-01-01 00:01:0{i}', NULL, NULL, NULL)",
+            [BUNDLE.hash, judge],
         )
-        con.executemany(
-            "INSERT INTO texts (corpus_id, text_id, sha256, text) VALUES ('c', ?, ?, 'text')",
-            [(t, f"sha-{t}") for t in texts],
-        )
-        con.executemany(
-            "INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, "
-            "sample, value, unit_score, evidence, warnings, status) VALUES (?, ?, 'run', 'c', ?, ?, 'j', 0, ?, ?, "
-            "[], [], 'scored')",
-            [(f"k-{t}", cid, t, BUNDLE.hash, json.dumps(v), RUBRIC.criterion(cid).scale.unit(v)) for t, cid, v in rows],
-        )
+    con.executemany(
+        "INSERT INTO texts (corpus_id, text_id, sha256, text) VALUES ('c', ?, ?, 'text')",
+        [(t, f"sha-{t}") for t in texts],
+    )
+    con.executemany(
+        "INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, "
+        "sample, value, unit_score, evidence, warnings, status) VALUES (?, ?, ?, 'c', ?, ?, ?, 0, ?, ?, "
+        "[], [], 'scored')",
+        [
+            (f"k-{j}-{t}", cid, f"run-{j}", t, BUNDLE.hash, j, json.dumps(v), RUBRIC.criterion(cid).scale.unit(v))
+            for j, t, cid, v in rows
+        ],
+    )
+    con.execute(
+        "INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
+        "judge_hash, sample, declared_disqualifiers, attempts, status, created_at) "
+        "SELECT DISTINCT cell_key, run_id, 'c', text_id, '', '_all', rubric_hash, judge_hash, 0, [], 1, 'ok', "
+        "TIMESTAMP '2026-01-01' FROM judgments"
+    )
+    for table in ("judgments", "completions"):
         con.execute(
-            "INSERT INTO completions (cell_key, run_id, corpus_id, text_id, text_sha256, unit_id, rubric_hash, "
-            "judge_hash, sample, declared_disqualifiers, attempts, status, created_at) "
-            "SELECT DISTINCT cell_key, 'run', 'c', text_id, '', '_all', rubric_hash, 'j', 0, [], 1, 'ok', now() "
-            "FROM judgments"
+            f"UPDATE {table} x SET text_sha256 = text_version(t.sha256, t.input, t.context, t.genre) "
+            "FROM texts t WHERE t.corpus_id = x.corpus_id AND t.text_id = x.text_id"
         )
-        for table in ("judgments", "completions"):
-            con.execute(
-                f"UPDATE {table} x SET text_sha256 = text_version(t.sha256, t.input, t.context, t.genre) "
-                "FROM texts t WHERE t.corpus_id = x.corpus_id AND t.text_id = x.text_id"
-            )
-        analytics.rebuild(con)
+    analytics.rebuild(con)
+
+
+def _scores(path, texts: dict[str, dict[str, int]], order: list[int], threads: int) -> dict[str, tuple]:
+    with db.writer(path) as con:
+        con.execute(f"SET threads = {threads}")
+        _load(con, {"j": texts}, order)
         got = con.execute("SELECT text_id, score, label, passed FROM text_scores").fetchall()
     return {r[0]: r[1:] for r in got}
 
@@ -90,6 +108,38 @@ def test_scores_do_not_depend_on_load_order_or_threads(tmp_path_factory, seed, t
     assert {got[t] for t in texts if t.startswith("edge")} == {(0.75, "Strong draft", True)}
 
 
+def _figures(path, texts_by_judge: dict, order: list[int] | None, threads: int) -> tuple:
+    """What a team acts on, from one load: judge k's gate metrics and outcome (gate_metrics.sql, the
+    gate's threshold checks at the edge 0.75), and the A/B of judge j against k (compare_deltas.sql's
+    bootstrap intervals, every other A/B figure), as JSON."""
+    with db.writer(path) as con:
+        con.execute(f"SET threads = {threads}")
+        _load(con, texts_by_judge, order)
+        metrics = db.fetch(con, "gate_metrics.sql", corpus="c", rubric=BUNDLE.hash, judge="k")[0]
+        checks = gate._threshold_checks(metrics, {}, gate.Thresholds(overall=metrics["overall"], pass_rate=0.5))
+        ab = compare(con, "c", [(BUNDLE.hash, "j")], [(BUNDLE.hash, "k")], top=5, resamples=200)
+    return metrics, [(c.name, c.status, c.value) for c in checks], ab.to_json()
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: a failing load is shown as found
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(seed=st.integers(0, 2**16), data=st.data())
+def test_gate_outcomes_and_ab_figures_do_not_depend_on_load_order_or_threads(tmp_path_factory, seed, data):
+    """#49's checks: the same judgments of two judges, loaded as listed with 1 thread and shuffled with
+    8, give the same gate metrics and outcome and the same A/B figures, bit for bit."""
+    by_judge = {"j": _texts(seed), "k": _texts(seed + 1)}
+    rows = sum(len(v) for texts in by_judge.values() for v in texts.values())
+    order = data.draw(st.permutations(range(rows)))
+    first = _figures(tmp_path_factory.mktemp("w") / "w.duckdb", by_judge, None, 1)
+    again = _figures(tmp_path_factory.mktemp("w") / "w.duckdb", by_judge, order, 8)
+    assert first == again  # floats compared with ==: the same bits
+    assert [c[:2] for c in first[1]] == [("overall", "passed"), ("pass_rate", "passed")]
+
+
 def test_the_reference_scorer_rounds_an_edge_sum_to_its_stated_precision():
     """The issue's case: summed in one order the weighted mean is 0.7499999999999999; rounded it is 0.75."""
     order = ["b", "d", "a", "c"]
@@ -97,3 +147,26 @@ def test_the_reference_scorer_rounds_an_edge_sum_to_its_stated_precision():
     assert raw != 0.75  # the unrounded sum is off by an ulp in this order
     v = verdict(RUBRIC, EDGE)
     assert (v.score, v.label, v.passed) == (0.75, "Strong draft", True)
+
+
+def test_a_hundred_reruns_of_the_reproduction_give_one_label(tmp_path):
+    """#49's done-when: identical judgments that score 0.75 ("Strong draft") in one order of addition
+    and 0.7499999999999999 ("Workable draft") in another, reloaded 100 times in a fresh shuffled order
+    with 1-8 DuckDB threads and refreshed through analytics_refresh.sql (the path a scoring run takes),
+    give one score and one label every time."""
+    texts = {f"edge{i}": dict(EDGE) for i in range(4)}
+    seen = set()
+    with db.writer(tmp_path / "w.duckdb") as con:
+        _load(con, {"j": texts}, None)
+        con.execute("CREATE TEMP TABLE loaded AS SELECT * FROM judgments")
+        for rerun in range(100):
+            con.execute(f"SET threads = {(1, 2, 4, 8)[rerun % 4]}")
+            con.execute("DELETE FROM judgments")
+            con.execute(
+                "INSERT INTO judgments SELECT * FROM loaded ORDER BY hash(cell_key, criterion_id, $rerun)",
+                {"rerun": rerun},
+            )
+            con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
+            analytics.refresh(con)
+            seen |= set(con.execute("SELECT score, label, passed FROM text_scores").fetchall())
+    assert seen == {(0.75, "Strong draft", True)}

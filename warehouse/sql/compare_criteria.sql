@@ -4,11 +4,11 @@
 -- chance disagreement is E[a^2] + E[b^2] - 2 E[a] E[b] (the margins' product), so
 -- kappa = 1 - observed / chance. Codes on a linear scale (unit scores) give the same kappa as levels.
 SELECT criterion_id, count(*) AS n,
-       avg(unit_a) AS mean_a, avg(unit_b) AS mean_b, avg(unit_b - unit_a) AS mean_delta,
+       round(avg(unit_a), 9) AS mean_a, round(avg(unit_b), 9) AS mean_b, round(avg(unit_b - unit_a), 9) AS mean_delta,
        avg((abs(unit_a - unit_b) < 1e-9)::INT) AS exact_agreement,
        avg((abs(unit_a - unit_b) <= unit_step + 1e-9)::INT) AS within_one,
-       1 - avg((unit_a - unit_b) ^ 2)
-           / nullif(avg(unit_a ^ 2) + avg(unit_b ^ 2) - 2 * avg(unit_a) * avg(unit_b), 0) AS qwk,
+       round(1 - avg((unit_a - unit_b) ^ 2)
+           / nullif(avg(unit_a ^ 2) + avg(unit_b ^ 2) - 2 * avg(unit_a) * avg(unit_b), 0), 9) AS qwk,
        count(*) FILTER (WHERE passed_a AND NOT passed_b) AS pass_to_fail,
        count(*) FILTER (WHERE NOT passed_a AND passed_b) AS fail_to_pass,
        bool_and(is_binary) AS is_binary

@@ -1,5 +1,7 @@
 -- Text-level A/B summary: coverage, means, mean delta, Pearson and Spearman (Pearson of mid-ranks,
--- so ties get their average rank as in scipy), decision flips and disqualification rates.
+-- so ties get their average rank as in scipy), decision flips and disqualification rates. Means and
+-- correlations are rounded to the stated precision (rubrics/scoring.py: SCORE_DIGITS): a sum of doubles
+-- adds in thread order, and the same judgments must give the same figures bit for bit (#49).
 WITH paired AS (
     SELECT * FROM cmp_texts WHERE score_a IS NOT NULL AND score_b IS NOT NULL
 ),
@@ -11,11 +13,11 @@ ranked AS (
 )
 SELECT (SELECT count(*) FROM cmp_texts) AS texts_both_sides,
        (SELECT count(*) FROM paired) AS texts_paired,
-       (SELECT avg(score_a) FROM paired) AS mean_a,
-       (SELECT avg(score_b) FROM paired) AS mean_b,
-       (SELECT avg(delta) FROM paired) AS mean_delta,
-       (SELECT corr(score_a, score_b) FROM paired) AS pearson,
-       (SELECT corr(rank_a, rank_b) FROM ranked) AS spearman,
+       (SELECT round(avg(score_a), 9) FROM paired) AS mean_a,
+       (SELECT round(avg(score_b), 9) FROM paired) AS mean_b,
+       (SELECT round(avg(delta), 9) FROM paired) AS mean_delta,
+       (SELECT round(corr(score_a, score_b), 9) FROM paired) AS pearson,
+       (SELECT round(corr(rank_a, rank_b), 9) FROM ranked) AS spearman,
        (SELECT count(*) FILTER (WHERE passed_a AND NOT passed_b) FROM paired) AS pass_to_fail,
        (SELECT count(*) FILTER (WHERE NOT passed_a AND passed_b) FROM paired) AS fail_to_pass,
        (SELECT count(*) FILTER (WHERE label_a IS DISTINCT FROM label_b) FROM paired) AS label_changes,

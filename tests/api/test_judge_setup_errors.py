@@ -84,6 +84,7 @@ def test_the_seeds_proxy_example_on_a_closed_port_raises_endpoint_refused(monkey
 
 
 LOOKED_UP: list[str] = []
+HOOKED: list = []
 
 
 def _record_lookups(event: str, args: tuple) -> None:
@@ -91,16 +92,19 @@ def _record_lookups(event: str, args: tuple) -> None:
         LOOKED_UP.append(str(args[0]))
 
 
-sys.addaudithook(_record_lookups)  # observes every name lookup in this process (audit hooks stay)
-
-
 def test_an_unknown_host_under_invalid_is_refused_before_any_lookup_or_call(monkeypatch):
     """RFC 6761: a name under .invalid never resolves, so no DNS query for it leaves the machine;
     rf.Judge and seed 001's example (and so Warehouse.score, which takes the same Judge) refuse it."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-offline")
+    if _record_lookups not in HOOKED:  # an audit hook sees every name lookup here (hooks stay for the process)
+        sys.addaudithook(_record_lookups)
+        HOOKED.append(_record_lookups)
     LOOKED_UP.clear()
     with pytest.raises(InputError, match=r"the host 'judge\.invalid' cannot exist \(RFC 6761\)"):
         rf.Judge(base_url="http://judge.invalid/v1")
     with pytest.raises(InputError, match=r"the host 'judge\.invalid' cannot exist"):
         run_seed_proxy_example("http://judge.invalid/v1")
     assert LOOKED_UP == []
+    with pytest.raises(socket.gaierror):  # the hook does see a lookup (numeric-only: no query is sent)
+        socket.getaddrinfo("seen.invalid", None, flags=socket.AI_NUMERICHOST)
+    assert LOOKED_UP == ["seen.invalid"]

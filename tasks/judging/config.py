@@ -127,6 +127,10 @@ class JudgeConfig(BaseModel):
         parts = urlsplit(self.base_url or "http://x")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"--base-url {self.base_url!r} is not an http:// or https:// URL with a host")
+        host = parts.hostname.rstrip(".")
+        if host == "invalid" or host.endswith(".invalid"):
+            # RFC 6761: such a name never resolves; looking it up would still send a DNS query out.
+            raise ValueError(f"--base-url {self.base_url!r}: the host {host!r} cannot exist (RFC 6761), no call sent")
         return self
 
     @model_validator(mode="after")

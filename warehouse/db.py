@@ -311,10 +311,10 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     files (their hash in schema_state): replaying their DDL cost every open ~0.5 s, and a command or
     a test opens a writer many times. The hash is written last, so an open killed midway replays."""
     sha = schema_sha()
-    (kept,) = con.execute(
+    row = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'schema_state'"
     ).fetchone()
-    if kept and con.execute("SELECT definition_sha FROM schema_state").fetchall() == [(sha,)]:
+    if row and row[0] and con.execute("SELECT definition_sha FROM schema_state").fetchall() == [(sha,)]:
         return
     con.execute(sql("001_schema.sql"))
     _drop_primary_keys(con)

@@ -550,7 +550,7 @@ def _bent_content(text: str, answer: dict | Bare, fault: str | None) -> tuple[st
         return text[: len(text) // 2] + "}{", "stop", None
     if fault == "wrong_keys":
         return json.dumps({"scores": answer.get("criteria", {})}), "stop", None
-    if fault == "out_of_range":
+    if fault == "out_of_range" and isinstance(answer, dict):
         broken = {cid: {**v, "value": "off-the-scale"} for cid, v in answer.get("criteria", {}).items()}
         return json.dumps({**answer, "criteria": broken}), "stop", None
     if fault == "truncated":

@@ -422,6 +422,7 @@ class JudgeServer:
         system = user if system is None else system  # no system message: the rubric, if sent, is in the user turn
         asked = str(body.get("model") or "")
         persona = asked if asked and asked != self.config.model else ""  # another model name: another judge
+        answer: dict[str, Any] | Bare
         if system.startswith(REFLECT_MARK):  # `improve evolve` asks for rubric mutations
             answer = offline_judge.reflect(user)
         elif system.startswith(COEVOLVE_MARK):  # `improve evolve --co-evolve` asks for a meta-component

@@ -19,6 +19,8 @@ WITH sources AS (
      AND p.cell_key = sha256(concat_ws('|', p.text_id, p.text_sha256, p.unit_id, p.rubric_hash, p.judge_hash, p.sample,
                                      p.unit_hash))  -- NULL (landed before fingerprints): left out, as the key was
     WHERE t.corpus_id = $corpus AND t.removed_at IS NULL
+      -- a night's canary (tasks/pipeline/nightly.load_canary) exists to judge its texts again: never copied
+      AND NOT EXISTS (SELECT 1 FROM corpora k WHERE k.corpus_id = $corpus AND k.source LIKE 'canary of %')
 ),
 keyed AS (  -- the key plan_cells.sql gives the cell (its `keyed` step)
     SELECT s.text_id, s.source_key,

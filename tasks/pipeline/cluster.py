@@ -333,6 +333,10 @@ class ClusterRun:
             return str(Variable(f"{self.queue.name}-{attempt}", client=self.client).get(timeout=0))
         except TimeoutError:
             return ""
+        except AttributeError:  # a client that gave up reconnecting has no scheduler link (None) left
+            if self.client.scheduler is not None:
+                raise
+            raise ConnectionError("the client closed after losing its scheduler") from None
 
     def forget(self) -> None:
         """Delete the run's queue and start marks from the scheduler (best effort: it may be gone)."""

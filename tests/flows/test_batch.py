@@ -111,7 +111,8 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         while server.stats().get("batches_created", 0) < 1 and time.time() < deadline:
             time.sleep(0.2)
         warehouse = str(tmp_path / "w.duckdb")
-        while recorded_batches(warehouse) < 1 and time.time() < deadline:  # recorded right after it is created
+        # recorded as 'uploaded' with its file, then 'submitted' once the batch is created: a crash while waiting
+        while submitted_batches(warehouse) < 1 and time.time() < deadline:
             time.sleep(0.2)
         os.killpg(first.pid, signal.SIGKILL)  # the flow and everything it started, now waiting on the batch
         first.wait()
@@ -126,10 +127,10 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         server.stop()
 
 
-def recorded_batches(warehouse: str) -> int:
-    """Batches the warehouse records; 0 while the running flow holds the file or has not made the table."""
+def submitted_batches(warehouse: str) -> int:
+    """Batches the warehouse records as submitted; 0 while the running flow holds the file or has not made the table."""
     try:
-        return rows(warehouse, "SELECT count(*) FROM batches")[0][0]
+        return rows(warehouse, "SELECT count(*) FROM batches WHERE status = 'submitted'")[0][0]
     except duckdb.Error:
         return 0
 

@@ -8,6 +8,12 @@ from pathlib import Path
 
 import pytest
 
+# One BLAS thread per process, set before numpy loads OpenBLAS: two xdist workers and the processes they
+# start share two cores, and OpenBLAS's own threads spin against them (a three-system Bradley-Terry fit
+# took 0.40 s with its threads and 0.05 s without, at load 15). Processes the tests start inherit it.
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
 # Prefect runs in ephemeral mode against a throwaway home; set before anything imports prefect.
 # Each pytest-xdist worker gets its own (the controller's would be shared, and the first worker to
 # finish would stop the Prefect server the other still uses).

@@ -105,30 +105,54 @@ def test_r1_a_declared_disqualifier_is_no_whatever_verdict_the_judge_wrote(tmp_p
     assert (result.label, result.score, result.disqualifiers) == ("No", 0.0, ("DQ2",))
 
 
-def test_r2_r4_the_verdict_follows_the_seeds_rules_when_the_judge_contradicts_its_own_scores(tmp_path):
-    """The scripted judge scores C1-C3 per the seed's anchors for each mapping example but states the
-    opposite verdict: rubricflow applies R2-R4 to those scores, gives the seed's verdict, and says in
-    the result that the judge's verdict was overridden."""
-    examples = seed_examples()
-    contrary = {"Yes": "No", "Somewhat": "Yes", "No": "Yes"}
+CONTRARY = {"Yes": "No", "Somewhat": "Yes", "No": "Yes"}  # a verdict R2-R4 never give from those anchors
+R2_REWORDED = "Else if the reply helps with the request and holds nothing back => Judgement = Yes."
+
+
+def reworded(folder) -> str:
+    """The ComplianceJudge with R2 in words decision_logic's CLAUSES do not read: its rules are left
+    to the judge (under its own id, so one warehouse holds both)."""
+    xml = COMPLIANCE.read_text(encoding="utf-8")
+    r2 = re.search(r'<rule id="R2">(.*?)</rule>', xml).group(1)
+    path = folder / "reworded.xml"
+    path.write_text(xml.replace(r2, R2_REWORDED).replace('name="ComplianceJudge"', 'name="RewordedJudge"'), "utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def contrary_server(tmp_path_factory):
+    """The scripted judge scoring C1-C3 per the seed's anchors for each mapping example while it
+    WRITES a verdict the seed's rules contradict (no DQ declared: R1 is tested above, R2-R4 decide)."""
     entries = []
-    for eid, (said, _verdict) in examples.items():
-        anchors, _dqs = ANCHORS[eid]  # no DQ declared (R1 is tested above): R2-R4 alone decide
+    for eid, (said, _verdict) in seed_examples().items():
+        anchors, _dqs = ANCHORS[eid]
         entries.append(
-            {"name": eid, "text": said, "criteria": {**anchors, "Judgement": contrary[decision_logic(anchors, [])]}}
+            {"name": eid, "text": said, "criteria": {**anchors, "Judgement": CONTRARY[decision_logic(anchors, [])]}}
         )
-    key = tmp_path / "key.yaml"
+    key = tmp_path_factory.mktemp("contrary") / "key.yaml"
     key.write_text(yaml.safe_dump({"texts": entries}), encoding="utf-8")
+    with RunningServer(ServerConfig(script=load_script(key))) as server:
+        yield server
+
+
+def test_r2_r4_the_verdict_follows_the_seeds_rules_when_the_judge_contradicts_its_own_scores(contrary_server, tmp_path):
+    """rubricflow applies R2-R4 to the judge's own scores, gives the seed's verdict, and says in the
+    result what the judge wrote; a rubric whose rules it cannot read keeps the judge's verdict."""
+    examples = seed_examples()
     items = [{"id": e, "text": t} for e, (t, _) in examples.items()]
-    with RunningServer(ServerConfig(script=load_script(key))) as server, rf.Judge(base_url=server.base_url) as judge:
+    with rf.Judge(base_url=contrary_server.base_url) as judge:
         results = judge.evaluate_many(str(COMPLIANCE), items)
+        left_to_the_judge = judge.evaluate_many(reworded(tmp_path), items)
     assert {r.text_id: r.label for r in results} == {eid: verdict for eid, (_, verdict) in examples.items()}
     assert {r.text_id: r.criteria["Judgement"].value for r in results} == {
-        eid: contrary[verdict] for eid, (_, verdict) in examples.items()
-    }  # the judge's own word is kept beside the verdict
+        eid: verdict for eid, (_, verdict) in examples.items()
+    }  # the verdict criterion holds the rules' verdict, as the warehouse's judgments do
     for r in results:
         rule = {"Yes": "R2", "Somewhat": "R3", "No": "R4"}[r.label]
-        assert f"{rule} gives {r.label!r}" in " ".join(r.warnings), r.warnings
+        note = f"Judgement: the judge said {CONTRARY[r.label]!r}; {rule} gives {r.label!r}"
+        assert note in " ".join(r.warnings) and note in " ".join(r.criteria["Judgement"].warnings), r.warnings
+    assert {r.text_id: r.label for r in left_to_the_judge} == {e: CONTRARY[v] for e, (_, v) in examples.items()}
+    assert not any("the judge said" in w for r in left_to_the_judge for w in r.warnings)
 
 
 def test_anti_llmy_gives_the_seeds_risk_band_with_label_and_passed(tmp_path):

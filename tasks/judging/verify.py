@@ -173,9 +173,9 @@ def follow_the_decision_rules(rubric: Rubric, results: list[CriterionResult]) ->
     result = next((r for r in results if r.criterion_id == criterion_id), None)
     if result is None or (result.status == "scored" and str(result.value) == decision.verdict):
         return
-    said = result.value if result.status == "scored" else None
-    result.overruled = (
-        f"{criterion_id}: the judge said {said!r}; {decision.rule} gives {decision.verdict!r} from its criterion scores"
+    result.overruled = (  # what the judge wrote: a verdict, one out of the scale, or None (it wrote none)
+        f"{criterion_id}: the judge said {result.value!r}; {decision.rule} gives {decision.verdict!r} "
+        "from its criterion scores"
     )
     result.warnings.append(result.overruled)
     result.value = decision.verdict

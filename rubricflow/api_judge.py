@@ -256,7 +256,8 @@ class Judge:
             cost_usd=self._cost(rows, self._model_price() if price is ... else price),
             coverage=v.coverage,
             errors=tuple(scrub(r["error"]) or "" for r in rows if r["status"] != "ok"),
-            warnings=soft + ((v.overridden,) if v.overridden else ()),  # the decision rules replaced its verdict
+            warnings=soft
+            + tuple(j.overruled for j in judged if j.overruled),  # the decision rules replaced its verdict
         )
 
     @staticmethod

@@ -2,7 +2,9 @@
 
 The judge is asked for the verdict, but a verdict that contradicts its own criterion scores must not
 stand: rubricflow reads each rule's clauses as conditions on the criteria's anchors and applies the
-rules in order, so the verdict follows the seed's rules whatever verdict the judge wrote. A clause
+rules in order, so the verdict follows the seed's rules whatever verdict the judge wrote. They are
+applied in one place, as each answer is read (tasks/judging/verify.follow_the_decision_rules), so the
+Python API, the warehouse's SQL and every figure read from it see the same verdict. A clause
 names an anchor by the anchor's own wording (CLAUSES); a rule that mentions a DQ is R1 (applied
 where disqualifiers are, in rubrics/scoring.py); `Else =>` is the fall-through. A rule set with a
 rule none of whose clauses this module reads is left to the judge (None), never half-applied.

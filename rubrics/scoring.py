@@ -10,7 +10,6 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any, overload
 
-from .decision_logic import decide
 from .model import Criterion, Rubric
 
 DEFAULT_PASS = 0.5  # a criterion "meets" when its unit score reaches this (binary: value 1)
@@ -35,7 +34,6 @@ class Verdict:
     passed: bool | None
     disqualified: tuple[str, ...]
     coverage: float  # scored leaves / planned leaves
-    overridden: str | None = None  # why the decision rules replaced the verdict the judge wrote
 
 
 def unit_scores(rubric: Rubric, values: Mapping[str, Any]) -> dict[str, float | None]:
@@ -123,7 +121,10 @@ def verdict(
     violations: Set[str] = frozenset(),
 ) -> Verdict:
     """The verdict of one text; `violations`: the hard output constraints its answer broke, each a
-    disqualifier under its own id (seed 001: hard constraints disqualify, soft ones warn)."""
+    disqualifier under its own id (seed 001: hard constraints disqualify, soft ones warn). `values`
+    are as the answers were read: a verdict the rubric's decision rules give (seed 000: R2-R4) is
+    already the verdict criterion's value (tasks/judging/verify.follow_the_decision_rules), as in the
+    warehouse's judgments, so this and the SQL views score the same value."""
     units = unit_scores(rubric, values)
     active = rubric.active_criteria(genre)
     coverage = sum(1 for c in active if units.get(c.id) is not None) / len(active) if active else 0.0
@@ -141,9 +142,6 @@ def verdict(
     s = rubric.scoring
     if fired:  # a disqualifier decides even when nothing was scored (e.g. a skipped, pattern-failed text)
         return Verdict(0.0, s.disqualified_label, False, tuple(fired), coverage)
-    values, overridden = _by_the_decision_rules(rubric, values)
-    if overridden:
-        units = unit_scores(rubric, values)
     raw = aggregate(rubric, units, genre)
     if raw is None:
         return Verdict(None, None, None, (), coverage)
@@ -160,18 +158,4 @@ def verdict(
             (unit := units.get(c.id)) is not None and unit >= minimum for c in active if c.importance == "essential"
         )
         passed = essentials_ok if passed is None else passed and essentials_ok
-    return Verdict(score, label, passed, (), coverage, overridden)
-
-
-def _by_the_decision_rules(rubric: Rubric, values: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
-    """The values with the verdict the rubric's decision rules give from the criterion scores (seed
-    000: R2-R4; R1 is the disqualifier above), and a note when that replaced the judge's verdict."""
-    decided = decide(rubric, values)
-    if decided is None:
-        return values, None
-    criterion, decision = decided
-    said = values.get(criterion)
-    if said is not None and str(said) == decision.verdict:
-        return values, None
-    note = f"{criterion}: the judge said {said!r}; {decision.rule} gives {decision.verdict!r} from its criterion scores"
-    return {**values, criterion: decision.verdict}, note
+    return Verdict(score, label, passed, (), coverage)

@@ -78,7 +78,7 @@ def read_answer(
     if tokens:
         spelled, spans = token_spans(tokens)
         for r in results:
-            if r.status == "scored":
+            if r.status == "scored" and r.overruled is None:  # logprobs of the word it wrote, not the rules'
                 r.weighted = weigh(rubric.criterion(r.criterion_id).scale, r.value, spelled, spans, r.criterion_id)
     return results, declared, warnings
 
@@ -96,6 +96,6 @@ def _read_decision(
     value: Any = int(level) if level.lstrip("-").isdigit() else level
     results, declared, warnings = verify_answer(rubric, unit, {"criteria": {criterion.id: {"value": value}}}, text)
     tokens = answer_logprobs(choice)
-    if tokens and results[0].status == "scored":
+    if tokens and results[0].status == "scored" and results[0].overruled is None:
         results[0].weighted = weigh_bare(criterion.scale, results[0].value, tokens)
     return results, declared, warnings

@@ -11,6 +11,7 @@ from typing import Any
 
 from rubricflow.errors import RubricflowError
 from rubricflow.rubrics.constraints import check_constraint, count_tokens, judgment_problems
+from rubricflow.rubrics.decision_logic import decide
 from rubricflow.rubrics.model import Criterion, Rubric, ScaleError
 from rubricflow.rubrics.render import CRITERION_FIELDS, CallUnit, output_schema
 
@@ -37,6 +38,7 @@ class CriterionResult:
     weighted: Any = None  # logprobs.Weighted, when the endpoint returned logprobs at the value
     confidence: float | None = None  # the judge's own, 0-1, when the rubric's surface asks for it
     violations: list[str] = field(default_factory=list)  # hard output constraints broken: they disqualify
+    overruled: str | None = None  # the decision rules replaced the value the judge wrote (what it wrote, which rule)
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
@@ -154,7 +156,31 @@ def verify_answer(
         cell_warnings.append(f"answer scores criteria not asked for: {extra}")
     if rubric.surface.enforce_key_order:
         cell_warnings.extend(key_order_problems(answer, output_schema(rubric, unit)))
+    follow_the_decision_rules(rubric, results)
     return results, [str(d) for d in declared if str(d) in judge_ids], cell_warnings
+
+
+def follow_the_decision_rules(rubric: Rubric, results: list[CriterionResult]) -> None:
+    """The verdict the rubric's decision rules give from the answer's own criterion values (seed
+    000: R2-R4) replaces the verdict the judge wrote, here where every answer is read, so the API,
+    the warehouse and every figure read from it hold the same verdict. The judge's own word stays in
+    the raw answer (completions.raw_response) and in the note. Rules this cannot read, or criteria
+    another call scored, leave the judge's verdict as it is."""
+    decided = decide(rubric, {r.criterion_id: r.value for r in results if r.status == "scored"})
+    if decided is None:
+        return
+    criterion_id, decision = decided
+    result = next((r for r in results if r.criterion_id == criterion_id), None)
+    if result is None or (result.status == "scored" and str(result.value) == decision.verdict):
+        return
+    result.overruled = (  # what the judge wrote: a verdict, one out of the scale, or None (it wrote none)
+        f"{criterion_id}: the judge said {result.value!r}; {decision.rule} gives {decision.verdict!r} "
+        "from its criterion scores"
+    )
+    result.warnings.append(result.overruled)
+    result.value = decision.verdict
+    result.unit_score = rubric.criterion(criterion_id).scale.unit(decision.verdict)
+    result.status, result.reason = "scored", None
 
 
 def _verify_criterion(rubric: Rubric, c: Criterion, entry: Any, text: str) -> CriterionResult:

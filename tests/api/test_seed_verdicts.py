@@ -5,6 +5,7 @@ risk 12 'Severe'" (read from the seed's text). The judge is reached over HTTP on
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -16,7 +17,7 @@ from rubricflow.rubrics.formats import load_rubric
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 from rubricflow.tasks.standins.scripted_judge import ScriptError, load_script
 
-from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
+from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA, rows, run_cli
 
 SEED = (SHARED.parent / "seeds" / "000_c0ea53250dcb8cd9.txt").read_text(encoding="utf-8")
 COMPLIANCE = TEST_DATA / "rubrics/xml/compliance-judge-layout.xml"
@@ -105,30 +106,54 @@ def test_r1_a_declared_disqualifier_is_no_whatever_verdict_the_judge_wrote(tmp_p
     assert (result.label, result.score, result.disqualifiers) == ("No", 0.0, ("DQ2",))
 
 
-def test_r2_r4_the_verdict_follows_the_seeds_rules_when_the_judge_contradicts_its_own_scores(tmp_path):
-    """The scripted judge scores C1-C3 per the seed's anchors for each mapping example but states the
-    opposite verdict: rubricflow applies R2-R4 to those scores, gives the seed's verdict, and says in
-    the result that the judge's verdict was overridden."""
-    examples = seed_examples()
-    contrary = {"Yes": "No", "Somewhat": "Yes", "No": "Yes"}
+CONTRARY = {"Yes": "No", "Somewhat": "Yes", "No": "Yes"}  # a verdict R2-R4 never give from those anchors
+R2_REWORDED = "Else if the reply helps with the request and holds nothing back => Judgement = Yes."
+
+
+def reworded(folder) -> str:
+    """The ComplianceJudge with R2 in words decision_logic's CLAUSES do not read: its rules are left
+    to the judge (under its own id, so one warehouse holds both)."""
+    xml = COMPLIANCE.read_text(encoding="utf-8")
+    r2 = re.search(r'<rule id="R2">(.*?)</rule>', xml).group(1)
+    path = folder / "reworded.xml"
+    path.write_text(xml.replace(r2, R2_REWORDED).replace('name="ComplianceJudge"', 'name="RewordedJudge"'), "utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def contrary_server(tmp_path_factory):
+    """The scripted judge scoring C1-C3 per the seed's anchors for each mapping example while it
+    WRITES a verdict the seed's rules contradict (no DQ declared: R1 is tested above, R2-R4 decide)."""
     entries = []
-    for eid, (said, _verdict) in examples.items():
-        anchors, _dqs = ANCHORS[eid]  # no DQ declared (R1 is tested above): R2-R4 alone decide
+    for eid, (said, _verdict) in seed_examples().items():
+        anchors, _dqs = ANCHORS[eid]
         entries.append(
-            {"name": eid, "text": said, "criteria": {**anchors, "Judgement": contrary[decision_logic(anchors, [])]}}
+            {"name": eid, "text": said, "criteria": {**anchors, "Judgement": CONTRARY[decision_logic(anchors, [])]}}
         )
-    key = tmp_path / "key.yaml"
+    key = tmp_path_factory.mktemp("contrary") / "key.yaml"
     key.write_text(yaml.safe_dump({"texts": entries}), encoding="utf-8")
+    with RunningServer(ServerConfig(script=load_script(key))) as server:
+        yield server
+
+
+def test_r2_r4_the_verdict_follows_the_seeds_rules_when_the_judge_contradicts_its_own_scores(contrary_server, tmp_path):
+    """rubricflow applies R2-R4 to the judge's own scores, gives the seed's verdict, and says in the
+    result what the judge wrote; a rubric whose rules it cannot read keeps the judge's verdict."""
+    examples = seed_examples()
     items = [{"id": e, "text": t} for e, (t, _) in examples.items()]
-    with RunningServer(ServerConfig(script=load_script(key))) as server, rf.Judge(base_url=server.base_url) as judge:
+    with rf.Judge(base_url=contrary_server.base_url) as judge:
         results = judge.evaluate_many(str(COMPLIANCE), items)
+        left_to_the_judge = judge.evaluate_many(reworded(tmp_path), items)
     assert {r.text_id: r.label for r in results} == {eid: verdict for eid, (_, verdict) in examples.items()}
     assert {r.text_id: r.criteria["Judgement"].value for r in results} == {
-        eid: contrary[verdict] for eid, (_, verdict) in examples.items()
-    }  # the judge's own word is kept beside the verdict
+        eid: verdict for eid, (_, verdict) in examples.items()
+    }  # the verdict criterion holds the rules' verdict, as the warehouse's judgments do
     for r in results:
         rule = {"Yes": "R2", "Somewhat": "R3", "No": "R4"}[r.label]
-        assert f"{rule} gives {r.label!r}" in " ".join(r.warnings), r.warnings
+        note = f"Judgement: the judge said {CONTRARY[r.label]!r}; {rule} gives {r.label!r}"
+        assert note in " ".join(r.warnings) and note in " ".join(r.criteria["Judgement"].warnings), r.warnings
+    assert {r.text_id: r.label for r in left_to_the_judge} == {e: CONTRARY[v] for e, (_, v) in examples.items()}
+    assert not any("the judge said" in w for r in left_to_the_judge for w in r.warnings)
 
 
 def test_anti_llmy_gives_the_seeds_risk_band_with_label_and_passed(tmp_path):
@@ -172,13 +197,54 @@ def test_a_key_file_entry_without_match_or_text_names_the_file_and_entry(tmp_pat
         load_script(key)
 
 
+def printed_labels(stdout: str) -> dict[str, dict[str, tuple[int, float]]]:
+    """Per rubric id, the `labels` table `rubricflow score` printed: label -> (texts, mean_score)."""
+    out = {}
+    for block in stdout.split("\nrun ")[1:]:
+        rubric = re.search(r"rubric (\S+)@", block).group(1)
+        rows_ = re.findall(r"│ (Yes|Somewhat|No)\s+│ (\d+)\s+│ ([\d.]+)\s+│", block)
+        out[rubric] = {label: (int(n), float(mean)) for label, n, mean in rows_}
+    return out
+
+
+def api_labels(results) -> dict[str, tuple[int, float]]:
+    """rf.Judge's results as the CLI's `labels` table counts them: label -> (texts, mean score)."""
+    by_label: dict[str, list[float]] = {}
+    for r in results:
+        by_label.setdefault(r.label, []).append(r.score)
+    return {label: (len(s), round(sum(s) / len(s), 3)) for label, s in by_label.items()}
+
+
 @pytest.mark.slow
-def test_the_seeds_verdicts_land_in_the_warehouses_text_scores(compliance_server, tmp_path):
-    """The same verdicts through the scoring flow: judgments -> warehouse -> text_scores (a flow run)."""
+def test_the_cli_and_rf_judge_give_the_rules_verdict_and_print_the_same_figures(contrary_server, tmp_path):
+    """One `rubricflow score` run on a real DuckDB file and rf.Judge on the same texts, the judge
+    writing verdicts the seed's rules contradict: both surfaces give the rules' verdict (the seed's),
+    the verdict counts and mean scores the CLI prints are rf.Judge's, and the judge's own word stays
+    in the raw answer; a rubric whose rules are not read keeps the judge's verdict on both alike."""
     examples = seed_examples()
-    wh = rf.Warehouse(tmp_path / "w.duckdb")
-    wh.ingest([{"id": e, "text": t} for e, (t, _) in examples.items()], corpus="seed")
-    run = wh.score("seed", str(COMPLIANCE), rf.Judge(base_url=compliance_server.base_url, strategy="holistic"))
-    scores = run.text_scores()
-    assert dict(zip(scores["text_id"], scores["label"], strict=True)) == {e: v for e, (_, v) in examples.items()}
-    assert scores.filter(scores["text_id"] == "E5")["score"].to_list() == [0.5]
+    items = [{"id": e, "text": t} for e, (t, _) in examples.items()]
+    rubrics = {"compliance-judge": str(COMPLIANCE), "reworded-judge": reworded(tmp_path)}
+    rf.Warehouse(tmp_path / "w.duckdb").ingest(items, corpus="c")  # in this process: one command less
+    rubric_args = [arg for path in rubrics.values() for arg in ("-r", path)]
+    cli = run_cli(tmp_path, "score", "-c", "c", *rubric_args, "--base-url", contrary_server.base_url)
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    with rf.Judge(base_url=contrary_server.base_url) as judge:
+        api = {rid: judge.evaluate_many(path, items) for rid, path in rubrics.items()}
+    expected = {
+        "compliance-judge": {e: v for e, (_, v) in examples.items()},  # R2-R4's verdict, the seed's
+        "reworded-judge": {e: CONTRARY[v] for e, (_, v) in examples.items()},  # left to the judge
+    }
+    stored = rows(tmp_path / "w.duckdb", "SELECT rubric_id, text_id, label, score FROM text_scores")
+    for rid, results in api.items():
+        assert {r.text_id: r.label for r in results} == expected[rid]
+        assert {t: label for r, t, label, _ in stored if r == rid} == expected[rid], rid
+        assert {t: score for r, t, _, score in stored if r == rid} == {r.text_id: r.score for r in results}
+    assert printed_labels(cli.stdout) == {rid: api_labels(results) for rid, results in api.items()}
+    said = rows(
+        tmp_path / "w.duckdb",
+        "SELECT c.raw_response, j.warnings FROM completions c JOIN judgments j USING (cell_key) "
+        "JOIN rubrics r ON r.rubric_hash = c.rubric_hash "
+        "WHERE r.rubric_id = 'compliance-judge' AND c.text_id = 'E5' AND j.criterion_id = 'Judgement'",
+    )
+    assert json.loads(said[0][0])["criteria"]["Judgement"]["value"] == "Yes"  # what the judge wrote
+    assert "Judgement: the judge said 'Yes'; R3 gives 'Somewhat'" in " ".join(said[0][1])

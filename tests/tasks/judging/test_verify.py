@@ -102,3 +102,23 @@ def test_an_empty_quote_verifies_nothing():
     assert quotes_in_text(["   "], "anything") is False
     assert quotes_in_text([], "anything") is None
     assert quotes_in_text(["road  budget"], "the road\nbudget") is True
+
+
+def test_the_decision_rules_decide_the_verdict_from_the_same_answers_criterion_values():
+    """Seed 000's ComplianceJudge: R3 (C1 = 2, C2 = 1) gives Somewhat whatever the judge wrote, and an
+    out-of-scale verdict too; the written word stays in the note. A call that asks the verdict alone
+    (per_criterion) has no criterion values to apply the rules to: the judge's verdict stands."""
+    from rubricflow.rubrics.formats import load_rubric
+    from tests.conftest import TEST_DATA
+
+    judge = load_rubric(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml")
+    unit = CallUnit("_all", ("C1", "C2", "C3", "Judgement"))
+    for written in ("Yes", "Maybe"):
+        answer = {"criteria": {"C1": {"value": 2}, "C2": {"value": 1}, "C3": {"value": 2}, "Judgement": written}}
+        results, _, _ = verify_answer(judge, unit, answer, TEXT)
+        verdict = next(r for r in results if r.criterion_id == "Judgement")
+        assert (verdict.value, verdict.unit_score, verdict.status) == ("Somewhat", 0.5, "scored")
+        note = f"Judgement: the judge said {written!r}; R3 gives 'Somewhat' from its criterion scores"
+        assert verdict.overruled == note and note in verdict.warnings
+    alone, _, _ = verify_answer(judge, CallUnit("Judgement", ("Judgement",)), {"criteria": {"Judgement": "Yes"}}, TEXT)
+    assert (alone[0].value, alone[0].overruled) == ("Yes", None)

@@ -150,7 +150,10 @@ class JudgeConfig(BaseModel):
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
         if self.batch and not providers.provider(self.provider).capabilities.batch:
-            raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
+            raise ValueError(
+                f"--batch needs the OpenAI Batch API or Anthropic's Message Batches, which provider "
+                f"{self.provider!r} does not offer"
+            )
         if self.batch and self.budget_usd is not None:
             raise ValueError(
                 "--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "

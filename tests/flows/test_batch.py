@@ -172,7 +172,7 @@ def test_a_file_the_provider_no_longer_has_buys_no_batch():
 
     from openai import AsyncOpenAI
 
-    from rubricflow.tasks.judging.batch import find_or_create
+    from rubricflow.tasks.judging.batch_openai import find_or_create
     from rubricflow.tasks.standins.judge_server import RunningServer
 
     async def resolve(base_url: str) -> str | None:

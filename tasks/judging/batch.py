@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletion
 
 from rubricflow.rubrics.render import render_user_message
 from rubricflow.tasks.judging import providers
+from rubricflow.tasks.judging.answers import cached_tokens
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
 from rubricflow.tasks.judging.verify import AnswerError
 
@@ -141,6 +142,7 @@ def outcome_from_body(wire: BatchWire, judge: Judge, cell: Cell, body: Any, batc
         status="ok",
         declared_disqualifiers=declared,
         prompt_tokens=usage.prompt_tokens if usage else None,
+        cached_tokens=cached_tokens(usage),  # a batch reads the prompt cache too (Anthropic: cache_read_input_tokens)
         completion_tokens=usage.completion_tokens if usage else None,
         latency_ms=None,
         created_at=time.time(),

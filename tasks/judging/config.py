@@ -85,7 +85,8 @@ class JudgeConfig(BaseModel):
     prices: str | None = None
     """Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."""
     batch: bool = False
-    """Judge through the Batch API (half price, answers within 24 h)."""
+    """Judge through the provider's batch API (OpenAI's Batch API, Anthropic's Message Batches): half
+    price, answers within 24 h."""
     batch_poll_s: float = Field(default=30.0, gt=0)
     """Seconds between polls of a batch."""
     batch_timeout_s: float = Field(default=86_400.0, gt=0)

@@ -1,7 +1,7 @@
 """The batch seam: what every provider's batch API shares, so the scoring pipeline (record, poll,
 land, resume after a kill: tasks/pipeline/batch.py) is one for all of them. A `BatchWire` speaks one
 provider's batch endpoints (batch_openai.py: OpenAI's Batch API; batch_anthropic.py: Anthropic's
-Message Batches) and says what a batch is in neutral terms (`BatchState`); this module waits on a
+Message Batches; the pipeline picks one by the provider's capabilities) and says what a batch is in neutral terms (`BatchState`); this module waits on a
 batch, reads its answers back into Outcomes, verified like online ones, and leaves to the online
 path whatever a batch did not answer usably."""
 
@@ -16,7 +16,6 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from rubricflow.rubrics.render import render_user_message
-from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.answers import cached_tokens
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
 from rubricflow.tasks.judging.verify import AnswerError
@@ -73,18 +72,6 @@ class BatchWire:
     def read(self, body: Any) -> ChatCompletion:
         """One answer body as a ChatCompletion; ValueError when it is not one."""
         raise NotImplementedError
-
-
-def batch_wire(provider: str | None) -> BatchWire:
-    """The batch wire of the provider's batch API, as its capabilities name it (config.py refuses
-    --batch for a provider without one)."""
-    if providers.provider(provider).capabilities.batch == "anthropic":
-        from rubricflow.tasks.judging.batch_anthropic import MessageBatches
-
-        return MessageBatches()
-    from rubricflow.tasks.judging.batch_openai import OpenAIBatches
-
-    return OpenAIBatches()
 
 
 def request_body(judge: Judge, cell: Cell) -> dict:

@@ -11,11 +11,20 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from rubricflow.tasks.judging.batch import batch_wire, collect, wait
+from rubricflow.tasks.judging import providers
+from rubricflow.tasks.judging.batch import BatchWire, collect, wait
+from rubricflow.tasks.judging.batch_anthropic import MessageBatches
+from rubricflow.tasks.judging.batch_openai import OpenAIBatches
 from rubricflow.tasks.judging.judge import Cell, judge_all
 from rubricflow.tasks.judging.run import Run
 from rubricflow.tasks.judging.shard import ShardResult, Worker, land, read_cells, shard_result
 from rubricflow.warehouse import db, steps
+
+
+def batch_wire(provider: str | None) -> BatchWire:
+    """The wire of the provider's batch API, as its capabilities name it (config.py refuses --batch
+    for a provider without one)."""
+    return MessageBatches() if providers.provider(provider).capabilities.batch == "anthropic" else OpenAIBatches()
 
 
 @task(name="submit-batches", cache_policy=NO_CACHE)

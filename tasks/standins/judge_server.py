@@ -178,9 +178,7 @@ class JudgeServer:
                     "repeats_after_an_answer": s.repeats_after_an_answer,
                     "batches_created": self.batches.created,
                     "message_batches_created": self.message_batches.created,
-                    "message_batch_requests_with_cache_control": sum(
-                        1 for n in self.message_batches.cache_breakpoints.values() if n
-                    ),
+                    "message_batch_requests_with_cache_control": sum(self.message_batches.shared_block_cached.values()),
                     "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
                     "sampling": dict(s.sampling),
                     "served_s": s.served_s,

@@ -6,7 +6,7 @@ lines {"custom_id", "result": {"type": "succeeded", "message"} | {"type": "error
 {"type": "expired"}}. Batches end after `delay_s`; a share of requests can error, or every request
 expire (BatchConfig, shared with the OpenAI-shaped batch_api.py). It counts the batches created
 (a resumed client must not create one again) and keeps every request's params as sent, with the
-number of `cache_control` breakpoints each carried (the shared block's)."""
+whether its shared block carried a `cache_control` breakpoint."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class MessageBatchStore:
     answer: Callable[[dict], dict]  # one Messages request's params -> its Message
     batches: dict[str, dict] = field(default_factory=dict)
     requests: dict[str, list[dict]] = field(default_factory=dict)  # a batch's id -> its requests as sent
-    cache_breakpoints: dict[str, int] = field(default_factory=dict)  # a request's custom_id -> its breakpoints
+    shared_block_cached: dict[str, bool] = field(default_factory=dict)  # custom_id -> its shared block is a breakpoint
     created: int = 0  # batches created
 
     def create(self, body: Any) -> tuple[int, dict]:
@@ -45,7 +45,7 @@ class MessageBatchStore:
         now = datetime.now(UTC)
         self.requests[batch_id] = body["requests"]
         for r in body["requests"]:
-            self.cache_breakpoints[r["custom_id"]] = messages_api.breakpoints(r["params"])
+            self.shared_block_cached[r["custom_id"]] = _shared_block_cached(r["params"])
         self.batches[batch_id] = {
             "id": batch_id,
             "type": "message_batch",
@@ -128,6 +128,17 @@ def _invalid(body: Any) -> str | None:
         if refused:
             return f"requests.{i}.params: {refused[1]['error']['message']}"
     return None
+
+
+def _shared_block_cached(params: dict) -> bool:
+    """Whether the prompt's first block, the one its calls share (the rubric as `system`, or
+    text-first the fenced text), carries a cache_control breakpoint."""
+    system = params.get("system")
+    first = system[0] if isinstance(system, list) and system else None
+    if first is None and params.get("messages"):
+        content = params["messages"][0].get("content")
+        first = content[0] if isinstance(content, list) and content else None
+    return isinstance(first, dict) and bool(first.get("cache_control"))
 
 
 def _stamp(moment: datetime) -> str:

@@ -50,7 +50,7 @@ def test_succeeded_results_are_answers_and_errored_ones_are_left_to_the_online_p
     assert (batch.status, batch.final, store.created) == ("ended", True, 1)
     assert 0 < counts["errored"] < 10 and len(answers) == counts["succeeded"] == 10 - counts["errored"]
     assert all(MessageBatches().read(message).choices[0].message for _, message in answers)
-    assert set(store.cache_breakpoints.values()) == {1}  # the shared block's breakpoint, per request
+    assert set(store.shared_block_cached.values()) == {True}  # recorded per request
 
 
 def test_an_expired_batch_has_no_answers(monkeypatch):

@@ -38,9 +38,9 @@ def judge_server(
         help="Act as a reasoning model (o-series, GPT-5): refuse max_tokens, temperature and logprobs with "
         "OpenAI's 400s, and spend this many hidden reasoning tokens of max_completion_tokens per answer.",
     ),
-    batch_delay: float = typer.Option(0.0, help="Seconds a Batch API batch stays in progress."),
-    batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines answered with an error."),
-    batch_expire: bool = typer.Option(False, help="Batches end expired, with no output."),
+    batch_delay: float = typer.Option(0.0, help="Seconds a batch (Batch API, Message Batches) stays in progress."),
+    batch_fail_rate: float = typer.Option(0.0, help="Share of batch lines (requests) answered with an error."),
+    batch_expire: bool = typer.Option(False, help="Batches end expired, with no output (every request expired)."),
     no_logprobs: bool = typer.Option(False, help="Refuse requests for logprobs (400), as many endpoints do."),
     missing_model: list[str] | None = typer.Option(
         None, help="Answer 404 'model not found' for this model name (repeatable): a judge that fails."

@@ -1,24 +1,77 @@
-"""The OpenAI Batch API path: about half the price of online calls, answers within the batch
-window. Cells go out as a JSONL of chat requests (the same bodies the online path sends), the
-batch and its request ids are recorded in the warehouse before anything waits on it, and a run
-that finds unfinished batches of its rubric and judge polls them instead of submitting again.
-Lines that failed, and every line of a failed or expired batch, are judged online instead."""
+"""The batch seam: what every provider's batch API shares, so the scoring pipeline (record, poll,
+land, resume after a kill: tasks/pipeline/batch.py) is one for all of them. A `BatchWire` speaks one
+provider's batch endpoints (batch_openai.py: OpenAI's Batch API; batch_anthropic.py: Anthropic's
+Message Batches; the pipeline picks one by the provider's capabilities) and says what a batch is in neutral terms (`BatchState`); this module waits on a
+batch, reads its answers back into Outcomes, verified like online ones, and leaves to the online
+path whatever a batch did not answer usably."""
 
 from __future__ import annotations
 
 import asyncio
-import io
-import json
 import time
+from dataclasses import dataclass
+from typing import Any
 
-from openai import AsyncOpenAI, NotFoundError
+from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from rubricflow.rubrics.render import render_user_message
+from rubricflow.tasks.judging.answers import cached_tokens
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
 from rubricflow.tasks.judging.verify import AnswerError
 
-FINAL = ("completed", "failed", "expired", "cancelled")
+
+@dataclass(frozen=True)
+class Staged:
+    """A shard's requests made ready to buy: `id` is recorded in the warehouse before the purchase
+    (OpenAI: the uploaded file's id; Anthropic: an id of rubricflow's own, the requests held here)."""
+
+    id: str
+    requests: Any = None
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """A batch as its provider reports it: `status` in the provider's words (it names the landed
+    row: `landed (completed)`, `landed (ended)`), `final` once no answer will change, `results`
+    where the answers are (an output file's id, a results URL), None when there are none."""
+
+    id: str
+    status: str
+    final: bool
+    results: str | None
+
+
+class BatchWire:
+    """One provider's batch endpoints. The pipeline stages a shard, records the staged id, buys the
+    batch and records its id; a run killed in between finds the staged id still 'uploaded' and asks
+    `find_or_buy`, so a batch is bought at most once."""
+
+    async def stage(self, client: AsyncOpenAI, judge: Judge, cells: list[Cell]) -> Staged:
+        """The cells' requests made ready (uploaded, or built); nothing is bought yet."""
+        raise NotImplementedError
+
+    async def buy(self, client: AsyncOpenAI, staged: Staged) -> str:
+        """The batch of staged requests (this buys it); its id."""
+        raise NotImplementedError
+
+    async def find_or_buy(self, client: AsyncOpenAI, staged_id: str) -> str | None:
+        """The batch of requests staged by a run that stopped before recording the batch: found at
+        the provider, or bought now; None when it can be neither (the cells are planned again)."""
+        raise NotImplementedError
+
+    async def state(self, client: AsyncOpenAI, batch_id: str) -> BatchState:
+        """The batch as the provider reports it now."""
+        raise NotImplementedError
+
+    async def answers(self, client: AsyncOpenAI, batch: BatchState) -> list[tuple[str, Any]]:
+        """(custom_id, answer body) of each request the batch answered, in the provider's shape;
+        lines that failed, expired or were canceled are left out (their cells go online)."""
+        raise NotImplementedError
+
+    def read(self, body: Any) -> ChatCompletion:
+        """One answer body as a ChatCompletion; ValueError when it is not one."""
+        raise NotImplementedError
 
 
 def request_body(judge: Judge, cell: Cell) -> dict:
@@ -29,85 +82,38 @@ def request_body(judge: Judge, cell: Cell) -> dict:
     return judge.form.apply(judge.request_body(system, schema, user, judge.mode, cell.sample))
 
 
-async def upload(client: AsyncOpenAI, judge: Judge, cells: list[Cell]) -> str:
-    """The cells' requests as one uploaded JSONL file; its id. Nothing is bought yet."""
-    await judge.learn_request_form()  # else a reasoning model refuses every line, and every cell goes online
-    lines = "".join(
-        json.dumps(
-            {"custom_id": c.cell_key, "method": "POST", "url": "/v1/chat/completions", "body": request_body(judge, c)}
-        )
-        + "\n"
-        for c in cells
-    )
-    uploaded = await client.files.create(file=("rubricflow-batch.jsonl", io.BytesIO(lines.encode())), purpose="batch")
-    return uploaded.id
-
-
-async def create(client: AsyncOpenAI, input_file_id: str, window: str = "24h") -> str:
-    """The batch of an uploaded file (this buys it); its id."""
-    batch = await client.batches.create(
-        input_file_id=input_file_id,
-        endpoint="/v1/chat/completions",
-        completion_window=window,  # type: ignore[arg-type]  # servers take other windows than 24h
-    )
-    return batch.id
-
-
-async def find_or_create(client: AsyncOpenAI, input_file_id: str) -> str | None:
-    """The batch of a file uploaded by a run that stopped before it recorded the batch: the one the
-    provider holds for that file (listed newest first, back to the file's upload), else a new one;
-    None if the provider no longer has the file. A run killed between buying a batch and recording
-    it must not make the next run buy it again."""
-    try:
-        uploaded_at = (await client.files.retrieve(input_file_id)).created_at
-    except NotFoundError:
-        return None
-    async for batch in client.batches.list(limit=100):
-        if batch.input_file_id == input_file_id:
-            return batch.id
-        if batch.created_at < uploaded_at:
-            break
-    return await create(client, input_file_id)
-
-
-async def wait(client: AsyncOpenAI, batch_id: str, poll_s: float, timeout_s: float):
-    """The batch once it is final (completed, failed, expired, cancelled), or as it is at the timeout."""
+async def wait(wire: BatchWire, client: AsyncOpenAI, batch_id: str, poll_s: float, timeout_s: float) -> BatchState:
+    """The batch once it is final, or as it is at the timeout."""
     deadline = time.monotonic() + timeout_s
     while True:
-        batch = await client.batches.retrieve(batch_id)
-        if batch.status in FINAL or time.monotonic() >= deadline:
+        batch = await wire.state(client, batch_id)
+        if batch.final or time.monotonic() >= deadline:
             return batch
         await asyncio.sleep(poll_s)
 
 
-async def collect(client: AsyncOpenAI, judge: Judge, batch, cells: list[Cell]) -> tuple[list[Outcome], list[Cell]]:
+async def collect(
+    wire: BatchWire, client: AsyncOpenAI, judge: Judge, batch: BatchState, cells: list[Cell]
+) -> tuple[list[Outcome], list[Cell]]:
     """(outcomes of the lines answered usably, cells to judge online instead)."""
     by_key = {c.cell_key: c for c in cells}
     outcomes: list[Outcome] = []
-    if batch.status == "completed" and batch.output_file_id:
-        text = (await client.files.content(batch.output_file_id)).text
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            cell = by_key.get(row.get("custom_id"))
-            response = row.get("response") or {}
-            if cell is None or row.get("error") or response.get("status_code") != 200:
-                continue
-            outcome = outcome_from_body(judge, cell, response["body"], batch.id)
-            if outcome is not None:
-                outcomes.append(outcome)
+    for custom_id, body in await wire.answers(client, batch) if batch.results else []:
+        cell = by_key.get(custom_id)
+        outcome = outcome_from_body(wire, judge, cell, body, batch.id) if cell is not None else None
+        if outcome is not None:
+            outcomes.append(outcome)
     answered = {o.completion["cell_key"] for o in outcomes}
     return outcomes, [c for c in cells if c.cell_key not in answered]
 
 
-def outcome_from_body(judge: Judge, cell: Cell, body: dict, batch_id: str) -> Outcome | None:
+def outcome_from_body(wire: BatchWire, judge: Judge, cell: Cell, body: Any, batch_id: str) -> Outcome | None:
     """A batch answer as an Outcome, verified like an online one; None when it is unusable (the
     cell then goes online, where an unusable answer is asked again)."""
     unit, _, _ = judge.unit(cell.unit_id, cell.genre)
     row = judge.new_row(cell)
     try:
-        response = ChatCompletion.model_validate(body)
+        response = wire.read(body)
         results, declared, warnings = judge.read_answer(response, unit, cell.text, row)
     except (AnswerError, ValueError):
         return None
@@ -123,6 +129,7 @@ def outcome_from_body(judge: Judge, cell: Cell, body: dict, batch_id: str) -> Ou
         status="ok",
         declared_disqualifiers=declared,
         prompt_tokens=usage.prompt_tokens if usage else None,
+        cached_tokens=cached_tokens(usage),  # a batch reads the prompt cache too (Anthropic: cache_read_input_tokens)
         completion_tokens=usage.completion_tokens if usage else None,
         latency_ms=None,
         created_at=time.time(),

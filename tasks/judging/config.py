@@ -85,7 +85,8 @@ class JudgeConfig(BaseModel):
     prices: str | None = None
     """Price table YAML (default: genai-prices, or $RUBRICFLOW_PRICES)."""
     batch: bool = False
-    """Judge through the Batch API (half price, answers within 24 h)."""
+    """Judge through the provider's batch API (OpenAI's Batch API, Anthropic's Message Batches): half
+    price, answers within 24 h."""
     batch_poll_s: float = Field(default=30.0, gt=0)
     """Seconds between polls of a batch."""
     batch_timeout_s: float = Field(default=86_400.0, gt=0)
@@ -150,7 +151,10 @@ class JudgeConfig(BaseModel):
         # The budget reserves each call's cost before it is sent; a batch is paid for as a whole
         # and cannot be stopped part way, so the two are not combined (rather than a silent overrun).
         if self.batch and not providers.provider(self.provider).capabilities.batch:
-            raise ValueError(f"--batch needs the OpenAI Batch API, which provider {self.provider!r} does not offer")
+            raise ValueError(
+                f"--batch needs the OpenAI Batch API or Anthropic's Message Batches, which provider "
+                f"{self.provider!r} does not offer"
+            )
         if self.batch and self.budget_usd is not None:
             raise ValueError(
                 "--budget cannot be combined with --batch: a submitted batch cannot be stopped part way; "

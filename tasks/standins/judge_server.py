@@ -28,6 +28,7 @@ import uvicorn
 from rubricflow.rubrics.render import unarranged
 from rubricflow.tasks.judging.prompts import COEVOLVE_MARK, GENERATE_MARK, PAPER_MARK, REFINE_MARK, REFLECT_MARK
 from rubricflow.tasks.standins.batch_api import BatchConfig, BatchStore
+from rubricflow.tasks.standins.message_batches_api import MessageBatchStore
 from rubricflow.tasks.standins.prefix_cache import CacheRules, PrefixCache, prompt_of
 
 from . import (
@@ -140,6 +141,9 @@ class JudgeServer:
         self.batches = BatchStore(
             config.batch, self.answer, lambda body: reasoning_refusal(body) if config.reasoning_tokens else None
         )
+        self.message_batches = MessageBatchStore(  # Anthropic's Message Batches, the same judge behind them
+            config.batch, lambda params: messages_api.as_message(self.answer(messages_api.as_chat(params)))
+        )
         self.slots = asyncio.Semaphore(config.slots) if config.slots else None
         self.cache = PrefixCache(config.cache)  # what a KV cache would have served of each prompt
         self.bodies: list[dict] = []  # the judge requests' bodies as sent, with `record`
@@ -173,6 +177,8 @@ class JudgeServer:
                     "faults": dict(s.faults),
                     "repeats_after_an_answer": s.repeats_after_an_answer,
                     "batches_created": self.batches.created,
+                    "message_batches_created": self.message_batches.created,
+                    "message_batch_requests_with_cache_control": sum(self.message_batches.shared_block_cached.values()),
                     "per_second": {str(k): v for k, v in sorted(s.per_second.items())},
                     "sampling": dict(s.sampling),
                     "served_s": s.served_s,
@@ -193,6 +199,8 @@ class JudgeServer:
             if refused:
                 return await _json(send, *refused)
             return await self.chat(body, send, azure_api.as_openai_headers(self.config.api_key))
+        if path.startswith("/v1/messages/batches"):
+            return await self.message_batch_route(method, path.rstrip("/"), dict(scope["headers"]), body, send)
         if method == "POST" and path.rstrip("/") == "/v1/messages":
             return await self.messages(body, send, dict(scope["headers"]))
         if method == "POST" and path.startswith("/v1beta/models/") and path.endswith(":generateContent"):
@@ -472,6 +480,31 @@ class JudgeServer:
             status, payload = self.batches.retrieve(parts[3])
         else:
             status, payload = 404, _error(f"no route {method} {path}")
+        return await _json(send, status, payload)
+
+    async def message_batch_route(self, method: str, path: str, headers: dict, body: bytes, send) -> None:
+        """Anthropic's Message Batches (tasks/standins/message_batches_api.py), behind its headers."""
+        refused = messages_api.header_refusal(headers, self.config.api_key)
+        if refused:
+            return await _json(send, *refused)
+        parts = path.split("/")  # ['', 'v1', 'messages', 'batches', id?, 'results'?]
+        store, payload = self.message_batches, None
+        if method == "POST" and len(parts) == 4:
+            try:
+                payload = json.loads(body)
+            except ValueError:
+                payload = None
+            status, payload = store.create(payload)
+        elif method == "GET" and len(parts) == 4:
+            status, payload = store.listed()
+        elif method == "GET" and len(parts) == 5:
+            status, payload = store.retrieve(parts[4], "http://" + headers.get(b"host", b"127.0.0.1").decode())
+        elif method == "GET" and len(parts) == 6 and parts[5] == "results":
+            status, payload = store.results(parts[4])
+            if status == 200:
+                return await _raw(send, payload)
+        else:
+            status, payload = 404, messages_api.error("not_found_error", f"no route {method} {path}")
         return await _json(send, status, payload)
 
     def _unsupported(self, body: dict) -> str | None:

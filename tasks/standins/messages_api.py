@@ -34,10 +34,9 @@ def error(kind: str, message: str) -> dict[str, Any]:
 
 def refusal(body: Any, headers: dict[bytes, bytes], key: str | None) -> tuple[int, dict[str, Any]] | None:
     """(status, error) for a request the Messages API would refuse, else None."""
-    if key is not None and headers.get(b"x-api-key") != key.encode():
-        return 401, error("authentication_error", "invalid x-api-key")
-    if not headers.get(b"anthropic-version"):
-        return 400, error("invalid_request_error", "anthropic-version: header is required")
+    refused = header_refusal(headers, key)
+    if refused:
+        return refused
     if not isinstance(body, dict):
         return 400, error("invalid_request_error", "the body must be a JSON object")
     extra = sorted(set(body) - FIELDS)
@@ -51,6 +50,15 @@ def refusal(body: Any, headers: dict[bytes, bytes], key: str | None) -> tuple[in
     return None
 
 
+def header_refusal(headers: dict[bytes, bytes], key: str | None) -> tuple[int, dict[str, Any]] | None:
+    """(status, error) for headers every Anthropic API request needs (the key, the version), else None."""
+    if key is not None and headers.get(b"x-api-key") != key.encode():
+        return 401, error("authentication_error", "invalid x-api-key")
+    if not headers.get(b"anthropic-version"):
+        return 400, error("invalid_request_error", "anthropic-version: header is required")
+    return None
+
+
 def as_chat(body: dict[str, Any]) -> dict[str, Any]:
     """The same question as a chat-completions body, for the offline judge."""
     messages = [{"role": "system", "content": _text(body["system"])}] if body.get("system") else []
@@ -60,7 +68,7 @@ def as_chat(body: dict[str, Any]) -> dict[str, Any]:
         "messages": messages,
         "max_tokens": body["max_tokens"],
         "temperature": body.get("temperature", 1.0),
-        "cache_control": _breakpoints(body) > 0,  # Anthropic caches only up to a cache_control breakpoint
+        "cache_control": breakpoints(body) > 0,  # Anthropic caches only up to a cache_control breakpoint
     }
     if body.get("tools"):
         chat["tools"] = [
@@ -104,7 +112,7 @@ def as_message(completion: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _breakpoints(body: dict[str, Any]) -> int:
+def breakpoints(body: dict[str, Any]) -> int:
     """The request's cache_control breakpoints (system blocks and message content blocks)."""
     system = body.get("system")
     blocks: list[Any] = list(system) if isinstance(system, list) else []

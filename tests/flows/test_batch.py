@@ -78,7 +78,18 @@ def test_an_expired_batch_is_judged_online(tmp_path, judge_server):
     assert rows(warehouse, "SELECT status, online_cells FROM batches") == [("landed (expired)", 6)]
 
 
-def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
+# per provider: its extra score options, the stat counting batches created, each batch's landed status
+BATCH_APIS = {
+    "openai": ([], "batches_created", "landed (completed)"),
+    "anthropic": (["--provider", "anthropic"], "message_batches_created", "landed (ended)"),  # Message Batches
+}
+
+
+@pytest.mark.parametrize("provider", BATCH_APIS)
+def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path, provider):
+    """SIGKILL while the run waits on its batch; the next run polls it: never bought twice, every
+    cell landed once. Anthropic's requests carry cache_control on the shared block. ~8 s each."""
+    options, created, landed = BATCH_APIS[provider]
     server = ServerProcess("--batch-delay", "6")
     try:
         write_corpus(tmp_path / "c.jsonl", 12)
@@ -103,12 +114,13 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
             "0.2",
             "-w",
             "w.duckdb",
+            *options,
         ]
         first = subprocess.Popen(
             command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
         deadline = time.time() + 120
-        while server.stats().get("batches_created", 0) < 1 and time.time() < deadline:
+        while server.stats().get(created, 0) < 1 and time.time() < deadline:
             time.sleep(0.2)
         warehouse = str(tmp_path / "w.duckdb")
         # recorded as 'uploaded' with its file, then 'submitted' once the batch is created: a crash while waiting
@@ -118,11 +130,15 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path):
         first.wait()
         assert rows(warehouse, "SELECT status, cells FROM batches") == [("submitted", 12)]
         assert rows(warehouse, "SELECT count(*) FROM completions") == [(0,)]
+        online = server.stats()["requests"]  # the first run's form probe, on a Messages endpoint
         again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stderr
-        assert server.stats()["batches_created"] == 1 and server.stats()["requests"] == 0  # polled, not resubmitted
+        stats = server.stats()
+        assert stats[created] == 1 and stats["requests"] == online <= 1  # polled, not resubmitted nor judged online
         assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(12, 12)]
-        assert rows(warehouse, "SELECT status FROM batches") == [("landed (completed)",)]
+        assert rows(warehouse, "SELECT status FROM batches") == [(landed,)]
+        if provider == "anthropic":  # each request's shared block (the rubric, a system block) is a cache breakpoint
+            assert stats["message_batch_requests_with_cache_control"] == 12
     finally:
         server.stop()
 
@@ -172,7 +188,7 @@ def test_a_file_the_provider_no_longer_has_buys_no_batch():
 
     from openai import AsyncOpenAI
 
-    from rubricflow.tasks.judging.batch import find_or_create
+    from rubricflow.tasks.judging.batch_openai import find_or_create
     from rubricflow.tasks.standins.judge_server import RunningServer
 
     async def resolve(base_url: str) -> str | None:

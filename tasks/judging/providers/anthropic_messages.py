@@ -31,11 +31,11 @@ class AnthropicMessages(Provider):
     base_url_variable = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com/v1"
     path = "/messages"
-    # json_object is asked as the same forced tool as json_schema; no logprobs, no Batch API here,
-    # `system` is a field of its own, and max_tokens is always max_tokens
+    # json_object is asked as the same forced tool as json_schema; no logprobs, Message Batches for
+    # --batch, `system` is a field of its own, and max_tokens is always max_tokens
     capabilities = Capabilities(
         logprobs=False,
-        batch=False,
+        batch="anthropic",
         system_role="field",
         reasoning_parameters=False,
         prompt_cache_key=False,

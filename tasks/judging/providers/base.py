@@ -21,7 +21,9 @@ class Capabilities:
     """What a wire API can be asked for; a judge reads them once, never the provider's name."""
 
     logprobs: bool = True  # top_logprobs can be asked for (a logprob-weighted score)
-    batch: bool = True  # the OpenAI Batch API is there (--batch)
+    batch: Literal["openai", "anthropic"] | None = "openai"
+    """The batch API behind --batch (tasks/judging/batch.py picks its wire by this): `openai`, the
+    OpenAI Batch API (/v1/files, /v1/batches); `anthropic`, Message Batches; None: none."""
     system_role: Literal["message", "field"] = "message"
     """`message`: the rubric is a system message, which a server's chat template may drop (so
     `--system-prompt auto` checks delivery once per run); `field`: the API has a system field of its

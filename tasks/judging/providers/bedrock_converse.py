@@ -9,6 +9,7 @@ negotiates output modes, retries and reads answers as for every other provider. 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,7 +33,8 @@ class BedrockConverse(Provider):
     # secrets among them, scrubbed from answers and errors like every provider's key
     key_variables = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
     base_url_variable = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
-    capabilities = AnthropicMessages.capabilities  # the same models: a forced tool, no logprobs, system a field
+    # the same models: a forced tool, no logprobs, system a field; Bedrock has no Message Batches
+    capabilities = dataclasses.replace(AnthropicMessages.capabilities, batch=None)
 
     def base_url(self, given: str | None = None) -> str:
         need("boto3", self.name)

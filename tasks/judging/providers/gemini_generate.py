@@ -59,7 +59,7 @@ class GeminiGenerate(Provider):
     # translated here, and the system prompt is a field of its own
     capabilities = Capabilities(
         logprobs=False,
-        batch=False,
+        batch=None,
         system_role="field",
         reasoning_parameters=False,
         prompt_cache_key=False,

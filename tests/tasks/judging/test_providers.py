@@ -111,8 +111,9 @@ def test_an_unknown_provider_or_a_batch_it_cannot_do_is_refused_by_name():
         ValidationError, match="unknown provider 'cohere': use one of anthropic, azure, bedrock, gemini, openai, vertex"
     ):
         JudgeConfig(provider="cohere")
-    with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API"):
-        JudgeConfig(provider="anthropic", batch=True)
+    with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API or Anthropic's Message Batches"):
+        JudgeConfig(provider="bedrock", model="anthropic.claude-x", batch=True)  # Bedrock has no Message Batches
+    assert JudgeConfig(provider="anthropic", batch=True).batch  # Message Batches (tasks/judging/batch_anthropic.py)
     assert set(providers()) == {"openai", "anthropic", "gemini", "azure", "bedrock", "vertex"}
     default, other = JudgeConfig(), JudgeConfig(provider="anthropic")
     assert default.judge_hash() == JudgeConfig(provider="openai").judge_hash() != other.judge_hash()

@@ -326,7 +326,7 @@ def test_the_fooling_goldens_score_below_the_pass_threshold_as_a_reward_on_the_r
     assert all(g["reward"] < report["pass_threshold"] and g["flags"] for g in report["goldens"])
 
 
-DECIDED_TEXTS = 3  # a decision is one output token: the prompt's reading (prefix-cached) is the cost
+DECIDED_TEXTS = 2  # a decision is one output token: reading the ~900-token prompt is a call's cost
 
 
 def decision_rubric():
@@ -403,9 +403,9 @@ def test_a_decisions_expected_score_is_the_full_answers_logprob_weighting_of_the
         (d,), _, _ = read_answer(decision, as_decision, unit, text, {})
         (f,), _, _ = read_answer(full, as_json, unit, text, {})
         expected = sum(p * int(v) / 3 for v, p in probs.items())  # the scale is 0-3: unit = level / 3
-        print(
-            f"\nlevel {level}: decision {d.weighted.unit_score:.6f}, full answer {f.weighted.unit_score:.6f}, probs {probs}"
-        )
+        print(f"\nlevel {level}: decision {d.weighted.unit_score:.6f}, full answer {f.weighted.unit_score:.6f}")
+        print(f"  the levels' distribution {probs}, their share of the model's probability {mass:.4f}")
+        assert 0 < mass <= 1 and d.weighted.mass == pytest.approx(mass, abs=1e-9)
         assert d.value == f.value == value
         assert d.weighted.unit_score == pytest.approx(f.weighted.unit_score, abs=1e-9)
         assert weighted == pytest.approx(f.weighted.unit_score, abs=1e-9)  # as landed by the run

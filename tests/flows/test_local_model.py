@@ -376,23 +376,42 @@ def test_a_decision_on_the_real_model_is_one_constrained_token_and_always_a_leve
     ]
 
 
+LANDED = (
+    "SELECT t.text, j.value::INT, j.weighted_unit_score, j.value_probs::VARCHAR, j.prob_mass FROM judgments j "
+    "JOIN texts t USING (corpus_id, text_id) JOIN runs r USING (run_id) "
+    "WHERE j.status = 'scored' AND j.weighted_unit_score IS NOT NULL AND r.strategy = ?"
+)
+
+
 def test_a_decisions_expected_score_is_the_full_answers_logprob_weighting_of_the_same_distribution(decided):
     """The expected score read from the decision token's top logprobs equals what the full (JSON)
     answer's reader makes of the same distribution at its value token, for the same cells. The
     distribution is the real one the server gave (the levels' probabilities and their mass, as
     landed): Gemma 270M judges differently when asked for JSON (another prompt, another
-    distribution), so the two readings are compared on one distribution, not on the model's wisdom.
-    Tolerance 1e-9: the distribution goes through exp/log once more; nothing else differs."""
+    distribution), so the two readings are compared on one distribution, not on the model's wisdom."""
+    landed = rows(decided["warehouse"], LANDED, ["per_criterion"])
+    assert len(landed) == DECIDED_TEXTS
+    assert_the_two_readings_agree(landed)
+
+
+def test_a_full_answers_real_distribution_read_as_a_decision_gives_its_expected_score(scored):
+    """The other way round, on the distributions Gemma gave at the value token of its full JSON
+    answers (the holistic run's logprob call: several levels among the top 5, where a decision's
+    held one): read as a decision's one token, each gives the full answer's weighted score."""
+    landed = rows(scored["warehouse"], LANDED, ["holistic"])
+    assert landed
+    assert_the_two_readings_agree(landed)
+
+
+def assert_the_two_readings_agree(landed: list[tuple]) -> None:
+    """Each landed judgment's distribution (its levels' probabilities and their share of the
+    model's probability) spelled as a decision (the level alone) and as a full JSON answer (the
+    level at its value token), each read by the judge's own reader: the two expected scores, the
+    one landed and the distribution's mean agree within 1e-9 (the distribution goes through
+    exp/log once more; nothing else differs)."""
     from rubricflow.rubrics.render import CallUnit
     from rubricflow.tasks.judging.answers import read_answer
 
-    w = decided["warehouse"]
-    landed = rows(
-        w,
-        "SELECT t.text, j.value::INT, j.weighted_unit_score, j.value_probs::VARCHAR, j.prob_mass "
-        "FROM judgments j JOIN texts t USING (corpus_id, text_id) WHERE j.status = 'scored'",
-    )
-    assert len(landed) == DECIDED_TEXTS
     decision, full = decision_rubric(), terse(Library().bundle("llm-slop").rubric, "puffery")
     unit = CallUnit("puffery", ("puffery",))
     for text, value, weighted, value_probs, mass in landed:

@@ -351,6 +351,7 @@ def decided(tmp_path_factory, server):
     ingest_flow(str(SAMPLE), warehouse, "sample", limit=DECIDED_TEXTS)
     posts = server.log.read_text().count("POST /v1/chat/completions")
     judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "provider": "llamacpp", "logprobs": True}
+    judge["strategy"] = "per_criterion"  # one criterion: one call a text either way
     run = score_corpus("sample", str(tmp / "slop-decided.yaml"), warehouse, {**judge, "answer_retries": 0})
     return {
         "warehouse": warehouse,

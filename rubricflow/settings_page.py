@@ -60,6 +60,7 @@ def _keys() -> list[str]:
 
 
 def _whose(names: list[str]) -> str:
+    """The possessive the key table's row needs for its providers."""
     return "providers'" if len(names) > 1 else "provider's"
 
 

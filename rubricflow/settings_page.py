@@ -46,14 +46,22 @@ def _keys() -> list[str]:
     from rubricflow.tasks.judging.providers.keys import HOST_KEYS
 
     rows = ["| Variable | Read for |", "| --- | --- |"]
+    readers: dict[str, list[str]] = {}  # a variable two providers read (openai, llamacpp) is one row
     for p in providers().values():
-        rows += [f"| `{v}` | the `{p.name}` provider's API |" for v in p.key_variables]
+        for v in p.key_variables:
+            readers.setdefault(v, []).append(f"`{p.name}`")
+    rows += [f"| `{v}` | the {' and '.join(names)} {_whose(names)} API |" for v, names in readers.items()]
     hosts: dict[str, list[str]] = {}
     for host, variable in HOST_KEYS.items():
         hosts.setdefault(variable, []).append(host)
     listed = {v for p in providers().values() for v in p.key_variables}
     rows += [f"| `{v}` | an endpoint at {', '.join(h)} |" for v, h in hosts.items() if v not in listed]
     return rows
+
+
+def _whose(names: list[str]) -> str:
+    """The possessive the key table's row needs for its providers."""
+    return "providers'" if len(names) > 1 else "provider's"
 
 
 def page() -> str:

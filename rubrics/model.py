@@ -605,8 +605,9 @@ class Surface(Strict):
     """Ask for a `confidence` (0-1) with each criterion's answer; kept in judgments.confidence."""
     rationale: bool = True
     """False: ask for no rationale or evidence. A call of one criterion whose scale is binary or
-    ordinal with one-token levels is then a decision: the judge answers the level alone (one token,
-    max_tokens 2) and the score is weighed from the top logprobs (rubrics/render.decision_criterion)."""
+    ordinal with one-token levels is then a decision: the judge answers the level alone (one token;
+    max_tokens 2, or 1 where the provider holds it to the levels by a grammar) and the score is
+    weighed from the top logprobs (rubrics/render.decision_criterion)."""
     execution_strategy: Literal["per_criterion", "grouped", "holistic"] | None = None
     """How many criteria one call asks about when the user gives no --strategy (seed 001's
     SurfacePolicy.execution_strategy); a --strategy given wins, and the run records which was used."""

@@ -267,7 +267,17 @@ def _render_disqualifier(d) -> str:
 
 
 DECISION_RULE = "Answer with only the score of `{id}`: one of {levels}; nothing else, no JSON and no rationale."
-DECISION_MAX_TOKENS = 2  # the level's token, and room for a leading space a tokenizer splits off
+
+
+def decision_levels(criterion: Criterion) -> list[str]:
+    """A decided criterion's levels as the judge writes them (one digit each, maybe a minus sign)."""
+    return [str(v) for v in criterion.scale.domain()]
+
+
+def decision_max_tokens(levels: list[str], constrained: bool) -> int:
+    """The output tokens a decision needs: its longest level's (a digit or a minus sign is at most one
+    token in any tokenizer), and one more for a leading space when nothing but the prompt holds the answer."""
+    return max(len(level) for level in levels) + (0 if constrained else 1)
 
 
 def decision_criterion(rubric: Rubric, criteria: tuple[str, ...] | list[str]) -> Criterion | None:

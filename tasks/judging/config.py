@@ -38,8 +38,9 @@ class JudgeConfig(BaseModel):
     base_url: str | None = None
     """The endpoint (default: the provider's variable, OPENAI_BASE_URL..., else its public API)."""
     provider: str = "openai"
-    """The endpoint's wire API (tasks/judging/providers): `openai` (chat completions, any compatible
-    server) or `anthropic` (the Messages API; key in ANTHROPIC_API_KEY)."""
+    """The endpoint's wire API (tasks/judging/providers; docs/models.md lists them): `openai` (chat
+    completions, any compatible server), `llamacpp` (llama.cpp's servers: chat completions whose
+    decisions are held to the levels by a grammar), `anthropic` (the Messages API), ..."""
     strategy: Strategy = "holistic"
     """per_criterion, grouped or holistic: how many criteria one call asks about (default: the rubric's
     surface.execution_strategy, else holistic)."""

@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 from rubricflow.rubrics.render import (
-    DECISION_MAX_TOKENS,
     arranged,
     decision_criterion,
+    decision_levels,
+    decision_max_tokens,
     delivered,
     schema_criteria,
     schema_suffix,
@@ -81,8 +83,9 @@ class RequestShaping:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
-        if decision_criterion(self.bundle.rubric, schema_criteria(schema)) is not None:
-            kwargs["max_tokens"] = DECISION_MAX_TOKENS  # the level alone, in plain text: no schema to send
+        decided = decision_criterion(self.bundle.rubric, schema_criteria(schema))
+        if decided is not None:  # the level alone, in plain text: no schema to send
+            kwargs.update(self.decision_limits(decision_levels(decided)))
             mode = "decision"
         if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
@@ -114,6 +117,14 @@ class RequestShaping:
             kwargs["prompt_cache_key"] = "rf-" + hashlib.sha256(shared_prefix(messages).encode()).hexdigest()[:24]
         kwargs["messages"] = delivered(messages, self.layout)
         return kwargs
+
+    def decision_limits(self, levels: list[str]) -> dict[str, Any]:
+        """What holds a decision's answer to the levels: on a server that takes a GBNF grammar
+        (Capabilities.decision_grammar: llama.cpp) a grammar of the levels and max_tokens of the
+        longest level's tokens; elsewhere the prompt's rule and room for a leading space too."""
+        if self.wire.capabilities.decision_grammar:
+            return {"grammar": levels_grammar(levels), "max_tokens": decision_max_tokens(levels, constrained=True)}
+        return {"max_tokens": decision_max_tokens(levels, constrained=False)}
 
     async def check_delivery(self) -> None:
         """Once per run: does the endpoint deliver a system message? Two one-token probes, with and
@@ -163,3 +174,9 @@ class RequestShaping:
         if self.modes.index(self.mode) < self.modes.index(nxt):
             self.mode = nxt
         return True
+
+
+def levels_grammar(levels: list[str]) -> str:
+    """A GBNF grammar whose only sentences are the levels (`root ::= "0" | "1" | "2" | "3"`): the
+    level's token is the answer's first, with no space, quote or word before it."""
+    return "root ::= " + " | ".join(json.dumps(level) for level in levels)

@@ -324,3 +324,139 @@ def test_the_fooling_goldens_score_below_the_pass_threshold_as_a_reward_on_the_r
     report = asyncio.run(service.fooling({"unguarded": False}))
     assert report["false_positive_rate"] == 0.0 and service.calls == 0
     assert all(g["reward"] < report["pass_threshold"] and g["flags"] for g in report["goldens"])
+
+
+DECIDED_TEXTS = 2  # a decision is one output token: reading the ~900-token prompt is a call's cost
+
+
+def decision_rubric():
+    """The one-criterion slop rubric (ordinal puffery, levels 0-3) asked for no rationale: each
+    call is a decision (rubrics/render.decision_criterion)."""
+    rubric = terse(Library().bundle("llm-slop").rubric, "puffery")
+    surface = rubric.surface.model_copy(update={"rationale": False})
+    return rubric.model_copy(
+        update={"surface": surface, "output": rubric.output.model_copy(update={"constraints": ()})}
+    )
+
+
+@pytest.fixture(scope="module")
+def decided(tmp_path_factory, server):
+    """DECIDED_TEXTS sample texts decided by the real model through the `llamacpp` provider: a GBNF
+    grammar of the levels and max_tokens 1 in each request, logprobs asked (one token each: cheap)."""
+    from rubricflow.rubrics.formats import dump
+
+    tmp = tmp_path_factory.mktemp("decided")
+    (tmp / "slop-decided.yaml").write_text(dump(decision_rubric(), "yaml"))
+    warehouse = str(tmp / "w.duckdb")
+    ingest_flow(str(SAMPLE), warehouse, "sample", limit=DECIDED_TEXTS)
+    posts = server.log.read_text().count("POST /v1/chat/completions")
+    judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "provider": "llamacpp", "logprobs": True}
+    judge["strategy"] = "per_criterion"  # one criterion: one call a text either way
+    run = score_corpus("sample", str(tmp / "slop-decided.yaml"), warehouse, {**judge, "answer_retries": 0})
+    return {
+        "warehouse": warehouse,
+        "run": run,
+        "posts": server.log.read_text().count("POST /v1/chat/completions") - posts,
+    }
+
+
+def test_a_decision_on_the_real_model_is_one_constrained_token_and_always_a_level(decided):
+    """Asked for the level in words alone, Gemma 3 270M answered "You are"; held by llama.cpp's
+    grammar of the levels, every answer is a level, in at most 2 output tokens (1 here: max_tokens
+    is the longest level's tokens), read from the landed completions' usage."""
+    w, run = decided["warehouse"], decided["run"]
+    assert run["planned_cells"] == run["judged_cells"] == DECIDED_TEXTS
+    assert decided["posts"] == DECIDED_TEXTS + 2  # the delivery check's two probes, then one call a cell
+    landed = rows(w, "SELECT status, raw_response, completion_tokens, prompt_tokens, finish_reason FROM completions")
+    print("\nreal model decisions (status, answer, completion, prompt tokens, finish):", landed)
+    assert len(landed) == DECIDED_TEXTS
+    assert all(status == "ok" and answer in ("0", "1", "2", "3") for status, answer, *_ in landed), landed
+    assert all(0 < completion <= 2 and prompt > 300 for _, _, completion, prompt, _ in landed), landed
+    assert rows(w, "SELECT count(*), count(*) FILTER (WHERE status = 'scored') FROM judgments") == [
+        (DECIDED_TEXTS, DECIDED_TEXTS)
+    ]
+
+
+LANDED = (
+    "SELECT t.text, j.value::INT, j.weighted_unit_score, j.value_probs::VARCHAR, j.prob_mass FROM judgments j "
+    "JOIN texts t USING (corpus_id, text_id) JOIN runs r USING (run_id) "
+    "WHERE j.status = 'scored' AND j.weighted_unit_score IS NOT NULL AND r.strategy = ?"
+)
+
+
+def test_a_decisions_expected_score_is_the_full_answers_logprob_weighting_of_the_same_distribution(decided):
+    """The expected score read from the decision token's top logprobs equals what the full (JSON)
+    answer's reader makes of the same distribution at its value token, for the same cells. The
+    distribution is the real one the server gave (the levels' probabilities and their mass, as
+    landed): Gemma 270M judges differently when asked for JSON (another prompt, another
+    distribution), so the two readings are compared on one distribution, not on the model's wisdom."""
+    landed = rows(decided["warehouse"], LANDED, ["per_criterion"])
+    assert len(landed) == DECIDED_TEXTS
+    assert_the_two_readings_agree(landed)
+
+
+def test_a_full_answers_real_distribution_read_as_a_decision_gives_its_expected_score(scored):
+    """The other way round, on the distributions Gemma gave at the value token of its full JSON
+    answers (the holistic run's logprob call: several levels among the top 5, where a decision's
+    held one): read as a decision's one token, each gives the full answer's weighted score."""
+    landed = rows(scored["warehouse"], LANDED, ["holistic"])
+    assert landed
+    assert_the_two_readings_agree(landed)
+
+
+def assert_the_two_readings_agree(landed: list[tuple]) -> None:
+    """Each landed judgment's distribution (its levels' probabilities and their share of the
+    model's probability) spelled as a decision (the level alone) and as a full JSON answer (the
+    level at its value token), each read by the judge's own reader: the two expected scores, the
+    one landed and the distribution's mean agree within 1e-9 (the distribution goes through
+    exp/log once more; nothing else differs)."""
+    from rubricflow.rubrics.render import CallUnit
+    from rubricflow.tasks.judging.answers import read_answer
+
+    decision, full = decision_rubric(), terse(Library().bundle("llm-slop").rubric, "puffery")
+    unit = CallUnit("puffery", ("puffery",))
+    for text, value, weighted, value_probs, mass in landed:
+        probs = json.loads(value_probs)
+        level = str(value)
+        as_decision = answered([level], 0, probs, mass)
+        as_json = answered(['{"criteria": {"puffery": {"value": ', level, ', "rationale": "Plain."}}}'], 1, probs, mass)
+        (d,), _, _ = read_answer(decision, as_decision, unit, text, {})
+        (f,), _, _ = read_answer(full, as_json, unit, text, {})
+        expected = sum(p * int(v) / 3 for v, p in probs.items())  # the scale is 0-3: unit = level / 3
+        print(f"\nlevel {level}: decision {d.weighted.unit_score:.6f}, full answer {f.weighted.unit_score:.6f}")
+        print(f"  the levels' distribution {probs}, their share of the model's probability {mass:.4f}")
+        assert 0 < mass <= 1 and d.weighted.mass == pytest.approx(mass, abs=1e-9)
+        assert d.value == f.value == value
+        assert d.weighted.unit_score == pytest.approx(f.weighted.unit_score, abs=1e-9)
+        assert weighted == pytest.approx(f.weighted.unit_score, abs=1e-9)  # as landed by the run
+        assert weighted == pytest.approx(expected, abs=1e-9)  # the mean of the landed distribution
+
+
+def answered(tokens: list[str], at: int, probs: dict, mass: float):
+    """A chat completion spelled in `tokens` whose token `at` is the level, with the landed
+    distribution as its top logprobs (each level's probability times the mass the server put on levels)."""
+    import math
+
+    from openai.types.chat import ChatCompletion
+
+    top = [{"token": v, "logprob": math.log(p * mass), "bytes": None} for v, p in probs.items()]
+    level_logprob = math.log(probs[tokens[at]] * mass)
+    content = [
+        {
+            "token": t,
+            "logprob": level_logprob if i == at else 0.0,
+            "bytes": None,
+            "top_logprobs": top if i == at else [],
+        }
+        for i, t in enumerate(tokens)
+    ]
+    message = {"role": "assistant", "content": "".join(tokens)}
+    return ChatCompletion.model_validate(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": MODEL_ALIAS,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message, "logprobs": {"content": content}}],
+        }
+    )

@@ -30,9 +30,18 @@ def providers() -> dict[str, Provider]:
     from .azure_openai import AzureOpenAI
     from .bedrock_converse import BedrockConverse  # its SDK (the `bedrock` extra) is imported by its first call
     from .gemini_generate import GeminiGenerate
+    from .llama_cpp import LlamaCpp
     from .vertex_generate import VertexGenerate  # likewise (the `vertex` extra)
 
-    chosen = (Provider(), AnthropicMessages(), GeminiGenerate(), AzureOpenAI(), BedrockConverse(), VertexGenerate())
+    chosen = (
+        Provider(),
+        AnthropicMessages(),
+        GeminiGenerate(),
+        AzureOpenAI(),
+        BedrockConverse(),
+        VertexGenerate(),
+        LlamaCpp(),
+    )
     return {p.name: p for p in chosen}
 
 

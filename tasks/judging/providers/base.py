@@ -34,6 +34,11 @@ class Capabilities:
     prompt_cache_key: bool = True
     """The API takes OpenAI's `prompt_cache_key` (calls with one key go to the same cache); a
     self-hosted server ignores a field it does not know."""
+    decision_grammar: bool = False
+    """The server takes a GBNF `grammar` field (llama.cpp's servers, C++ and Python): a decision's
+    answer (rubrics/render.decision_criterion) is held to the criterion's levels by a grammar of
+    them, and max_tokens is the longest level's tokens. Elsewhere only the prompt's rule and a
+    max_tokens with room for a leading space hold it (OpenAI refuses a field it does not know)."""
     output_modes: tuple[OutputMode, ...] = ("json_schema", "json_object", "tools", "text")
     """Structured-output modes the API has, richest first: `--output-mode auto` starts at the first
     and falls back along these, once per run, when a server refuses one. Chat-completions servers

@@ -84,3 +84,25 @@ def test_only_a_lone_scale_only_criterion_asked_without_rationale_is_a_decision(
     for change in changes:
         criteria = tuple(c.model_copy(update=change) if c.id == "puffery" else c for c in rubric.criteria)
         assert decision_criterion(rubric.model_copy(update={"criteria": criteria}), ("puffery",)) is None, change
+
+
+def _bodies(provider: str, rationale: bool) -> dict[str, dict]:
+    """Each llm-slop criterion's request body as a judge of `provider` builds it (no call is made)."""
+    bundle = compile_or_raise(_slop(rationale))
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", provider=provider, strategy="per_criterion")
+    judge = Judge(bundle, config, client_for(provider, config.base_url, 30), RateLimiter(), RetryBudget(1), "r", "c")
+    return {u: judge.request_body(*judge.unit(u, None)[1:], "Text.", judge.mode, 0) for u in UNITS}
+
+
+def test_a_server_that_takes_a_grammar_holds_a_decision_to_the_levels_in_one_token():
+    """llama.cpp's servers (`--provider llamacpp`, Capabilities.decision_grammar) get a GBNF grammar
+    whose only sentences are the levels, and max_tokens of the longest level's tokens (1: a one-digit
+    level); elsewhere no grammar (OpenAI refuses a field it does not know) and room for a leading space."""
+    grammar = _bodies("llamacpp", rationale=False)
+    assert grammar["puffery"]["grammar"] == 'root ::= "0" | "1" | "2" | "3"'  # ordinal 0-3
+    assert grammar["meta-talk"]["grammar"] == 'root ::= "0" | "1"'  # binary
+    assert all(b["max_tokens"] == 1 and "response_format" not in b for b in grammar.values())
+    plain = _bodies("openai", rationale=False)
+    assert all(b["max_tokens"] == 2 and "grammar" not in b for b in plain.values())
+    full = _bodies("llamacpp", rationale=True)  # a full answer: JSON held by the schema, no level grammar
+    assert all("grammar" not in b and b["response_format"]["type"] == "json_object" for b in full.values())

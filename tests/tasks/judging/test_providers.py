@@ -108,13 +108,16 @@ def test_a_structured_answer_is_asked_as_a_forced_tool_and_read_back_as_text():
 
 def test_an_unknown_provider_or_a_batch_it_cannot_do_is_refused_by_name():
     with pytest.raises(
-        ValidationError, match="unknown provider 'cohere': use one of anthropic, azure, bedrock, gemini, openai, vertex"
+        ValidationError,
+        match="unknown provider 'cohere': use one of anthropic, azure, bedrock, gemini, llamacpp, openai, vertex",
     ):
         JudgeConfig(provider="cohere")
     with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API or Anthropic's Message Batches"):
         JudgeConfig(provider="bedrock", model="anthropic.claude-x", batch=True)  # Bedrock has no Message Batches
+    with pytest.raises(ValidationError, match="--batch needs the OpenAI Batch API or Anthropic's Message Batches"):
+        JudgeConfig(provider="llamacpp", batch=True)  # llama.cpp's servers have no Batch API
     assert JudgeConfig(provider="anthropic", batch=True).batch  # Message Batches (tasks/judging/batch_anthropic.py)
-    assert set(providers()) == {"openai", "anthropic", "gemini", "azure", "bedrock", "vertex"}
+    assert set(providers()) == {"openai", "anthropic", "gemini", "azure", "bedrock", "vertex", "llamacpp"}
     default, other = JudgeConfig(), JudgeConfig(provider="anthropic")
     assert default.judge_hash() == JudgeConfig(provider="openai").judge_hash() != other.judge_hash()
     assert not other.wants_logprobs()  # the Messages API has none to give

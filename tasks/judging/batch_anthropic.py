@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import orjson
@@ -45,7 +45,12 @@ class MessageBatches(BatchWire):
         return Staged(f"{STAGED_PREFIX}{uuid.uuid4().hex}", body)
 
     async def buy(self, client: AsyncOpenAI, staged: Staged) -> str:
-        batch = await client.post("/messages/batches", content=staged.requests, cast_to=object, options=self._options())
+        batch = cast(
+            "dict[str, Any]",
+            await client.post(
+                "/messages/batches", content=staged.requests, cast_to=object, options={"headers": self._headers()}
+            ),
+        )
         return str(batch["id"])
 
     async def find_or_buy(self, client: AsyncOpenAI, staged_id: str) -> str | None:
@@ -55,13 +60,16 @@ class MessageBatches(BatchWire):
         return None
 
     async def state(self, client: AsyncOpenAI, batch_id: str) -> BatchState:
-        batch = await client.get(f"/messages/batches/{batch_id}", cast_to=object, options=self._options())
+        batch = cast(
+            "dict[str, Any]",
+            await client.get(f"/messages/batches/{batch_id}", cast_to=object, options={"headers": self._headers()}),
+        )
         status = str(batch.get("processing_status"))
         ended = status == "ended"
         return BatchState(batch_id, status, ended, batch.get("results_url") if ended else None)
 
     async def answers(self, client: AsyncOpenAI, batch: BatchState) -> list[tuple[str, Any]]:
-        text = await client.get(_same_origin(client, batch), cast_to=str, options=self._options())
+        text = await client.get(_same_origin(client, batch), cast_to=str, options={"headers": self._headers()})
         answered = []
         for line in text.splitlines():
             if not line.strip():
@@ -78,8 +86,8 @@ class MessageBatches(BatchWire):
             raise ValueError("a batch result's message is not a Messages API answer")
         return read
 
-    def _options(self) -> dict[str, Any]:
-        return {"headers": self.wire.request_headers()}  # the key in x-api-key only
+    def _headers(self) -> dict[str, Any]:
+        return self.wire.request_headers()  # the key in x-api-key only
 
 
 def _same_origin(client: AsyncOpenAI, batch: BatchState) -> str:

@@ -500,9 +500,10 @@ class JudgeServer:
         elif method == "GET" and len(parts) == 5:
             status, payload = store.retrieve(parts[4], "http://" + headers.get(b"host", b"127.0.0.1").decode())
         elif method == "GET" and len(parts) == 6 and parts[5] == "results":
-            status, payload = store.results(parts[4])
-            if status == 200:
-                return await _raw(send, payload)
+            status, results = store.results(parts[4])
+            if isinstance(results, bytes):  # the results' JSONL; an error is a JSON body
+                return await _raw(send, results)
+            payload = results
         else:
             status, payload = 404, messages_api.error("not_found_error", f"no route {method} {path}")
         return await _json(send, status, payload)

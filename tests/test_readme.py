@@ -71,6 +71,8 @@ NOT_RUN = {
     "docs/index.md#3a825317": "the README's install commands (docs/index.md repeats them): .ci/run",
     "docs/index.md#c0ce1b83": "the README's tour (docs/index.md repeats it, checked by test_the_docs_home_page_shows_the_same_tour)",
     "docs/benchmarks.md#5c247202": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
+    "docs/browsing.md#84b0e7a7": "both lines start the viewer, a web server that serves until stopped; "
+    "tests/flows/test_viewer.py serves and reads every page",
     "docs/deployment.md#071888c9": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
     "docs/operations.md#5ac4c7d1": "Prefect's own server with its UI, which serves until stopped",
     "docs/models.md#ed7b0151": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
@@ -174,6 +176,14 @@ def test_the_blocks_named_as_not_run_are_in_the_docs():
     """A name left behind when its block changed or went would excuse nothing, silently."""
     names = {name for name, _ in shell_blocks()}
     assert set(NOT_RUN) <= names and set(EXPECTED_EXITS) <= names and not set(NOT_RUN) & set(EXPECTED_EXITS)
+
+
+def test_no_block_that_runs_is_left_empty_by_its_dropped_lines():
+    """A block whose every command is dropped would pass having run nothing: it must be named above."""
+    for name, body in shell_blocks():
+        commands = [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
+        kept = [line for line in commands if not line.split("  #")[0].strip().startswith(DROPPED)]
+        assert kept or name in NOT_RUN, f"{where(name)}: every line is dropped; name it in NOT_RUN with its server"
 
 
 def test_the_demos_warehouse_folder_is_ignored_by_git():

@@ -76,7 +76,8 @@ NOT_RUN = {
     "docs/deployment.md#071888c9": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
     "docs/operations.md#5ac4c7d1": "Prefect's own server with its UI, which serves until stopped",
     "docs/models.md#ed7b0151": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
-    # Cost: these run `improve evolve` at the documented size, minutes of judge calls each.
+    # Not a server, a key or a GPU but cost: these run `improve evolve` at the documented size, minutes of
+    # judge calls each (the benches and the llama.cpp build above likewise: minutes each).
     "docs/analysis.md#828e8eda": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "
     "tests/flows/test_evolve_objectives.py runs these options at a test size",
     "docs/analysis.md#af5baa6c": "`improve evolve --co-evolve` at the documented size (8 rounds): minutes of judge calls; "
@@ -85,11 +86,11 @@ NOT_RUN = {
     "tests/flows/test_evolve.py runs it at a test size",
     "docs/browsing.md#fb7b0865": "`report evolution -c tc` needs the `improve evolve` of tc above (not run here); "
     "tests/flows/test_evolve.py writes the report",
-    "docs/analysis.md#2b77cebc": "`labels import-ls` reads a Label Studio export made by annotators; "
+    "docs/analysis.md#2b77cebc": "`labels import-ls` reads an export that annotators made on a Label Studio server; "
     "tests/cli/test_label_studio.py round-trips one",
     "docs/operations.md#06e8f132": "its OTLP line needs the otel extra and a collector on 127.0.0.1:4318 (a server); "
     "tests/flows/test_telemetry.py checks the console exporter's spans",
-    "docs/scoring.md#eaa332cd": "downloads the IMDB dataset from the Hugging Face Hub (no internet in the tests)",
+    "docs/scoring.md#eaa332cd": "downloads the IMDB dataset from the Hugging Face Hub's servers (no internet in the tests)",
 }
 # Commands that exit non-zero here by design, each named by its block and how the line starts: (the exit
 # code, what it must say). The block runs on past them; any other exit, or none, fails the block.

@@ -8,6 +8,7 @@ path whatever a batch did not answer usably."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,11 @@ class BatchWire:
     def read(self, body: Any) -> ChatCompletion:
         """One answer body as a ChatCompletion; ValueError when it is not one."""
         raise NotImplementedError
+
+
+def jsonl_rows(text: str) -> list[Any]:
+    """A batch's results file, a JSON object a line (blank lines skipped): both APIs' shape."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def request_body(judge: Judge, cell: Cell) -> dict:

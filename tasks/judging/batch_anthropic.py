@@ -10,7 +10,6 @@ Spec: https://docs.anthropic.com/en/api/creating-message-batches"""
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -20,7 +19,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from rubricflow.tasks.judging import providers
-from rubricflow.tasks.judging.batch import BatchState, BatchWire, Staged, request_body
+from rubricflow.tasks.judging.batch import BatchState, BatchWire, Staged, jsonl_rows, request_body
 from rubricflow.tasks.judging.judge import Cell, Judge
 
 MAX_REQUESTS = 100_000  # per batch, Anthropic's limit
@@ -71,10 +70,7 @@ class MessageBatches(BatchWire):
     async def answers(self, client: AsyncOpenAI, batch: BatchState) -> list[tuple[str, Any]]:
         text = await client.get(_same_origin(client, batch), cast_to=str, options={"headers": self._headers()})
         answered = []
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
+        for row in jsonl_rows(text):
             result = row.get("result") or {}
             if result.get("type") == "succeeded":  # errored, expired, canceled: the cell goes online
                 answered.append((row.get("custom_id"), result.get("message")))

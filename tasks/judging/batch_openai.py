@@ -13,7 +13,7 @@ from typing import Any
 from openai import AsyncOpenAI, NotFoundError
 from openai.types.chat import ChatCompletion
 
-from rubricflow.tasks.judging.batch import BatchState, BatchWire, Staged, request_body
+from rubricflow.tasks.judging.batch import BatchState, BatchWire, Staged, jsonl_rows, request_body
 from rubricflow.tasks.judging.judge import Cell, Judge
 
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -37,10 +37,7 @@ class OpenAIBatches(BatchWire):
     async def answers(self, client: AsyncOpenAI, batch: BatchState) -> list[tuple[str, Any]]:
         text = (await client.files.content(batch.results or "")).text
         answered = []
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
+        for row in jsonl_rows(text):
             response = row.get("response") or {}
             if not row.get("error") and response.get("status_code") == 200:
                 answered.append((row.get("custom_id"), response.get("body")))

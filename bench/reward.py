@@ -141,6 +141,13 @@ def cpu_floor(n: int, judge_s: float, server_s: float) -> str:
     )
 
 
+def load() -> str:
+    """The machine's 1-minute load average: a shared machine's figures are read next to it."""
+    import os
+
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
 def p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[int(0.99 * (len(ordered) - 1))]
@@ -168,6 +175,7 @@ def main() -> None:
     with Server() as judge, RewardServer(judge.base_url, max(c, args.in_flight)) as server:
         asyncio.run(through_server(server, [{"rollouts": texts(16, "warm-up")}], 1))  # engine built, imports done
 
+        print(f"start: {load()}")
         bare_rate, _ = asyncio.run(bare_loop(judge.base_url, texts(n, "bare"), c))
         print(f"bare AsyncOpenAI loop: {bare_rate:,.0f} calls/s ({n} calls, {c} in flight)")
         before = judge.stats()["answered"]
@@ -182,23 +190,31 @@ def main() -> None:
         took, _, _ = asyncio.run(through_server(server, bodies, c))
         group_rate = n / took
         print(f"server listwise groups of {GROUP}: {group_rate:,.0f} rewards/s")
-        print(f"ratio group / pointwise (rewards/s): {group_rate / (n / (calls / point_rate)):.2f} (target >= 4)")
+        print(
+            f"ratio group / pointwise (rewards/s): {group_rate / (n / (calls / point_rate)):.2f} (target >= 4; {load()})"
+        )
 
         set_latency(judge, 200)
         m = args.latency_rollouts
         bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
         judge_cpu, server_cpu = cpu_s(judge.proc.pid), cpu_s(server.proc.pid)
         took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
-        print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s)")
+        print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s; {load()})")
         print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
         k = args.in_flight
         _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
+        server_cpu = cpu_s(server.proc.pid)
         _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))
+        per_request = (cpu_s(server.proc.pid) - server_cpu) / k
         added = (p99(latencies) - p99(bare_latencies)) * 1000
         print(
             f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms"
         )
-        print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms)")
+        print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms; {load()})")
+        print(
+            f"server CPU a request: {1000 * per_request:.2f} ms: {k} sent at once, the last waits on one core "
+            f"for the others' {k * per_request:.2f} s"
+        )
 
         set_latency(judge, 0)
         before = judge.stats()["answered"]

@@ -380,6 +380,8 @@ class RewardServer:
         deadline = time.monotonic() + 10
         while not self.server.started and not self.served.done() and time.monotonic() < deadline:
             time.sleep(0.01)
+        if self.served.done():
+            self.served.result()  # it stopped before serving: its error, here
         return self
 
     def __exit__(self, *exc: object) -> None:

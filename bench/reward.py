@@ -141,6 +141,13 @@ def cpu_floor(n: int, judge_s: float, server_s: float) -> str:
     )
 
 
+def load() -> str:
+    """The machine's 1-minute load average: a shared machine's figures are read next to it."""
+    import os
+
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
 def p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[int(0.99 * (len(ordered) - 1))]
@@ -157,6 +164,60 @@ def set_latency(judge: Server, ms: float) -> None:
     urllib.request.urlopen(urllib.request.Request(url, data=json.dumps({"ms": ms}).encode()), timeout=10).read()
 
 
+def rates(judge: Server, server: RewardServer, n: int, c: int) -> None:
+    """Phases 1 and 2: pointwise calls/s over the bare loop's, listwise groups over pointwise; each
+    phase's CPU a reward too (judge + server), what the group ratio is where the CPU is the limit."""
+    print(f"start: {load()}")
+    bare_rate, _ = asyncio.run(bare_loop(judge.base_url, texts(n, "bare"), c))
+    print(f"bare AsyncOpenAI loop: {bare_rate:,.0f} calls/s ({n} calls, {c} in flight)")
+    before, spent = judge.stats()["answered"], both_cpu(judge, server)
+    bodies = [{"rollouts": part} for part in chunks(texts(n, "pointwise"), GROUP)]
+    took, _, _ = asyncio.run(through_server(server, bodies, max(1, c // GROUP)))
+    calls, point_cpu = judge.stats()["answered"] - before, both_cpu(judge, server) - spent
+    point_rate = calls / took
+    print(f"server pointwise: {point_rate:,.0f} calls/s, {n / took:,.0f} rewards/s ({calls} calls)")
+    print(f"ratio pointwise / bare loop (calls/s): {point_rate / bare_rate:.2f} (target >= 0.9)")
+
+    spent = both_cpu(judge, server)
+    bodies = [{"rollouts": part, "mode": "listwise", "swap": False} for part in chunks(texts(n, "group"), GROUP)]
+    took, _, _ = asyncio.run(through_server(server, bodies, c))
+    group_rate, group_cpu = n / took, both_cpu(judge, server) - spent
+    print(f"server listwise groups of {GROUP}: {group_rate:,.0f} rewards/s")
+    print(f"ratio group / pointwise (rewards/s): {group_rate / (n / (calls / point_rate)):.2f} (target >= 4; {load()})")
+    print(
+        f"CPU a reward, judge + server: pointwise {1000 * point_cpu / n:.2f} ms, group {1000 * group_cpu / n:.2f} ms "
+        f"(ratio {point_cpu / max(group_cpu, 1e-9):.2f})"
+    )
+
+
+def latencies(judge: Server, server: RewardServer, m: int, k: int) -> None:
+    """Phase 3, against a 200 ms judge: `m` rollouts' wall time, then the p99 at `k` in flight."""
+    set_latency(judge, 200)
+    bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
+    judge_cpu, server_cpu = cpu_s(judge.proc.pid), cpu_s(server.proc.pid)
+    took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
+    print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s; {load()})")
+    print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
+    _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
+    server_cpu = cpu_s(server.proc.pid)
+    _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))
+    per_request = (cpu_s(server.proc.pid) - server_cpu) / k
+    added = (p99(latencies) - p99(bare_latencies)) * 1000
+    print(
+        f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms"
+    )
+    print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms; {load()})")
+    print(
+        f"server CPU a request: {1000 * per_request:.2f} ms: {k} sent at once, the last waits on one core "
+        f"for the others' {k * per_request:.2f} s"
+    )
+    set_latency(judge, 0)
+
+
+def both_cpu(judge: Server, server: RewardServer) -> float:
+    return cpu_s(judge.proc.pid) + cpu_s(server.proc.pid)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rollouts", type=int, default=4000)
@@ -167,40 +228,8 @@ def main() -> None:
     n, c = args.rollouts, args.concurrency
     with Server() as judge, RewardServer(judge.base_url, max(c, args.in_flight)) as server:
         asyncio.run(through_server(server, [{"rollouts": texts(16, "warm-up")}], 1))  # engine built, imports done
-
-        bare_rate, _ = asyncio.run(bare_loop(judge.base_url, texts(n, "bare"), c))
-        print(f"bare AsyncOpenAI loop: {bare_rate:,.0f} calls/s ({n} calls, {c} in flight)")
-        before = judge.stats()["answered"]
-        bodies = [{"rollouts": part} for part in chunks(texts(n, "pointwise"), GROUP)]
-        took, _, _ = asyncio.run(through_server(server, bodies, max(1, c // GROUP)))
-        calls = judge.stats()["answered"] - before
-        point_rate = calls / took
-        print(f"server pointwise: {point_rate:,.0f} calls/s, {n / took:,.0f} rewards/s ({calls} calls)")
-        print(f"ratio pointwise / bare loop (calls/s): {point_rate / bare_rate:.2f} (target >= 0.9)")
-
-        bodies = [{"rollouts": part, "mode": "listwise", "swap": False} for part in chunks(texts(n, "group"), GROUP)]
-        took, _, _ = asyncio.run(through_server(server, bodies, c))
-        group_rate = n / took
-        print(f"server listwise groups of {GROUP}: {group_rate:,.0f} rewards/s")
-        print(f"ratio group / pointwise (rewards/s): {group_rate / (n / (calls / point_rate)):.2f} (target >= 4)")
-
-        set_latency(judge, 200)
-        m = args.latency_rollouts
-        bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
-        judge_cpu, server_cpu = cpu_s(judge.proc.pid), cpu_s(server.proc.pid)
-        took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
-        print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s)")
-        print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
-        k = args.in_flight
-        _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
-        _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))
-        added = (p99(latencies) - p99(bare_latencies)) * 1000
-        print(
-            f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms"
-        )
-        print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms)")
-
-        set_latency(judge, 0)
+        rates(judge, server, n, c)
+        latencies(judge, server, args.latency_rollouts, args.in_flight)
         before = judge.stats()["answered"]
         _, _, [answer] = asyncio.run(through_server(server, [{"rollouts": texts(1, "pointwise")}], 1))
         print(

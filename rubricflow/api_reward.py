@@ -354,13 +354,11 @@ def _reward(rollout_id: str, result: Result | None, flags: list[str], cached: bo
 
 
 class RewardServer:
-    """A RewardService served over HTTP on 127.0.0.1 from a thread of this process (a notebook, the
-    tests, the bench); `rubricflow reward-server` is the same in a process of its own. `url` and
+    """A RewardService served over HTTP on 127.0.0.1 from this process (a notebook, the tests, the
+    bench), on its judge loop as `rubricflow reward-server` serves it from its own. `url` and
     `secret` are what a client needs (the plugin reads the secret from the user's state folder)."""
 
     def __init__(self, service: RewardService, port: int = 0) -> None:
-        import threading
-
         import uvicorn
 
         from rubricflow.tasks.reward.http import reward_app
@@ -371,23 +369,44 @@ class RewardServer:
         self.sock = bind(port=port)
         self.port = self.sock.getsockname()[1]
         self.server = uvicorn.Server(reward_config(reward_app(service, self.secret)))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.served: Any = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> RewardServer:
-        self.thread.start()
+        self.served = serving(self.server, self.sock)
         deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
+        while not self.server.started and not self.served.done() and time.monotonic() < deadline:
             time.sleep(0.01)
+        if self.served.done():
+            self.served.result()  # it stopped before serving: its error, here
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self.served.result(timeout=10)
         self.service.close()
+
+
+def serving(server: Any, sock: Any) -> Any:
+    """`server` (a uvicorn.Server) serving `sock` on the process's judge loop (tasks/judging/shard.Worker):
+    a request and its judge calls on one thread, never waiting on each other for the GIL as two
+    loops in two threads do. Its Future."""
+    from rubricflow.tasks.judging.shard import Worker
+
+    return asyncio.run_coroutine_threadsafe(server.serve(sockets=[sock]), Worker.get().loop)
+
+
+def serve_until_interrupted(server: Any, sock: Any) -> None:
+    """Serve in the foreground until Ctrl-C, then finish the requests in flight and return."""
+    served = serving(server, sock)
+    try:
+        served.result()
+    except KeyboardInterrupt:
+        server.should_exit = True
+        served.result(timeout=30)
 
 
 def server_secret() -> str:

@@ -40,7 +40,7 @@ def reward_server(
     import uvicorn
 
     import rubricflow as rf
-    from rubricflow.api_reward import RewardService, reward_config, server_secret
+    from rubricflow.api_reward import RewardService, reward_config, serve_until_interrupted, server_secret
     from rubricflow.tasks.reward.http import SECRET_NAME, reward_app
     from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, served_hosts
     from rubricflow.tasks.runtime.prefect_server import state_dir
@@ -62,7 +62,7 @@ def reward_server(
         flush=True,
     )
     try:
-        uvicorn.Server(reward_config(reward_app(service, server_secret(), hosts), **tls)).run(sockets=[sock])
+        serve_until_interrupted(uvicorn.Server(reward_config(reward_app(service, server_secret(), hosts), **tls)), sock)
     finally:
         service.close()
         engine.close()

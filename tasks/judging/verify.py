@@ -49,7 +49,8 @@ def parse_json_answer(content: str | None) -> dict:
     """Tolerant: code fences, prose around the object, trailing commas."""
     if content is None or not content.strip():
         raise AnswerError("parse", "empty answer")
-    candidates = [m.group(1) for m in _FENCE.finditer(content)] + [content]
+    fenced = [m.group(1) for m in _FENCE.finditer(content)] if "```" in content else []  # the search: ~4% of a call
+    candidates = [*fenced, content]
     decoder = json.JSONDecoder()
     for text in candidates:  # the outermost object first, as written, then without trailing commas
         for attempt in (text, _TRAILING_COMMA.sub(r"\1", text)):

@@ -90,9 +90,12 @@ class DaskCluster:
         env: dict | None = None,
         preload: dict | None = None,
         threads: int = 1,
+        nanny: bool = True,
     ):
         """`preload` {i: module file}: worker i runs that file's `dask_setup(worker)` first (a fault);
-        `threads`: shards a worker judges at once (docs/deployment.md starts workers with 2)."""
+        `threads`: shards a worker judges at once (docs/deployment.md starts workers with 2);
+        `nanny=False`: each worker one process, without the nanny that would restart it (half the
+        processes to start: for tests whose faults are a task's or the scheduler's, not a worker's death)."""
         from rubricflow.tasks.runtime.dask_access import TLS_VARIABLES
 
         self.n, self.folder, self.private, self.threads = workers, Path(folder), private, threads
@@ -103,7 +106,7 @@ class DaskCluster:
         self.tls_env = {TLS_VARIABLES[part]: path for part, path in self.certs.items()}
         self.tls_args = ["--tls-ca-file", self.certs["ca"], "--tls-cert", self.certs["cert"]]
         self.tls_args += ["--tls-key", self.certs["key"]]
-        self.preload = preload or {}
+        self.preload, self.nanny = preload or {}, nanny
         self.scheduler: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
 
@@ -133,6 +136,8 @@ class DaskCluster:
         args += ["--no-dashboard", "--name", f"w{i}", "--host", "127.0.0.1", *self.tls_args]
         if i in self.preload:
             args += ["--preload", str(self.preload[i])]
+        if not self.nanny:
+            args += ["--no-nanny"]
         if not self.private:
             return self._start(f"worker{i}", args)
         hide = shlex.quote(str(self.folder.parent))
@@ -180,9 +185,16 @@ class DaskCluster:
         proc.wait()
 
     def __exit__(self, *exc) -> None:
+        for proc in self.workers:  # asked at once, each closes while the others do (one by one took seconds each)
+            if proc.poll() is None:
+                proc.terminate()
         for proc in self.workers:
-            stop(proc)
-        stop(self.scheduler)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # as stop() does: SIGKILL past the grace
+                proc.kill()
+                proc.wait()
+        stop(self.scheduler)  # last: a worker says goodbye to its scheduler
         shutil.rmtree(self.certs_folder, ignore_errors=True)
 
 

@@ -30,11 +30,18 @@ def state_env(tmp_path_factory):
 
 @pytest.fixture
 def env(state_env, monkeypatch):
-    """The module's caller environment, with no warm worker yet: each test starts its own (the
-    module's Prefect server stays)."""
+    """The module's caller environment, with the module's warm worker where an earlier test left one
+    (a worker's start is seconds of CPU: tests that need none yet ask for `fresh_env`)."""
     monkeypatch.setenv("RUBRICFLOW_STATE_DIR", state_env["RUBRICFLOW_STATE_DIR"])
-    warm_worker.stop_all()
     return dict(state_env)
+
+
+@pytest.fixture
+def fresh_env(env):
+    """The module's caller environment with no warm worker yet: the test's first command starts one
+    (the module's Prefect server stays)."""
+    warm_worker.stop_all()
+    return env
 
 
 def served(state: Path) -> list[str]:
@@ -63,8 +70,9 @@ def cli(env: dict, cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environment_and_exit_code(
-    env, tmp_path, judge_server
+    fresh_env, tmp_path, judge_server
 ):
+    env = fresh_env
     server = judge_server()
     state = Path(env["RUBRICFLOW_STATE_DIR"])
     seen = len(served(state))  # the commands earlier tests' workers ran
@@ -199,10 +207,11 @@ def test_an_offer_not_taken_is_withdrawn():
     assert warm_worker._taken(worker) and caller.recv(100) == b'{"offer": true}\n'
 
 
-def test_a_stalled_worker_is_passed_over_and_never_runs_the_command_as_well(env, tmp_path):
+def test_a_stalled_worker_is_passed_over_and_never_runs_the_command_as_well(fresh_env, tmp_path):
     """N8: a stalled worker made each command wait 120 s, then run here while the queued request ran
     there too. Now the caller waits a few seconds for the worker's offer, withdraws and runs the
     command itself (once: its output says so once), and retires the stalled worker."""
+    env = fresh_env
     state = Path(env["RUBRICFLOW_STATE_DIR"])
     seen = len(served(state))
     write_corpus(tmp_path / "c.jsonl", 4)

@@ -83,14 +83,21 @@ def terse(rubric, *kept: str):
     """The rubric's `kept` criteria alone, each asked for no evidence and a rationale of a few words:
     a short answer. Each answer token cost this server 0.1-0.6 s here at load 3-18 (llama-cpp-python's
     work per token over Gemma's 262k-token vocabulary; with logprobs a Python sort of it), so the
-    answer's length is most of a call's cost: llm-slop's three criteria took ~120 tokens, puffery alone 40."""
+    answer's length is most of a call's cost: llm-slop's three criteria took ~120 tokens, puffery alone 40.
+    The prompt is the rest: the rubric's role, definitions, instructions, advice, patterns and
+    disqualifiers go too (none is what a test here checks), halving the rubric's prompt (llm-slop's
+    puffery: 834 -> 418 Gemma tokens), which every call reads."""
     from rubricflow.rubrics.algebra import evolve
+    from rubricflow.rubrics.model import Role
 
     changes = [{"op": "remove_criterion", "id": c.id} for c in rubric.criteria if c.id not in kept]
     changes += [{"op": "rewrite_criterion", "id": c, "changes": {"evidence": {"max_items": 0}}} for c in kept]
     rubric = evolve(rubric, changes)
     short = tuple(c.model_copy(update={"max_words": 6}) for c in rubric.output.constraints if c.field == "rationale")
-    return rubric.model_copy(update={"output": rubric.output.model_copy(update={"constraints": short})})
+    criteria = tuple(c.model_copy(update={"patterns": ()}) for c in rubric.criteria)
+    bare = {"role": Role(), "definitions": (), "instructions": (), "advice": (), "patterns": (), "disqualifiers": ()}
+    output = rubric.output.model_copy(update={"constraints": short})
+    return rubric.model_copy(update={**bare, "criteria": criteria, "output": output})
 
 
 @pytest.fixture(scope="module")

@@ -47,11 +47,22 @@ def model_file() -> Path:
 class LocalModelServer:
     """`with LocalModelServer() as server:` then judge with model MODEL_ALIAS at server.base_url."""
 
-    def __init__(self, port: int = 0, context: int = 4096, log: Path | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        port: int = 0,
+        context: int = 4096,
+        log: Path | None = None,
+        threads: int | None = None,
+        logprobs: bool = True,
+    ):
         self.port = port or _free_port()
         self.context = context
         self.log = log
         self.threads = threads  # llama.cpp's --n_threads (None: its default, every core)
+        # llama-cpp-python answers logprobs only when it keeps every prompt token's logits over
+        # Gemma's 262k-token vocabulary (--logits_all), which doubles the prompt's reading time:
+        # a server asked for no logprobs reads prompts at half the cost.
+        self.logprobs = logprobs
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -84,6 +95,8 @@ class LocalModelServer:
                 str(self.context),
                 "--verbose",
                 str(bool(self.log)),
+                "--logits_all",
+                str(self.logprobs),
                 *(["--n_threads", str(self.threads)] if self.threads else []),
             ],
             stdout=out,

@@ -6,10 +6,13 @@ judgment is scored or UNSCORED with a reason, an answer cut at max_tokens says s
 tokens land, resume makes no call, the views read it all, the Python API takes the same path, and
 `rubric refine --choose` raises a weak rubric's weak properties.
 
-One llama.cpp server serves every test here (each start loads the model; the Python API's test lives
-here for that reason, not in tests/api). Calls are few and short: this server's time is prompt
-reading (~1,000 tokens of rubric per call), token generation and, with logprobs, a Python pass
-over Gemma's 262k-token vocabulary per generated token (~6x), so logprobs are asked on one call.
+Two llama.cpp servers serve every test here, each started once for the module (a start costs ~2 s
+of CPU; the Python API's test lives here for that reason, not in tests/api): `server` answers no
+logprobs and reads prompts at half the cost of `logprob_server`, which keeps every prompt token's
+logits over Gemma's 262k-token vocabulary (llama-cpp-python's --logits_all, which logprobs need).
+Calls are few and short: a call's time is prompt reading (~1,000 tokens of rubric per call), token
+generation and, with logprobs, a Python pass over the vocabulary per generated token (~6x), so
+logprobs are asked on the holistic call and the one-token decisions alone.
 
 CI installs the extra and sets RUBRICFLOW_REQUIRE_LOCAL_MODEL=1, so these tests fail there rather
 than skip; on a machine without the extra they skip with the reason."""
@@ -52,9 +55,17 @@ MAX_TOKENS = 200  # Gemma's answers for two criteria run to ~80 tokens; a rambli
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """The module's one llama.cpp server (each start loads the model: CI time), shared by every test here."""
+    """The module's llama.cpp server for calls without logprobs, shared by every test here."""
     log = tmp_path_factory.mktemp("llama") / "llama-server.log"
-    with LocalModelServer(log=log, threads=1) as running:  # one core: the machine is shared
+    with LocalModelServer(log=log, threads=1, logprobs=False) as running:  # one core: the machine is shared
+        yield running
+
+
+@pytest.fixture(scope="module")
+def logprob_server(tmp_path_factory):
+    """The module's llama.cpp server that answers logprobs (every prompt token's logits kept)."""
+    log = tmp_path_factory.mktemp("llama") / "llama-server.log"
+    with LocalModelServer(log=log, threads=1, logprobs=True) as running:
         yield running
 
 
@@ -72,14 +83,21 @@ def terse(rubric, *kept: str):
     """The rubric's `kept` criteria alone, each asked for no evidence and a rationale of a few words:
     a short answer. Each answer token cost this server 0.1-0.6 s here at load 3-18 (llama-cpp-python's
     work per token over Gemma's 262k-token vocabulary; with logprobs a Python sort of it), so the
-    answer's length is most of a call's cost: llm-slop's three criteria took ~120 tokens, puffery alone 40."""
+    answer's length is most of a call's cost: llm-slop's three criteria took ~120 tokens, puffery alone 40.
+    The prompt is the rest: the rubric's role, definitions, instructions, advice, patterns and
+    disqualifiers go too (none is what a test here checks), halving the rubric's prompt (llm-slop's
+    puffery: 834 -> 418 Gemma tokens), which every call reads."""
     from rubricflow.rubrics.algebra import evolve
+    from rubricflow.rubrics.model import Role
 
     changes = [{"op": "remove_criterion", "id": c.id} for c in rubric.criteria if c.id not in kept]
     changes += [{"op": "rewrite_criterion", "id": c, "changes": {"evidence": {"max_items": 0}}} for c in kept]
     rubric = evolve(rubric, changes)
     short = tuple(c.model_copy(update={"max_words": 6}) for c in rubric.output.constraints if c.field == "rationale")
-    return rubric.model_copy(update={"output": rubric.output.model_copy(update={"constraints": short})})
+    criteria = tuple(c.model_copy(update={"patterns": ()}) for c in rubric.criteria)
+    bare = {"role": Role(), "definitions": (), "instructions": (), "advice": (), "patterns": (), "disqualifiers": ()}
+    output = rubric.output.model_copy(update={"constraints": short})
+    return rubric.model_copy(update={**bare, "criteria": criteria, "output": output})
 
 
 @pytest.fixture(scope="module")
@@ -93,21 +111,23 @@ def slop_one(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory, server, slop_two, slop_one):
+def scored(tmp_path_factory, server, logprob_server, slop_two, slop_one):
     """TEXTS sample texts scored by the real model: per criterion with the two-criterion slop rubric,
-    holistically with logprobs on the one-criterion one (one call, no re-ask, a 900 s timeout: a
-    re-send would pay it twice)."""
+    holistically with logprobs on the one-criterion one (one call on the logprob server, no re-ask, a
+    900 s timeout: a re-send would pay it twice)."""
     tmp = tmp_path_factory.mktemp("local")
     warehouse = str(tmp / "w.duckdb")
     ingest_flow(str(SAMPLE), warehouse, "sample", limit=TEXTS)
     judge = {"base_url": server.base_url, "model": MODEL_ALIAS, "max_tokens": MAX_TOKENS}
-    holistic = {**judge, "strategy": "holistic", "logprobs": True, "answer_retries": 0, "timeout_s": 900}
+    holistic = {**judge, "base_url": logprob_server.base_url, "strategy": "holistic", "logprobs": True}
+    holistic |= {"answer_retries": 0, "timeout_s": 900}
     runs = {
         "holistic": score_corpus("sample", slop_one, warehouse, holistic),
         "per_criterion": score_corpus("sample", str(slop_two), warehouse, {**judge, "strategy": "per_criterion"}),
     }
     again = score_corpus("sample", slop_one, warehouse, holistic)
-    return {"warehouse": warehouse, "runs": runs, "again": again, "log": server.log.read_text()}
+    log = logprob_server.log.read_text() + server.log.read_text()
+    return {"warehouse": warehouse, "runs": runs, "again": again, "log": log}
 
 
 def test_every_cell_is_judged_and_every_judgment_is_scored_or_has_a_reason(scored):
@@ -283,8 +303,8 @@ def test_the_python_api_scores_a_dataframe_and_evaluates_one_text_on_the_real_mo
     """The Python API on the same server: a DataFrame ingested, scored through the real flow and read
     back as text_scores, the text evaluated in-process (both paths negotiate the server's json_schema
     500 and Gemma's template); then with a 16-token cap the answer is cut and says so (UNSCORED, with
-    the reason), as a rambling model's is. The second evaluation's prompt is the first's: the server
-    reads it from its prefix cache. The text and rubric are the logprob call's: a 40-token answer (on
+    the reason), as a rambling model's is. Each path runs the delivery check's two short probes first,
+    so the server reads the prompt afresh each time. The text and rubric are the logprob call's: a 40-token answer (on
     another text this rubric's answer ran to the 300-token cap; llm-slop's to ~120 tokens)."""
     import pandas as pd
     import polars as pl
@@ -340,9 +360,10 @@ def decision_rubric():
 
 
 @pytest.fixture(scope="module")
-def decided(tmp_path_factory, server):
+def decided(tmp_path_factory, logprob_server):
     """DECIDED_TEXTS sample texts decided by the real model through the `llamacpp` provider: a GBNF
     grammar of the levels and max_tokens 1 in each request, logprobs asked (one token each: cheap)."""
+    server = logprob_server
     from rubricflow.rubrics.formats import dump
 
     tmp = tmp_path_factory.mktemp("decided")

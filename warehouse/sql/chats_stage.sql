@@ -16,7 +16,7 @@ WITH raw AS (
                 THEN json_merge_patch(json, '{"messages": null, "tools": null, "genre": null, "transcript_id": null,
                     "text_id": null, "id": null, "session_id": null, "trace_id": null}') END AS extra,
            regexp_matches(json, '"(content|arguments)":\s*[\[{]|"tool_calls":\s*[{"]|"function_call"|"messages":\s*"') AS odd_text
-    FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 67108864)
+    FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (
     SELECT ids, r.genre, r.tools, extra, odd_text, list_transform(r.messages, lambda m, i: {

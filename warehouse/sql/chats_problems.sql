@@ -4,6 +4,6 @@
 SELECT count(*) AS transcripts,
        count(*) FILTER (WHERE odd) AS odd,
        count(text_id) - count(DISTINCT text_id) AS duplicates,
-       count(*) FILTER (WHERE len(text) > getvariable('max_chars')) AS too_long,
-       coalesce(sum(len(msgs)), 0) AS messages
+       count(*) FILTER (WHERE text_chars > getvariable('max_chars')) AS too_long,
+       coalesce(sum(message_count), 0) AS messages
 FROM read_parquet(getvariable('staged'));

@@ -3,7 +3,8 @@
 -- tasks/loaders/transcripts.render_message writes it), its messages normalised with each body's
 -- md5, the tool schemas, the other fields as metadata, and `odd`: a line this path does not read as
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
--- sends the whole file to that path. Variables: source (the file).
+-- sends the whole file to that path; the rendering's length and the message count, so the steps after
+-- read neither the renderings nor the messages for them. Variables: source (the file).
 WITH raw AS (
     SELECT json_extract_string(json, ['$.transcript_id', '$.text_id', '$.id', '$.session_id', '$.trace_id']) AS ids,
            json_transform(json, '{"messages": [{"role": "VARCHAR", "content": "VARCHAR",
@@ -16,7 +17,7 @@ WITH raw AS (
                 THEN json_merge_patch(json, '{"messages": null, "tools": null, "genre": null, "transcript_id": null,
                     "text_id": null, "id": null, "session_id": null, "trace_id": null}') END AS extra,
            regexp_matches(json, '"(content|arguments)":\s*[\[{]|"tool_calls":\s*[{"]|"function_call"|"messages":\s*"') AS odd_text
-    FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 67108864)
+    FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (
     SELECT ids, r.genre, r.tools, extra, odd_text, list_transform(r.messages, lambda m, i: {
@@ -46,7 +47,8 @@ rendered AS (
 hashed AS (SELECT *, sha256(text) AS sha256 FROM rendered)
 SELECT coalesce(nullif(ids[1], ''), nullif(ids[2], ''), nullif(ids[3], ''), nullif(ids[4], ''), nullif(ids[5], ''),
                 left(sha256, 16)) AS text_id,
-       text, sha256, list_transform(msgs, lambda m: struct_insert(m, body_hash := md5(m.body))) AS msgs,
+       text, sha256, len(text) AS text_chars, coalesce(len(msgs), 0)::INTEGER AS message_count,
+       list_transform(msgs, lambda m: struct_insert(m, body_hash := md5(m.body))) AS msgs,
        CASE WHEN tools IS NULL OR tools::VARCHAR IN ('[]', '{}', 'null', 'false', '0', '""') THEN NULL
             ELSE tools::VARCHAR END AS tools_body,
        genre,

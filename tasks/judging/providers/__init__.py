@@ -54,7 +54,6 @@ def provider(name: str | None) -> Provider:
 
 
 @functools.cache
-@functools.cache
 def key_variables() -> tuple[str, ...]:
     """Every provider's key variables, and every variable a key is discovered in (providers/keys.py):
     secrets are scrubbed of all of them. Fixed by the code, so found once: `scrub` asks for every

@@ -56,5 +56,6 @@ def capped(http_client: Any, cap: int = MAX_ANSWER_BYTES) -> Any:
         httpx = importlib.import_module(type(response).__module__.split(".")[0])
         response.stream = _capped_stream_class(httpx)(response.stream, cap)
 
+    cap_body.answer_cap = cap  # type: ignore[attr-defined]  # read by tasks/judging/session_post, which caps as this does
     http_client.event_hooks = {**http_client.event_hooks, "response": [*http_client.event_hooks["response"], cap_body]}
     return http_client

@@ -105,9 +105,17 @@ class Provider:
     async def post(self, client: Any, body: dict[str, Any], timeout_s: float) -> Any:
         """Send one request through the one hardened client and return the answer as read (then
         `response` makes it a ChatCompletion). A provider whose maintained SDK speaks the wire
-        (Bedrock, Vertex AI) overrides this, and raises openai's errors for its failures."""
+        (Bedrock, Vertex AI) overrides this, and raises openai's errors for its failures. On the
+        judge's aiohttp client the request skips the SDK's request layer (tasks/judging/session_post:
+        the same client's session, headers, cap and errors)."""
+        from rubricflow.tasks.judging import session_post
+
+        path = self.url_path(body)
+        way = session_post.route(client, (self.name, path), path, self.request_headers(), timeout_s)
+        if way is not None:
+            return await session_post.post(way, self.encoded(body), timeout_s)
         return await client.post(
-            self.url_path(body),
+            path,
             content=self.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated
             cast_to=self.cast_to,
             options={"timeout": timeout_s, "headers": self.request_headers()},

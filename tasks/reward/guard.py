@@ -35,17 +35,41 @@ ADDRESSED_TO_JUDGE = {
         r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>|^#{2,3} (Criteria|Scoring)\b", re.M
     ),
 }
+# Words one of which every match of a screen contains (each alternative of its pattern has one), so
+# a text without any is not searched: most rollouts, whose four searches were ~a sixth of a group
+# reward's server CPU. Looked for in the text folded as re.IGNORECASE folds: lowercase, and the four
+# non-ASCII letters it matches to ASCII ones (tests/tasks/reward/test_guard.py checks the fold).
+NEEDS = {
+    "master-key": ("correct", "right", "perfect", "excellent", "pass", "5/5", "10/10", "full"),
+    "score-request": ("full", "max", "highest", "perfect", "top", "grader", "judge", "evaluator", "assessor"),
+    "ignore-instructions": ("ignore", "disregard", "forget", "override"),
+}
+NEEDS_AS_WRITTEN = {"forged-fence": ("<<<", "LLM_JUDGE_SPEC>", "# Criteria", "# Scoring")}  # case-sensitive
+IGNORECASE_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 RESTATE_SHARE = 0.5  # of the rollout's word 4-grams found in the rubric's own text
+WORDS = re.compile(r"[a-z0-9']+")
 
 
 def screens(text: str, rubric: Rubric) -> list[str]:
     """The names of the screens `text` fails (empty: it goes to the judge)."""
     if not text.strip():
         return ["empty"]
-    failed = [name for name, pattern in ADDRESSED_TO_JUDGE.items() if pattern.search(text)]
+    folded = text.translate(IGNORECASE_FOLD).lower()
+    failed = [
+        name
+        for name, pattern in ADDRESSED_TO_JUDGE.items()
+        if _may_match(name, text, folded) and pattern.search(text)
+    ]
     if restates(text, rubric):
         failed.append("restates-rubric")
     return failed
+
+
+def _may_match(screen: str, text: str, folded: str) -> bool:
+    """Whether the text has a word every match of the screen contains (False: it cannot match)."""
+    if screen in NEEDS_AS_WRITTEN:
+        return any(word in text for word in NEEDS_AS_WRITTEN[screen])
+    return any(word in folded for word in NEEDS[screen])
 
 
 def restates(text: str, rubric: Rubric) -> bool:
@@ -72,5 +96,5 @@ def _wording_grams(wording: str) -> frozenset[tuple[str, ...]]:
 
 
 def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
-    words = re.findall(r"[a-z0-9']+", text.lower())
+    words = WORDS.findall(text.lower())
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}

@@ -6,9 +6,14 @@ measured in the same run.
 1. pointwise: judge calls/s of the server (one call per rollout, requests of 8 rollouts) over the
    calls/s of a bare AsyncOpenAI loop making the same calls at the same concurrency (target >= 0.9);
 2. group: rewards/s of listwise groups of 8 (one call per group) over pointwise rewards/s (>= 4);
-3. against a judge that takes 200 ms: 2,048 rollouts scored (target <= 5 s), then the server's p99
-   request latency with 512 single-rollout requests in flight over the bare loop's p99 at 512 in
-   flight (the server's addition, target <= 25 ms);
+3. against a judge that takes 200 ms: 2,048 rollouts scored (target <= 5 s), then the server's
+   addition at p99 with 512 requests in flight (target <= 25 ms): one client (raw aiohttp, the same
+   both ways, so its own CPU cancels) keeps 512 requests in flight, each sent as the last answer
+   comes, first to the judge directly (the server's judge request for each rollout), then to the
+   server (one rollout a request); the first 512 answers of each (connections opened) are not
+   counted. The p99 of the server's latencies less the judge's is what the server adds. (A burst of
+   512 sent once, each arm through its own client, measured the drain of one queue and the bare
+   AsyncOpenAI client's CPU: the server "added" -2.3 s);
 4. a repeated rollout: answered from the cache, the judge's request count unchanged.
 The judge (`rubricflow judge-server`) and the reward server run in processes of their own.
 """
@@ -198,20 +203,83 @@ def latencies(judge: Server, server: RewardServer, m: int, k: int) -> None:
     took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
     print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s; {load()})")
     print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
-    _, bare_latencies = asyncio.run(bare_loop(judge.base_url, texts(k, "p99-bare"), k))
-    server_cpu = cpu_s(server.proc.pid)
-    _, latencies, _ = asyncio.run(through_server(server, [{"rollouts": [x]} for x in texts(k, "p99")], k))
-    per_request = (cpu_s(server.proc.pid) - server_cpu) / k
-    added = (p99(latencies) - p99(bare_latencies)) * 1000
-    print(
-        f"p99 with {k} in flight: server {p99(latencies) * 1000:.0f} ms, bare loop {p99(bare_latencies) * 1000:.0f} ms"
-    )
-    print(f"server's added p99 latency: {added:.1f} ms (target <= 25 ms; {load()})")
-    print(
-        f"server CPU a request: {1000 * per_request:.2f} ms: {k} sent at once, the last waits on one core "
-        f"for the others' {k * per_request:.2f} s"
-    )
+    added_at(judge, server, k)
     set_latency(judge, 0)
+
+
+def added_at(judge: Server, server: RewardServer, k: int) -> None:
+    """The server's addition at p99 with `k` requests in flight: the same client keeps `k` in
+    flight to the judge directly, then to the server, 4k requests each, the first k not counted."""
+    import orjson
+
+    n = 4 * k
+    direct_url, direct_bodies = judge.base_url + "/chat/completions", judge_requests(texts(n, "p99-direct"))
+    direct, direct_rate = asyncio.run(closed_loop(direct_url, {"Authorization": "Bearer x"}, direct_bodies, k))
+    server_cpu = cpu_s(server.proc.pid)
+    rewards = [orjson.dumps({"rollouts": [x]}) for x in texts(n, "p99")]
+    served, served_rate = asyncio.run(closed_loop(server.url + "/v1/rewards", server.headers, rewards, k))
+    per_request = (cpu_s(server.proc.pid) - server_cpu) / n
+    print(
+        f"p99 with {k} in flight ({n - k} answers each, one client): server {p99(served) * 1000:.0f} ms "
+        f"({served_rate:,.0f}/s), judge directly {p99(direct) * 1000:.0f} ms ({direct_rate:,.0f}/s)"
+    )
+    print(f"server's added p99 latency: {(p99(served) - p99(direct)) * 1000:.1f} ms (target <= 25 ms; {load()})")
+    print(
+        f"server CPU a request: {1000 * per_request:.2f} ms: one core answers at most {1 / per_request:,.0f}/s, "
+        f"so {k} in flight wait >= {k * per_request:.2f} s each (Little's law)"
+    )
+
+
+def judge_requests(batch: list[str]) -> list[bytes]:
+    """The chat request the server sends the judge for each rollout (the bare loop's), encoded."""
+    import orjson
+
+    from rubricflow.rubrics.library import Library
+    from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
+
+    rubric = Library().bundle("llm-slop").rubric
+    unit = call_units(rubric, "holistic")[0]
+    system, schema = render_system_prompt(rubric, unit), output_schema(rubric, unit)
+    fmt = {"type": "json_schema", "json_schema": {"name": "j", "schema": schema, "strict": True}}
+    return [
+        orjson.dumps(
+            {
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": render_user_message(x)},
+                ],
+                "temperature": 0,
+                "response_format": fmt,
+            }
+        )
+        for x in batch
+    ]
+
+
+async def closed_loop(url: str, headers: dict, payloads: list[bytes], k: int) -> tuple[list[float], float]:
+    """Latencies and answers/s with `k` requests kept in flight (each worker sends its next as its
+    last is answered) until `payloads` are all sent; the first `k` answers (each connection's first,
+    opened while the others queue) are not counted."""
+    import aiohttp
+
+    pending, done = iter(payloads), []
+    connector = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=None)  # a loaded machine's slow phase is measured, not cut off
+    async with aiohttp.ClientSession(connector=connector, headers=headers, timeout=timeout) as session:
+
+        async def worker() -> None:
+            for body in pending:  # one iterator shared by the workers: each takes the next
+                t = time.perf_counter()
+                async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as answer:
+                    await answer.read()
+                    if answer.status != 200:
+                        raise SystemExit(f"{url} answered {answer.status}: {(await answer.text())[:200]}")
+                done.append((time.perf_counter(), time.perf_counter() - t))
+
+        await asyncio.gather(*(worker() for _ in range(k)))
+    counted = done[k:]
+    return [latency for _, latency in counted], len(counted) / max(counted[-1][0] - done[k - 1][0], 1e-9)
 
 
 def both_cpu(judge: Server, server: RewardServer) -> float:

@@ -56,9 +56,7 @@ def screens(text: str, rubric: Rubric) -> list[str]:
         return ["empty"]
     folded = text.translate(IGNORECASE_FOLD).lower()
     failed = [
-        name
-        for name, pattern in ADDRESSED_TO_JUDGE.items()
-        if _may_match(name, text, folded) and pattern.search(text)
+        name for name, pattern in ADDRESSED_TO_JUDGE.items() if _may_match(name, text, folded) and pattern.search(text)
     ]
     if restates(text, rubric):
         failed.append("restates-rubric")
@@ -78,7 +76,7 @@ def restates(text: str, rubric: Rubric) -> bool:
     if len(grams) < 3:
         return False
     own = _wording_grams(rubric_wording(rubric))
-    return sum(g in own for g in grams) / len(grams) >= RESTATE_SHARE
+    return len(grams & own) / len(grams) >= RESTATE_SHARE
 
 
 def rubric_wording(rubric: Rubric) -> str:
@@ -97,4 +95,4 @@ def _wording_grams(wording: str) -> frozenset[tuple[str, ...]]:
 
 def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
     words = WORDS.findall(text.lower())
-    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+    return set(zip(*(words[k:] for k in range(n)), strict=False))  # each run of n words (shorter tails end it)

@@ -25,9 +25,9 @@ _ROUTES: weakref.WeakKeyDictionary[Any, dict[tuple, Route | None]] = weakref.Wea
 @dataclass(frozen=True)
 class Route:
     """Where and how one client's requests to one path go: the full URL (the client's query
-    included), the headers the SDK would send, the session, the answer cap, redirects."""
+    included), the headers the SDK would send, the session, the answer cap, redirects. It holds no
+    reference to the client (the routes are kept weakly by client: a client closed and dropped goes)."""
 
-    client: Any
     session: Any
     url: str
     headers: dict[str, str]
@@ -69,7 +69,7 @@ def _route(client: Any, path: str, overrides: dict[str, Any], timeout_s: float) 
     headers = {k: v for k, v in built.headers.items() if k not in _PER_REQUEST}
     if not isinstance(transport.client, _session_class()):
         transport.client = transport.get_client()  # made on first use, as the transport itself does
-    return Route(client, transport.client, str(built.url), headers, caps[0], http.follow_redirects, http.max_redirects)
+    return Route(transport.client, str(built.url), headers, caps[0], http.follow_redirects, http.max_redirects)
 
 
 def _session_class() -> type:
@@ -78,8 +78,9 @@ def _session_class() -> type:
     return ClientSession
 
 
-async def post(way: Route, content: bytes, timeout_s: float) -> Any:
-    """Send `content`; the answer's JSON (or its text when it is not JSON), or the SDK's error."""
+async def post(client: Any, way: Route, content: bytes, timeout_s: float) -> Any:
+    """Send `content` by `client`'s route `way`; the answer's JSON (or its text when it is not
+    JSON), or the error the SDK raises for it."""
     import httpx2
     from aiohttp import ClientTimeout
     from openai import APIConnectionError, APITimeoutError
@@ -102,7 +103,7 @@ async def post(way: Route, content: bytes, timeout_s: float) -> Any:
     except httpx2.RequestError as exc:
         raise APIConnectionError(request=httpx2.Request("POST", way.url)) from exc
     if status >= 400:
-        raise _status_error(way, status, headers, raw)
+        raise _status_error(client, way.url, status, headers, raw)
     content_type = headers.get("content-type", "*").split(";")[0]
     if not content_type.endswith("json"):
         return raw.decode(charset or "utf-8", errors="replace")  # a gateway's page: read as text, as the SDK does
@@ -130,10 +131,10 @@ async def _body(answer: Any, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _status_error(way: Route, status: int, headers: Any, raw: bytes) -> Exception:
+def _status_error(client: Any, url: str, status: int, headers: Any, raw: bytes) -> Exception:
     """An error answer as the SDK raises it (BadRequestError, RateLimitError...: body and headers kept)."""
     import httpx2
 
     kept = [(k, v) for k, v in headers.items() if k.lower() not in ("content-encoding", "content-length")]
-    response = httpx2.Response(status, headers=kept, content=raw, request=httpx2.Request("POST", way.url))
-    return way.client._make_status_error_from_response(response)
+    response = httpx2.Response(status, headers=kept, content=raw, request=httpx2.Request("POST", url))
+    return client._make_status_error_from_response(response)

@@ -113,7 +113,7 @@ class Provider:
         path = self.url_path(body)
         way = session_post.route(client, (self.name, path), path, self.request_headers(), timeout_s)
         if way is not None:
-            return await session_post.post(way, self.encoded(body), timeout_s)
+            return await session_post.post(client, way, self.encoded(body), timeout_s)
         return await client.post(
             path,
             content=self.encoded(body),  # raw bytes go in `content`: `body=` bytes is deprecated

@@ -56,7 +56,7 @@ async def both_ways(url: str, timeout_s: float = 5.0) -> tuple:
         way = session_post.route(client, ("openai", PATH), PATH, {}, timeout_s)
         assert way is not None, "the judge's client must take the session path"
         for send in (
-            lambda: session_post.post(way, wire.encoded(BODY), timeout_s),
+            lambda: session_post.post(client, way, wire.encoded(BODY), timeout_s),
             lambda: client.post(PATH, content=wire.encoded(BODY), cast_to=object, options={"timeout": timeout_s}),
         ):
             try:
@@ -96,7 +96,7 @@ def test_an_answer_past_the_cap_is_not_read(chunked):
         try:
             way = session_post.route(client, ("openai", PATH), PATH, {}, 10)
             with pytest.raises(AnswerTooLarge, match="declared" if not chunked else "more than"):
-                await session_post.post(way, provider(None).encoded(BODY), 10)
+                await session_post.post(client, way, provider(None).encoded(BODY), 10)
         finally:
             await client.close()
 
@@ -106,12 +106,21 @@ def test_an_answer_past_the_cap_is_not_read(chunked):
         huge.shutdown()
 
 
-def test_a_client_the_session_path_cannot_speak_for_keeps_the_sdks_path():
+def test_a_client_the_session_path_cannot_speak_for_keeps_the_sdks_path_and_no_client_is_kept():
+    import gc
+    import weakref
+
     async def go():
         plain = client_for(None, "http://127.0.0.1:9/v1", 5)  # httpx2's own transport (the chat path's)
+        judge = client_for(None, "http://127.0.0.1:9/v1", 5, DefaultAioHttpClient(timeout=5))
         try:
             assert session_post.route(plain, ("openai", PATH), PATH, {}, 5) is None
+            assert session_post.route(judge, ("openai", PATH), PATH, {}, 5) is not None
         finally:
             await plain.close()
+            await judge.close()
+        return weakref.ref(judge)
 
-    asyncio.run(go())
+    gone = asyncio.run(go())
+    gc.collect()
+    assert gone() is None  # its route does not keep a closed client alive

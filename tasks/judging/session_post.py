@@ -45,7 +45,10 @@ def route(client: Any, key: tuple, path: str, overrides: dict[str, Any], timeout
     if routes is None:
         routes = _ROUTES[client] = {}
     if key not in routes:
-        routes[key] = _route(client, path, overrides, timeout_s)
+        try:
+            routes[key] = _route(client, path, overrides, timeout_s)
+        except (AttributeError, ImportError):  # an SDK whose insides moved: its own path, slower, still right
+            routes[key] = None
     return routes[key]
 
 

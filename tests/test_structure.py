@@ -282,3 +282,28 @@ def test_the_judge_module_keeps_to_one_concern_in_at_most_400_lines():
     cells.py and its request shaping in request_shape.py (it was 532 lines with all three)."""
     lines = (ROOT / "tasks" / "judging" / "judge.py").read_text(encoding="utf-8").count("\n")
     assert lines <= 400, f"tasks/judging/judge.py has {lines} lines: move a concern to a module of its own"
+
+
+def unresolved_merges(files: list[Path]) -> list[str]:
+    """`file:line` of every merge-conflict marker line (`<<<<<<< ` / `>>>>>>> `) in `files`."""
+    found = []
+    for file in files:
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue  # binary or unreadable: no text conflict to leave behind
+        found += [f"{file.name}:{n}" for n, line in enumerate(lines, 1) if line.startswith(("<<<<<<< ", ">>>>>>> "))]
+    return found
+
+
+def test_no_tracked_file_keeps_a_merge_conflict():
+    """A merge committed with its conflict markers (docs/architecture.md carried one through a landed CI: the
+    strict docs build renders them as text) must not pass again."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert unresolved_merges([ROOT / name for name in tracked.split("\n") if name]) == []
+
+
+def test_the_merge_marker_check_finds_a_marker(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n")
+    assert unresolved_merges([page]) == ["page.md:2", "page.md:6"]

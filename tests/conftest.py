@@ -226,6 +226,37 @@ class ServerProcess:
         stop(self.proc)
 
 
+class ThreadServer(ServerProcess):
+    """The offline judge server on a thread of this process, over real HTTP on 127.0.0.1, with
+    ServerProcess's face (base_url, stats(), set_latency(), stop()): for tests about a flow, not about
+    the server's process (a `rubricflow judge-server` process costs ~1 s of CPU in imports, ~3 s
+    without bytecode caches). Configured by ServerConfig's fields."""
+
+    def __init__(self, **config):
+        from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+
+        self.running = RunningServer(ServerConfig(**config)).__enter__()
+        self.base_url = self.running.base_url
+
+    def stop(self) -> None:
+        self.running.__exit__(None, None, None)
+
+
+@pytest.fixture
+def thread_judge_server():
+    """Start ThreadServers (ServerConfig's fields); each stops when the test ends."""
+    started: list[ThreadServer] = []
+
+    def start(**config) -> ThreadServer:
+        server = ThreadServer(**config)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
 @pytest.fixture
 def judge_server():
     started: list[ServerProcess] = []

@@ -50,7 +50,6 @@ def query(
 ) -> None:
     """Run one read-only SELECT against the warehouse: statements of any other kind are refused,
     and the query can reach no file, network or setting, only the warehouse's tables and views."""
-    import polars as pl
     from rich.table import Table
 
     from rubricflow.warehouse import db
@@ -59,7 +58,10 @@ def query(
         raise InputError(f"unknown format {format!r}; use table, csv, json or parquet")
     if format == "parquet" and output is None:
         raise InputError("--format parquet needs --out FILE")
-    frame = pl.DataFrame(pl.from_arrow(db.read_only_query(warehouse_path(warehouse), sql_text)))
+    result = db.read_only_query(warehouse_path(warehouse), sql_text)
+    import polars as pl  # after the query: a refused one exits without its import (~0.3 s of CPU)
+
+    frame = pl.DataFrame(pl.from_arrow(result))
     if format == "table":
         table = Table(show_lines=False)
         for name in frame.columns:

@@ -1,6 +1,7 @@
-"""The judge cascade end to end: real score flows against offline judge servers (the offline judge
-as the strong judge, a persona of it, another model name with its own answers, as the cheap one),
-a real warehouse, and the threshold checked against an independent computation."""
+"""The judge cascade end to end: real score flows against offline judge servers on threads of this
+process, over real HTTP (the offline judge as the strong judge, a persona of it, another model name
+with its own answers, as the cheap one), a real warehouse, and the threshold checked against an
+independent computation."""
 
 import json
 import re
@@ -15,7 +16,7 @@ from rubricflow.errors import InputError
 from rubricflow.flows.cascade import NoConfidence, cascade_flow, parse_cascade
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.tasks.stats.cascade import choose_threshold, disagreement_bound
-from tests.conftest import EXE, ServerProcess, rows, write_corpus
+from tests.conftest import EXE, ThreadServer, rows, write_corpus
 from tests.flows.test_viewer import address, get
 
 STRONG, CHEAP = "rubricflow-offline-judge", "offline-cheap"
@@ -47,7 +48,7 @@ def viewer_page(warehouse: str, path: str) -> str:
 
 
 def test_the_cheap_judge_answers_all_and_the_strong_one_the_sample_and_the_unsure(corpus_in):
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         first = run(corpus_in, server)
         assert server.stats()["requests"] == TEXTS + CALIBRATION + first["escalated"]
@@ -87,7 +88,7 @@ def test_the_cheap_judge_answers_all_and_the_strong_one_the_sample_and_the_unsur
 
 
 def test_a_cheap_judge_without_confidence_is_refused(corpus_in):
-    server = ServerProcess("--no-logprobs")
+    server = ThreadServer(logprobs=False)
     try:
         with pytest.raises(NoConfidence, match="no usable confidence"):
             run(corpus_in, server)
@@ -99,13 +100,13 @@ def test_a_cheap_judge_without_confidence_is_refused(corpus_in):
 
 def test_a_cascade_refused_without_logprobs_runs_once_the_endpoint_returns_them(corpus_in):
     """#50 item 14: the cheap judge's cells landed without logprobs were the cache: refused for good."""
-    without = ServerProcess("--no-logprobs")
+    without = ThreadServer(logprobs=False)
     try:
         with pytest.raises(NoConfidence):
             run(corpus_in, without)
     finally:
         without.stop()
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         result = run(corpus_in, server)
         assert result["confidence"] == "logprobs" and result["unscored"] == 0
@@ -120,7 +121,7 @@ def test_a_cheap_judge_without_logprobs_is_trusted_by_the_margin_of_its_reasks(c
     """Without logprobs the confidence is the margin of the re-asks' expected text score (each
     criterion's mean unit score, combined by the rubric's weights) to llm-slop's pass mark 0.6, one
     value a text rather than the least agreeing criterion's modal share; the re-asks are paid calls."""
-    server = ServerProcess("--no-logprobs")
+    server = ThreadServer(logprobs=False)
     try:
         judge = {"base_url": server.base_url, "samples": 3, "temperature": 1.0}  # re-asks that can differ
         result = cascade_flow("c", "llm-slop", corpus_in, judge, CHEAP, STRONG, 0.8, 0.2, CALIBRATION)
@@ -145,7 +146,7 @@ def test_a_cheap_judge_without_logprobs_is_trusted_by_the_margin_of_its_reasks(c
 
 
 def test_a_failing_strong_judge_leaves_its_texts_unscored_until_the_next_run(corpus_in):
-    healthy = ServerProcess()
+    healthy = ThreadServer()
     try:
         run(corpus_in, healthy, agreement=0.6, delta=0.5)  # a lax target: few texts escalated
     finally:
@@ -158,7 +159,7 @@ def test_a_failing_strong_judge_leaves_its_texts_unscored_until_the_next_run(cor
             "FROM cascades) AND score IS NOT NULL",
         )
     }
-    failing = ServerProcess("--missing-model", STRONG)
+    failing = ThreadServer(missing_models=(STRONG,))
     try:
         # a target 60 calibration texts cannot certify: every text escalated; the strong judge answers none
         broken = run(corpus_in, failing, agreement=0.99, delta=0.01)
@@ -183,7 +184,7 @@ def test_a_failing_strong_judge_leaves_its_texts_unscored_until_the_next_run(cor
     assert cheap_scored == len(new)  # the cheap answers exist, and still do not decide those texts
     split = {r["level"]: r for r in broken["split"]}
     assert split["strong"]["texts"] - split["strong"]["scored"] == len(new)
-    fixed = ServerProcess()
+    fixed = ThreadServer()
     try:
         again = run(corpus_in, fixed, agreement=0.99, delta=0.01)
         assert again["unscored"] == 0 and fixed.stats()["requests"] == len(new)  # retried, the rest reused
@@ -257,7 +258,7 @@ def test_a_human_level_queues_the_texts_the_strong_judge_is_unsure_of_and_their_
 
     corpus_in = str(tmp_path / "w.duckdb")  # a smaller corpus than the other tests' (CI time)
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 30)), corpus_in, "c")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         result = run(corpus_in, server, agreement=0.6, delta=0.5, human_below=0.6, calibration=20)
     finally:

@@ -46,8 +46,8 @@ def held_out_pearson(warehouse, rubric_hash: str, texts: list[str]) -> float:
     return float(np.corrcoef(judge, human)[0, 1])
 
 
-def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp_path, judge_server):
-    server = judge_server()
+def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     import_topical_chat(small_topical_chat(tmp_path, 120), "tc", warehouse)  # a round judges 120 cells
     args = (
@@ -106,10 +106,10 @@ def test_three_rounds_pay_only_for_changed_criteria_and_a_rerun_pays_nothing(tmp
     assert again["best"] == result["best"] and [r["status"] for r in again["rounds"]] == [r["status"] for r in rounds]
 
 
-def test_malformed_reflection_answers_are_refused_and_counted(tmp_path, judge_server):
+def test_malformed_reflection_answers_are_refused_and_counted(tmp_path, thread_judge_server):
     judge, reflection = (
-        judge_server(),
-        judge_server("--fault-rate", "1", "--faults", "malformed,wrong_keys", "--fault-attempts", "100"),
+        thread_judge_server(),
+        thread_judge_server(fault_rate=1, faults=("malformed", "wrong_keys"), fault_attempts=100),
     )
     warehouse = str(tmp_path / "w.duckdb")
     import_topical_chat(TOPICAL_CHAT, "tc", warehouse)
@@ -134,8 +134,8 @@ def test_malformed_reflection_answers_are_refused_and_counted(tmp_path, judge_se
     assert result["best"] == result["start"]
 
 
-def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
-    fast, slow = judge_server(), judge_server("--latency-ms", "100")
+def test_a_run_killed_mid_round_resumes_that_round(tmp_path, thread_judge_server):
+    fast, slow = thread_judge_server(), thread_judge_server(latency_ms=100)
     warehouse = tmp_path / "w.duckdb"
     import_topical_chat(small_topical_chat(tmp_path), "tc", str(warehouse))  # 60 texts: a round judges 60 cells
     score_corpus("tc", RUBRIC, str(warehouse), {"base_url": fast.base_url, "strategy": "per_criterion"})
@@ -202,10 +202,10 @@ def test_a_run_killed_mid_round_resumes_that_round(tmp_path, judge_server):
     assert calls <= 60 - judged_before + 5  # the resumed round paid for what was missing (and the shard cut off)
 
 
-def test_two_identical_seeded_runs_pick_the_same_criteria(tmp_path, judge_server):
+def test_two_identical_seeded_runs_pick_the_same_criteria(tmp_path, thread_judge_server):
     """#50 item 6: two identical evolve runs picked different criteria (criteria that agree equally
     were ordered by DuckDB's parallel sums); each run here has a warehouse of its own."""
-    server = judge_server()
+    server = thread_judge_server()
     release = small_topical_chat(tmp_path, 30)
     picked = []
     for name in ("a", "b"):

@@ -46,14 +46,12 @@ def corpus_warehouse(tmp_path):
     return warehouse
 
 
-def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_warehouse, judge_server):
-    clean_server = judge_server()
+def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_warehouse, thread_judge_server):
+    clean_server = thread_judge_server()
     clean = tmp_path / "clean.duckdb"
     ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
     score_corpus("c", "llm-slop", str(clean), {"base_url": clean_server.base_url})
-    faulty = judge_server(
-        "--fault-rate", "0.7", "--faults", ",".join(TRANSIENT_FAULTS), "--fault-attempts", "2", "--stall-s", "2"
-    )
+    faulty = thread_judge_server(fault_rate=0.7, faults=TRANSIENT_FAULTS, fault_attempts=2, stall_s=2)
     summary = score_corpus(
         "c",
         "llm-slop",
@@ -76,7 +74,9 @@ def test_all_faults_mixed_lose_nothing_and_match_a_clean_run(tmp_path, corpus_wa
     assert run[:3] == (40, 40, 40) and run[3] == summary["calls"] - 40
 
 
-def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_warehouse, judge_server, monkeypatch):
+def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(
+    tmp_path, corpus_warehouse, thread_judge_server, monkeypatch
+):
     """The fault matrix's hostile half (reliability pass, finding 3): deep JSON, missing or null
     usage, a text/plain body, a null message, content as parts or a number, an endpoint echoing
     the Authorization header, a slow drip. Each costs at most its own cell's re-ask."""
@@ -86,10 +86,8 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
     monkeypatch.setenv("OPENAI_API_KEY", canary)
     clean = tmp_path / "clean.duckdb"
     ingest_flow(str(write_corpus(tmp_path / "c2.jsonl", 40)), str(clean), "c")
-    score_corpus("c", "llm-slop", str(clean), {"base_url": judge_server().base_url})
-    hostile = judge_server(
-        "--fault-rate", "0.8", "--faults", ",".join(HOSTILE_FAULTS), "--fault-attempts", "1", "--fault-cycle"
-    )
+    score_corpus("c", "llm-slop", str(clean), {"base_url": thread_judge_server().base_url})
+    hostile = thread_judge_server(fault_rate=0.8, faults=HOSTILE_FAULTS, fault_attempts=1, fault_cycle=True)
     summary = score_corpus(
         "c",
         "llm-slop",
@@ -114,20 +112,20 @@ def test_hostile_answers_mixed_lose_nothing_and_leak_no_key(tmp_path, corpus_war
 
 
 def test_a_proxy_answering_html_fails_the_run_and_a_rerun_after_the_fix_judges_everything(
-    corpus_warehouse, judge_server
+    corpus_warehouse, thread_judge_server
 ):
     """F30: a 200 with an HTML page (a proxy's) was final: the run "completed" at 0% coverage, exit
     0, and the run after the proxy was fixed judged nothing."""
     from rubricflow.flows.score import EndpointRefused
 
-    proxy = judge_server("--fault-rate", "1", "--faults", "html_page", "--fault-attempts", "99")
+    proxy = thread_judge_server(fault_rate=1, faults=("html_page",), fault_attempts=99)
     with pytest.raises(
         EndpointRefused, match="no usable answer to every call .40 cells; NotAChatCompletion: the endpoint answered str"
     ):
         score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": proxy.base_url, "max_attempts": 2})
     assert q(corpus_warehouse, "SELECT status FROM runs") == [("failed",)]
     assert q(corpus_warehouse, "SELECT DISTINCT error_kind FROM completions") == [("transient",)]
-    fixed = judge_server()
+    fixed = thread_judge_server()
     summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": fixed.base_url})
     assert summary["ok_cells"] == 40 and summary["calls"] == 40 and fixed.stats()["answered"] == 40
     assert q(corpus_warehouse, "SELECT count(*) FROM completions WHERE status = 'ok'") == [(40,)]
@@ -136,15 +134,15 @@ def test_a_proxy_answering_html_fails_the_run_and_a_rerun_after_the_fix_judges_e
 
 
 @pytest.mark.parametrize("retry_after", [True, False])
-def test_429_with_and_without_retry_after(corpus_warehouse, judge_server, retry_after):
-    server = judge_server("--fault-rate", "1", "--faults", "429", *([] if retry_after else ["--no-retry-after"]))
+def test_429_with_and_without_retry_after(corpus_warehouse, thread_judge_server, retry_after):
+    server = thread_judge_server(fault_rate=1, faults=("429",), retry_after=retry_after)
     summary = score_corpus("c", "writing-quality", str(corpus_warehouse), {"base_url": server.base_url})
     assert summary["ok_cells"] == 40 and summary["calls"] == 80
     invariants(corpus_warehouse, 40, 3)
 
 
-def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_warehouse, judge_server):
-    server = judge_server()
+def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_warehouse, thread_judge_server):
+    server = thread_judge_server()
     score_corpus("c", "llm-slop", str(corpus_warehouse), {"base_url": server.base_url})
     before = q(corpus_warehouse, "SELECT count(*) FROM completions")
     # a second rubric's shard lands; its judgments file is cut short, as by a crash while writing
@@ -163,8 +161,8 @@ def test_a_crash_mid_load_rolls_back_and_the_shard_loads_later(tmp_path, corpus_
     assert q(corpus_warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(80, 80)]
 
 
-def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus_warehouse, judge_server):
-    server = judge_server()
+def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus_warehouse, thread_judge_server):
+    server = thread_judge_server()
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -198,8 +196,8 @@ def test_locked_warehouse_gives_a_clear_error_and_no_corruption(tmp_path, corpus
     invariants(corpus_warehouse, 40, 3)
 
 
-def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monkeypatch):
-    server = judge_server()
+def test_full_disk_while_landing(tmp_path, corpus_warehouse, thread_judge_server, monkeypatch):
+    server = thread_judge_server()
     real_write = shard_module.pq.write_table
     failed = []
 
@@ -227,14 +225,14 @@ def test_full_disk_while_landing(tmp_path, corpus_warehouse, judge_server, monke
     invariants(corpus_warehouse, 40, 3)
 
 
-def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_warehouse, judge_server):
+def test_two_scores_of_the_same_work_never_judge_a_cell_twice(tmp_path, corpus_warehouse, thread_judge_server):
     """Finding 9: two `score` commands on one warehouse judged the same cells (177 calls for 157)
     and the loser's run stayed "running" forever. The second is refused before it plans."""
     from rubricflow.rubrics.library import Library
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.warehouse import locks
 
-    server = judge_server("--latency-ms", "1000")  # the first run would last ~40 s: far longer than the second's start
+    server = thread_judge_server(latency_ms=1000)  # the first run would last ~40 s: far longer than the second's start
     command = [
         EXE,
         "score",

@@ -1,11 +1,12 @@
-"""The whole flow against the offline judge server: real HTTP, real DuckDB, Prefect ephemeral mode."""
+"""The whole flow against the offline judge server (on a thread of the test's process): real HTTP, real
+DuckDB, Prefect ephemeral mode."""
 
 import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS
-from tests.conftest import rows
+from rubricflow.tasks.standins.judge_server import TRANSIENT_FAULTS, RunningServer, ServerConfig
+from tests.conftest import ThreadServer, rows
 
 
 def judgments(warehouse, run_filter=""):
@@ -16,8 +17,8 @@ def judgments(warehouse, run_filter=""):
     )
 
 
-def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(30)), str(warehouse), "c")
     first = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url}, options={"shard_size": 7})
@@ -40,10 +41,10 @@ def test_score_lands_everything_and_a_rerun_makes_no_calls(tmp_path, corpus, jud
 @pytest.fixture(scope="module")
 def clean_judgments(tmp_path_factory):
     """Judgments of a clean run, the reference every fault run must reproduce."""
-    from tests.conftest import ServerProcess, write_corpus
+    from tests.conftest import write_corpus
 
     tmp = tmp_path_factory.mktemp("clean")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         warehouse = tmp / "w.duckdb"
         ingest_flow(str(write_corpus(tmp / "c.jsonl", 12)), str(warehouse), "c")
@@ -54,8 +55,8 @@ def clean_judgments(tmp_path_factory):
 
 
 @pytest.mark.parametrize("fault", TRANSIENT_FAULTS)
-def test_each_transient_fault_ends_with_the_same_judgments(fault, tmp_path, judge_server, clean_judgments):
-    server = judge_server("--fault-rate", "1", "--faults", fault, "--stall-s", "2")
+def test_each_transient_fault_ends_with_the_same_judgments(fault, tmp_path, thread_judge_server, clean_judgments):
+    server = thread_judge_server(fault_rate=1, faults=(fault,), stall_s=2)
     warehouse = tmp_path / "w.duckdb"
     from tests.conftest import write_corpus
 
@@ -68,8 +69,8 @@ def test_each_transient_fault_ends_with_the_same_judgments(fault, tmp_path, judg
     assert retried == (0 if fault == "drip" else 12)
 
 
-def test_refusal_is_unscored_with_a_reason_not_retried(tmp_path, corpus, judge_server):
-    server = judge_server("--fault-rate", "1", "--faults", "refusal", "--fault-attempts", "99")
+def test_refusal_is_unscored_with_a_reason_not_retried(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server(fault_rate=1, faults=("refusal",), fault_attempts=99)
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(5)), str(warehouse), "c")
     summary = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})
@@ -82,8 +83,8 @@ def test_refusal_is_unscored_with_a_reason_not_retried(tmp_path, corpus, judge_s
     assert score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url})["calls"] == 0
 
 
-def test_exhausted_retries_are_unscored_and_planned_again(tmp_path, corpus, judge_server):
-    server = judge_server("--fault-rate", "1", "--faults", "503", "--fault-attempts", "99")
+def test_exhausted_retries_are_unscored_and_planned_again(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server(fault_rate=1, faults=("503",), fault_attempts=99)
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(4)), str(warehouse), "c")
     from rubricflow.flows.score import EndpointRefused
@@ -92,17 +93,17 @@ def test_exhausted_retries_are_unscored_and_planned_again(tmp_path, corpus, judg
         score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "max_attempts": 2})
     assert rows(warehouse, "SELECT failed_cells, calls FROM run_summary") == [(4, 8)]
     assert rows(warehouse, "SELECT DISTINCT error_kind FROM completions") == [("transient",)]
-    healthy = judge_server()
+    healthy = thread_judge_server()
     second = score_corpus("c", "llm-slop", str(warehouse), {"base_url": healthy.base_url})
     assert second["judged_cells"] == 4 and second["ok_cells"] == 4
     assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key), min(status) FROM completions") == [(4, 4, "ok")]
 
 
-def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, judge_server):
+def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, thread_judge_server):
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(6)), str(warehouse), "c")
     for supports, rubric in (("tools", "llm-slop"), ("text", "writing-quality")):
-        server = judge_server("--supports", supports)
+        server = thread_judge_server(supports=supports)
         summary = score_corpus("c", rubric, str(warehouse), {"base_url": server.base_url}, options={"shard_size": 2})
         assert summary["ok_cells"] == 6
         # the fallback is learned once per run, not again in every shard: at most the calls in flight
@@ -118,8 +119,8 @@ def test_structured_output_falls_back_to_tools_then_text(tmp_path, corpus, judge
     assert modes == [("llm-slop", "tools", 6), ("writing-quality", "text", 6)]
 
 
-def test_run_summary_matches_the_flow_and_records_the_model(tmp_path, corpus, judge_server):
-    server = judge_server("--fault-rate", "0.5", "--faults", "500")
+def test_run_summary_matches_the_flow_and_records_the_model(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server(fault_rate=0.5, faults=("500",))
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(20)), str(warehouse), "c")
     s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "seed": 7, "max_tokens": 300})
@@ -138,8 +139,8 @@ def test_run_summary_matches_the_flow_and_records_the_model(tmp_path, corpus, ju
     assert params == [("7", "300")]
 
 
-def test_retry_budget_bounds_retries_across_the_run(tmp_path, corpus, judge_server):
-    server = judge_server("--fault-rate", "1", "--faults", "503")
+def test_retry_budget_bounds_retries_across_the_run(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server(fault_rate=1, faults=("503",))
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
     s = score_corpus("c", "llm-slop", str(warehouse), {"base_url": server.base_url, "retry_budget": 4})
@@ -147,8 +148,8 @@ def test_retry_budget_bounds_retries_across_the_run(tmp_path, corpus, judge_serv
     assert rows(warehouse, "SELECT count(*) FROM completions WHERE error_kind = 'transient'") == [(6,)]
 
 
-def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     path = corpus(9)
     with path.open("a") as fh:
@@ -168,16 +169,15 @@ def test_skip_disqualified_leaves_out_texts_a_pattern_already_fails(tmp_path, co
 
 
 def test_logprob_weighted_scores_land_beside_the_sampled_ones_and_calibrate_reads_either(
-    tmp_path, corpus, judge_server
+    tmp_path, corpus, thread_judge_server
 ):
     """G-Eval: the offline judge returns top_logprobs that hesitate between neighbouring levels."""
     import duckdb
 
     from rubricflow.tasks.loaders.labels import import_labels
-    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
     from rubricflow.tasks.stats.calibration import calibration
 
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(corpus(12)), warehouse, "c")
     score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url, "logprobs": True})

@@ -1,4 +1,4 @@
-"""Every environment variable rubricflow reads, in one settings tree (pydantic models), each with
+"""Every environment variable rubricflow reads, in one settings tree (pydantic-settings), each with
 what it does: the RUBRICFLOW_* variables at the top, Prefect's, OpenTelemetry's and the providers'
 endpoints below them. The modules read `settings()` (or are handed a value), never os.environ:
 this module, the secrets scrubber and the CLI's entry point are the only readers (a structure test
@@ -9,33 +9,15 @@ module that uses it says what a bad value means."""
 from __future__ import annotations
 
 import os
-from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class Variables(BaseModel):
-    """A group of variables: each field is the variable PREFIX + NAME (matched in any case, as
-    pydantic-settings did), read when the group is made; values given by name win. Read here, not by
-    pydantic-settings, whose import cost every `rubricflow` process ~0.13 s of CPU (~20% of `--help`)."""
-
-    model_config = ConfigDict(extra="ignore")
-    prefix: ClassVar[str] = ""
-
-    def __init__(self, **values: str | None) -> None:
-        present = {name.lower(): value for name, value in os.environ.items()}
-        read = {
-            f: present[(self.prefix + f).lower()]
-            for f in type(self).model_fields
-            if (self.prefix + f).lower() in present
-        }
-        super().__init__(**{**read, **values})
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-class PrefectSettings(Variables):
+class PrefectSettings(BaseSettings):
     """Prefect's own variables, as rubricflow reads them to find (or not replace) a Prefect server."""
 
-    prefix: ClassVar[str] = "PREFECT_"
+    model_config = SettingsConfigDict(env_prefix="PREFECT_", extra="ignore")
 
     api_url: str | None = Field(
         default=None, description="Your own Prefect server's API: rubricflow then starts none of its own."
@@ -49,10 +31,10 @@ class PrefectSettings(Variables):
     profile: str | None = Field(default=None, description="The active Prefect profile (default: the file's `active`).")
 
 
-class TelemetrySettings(Variables):
+class TelemetrySettings(BaseSettings):
     """The OpenTelemetry SDK's standard variables that decide whether rubricflow sets up exporters."""
 
-    prefix: ClassVar[str] = "OTEL_"
+    model_config = SettingsConfigDict(env_prefix="OTEL_", extra="ignore")
 
     sdk_disabled: str | None = Field(default=None, description="true: no spans and no metrics are exported.")
     traces_exporter: str | None = Field(
@@ -64,9 +46,11 @@ class TelemetrySettings(Variables):
     service_name: str | None = Field(default=None, description="The service name on spans (default: rubricflow).")
 
 
-class EndpointSettings(Variables):
+class EndpointSettings(BaseSettings):
     """Where each provider's API is, when neither --base-url nor --model's endpoint says (the keys
     are read only when a call is made: see docs/settings.md's key table)."""
+
+    model_config = SettingsConfigDict(extra="ignore")
 
     openai_base_url: str | None = Field(
         default=None, description="The OpenAI-compatible endpoint (default: OpenAI's public API)."
@@ -110,8 +94,8 @@ class EndpointSettings(Variables):
     )
 
 
-class Settings(Variables):
-    prefix: ClassVar[str] = "RUBRICFLOW_"
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RUBRICFLOW_", extra="ignore")
 
     warehouse: str | None = Field(
         default=None, description="The warehouse file (default: warehouse/rubricflow.duckdb)."
@@ -179,7 +163,7 @@ class Settings(Variables):
 
 
 # The tree, top to bottom: each group's variables are its fields, named with its prefix.
-GROUPS: dict[str, type[Variables]] = {
+GROUPS: dict[str, type[BaseSettings]] = {
     "RUBRICFLOW_": Settings,
     "PREFECT_": PrefectSettings,
     "OTEL_": TelemetrySettings,

@@ -57,19 +57,3 @@ def test_a_variable_set_after_import_counts(monkeypatch, tmp_path):
     assert JudgeConfig().resolved_base_url() == "http://127.0.0.1:9/v1"
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8/v1")
     assert JudgeConfig().resolved_base_url() == "http://127.0.0.1:8/v1"
-
-
-def test_a_variable_is_read_in_any_case_and_a_value_given_by_name_wins(monkeypatch):
-    """The tree reads its variables itself (not through pydantic-settings): a name in any case counts,
-    as pydantic-settings matched it, an empty value stays empty, and a value given by name wins."""
-    from rubricflow.settings import Settings
-
-    monkeypatch.setenv("rubricflow_lock_wait_s", "7")
-    monkeypatch.setenv("RUBRICFLOW_WARM_WORKER", "")
-    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    monkeypatch.delenv("RUBRICFLOW_DEBUG", raising=False)
-    tree = settings()
-    assert (tree.lock_wait_s, tree.warm_worker, tree.debug) == ("7", "", None)
-    assert tree.telemetry.traces_exporter == "console" and tree.endpoints.aws_region == "eu-west-1"
-    assert Settings(lock_wait_s="9").lock_wait_s == "9"

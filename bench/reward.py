@@ -14,6 +14,10 @@ measured in the same run.
    counted. The p99 of the server's latencies less the judge's is what the server adds. (A burst of
    512 sent once, each arm through its own client, measured the drain of one queue and the bare
    AsyncOpenAI client's CPU: the server "added" -2.3 s);
+   the 2,048-rollout phase also prints where the server's wall time went (on a CPU, runnable but
+   waiting for one, waiting for answers; Linux schedstat): on a loaded machine it is CPU-bound at
+   the share it gets (load 15 on 2 cores: 12 of 17.6 s waiting for a CPU, 1.2 s for answers),
+   not held back by the concurrency controller (pinned at its ceiling of 512, the phase was no faster);
 4. a repeated rollout: answered from the cache, the judge's request count unchanged.
 The judge (`rubricflow judge-server`) and the reward server run in processes of their own.
 """
@@ -142,7 +146,34 @@ def cpu_floor(n: int, judge_s: float, server_s: float) -> str:
     floor = max(judge_s, server_s, (judge_s + server_s) / (os.cpu_count() or 1))
     return (
         f"CPU per rollout: server {1000 * server_s / n:.1f} ms, judge {1000 * judge_s / n:.1f} ms: "
-        f"on {os.cpu_count()} cores the phase cannot take less than {floor:.2f} s"
+        f"on {os.cpu_count()} idle cores the phase cannot take less than {floor:.2f} s"
+    )
+
+
+def sched_s(pid: int) -> tuple[float, float]:
+    """Seconds process `pid`'s threads ran on a CPU and waited, runnable, for one (Linux schedstat);
+    zeros where the kernel keeps no schedstat."""
+    import os
+
+    ran = waited = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            on_cpu, on_queue = open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[:2]
+        except (FileNotFoundError, ValueError):  # a thread gone since, or no schedstat
+            continue
+        ran, waited = ran + int(on_cpu) / 1e9, waited + int(on_queue) / 1e9
+    return ran, waited
+
+
+def cpu_share(took: float, before: tuple[float, float], after: tuple[float, float]) -> str:
+    """Where the server's wall time went: on a CPU, runnable but waiting for one (the machine's
+    other load: a loaded machine's phase is CPU-bound at the share it gets, not held back by the
+    concurrency controller, which a slow phase suggests first), or waiting for answers."""
+    ran, waited = after[0] - before[0], after[1] - before[1]
+    return (
+        f"server's {took:.2f} s: on a CPU {ran:.2f} s, waiting for a CPU {waited:.2f} s (other load), "
+        f"the rest {max(took - ran - waited, 0):.2f} s waiting for answers; "
+        f"without the wait for a CPU about {max(took - waited, 0):.2f} s"
     )
 
 
@@ -199,10 +230,11 @@ def latencies(judge: Server, server: RewardServer, m: int, k: int) -> None:
     """Phase 3, against a 200 ms judge: `m` rollouts' wall time, then the p99 at `k` in flight."""
     set_latency(judge, 200)
     bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
-    judge_cpu, server_cpu = cpu_s(judge.proc.pid), cpu_s(server.proc.pid)
+    judge_cpu, server_cpu, scheduled = cpu_s(judge.proc.pid), cpu_s(server.proc.pid), sched_s(server.proc.pid)
     took, _, _ = asyncio.run(through_server(server, bodies, len(bodies)))
     print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s; {load()})")
     print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
+    print(cpu_share(took, scheduled, sched_s(server.proc.pid)))
     added_at(judge, server, k)
     set_latency(judge, 0)
 

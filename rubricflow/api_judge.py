@@ -208,6 +208,8 @@ class Judge:
         return Worker.get().submit(judged())
 
     def _results(self, bundle: Bundle, items: list[Item], outcomes: list[Any]) -> Results:
+        from rubricflow.tasks.judging.secrets import configured_keys
+
         refuse_unanswered(outcomes)
         by_text: dict[str, list[Any]] = {item.text_id: [] for item in items}
         for outcome in outcomes:
@@ -215,25 +217,34 @@ class Judge:
                 by_text[outcome.completion["text_id"]].append(outcome)
         hits = patterns_of([item.text for item in items], bundle)
         price = self._model_price()  # once for the batch: reading the settings cost ~1 ms a text
+        keys = configured_keys()  # the same: the environment's keys, read once for the batch
         return Results(
-            self._result(bundle, item, by_text[item.text_id], hit, price) for item, hit in zip(items, hits, strict=True)
+            self._result(bundle, item, by_text[item.text_id], hit, price, keys)
+            for item, hit in zip(items, hits, strict=True)
         )
 
     def _result(
-        self, bundle: Bundle, item: Item, outcomes: list[Any], hits: set[str] | None = None, price: Any = ...
+        self,
+        bundle: Bundle,
+        item: Item,
+        outcomes: list[Any],
+        hits: set[str] | None = None,
+        price: Any = ...,
+        keys: list[str] | None = None,
     ) -> Result:
         """The reference scorer's verdict over the outcomes of one text's calls (`hits`: the
-        rubric's patterns that match the text, found here when not given; `price`: the model's,
-        read here when not given)."""
+        rubric's patterns that match the text, `price`: the model's, `keys`: the API keys scrubbed
+        from its texts, each read here when not given)."""
         from rubricflow.rubrics.scoring import verdict
-        from rubricflow.tasks.judging.secrets import scrub
+        from rubricflow.tasks.judging.secrets import configured_keys, scrub
         from rubricflow.tasks.judging.verify import hard_violations, judgment_problems
 
+        keys = configured_keys() if keys is None else keys
         outcomes = [o for o in outcomes if o is not None]
         rubric = bundle.rubric
         judged = [j for o in outcomes for j in o.judgments]
         soft = tuple(f"{c.id}: {problem}" for c, problem in judgment_problems(rubric, judged) if c.severity == "soft")
-        scores = {s.name: s for s in (_criterion(bundle, j) for o in outcomes for j in o.judgments)}
+        scores = {s.name: s for s in (_criterion(bundle, j, keys) for o in outcomes for j in o.judgments)}
         values = {name: s.value for name, s in scores.items() if s.status == "scored"}
         declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"] or ()}
         matched = patterns_of([item.text], bundle)[0] if hits is None else hits
@@ -255,7 +266,7 @@ class Judge:
             usage=usage,
             cost_usd=self._cost(rows, self._model_price() if price is ... else price),
             coverage=v.coverage,
-            errors=tuple(scrub(r["error"]) or "" for r in rows if r["status"] != "ok"),
+            errors=tuple(scrub(r["error"], keys) or "" for r in rows if r["status"] != "ok"),
             warnings=soft
             + tuple(j.overruled for j in judged if j.overruled),  # the decision rules replaced its verdict
         )
@@ -338,19 +349,22 @@ def refuse_unanswered(outcomes: list[Any]) -> None:
         raise EndpointRefused(scrub(message) or message)
 
 
-def _criterion(bundle: Bundle, j: Any) -> CriterionScore:
-    from rubricflow.tasks.judging.secrets import scrub
+def _criterion(bundle: Bundle, j: Any, keys: list[str] | None = None) -> CriterionScore:
+    """One judgment as the API gives it, its texts scrubbed (`keys`: the API keys, read now when not given)."""
+    from rubricflow.tasks.judging.secrets import configured_keys, scrub
+
+    keys = configured_keys() if keys is None else keys
 
     return CriterionScore(
         name=j.criterion_id,
         score=j.unit_score,
         value=j.value,
         confidence=getattr(j, "confidence", None),
-        rationale=scrub(j.rationale),
+        rationale=scrub(j.rationale, keys),
         evidence=tuple(j.evidence),
         evidence_verified=j.evidence_verified,
         status=j.status,
-        reason=scrub(j.reason),
+        reason=scrub(j.reason, keys),
         warnings=tuple(j.warnings),
     )
 

@@ -41,14 +41,19 @@ CREDENTIAL_QUERY_KEYS = {  # query parameters that carry a credential (Azure: `c
 }
 
 
-def scrub(text: str | None) -> str | None:
-    """`text` with the configured API key and credential-shaped strings replaced by [redacted]."""
+def configured_keys() -> list[str]:
+    """Every provider's key that is set (whichever a call used), for `scrub(text, keys)` over many
+    texts: reading the 18 variables for each text was ~10% of the reward server's CPU."""
+    return [key for variable in key_variables() if len(key := os.environ.get(variable) or "") >= 6]
+
+
+def scrub(text: str | None, keys: list[str] | None = None) -> str | None:
+    """`text` with the configured API keys (`keys`: `configured_keys()`, read now when not given)
+    and credential-shaped strings replaced by [redacted]."""
     if not text:
         return text
-    for variable in key_variables():  # every provider's key, whichever this call used
-        key = os.environ.get(variable) or ""
-        if len(key) >= 6:
-            text = text.replace(key, REDACTED)
+    for key in configured_keys() if keys is None else keys:
+        text = text.replace(key, REDACTED)
     if not _MAYBE.search(text):
         return text
     for pattern in _CREDENTIALS:

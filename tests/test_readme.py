@@ -75,7 +75,7 @@ NOT_RUN = {
     "tests/flows/test_viewer.py serves and reads every page",
     "docs/deployment.md#071888c9": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",
     "docs/operations.md#5ac4c7d1": "Prefect's own server with its UI, which serves until stopped",
-    "docs/models.md#ed7b0151": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
+    "docs/models.md#02491f07": "builds llama.cpp (minutes); tests/flows/test_local_model.py runs the demo's flow on the real model",
     # Not a server, a key or a GPU but cost: these run `improve evolve` at the documented size, minutes of
     # judge calls each (the benches and the llama.cpp build above likewise: minutes each).
     "docs/analysis.md#828e8eda": "`improve evolve` at the documented size: over 10 minutes of judge calls here; "

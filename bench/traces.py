@@ -145,8 +145,8 @@ def plain_baseline(source: Path, tmp: Path, n: int) -> float:
     from rubricflow.warehouse import db
 
     texts = tmp / "plain.parquet"
-    # Under the warehouse's memory limit: DuckDB's default (80% of the machine) let this copy of
-    # 8.5 GB of renderings take the 1,000,000-transcript run's peak RSS to 4.3 GiB.
+    # Under the warehouse's memory limit: with DuckDB's default (80% of the machine) this copy grows
+    # with the renderings (200,000 transcripts: 2,198 MiB; at 2GB 1,696), the whole run's peak.
     with duckdb.connect(str(tmp / "w.duckdb"), read_only=True, config=db.memory_config()) as con:
         con.execute(f"COPY (SELECT text_id, text FROM texts) TO '{texts}' (FORMAT parquet)")
     seconds, _ = ingest(texts, tmp / "plain" / "w.duckdb", "plain")

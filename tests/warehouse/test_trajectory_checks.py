@@ -2,6 +2,7 @@
 call), landed as judgments."""
 
 import json
+import random
 
 import pytest
 
@@ -119,6 +120,24 @@ def test_a_second_run_lands_nothing_twice(warehouse):
         assert con.execute("SELECT count(*), count(DISTINCT cell_key) FROM judgments").fetchall() == [
             (3 * len(CHECKS), 3 * len(CHECKS))
         ]
+
+
+def test_a_check_runs_judgments_are_stored_in_text_order(tmp_path):
+    """The analytics refresh after a check run recomputes the texts in text order, batch by batch, and
+    DuckDB skips the row groups outside a batch by their min/max: stored in the file's order, every
+    batch read all of the run's judgments (1,000,000 transcripts: a refresh growing as the corpus squared)."""
+    ids = [f"t{k:03d}" for k in range(60)]
+    random.Random(51).shuffle(ids)
+    source = tmp_path / "chats.jsonl"
+    source.write_text("".join(json.dumps({"id": tid, "messages": TRANSCRIPTS["a"]}) + "\n" for tid in ids))
+    report = ingest_corpus(source, tmp_path / "corpora" / "c")
+    bundle = compile_or_raise(rubric({k: CHECKS[k] for k in ("used-search", "no-errors")}))
+    with db.writer(tmp_path / "rf.duckdb") as con:
+        steps.load_corpus(con, "c", str(source), report.parquet, report.rows_ok, report.rows_quarantined)
+        db.register_rubric(con, bundle)
+        checks.evaluate_checks(con, "c", bundle, "run-1", "judge-1")
+        stored = [text_id for (text_id,) in con.execute("SELECT text_id FROM judgments ORDER BY rowid").fetchall()]
+    assert len(stored) == 2 * len(ids) and stored == sorted(stored)
 
 
 def test_the_judge_is_never_asked_about_a_check():

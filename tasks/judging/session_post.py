@@ -56,7 +56,7 @@ def _route(client: Any, path: str, overrides: dict[str, Any], timeout_s: float) 
     from openai._models import FinalRequestOptions
     from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
 
-    http = getattr(client, "_client", None)
+    http: Any = client._client  # route() made sure the client has one
     transport = getattr(http, "_transport", None)
     if not isinstance(transport, AiohttpTransport) or transport.proxy is not None or http._mounts:
         return None

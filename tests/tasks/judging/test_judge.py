@@ -263,13 +263,16 @@ def test_a_server_that_keeps_system_messages_keeps_the_system_layout():
 
 @pytest.mark.slow  # real back-off waits and timeouts: seconds each
 def test_a_server_that_queues_is_not_flooded_and_nothing_times_out():
-    """One request at a time, 0.3 s each: 64 calls in flight would wait in its queue until they
-    time out; the adaptive limit finds that latency grows with the calls in flight and backs off."""
+    """One request at a time, 0.3 s each: calls in flight wait in its queue; the adaptive limit
+    finds that latency grows with the calls in flight and backs off, and nothing times out."""
     outcomes, judge, stats = judge_cells(ServerConfig(slots=1, latency_ms=300), n=24, timeout_s=2.5, max_in_flight=64)
     assert all(o.completion["status"] == "ok" for o in outcomes)
     assert stats.requests == 24  # no timeouts, no retries
-    # it starts at 8 and backs off; AIMD then oscillates between about 2 and 3.5 (3.2 seen in CI)
-    assert judge.limiter.concurrency.limit < 4
+    # The controller (judge_cells' RateLimiter: a ceiling of 4) cut its limit on the queue it saw. Its
+    # last value is no test: it may have climbed back to the ceiling after the last cut before the run
+    # ended (CI's stop 61 failed on `limit < 4` with 4; 3 of 15 runs here ended at 4, cut after call 11 or 19).
+    concurrency = judge.limiter.concurrency
+    assert concurrency.cut_after > 0 and concurrency.ceiling == 4
 
 
 def test_cached_prompt_tokens_are_recorded():

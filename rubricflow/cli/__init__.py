@@ -123,7 +123,7 @@ def main() -> None:
     message: str | None
     try:
         refuse_empty_arguments(sys.argv[1:])
-        app()
+        app(prog_name="rubricflow")  # in the warm worker, Click would name it `python -m rubricflow.rubricflow`
         return
     except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C: a run records itself `interrupted`; no traceback
         if debugging() or not _interrupted(exc):

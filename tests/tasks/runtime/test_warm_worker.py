@@ -104,8 +104,11 @@ def test_a_flow_command_runs_in_the_worker_with_the_callers_directory_environmen
     assert refused.returncode == 2
     assert "no-such-corpus" in refused.stderr and "Traceback" not in refused.stderr
     assert len(served(state)[seen:]) == 3  # the refusal came from the worker too
+    usage = cli(caller, second, "score", "--no-such-option")  # Click's own refusal, from the worker too
+    assert usage.returncode == 2 and len(served(state)[seen:]) == 4
+    assert "Usage: rubricflow score [OPTIONS]" in usage.stderr, usage.stderr  # named as the user typed it
     off = cli({**caller, "RUBRICFLOW_WARM_WORKER": "0"}, second, "ingest", "c.jsonl", "-c", "c3")
-    assert off.returncode == 0 and len(served(state)[seen:]) == 3
+    assert off.returncode == 0 and len(served(state)[seen:]) == 4
 
 
 def test_ctrl_c_reaches_the_command_and_a_killed_caller_takes_its_command_along(env, tmp_path, judge_server):

@@ -161,6 +161,11 @@ class OrdinalScale(Strict):
         return list(range(self.low, self.high + 1))
 
     def normalize(self, value: Any) -> int:
+        return self._level(value, self.low, self.high)
+
+    def _level(self, value: Any, low: int, high: int) -> int:
+        """`value` as a level of `low`..`high` (the scale's, read once by the caller: each read
+        scans the anchors, and a judged answer reads them per criterion)."""
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ScaleError(f"{value!r} is not an integer level")
         try:
@@ -169,13 +174,14 @@ class OrdinalScale(Strict):
             for anchor in self.anchors:
                 if anchor.label and anchor.label.lower() == str(value).strip().lower():
                     return anchor.value
-            raise ScaleError(f"{value!r} is not a level of {self.low}..{self.high}") from None
-        if not number.is_integer() or not self.low <= number <= self.high:
-            raise ScaleError(f"{value!r} is outside the levels {self.low}..{self.high}")
+            raise ScaleError(f"{value!r} is not a level of {low}..{high}") from None
+        if not number.is_integer() or not low <= number <= high:
+            raise ScaleError(f"{value!r} is outside the levels {low}..{high}")
         return int(number)
 
     def unit(self, value: Any) -> float:
-        return (self.normalize(value) - self.low) / (self.high - self.low)
+        low, high = self.low, self.high
+        return (self._level(value, low, high) - low) / (high - low)
 
     def json_schema(self) -> dict:
         return {"type": "integer", "minimum": self.low, "maximum": self.high, "enum": self.domain()}

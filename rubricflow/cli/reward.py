@@ -40,7 +40,13 @@ def reward_server(
     import uvicorn
 
     import rubricflow as rf
-    from rubricflow.api_reward import RewardService, reward_config, serve_until_interrupted, server_secret
+    from rubricflow.api_reward import (
+        RewardService,
+        out_of_the_collectors_sight,
+        reward_config,
+        serve_until_interrupted,
+        server_secret,
+    )
     from rubricflow.tasks.reward.http import SECRET_NAME, reward_app
     from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, served_hosts
     from rubricflow.tasks.runtime.prefect_server import state_dir
@@ -61,6 +67,7 @@ def reward_server(
         f"secret in {state_dir() / (SECRET_NAME + '.secret')}; Ctrl-C stops it, nothing is left running)",
         flush=True,
     )
+    out_of_the_collectors_sight()
     try:
         serve_until_interrupted(uvicorn.Server(reward_config(reward_app(service, server_secret(), hosts), **tls)), sock)
     finally:

@@ -59,6 +59,7 @@ class RewardService:
         self.screened = 0
         self.fooling_reports: dict[str, dict] = {}
         self.latencies: deque[float] = deque(maxlen=10_000)
+        self._hashed: tuple[Any, str] | None = None  # (the judge's config, its judge_hash())
         self.ledger = None
         if warehouse is not None:
             from rubricflow.tasks.reward.ledger import Ledger
@@ -162,7 +163,7 @@ class RewardService:
         if flags or not rollout.text.strip():
             self.screened += 1
             return _reward(rollout.id, None, flags or ["empty"], cached=False)
-        key = reward_key(bundle.hash, self.judge.config.judge_hash(), rollout.text, rollout.input, rollout.context)
+        key = reward_key(bundle.hash, self._judge_hash(), rollout.text, rollout.input, rollout.context)
         result = self.cache.get(key)
         if result is not None:
             return _reward(rollout.id, result, [], cached=True)
@@ -180,6 +181,14 @@ class RewardService:
         else:
             self.cache.settle(key, result)
         return _reward(rollout.id, result, [], cached=False)
+
+    def _judge_hash(self) -> str:
+        """The judge's settings hash, computed again only for a new config (a JudgeConfig is frozen:
+        one JSON dump and SHA-256 a rollout was ~1% of the server's CPU, #55)."""
+        config = self.judge.config
+        if self._hashed is None or self._hashed[0] is not config:
+            self._hashed = (config, config.judge_hash())
+        return self._hashed[1]
 
     async def listwise(self, bundle: CompiledRubric, rollouts: list[Rollout], swap: bool) -> list[dict]:
         """The group judged in one call by the rubric's best-of-n form (and once reversed: `swap`)."""

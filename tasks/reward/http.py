@@ -15,6 +15,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import orjson
+
 from rubricflow.errors import InputError, RubricflowError
 from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse, same_secret
 
@@ -58,7 +60,7 @@ def reward_app(service: Service, secret: str, hosts: frozenset[str] = LOOPBACK_H
 
 async def _answer(route: Callable[[dict], Awaitable[dict]], receive: Callable, send: Callable) -> None:
     try:
-        body = json.loads(await _body(receive) or b"{}")
+        body = _parsed(await _body(receive) or b"{}")
         if not isinstance(body, dict):
             raise InputError("the request body must be a JSON object")
         return await _json(send, 200, await route(body))
@@ -83,8 +85,24 @@ async def _body(receive: Callable) -> bytes:
             return b"".join(chunks)
 
 
+def _parsed(raw: bytes) -> Any:
+    """The body's JSON by orjson (the stdlib's json was ~1.5% of the server's CPU, #55); what orjson
+    refuses, by json: its error names the fault as the stdlib words it (or it reads NaN)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def _encoded(payload: Any) -> bytes:
+    try:
+        return orjson.dumps(payload)
+    except TypeError:  # what orjson does not write (a key that is not a string): as json writes it
+        return json.dumps(payload, ensure_ascii=False).encode()
+
+
 async def _json(send: Callable, status: int, payload: Any) -> None:
-    body = json.dumps(payload, ensure_ascii=False).encode()
+    body = _encoded(payload)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -322,18 +322,32 @@ def patterns_of(texts: list[str], bundle: Bundle) -> list[set[str]]:
 
 
 def _re2_hits(texts: list[str], sources: list[str]) -> list[tuple[int, tuple[bool, ...]]]:
-    """(text index, whether each of `sources` matches it) for the texts any of them matches."""
+    """(text index, whether each of `sources` matches it) for the texts any of them matches: by
+    RE2 in this process (rubrics/regex.Re2Matcher), by DuckDB's when that build refuses one."""
+    from rubricflow.rubrics.regex import re2_matcher
+
+    matcher = re2_matcher(tuple(sources)) if sources else None
+    if matcher is None:
+        return [(i, hit) for i, hit in _duckdb_hits(texts, sources) if any(hit)] if sources else []
+    hits = []
+    for i, text in enumerate(texts):
+        found = matcher(text)
+        if found:
+            hits.append((i, tuple(k in found for k in range(len(sources)))))
+    return hits
+
+
+def _duckdb_hits(texts: list[str], sources: list[str]) -> list[tuple[int, tuple[bool, ...]]]:
+    """(text index, whether each of `sources` matches it) by DuckDB's RE2, the warehouse's engine."""
     import pyarrow as pa
 
     from rubricflow.rubrics.regex import re2_cursor
 
-    if not sources:
-        return []
     columns = ", ".join(f"regexp_matches(t, ${k})" for k in range(1, len(sources) + 1))
     with re2_cursor() as con:  # the process's one database: a database a call was ~100 ms a batch
         con.register("api_texts", pa.table({"i": list(range(len(texts))), "t": texts}))
         rows = con.execute(f"SELECT i, {columns} FROM api_texts", sources).fetchall()
-    return [(row[0], tuple(row[1:])) for row in rows if any(row[1:])]
+    return [(row[0], tuple(row[1:])) for row in rows]
 
 
 def refuse_unanswered(outcomes: list[Any]) -> None:

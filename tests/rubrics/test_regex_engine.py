@@ -1,5 +1,6 @@
 """RE2 matching outside the warehouse (rf.Judge's pattern hits, the reward server's batches) runs on
-the process's one in-memory DuckDB: a database a call cost ~100 ms a batch on the judge loop."""
+google-re2 in the process, and on the process's one in-memory DuckDB for a pattern that build
+refuses (a database a call cost ~100 ms a batch on the judge loop)."""
 
 import multiprocessing
 
@@ -43,3 +44,38 @@ def test_a_forked_child_opens_a_database_of_its_own():
     assert parent.poll(30) and parent.recv() is True
     process.join(30)
     assert process.exitcode == 0
+
+
+def test_re2_in_process_matches_as_duckdb_does():
+    """The reward server's patterns run on google-re2 in the process: every hit as DuckDB's RE2 finds it."""
+    from rubricflow.api_judge import _duckdb_hits, _re2_hits
+
+    sources = [
+        r"(?i)\bstunning\b", r"\w+ café", r"(?i)ÉTÉ", r"^\s*$", r"\d{3}", r"(?m)^end$", r"a.b", r"(?s)a.b",
+        r"\bnaïve\b", r"[[:alpha:]]+\d", r"\x{1F600}", r"(?U)a+",
+    ]  # fmt: skip
+    texts = [
+        "A Stunning view",
+        "un café noir",
+        "l'été",
+        "   ",
+        "٣٤٥ and 345",
+        "start\nend\nx",
+        "a\nb",
+        "naïve",
+        "ab1",
+        "😀",
+        "",
+    ]
+    expected = [(i, hit) for i, hit in _duckdb_hits(texts, sources) if any(hit)]
+    assert _re2_hits(texts, sources) == expected
+    assert len(expected) > 5
+
+
+def test_a_long_text_is_searched_pattern_by_pattern_with_the_same_hits():
+    from rubricflow.rubrics.regex import Re2Matcher
+
+    sources = (r"(?i)\bstunning\b", r"\d{3}", r"zzz$")
+    text = "x " * Re2Matcher.SET_MAX_CHARS + "a Stunning 345 zzz"
+    assert Re2Matcher(sources)(text) == {0, 1, 2}
+    assert Re2Matcher(sources)(text[: Re2Matcher.SET_MAX_CHARS]) == set()

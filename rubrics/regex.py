@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import duckdb
-import re2
 import regex
 
 BACKTRACKING_TIMEOUT_S = 0.5  # per text: a catastrophic pattern, e.g. `(a+)+$`, counts as unknown, not a hang
@@ -25,8 +24,6 @@ _engine: dict[int, Any] = {}  # process id -> its in-memory DuckDB for RE2 match
 _inherited: list[Any] = []  # a parent's, after a fork: never used nor closed in the child
 _engine_lock = threading.Lock()
 _matchers: dict[tuple[str, ...], Any] = {}  # patterns -> their Re2Matcher, or None (see re2_matcher)
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # as DuckDB sets it; a refusal is reported by the caller, not on stderr
 
 
 @contextlib.contextmanager
@@ -71,8 +68,13 @@ def re2_errors(patterns: list[str]) -> dict[str, str | None]:
 
 def re2_matcher(sources: tuple[str, ...]) -> Re2Matcher | None:
     """The RE2 matcher of `sources` in this process, built once; None when google-re2's build
-    refuses one of them (the caller asks DuckDB)."""
+    refuses one of them, or is not installed (the caller asks DuckDB)."""
     if sources not in _matchers:
+        try:
+            import re2
+        except ImportError:
+            _matchers[sources] = None
+            return None
         try:
             _matchers[sources] = Re2Matcher(sources)
         except re2.error:
@@ -82,25 +84,21 @@ def re2_matcher(sources: tuple[str, ...]) -> Re2Matcher | None:
 
 class Re2Matcher:
     """Patterns matched by RE2 itself in the process (google-re2: the engine DuckDB embeds, with
-    `regexp_matches`' options): a DuckDB query a batch cost ~3 ms CPU, 9-15% of the reward
-    server's CPU with its small batches (#55); one RE2 set matches a text's every pattern in one
-    pass (~2 us). A text past SET_MAX_CHARS is searched pattern by pattern: a set whose DFA runs
-    out of memory reports no match, where one pattern's search falls back to RE2's NFA."""
-
-    SET_MAX_CHARS = 20_000
+    `regexp_matches`' options: RE2's defaults, errors not logged): a DuckDB query a batch cost ~3 ms
+    CPU, 9-15% of the reward server's CPU with its small batches (#55); each pattern's search is
+    ~1 us. Pattern by pattern, never one RE2 set: a set whose DFA runs out of memory reports no
+    match (a wrong verdict), where one pattern's search falls back to RE2's NFA."""
 
     def __init__(self, sources: tuple[str, ...]):
-        self.each = [re2.compile(source, _RE2_OPTIONS) for source in sources]
-        self.set = re2.Set.SearchSet(_RE2_OPTIONS)
-        for source in sources:
-            self.set.Add(source)
-        self.set.Compile()
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False  # as DuckDB sets it; a refusal is reported by the caller, not on stderr
+        self.each = [re2.compile(source, options) for source in sources]
 
     def __call__(self, text: str) -> set[int]:
         """The indices of the patterns matching somewhere in `text`."""
-        if len(text) > self.SET_MAX_CHARS:
-            return {k for k, compiled in enumerate(self.each) if compiled.search(text) is not None}
-        return set(self.set.Match(text) or ())  # None: no pattern matched
+        return {k for k, compiled in enumerate(self.each) if compiled.search(text) is not None}
 
 
 def backtracking(source: str) -> regex.Pattern | None:

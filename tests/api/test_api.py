@@ -25,8 +25,8 @@ PLAIN = "The council met on Tuesday and approved the road budget by seven votes 
 
 
 @pytest.fixture
-def judge(judge_server):
-    return rf.Judge(base_url=judge_server().base_url, strategy="per_criterion")
+def judge(thread_judge_server):
+    return rf.Judge(base_url=thread_judge_server().base_url, strategy="per_criterion")
 
 
 def test_evaluate_one_text_with_callbacks_sync_async_and_inside_a_running_loop(judge):
@@ -150,8 +150,8 @@ wh.score("c", "llm-slop", rf.Judge(base_url=sys.argv[1], max_in_flight=2), shard
 """
 
 
-def test_an_interrupt_closes_the_run_interrupted_and_keeps_what_landed(judge_server, tmp_path):
-    server = judge_server("--latency-ms", "500")
+def test_an_interrupt_closes_the_run_interrupted_and_keeps_what_landed(thread_judge_server, tmp_path):
+    server = thread_judge_server(latency_ms=500)
     proc = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED, server.base_url], cwd=tmp_path, stdout=subprocess.PIPE, text=True
     )
@@ -181,8 +181,8 @@ print("RUN", run.status, run.ok_cells)
 """
 
 
-def test_a_python_process_uses_the_shared_prefect_server_and_prints_no_error(judge_server, tmp_path):
-    server = judge_server()
+def test_a_python_process_uses_the_shared_prefect_server_and_prints_no_error(thread_judge_server, tmp_path):
+    server = thread_judge_server()
     env = {k: v for k, v in os.environ.items() if k not in ("DO_NOT_TRACK", "PREFECT_SERVER_ANALYTICS_ENABLED")}
     env.pop("PREFECT_API_URL", None)
     done = subprocess.run(

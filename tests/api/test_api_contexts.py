@@ -43,8 +43,8 @@ CELLS = ['score("cell-1")', 'wh.ingest(texts, corpus="c")\nscore("cell-2")',
          'await asyncio.to_thread(score, "cell-in-a-thread")']  # fmt: skip
 
 
-def test_a_script_asyncio_run_threads_and_then_a_kernels_cells_call_the_api(judge_server, tmp_path):
-    url = judge_server().base_url
+def test_a_script_asyncio_run_threads_and_then_a_kernels_cells_call_the_api(thread_judge_server, tmp_path):
+    url = thread_judge_server().base_url
     code = WORK % url + SCRIPT
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

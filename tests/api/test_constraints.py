@@ -106,8 +106,8 @@ def _constrained_slop():
 
 
 @pytest.mark.slow
-def test_a_hard_constraint_disqualifies_in_the_result_the_warehouse_and_the_views(judge_server, tmp_path):
-    judge = rf.Judge(base_url=judge_server().base_url, strategy="holistic")
+def test_a_hard_constraint_disqualifies_in_the_result_the_warehouse_and_the_views(thread_judge_server, tmp_path):
+    judge = rf.Judge(base_url=thread_judge_server().base_url, strategy="holistic")
     rubric = _constrained_slop()
     r = judge.evaluate(rubric, TEXT)
     assert r.disqualified and r.disqualifiers == ("capped", "terse") and r.score == 0.0 and r.passed is False
@@ -134,7 +134,7 @@ def test_a_hard_constraint_disqualifies_in_the_result_the_warehouse_and_the_view
 
 
 @pytest.mark.slow
-def test_the_refresh_checks_judgment_constraints_once_for_both_severities(judge_server, tmp_path):
+def test_the_refresh_checks_judgment_constraints_once_for_both_severities(thread_judge_server, tmp_path):
     """The hard and soft judgment-scoped constraints come from one pass over each sample's answer
     (analytics_refresh.sql: refresh_judgment_problems); both views equal the judge's own check
     (rubrics/constraints.judgment_problems) run here on the warehouse's raw judgments."""
@@ -155,7 +155,7 @@ def test_the_refresh_checks_judgment_constraints_once_for_both_severities(judge_
     )
     wh = rf.Warehouse(tmp_path / "w.duckdb")
     wh.ingest([{"id": f"t{i}", "text": TEXT * (i + 1)} for i in range(3)], corpus="c")
-    judge = rf.Judge(base_url=judge_server().base_url, strategy="holistic", samples=2, temperature=0.7)
+    judge = rf.Judge(base_url=thread_judge_server().base_url, strategy="holistic", samples=2, temperature=0.7)
     assert wh.score("c", rubric, judge).status == "completed"
 
     raw = wh.query(

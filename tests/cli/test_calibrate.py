@@ -52,14 +52,14 @@ def test_labels_import_refuses_bad_files(tmp_path):
         assert result.returncode == 2 and message in " ".join(result.stderr.split()), result.stderr
 
 
-def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_path, judge_server):
+def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_path, thread_judge_server):
     """Rough edges of issue 13: a run at another temperature/seed could not be selected (the hint
     named a missing --allow-mixed); unknown corpora exited 1; nothing was kept; no JSON."""
     import json
 
     import duckdb
 
-    server = judge_server()
+    server = thread_judge_server()
     (tmp_path / "c.jsonl").write_text(
         "".join(json.dumps({"id": f"t{i}", "text": f"Text {i}. " * (i + 1)}) + "\n" for i in range(8))
     )

@@ -53,8 +53,8 @@ def judged(tmp_path, criterion):
     return rows
 
 
-def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path, judge_server):
-    server = judge_server()
+def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     scored_corpus(tmp_path, server)
 
     label_file(tmp_path / "few.csv", [f"t{i:04d}" for i in range(5)], rater="few")
@@ -104,8 +104,8 @@ def test_estimate_matches_ppi_python_and_refuses_what_it_cannot_compute(tmp_path
     assert stored == [(mean["powered_low"], mean["powered_high"])]
 
 
-def test_an_active_plan_records_inclusion_probabilities_that_weight_the_labels(tmp_path, judge_server):
-    server = judge_server()
+def test_an_active_plan_records_inclusion_probabilities_that_weight_the_labels(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     scored_corpus(tmp_path, server)
     planned = cli(
         tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "20", "--active", "--out", "q.txt"

@@ -62,8 +62,8 @@ def test_fit_on_topical_chat_beats_equal_weights_held_out_and_writes_the_next_ve
     assert human.returncode == 2 and "outside the rubric's scale [0, 1]" in human.stderr  # human scales are 1-3
 
 
-def test_fit_on_a_judges_judgments_makes_no_call(tmp_path, judge_server):
-    server = judge_server()
+def test_fit_on_a_judges_judgments_makes_no_call(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     assert cli(tmp_path, "labels", str(SHARED / "calibration" / "topical_chat"), "-c", "tc").returncode == 0
     done = cli(tmp_path, "score", "-c", "tc", "-r", RUBRIC, "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr

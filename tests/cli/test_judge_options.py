@@ -43,10 +43,10 @@ def test_every_scoring_command_offers_every_run_wide_setting_with_its_docstring(
         assert " ".join(field.description.split()) in options[option_name(name)].help
 
 
-def test_top_p_given_on_the_command_line_reaches_the_request_body(tmp_path, judge_server):
+def test_top_p_given_on_the_command_line_reaches_the_request_body(tmp_path, thread_judge_server):
     """top_p is one field of JudgeConfig (marked SENT) and nothing else: `--top-p 0.5` reaches every
     call, and it is part of the judge setup (another top_p is another judge hash)."""
-    server = judge_server()
+    server = thread_judge_server()
     write_corpus(tmp_path / "c.jsonl", 3)
     w = ["-w", str(tmp_path / "w.duckdb")]
     assert run("ingest", str(tmp_path / "c.jsonl"), "-c", "c", *w).returncode == 0
@@ -58,7 +58,7 @@ def test_top_p_given_on_the_command_line_reaches_the_request_body(tmp_path, judg
     assert JudgeConfig(top_p=0.5).judge_hash() != JudgeConfig().judge_hash()
 
 
-def test_the_authoring_and_evolve_commands_take_the_same_generated_options_and_send_them(tmp_path, judge_server):
+def test_the_authoring_and_evolve_commands_take_the_same_generated_options_and_send_them(tmp_path, thread_judge_server):
     """rubric generate / review / refine and improve evolve declare no judge option of their own: each is
     generated from JudgeConfig (but those about a scoring run's work, for one-call commands), and
     `rubric review --top-p 0.5` reaches the request body."""
@@ -68,7 +68,7 @@ def test_the_authoring_and_evolve_commands_take_the_same_generated_options_and_s
         options = {opt: p for p in command(*path).params for opt in p.opts}
         for name, field in judge_fields(tuple(left)).items():
             assert " ".join(field.description.split()) in options[option_name(name)].help, (path, name)
-    server = judge_server()
+    server = thread_judge_server()
     done = run("rubric", "review", "llm-slop", "--base-url", server.base_url, "--top-p", "0.5")
     assert done.returncode == 0, done.stderr[-2000:]
     assert server.stats()["sampling"].get("top_p=0.5", 0) >= 1

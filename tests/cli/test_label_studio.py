@@ -53,8 +53,8 @@ def annotated(tasks: list[dict]) -> list[dict]:
     return out
 
 
-def test_label_studio_round_trip_and_which_judge_agrees_better(tmp_path, judge_server):
-    server = judge_server()
+def test_label_studio_round_trip_and_which_judge_agrees_better(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")  # ingested and scored in this process: the test is about `labels`
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), warehouse, "c")
     for model in ("judge-a", "judge-b"):

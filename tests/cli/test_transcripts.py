@@ -8,7 +8,7 @@ import shutil
 from tests.conftest import ROOT, rows, run_cli
 
 
-def test_ingest_and_score_a_chat_jsonl_with_checks(tmp_path, judge_server):
+def test_ingest_and_score_a_chat_jsonl_with_checks(tmp_path, thread_judge_server):
     """~15 s unloaded: one ingest and one score process."""
     for name in ("agent_chats.jsonl", "agent-checks.yaml"):
         shutil.copy(ROOT / "examples" / name, tmp_path / name)
@@ -17,7 +17,7 @@ def test_ingest_and_score_a_chat_jsonl_with_checks(tmp_path, judge_server):
     done = run_cli(tmp_path, "ingest", "agent_chats.jsonl", "--corpus", "c")
     assert done.returncode == 0, done.stderr
     assert rows(tmp_path / "w.duckdb", "SELECT count(*) FROM messages") == [(in_file,)]
-    server = judge_server()
+    server = thread_judge_server()
     done = run_cli(tmp_path, "score", "-c", "c", "-r", "agent-checks.yaml", "--base-url", server.base_url)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     calls = sum(len(m.get("tool_calls") or []) for line in lines for m in json.loads(line)["messages"])

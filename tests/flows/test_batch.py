@@ -12,7 +12,8 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from tests.conftest import EXE, ServerProcess, rows, write_corpus
+from rubricflow.tasks.standins.batch_api import BatchConfig
+from tests.conftest import EXE, ThreadServer, rows, write_corpus
 
 BATCH = {"batch": True, "batch_poll_s": 0.2}
 
@@ -21,8 +22,8 @@ def judged(warehouse):
     return rows(warehouse, "SELECT text_id, criterion_id, value, unit_score, status FROM judgments ORDER BY ALL")
 
 
-def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path, judge_server):
-    online, batched = judge_server(), judge_server("--batch-fail-rate", "0.3")
+def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path, thread_judge_server):
+    online, batched = thread_judge_server(), thread_judge_server(batch=BatchConfig(fail_rate=0.3))
     corpus = write_corpus(tmp_path / "c.jsonl", 20)
     for name in ("online", "batch"):
         ingest_flow(str(corpus), str(tmp_path / f"{name}.duckdb"), "c")
@@ -56,11 +57,11 @@ def test_batch_answers_land_like_online_ones_and_failed_lines_go_online(tmp_path
     assert usd == pytest.approx(expected) and expected > 0
 
 
-def test_a_reasoning_models_batch_lines_go_out_in_the_form_it_takes(tmp_path, judge_server):
+def test_a_reasoning_models_batch_lines_go_out_in_the_form_it_takes(tmp_path, thread_judge_server):
     """#41: batch lines went out with max_tokens, temperature and logprobs; a reasoning model refuses
     each line with a 400, so every cell was judged online at twice the price. One-token calls learn
     the form first; every line is then answered in the batch."""
-    server = judge_server("--reasoning-tokens", "1500")
+    server = thread_judge_server(reasoning_tokens=1500)
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 6)), warehouse, "c")
     run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, "logprobs": True, **BATCH})
@@ -69,8 +70,8 @@ def test_a_reasoning_models_batch_lines_go_out_in_the_form_it_takes(tmp_path, ju
     assert server.stats()["requests"] <= 2 * 3  # the delivery check's two probes, each learning one refusal
 
 
-def test_an_expired_batch_is_judged_online(tmp_path, judge_server):
-    server = judge_server("--batch-expire")
+def test_an_expired_batch_is_judged_online(tmp_path, thread_judge_server):
+    server = thread_judge_server(batch=BatchConfig(expire=True))
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 6)), warehouse, "c")
     run = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, **BATCH})
@@ -90,7 +91,7 @@ def test_a_crash_while_waiting_resumes_polling_without_resubmitting(tmp_path, pr
     """SIGKILL while the run waits on its batch; the next run polls it: never bought twice, every
     cell landed once. Anthropic's requests carry cache_control on the shared block. ~8 s each."""
     options, created, landed = BATCH_APIS[provider]
-    server = ServerProcess("--batch-delay", "6")
+    server = ThreadServer(batch=BatchConfig(delay_s=6))
     try:
         write_corpus(tmp_path / "c.jsonl", 12)
         env = {**os.environ, "COLUMNS": "200"}
@@ -158,11 +159,11 @@ def test_budget_and_batch_are_refused_together():
         JudgeConfig(batch=True, budget_usd=5)
 
 
-def test_a_batch_bought_but_never_recorded_is_found_not_bought_again(tmp_path, judge_server):
+def test_a_batch_bought_but_never_recorded_is_found_not_bought_again(tmp_path, thread_judge_server):
     """A run killed between buying a batch and recording its id used to leave the cells unrecorded,
     and the next run bought them again. The file is recorded first: the next run finds its batch in
     the provider's list and collects it."""
-    server = judge_server("--batch-delay", "1")
+    server = thread_judge_server(batch=BatchConfig(delay_s=1))
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 6)), warehouse, "c")
     first = score_corpus("c", "llm-slop", warehouse, {"base_url": server.base_url, **BATCH, "batch_timeout_s": 0.1})

@@ -9,8 +9,8 @@ from rubricflow.flows.score import score_corpus
 from tests.conftest import EXE
 
 
-def test_two_strategies_of_one_model_are_compared_by_judge_hash(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_two_strategies_of_one_model_are_compared_by_judge_hash(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(corpus(8)), warehouse, "c")
     holistic = score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url})
@@ -36,13 +36,15 @@ def test_two_strategies_of_one_model_are_compared_by_judge_hash(tmp_path, corpus
     assert code != 0 and "side A: no judgments of 'writing-quality' on corpus 'c' with that judge" in said, said
 
 
-def test_a_named_model_finds_the_judgments_of_a_rubric_judged_by_its_own_strategy(tmp_path, corpus, judge_server):
+def test_a_named_model_finds_the_judgments_of_a_rubric_judged_by_its_own_strategy(
+    tmp_path, corpus, thread_judge_server
+):
     """zinsser-judge declares its execution strategy (grouped, seed 001): its runs' judge hash is the
     grouped one, and `--no-score --model` must look for that one, not the default strategy's."""
     from rubricflow.flows.compare import compare_flow
     from rubricflow.tasks.judging.config import OFFLINE_MODEL, JudgeConfig
 
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(corpus(3)), warehouse, "c")
     ran = score_corpus("c", "zinsser-judge", warehouse, {"base_url": server.base_url, "model": OFFLINE_MODEL})

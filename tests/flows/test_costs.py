@@ -44,8 +44,8 @@ def test_models_the_file_does_not_price_come_from_genai_prices():
         )
 
 
-def test_budget_stops_before_exceeding_and_the_rest_is_judged_later(tmp_path, judge_server):
-    server = judge_server()
+def test_budget_stops_before_exceeding_and_the_rest_is_judged_later(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     (tmp_path / "prices.yaml").write_text(PRICES)
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 20)), warehouse, "c")
@@ -65,8 +65,8 @@ def test_budget_stops_before_exceeding_and_the_rest_is_judged_later(tmp_path, ju
     assert rows(warehouse, "SELECT count(*), count(DISTINCT cell_key) FROM completions") == [(20, 20)]
 
 
-def test_estimate_is_printed_before_any_call_and_costs_add_up(tmp_path, judge_server):
-    server = judge_server()
+def test_estimate_is_printed_before_any_call_and_costs_add_up(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     (tmp_path / "prices.yaml").write_text(PRICES)
     env = {**os.environ, "COLUMNS": "200", "RUBRICFLOW_PRICES": str(tmp_path / "prices.yaml")}
     write_corpus(tmp_path / "c.jsonl", 12)
@@ -111,10 +111,10 @@ def test_estimate_is_printed_before_any_call_and_costs_add_up(tmp_path, judge_se
     assert sum(u for _, _, u in by_criterion) == pytest.approx(usd)
 
 
-def test_cached_input_is_priced_at_its_own_rate_in_the_budget_and_the_views(tmp_path, judge_server):
+def test_cached_input_is_priced_at_its_own_rate_in_the_budget_and_the_views(tmp_path, thread_judge_server):
     """The offline judge reports prefix-cache hits like OpenAI (usage.prompt_tokens_details); cells
     that share a system prompt run together, so most calls after the first are cache hits."""
-    server = judge_server()
+    server = thread_judge_server()
     (tmp_path / "prices.yaml").write_text("rubricflow-offline-judge: {input: 1000, output: 2000, cached_input: 100}\n")
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 10)), warehouse, "c")
@@ -179,10 +179,10 @@ def test_the_budget_holds_with_re_asks_and_text_that_is_not_english(tmp_path, te
     assert spent > budget * 0.5  # and it was not needlessly timid
 
 
-def test_a_budget_for_a_model_without_a_price_is_refused(tmp_path, judge_server):
+def test_a_budget_for_a_model_without_a_price_is_refused(tmp_path, thread_judge_server):
     """A $0.000001 budget on a model the table does not know used to judge every cell (issue: real
     model servers). Refused before anything is planned or sent."""
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 5)), warehouse, "c")
     with pytest.raises(PriceError, match="--budget needs a price for model 'someones-finetune'"):

@@ -12,8 +12,8 @@ from tests.conftest import rows
 PLAIN = "The council met on Tuesday and approved the road budget by seven votes to two."
 
 
-def test_the_rubrics_strategy_applies_unless_one_is_given_and_the_run_records_which(tmp_path, judge_server):
-    server = judge_server()
+def test_the_rubrics_strategy_applies_unless_one_is_given_and_the_run_records_which(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     slop = Library().bundle("llm-slop").rubric  # 3 criteria, no strategy of its own
     declared = slop.model_copy(
         update={"surface": slop.surface.model_copy(update={"execution_strategy": "per_criterion"})}

@@ -9,8 +9,8 @@ from rubricflow.flows.ingest import ingest_flow
 from tests.conftest import rows, write_corpus
 
 
-def test_an_interrupt_during_the_finish_step_records_the_run_interrupted(tmp_path, judge_server, monkeypatch):
-    server = judge_server()
+def test_an_interrupt_during_the_finish_step_records_the_run_interrupted(tmp_path, thread_judge_server, monkeypatch):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 3)), warehouse, "c")
 
@@ -54,12 +54,12 @@ main()
 """
 
 
-def test_ctrl_c_in_the_finish_step_prints_one_line_and_records_the_truth(tmp_path, judge_server):
+def test_ctrl_c_in_the_finish_step_prints_one_line_and_records_the_truth(tmp_path, thread_judge_server):
     """#50 item 6: it printed a Prefect traceback and recorded that the process had ended (it had not)."""
     import subprocess
     import sys
 
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 3)), warehouse, "c")
     command = [sys.executable, "-c", FINISH_INTERRUPTED, "score", "-c", "c", "-r", "llm-slop", "-w", warehouse]

@@ -27,8 +27,8 @@ def _check_failed_run(warehouse, out: str, returncode: int) -> None:
     assert rows(str(warehouse), "SELECT min(retries) >= 0 FROM run_summary") == [(True,)]
 
 
-def test_a_limits_database_stopped_mid_run_fails_the_run(tmp_path, judge_server):
-    server = judge_server("--latency-ms", "20")
+def test_a_limits_database_stopped_mid_run_fails_the_run(tmp_path, thread_judge_server):
+    server = thread_judge_server(latency_ms=20)
     with Postgres() as pg:
         warehouse, proc = _score(tmp_path, server, pg.url)
         wait_until(lambda: server.stats()["requests"] > 40, timeout_s=120)
@@ -40,8 +40,8 @@ def test_a_limits_database_stopped_mid_run_fails_the_run(tmp_path, judge_server)
     _check_failed_run(warehouse, out, proc.returncode)
 
 
-def test_a_stalled_limits_database_fails_the_run_instead_of_hanging(tmp_path, judge_server):
-    server = judge_server("--latency-ms", "20")
+def test_a_stalled_limits_database_fails_the_run_instead_of_hanging(tmp_path, thread_judge_server):
+    server = thread_judge_server(latency_ms=20)
     with Postgres() as pg:
         warehouse, proc = _score(tmp_path, server, pg.url)
         wait_until(lambda: server.stats()["requests"] > 40, timeout_s=120)

@@ -92,7 +92,7 @@ def test_pair_verdicts_and_summary_match_an_independent_count(hhh):
     )
 
 
-def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_server):
+def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, thread_judge_server):
     pairs = [
         {
             "pair_id": f"p{i}",
@@ -121,7 +121,7 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
     assert ingested.returncode == 1 and "2 rows" in ingested.stderr  # the two bad pairs, each named in quarantine
     quarantine = (tmp_path / "corpora/pairs/quarantine.jsonl").read_text()
     assert "pair without response_b" in quarantine and "label 'maybe' is not one of a, b, tie" in quarantine
-    server = judge_server()
+    server = thread_judge_server()
     judged = cli("pairwise", "-c", "pairs", "-r", "llm-slop", "--base-url", server.base_url)
     assert judged.returncode == 0, judged.stderr
     assert "llm-slop-pairwise on pairs" in judged.stdout and "position bias" in judged.stdout
@@ -140,13 +140,13 @@ def test_bad_pairs_are_quarantined_and_systems_get_win_rates(tmp_path, judge_ser
     assert "<script" not in text and "http" not in text.split("<style>")[0]
 
 
-def test_pairs_land_exactly_once_after_a_kill_and_a_panel_runs_as_one_flow(tmp_path, judge_server):
+def test_pairs_land_exactly_once_after_a_kill_and_a_panel_runs_as_one_flow(tmp_path, thread_judge_server):
     """kill -9 mid-run, run again: every pair in both orders lands once; then two offline judges
     (personas) judge the pairs as one panel flow."""
 
     from rubricflow.flows.panel import panel_flow
 
-    server = judge_server("--latency-ms", "40")
+    server = thread_judge_server(latency_ms=40)
     pairs = [
         {
             "pair_id": f"p{i:03d}",

@@ -71,8 +71,8 @@ def test_panel_agreement_matches_krippendorff_on_the_raw_judgments(panel_warehou
         assert r.judges == 3 and r.texts == 15 and -1 <= r.mean_qwk <= 1 and r.min_qwk <= r.mean_qwk
 
 
-def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_path, judge_server):
-    server = judge_server()
+def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     write_corpus(tmp_path / "c.jsonl", 6)
     env = {**os.environ, "COLUMNS": "200"}
 

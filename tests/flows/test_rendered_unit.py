@@ -14,12 +14,12 @@ PLAIN = "The council met on Tuesday and approved the road budget by seven votes 
 
 
 def test_a_wording_change_rejudges_exactly_its_units_and_a_bare_version_bump_adopts_all(
-    tmp_path, judge_server, monkeypatch
+    tmp_path, thread_judge_server, monkeypatch
 ):
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import Library
 
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     source = tmp_path / "c.jsonl"
     source.write_text("".join(json.dumps({"id": f"t{i}", "text": SLOP if i % 2 else PLAIN}) + "\n" for i in range(4)))
@@ -69,7 +69,7 @@ def test_a_wording_change_rejudges_exactly_its_units_and_a_bare_version_bump_ado
     assert score_corpus("c", "llm-slop", warehouse, judge)["judged_cells"] == 0  # and it stays landed
 
 
-def test_a_rubric_with_an_xml_surface_and_confidence_is_judged_through_the_flow(tmp_path, judge_server):
+def test_a_rubric_with_an_xml_surface_and_confidence_is_judged_through_the_flow(tmp_path, thread_judge_server):
     """The surface policy reaches the judge: the offline judge is sent the <LLM_JUDGE_SPEC> system
     text and a schema with a confidence per criterion, which lands in judgments.confidence."""
     import yaml
@@ -80,7 +80,7 @@ def test_a_rubric_with_an_xml_surface_and_confidence_is_judged_through_the_flow(
     data = yaml.safe_load(dump_yaml(Library().bundle("llm-slop").rubric))
     data["surface"] = {"input_codec": "xml", "confidence": True, "criterion_focus": "full"}
     (tmp_path / "xml.yaml").write_text(yaml.safe_dump(data))
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     source = tmp_path / "c.jsonl"
     source.write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate((SLOP, PLAIN))))

@@ -40,8 +40,8 @@ def count_when_released(warehouse, query, wait_s: float = 10.0):
             time.sleep(0.05)
 
 
-def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judge_server):
-    server = judge_server("--latency-ms", "40")
+def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server(latency_ms=40)
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(80)), str(warehouse), "c")
     proc = subprocess.Popen(
@@ -88,8 +88,8 @@ def test_sigkill_mid_run_then_rerun_finishes_exactly_once(tmp_path, corpus, judg
     assert not list(runs_root(warehouse).glob("*/plan/*.parquet"))
 
 
-def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
     land_one_shard(tmp_path, server, warehouse, "crashed")
@@ -101,10 +101,10 @@ def test_shard_landed_but_not_loaded_is_recovered_without_new_calls(tmp_path, co
     assert not list(runs_root(warehouse).rglob("*.completions.parquet"))
 
 
-def test_two_warehouses_in_one_folder_never_load_each_others_shards(tmp_path, corpus, judge_server):
+def test_two_warehouses_in_one_folder_never_load_each_others_shards(tmp_path, corpus, thread_judge_server):
     """Found in CI: two warehouses in one folder shared runs/, and a run on one loaded (and deleted)
     the landed shards of the other's live run. Each warehouse now has a runs folder of its own."""
-    server = judge_server()
+    server = thread_judge_server()
     a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
     for warehouse in (a, b):
         ingest_flow(str(corpus(10)), str(warehouse), "c")
@@ -117,11 +117,11 @@ def test_two_warehouses_in_one_folder_never_load_each_others_shards(tmp_path, co
     assert server.stats()["requests"] == 20
 
 
-def test_a_shard_landed_in_the_runs_folder_of_before_is_still_recovered(tmp_path, corpus, judge_server):
+def test_a_shard_landed_in_the_runs_folder_of_before_is_still_recovered(tmp_path, corpus, thread_judge_server):
     """Upgrading moved a warehouse's runs from runs/<run id>/ to runs/<warehouse file>/<run id>/:
     a shard a crashed run left in the old place is loaded when the run is this warehouse's, and
     another warehouse's (a run this one never registered) is left alone."""
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
     land_one_shard(tmp_path, server, warehouse, "old-run")
@@ -144,12 +144,12 @@ def test_a_shard_landed_in_the_runs_folder_of_before_is_still_recovered(tmp_path
 
 
 def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_nothing_twice(
-    tmp_path, corpus, judge_server
+    tmp_path, corpus, thread_judge_server
 ):
     """N1: the re-run holds the very lock the dead run held (same corpus, rubric and judge), so a
     check of "is the lock held" took the dead run for live, skipped its landed shard and bought its
     cells again. The dead run is now known by the run id its lock names."""
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(10)), str(warehouse), "c")
     landed = land_one_shard(tmp_path, server, warehouse, "dead-run")
@@ -179,8 +179,8 @@ def test_the_same_command_after_a_crash_loads_the_dead_runs_shards_and_buys_noth
     assert not RunFolder.of(warehouse, "dead-run").plan.exists()
 
 
-def test_loading_the_same_shard_twice_changes_nothing(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_loading_the_same_shard_twice_changes_nothing(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(6)), str(warehouse), "c")
     landed = land_one_shard(tmp_path, server, warehouse, "x")

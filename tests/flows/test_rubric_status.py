@@ -18,8 +18,8 @@ RUBRIC = ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml"
 
 
 @pytest.mark.slow
-def test_status_counts_usage_and_flags_a_rubric_under_its_calibration_threshold(tmp_path, judge_server):
-    server = judge_server()
+def test_status_counts_usage_and_flags_a_rubric_under_its_calibration_threshold(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     lenient = load_rubric(RUBRIC)
     provenance = {"calibration_threshold": -1.0}
     lenient = lenient.model_copy(
@@ -48,8 +48,8 @@ def test_status_counts_usage_and_flags_a_rubric_under_its_calibration_threshold(
 
 
 @pytest.mark.slow
-def test_the_nightly_job_fails_on_a_rubric_under_its_calibration_threshold(tmp_path, judge_server):
-    server = judge_server()
+def test_the_nightly_job_fails_on_a_rubric_under_its_calibration_threshold(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     source = write_corpus(tmp_path / "corpus.jsonl", 12)
     judge = {"base_url": server.base_url}

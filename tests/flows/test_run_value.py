@@ -26,10 +26,10 @@ class NotedOptions(RunOptions):
     """A note."""
 
 
-def test_a_run_wide_setting_is_one_field(tmp_path, corpus, judge_server):
+def test_a_run_wide_setting_is_one_field(tmp_path, corpus, thread_judge_server):
     """The new field reaches the tasks with the run and the run's recorded parameters, and the
     run's plan and landed parts are where its folder says."""
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(3)), str(warehouse), "c")
     bundle = Library().bundle("llm-slop")
@@ -66,10 +66,10 @@ def test_the_run_folder_lands_parts_by_rename_and_prunes_what_is_empty(tmp_path)
     assert not dead.path.exists() and live.landed() and (runs / "locks").is_dir()
 
 
-def test_the_flow_takes_a_typed_judge_and_returns_one_summary(tmp_path, corpus, judge_server):
+def test_the_flow_takes_a_typed_judge_and_returns_one_summary(tmp_path, corpus, thread_judge_server):
     """`judge` is a JudgeConfig (a dict of its fields is validated into one before the flow runs);
     the flow's summary is the one `rf.Run` is."""
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(2)), str(warehouse), "c")
     with pytest.raises(Exception, match="temperature"):
@@ -81,13 +81,13 @@ def test_the_flow_takes_a_typed_judge_and_returns_one_summary(tmp_path, corpus, 
     assert run.text_scores().height == 2
 
 
-def test_max_cells_judges_that_many_and_leaves_the_rest_for_the_next_run(tmp_path, corpus, judge_server):
+def test_max_cells_judges_that_many_and_leaves_the_rest_for_the_next_run(tmp_path, corpus, thread_judge_server):
     """max_cells is one field of RunOptions (and its line in plan_cells.sql): the Python API takes
     it as a keyword, the run judges the first cells only, says how many it left, and the next
     run plans exactly those."""
     import rubricflow as rf
 
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(corpus(5)), str(warehouse), "c")
     judge = rf.Judge(base_url=server.base_url)

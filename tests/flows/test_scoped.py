@@ -41,9 +41,9 @@ def transcript(i: int) -> dict:
     return {"id": f"t{i:03d}", "messages": messages}
 
 
-def test_one_call_per_matching_turn_and_the_transcript_score_is_the_reducer(tmp_path, judge_server):
+def test_one_call_per_matching_turn_and_the_transcript_score_is_the_reducer(tmp_path, thread_judge_server):
     """100 transcripts, 249 turn calls against the offline judge (a scoring run and its unit subflow)."""
-    server = judge_server()
+    server = thread_judge_server()
     records = [transcript(i) for i in range(100)]
     turns = sum(1 for r in records for m in r["messages"] if m["role"] == "assistant")
     (tmp_path / "r.yaml").write_text(json.dumps(RUBRIC))
@@ -79,9 +79,9 @@ def long_transcript(name: str, turns: int, budget_at: int | None) -> dict:
     return {"id": name, "messages": messages}
 
 
-def test_a_long_transcript_is_judged_in_segments_and_the_reducer_combines_them(tmp_path, judge_server):
+def test_a_long_transcript_is_judged_in_segments_and_the_reducer_combines_them(tmp_path, thread_judge_server):
     """2 transcripts over a 195-token context in 5 segments each, 3 within it whole: 13 calls."""
-    server = judge_server()
+    server = thread_judge_server()
     rubric = {
         **RUBRIC,
         "criteria": [{"id": "names-budget", "reducer": "any", "patterns": ["names-budget"]}],

@@ -8,11 +8,11 @@ import pytest
 
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from tests.conftest import EXE, ServerProcess, rows
+from tests.conftest import EXE, ThreadServer, rows
 
 
-def test_a_second_corpus_of_the_same_file_adopts_its_cells_and_is_scored(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_a_second_corpus_of_the_same_file_adopts_its_cells_and_is_scored(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     source = corpus(12)
     ingest_flow(str(source), warehouse, "first")
@@ -38,8 +38,8 @@ def test_a_second_corpus_of_the_same_file_adopts_its_cells_and_is_scored(tmp_pat
     assert server.stats()["requests"] == calls
 
 
-def test_a_second_corpus_judges_only_what_the_first_has_not(tmp_path, corpus, judge_server):
-    server = judge_server()
+def test_a_second_corpus_judges_only_what_the_first_has_not(tmp_path, corpus, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     source = corpus(6)
     ingest_flow(str(source), warehouse, "first")
@@ -53,9 +53,9 @@ def test_a_second_corpus_judges_only_what_the_first_has_not(tmp_path, corpus, ju
     assert rows(warehouse, "SELECT count(*), min(coverage) FROM text_scores WHERE corpus_id = 'second'") == [(6, 1.0)]
 
 
-def test_the_same_texts_under_new_ids_are_adopted_not_bought_again(tmp_path, corpus, judge_server):
+def test_the_same_texts_under_new_ids_are_adopted_not_bought_again(tmp_path, corpus, thread_judge_server):
     """#50 item 14: the cache keys on content; a corpus re-exported with renumbered ids bought 120 of 120 again."""
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     source = corpus(6)
     ingest_flow(str(source), warehouse, "c")
@@ -72,7 +72,7 @@ def test_the_same_texts_under_new_ids_are_adopted_not_bought_again(tmp_path, cor
 
 
 def test_a_run_with_no_ok_cell_exits_non_zero_in_one_line(tmp_path, corpus):
-    refusing = ServerProcess("--fault-rate", "1", "--faults", "refusal", "--fault-attempts", "99")
+    refusing = ThreadServer(fault_rate=1, faults=("refusal",), fault_attempts=99)
     try:
         env = {**os.environ, "COLUMNS": "200", "OPENAI_BASE_URL": refusing.base_url}
         ingest = subprocess.run(

@@ -33,8 +33,8 @@ def score_fresh(tmp_path, name, records, rubric, server):
     return scores(warehouse, rubric)
 
 
-def test_a_changed_text_is_scored_as_its_new_version_only(tmp_path, judge_server):
-    server = judge_server()
+def test_a_changed_text_is_scored_as_its_new_version_only(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     before = [{"id": "a", "text": SLOP}, {"id": "b", "text": PLAIN}]
     after = [{"id": "a", "text": PLAIN + " It rained."}, {"id": "b", "text": PLAIN}]
@@ -49,8 +49,8 @@ def test_a_changed_text_is_scored_as_its_new_version_only(tmp_path, judge_server
     ]  # history kept
 
 
-def test_a_changed_context_or_genre_is_new_work(tmp_path, judge_server):
-    server = judge_server()
+def test_a_changed_context_or_genre_is_new_work(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     grounded = [
         {"id": "g", "text": "The bridge opened in 1932.", "context": "The bridge opened in 1932 after four years."}
@@ -72,8 +72,8 @@ def test_a_changed_context_or_genre_is_new_work(tmp_path, judge_server):
     assert rows(warehouse, "SELECT max(coverage) FROM run_summary") == [(1.0,)]
 
 
-def test_texts_gone_from_the_source_are_marked_removed_and_not_scored(tmp_path, judge_server):
-    server = judge_server()
+def test_texts_gone_from_the_source_are_marked_removed_and_not_scored(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     three = [{"id": i, "text": f"{PLAIN} Item {i}."} for i in ("a", "b", "c")]
     ingest_flow(write(tmp_path / "v1.jsonl", three), warehouse, "c")
@@ -89,12 +89,12 @@ def test_texts_gone_from_the_source_are_marked_removed_and_not_scored(tmp_path, 
     assert [r[0] for r in scores(warehouse, "llm-slop")] == ["a", "b", "c"]
 
 
-def test_a_new_version_judges_only_its_changed_criteria_and_adopts_the_rest(tmp_path, judge_server):
+def test_a_new_version_judges_only_its_changed_criteria_and_adopts_the_rest(tmp_path, thread_judge_server):
     from rubricflow.rubrics.algebra import evolve
     from rubricflow.rubrics.formats import dump_yaml
     from rubricflow.rubrics.library import Library
 
-    server = judge_server()
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     records = [{"id": f"t{i}", "text": SLOP if i % 2 else PLAIN + f" Item {i}."} for i in range(6)]
     ingest_flow(write(tmp_path / "c.jsonl", records), warehouse, "c")

@@ -31,8 +31,8 @@ def test_each_kind_composes_its_own_primitives_into_the_drafting_prompt():
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_generate_writes_a_rubric_of_the_kind_asked_for(tmp_path, judge_server, kind):
-    server = judge_server()
+def test_generate_writes_a_rubric_of_the_kind_asked_for(tmp_path, thread_judge_server, kind):
+    server = thread_judge_server()
     (tmp_path / "style.md").write_text(SOURCE)
     done = subprocess.run(
         [EXE, "rubric", "generate", "style.md", "--id", "house", "--kind", kind, "--base-url", server.base_url],

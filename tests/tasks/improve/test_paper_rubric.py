@@ -36,8 +36,8 @@ def run(cwd, *args):
     )
 
 
-def test_a_paper_gives_a_valid_tree_with_every_quote_in_the_paper(tmp_path, judge_server):
-    server = judge_server()
+def test_a_paper_gives_a_valid_tree_with_every_quote_in_the_paper(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     (tmp_path / "paper.md").write_text(PAPER)
     done = run(tmp_path, "rubric", "generate", "--from-paper", "paper.md", "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr

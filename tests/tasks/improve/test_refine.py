@@ -52,8 +52,8 @@ def test_a_change_is_accepted_only_if_its_target_rises_and_no_other_falls_beyond
     assert accepts(before, _m(mission=3, anchors=1, economy=1), "mission", 0.34) is None
 
 
-def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying_twice(tmp_path, judge_server):
-    server = judge_server()
+def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying_twice(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     shutil.copy(WEAK, tmp_path / "weak.yaml")
     done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr
@@ -83,8 +83,8 @@ def test_refine_raises_a_weak_rubrics_weak_properties_and_resumes_without_paying
     assert written.read_text() == (tmp_path / "first" / written.name).read_text()
 
 
-def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing(tmp_path, judge_server):
-    server = judge_server("--fault-rate", "1", "--faults", "malformed", "--fault-attempts", "99")
+def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing(tmp_path, thread_judge_server):
+    server = thread_judge_server(fault_rate=1, faults=("malformed",), fault_attempts=99)
     shutil.copy(WEAK, tmp_path / "weak.yaml")
     done = cli(tmp_path, "rubric", "refine", "weak.yaml", "--base-url", server.base_url)
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -92,7 +92,9 @@ def test_a_judge_that_always_misbehaves_gives_one_clear_error_and_writes_nothing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["weak.yaml"]  # no version, no changelog, no journal line
 
 
-def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_call_budget(tmp_path, judge_server):
+def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_call_budget(
+    tmp_path, thread_judge_server
+):
     """--properties mission,mirror --max-calls 3: the mission judged, a proposal, the candidate's mission
     judged (accepted: mission rises; mirror is counted, no call), then the next proposal would pass the
     budget: the run stops there, writes what was accepted and says why; only the offered operations are
@@ -101,7 +103,7 @@ def test_a_bounded_refine_measures_only_the_chosen_properties_and_stops_at_its_c
 
     from rubricflow.tasks.improve.refine import messages
 
-    server = judge_server()
+    server = thread_judge_server()
     shutil.copy(WEAK, tmp_path / "weak.yaml")
     args = ["--base-url", server.base_url, "--properties", "mirror,mission", "--max-calls", "3"]
     done = cli(tmp_path, "rubric", "refine", "weak.yaml", *args)

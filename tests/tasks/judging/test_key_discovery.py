@@ -58,9 +58,9 @@ def test_the_client_reads_the_discovered_key_and_scrubbing_removes_it(monkeypatc
 
 
 @pytest.mark.slow
-def test_a_local_server_that_requires_the_key_gets_it_from_the_environment(monkeypatch, judge_server):
+def test_a_local_server_that_requires_the_key_gets_it_from_the_environment(monkeypatch, thread_judge_server):
     monkeypatch.setenv("ENGINE_CANARY", CANARY)
-    server = judge_server("--require-key-env", "ENGINE_CANARY")
+    server = thread_judge_server(api_key=CANARY)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(rf.EndpointRefused, match="401") as refused:  # a setup no retry fixes raises, as score does
         rf.Judge(base_url=server.base_url, answer_retries=0).evaluate("llm-slop", "A plain sentence.")

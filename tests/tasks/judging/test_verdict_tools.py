@@ -10,13 +10,13 @@ from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.library import resolve
 from rubricflow.tasks.improve.goldens import judge_text
 from rubricflow.tasks.judging.config import JudgeConfig
-from tests.conftest import ServerProcess
+from tests.conftest import ThreadServer
 
 
 def test_a_waza_rubric_is_judged_by_the_tool_the_judge_calls():
     bundle = compile_or_raise(resolve("refusal-correctness"))
     goldens = bundle.rubric.goldens
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         config = JudgeConfig(base_url=server.base_url, output_mode="verdict_tools")
         done = [judge_text(bundle, config, g.name, g.output, input=g.input) for g in goldens]

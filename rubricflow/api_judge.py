@@ -326,9 +326,11 @@ def _re2_hits(texts: list[str], sources: list[str]) -> list[tuple[int, tuple[boo
     RE2 in this process (rubrics/regex.Re2Matcher), by DuckDB's when that build refuses one."""
     from rubricflow.rubrics.regex import re2_matcher
 
-    matcher = re2_matcher(tuple(sources)) if sources else None
+    if not sources:
+        return []
+    matcher = re2_matcher(tuple(sources))
     if matcher is None:
-        return [(i, hit) for i, hit in _duckdb_hits(texts, sources) if any(hit)] if sources else []
+        return [(i, hit) for i, hit in _duckdb_hits(texts, sources) if any(hit)]
     hits = []
     for i, text in enumerate(texts):
         found = matcher(text)

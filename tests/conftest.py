@@ -25,6 +25,9 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["DO_NOT_TRACK"] = "1"
+# No pydantic plugin is installed here; pydantic would look for one in every installed distribution's entry
+# points in each process the tests start (~20-70 ms of CPU each, some thousands of processes).
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 # `rubricflow` processes share one local Prefect server (tasks/runtime/prefect_server.py): the session's own,
 # stopped at the end (see stop_the_shared_prefect_server).
 os.environ.setdefault("RUBRICFLOW_STATE_DIR", tempfile.mkdtemp(prefix="rubricflow-state-"))
@@ -34,6 +37,13 @@ os.environ.setdefault("RUBRICFLOW_STATE_DIR", tempfile.mkdtemp(prefix="rubricflo
 # PREFECT_API_URL at a server it then stops would otherwise leave every later in-process flow of this
 # process talking to that dead server; the order of files differs between pytest-xdist's processes).
 import prefect.settings  # noqa: E402, F401
+
+# A new Prefect home starts from the user's kept copy of an empty database, as the shared server's does
+# (tasks/runtime/prefect_database.py): the flows tests call in this process run on Prefect's own per-process
+# server, which would migrate this worker's new home again (~14 s of CPU).
+from rubricflow.tasks.runtime import prefect_database, prefect_server  # noqa: E402
+
+prefect_database.seed(Path(os.environ["PREFECT_HOME"]) / "prefect.db", prefect_server.kept_database())
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RUBRICFLOW_SHARED", ROOT.parent / "shared")) / "data"

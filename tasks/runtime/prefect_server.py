@@ -30,6 +30,7 @@ from pathlib import Path
 
 from rubricflow.errors import TransientError
 from rubricflow.settings import endpoint, environment, settings
+from rubricflow.tasks.runtime import prefect_database
 from rubricflow.tasks.runtime.lease import update_locked
 from rubricflow.tasks.runtime.owner import loopback_only, owner_secret
 
@@ -288,11 +289,24 @@ def _start_once() -> ServerState:
     return found[0]
 
 
+def _home() -> Path:
+    return Path(settings().prefect.home or Path.home() / ".prefect").expanduser()
+
+
+def kept_database() -> Path:
+    """The user's copy of an empty database of this Prefect version (tasks/runtime/prefect_database.py):
+    in the user's cache, not the state folder, so that every state folder's new home starts from it."""
+    from prefect import __version__
+
+    cache = Path(endpoint("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "rubricflow" / "prefect-databases" / f"prefect-{__version__}.db"
+
+
 def _private_home() -> None:
     """The Prefect home's folder and database the user's only: the server makes them under umask
     077, but a home or a `prefect.db` made before (by `prefect` itself, or an older rubricflow,
     under umask 022) kept every local user's read access to flow parameters and run records."""
-    home = Path(settings().prefect.home or Path.home() / ".prefect").expanduser()
+    home = _home()
     files = [home / f"prefect.db{end}" for end in ("", "-wal", "-shm", "-journal")]  # SQLite's companions too
     for path, wanted in ((home, 0o700), *((file, 0o600) for file in files)):
         try:
@@ -369,11 +383,17 @@ def serve(port: int, idle_s: float) -> None:
     import uvicorn
     from prefect.server.api.server import create_app
 
+    database = prefect_database.default_database(_home())
+    if database is not None:
+        prefect_database.seed(database, kept_database())
     app = create_app(ephemeral=True, final=True)
     last = [time.monotonic()]
+    unkept = [database] if database is not None else []
 
     async def touched(scope, receive, send):
         last[0] = time.monotonic()
+        if unkept and scope["type"] == "http":  # the first request (the starter's health check): migrated, no run yet
+            prefect_database.keep(unkept.pop(), kept_database())
         await app(scope, receive, send)
 
     server = uvicorn.Server(

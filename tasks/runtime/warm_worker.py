@@ -26,6 +26,7 @@ API key reaches only its runner, over a socket that only its user can open.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import json
@@ -286,6 +287,8 @@ def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[lis
 
     for name in prewarm:
         importlib.import_module(name)
+    gc.collect()
+    gc.freeze()  # the imports' objects out of every runner's collections: a runner's GC scanned them all again
     _record(key).write_text(json.dumps({**record, "ready": True, "threads": threads()}))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
     listener.settimeout(float(settings().prefect_idle_s or IDLE_S))

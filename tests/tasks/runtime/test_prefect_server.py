@@ -4,6 +4,7 @@ by itself when idle, and never used when the user points PREFECT_API_URL elsewhe
 import base64
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -56,17 +57,35 @@ def test_started_once_by_concurrent_commands_then_reused_and_stopped(state, monk
     assert prefect_server.current().pid == recorded["pid"]
     environ = open(f"/proc/{recorded['pid']}/environ", "rb").read()  # the server outlives the command: no secrets
     assert b"PREFECT_HOME" in environ and b"sk-canary-for-the-prefect-server" not in environ
+    monkeypatch.setenv("XDG_CACHE_HOME", str(state / "cache"))  # where a new home's empty database is kept
     monkeypatch.setenv("PREFECT_HOME", str(state / "another-home"))  # another Prefect database: another server
     monkeypatch.delenv("PREFECT_API_URL")
     other = prefect_server.use_shared_server()
     assert other != next(iter(urls))
     prefect_server.stop()
+    kept = prefect_server.kept_database()  # kept by that server, from its new, empty database
+    assert block_types(kept) == block_types(state / "another-home" / "prefect.db") != []
+    assert sqlite3.connect(kept).execute("SELECT count(*) FROM configuration").fetchone() == (0,)
+    monkeypatch.setenv("PREFECT_HOME", str(state / "third-home"))  # a new home starts from the kept copy
+    monkeypatch.delenv("PREFECT_API_URL")
+    assert prefect_server.use_shared_server() not in (other, None)
+    prefect_server.stop()
+    assert block_types(state / "third-home" / "prefect.db") == block_types(kept)  # the same rows, not new ones
     monkeypatch.undo()
     monkeypatch.setenv("RUBRICFLOW_STATE_DIR", str(state))
     stopped = prefect_server.stop()
     assert stopped.pid == recorded["pid"] and prefect_server.current() is None
     with pytest.raises(ProcessLookupError):
         os.kill(recorded["pid"], 0)
+
+
+def block_types(database) -> list[tuple]:
+    """Prefect's registered block types (ids made at random when a database is migrated and registered)."""
+    con = sqlite3.connect(database)
+    try:
+        return con.execute("SELECT id, slug FROM block_type ORDER BY slug").fetchall()
+    finally:
+        con.close()
 
 
 def test_an_idle_server_stops_itself(state, monkeypatch):

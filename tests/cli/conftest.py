@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import ROOT, ServerProcess, write_corpus
+from tests.conftest import ROOT, ThreadServer, write_corpus
 
 from .test_pipeline_commands import run
 
@@ -12,7 +12,7 @@ def scored(tmp_path_factory):
     """A corpus of 60 texts (every third sloppy), scored with llm-slop 1.0.0 and with a harsher
     1.1.0 that counts "council" (in every plain text) as puffery: a real, significant drop."""
     home = tmp_path_factory.mktemp("gate")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         write_corpus(home / "corpus.jsonl", 60)
         harsh = (ROOT / "rubrics" / "library" / "llm-slop.yaml").read_text()

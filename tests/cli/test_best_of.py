@@ -12,7 +12,7 @@ import rubricflow as rf
 from rubricflow.cli import app
 from rubricflow.errors import InputError
 from rubricflow.flows.ingest import ingest_flow
-from tests.conftest import TEST_DATA, ServerProcess, rows
+from tests.conftest import TEST_DATA, ThreadServer, rows
 
 from .test_pipeline_commands import run
 
@@ -32,7 +32,7 @@ def judged(tmp_path_factory):
     corpus.write_text("".join(json.dumps({**s, "systems": ["x", "y", "z"]}) + "\n" for s in SETS))
     w = ["-w", str(tmp / "w.duckdb")]
     assert ingest_flow(str(corpus), str(tmp / "w.duckdb"), "sets")["rows_ok"] == len(SETS)
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         done = run("best-of", "-c", "sets", "-r", str(BEST), "--base-url", server.base_url, *w)
         calls = server.stats()["answered"]

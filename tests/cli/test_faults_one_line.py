@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import EXE, ServerProcess
+from tests.conftest import EXE, ThreadServer
 
 DEAD = "http://127.0.0.1:9"  # nothing listens on the discard port
 
@@ -96,7 +96,7 @@ def test_a_fault_is_one_line_naming_its_cause(home, args, env, message):
 def test_a_run_failing_in_preparation_leaves_no_copy_of_the_texts(home):
     """G12: the plan files (copies of the texts) of a run that failed after planning are removed."""
     (home / "prices.yaml").write_text("rubricflow-offline-judge: [not, a, price]\n")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         result = run(*SCORE[:-1], server.base_url, "--prices", "prices.yaml", cwd=home)
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import EXE, ServerProcess
+from tests.conftest import EXE, ThreadServer
 
 TEXTS = 40
 
@@ -59,7 +59,7 @@ def fill_the_disk_while_scoring(tmp_path: Path, script: str, answered: int, **en
     )
     ingest = [EXE, "ingest", str(tmp_path / "c.jsonl"), "-c", "c", "-w", str(tmp_path / "w.duckdb")]
     assert subprocess.run(ingest, capture_output=True).returncode == 0
-    server = ServerProcess("--latency-ms", "300")  # ~4 s of judging left when the fill begins: it lands mid-run
+    server = ThreadServer(latency_ms=300)  # ~4 s of judging left when the fill begins: it lands mid-run
     env = {**os.environ, "DISK": str(disk), "OUTSIDE": str(tmp_path), "EXE": EXE, "URL": server.base_url, **env}
     env["COLUMNS"] = "300"
     process = subprocess.Popen(["unshare", "-rm", "sh", "-c", script], env=env)

@@ -11,14 +11,14 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import EXE, ServerProcess, write_corpus
+from tests.conftest import EXE, ThreadServer, write_corpus
 
 KEY = "sk-canary-model-paths-0123456789abcdef"
 
 
 @pytest.fixture(params=["echo_headers", "echo_in_answer", "html_page"])
 def hostile(request):
-    server = ServerProcess("--fault-rate", "1", "--faults", request.param, "--fault-attempts", "99")
+    server = ThreadServer(fault_rate=1, faults=(request.param,), fault_attempts=99)
     yield request.param, server
     server.stop()
 

@@ -33,9 +33,9 @@ def _next_line(lines: queue.Queue, wanted: str, timeout_s: float) -> tuple[str, 
     raise AssertionError(f"no line with {wanted!r} within {timeout_s} s; serve printed: {seen}")
 
 
-def test_serve_prints_one_line_per_night(tmp_path, judge_server):
+def test_serve_prints_one_line_per_night(tmp_path, thread_judge_server):
     start_flows()  # the shared Prefect server: its URL and secret reach the serve process by the environment
-    server = judge_server()
+    server = thread_judge_server()
     source = write_corpus(tmp_path / "corpus.jsonl", 6)
     env = os.environ | {"PREFECT_RUNNER_POLL_FREQUENCY": "1", "RUBRICFLOW_SERVE_POLL_S": "0.5"}
     command = [EXE, "serve", "--source", str(source), "-c", "served", "-r", "llm-slop", "--canary", "0"]

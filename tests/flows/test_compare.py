@@ -16,7 +16,7 @@ from rubricflow.flows.compare import compare_flow
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.stats.compare import MixedHashesError, compare, judgment_sets
-from tests.conftest import ServerProcess, rows, write_corpus
+from tests.conftest import ThreadServer, rows, write_corpus
 
 
 def versions(folder: Path) -> tuple[Path, Path]:
@@ -39,7 +39,7 @@ def versions(folder: Path) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def ab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ab")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         warehouse = str(tmp / "w.duckdb")
         ingest_flow(str(write_corpus(tmp / "c.jsonl", 30)), warehouse, "c")

@@ -25,8 +25,8 @@ def contents(warehouse):
         con.close()
 
 
-def test_dask_run_equals_single_process_run_and_limits_hold(tmp_path, judge_server):
-    server = judge_server("--rpm", "900")  # the server answers 429 above 900 requests/min
+def test_dask_run_equals_single_process_run_and_limits_hold(tmp_path, thread_judge_server):
+    server = thread_judge_server(rpm=900)  # the server answers 429 above 900 requests/min
     corpus = write_corpus(tmp_path / "c.jsonl", 20)
     single, spread = str(tmp_path / "single.duckdb"), str(tmp_path / "dask.duckdb")
     judge = {"base_url": server.base_url, "strategy": "per_criterion", "rpm": 900}

@@ -18,8 +18,8 @@ from tests.flows.test_evolve import small_topical_chat
 RUBRIC = str(ROOT / "flows" / "samples" / "topical-chat-dialogue.yaml")
 
 
-def test_co_evolution_takes_turns_keeps_what_undoes_nothing_and_replays_unpaid(tmp_path, judge_server):
-    server = judge_server()
+def test_co_evolution_takes_turns_keeps_what_undoes_nothing_and_replays_unpaid(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     import_topical_chat(small_topical_chat(tmp_path), "tc", warehouse)
     common = ("tc", RUBRIC, warehouse, ["human"], "overall", {"base_url": server.base_url}, None, 5, None, 3, 0.2, 0.2)

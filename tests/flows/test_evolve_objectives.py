@@ -50,8 +50,8 @@ def raw_values(warehouse, rubric_hash: str, texts: list[str]) -> dict:
 
 
 @pytest.mark.slow
-def test_every_objective_on_validation_and_test_and_rounds_accepted_on_validation_only(tmp_path, judge_server):
-    server = judge_server()
+def test_every_objective_on_validation_and_test_and_rounds_accepted_on_validation_only(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     import_topical_chat(small_topical_chat(tmp_path, 120), "tc", warehouse)  # a round judges 120 cells
     common = ("tc", RUBRIC, warehouse, ["human"], "overall", {"base_url": server.base_url}, None, 2, None, 3, 0.2, 0.2)

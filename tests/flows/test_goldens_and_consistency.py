@@ -58,10 +58,10 @@ def test_a_wrong_golden_fails_with_its_reason(tmp_path):
 
 @pytest.fixture(scope="module")
 def sampled(tmp_path_factory):
-    from tests.conftest import ServerProcess
+    from tests.conftest import ThreadServer
 
     tmp = tmp_path_factory.mktemp("sampled")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         warehouse = str(tmp / "w.duckdb")
         ingest_flow(str(write_corpus(tmp / "c.jsonl", 24)), warehouse, "c")

@@ -20,8 +20,8 @@ HOSTILE = [
 ]
 
 
-def test_injected_texts_stay_data_and_no_score_leaves_its_scale(tmp_path, judge_server):
-    server = judge_server()
+def test_injected_texts_stay_data_and_no_score_leaves_its_scale(tmp_path, thread_judge_server):
+    server = thread_judge_server()
     corpus = tmp_path / "hostile.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"h{i}", "text": t}) + "\n" for i, t in enumerate(HOSTILE)))
     warehouse = tmp_path / "w.duckdb"
@@ -47,12 +47,12 @@ def test_injected_texts_stay_data_and_no_score_leaves_its_scale(tmp_path, judge_
         assert user.split(f"<<<BEGIN TEXT {tag}>>>\n", 1)[1].rsplit(f"\n<<<END TEXT {tag}>>>", 1)[0] == text
 
 
-def test_the_api_key_reaches_no_file_log_span_or_parameter(tmp_path, judge_server):
+def test_the_api_key_reaches_no_file_log_span_or_parameter(tmp_path, thread_judge_server):
     """Under an endpoint that quotes the request's headers (Authorization included) in every
     rationale, with the spans printed by OpenTelemetry's console exporter: 60 of 60 evaluation
     events carried the key raw."""
     canary = "sk-rubricflow-canary-7f3a9c1e5b2d4e6f8a0b"
-    server = judge_server("--fault-rate", "1.0", "--faults", "echo_in_answer")
+    server = thread_judge_server(fault_rate=1.0, faults=("echo_in_answer",))
     home = tmp_path / "prefect-home"
     inherited = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "PREFECT_API_AUTH_STRING")}
     env = {  # the commands' Prefect state must land under `home`, whatever server this process uses

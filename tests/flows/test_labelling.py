@@ -33,10 +33,10 @@ def cli(tmp, *args):
 
 
 @pytest.fixture
-def served(tmp_path, judge_server):
+def served(tmp_path, thread_judge_server):
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 40)), warehouse, "c")
-    score_corpus("c", "llm-slop", warehouse, {"base_url": judge_server().base_url})
+    score_corpus("c", "llm-slop", warehouse, {"base_url": thread_judge_server().base_url})
     planned = cli(tmp_path, "labels", "plan", "-c", "c", "-r", "llm-slop", "--budget", "14", "--seed", "3")
     assert planned.returncode == 0, planned.stderr
     proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
@@ -175,7 +175,7 @@ criteria:
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="chromium not installed (apt-get install chromium)")
-def test_keys_store_the_values_they_read_and_undo_takes_back_the_last_answer(tmp_path, judge_server):
+def test_keys_store_the_values_they_read_and_undo_takes_back_the_last_answer(tmp_path, thread_judge_server):
     """#49 item 6: on a 1-5 scale "1" stored 2.00 and "5" did nothing (keys counted from 0), there
     was no way back, and the page was reachable only by a typed address under a "read-only" title.
     Reached from the viewer's navigation, 20 texts labelled by pressing 1-5, one taken back with "u"
@@ -183,7 +183,7 @@ def test_keys_store_the_values_they_read_and_undo_takes_back_the_last_answer(tmp
     warehouse = str(tmp_path / "w.duckdb")
     (tmp_path / "five.yaml").write_text(ONE_TO_FIVE)
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 22)), warehouse, "c")
-    score_corpus("c", str(tmp_path / "five.yaml"), warehouse, {"base_url": judge_server().base_url})
+    score_corpus("c", str(tmp_path / "five.yaml"), warehouse, {"base_url": thread_judge_server().base_url})
     proc = subprocess.Popen([EXE, "view", "-w", warehouse, "--port", "0"], stdout=subprocess.PIPE, text=True)
     served = {**address(proc.stdout.readline()), "tmp": tmp_path}
     pressed: dict[str, float] = {}

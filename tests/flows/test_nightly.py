@@ -6,14 +6,14 @@ import json
 import pytest
 
 from rubricflow.flows.nightly import CoverageError, nightly_scoring
-from tests.conftest import ROOT, ServerProcess, rows, write_corpus
+from tests.conftest import ROOT, ThreadServer, rows, write_corpus
 from tests.prefect_events import wait_for_event
 
 
 @pytest.fixture(scope="module")
 def nights(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nightly")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         source = write_corpus(tmp / "corpus.jsonl", 30)
         warehouse = str(tmp / "w.duckdb")
@@ -92,7 +92,7 @@ def test_only_changed_and_new_texts_are_judged(nights):
 
 
 def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
-    refusing = ServerProcess("--fault-rate", "1", "--faults", "refusal", "--fault-attempts", "99")
+    refusing = ThreadServer(fault_rate=1, faults=("refusal",), fault_attempts=99)
     try:
         with pytest.raises(CoverageError, match=r"writing-quality .*coverage 0\.0% < 95\.0%"):
             nightly_scoring(

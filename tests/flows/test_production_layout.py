@@ -65,8 +65,8 @@ def _flow_runs(env: dict) -> list[dict]:
         return [{"state": r["state_type"], "parameters": r["parameters"]} for r in json.load(response)]
 
 
-def test_an_ingest_triggers_scoring_on_a_worker_of_a_prefect_server_on_postgresql(tmp_path, judge_server):
-    judge = judge_server()
+def test_an_ingest_triggers_scoring_on_a_worker_of_a_prefect_server_on_postgresql(tmp_path, thread_judge_server):
+    judge = thread_judge_server()
     port = free_port()
     env = _prefect_env(tmp_path, f"http://127.0.0.1:{port}/api", "rubricflow:" + secrets.token_urlsafe(16))
     deploy_env = env | {

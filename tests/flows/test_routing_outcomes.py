@@ -11,7 +11,7 @@ import pytest
 from rubricflow.errors import InputError
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.routing import score_routed
-from tests.conftest import TEST_DATA, ServerProcess, rows
+from tests.conftest import TEST_DATA, ThreadServer, rows
 
 COMPLIANCE = str(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml")
 ANSWERS = [
@@ -35,7 +35,7 @@ def scored(tmp_path_factory):
             fh.write(json.dumps(record | ({"topic": topic} if topic else {})) + "\n")
     warehouse = tmp / "w.duckdb"
     ingest_flow(str(corpus), str(warehouse), "c")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         judge = {"base_url": server.base_url}
         routed = score_routed(warehouse, "c", [f"essay={COMPLIANCE}", "llm-slop"], "genre", judge)

@@ -15,14 +15,14 @@ from tests.prefect_events import wait_for_event
 
 
 def test_a_run_leaves_its_criteria_as_a_table_artifact_and_its_progress_while_it_runs(
-    tmp_path, judge_server, monkeypatch
+    tmp_path, thread_judge_server, monkeypatch
 ):
     start_flows()
     from rubricflow.flows.ingest import ingest_flow
     from rubricflow.flows.score import score_corpus
 
     monkeypatch.setenv("RUBRICFLOW_PROGRESS_EVERY_S", "0.1")
-    server = judge_server("--slots", "1", "--latency-ms", "80")  # one answer at a time: about 1 s of judging
+    server = thread_judge_server(slots=1, latency_ms=80)  # one answer at a time: about 1 s of judging
     warehouse = tmp_path / "w.duckdb"
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 12)), str(warehouse), "table-test")
     seen: list[float] = []

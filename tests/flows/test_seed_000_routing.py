@@ -9,7 +9,7 @@ import re
 
 import rubricflow as rf
 from rubricflow.flows.routing import score_routed
-from tests.conftest import SHARED, ServerProcess, rows
+from tests.conftest import SHARED, ThreadServer, rows
 
 SEED = (SHARED.parent / "seeds" / "000_c0ea53250dcb8cd9.txt").read_text(encoding="utf-8")
 TEXTS = [  # context only on the science (RAG) texts, as a mixed corpus has it
@@ -35,7 +35,7 @@ def test_a_mixed_corpus_routes_by_the_seeds_selector_and_each_text_is_judged_by_
     assert expected == {"s1": "groundedness", "s2": "groundedness", "g1": "llm-slop", "g2": "llm-slop"}
     warehouse = rf.Warehouse(tmp_path / "w.duckdb")
     warehouse.ingest(TEXTS, corpus="mixed")
-    server = ServerProcess()
+    server = ThreadServer()
     try:  # R1 if genre is "sci", R2 otherwise: the plain rubric is the route's default
         runs = score_routed(
             warehouse.path, "mixed", ["sci=groundedness", "llm-slop"], "genre", {"base_url": server.base_url}

@@ -13,7 +13,7 @@ from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.sequential import sequential_compare_flow
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.stats.sequential import ConfidenceSequence
-from tests.conftest import ServerProcess, rows, write_corpus
+from tests.conftest import ThreadServer, rows, write_corpus
 
 TEXTS = 240
 
@@ -43,7 +43,7 @@ def worse_version(folder: Path) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("seq")
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         warehouse = str(tmp / "w.duckdb")
         ingest_flow(str(write_corpus(tmp / "c.jsonl", TEXTS)), warehouse, "c")
@@ -113,7 +113,7 @@ def test_the_command_prints_the_decision_and_what_the_rest_would_cost(tmp_path):
     import shutil
     import subprocess
 
-    server = ServerProcess()
+    server = ThreadServer()
     try:
         write_corpus(tmp_path / "c.jsonl", 20)
         a, b = worse_version(tmp_path)

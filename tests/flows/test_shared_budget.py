@@ -7,7 +7,7 @@ import pytest
 from rubricflow.flows.cascade import cascade_flow
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.sequential import sequential_compare_flow
-from tests.conftest import ServerProcess, rows, write_corpus
+from tests.conftest import ThreadServer, rows, write_corpus
 
 STRONG, CHEAP = "rubricflow-offline-judge", "offline-cheap"
 PRICES = f"{STRONG}: {{input: 1000, output: 2000}}\n{CHEAP}: {{input: 100, output: 200}}\n"  # USD per 1M tokens
@@ -18,7 +18,7 @@ BUDGET = 8.0  # a strong call reserves ~1.2 USD: the strong calibration alone wo
 def judged(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("budget")
     (tmp / "prices.yaml").write_text(PRICES)
-    server = ServerProcess()
+    server = ThreadServer()
     judge = {"base_url": server.base_url, "prices": str(tmp / "prices.yaml"), "max_tokens": 256, "budget_usd": BUDGET}
     try:
         yield tmp, judge

@@ -52,11 +52,13 @@ def console_spans(stdout: str) -> list[dict]:
     return spans
 
 
-def test_a_traced_run_is_one_trace_under_prefects_flow_run_with_the_conventions_attributes(tmp_path, judge_server):
+def test_a_traced_run_is_one_trace_under_prefects_flow_run_with_the_conventions_attributes(
+    tmp_path, thread_judge_server
+):
     """Through the standard variable (rubricflow sets the tracer provider up, as a user's command
     does): the run span used to be a root, Prefect's flow-run span started before the provider
     was there (a non-recording span), so one run showed as several traces."""
-    server = judge_server()
+    server = thread_judge_server()
     corpus = write_corpus(tmp_path / "corpus.jsonl", 10)
     warehouse = tmp_path / "w.duckdb"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")} | {"OTEL_TRACES_EXPORTER": "console"}

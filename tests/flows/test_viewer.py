@@ -32,10 +32,10 @@ HOSTILE = (
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, request):
-    from tests.conftest import ServerProcess
+    from tests.conftest import ThreadServer
 
     tmp = tmp_path_factory.mktemp("viewer")
-    judge = ServerProcess()
+    judge = ThreadServer()
     request.addfinalizer(judge.stop)
     warehouse = str(tmp / "w.duckdb")
     texts = [{"id": "hostile", "text": HOSTILE}] + [

@@ -87,12 +87,12 @@ def _kill_when_busy(cluster: DaskCluster, server, before: int, killed_at: list[i
     server.set_latency(20)
 
 
-def test_two_runs_on_one_key_share_its_limit(tmp_path, thread_judge_server, postgres):
+def test_two_runs_on_one_key_share_its_limit(tmp_path, judge_server, postgres):
     """Two `rubricflow score` processes on one key with --rpm 2400 and the limit in PostgreSQL: the
     judge counts no second over the limit (plus its half-second burst), no 429, and >= 97% of the
     limit used while both run."""
     rpm = 2400
-    server = thread_judge_server(rpm=rpm)
+    server = judge_server("--rpm", str(rpm))
     for name in ("a", "b"):  # both ingested before either scores: no second where one runs alone or none runs
         corpus = write_corpus(tmp_path / f"{name}.jsonl", 100)
         warehouse = tmp_path / f"{name}.duckdb"  # one folder: each warehouse has runs/<its name>/

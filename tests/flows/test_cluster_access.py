@@ -57,13 +57,13 @@ def test_score_refuses_a_plain_tcp_cluster_in_one_line(tmp_path, no_cluster_env)
     assert len([line for line in out.splitlines() if "tcp://10.0.0.5" in line]) == 1
 
 
-def test_a_tls_cluster_scores_and_a_stranger_cannot_connect(tmp_path, thread_judge_server, no_cluster_env, monkeypatch):
+def test_a_tls_cluster_scores_and_a_stranger_cannot_connect(tmp_path, judge_server, no_cluster_env, monkeypatch):
     """A run over TLS lands every cell; a client with another CA's certificate (another user's)
     is refused by the scheduler, so it can neither run code on the workers nor read the queues."""
     from distributed import Client
     from distributed.security import Security
 
-    server = thread_judge_server()
+    server = judge_server()
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 20)), warehouse, "c")
     with DaskCluster(1, tmp_path / "dask") as cluster:

@@ -19,10 +19,9 @@ TEXTS = CALIBRATION = 16  # every text both judges' (the fewest runs: CI time); 
 REFUSED = "--budget and --batch run in the flow's process only: drop --cluster"
 
 
-def test_a_cascade_and_a_sequential_ab_judge_on_the_cluster_and_reuse_its_cells(
-    tmp_path, thread_judge_server, monkeypatch
-):
-    server = thread_judge_server(api_key="sk-workers-own")
+def test_a_cascade_and_a_sequential_ab_judge_on_the_cluster_and_reuse_its_cells(tmp_path, judge_server, monkeypatch):
+    monkeypatch.setenv("JUDGE_KEY", "sk-workers-own")
+    server = judge_server("--require-key-env", "JUDGE_KEY")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the flow's process has no key: only the worker can judge
     warehouse = str(tmp_path / "w.duckdb")
     ingest_flow(str(write_corpus(tmp_path / "c.jsonl", TEXTS)), warehouse, "c")

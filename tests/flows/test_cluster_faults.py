@@ -130,9 +130,9 @@ def corpus_in(tmp_path):
     return make
 
 
-def test_a_worker_whose_tasks_fail_costs_a_retry_elsewhere_not_a_hang(tmp_path, thread_judge_server, corpus_in):
+def test_a_worker_whose_tasks_fail_costs_a_retry_elsewhere_not_a_hang(tmp_path, judge_server, corpus_in):
     (tmp_path / "recursing.py").write_text(RECURSING)
-    server = thread_judge_server()
+    server = judge_server()
     warehouse = corpus_in(40)
     with _cluster(2, tmp_path / "dask", {0: tmp_path / "recursing.py"}) as cluster:
         result = _score(warehouse, server, cluster, timeout=240)  # main: waits forever on the first failed task
@@ -146,14 +146,12 @@ def test_a_worker_whose_tasks_fail_costs_a_retry_elsewhere_not_a_hang(tmp_path, 
     assert left == []  # G21: the run's queue and start marks are gone
 
 
-def test_workers_whose_tasks_end_cancelled_or_unreadable_are_named_and_avoided(
-    tmp_path, thread_judge_server, corpus_in
-):
+def test_workers_whose_tasks_end_cancelled_or_unreadable_are_named_and_avoided(tmp_path, judge_server, corpus_in):
     """#50 item 10: such a task showed as "worker ?", was never avoided, took every attempt and failed the run
     (an error raised as a BaseException in the flow's wait hung it RESULT_WAIT_S and printed a traceback)."""
     (tmp_path / "cancelled.py").write_text(CANCELLED)
     (tmp_path / "unreadable.py").write_text(UNREADABLE)
-    server = thread_judge_server()
+    server = judge_server()
     warehouse = corpus_in(30)
     preload = {0: tmp_path / "cancelled.py", 1: tmp_path / "unreadable.py"}
     with _cluster(3, tmp_path / "dask", preload) as cluster:
@@ -168,9 +166,9 @@ def test_workers_whose_tasks_end_cancelled_or_unreadable_are_named_and_avoided(
     ]
 
 
-def test_a_worker_rendering_other_prompts_is_refused(tmp_path, thread_judge_server, corpus_in):
+def test_a_worker_rendering_other_prompts_is_refused(tmp_path, judge_server, corpus_in):
     (tmp_path / "other.py").write_text(OTHER_PROMPTS)
-    server = thread_judge_server()
+    server = judge_server()
     warehouse = corpus_in(10)
     with _cluster(1, tmp_path / "dask", {0: tmp_path / "other.py"}) as cluster:
         result = _score(warehouse, server, cluster)
@@ -220,10 +218,10 @@ def test_a_lost_scheduler_ends_the_run_in_one_line_and_the_rerun_buys_back_only_
     assert stats["repeats_after_an_answer"] <= 2 * 4, stats
 
 
-def test_a_hung_worker_is_given_up_and_a_run_past_its_deadline_fails_in_one_line(tmp_path, thread_judge_server):
+def test_a_hung_worker_is_given_up_and_a_run_past_its_deadline_fails_in_one_line(tmp_path, judge_server):
     """G2: heartbeats prove a task alive, not judging; a run has a deadline of its own."""
     (tmp_path / "hanging.py").write_text(HANGING)
-    server = thread_judge_server()
+    server = judge_server()
     stalled, late = (str(tmp_path / f"{name}.duckdb") for name in ("stalled", "late"))
     for warehouse in (stalled, late):
         ingest_flow(str(write_corpus(tmp_path / "c.jsonl", 20)), warehouse, "c")

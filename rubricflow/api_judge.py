@@ -59,6 +59,7 @@ class Judge:
         self._server: Any = None
         self._price: tuple[Any, Any] | None = None  # (the price file's path and bytes, the model's price)
         self._engines: dict[tuple, Any] = {}  # (run id, client key) -> its engine, for this object's life
+        self._runs: dict[str, tuple[Bundle, JudgeConfig, Any]] = {}  # rubric hash -> (bundle, config, its run)
 
     @classmethod
     def offline(cls, **options: Any) -> Judge:
@@ -152,8 +153,16 @@ class Judge:
         return (await self._judge_items(bundle, items))[0]
 
     async def _judge_items(self, bundle: Bundle, items: list[Item]) -> tuple[Results, list[Any]]:
-        """The items' results and the outcomes of their calls (the reward server records those)."""
-        outcomes = await asyncio.wrap_future(self._submit(bundle, self._cells(bundle, items)))
+        """The items' results and the outcomes of their calls (the reward server records those).
+        On the judge loop itself (the reward server), awaited there: no hop through another thread's
+        future and back for a loop that is already the one the calls run on."""
+        from rubricflow.tasks.judging.shard import Worker
+
+        judged = self._judged(bundle, self._cells(bundle, items))
+        if asyncio.get_running_loop() is Worker.get().loop:
+            outcomes = await judged
+        else:
+            outcomes = await asyncio.wrap_future(Worker.get().submit(judged))
         return self._results(bundle, items, outcomes), outcomes
 
     def test(self, rubric: RubricLike) -> list[Any]:
@@ -176,22 +185,34 @@ class Judge:
             raise InputError(
                 "no judge endpoint: pass base_url= (or set OPENAI_BASE_URL) and model=, or use rf.Judge.offline()"
             )
-        from rubricflow.tasks.judging.run import Run
-
-        run = Run.outside("api", "api", bundle, self.config)
+        run = self._run(bundle)
         key = judge_key(run)
         if key not in self._engines:
             self._engines[key] = Worker.get().build(run)
         return self._engines[key]
 
+    def _run(self, bundle: Bundle) -> Any:
+        """The run `bundle` is judged in, made again only for another bundle or config (its id
+        dumps and hashes every setting: ~2% of a reward server batch's CPU, #55)."""
+        from rubricflow.tasks.judging.run import Run
+
+        made = self._runs.get(bundle.hash)
+        if made is None or made[0] is not bundle or made[1] is not self.config:
+            made = self._runs[bundle.hash] = (bundle, self.config, Run.outside("api", "api", bundle, self.config))
+        return made[2]
+
     def _cells(self, bundle: Bundle, items: Sequence[Item]) -> list[Any]:
         from rubricflow.rubrics.render import call_units
         from rubricflow.tasks.judging.judge import Cell
 
+        strategy = self.config.for_rubric(bundle.rubric).strategy
+        units: dict[str | None, list[Any]] = {}  # per genre, once for the items (the same for each)
         cells = []
         for item in items:
             sha = hashlib.sha256(item.text.encode()).hexdigest()
-            for unit in call_units(bundle.rubric, self.config.for_rubric(bundle.rubric).strategy, item.genre):
+            if item.genre not in units:
+                units[item.genre] = call_units(bundle.rubric, strategy, item.genre)
+            for unit in units[item.genre]:
                 key = f"api-{item.text_id}-{unit.id}"
                 cells.append(Cell(key, item.text_id, sha, unit.id, 0, item.text, item.input, item.context, item.genre))
         return cells
@@ -200,12 +221,16 @@ class Judge:
         """The cells' outcomes in their order, judged concurrently on the judge loop."""
         from rubricflow.tasks.judging.shard import Worker
 
+        return Worker.get().submit(self._judged(bundle, cells))
+
+    def _judged(self, bundle: Bundle, cells: list[Any]) -> Any:
+        """The coroutine judging `cells` concurrently, to run on the judge loop; its engine found now."""
         engine = self._engine(bundle)
 
         async def judged() -> list[Any]:
             return list(await asyncio.gather(*(engine.judge(c) for c in cells)))
 
-        return Worker.get().submit(judged())
+        return judged()
 
     def _results(self, bundle: Bundle, items: list[Item], outcomes: list[Any]) -> Results:
         from rubricflow.tasks.judging.secrets import configured_keys
@@ -215,7 +240,7 @@ class Judge:
         for outcome in outcomes:
             if outcome is not None:
                 by_text[outcome.completion["text_id"]].append(outcome)
-        hits = patterns_of([item.text for item in items], bundle)
+        hits = patterns_of([item.text for item in items], bundle, verdict_patterns(bundle.rubric))
         price = self._model_price()  # once for the batch: reading the settings cost ~1 ms a text
         keys = configured_keys()  # the same: the environment's keys, read once for the batch
         return Results(
@@ -233,8 +258,8 @@ class Judge:
         keys: list[str] | None = None,
     ) -> Result:
         """The reference scorer's verdict over the outcomes of one text's calls (`hits`: the
-        rubric's patterns that match the text, `price`: the model's, `keys`: the API keys scrubbed
-        from its texts, each read here when not given)."""
+        patterns of `verdict_patterns` that match the text, `price`: the model's, `keys`: the API
+        keys scrubbed from its texts, each read here when not given)."""
         from rubricflow.rubrics.scoring import verdict
         from rubricflow.tasks.judging.secrets import configured_keys, scrub
         from rubricflow.tasks.judging.verify import hard_violations, judgment_problems
@@ -243,12 +268,13 @@ class Judge:
         outcomes = [o for o in outcomes if o is not None]
         rubric = bundle.rubric
         judged = [j for o in outcomes for j in o.judgments]
-        soft = tuple(f"{c.id}: {problem}" for c, problem in judgment_problems(rubric, judged) if c.severity == "soft")
+        problems = judgment_problems(rubric, judged)  # once: the soft ones warn, the hard ones disqualify
+        soft = tuple(f"{c.id}: {problem}" for c, problem in problems if c.severity == "soft")
         scores = {s.name: s for s in (_criterion(bundle, j, keys) for o in outcomes for j in o.judgments)}
         values = {name: s.value for name, s in scores.items() if s.status == "scored"}
         declared = {d for o in outcomes for d in o.completion["declared_disqualifiers"] or ()}
-        matched = patterns_of([item.text], bundle)[0] if hits is None else hits
-        v = verdict(rubric, values, item.genre, matched, declared, hard_violations(rubric, judged))
+        matched = patterns_of([item.text], bundle, verdict_patterns(rubric))[0] if hits is None else hits
+        v = verdict(rubric, values, item.genre, matched, declared, hard_violations(rubric, judged, problems))
         rows = [o.completion for o in outcomes]
         usage = Usage(
             sum(r["attempts"] or 0 for r in rows),
@@ -262,7 +288,10 @@ class Judge:
             label=v.label,
             passed=v.passed,
             disqualifiers=v.disqualified,
-            criteria={c.id: scores.get(c.id, CriterionScore(c.id, None)) for c in rubric.active_criteria(item.genre)},
+            criteria={
+                c.id: scores[c.id] if c.id in scores else CriterionScore(c.id, None)  # made only where none was given
+                for c in rubric.active_criteria(item.genre)
+            },
             usage=usage,
             cost_usd=self._cost(rows, self._model_price() if price is ... else price),
             coverage=v.coverage,
@@ -297,15 +326,21 @@ class Judge:
         return self._price[1]
 
 
-def patterns_of(texts: list[str], bundle: Bundle) -> list[set[str]]:
-    """The rubric's pattern ids matching each text, by the engine the warehouse uses for each
-    (DuckDB's RE2, or the backtracking engine for a pattern RE2 refuses): one query for every RE2
-    pattern over every text (a connection per text cost 90% of evaluate_many's time; a query per
-    pattern, 13% of the reward server's)."""
+def verdict_patterns(rubric: Any) -> frozenset[str]:
+    """The patterns a verdict reads (rubrics/scoring.verdict): those a pattern disqualifier names.
+    Only these are searched for a Result: llm-slop's other five were ~2% of a reward's CPU (#55)."""
+    return frozenset(p for d in rubric.disqualifiers if d.kind == "pattern" for p in d.patterns)
+
+
+def patterns_of(texts: list[str], bundle: Bundle, only: frozenset[str] | None = None) -> list[set[str]]:
+    """The rubric's pattern ids (`only`: of these) matching each text, by the engine the warehouse
+    uses for each (DuckDB's RE2, or the backtracking engine for a pattern RE2 refuses): one query
+    for every RE2 pattern over every text (a connection per text cost 90% of evaluate_many's time; a
+    query per pattern, 13% of the reward server's)."""
     from rubricflow.rubrics.regex import backtracking, backtracking_hits, re2_errors
 
     found: list[set[str]] = [set() for _ in texts]
-    regexes = {p.id: p.effective_regex() for p in bundle.rubric.patterns}
+    regexes = {p.id: p.effective_regex() for p in bundle.rubric.patterns if only is None or p.id in only}
     if not regexes or not texts:
         return found
     refused = re2_errors(list(regexes.values()))

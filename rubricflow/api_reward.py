@@ -86,6 +86,8 @@ class RewardService:
             results = await self.listwise(bundle, rollouts, bool(body.get("swap", True)))
         elif mode == "pairwise":
             results = await self.pairwise(bundle, rollouts)
+        elif len(rollouts) == 1:  # a training loop's usual request: no task of its own (gather makes one)
+            results = [await self.pointwise(bundle, rollouts[0])]
         else:
             results = list(await asyncio.gather(*(self.pointwise(bundle, r) for r in rollouts)))
         self.latencies.append(time.perf_counter() - started)
@@ -446,5 +448,12 @@ def reward_config(app: Any, **tls: Any) -> Any:
     import uvicorn
 
     return uvicorn.Config(
-        app, log_level="error", access_log=False, lifespan="off", timeout_keep_alive=60, backlog=4096, **tls
+        app,
+        log_level="error",
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=60,
+        backlog=4096,
+        proxy_headers=False,  # the app reads no client address or scheme: no middleware rewriting them per request
+        **tls,
     )

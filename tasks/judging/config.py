@@ -3,6 +3,7 @@ model or sampling settings re-judges, while changing the endpoint URL or limits 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any, Literal, TypeVar
@@ -24,6 +25,13 @@ OFFLINE_MODEL = "rubricflow-offline-judge"
 M = TypeVar("M", bound=BaseModel)
 
 SENT: dict[str, Any] = {"sent": True}  # a JudgeConfig field sent in the request body under its own name when set
+
+
+@functools.cache
+def _sent_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of `model` marked SENT, found once per class (a walk over every field each
+    request was ~1% of the reward server's CPU, #55)."""
+    return tuple(n for n, f in model.model_fields.items() if f.json_schema_extra == SENT)
 
 
 class JudgeConfig(BaseModel):
@@ -203,8 +211,7 @@ class JudgeConfig(BaseModel):
 
     def sent(self) -> dict[str, Any]:
         """The request-body settings marked SENT that are set (None: the server's default)."""
-        marked = (n for n, f in type(self).model_fields.items() if f.json_schema_extra == SENT)
-        return {name: getattr(self, name) for name in marked if getattr(self, name) is not None}
+        return {name: getattr(self, name) for name in _sent_fields(type(self)) if getattr(self, name) is not None}
 
     def resolved_base_url(self) -> str | None:
         """The endpoint given (the option, else the provider's variable); None: the provider's public API."""
@@ -237,8 +244,9 @@ class JudgeConfig(BaseModel):
             return self.timeout_s
         return LOCAL_TIMEOUT_S if self.on_this_machine() else REMOTE_TIMEOUT_S
 
-    def resolved_call_deadline_s(self) -> float:
-        return self.call_deadline_s or 2 * self.resolved_timeout_s() + 30.0
+    def resolved_call_deadline_s(self, timeout_s: float | None = None) -> float:
+        """`timeout_s`: resolved_timeout_s() when the caller has it already."""
+        return self.call_deadline_s or 2 * (self.resolved_timeout_s() if timeout_s is None else timeout_s) + 30.0
 
     def wants_logprobs(self) -> bool:
         if not providers.provider(self.provider).capabilities.logprobs:

@@ -70,6 +70,9 @@ class Judge(RequestShaping):
         self.tokens = TokenEstimator()
         self._system_raw: dict[str, int] = {}
         self.timeout_s = config.resolved_timeout_s()
+        # the call's total, read once as the timeout is (resolving the endpoint per call was ~1% of a
+        # reward's CPU, #55): an endpoint resolved otherwise since is another client key, another Judge
+        self.call_deadline_s = config.resolved_call_deadline_s(self.timeout_s)
         self.run_id, self.corpus_id = run_id, corpus_id
         self.new_run(retries)
         self.judge_hash = config.judge_hash()
@@ -111,8 +114,15 @@ class Judge(RequestShaping):
     async def _send(self, kwargs: dict[str, Any], prompt: Prompt, attempts: Attempts) -> Any:
         """Layer 1: one request, retried on transient errors (429, 5xx, timeouts) with backoff,
         within max_attempts and the run's retry budget; other errors are raised at once. Every
-        attempt reserves its worst case from the money budget first and settles after."""
-        deadline = CallDeadline(self.config.resolved_call_deadline_s())  # the attempts' and waits' total
+        attempt reserves its worst case from the money budget first and settles after. The first
+        attempt is sent before any tenacity loop is built (most calls need no other; the loop's
+        set-up was ~4% of a reward's server CPU, #55); one that fails enters the loop as its first
+        attempt, so the loop decides on it, waits and stops exactly as if it had sent it."""
+        deadline = CallDeadline(self.call_deadline_s)  # the attempts' and waits' total
+        try:
+            return await self._attempt(kwargs, prompt, attempts, deadline, repeat=False)
+        except BaseException as exc:
+            failed: BaseException | None = exc
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts) | RetryBudgetSpent(self.retries) | deadline,
             wait=self.wait,
@@ -121,46 +131,52 @@ class Judge(RequestShaping):
         )
         async for attempt in retrying:
             with attempt:
-                waiting_since = time.perf_counter()
-                repeat = attempt.retry_state.attempt_number > 1
-                async with self.limiter.slot(first=repeat) as slot:
-                    if self.stopping:
-                        raise Stopped("not sent: the run is stopping")
-                    if not_sent := self.stop_rule.why_not_send():
-                        raise NotSent(not_sent)
-                    if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
-                        kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
-                    reserved = self._reserve(prompt)
-                    await self.limiter.admit(prompt.prompt_tokens + self.form.completion_budget(self.config.max_tokens))
-                    attempts.count += 1
-                    started = time.perf_counter()
-                    attempts.queued_s += started - waiting_since
-                    try:
-                        with deadline.attempt(self.timeout_s) as attempt_s:
-                            response = await self._create(kwargs, attempt_s, repeat)
-                    except openai.APIStatusError as exc:
-                        attempts.server_s += time.perf_counter() - started
-                        self._settle(reserved, 0, 0)  # an error answer is not billed
-                        self._note_refusal(exc)
-                        slot.overloaded = exc.status_code in (429, 503, 529)
-                        raise
-                    except BaseException as exc:
-                        attempts.server_s += time.perf_counter() - started
-                        self._settle(reserved, None, None)  # a timeout may have been billed: keep the worst case
-                        self._note_refusal(exc)
-                        slot.overloaded = isinstance(exc, (openai.APITimeoutError, DeadlineExceeded))
-                        raise
-                    slot.latency_s = time.perf_counter() - started
-                    attempts.server_s += slot.latency_s
-                    usage = getattr(response, "usage", None)
-                    prompt_tokens = getattr(usage, "prompt_tokens", None)
-                    if isinstance(prompt_tokens, int) and prompt_tokens > 0:
-                        self.tokens.observe(prompt.raw_tokens, prompt_tokens)
-                    self._settle(
-                        reserved, prompt_tokens, getattr(usage, "completion_tokens", None), cached_tokens(usage)
-                    )
-                    return response
+                if failed is not None:  # the attempt sent above, as the loop's first
+                    first, failed = failed, None
+                    raise first
+                return await self._attempt(kwargs, prompt, attempts, deadline, repeat=True)
         raise AssertionError("unreachable")
+
+    async def _attempt(
+        self, kwargs: dict[str, Any], prompt: Prompt, attempts: Attempts, deadline: CallDeadline, repeat: bool
+    ) -> Any:
+        """One attempt of `_send`: a slot, the limits, the request; `repeat`: a retry."""
+        waiting_since = time.perf_counter()
+        async with self.limiter.slot(first=repeat) as slot:
+            if self.stopping:
+                raise Stopped("not sent: the run is stopping")
+            if not_sent := self.stop_rule.why_not_send():
+                raise NotSent(not_sent)
+            if kwargs.get("logprobs") and not self.logprobs:  # refused while this call waited
+                kwargs.pop("logprobs"), kwargs.pop("top_logprobs", None)
+            reserved = self._reserve(prompt)
+            await self.limiter.admit(prompt.prompt_tokens + self.form.completion_budget(self.config.max_tokens))
+            attempts.count += 1
+            started = time.perf_counter()
+            attempts.queued_s += started - waiting_since
+            try:
+                with deadline.attempt(self.timeout_s) as attempt_s:
+                    response = await self._create(kwargs, attempt_s, repeat)
+            except openai.APIStatusError as exc:
+                attempts.server_s += time.perf_counter() - started
+                self._settle(reserved, 0, 0)  # an error answer is not billed
+                self._note_refusal(exc)
+                slot.overloaded = exc.status_code in (429, 503, 529)
+                raise
+            except BaseException as exc:
+                attempts.server_s += time.perf_counter() - started
+                self._settle(reserved, None, None)  # a timeout may have been billed: keep the worst case
+                self._note_refusal(exc)
+                slot.overloaded = isinstance(exc, (openai.APITimeoutError, DeadlineExceeded))
+                raise
+            slot.latency_s = time.perf_counter() - started
+            attempts.server_s += slot.latency_s
+            usage = getattr(response, "usage", None)
+            prompt_tokens = getattr(usage, "prompt_tokens", None)
+            if isinstance(prompt_tokens, int) and prompt_tokens > 0:
+                self.tokens.observe(prompt.raw_tokens, prompt_tokens)
+            self._settle(reserved, prompt_tokens, getattr(usage, "completion_tokens", None), cached_tokens(usage))
+            return response
 
     async def _create(self, body: dict[str, Any], timeout_s: float | None = None, repeat: bool = True) -> Any:
         """`repeat`: a retry or a probe, whose silence counts toward the stop rule (stop_rule)."""

@@ -60,9 +60,45 @@ class QueueSignal:
 
     def __init__(self) -> None:
         self.samples: deque[tuple[int, float]] = deque(maxlen=self.WINDOW)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every answer (the next verdict reads only answers added after)."""
+        self.samples.clear()
+        # Running sums over the window, so a fit is O(1), not five passes over 64 answers (~3% of
+        # the reward server's CPU, #55): calls in flight are integers (their sums exact); latencies
+        # are summed less `shift` (the window's mean at the last exact pass), so their squares and
+        # products cancel no precision, and summed exactly again every WINDOW answers.
+        self.shift, self.added = 0.0, 0
+        self.sn = self.snn = 0
+        self.sl = self.sll = self.snl = 0.0
 
     def add(self, in_flight: int, latency_s: float) -> None:
+        if len(self.samples) == self.WINDOW:
+            self._count(*self.samples[0], -1)
         self.samples.append((in_flight, latency_s))
+        self.added += 1
+        if self.added % self.WINDOW == 0:
+            self._resum()
+        else:
+            self._count(in_flight, latency_s, 1)
+
+    def _count(self, n: int, latency: float, sign: int) -> None:
+        y = latency - self.shift
+        self.sn += sign * n
+        self.snn += sign * n * n
+        self.sl += sign * y
+        self.sll += sign * y * y
+        self.snl += sign * n * y
+
+    def _resum(self) -> None:
+        """The sums again from the window itself, about its mean: no rounding carried over."""
+        k = len(self.samples)
+        self.shift = sum(latency for _, latency in self.samples) / k
+        self.sn = self.snn = 0
+        self.sl = self.sll = self.snl = 0.0
+        for n, latency in self.samples:
+            self._count(n, latency, 1)
 
     def queued(self, in_flight: int, latency_s: float) -> bool | None:
         """True when the slope puts at least 40% (and 50 ms) of this latency in the queue; None
@@ -79,13 +115,13 @@ class QueueSignal:
         k = len(self.samples)
         if k < self.MIN_SAMPLES:
             return None
-        mean_n = sum(n for n, _ in self.samples) / k
-        mean_l = sum(latency for _, latency in self.samples) / k
-        sxx = sum((n - mean_n) ** 2 for n, _ in self.samples)
+        sxx = (k * self.snn - self.sn * self.sn) / k  # exact: integers
         if sxx < k * 0.25:  # calls in flight barely varied: no evidence either way
             return None
-        slope = sum((n - mean_n) * (latency - mean_l) for n, latency in self.samples) / sxx
-        residual = sum((latency - mean_l - slope * (n - mean_n)) ** 2 for n, latency in self.samples)
+        sxy = self.snl - self.sn * self.sl / k
+        syy = self.sll - self.sl * self.sl / k
+        slope = sxy / sxx
+        residual = max(syy - slope * sxy, 0.0)  # the least-squares residual: rounding may dip it below 0
         return slope, (residual / (k - 2) / sxx) ** 0.5
 
 
@@ -169,7 +205,7 @@ class AdaptiveConcurrency:
             if queued:  # they wait in the server's queue
                 if may_cut:
                     self._cut(0.7, end_slow_start=False)
-                    self.queue.samples.clear()  # the next verdict reads only answers sent after the cut
+                    self.queue.clear()  # the next verdict reads only answers sent after the cut
             elif queued is not None and self.limit < self.threshold:
                 self.limit = min(self.ceiling, self.limit + 1)
             else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,13 @@ if TYPE_CHECKING:
     from rubricflow.tasks.judging.providers.base import Provider
 
 TOOL_NAME = "submit_judgment"
+
+
+@functools.lru_cache(maxsize=256)
+def cache_key(prefix: str) -> str:
+    """The prompt_cache_key naming `prefix`: hashed once per prefix (rubric-first, the rubric unit,
+    the same for every call: hashing its few kilobytes each request was ~1% of a reward's CPU)."""
+    return "rf-" + hashlib.sha256(prefix.encode()).hexdigest()[:24]
 
 
 class RequestShaping:
@@ -114,7 +122,7 @@ class RequestShaping:
             system += schema_suffix(schema, mode)
         messages = arranged(system, user, self.arrangement, feedback, self.rendering.shared)
         if self.wire.capabilities.prompt_cache_key:  # calls sharing a prefix go to the same cache machine
-            kwargs["prompt_cache_key"] = "rf-" + hashlib.sha256(shared_prefix(messages).encode()).hexdigest()[:24]
+            kwargs["prompt_cache_key"] = cache_key(shared_prefix(messages))
         kwargs["messages"] = delivered(messages, self.layout)
         return kwargs
 

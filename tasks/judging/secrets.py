@@ -22,6 +22,10 @@ _CREDENTIALS = [
 # Every credential pattern above needs one of these words: one quick search clears most texts (a
 # judge's raw answer names `prompt_tokens`, so `token` alone sent every answer through all three).
 _MAYBE = re.compile(r"(?i)bearer|basic|api[-_]?key|authorization|access[-_]?token|secret|sk-")
+# Words one of which every match of _MAYBE holds, looked for first in an ASCII text lowered (where
+# lowering is exactly how re.IGNORECASE folds it): the case-insensitive search scans ~40 us for one
+# rationale, these ~1 us, and three rationales a rollout made scrubbing ~2% of the reward server's CPU.
+_MAYBE_WORDS = ("bearer", "basic", "api", "authorization", "access", "secret", "sk-")
 CREDENTIAL_QUERY_KEYS = {  # query parameters that carry a credential (Azure: `code`, some proxies: x-api-key)
     "key",
     "api_key",
@@ -54,11 +58,21 @@ def scrub(text: str | None, keys: list[str] | None = None) -> str | None:
         return text
     for key in configured_keys() if keys is None else keys:
         text = text.replace(key, REDACTED)
-    if not _MAYBE.search(text):
+    if not _maybe_credential(text):
         return text
     for pattern in _CREDENTIALS:
         text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return text
+
+
+def _maybe_credential(text: str) -> bool:
+    """Whether `text` may hold a credential-shaped string: _MAYBE's search, skipped for an ASCII
+    text that holds none of its words."""
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _MAYBE_WORDS):
+            return False
+    return _MAYBE.search(text) is not None
 
 
 CREDENTIAL_SHAPE = re.compile(r"key|token|secret|pass|pwd|sig|auth|credential|session|code", re.IGNORECASE)

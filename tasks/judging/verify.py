@@ -4,6 +4,7 @@ that cannot be scored is UNSCORED with a reason, never a 0."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -51,21 +52,39 @@ def parse_json_answer(content: str | None) -> dict:
         raise AnswerError("parse", "empty answer")
     fenced = [m.group(1) for m in _FENCE.finditer(content)] if "```" in content else []  # the search: ~4% of a call
     candidates = [*fenced, content]
-    decoder = json.JSONDecoder()
     for text in candidates:  # the outermost object first, as written, then without trailing commas
-        for attempt in (text, _TRAILING_COMMA.sub(r"\1", text)):
-            start = attempt.find("{")
-            try:
-                obj, _ = decoder.raw_decode(attempt, start) if start >= 0 else (None, 0)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                return obj
+        obj = _object_at_first_brace(text)
+        if obj is None:  # commas removed only for a text that needs it (each answer's search was ~1% of a reward)
+            obj = _object_at_first_brace(_TRAILING_COMMA.sub(r"\1", text))
+        if obj is not None:
+            return obj
     raise AnswerError("parse", f"no JSON object in the answer: {content[:120]!r}")
+
+
+_DECODER = json.JSONDecoder()  # stateless between calls: one for every answer
+
+
+def _object_at_first_brace(text: str) -> dict | None:
+    """The JSON object that starts at the text's first `{`, if one does."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        obj, _ = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def _normalise_space(text: str) -> str:
     return " ".join(text.split())
+
+
+@functools.lru_cache(maxsize=64)
+def _normalised_text(text: str) -> str:
+    """A judged text whitespace-normalised, once for its answer's criteria (each criterion's quotes
+    normalised the whole text again: ~2% of a reward's server CPU, #55)."""
+    return _normalise_space(text)
 
 
 CITED = re.compile(r"^\s*\[(M\d+)\]:?\s*(.*)$", re.S)  # evidence citing a transcript's message: "[M12] the words"
@@ -79,7 +98,7 @@ def quotes_in_text(quotes: list[str], text: str) -> bool | None:
     in that message: the right words in another message are a false quote too."""
     if not quotes:
         return None
-    haystack = _normalise_space(text)
+    haystack = _normalised_text(text)
     messages = transcript_messages(text) if any(CITED.match(q) for q in quotes) else {}
     return all(_quote_found(q, haystack, messages) for q in quotes)
 
@@ -89,7 +108,8 @@ def _quote_found(quote: str, haystack: str, messages: dict[str, str]) -> bool:
     if cited:
         words = _normalise_space(cited.group(2))
         return bool(words) and words in messages.get(cited.group(1), "")
-    return bool(_normalise_space(quote)) and _normalise_space(quote) in haystack
+    words = _normalise_space(quote)
+    return bool(words) and words in haystack
 
 
 def transcript_messages(text: str) -> dict[str, str]:
@@ -245,10 +265,12 @@ def _check_criterion_fields(rubric: Rubric, results: list[CriterionResult]) -> N
                 r.warnings.append(f"{c.id}: {problem}")
 
 
-def hard_violations(rubric: Rubric, results: list[CriterionResult]) -> set[str]:
-    """The ids of the hard constraints one text's answer broke, every scope: they disqualify it."""
+def hard_violations(rubric: Rubric, results: list[CriterionResult], problems: list | None = None) -> set[str]:
+    """The ids of the hard constraints one text's answer broke, every scope: they disqualify it.
+    `problems`: judgment_problems(rubric, results), when the caller has them already."""
     found = {v for r in results for v in r.violations}
-    return found | {c.id for c, _ in judgment_problems(rubric, results) if c.severity == "hard"}
+    problems = judgment_problems(rubric, results) if problems is None else problems
+    return found | {c.id for c, _ in problems if c.severity == "hard"}
 
 
 __all__ = ["check_constraint", "count_tokens", "judgment_problems"]  # their home is rubrics/constraints.py

@@ -71,12 +71,28 @@ def _may_match(screen: str, text: str, folded: str) -> bool:
 
 
 def restates(text: str, rubric: Rubric) -> bool:
-    """Whether most of the rollout is the rubric's own wording (criteria, goal, anchors) played back."""
-    grams = _grams(text)
+    """Whether most of the rollout is the rubric's own wording (criteria, goal, anchors) played back.
+    A rollout with no four words in a row that the rubric's wording uses shares none of its 4-grams:
+    it is not, and its own 4-grams are not built (they were ~3% of a reward's server CPU, #55)."""
+    words = WORDS.findall(text.lower())
+    wording = rubric_wording(rubric)
+    if not _runs_in(words, _wording_words(wording), 4):
+        return False
+    grams = _ngrams(words)
     if len(grams) < 3:
         return False
-    own = _wording_grams(rubric_wording(rubric))
+    own = _wording_grams(wording)
     return len(grams & own) / len(grams) >= RESTATE_SHARE
+
+
+def _runs_in(words: list[str], vocabulary: frozenset[str], n: int) -> bool:
+    """Whether `n` words in a row of `words` are all in `vocabulary`."""
+    run = 0
+    for word in words:
+        run = run + 1 if word in vocabulary else 0
+        if run >= n:
+            return True
+    return False
 
 
 def rubric_wording(rubric: Rubric) -> str:
@@ -93,6 +109,15 @@ def _wording_grams(wording: str) -> frozenset[tuple[str, ...]]:
     return frozenset(_grams(wording))
 
 
+@lru_cache(maxsize=64)
+def _wording_words(wording: str) -> frozenset[str]:
+    """A rubric's words, once per rubric wording."""
+    return frozenset(WORDS.findall(wording.lower()))
+
+
 def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
-    words = WORDS.findall(text.lower())
+    return _ngrams(WORDS.findall(text.lower()), n)
+
+
+def _ngrams(words: list[str], n: int = 4) -> set[tuple[str, ...]]:
     return set(zip(*(words[k:] for k in range(n)), strict=False))  # each run of n words (shorter tails end it)

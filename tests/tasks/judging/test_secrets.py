@@ -84,3 +84,19 @@ def test_the_key_is_not_in_a_judges_attributes_or_repr(monkeypatch):
         judge.evaluate("llm-slop", "The council approved the road budget by seven votes to two.")
         assert judge._engines  # what it keeps was built
         assert canary not in repr(vars(judge)) and canary not in repr(judge)
+
+
+def test_the_quick_word_check_skips_only_texts_the_credential_search_would_pass():
+    """The ASCII prefilter of `scrub` (#55) must never skip a text the case-insensitive search
+    finds something in: every spelling of every word, in any case, in and around prose."""
+    import itertools
+
+    from rubricflow.tasks.judging.secrets import _MAYBE, _maybe_credential
+
+    words = ["Bearer", "BASIC", "api_key", "Api-Key", "apikey", "AUTHORIZATION", "access-token", "Secret", "SK-"]
+    texts = ["plain prose, 43 words and pattern hits.", "a rapid appraisal", "ſecret", "\u212aey: sk-abc"]
+    texts += [f"{a} {w} {b}" for w, (a, b) in itertools.product(words, [("", ""), ("the", "is here"), ("x", "")])]
+    for text in texts:
+        assert _maybe_credential(text) == bool(_MAYBE.search(text)), text
+    assert "abcdefghijkl" not in scrub("Authorization: Bearer abcdefghijkl")
+    assert scrub("plain prose, 43 words and pattern hits.") == "plain prose, 43 words and pattern hits."

@@ -106,3 +106,21 @@ def test_a_screen_skips_no_text_its_pattern_matches():
             if pattern.search(text):
                 assert _may_match(name, text, folded), (name, text)
     assert screens("pa\u017fs", rubric) == ["master-key"]
+
+
+@pytest.mark.parametrize("name", ["llm-slop", "helpfulness"])
+def test_the_restate_screen_decides_as_the_share_of_4_grams_says(name):
+    """`restates` skips building a rollout's 4-grams when no four of its words in a row are the
+    rubric's (#55): its answer is still the share of the rollout's 4-grams found in the rubric's."""
+    from rubricflow.tasks.reward.guard import RESTATE_SHARE, _grams, restates, rubric_wording
+
+    rubric = rf.load_rubric(name).rubric
+    wording = rubric_wording(rubric)
+    words = wording.split()
+    own = _grams(wording)
+    texts = [*HONEST, wording, " ".join(words[:12]), " ".join(words[:12]) + " " + HONEST[0], " ".join(words[::2])]
+    for text in texts:
+        grams = _grams(text)
+        expected = len(grams) >= 3 and len(grams & own) / len(grams) >= RESTATE_SHARE
+        assert restates(text, rubric) == expected, text
+    assert restates(wording, rubric) and not restates(HONEST[0], rubric)

@@ -11,6 +11,7 @@ keeps each database's own encryption key there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -29,14 +30,19 @@ def default_database(home: Path) -> Path | None:
 
 
 def seed(database: Path, kept: Path) -> bool:
-    """Start a database that does not exist yet from the kept copy, if there is one."""
+    """Start a database that does not exist yet from the kept copy, if there is one. A copy that
+    cannot be made is no error: Prefect migrates the new database itself, as without one."""
     if database.exists() or not kept.is_file():
         return False
-    database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     partial = database.with_name(f".{database.name}.{os.getpid()}")
-    partial.write_bytes(kept.read_bytes())
-    partial.chmod(0o600)
-    os.replace(partial, database)
+    try:
+        database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        partial.write_bytes(kept.read_bytes())
+        partial.chmod(0o600)
+        os.replace(partial, database)
+    except OSError:
+        _remove(partial)
+        return False
     return True
 
 
@@ -45,14 +51,22 @@ def keep(database: Path, kept: Path) -> bool:
     False, and nothing kept, when it holds more or a copy is kept already."""
     if kept.exists() or not database.is_file():
         return False
-    kept.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     partial = kept.with_name(f".{kept.name}.{os.getpid()}")
-    if _copied_schema_only(database, partial):
-        partial.chmod(0o600)
-        os.replace(partial, kept)
-        return True
-    partial.unlink(missing_ok=True)
+    try:  # a copy not kept (a full disk, a cache folder not ours) only costs the next new home its migrations
+        kept.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if _copied_schema_only(database, partial):
+            partial.chmod(0o600)
+            os.replace(partial, kept)
+            return True
+    except (OSError, sqlite3.Error):
+        pass
+    _remove(partial)
     return False
+
+
+def _remove(partial: Path) -> None:
+    with contextlib.suppress(OSError):  # gone, or never made (its folder could not be)
+        partial.unlink()
 
 
 def _copied_schema_only(database: Path, partial: Path) -> bool:

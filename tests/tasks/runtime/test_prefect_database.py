@@ -74,3 +74,13 @@ def test_only_prefects_default_database_is_seeded(url, seeded, tmp_path):
     with temporary_settings(updates=updates):
         found = prefect_database.default_database(home)
     assert found == ((home / "prefect.db") if seeded else None)
+
+
+def test_a_copy_that_cannot_be_made_or_kept_is_no_error(tmp_path):
+    """The server starts as without a copy (Prefect migrates) when the home or the cache cannot be written."""
+    database(tmp_path / "kept.db").close()
+    (tmp_path / "a-file").write_text("not a folder")
+    assert not prefect_database.seed(tmp_path / "a-file" / "home" / "prefect.db", tmp_path / "kept.db")
+    database(tmp_path / "prefect.db").close()
+    assert not prefect_database.keep(tmp_path / "prefect.db", tmp_path / "a-file" / "cache" / "prefect-x.db")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "kept.db", "prefect.db"]  # nothing half-made

@@ -222,13 +222,16 @@ class ServerProcess:
         with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats") as response:
             return json.load(response)
 
-    def set_latency(self, ms: float) -> None:
-        """The server's latency from its next request on (POST /latency)."""
+    def set_latency(self, ms: float, from_request: int = 0) -> None:
+        """The server's latency from its next request on, or from its judge call number `from_request`
+        (POST /latency)."""
+        switch = {"ms": ms, "from_request": from_request}
         request = urllib.request.Request(
-            self.base_url.removesuffix("/v1") + "/latency", data=json.dumps({"ms": ms}).encode(), method="POST"
+            self.base_url.removesuffix("/v1") + "/latency", data=json.dumps(switch).encode(), method="POST"
         )
         with urllib.request.urlopen(request) as response:
-            assert json.load(response) == {"latency_ms": ms}
+            answer = json.load(response)
+        assert answer == {"latency_ms": ms} or answer["then"] == switch, answer
 
     def stop(self) -> None:
         from rubricflow.tasks.runtime.processes import stop

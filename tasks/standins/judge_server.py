@@ -7,7 +7,9 @@ as against a clean server.
 
 Two test routes beside the APIs: `GET /stats` (what it was asked and answered) and `POST /latency`
 with `{"ms": N}` (the latency from the next request on: a test that needs a slow judge only while
-it watches a run end the run at full speed, not at the slow pace).
+it watches a run end the run at full speed, not at the slow pace), or `{"ms": N, "from_request": K}`
+(from the K-th judge call on, counted as `/stats`' `requests`: the server slows down at that call
+itself, however late a loaded test gets to watch it).
 """
 
 from __future__ import annotations
@@ -115,15 +117,19 @@ class Stats:
     served_s: float = 0.0  # the server's own time over its chat requests, body read to answer sent
 
 
-def _latency_ms(body: bytes) -> float | None:
-    """`POST /latency`'s {"ms": N} (a finite N >= 0), or None for any other body (answered 400)."""
+def _latency_switch(body: bytes) -> tuple[float, int] | None:
+    """`POST /latency`'s {"ms": N} (a finite N >= 0) with an optional "from_request": K (a whole K >= 1;
+    0 for the next request), or None for any other body (answered 400)."""
     try:
-        ms = json.loads(body)["ms"]
-    except (ValueError, TypeError, KeyError):
+        switch = json.loads(body)
+        ms, start = switch["ms"], switch.get("from_request", 0)
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
     if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0:
         return None
-    return float(ms)
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        return None
+    return float(ms), start
 
 
 class JudgeServer:
@@ -148,6 +154,7 @@ class JudgeServer:
         self.cache = PrefixCache(config.cache)  # what a KV cache would have served of each prompt
         self.bodies: list[dict] = []  # the judge requests' bodies as sent, with `record`
         self.in_flight = 0
+        self.latency_from: tuple[float, int] | None = None  # POST /latency's switch at a later request
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -187,10 +194,15 @@ class JudgeServer:
                 },
             )
         if method == "POST" and path == "/latency":
-            ms = _latency_ms(body)
-            if ms is None:
-                return await _json(send, 400, {"error": {"message": 'expected a JSON body {"ms": N}, N >= 0'}})
-            self.config.latency_ms = ms
+            switch = _latency_switch(body)
+            if switch is None:
+                message = 'expected a JSON body {"ms": N} or {"ms": N, "from_request": K}, N >= 0, K a whole number'
+                return await _json(send, 400, {"error": {"message": message}})
+            if switch[1] > self.stats.requests:
+                self.latency_from = switch
+                then = {"ms": switch[0], "from_request": switch[1]}
+                return await _json(send, 200, {"latency_ms": self.config.latency_ms, "then": then})
+            self.config.latency_ms, self.latency_from = switch[0], None
             return await _json(send, 200, {"latency_ms": self.config.latency_ms})
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])
@@ -253,8 +265,7 @@ class JudgeServer:
             if refused:  # a reasoning model refuses a probe's max_tokens and temperature too
                 return await _json(send, 400, refused)
             return await _json(send, 200, self._probe_answer(json.loads(raw)))
-        self.stats.requests += 1
-        self.stats.per_second[int(time.time())] += 1
+        self._count_request()
         refusal = self._refusal(raw, headers)
         if refusal:
             return await _json(send, *refusal)
@@ -317,11 +328,17 @@ class JudgeServer:
             raw, send, headers, vertex_api.refusal, lambda body: api.as_chat(body, model), api.as_generate_content
         )
 
+    def _count_request(self) -> None:
+        """A judge call counted (by the second it came in); POST /latency's switch taken at its call."""
+        self.stats.requests += 1
+        self.stats.per_second[int(time.time())] += 1
+        if self.latency_from and self.stats.requests >= self.latency_from[1]:
+            self.config.latency_ms, self.latency_from = self.latency_from[0], None
+
     async def _other_wire(self, raw: bytes, send, headers: dict[bytes, bytes], refusal, as_chat, as_answer) -> None:
         """Another provider's wire API: refused as that API refuses, translated to a chat request for
         the offline judge, and its answer translated back."""
-        self.stats.requests += 1
-        self.stats.per_second[int(time.time())] += 1
+        self._count_request()
         try:
             body = json.loads(raw)
         except ValueError:

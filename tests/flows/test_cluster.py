@@ -53,6 +53,11 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
         for variable, path in cluster.tls_env.items():
             monkeypatch.setenv(variable, path)
         killed_at: list[int] = []
+        # the run cannot end while worker 0 is being killed (pgrep, SIGKILL: ~100 calls' time on a loaded
+        # machine, and the watching thread shares this process with the flow): from its call 60 the judge
+        # itself answers in 1 s, so three workers' 48 calls in flight cannot finish the ~540 cells left
+        # meanwhile (>= 11 s); then 20 ms again
+        server.set_latency(1000, from_request=before + CELLS // 10)
         killer = threading.Thread(target=_kill_when_busy, args=(cluster, server, before, killed_at))
         killer.start()
         run = score_corpus(
@@ -78,10 +83,7 @@ def test_a_run_on_a_cluster_loses_and_repeats_nothing_when_a_worker_is_killed(
 
 
 def _kill_when_busy(cluster: DaskCluster, server, before: int, killed_at: list[int]) -> None:
-    wait_until(lambda: server.stats()["requests"] - before > CELLS // 10, timeout_s=120)
-    # the run cannot end while worker 0 is being killed (pgrep, SIGKILL: ~100 calls' time on a loaded
-    # machine): three workers' 48 calls in flight take 1 s each meanwhile, then 20 ms again
-    server.set_latency(1000)
+    wait_until(lambda: server.stats()["requests"] - before >= CELLS // 10, timeout_s=120)
     cluster.kill(0)
     killed_at.append(server.stats()["requests"] - before)
     server.set_latency(20)

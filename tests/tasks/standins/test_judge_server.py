@@ -25,18 +25,52 @@ def test_the_latency_set_by_post_applies_from_the_next_request():
         assert seconds() < 0.6 and server.app.stats.answered == 2
 
 
+def test_a_latency_set_from_a_later_request_applies_at_that_request_without_anyone_watching():
+    """POST /latency with from_request K: calls before the K-th keep the old latency, the K-th and
+    later take the new one (a loaded test's watcher may come late; the server switches on time)."""
+    with RunningServer(ServerConfig(latency_ms=0)) as server:
+        client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+
+        def seconds() -> float:
+            started = time.perf_counter()
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            return time.perf_counter() - started
+
+        control = server.base_url.removesuffix("/v1") + "/latency"
+        switch = b'{"ms": 500, "from_request": 3}'
+        with urllib.request.urlopen(urllib.request.Request(control, data=switch, method="POST")) as answer:
+            assert json.load(answer) == {"latency_ms": 0.0, "then": {"ms": 500.0, "from_request": 3}}
+        assert seconds() < 0.5 and seconds() < 0.5  # calls 1 and 2
+        assert seconds() >= 0.5 and seconds() >= 0.5  # call 3 switches; call 4 keeps it
+        assert server.app.latency_from is None and server.app.config.latency_ms == 500
+
+
 def test_a_malformed_latency_body_is_a_clear_400_and_leaves_the_latency_alone():
     import urllib.error
 
     with RunningServer(ServerConfig(latency_ms=5)) as server:
         control = server.base_url.removesuffix("/v1") + "/latency"
-        for body in (b"not json", b"[]", b'{"milliseconds": 3}', b'{"ms": "fast"}', b'{"ms": -1}', b'{"ms": NaN}'):
+        bad_switches = (
+            b'{"ms": 3, "from_request": -1}',
+            b'{"ms": 3, "from_request": 1.5}',
+            b'{"ms": 3, "from_request": true}',
+        )
+        for body in (
+            b"not json",
+            b"[]",
+            b'{"milliseconds": 3}',
+            b'{"ms": "fast"}',
+            b'{"ms": -1}',
+            b'{"ms": NaN}',
+            *bad_switches,
+        ):
             try:
                 urllib.request.urlopen(urllib.request.Request(control, data=body, method="POST"))
                 raise AssertionError(f"{body!r} was accepted")
             except urllib.error.HTTPError as refused:
                 assert refused.code == 400, body
-                assert json.load(refused) == {"error": {"message": 'expected a JSON body {"ms": N}, N >= 0'}}
+                expected = 'expected a JSON body {"ms": N} or {"ms": N, "from_request": K}, N >= 0, K a whole number'
+                assert json.load(refused) == {"error": {"message": expected}}
         assert server.app.config.latency_ms == 5
 
 

@@ -25,6 +25,8 @@ from rubricflow.tasks.judging.config import OFFLINE_MODEL, JudgeConfig, checked_
 
 OnStart = Callable[[str], Any]
 OnDone = Callable[[CriterionScore], Any]
+# (items, their results, their calls' outcomes, None) or (items, None, [], the error they get)
+Settle = Callable[[list["Item"], "Results | None", list[Any], "BaseException | None"], Any]
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,33 @@ class Judge:
             outcomes = await asyncio.wrap_future(Worker.get().submit(judged))
         return self._results(bundle, items, outcomes), outcomes
 
+    async def _judge_items_as_answered(self, bundle: Bundle, items: list[Item], settle: Settle) -> None:
+        """The items' results handed to `settle(items, results, outcomes, error)` as their calls are
+        answered: the items answered in one turn of the judge loop together (one `_results` for them:
+        patterns, price and keys read once, the refusal check over their calls), never held for the
+        slowest call of all `items`. The reward server's batches held every rollout for the batch's
+        slowest call: at 512 requests in flight they grew to ~140 rollouts, the answers came back
+        together and the next requests came in together (#55). An item whose call raised gets its
+        error alone. Off the judge loop: `_judge_items`, settled once."""
+        from rubricflow.tasks.judging.shard import Worker
+
+        if asyncio.get_running_loop() is not Worker.get().loop:
+            settle(items, *await self._judge_items(bundle, items), None)
+            return
+        engine, cells = self._engine(bundle), self._cells(bundle, items)
+        of_item: dict[str, list[Any]] = {item.text_id: [] for item in items}
+        for cell in cells:
+            of_item[cell.text_id].append(cell)
+        answers = _Answers(self, bundle, items, settle)
+        calls = [answers.follow(item, engine, of_item[item.text_id]) for item in items]
+        try:
+            await answers.finished
+        except BaseException:  # cancelled: the calls still out go with it, as gather's did
+            for call in calls:
+                if call is not None:
+                    call.cancel()
+            raise
+
     def test(self, rubric: RubricLike) -> list[Any]:
         """Run the rubric's goldens (and calibration cases, `rf.load_calibration_cases`) through this
         judge, as `rubricflow rubric test` does: one GoldenResult each (`.ok`, `.mismatches`)."""
@@ -232,7 +261,11 @@ class Judge:
 
         return judged()
 
-    def _results(self, bundle: Bundle, items: list[Item], outcomes: list[Any]) -> Results:
+    def _results(
+        self, bundle: Bundle, items: list[Item], outcomes: list[Any], price: Any = ..., keys: list[str] | None = None
+    ) -> Results:
+        """The items' Results from their calls' outcomes; `price` and `keys` (the model's price, the
+        API keys scrubbed) read here when not given."""
         from rubricflow.tasks.judging.secrets import configured_keys
 
         refuse_unanswered(outcomes)
@@ -241,8 +274,10 @@ class Judge:
             if outcome is not None:
                 by_text[outcome.completion["text_id"]].append(outcome)
         hits = patterns_of([item.text for item in items], bundle, verdict_patterns(bundle.rubric))
-        price = self._model_price()  # once for the batch: reading the settings cost ~1 ms a text
-        keys = configured_keys()  # the same: the environment's keys, read once for the batch
+        price = (
+            self._model_price() if price is ... else price
+        )  # once for the batch: reading the settings cost ~1 ms a text
+        keys = configured_keys() if keys is None else keys  # the same: the environment's keys, read once for the batch
         return Results(
             self._result(bundle, item, by_text[item.text_id], hit, price, keys)
             for item, hit in zip(items, hits, strict=True)
@@ -324,6 +359,77 @@ class Judge:
         if self._price is None or self._price[0] != source:
             self._price = (source, price_of(self.config.model, price_table(path)))
         return self._price[1]
+
+
+class _Answers:
+    """The items of one `_judge_items_as_answered`, gathered as their calls are answered and settled
+    once a loop turn: the first answer of a turn schedules the settling of all the turn's answers."""
+
+    def __init__(self, judge: Judge, bundle: Bundle, items: list[Item], settle: Settle) -> None:
+        self.judge, self.bundle, self.settle = judge, bundle, settle
+        self.loop = asyncio.get_running_loop()
+        self.finished: asyncio.Future = self.loop.create_future()
+        self.left = len(items)
+        self.ready: list[tuple[Item, list[Any] | BaseException]] = []
+        self.read: tuple[Any, list[str]] | None = None
+
+    def follow(self, item: Item, engine: Any, cells: list[Any]) -> asyncio.Future | None:
+        """The item's calls, sent now; its answer joins the turn's when they all are."""
+        if not cells:  # nothing to ask (no criterion applies): answered as it stands
+            self._answered(item, [])
+            return None
+        if len(cells) == 1:  # its one call's task (a gather of one would add a future)
+            call: asyncio.Future = self.loop.create_task(engine.judge(cells[0]))
+            call.add_done_callback(lambda done: self._answered(item, _got(done, one=True)))
+        else:
+            call = asyncio.gather(*(engine.judge(c) for c in cells))
+            call.add_done_callback(lambda done: self._answered(item, _got(done)))
+        return call
+
+    def _answered(self, item: Item, got: list[Any] | BaseException) -> None:
+        self.ready.append((item, got))
+        if len(self.ready) == 1:
+            self.loop.call_soon(self._settle)
+
+    def _settle(self) -> None:
+        ready, self.ready = self.ready, []
+        try:
+            self._settle_all(ready)
+        except BaseException as exc:  # the caller's settle failed: its await raises it
+            if not self.finished.done():
+                self.finished.set_exception(exc)
+        self.left -= len(ready)
+        if self.left == 0 and not self.finished.done():
+            self.finished.set_result(None)
+
+    def _settle_all(self, ready: list[tuple[Item, list[Any] | BaseException]]) -> None:
+        from rubricflow.tasks.judging.secrets import configured_keys
+
+        answered = [(item, got) for item, got in ready if not isinstance(got, BaseException)]
+        for item, got in ready:
+            if isinstance(got, BaseException):
+                self.settle([item], None, [], got)
+        if answered:
+            items, outcomes = [item for item, _ in answered], [o for _, got in answered for o in got]
+            if self.read is None:  # the price and keys, read once for all the items (~90 us a read)
+                self.read = (self.judge._model_price(), configured_keys())
+            try:
+                results = self.judge._results(self.bundle, items, outcomes, *self.read)
+            except Exception as exc:  # the endpoint refused them (refuse_unanswered): they hear why
+                self.settle(items, None, [], exc)
+            else:
+                self.settle(items, results, outcomes, None)
+
+
+def _got(call: asyncio.Future, one: bool = False) -> list[Any] | BaseException:
+    """A finished call's outcomes (`one`: the outcome of a single call, as a list), or what it
+    raised (cancelled: CancelledError)."""
+    if call.cancelled():
+        return asyncio.CancelledError()
+    error = call.exception()
+    if error is not None:
+        return error
+    return [call.result()] if one else call.result()
 
 
 def verdict_patterns(rubric: Any) -> frozenset[str]:

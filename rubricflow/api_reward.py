@@ -300,21 +300,31 @@ class RewardService:
         asyncio.ensure_future(self._judge_batch(batch))
 
     async def _judge_batch(self, batch: _Batch) -> None:
-        items = list({item.text_id: item for item, _ in batch.entries}.values())
-        try:
-            results, outcomes = await self.judge._judge_items(batch.bundle, items)
-        except BaseException as exc:  # every waiter hears why
-            for _, future in batch.entries:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        self.calls += len(outcomes)
-        by_id = {r.text_id: r for r in results}
+        """Judge the batch's items, each waiter answered as its item's calls are (with the items
+        answered in the same loop turn: `rf.Judge._judge_items_as_answered`), not after the batch's
+        slowest call."""
+        waiting: dict[str, list[asyncio.Future]] = {}
         for item, future in batch.entries:
-            if not future.done():
-                future.set_result(by_id[item.text_id])
-        if self.ledger is not None:
-            self._record(self.ledger, batch.bundle, items, outcomes)
+            waiting.setdefault(item.text_id, []).append(future)
+        items = list({item.text_id: item for item, _ in batch.entries}.values())
+
+        def settle(done: list[Item], results: Any, outcomes: list[Any], error: BaseException | None) -> None:
+            if error is not None:
+                _tell(done, waiting, error)
+                return
+            self.calls += len(outcomes)
+            by_id = {r.text_id: r for r in results}
+            for item in done:
+                for future in waiting[item.text_id]:
+                    if not future.done():
+                        future.set_result(by_id[item.text_id])
+            if self.ledger is not None:
+                self._record(self.ledger, batch.bundle, done, outcomes)
+
+        try:
+            await self.judge._judge_items_as_answered(batch.bundle, items, settle)
+        except BaseException as exc:  # every waiter not yet answered hears why
+            _tell(items, waiting, exc)
 
     def _record(self, ledger: Any, bundle: CompiledRubric, items: list[Item], outcomes: list[Any]) -> None:
         """Queue each item's judgments for the warehouse (the ledger lands them in the background)."""
@@ -328,6 +338,14 @@ class RewardService:
         for item in items:
             judged = Judged(item.text_id, item.text, item.input, item.context, tuple(by_text.get(item.text_id, ())))
             ledger.record(bundle, config, judged)
+
+
+def _tell(items: list[Item], waiting: dict[str, list[asyncio.Future]], error: BaseException) -> None:
+    """The waiters of `items` not yet answered get `error`."""
+    for item in items:
+        for future in waiting[item.text_id]:
+            if not future.done():
+                future.set_exception(error)
 
 
 def _preference(score: float, sign: float) -> float:

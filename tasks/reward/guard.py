@@ -48,17 +48,27 @@ NEEDS_AS_WRITTEN = {"forged-fence": ("<<<", "LLM_JUDGE_SPEC>", "# Criteria", "# 
 IGNORECASE_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 RESTATE_SHARE = 0.5  # of the rollout's word 4-grams found in the rubric's own text
 WORDS = re.compile(r"[a-z0-9']+")
+# every ASCII character WORDS does not match, as a space (lowercase letters and digits and ' kept)
+_NOT_A_WORD = str.maketrans({c: " " for c in range(128) if not WORDS.fullmatch(chr(c))})
+ANY_NEEDED = tuple(sorted({word for words in NEEDS.values() for word in words}))
+_WORDINGS: dict[int, tuple[Rubric, str]] = {}  # id(rubric) -> (the rubric, held so its id stays its own; its wording)
 
 
 def screens(text: str, rubric: Rubric) -> list[str]:
     """The names of the screens `text` fails (empty: it goes to the judge)."""
     if not text.strip():
         return ["empty"]
-    folded = text.translate(IGNORECASE_FOLD).lower()
+    lowered = text.lower()
+    # the fold maps only non-ASCII letters: an ASCII text is folded by lower() alone (a listwise
+    # group's rendered text is ~2.6 kB: the translation was ~4% of its screens)
+    folded = lowered if text.isascii() else text.translate(IGNORECASE_FOLD).lower()
+    any_word = any(word in folded for word in ANY_NEEDED)  # most rollouts have none: 3 screens skipped at once
     failed = [
-        name for name, pattern in ADDRESSED_TO_JUDGE.items() if _may_match(name, text, folded) and pattern.search(text)
+        name
+        for name, pattern in ADDRESSED_TO_JUDGE.items()
+        if (any_word or name in NEEDS_AS_WRITTEN) and _may_match(name, text, folded) and pattern.search(text)
     ]
-    if restates(text, rubric):
+    if restates(text, rubric, lowered):
         failed.append("restates-rubric")
     return failed
 
@@ -70,12 +80,13 @@ def _may_match(screen: str, text: str, folded: str) -> bool:
     return any(word in folded for word in NEEDS[screen])
 
 
-def restates(text: str, rubric: Rubric) -> bool:
+def restates(text: str, rubric: Rubric, lowered: str | None = None) -> bool:
     """Whether most of the rollout is the rubric's own wording (criteria, goal, anchors) played back.
     A rollout with no four words in a row that the rubric's wording uses shares none of its 4-grams:
-    it is not, and its own 4-grams are not built (they were ~3% of a reward's server CPU, #55)."""
-    words = WORDS.findall(text.lower())
-    wording = rubric_wording(rubric)
+    it is not, and its own 4-grams are not built (they were ~3% of a reward's server CPU, #55).
+    `lowered`: `text.lower()`, when the caller has it."""
+    words = _words(text.lower() if lowered is None else lowered)
+    wording = _wording_of(rubric)
     if not _runs_in(words, _wording_words(wording), 4):
         return False
     grams = _ngrams(words)
@@ -85,14 +96,29 @@ def restates(text: str, rubric: Rubric) -> bool:
     return len(grams & own) / len(grams) >= RESTATE_SHARE
 
 
+def _words(lowered: str) -> list[str]:
+    """WORDS.findall(lowered): for an ASCII text, every other character made a space and the text
+    split, the same words at a third of the regex's CPU (a group's 2.6 kB: 75 -> 26 us, #55)."""
+    if lowered.isascii():
+        return lowered.translate(_NOT_A_WORD).split()
+    return WORDS.findall(lowered)
+
+
 def _runs_in(words: list[str], vocabulary: frozenset[str], n: int) -> bool:
-    """Whether `n` words in a row of `words` are all in `vocabulary`."""
-    run = 0
-    for word in words:
-        run = run + 1 if word in vocabulary else 0
-        if run >= n:
-            return True
-    return False
+    """Whether `n` words in a row of `words` are all in `vocabulary` (each word a mark, the marks
+    searched for `n` in a row: no Python step per word)."""
+    return "1" * n in "".join(["1" if word in vocabulary else "0" for word in words])
+
+
+def _wording_of(rubric: Rubric) -> str:
+    """`rubric_wording(rubric)`, once per rubric object (a Rubric is frozen): joined again for
+    every rollout, and hashed again as a new string by the caches below."""
+    kept = _WORDINGS.get(id(rubric))
+    if kept is None or kept[0] is not rubric:
+        if len(_WORDINGS) >= 64:
+            _WORDINGS.clear()
+        kept = _WORDINGS[id(rubric)] = (rubric, rubric_wording(rubric))
+    return kept[1]
 
 
 def rubric_wording(rubric: Rubric) -> str:
@@ -116,7 +142,7 @@ def _wording_words(wording: str) -> frozenset[str]:
 
 
 def _grams(text: str, n: int = 4) -> set[tuple[str, ...]]:
-    return _ngrams(WORDS.findall(text.lower()), n)
+    return _ngrams(_words(text.lower()), n)
 
 
 def _ngrams(words: list[str], n: int = 4) -> set[tuple[str, ...]]:

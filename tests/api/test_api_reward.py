@@ -135,3 +135,45 @@ def test_every_judgment_is_recorded_in_the_warehouse(served):
             "SELECT count(*) FROM judgments j JOIN texts t USING (corpus_id, text_id) WHERE t.text = ?", [text]
         ).fetchall()[0][0]
     assert runs >= 1 and judged == len(rf.load_rubric("llm-slop").rubric.criteria)
+
+
+def test_each_item_is_settled_as_its_call_is_answered_never_held_for_the_slowest():
+    """rf.Judge._judge_items_as_answered (the reward server's batches, #55): every item settled once
+    with the Result _judge_items gives it; an item whose call is slow does not hold the others'
+    answers; an item whose call raises gets its error alone."""
+    import asyncio
+
+    from rubricflow.api_judge import Item
+    from rubricflow.tasks.judging.shard import Worker
+
+    texts = [GOOD, SLOP, "A short honest answer.", "Another reply, plainly put."]
+    items = [Item(f"t{i}", text) for i, text in enumerate(texts)]
+    with rf.Judge.offline(strategy="holistic") as judge:
+        bundle = rf.load_rubric("llm-slop")
+        expected, _ = Worker.get().submit(judge._judge_items(bundle, items)).result(timeout=60)
+        engine = judge._engine(bundle)
+        plain = engine.judge
+
+        async def slow_or_failing(cell):
+            if cell.text_id == "t1":
+                await asyncio.sleep(1.0)
+            if cell.text_id == "t3":
+                raise RuntimeError("the call broke")
+            return await plain(cell)
+
+        settled: list[tuple[list[str], object]] = []
+
+        def settle(done, results, outcomes, error):
+            settled.append(([i.text_id for i in done], error or {r.text_id: r.score for r in results}))
+
+        engine.judge = slow_or_failing
+        try:
+            Worker.get().submit(judge._judge_items_as_answered(bundle, items, settle)).result(timeout=60)
+        finally:
+            del engine.judge
+    assert sorted(i for ids, _ in settled for i in ids) == ["t0", "t1", "t2", "t3"]
+    assert settled[-1][0] == ["t1"]  # the slow one last, alone: the others did not wait for it
+    scores = {k: v for _, got in settled if isinstance(got, dict) for k, v in got.items()}
+    assert scores == {r.text_id: r.score for r in expected if r.text_id != "t3"}
+    [(ids, error)] = [(ids, got) for ids, got in settled if not isinstance(got, dict)]
+    assert ids == ["t3"] and isinstance(error, RuntimeError)

@@ -4,7 +4,7 @@ judgments read them instead of recomputing every text's score from all of its ju
 
 How they stay current: every write that changes what a text's scores are made of marks the text
 in `stale_texts` (the marking is in that write's own `.sql` file) and calls `refresh` inside the
-same transaction, which recomputes the marked texts only (sql/analytics_refresh.sql). A crash
+same transaction, which recomputes the marked texts only (sql/analytics_refresh*.sql). A crash
 rolls both back together. A write that marks a whole corpus (an ingest, a first run's pattern
 counts) commits its marks and then recomputes them in batches (`refresh_in_batches`). `rebuild`
 recomputes everything from the raw rows; a writer does that by itself when the definitions
@@ -27,7 +27,12 @@ ALL = 2**62  # a batch with no limit
 # 1,000,000-transcript bench's two refreshes were 200 batches, most of its ingest and checks' time
 # growing as the corpus squared; at 50,000 a batch of 9 criteria holds ~+75 MiB (bench/traces.py).
 BATCH = 50_000
-DEFINITIONS = ("analytics_tables.sql", "analytics_refresh.sql")
+DEFINITIONS = (
+    "analytics_tables.sql",
+    "analytics_refresh.sql",
+    "analytics_refresh_pairs.sql",
+    "analytics_refresh_runs.sql",
+)
 TABLES = (
     "mat_criterion_scores", "mat_node_scores", "mat_disqualifier_hits", "mat_text_scores", "mat_ok_cells",
     "mat_run_stats", "mat_pair_verdicts", "mat_constraint_warnings",
@@ -49,9 +54,9 @@ def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0, batch: int = ALL
     long ago leaves the marks for the next one (a run's shard loads: each refresh scans the
     judgments, so one every few seconds costs a run far less than one per shard); the marks are
     committed with the write, so a crash loses none. Returns how many marks were recomputed."""
-    (stale,) = con.execute(
-        "SELECT (SELECT count(*) FROM stale_texts) + (SELECT count(*) FROM stale_runs)"
-    ).fetchone() or (0,)
+    (stale, runs) = con.execute(
+        "SELECT (SELECT count(*) FROM stale_texts) + (SELECT count(*) FROM stale_runs), (SELECT count(*) FROM stale_runs)"
+    ).fetchone() or (0, 0)
     if stale and lag_s:
         (recent,) = con.execute(
             "SELECT count(*) FROM analytics_refreshes WHERE refreshed_at > current_timestamp - to_seconds($lag)",
@@ -61,13 +66,29 @@ def refresh(con: duckdb.DuckDBPyConnection, lag_s: float = 0.0, batch: int = ALL
     if stale:
         started = time.perf_counter()
         judgment_constraints.register(con)
-        run_sql(con, "analytics_refresh.sql", batch=batch)
+        recompute(con, batch, runs=bool(runs))
         stale = min(stale, batch)
         con.execute(
             "INSERT INTO analytics_refreshes VALUES (current_timestamp, $texts, $seconds)",
             {"texts": stale, "seconds": time.perf_counter() - started},
         )
     return int(stale)
+
+
+def recompute(con: duckdb.DuckDBPyConnection, batch: int, runs: bool) -> None:
+    """The refresh's files: the marked texts' analytics, then their pairs' verdicts only when the
+    scope holds a pair's text, and the marked runs' stats only when `runs` (stale_runs is not
+    empty): with nothing to do, each of those files still cost a refresh ~10 ms of planning, and a
+    run's shard loads and a corpus's batches refresh often."""
+    run_sql(con, "analytics_refresh.sql", batch=batch)
+    (pairs,) = con.execute(
+        "SELECT count(*) FROM refresh_scope WHERE regexp_matches(text_id, ':(ab|ba)$')"
+    ).fetchone() or (0,)
+    if pairs:
+        run_sql(con, "analytics_refresh_pairs.sql")
+    con.execute("DROP TABLE refresh_scope")
+    if runs:
+        run_sql(con, "analytics_refresh_runs.sql")
 
 
 def refresh_in_batches(con: duckdb.DuckDBPyConnection, batch: int | None = None, lag_s: float = 0.0) -> int:
@@ -98,7 +119,7 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> float:
         con.execute("INSERT INTO stale_texts SELECT corpus_id, text_id FROM texts")
         con.execute("INSERT INTO stale_runs SELECT run_id FROM runs")
         judgment_constraints.register(con)
-        run_sql(con, "analytics_refresh.sql", batch=ALL)
+        recompute(con, ALL, runs=True)
         con.execute("DELETE FROM analytics_state")
         con.execute("INSERT INTO analytics_state VALUES ($sha, current_timestamp)", {"sha": definition_sha()})
     return time.perf_counter() - started

@@ -2,7 +2,11 @@
 -- every judgment set, and empty stale_texts. Run inside the transaction of the write that marked
 -- them (warehouse/analytics.py), so the tables never disagree with the raw rows. Each step reads
 -- only the scoped texts' rows; the steps after the criterion scores read the small temp tables of
--- the steps before, not the whole materialised tables.
+-- the steps before, not the whole materialised tables. Its pairwise verdicts
+-- (analytics_refresh_pairs.sql) and run stats (analytics_refresh_runs.sql) are files of their
+-- own, run after this one only when the scope holds a pair's text or a run is marked
+-- (warehouse/analytics.py: each costs a refresh ~10 ms of planning with nothing to do);
+-- refresh_scope is left for them.
 
 -- Every per-text table is written in (corpus, judgment set, text) order: DuckDB skips row groups by
 -- their min/max, so a text's page reads one row group per judgment set and a judgment set's pages
@@ -253,101 +257,14 @@ FROM final f
 ASOF LEFT JOIN rubric_labels l ON l.rubric_hash = f.rubric_hash AND f.raw_score >= l.min_score
 ORDER BY f.corpus_id, f.rubric_hash, f.judge_hash, f.text_id;
 
--- Pairwise verdicts of the pairs a scoped text belongs to. A pair's two texts are `<pair_id>:ab`
--- and `<pair_id>:ba` (tasks/loaders/pairs.py), so a scoped text's partner is recomputed with it;
--- each order's verdict is read in the pair's own terms (in order ba, slot a is response b), and
--- an inconsistent pair is a tie.
-CREATE OR REPLACE TEMP TABLE refresh_pair_texts AS
-SELECT t.corpus_id, t.text_id, t.removed_at, text_version(t.sha256, t.input, t.context, t.genre) AS version,
-       json_extract_string(t.metadata, '$.pair_id') AS pair_id,
-       json_extract_string(t.metadata, '$.order') AS pair_order,
-       json_extract_string(t.metadata, '$.label') AS label,
-       json_extract_string(t.metadata, '$.system_a') AS system_a,
-       json_extract_string(t.metadata, '$.system_b') AS system_b
-FROM texts t
-JOIN (SELECT DISTINCT s.corpus_id, regexp_replace(s.text_id, ':(ab|ba)$', '') || o.suffix AS text_id
-      FROM refresh_scope s, (VALUES (':ab'), (':ba')) o(suffix)
-      WHERE regexp_matches(s.text_id, ':(ab|ba)$')) p ON p.corpus_id = t.corpus_id AND p.text_id = t.text_id
-WHERE t.metadata LIKE '%"pair_id"%';
-DELETE FROM mat_pair_verdicts m USING refresh_pair_texts p
-WHERE m.corpus_id = p.corpus_id AND (m.text_id_ab = p.text_id OR m.text_id_ba = p.text_id);
-INSERT INTO mat_pair_verdicts BY NAME
-WITH own AS (
-    SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.criterion_id, j.text_id, j.rationale,
-           p.pair_id, p.pair_order, p.label, p.system_a, p.system_b,
-           json_extract_string(j.value, '$') AS slot,  -- as written: a = the response shown first
-           CASE WHEN p.pair_order = 'ba' AND slot = 'a' THEN 'b' WHEN p.pair_order = 'ba' AND slot = 'b' THEN 'a'
-                ELSE slot END AS verdict
-    FROM judgments j
-    JOIN refresh_pair_texts p ON p.corpus_id = j.corpus_id AND p.text_id = j.text_id AND p.version = j.text_sha256
-    WHERE j.status = 'scored' AND p.removed_at IS NULL AND current_rendering(j.rubric_hash, j.unit_hash)
-)
-SELECT ab.corpus_id, ab.rubric_hash, ab.judge_hash, ab.pair_id, ab.criterion_id, ab.label, ab.system_a, ab.system_b,
-       ab.verdict AS verdict_ab, ba.verdict AS verdict_ba,
-       ab.verdict = ba.verdict AS consistent,
-       ab.slot = ba.slot AND ab.slot <> 'tie' AS follows_position,
-       CASE WHEN ab.verdict = ba.verdict THEN ab.verdict ELSE 'tie' END AS verdict,
-       ab.rationale AS rationale_ab, ba.rationale AS rationale_ba,
-       ab.text_id AS text_id_ab, ba.text_id AS text_id_ba
-FROM own ab
-JOIN own ba ON ba.corpus_id = ab.corpus_id AND ba.rubric_hash = ab.rubric_hash AND ba.judge_hash = ab.judge_hash
- AND ba.pair_id = ab.pair_id AND ba.criterion_id = ab.criterion_id AND ba.pair_order = 'ba'
-WHERE ab.pair_order = 'ab';
-
--- Per run: work done, failures by kind, tokens, latency (of the calls this run made: adopted
--- cells were judged by another), and its judgments, for the runs marked in stale_runs.
-CREATE OR REPLACE TEMP TABLE refresh_runs AS SELECT DISTINCT run_id FROM stale_runs;
-DELETE FROM stale_runs;
-DELETE FROM mat_run_stats WHERE run_id IN (SELECT run_id FROM refresh_runs);
-INSERT INTO mat_run_stats BY NAME
-WITH c AS (
-    SELECT run_id, count(*) FILTER (WHERE adopted_from IS NULL) AS landed_cells,
-           count(*) FILTER (WHERE status = 'ok' AND adopted_from IS NULL) AS ok_cells,
-           count(*) FILTER (WHERE status <> 'ok' AND adopted_from IS NULL) AS failed_cells,
-           sum(attempts) FILTER (WHERE adopted_from IS NULL) AS calls,
-           sum(greatest(attempts - 1, 0)) FILTER (WHERE adopted_from IS NULL) AS retries,  -- never negative: a cell that made no call
-           sum(prompt_tokens) FILTER (WHERE adopted_from IS NULL) AS prompt_tokens,
-           sum(completion_tokens) FILTER (WHERE adopted_from IS NULL) AS completion_tokens,
-           sum(cached_tokens) FILTER (WHERE adopted_from IS NULL) AS cached_tokens,
-           quantile_cont(latency_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS latency_p50_ms,
-           quantile_cont(latency_ms, 0.95) FILTER (WHERE adopted_from IS NULL) AS latency_p95_ms,
-           quantile_cont(queue_ms, 0.5) FILTER (WHERE adopted_from IS NULL) AS queue_p50_ms,  -- waiting in the client
-           count(*) FILTER (WHERE adopted_from IS NOT NULL) AS adopted_cells,
-           -- call_usd at a rate of one per token for one kind of token and 0 for the others
-           sum(call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode, 1e6, 0, 0)) AS billed_input_tokens,
-           sum(call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode, 0, 1e6, 0)) AS billed_cached_tokens,
-           sum(call_usd(prompt_tokens, cached_tokens, completion_tokens, output_mode, 0, 0, 1e6)) AS billed_completion_tokens
-    FROM completions WHERE run_id IN (SELECT run_id FROM refresh_runs) GROUP BY run_id
-),
-e AS (
-    SELECT run_id, string_agg(error_kind || '=' || n, ', ' ORDER BY error_kind) AS errors
-    FROM (SELECT run_id, error_kind, count(*) AS n FROM completions
-          WHERE run_id IN (SELECT run_id FROM refresh_runs) AND error_kind IS NOT NULL AND adopted_from IS NULL
-          GROUP BY ALL)
-    GROUP BY run_id
-),
-j AS (
-    SELECT run_id, count(*) FILTER (WHERE status = 'scored') AS scored_judgments,
-           count(*) FILTER (WHERE status = 'unscored') AS unscored_judgments
-    FROM judgments WHERE run_id IN (SELECT run_id FROM refresh_runs) AND adopted_from IS NULL GROUP BY run_id
-)
-SELECT r.run_id, c.landed_cells, c.ok_cells, c.failed_cells, c.calls, c.retries, c.prompt_tokens,
-       c.completion_tokens, c.latency_p50_ms, c.latency_p95_ms, c.queue_p50_ms, e.errors,
-       j.scored_judgments, j.unscored_judgments, c.adopted_cells,
-       c.billed_input_tokens, c.billed_cached_tokens, c.billed_completion_tokens, c.cached_tokens
-FROM refresh_runs r LEFT JOIN c USING (run_id) LEFT JOIN e USING (run_id) LEFT JOIN j USING (run_id);
-
 -- The corpora touched move to a new analytics version (results computed before are no longer current).
 INSERT INTO analytics_versions
 SELECT DISTINCT corpus_id, 0 FROM refresh_scope WHERE corpus_id NOT IN (SELECT corpus_id FROM analytics_versions);
 UPDATE analytics_versions SET version = version + 1 WHERE corpus_id IN (SELECT corpus_id FROM refresh_scope);
 
-DROP TABLE refresh_scope;
 DROP TABLE refresh_texts;
 DROP TABLE refresh_criteria;
 DROP TABLE refresh_nodes;
 DROP TABLE refresh_disqualifiers;
 DROP TABLE refresh_completions;
 DROP TABLE refresh_judgment_problems;
-DROP TABLE refresh_pair_texts;
-DROP TABLE refresh_runs;

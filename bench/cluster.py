@@ -11,7 +11,7 @@ the mean calls in flight (Little's law: the client's time of every call over the
 mean latency and the judge server's own (body read to answer sent): a gap between the two is time a
 call's answer waited in the client's process (its loop, the GIL) or for a CPU, not in the judge.
 
-    python bench/cluster.py [--cells 2400] [--workers 1,2,4] [--max-in-flight 8]
+    python bench/cluster.py [--cells 2400] [--workers 1,2,4] [--max-in-flight 8] [--no-nanny]
 """
 
 from __future__ import annotations
@@ -67,6 +67,12 @@ def main() -> None:
     parser.add_argument("--max-in-flight", type=int, default=8)
     parser.add_argument("--latency-ms", type=float, default=200)
     parser.add_argument("--threads", type=int, default=2, help="shards a worker judges at once (1: the old setup)")
+    parser.add_argument(
+        "--nanny",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="each worker under a nanny, as deployed (--no-nanny: one process less a worker, for the CI smoke)",
+    )
     args = parser.parse_args()
     on_the_shared_prefect_server()
     ideal, mif = args.max_in_flight / (args.latency_ms / 1000), args.max_in_flight
@@ -85,7 +91,7 @@ def main() -> None:
         for n in (int(w) for w in args.workers.split(",")):
             warehouse, before = Path(tmp) / f"w{n}.duckdb", server.stats()
             ingest_flow(str(corpus), str(warehouse), "bench")
-            with DaskCluster(n, Path(tmp) / f"dask{n}", threads=args.threads) as cluster:
+            with DaskCluster(n, Path(tmp) / f"dask{n}", threads=args.threads, nanny=args.nanny) as cluster:
                 os.environ.update(cluster.tls_env)  # the flow's client certificate (tasks/runtime/dask_access)
                 shard = max(50, args.cells // (4 * n))  # a few shards per worker
                 score_corpus(

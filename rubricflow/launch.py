@@ -12,6 +12,14 @@ from pathlib import Path
 # polars): polars starts threads when imported, and the worker must fork with none but its own.
 PREWARM = (
     "rubricflow.cli",
+    # The flow commands' own modules: rubricflow.cli imports a command's module only when it runs.
+    "rubricflow.cli.ingest",
+    "rubricflow.cli.score",
+    "rubricflow.cli.compare",
+    "rubricflow.cli.pairwise",
+    "rubricflow.cli.panel",
+    "rubricflow.cli.nightly",
+    "rubricflow.cli.demo",
     "prefect.main",
     "rubricflow.flows.ingest",
     "rubricflow.flows.score",

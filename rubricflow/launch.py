@@ -12,6 +12,14 @@ from pathlib import Path
 # polars): polars starts threads when imported, and the worker must fork with none but its own.
 PREWARM = (
     "rubricflow.cli",
+    # The flow commands' own modules: rubricflow.cli imports a command's module only when it runs.
+    "rubricflow.cli.ingest",
+    "rubricflow.cli.score",
+    "rubricflow.cli.compare",
+    "rubricflow.cli.pairwise",
+    "rubricflow.cli.panel",
+    "rubricflow.cli.nightly",
+    "rubricflow.cli.demo",
     "prefect.main",
     "rubricflow.flows.ingest",
     "rubricflow.flows.score",
@@ -26,10 +34,17 @@ PREWARM = (
 
 
 def main() -> None:
+    from rubricflow.tasks.runtime.flow_commands import FLOW_COMMANDS, WORKER_FLAG
+
+    argv = sys.argv[1:]
+    if argv[:1] != [WORKER_FLAG] and not FLOW_COMMANDS & set(argv):
+        from rubricflow.cli import main as run_command
+
+        run_command()  # no flow to hand over (warm_worker.wanted would say no): the worker's client is not imported
+        return
     from rubricflow.errors import RubricflowError
     from rubricflow.tasks.runtime import warm_worker
 
-    argv = sys.argv[1:]
     if argv[:1] == [warm_worker.WORKER_FLAG]:
         warm_worker.serve(Path(argv[1]), argv[2], PREWARM, run_forked)
         return

@@ -32,83 +32,105 @@ def set_env_defaults() -> None:
 set_env_defaults()
 
 import typer  # noqa: E402
-from rich.markup import escape  # noqa: E402
 
-from rubricflow.errors import RubricflowError  # noqa: E402
-
-from . import (  # noqa: E402
-    best_of,
-    calibrate,
-    compare,
-    demo,
-    doctor,
-    estimate,
-    export,
-    gate,
-    goldens,
-    improve,
-    ingest,
-    judge_bridge,
-    labelling,
-    nightly,
-    pairwise,
-    panel,
-    prefect_server,
-    read,
-    rebuild,
-    report,
-    reward,
-    rubric,
-    rubric_authoring,
-    rubric_files,
-    rubric_refine,
-    rubric_status,
-    score,
-    server,
-    stop,
-    view,
+# The commands, in the order `rubricflow --help` lists them: name, the module under rubricflow.cli, and
+# the function (or, for a group, the module's Typer `app`). A command's module is imported only when
+# that command runs (`build_app`): importing all ~30 of them, with the judge options' pydantic models,
+# cost every non-flow command ~0.5 s of CPU before it did anything.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("ingest", "ingest", "ingest"),
+    ("score", "score", "score"),
+    ("compare", "compare", "compare"),
+    ("runs", "read", "runs"),
+    ("show", "read", "show"),
+    ("query", "read", "query"),
+    ("rebuild", "rebuild", "rebuild"),
+    ("labels", "labelling", "app"),
+    ("calibrate", "calibrate", "calibrate"),
+    ("estimate", "estimate", "estimate"),
+    ("panel", "panel", "panel"),
+    ("pairwise", "pairwise", "pairwise"),
+    ("best-of", "best_of", "best_of"),
+    ("nightly", "nightly", "nightly"),
+    ("serve", "nightly", "serve"),
+    ("judge-server", "server", "judge_server"),
+    ("reward-server", "reward", "reward_server"),
+    ("prefect-server", "prefect_server", "prefect_server"),
+    ("view", "view", "view"),
+    ("demo", "demo", "demo"),
+    ("stop", "stop", "stop"),
+    ("doctor", "doctor", "doctor"),
+    ("gate", "gate", "gate"),
+    ("export", "export", "export"),
+    ("rubric", "rubric", "app"),
+    ("report", "report", "app"),
+    ("improve", "improve", "app"),
+    ("judge", "judge_bridge", "app"),
 )
-from .common import debugging, err, machine_error, said_in_one_line  # noqa: E402
-
-app = typer.Typer(help="rubricflow: rubric-driven LLM judging of large text corpora.", no_args_is_help=True)
-app.command()(ingest.ingest)
-app.command()(score.score)
-app.command()(compare.compare)
-app.command()(read.runs)
-app.command()(read.show)
-app.command()(read.query)
-app.command()(rebuild.rebuild)
-app.add_typer(labelling.app, name="labels")
-app.command()(calibrate.calibrate)
-app.command()(estimate.estimate)
-app.command()(panel.panel)
-app.command()(pairwise.pairwise)
-app.command("best-of")(best_of.best_of)
-app.command()(nightly.nightly)
-app.command()(nightly.serve)
-app.command("judge-server")(server.judge_server)
-app.command("reward-server")(reward.reward_server)
-app.command("prefect-server")(prefect_server.prefect_server)
-app.command()(view.view)
-app.command()(demo.demo)
-app.command()(stop.stop)
-app.command()(doctor.doctor)
-app.command()(gate.gate)
-app.command()(export.export)
-rubric.app.command()(rubric_files.validate)
-rubric.app.command()(rubric_files.convert)
-rubric.app.command()(rubric_authoring.generate)
-rubric.app.command()(rubric_authoring.review)
-rubric.app.command()(rubric_refine.refine)
-rubric.app.command()(rubric_status.status)
-rubric.app.command("test")(goldens.rubric_test)
-app.add_typer(rubric.app, name="rubric")
-app.add_typer(report.app, name="report")
-app.add_typer(improve.app, name="improve")
-app.add_typer(judge_bridge.app, name="judge")
+# The `rubric` group's commands that live in other modules: (module, function, name or None).
+RUBRIC_COMMANDS = (
+    ("rubric_files", "validate", None),
+    ("rubric_files", "convert", None),
+    ("rubric_authoring", "generate", None),
+    ("rubric_authoring", "review", None),
+    ("rubric_refine", "refine", None),
+    ("rubric_status", "status", None),
+    ("goldens", "rubric_test", "test"),
+)
+HELP = "rubricflow: rubric-driven LLM judging of large text corpora."
 
 
-@app.callback()
+def build_app(only: str | None = None) -> typer.Typer:
+    """The `rubricflow` app with every command, or with only the command `only` (the one a command
+    line runs: its help, options and errors are the same as in the whole app's)."""
+    from importlib import import_module
+
+    built = typer.Typer(help=HELP, no_args_is_help=True)
+    built.callback()(options)
+    for name, module, attr in COMMANDS:
+        if only is not None and name != only:
+            continue
+        target = getattr(import_module(f"{__name__}.{module}"), attr)
+        if attr != "app":
+            built.command(None if name == attr else name)(target)
+            continue
+        if name == "rubric":
+            _attach_rubric_commands(target)
+        built.add_typer(target, name=name)
+    return built
+
+
+def _attach_rubric_commands(group: typer.Typer) -> None:
+    """Add the `rubric` commands kept in their own modules to its group, once a process."""
+    from importlib import import_module
+
+    if getattr(group, "_rubricflow_attached", False):
+        return
+    for module, attr, name in RUBRIC_COMMANDS:
+        group.command(name)(getattr(import_module(f"{__name__}.{module}"), attr))
+    group._rubricflow_attached = True  # type: ignore[attr-defined]
+
+
+def command_named(args: list[str]) -> str | None:
+    """The command a command line runs, when the app needs no other to run it: its first word, with
+    no option before it but --debug (`--help` alone lists every command) and no shell completion."""
+    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return None
+    for arg in args:
+        if arg == "--debug":
+            continue
+        return arg if any(arg == name for name, _, _ in COMMANDS) else None
+    return None
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`rubricflow.cli.app`: the whole app, built when first asked (tests and the warm worker ask)."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    whole = globals()["app"] = build_app()
+    return whole
+
+
 def options(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and Prefect's error logs in full."),
 ) -> None:
@@ -120,10 +142,16 @@ def options(
 def main() -> None:
     """Run the command; a RubricflowError prints one line and exits with its code (with --debug,
     its traceback too); anything else is a bug and keeps its traceback."""
+    from rubricflow.errors import RubricflowError
+
+    from .common import debugging, machine_error, said_in_one_line
+
     message: str | None
     try:
         refuse_empty_arguments(sys.argv[1:])
-        app(prog_name="rubricflow")  # in the warm worker, Click would name it `python -m rubricflow.rubricflow`
+        build_app(command_named(sys.argv[1:]))(
+            prog_name="rubricflow"
+        )  # in the warm worker, Click would name it `python -m rubricflow.rubricflow`
         return
     except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C: a run records itself `interrupted`; no traceback
         if debugging() or not _interrupted(exc):
@@ -139,6 +167,10 @@ def main() -> None:
         _release_frames(exc)
     # Exit outside the handler: the error's traceback (and the frames and connections it holds)
     # is released first, so nothing is reported leaked at interpreter shutdown.
+    from rich.markup import escape
+
+    from .common import err
+
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # a path is never cut
     sys.exit(code)
 

@@ -44,10 +44,9 @@ from pathlib import Path
 
 from rubricflow.layout import code_folders
 from rubricflow.settings import environment, settings
+from rubricflow.tasks.runtime.flow_commands import FLOW_COMMANDS, WORKER_FLAG
 from rubricflow.tasks.runtime.prefect_server import IDLE_S, _alive, _server_env, state_dir, use_shared_server
 
-WORKER_FLAG = "--serve-warm-worker"  # `python -m rubricflow.launch --serve-warm-worker SOCKET KEY` is a worker
-FLOW_COMMANDS = frozenset({"ingest", "score", "compare", "pairwise", "panel", "nightly", "demo"})
 PREFECT_SETTINGS_FILES = (".env", "prefect.toml", "pyproject.toml")  # read by Prefect from the working directory
 OFFER_WAIT_S = 5.0  # a ready worker offers to run a command within this, or the caller runs it itself
 GO_WAIT_S = 5.0  # a worker's offer not taken within this is withdrawn: the command never runs twice
@@ -265,10 +264,18 @@ def _recorded_workers() -> list[tuple[Path, int, Path]]:
 
 
 def _is_worker(pid: int) -> bool:
-    try:
-        return WORKER_FLAG.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    """Whether the process's command line is a warm worker's. One just started reads an empty command
+    line for a moment while its exec completes (8 in 20 reads right after Popen on a busy machine): read
+    again, for up to 0.5 s, before saying no."""
+    for _ in range(50):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        if cmdline:
+            return WORKER_FLAG.encode() in cmdline
+        time.sleep(0.01)
+    return False
 
 
 # The worker process.

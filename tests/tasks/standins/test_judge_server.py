@@ -9,15 +9,21 @@ from openai import OpenAI
 from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
 
 
+def _call_timer(server):
+    """A function making one judge call to `server` and returning the seconds it took."""
+    client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+
+    def seconds() -> float:
+        started = time.perf_counter()
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        return time.perf_counter() - started
+
+    return seconds
+
+
 def test_the_latency_set_by_post_applies_from_the_next_request():
     with RunningServer(ServerConfig(latency_ms=600)) as server:
-        client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
-
-        def seconds() -> float:
-            started = time.perf_counter()
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-            return time.perf_counter() - started
-
+        seconds = _call_timer(server)
         assert seconds() >= 0.6
         control = server.base_url.removesuffix("/v1") + "/latency"
         with urllib.request.urlopen(urllib.request.Request(control, data=b'{"ms": 0}', method="POST")) as answer:
@@ -29,13 +35,7 @@ def test_a_latency_set_from_a_later_request_applies_at_that_request_without_anyo
     """POST /latency with from_request K: calls before the K-th keep the old latency, the K-th and
     later take the new one (a loaded test's watcher may come late; the server switches on time)."""
     with RunningServer(ServerConfig(latency_ms=0)) as server:
-        client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
-
-        def seconds() -> float:
-            started = time.perf_counter()
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-            return time.perf_counter() - started
-
+        seconds = _call_timer(server)
         control = server.base_url.removesuffix("/v1") + "/latency"
         switch = b'{"ms": 500, "from_request": 3}'
         with urllib.request.urlopen(urllib.request.Request(control, data=switch, method="POST")) as answer:

@@ -274,10 +274,9 @@ class Judge:
             if outcome is not None:
                 by_text[outcome.completion["text_id"]].append(outcome)
         hits = patterns_of([item.text for item in items], bundle, verdict_patterns(bundle.rubric))
-        price = (
-            self._model_price() if price is ... else price
-        )  # once for the batch: reading the settings cost ~1 ms a text
-        keys = configured_keys() if keys is None else keys  # the same: the environment's keys, read once for the batch
+        # Once for the batch (reading the settings cost ~1 ms a text), or once for several: the caller's.
+        price = self._model_price() if price is ... else price
+        keys = configured_keys() if keys is None else keys
         return Results(
             self._result(bundle, item, by_text[item.text_id], hit, price, keys)
             for item, hit in zip(items, hits, strict=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,38 +195,62 @@ class RewardService:
 
     async def listwise(self, bundle: CompiledRubric, rollouts: list[Rollout], swap: bool) -> list[dict]:
         """The group judged in one call by the rubric's best-of-n form (and once reversed: `swap`)."""
+        results = await self._group(bundle, rollouts, "listwise", lambda kept: self._places(bundle, kept, swap))
+        return [{"places": []} | r for r in results]
+
+    async def _group(
+        self, bundle: CompiledRubric, rollouts: list[Rollout], mode: str, judge_kept: Callable[[list], Awaitable]
+    ) -> list[dict]:
+        """A group's answers: a rollout a screen catches gets 0 and is in no call (its text never
+        reaches the judge beside the others', where an injection could sway them, nor voids the
+        group's call); the others are judged together by `judge_kept`, or pointwise if one is left."""
+        if len(rollouts) < 2:
+            raise InputError(f"{mode} scoring needs a group of at least 2 rollouts")
+        flags = [screens(r.text, bundle.rubric) if self.guard else [] for r in rollouts]
+        judged = [i for i, f in enumerate(flags) if not f]
+        kept = [rollouts[i] for i in judged]
+        if len(kept) > 1:
+            answers = await judge_kept(kept)
+        else:
+            answers = [await self.pointwise(bundle, r, guard=False) for r in kept]
+        results = [_reward(r.id, None, f, cached=False) for r, f in zip(rollouts, flags, strict=True)]
+        for i, answer in zip(judged, answers, strict=True):
+            results[i] = {"id": rollouts[i].id} | answer
+        return results
+
+    async def _places(self, bundle: CompiledRubric, rollouts: list[Rollout], swap: bool) -> list[dict]:
+        """Each rollout's answer from the group's best-of-n call(s): its reward the mean of its
+        candidate scores over the orders asked, its `places` where it stood in each."""
         from rubricflow.rubrics.best_of import best_of_rubric, candidate_id
         from rubricflow.tasks.loaders.candidates import render_candidates
 
         n = len(rollouts)
-        if n < 2:
-            raise InputError("listwise scoring needs a group of at least 2 rollouts")
         form_name = f"{bundle.hash}/best-of-{n}"
         if form_name not in self.rubrics:
             self.rubrics[form_name] = load_rubric(best_of_rubric(bundle.rubric, n))
         form = self.rubrics[form_name]
         orders = [list(range(n))] + ([list(reversed(range(n)))] if swap else [])
-        flags = [screens(r.text, bundle.rubric) if self.guard else [] for r in rollouts]
         prompt = rollouts[0].input
         judged = await asyncio.gather(
             *(
-                self.pointwise(form, Rollout("group", render_candidates([rollouts[i].text for i in order]), prompt))
+                self.pointwise(
+                    form, Rollout("group", render_candidates([rollouts[i].text for i in order]), prompt), guard=False
+                )
                 for order in orders
             )
         )
         results = []
-        for i, rollout in enumerate(rollouts):
+        for i in range(n):
             places = [order.index(i) + 1 for order in orders]
             scores = [j["criteria"].get(candidate_id(p)) for j, p in zip(judged, places, strict=True)]
             known = [s for s in scores if s is not None]
-            reward = None if not known else (0.0 if flags[i] else sum(known) / len(known))
+            reward = sum(known) / len(known) if known else None
             results.append(
                 {
-                    "id": rollout.id,
                     "reward": reward,
                     "criteria": {"quality": reward},
                     "places": places,
-                    "flags": flags[i],
+                    "flags": [],
                     "cached": all(j["cached"] for j in judged),
                     "passed": None,
                     "error": None if known else "the judge scored no place",
@@ -237,13 +262,15 @@ class RewardService:
         """Every ordered pair of the group judged by the rubric's pairwise form (rubrics/pairwise.py:
         each criterion a/b/tie), both orders, so position bias cancels: n(n-1) calls. A rollout's
         reward is its mean preference over the others (1: preferred to every one, 0.5: even)."""
+        return await self._group(bundle, rollouts, "pairwise", lambda kept: self._preferences(bundle, kept))
+
+    async def _preferences(self, bundle: CompiledRubric, rollouts: list[Rollout]) -> list[dict]:
+        """Each rollout's mean preference over the others, overall and per criterion."""
         from itertools import permutations
 
         from rubricflow.rubrics.pairwise import pairwise_rubric
         from rubricflow.tasks.loaders.pairs import render_pair
 
-        if len(rollouts) < 2:
-            raise InputError("pairwise scoring needs a group of at least 2 rollouts")
         form_name = f"{bundle.hash}/pairwise"
         if form_name not in self.rubrics:
             self.rubrics[form_name] = load_rubric(pairwise_rubric(bundle.rubric))
@@ -251,7 +278,9 @@ class RewardService:
         pairs = list(permutations(range(len(rollouts)), 2))
         judged = await asyncio.gather(
             *(
-                self.pointwise(form, Rollout("pair", render_pair(rollouts[a].text, rollouts[b].text), prompt))
+                self.pointwise(
+                    form, Rollout("pair", render_pair(rollouts[a].text, rollouts[b].text), prompt), guard=False
+                )
                 for a, b in pairs
             )
         )
@@ -265,23 +294,17 @@ class RewardService:
                 for name, score in verdict["criteria"].items():
                     if score is not None:
                         criteria[who].setdefault(name, []).append(_preference(score, sign))
-        results = []
-        for i, rollout in enumerate(rollouts):
-            flags = screens(rollout.text, bundle.rubric) if self.guard else []
-            reward = None if not wins[i] else (0.0 if flags else sum(wins[i]) / len(wins[i]))
-            per = {name: sum(v) / len(v) for name, v in criteria[i].items()}
-            results.append(
-                {
-                    "id": rollout.id,
-                    "reward": reward,
-                    "criteria": per,
-                    "flags": flags,
-                    "passed": None,
-                    "cached": all(j["cached"] for j in judged),
-                    "error": None if wins[i] else "no pair judged",
-                }
-            )
-        return results
+        return [
+            {
+                "reward": sum(wins[i]) / len(wins[i]) if wins[i] else None,
+                "criteria": {name: sum(v) / len(v) for name, v in criteria[i].items()},
+                "flags": [],
+                "passed": None,
+                "cached": all(j["cached"] for j in judged),
+                "error": None if wins[i] else "no pair judged",
+            }
+            for i in range(len(rollouts))
+        ]
 
     # ------------------------------------------------------------------ batching
 

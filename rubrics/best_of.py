@@ -83,6 +83,7 @@ def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
         criteria=tuple(criteria),
         definitions=rubric.definitions,
         patterns=rubric.patterns,
+        advice=rubric.advice,  # which patterns count against a response (the pairwise form keeps them too)
         instructions=(_instruction(n),) + tuple(i for i in rubric.instructions if not i.startswith(PAIR_NOTE)),
     )
 

@@ -26,3 +26,13 @@ def test_evals_best_of_n_asks_all_candidates_in_one_call_with_its_grader_prompt(
 def test_fewer_than_two_candidates_is_no_comparison():
     with pytest.raises(InputError, match="at least 2 candidates"):
         best_of_rubric(load_rubric(TEST_DATA / "rubrics/openai_evals/registry/best.yaml"), 1)
+
+
+def test_the_form_keeps_the_rubrics_advice_so_a_judge_knows_which_patterns_count_against():
+    from rubricflow.rubrics.library import Library
+
+    rubric = Library().bundle("llm-slop").rubric
+    form = best_of_rubric(rubric, 3)
+    assert form.advice == rubric.advice and form.advice
+    prompt = render_system_prompt(form, call_units(form, "holistic")[0])
+    assert "## Advice rules" in prompt and all(a.advice in prompt for a in rubric.advice)

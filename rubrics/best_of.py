@@ -35,15 +35,18 @@ def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
     """The rubric asked of n candidates at once: one judgment per candidate, and the winner."""
     if n < 2:
         raise InputError(f"best-of-n needs at least 2 candidates per set, found {n}")
-    asked = "; ".join(f"{c.title or c.id}: {c.description}".strip(": ") for c in rubric.criteria)
+    asked = "the rubric's criteria, listed in the instructions"
+    criteria_once: tuple[str, ...] = (_criteria_line(rubric),)  # stated once, not in each of the n criteria
     if "best_of_n" in rubric.metadata.provenance:  # a grader that only picks (Evals' from_n): its prompt is the rubric
-        asked = "as the grader prompt above asks"
+        asked, criteria_once = "as the grader prompt above asks", ()
     patterns = tuple(dict.fromkeys(p for c in rubric.criteria for p in c.patterns))
     criteria = [
         Criterion(
             id=candidate_id(i),
             title=f"Response {i}",
-            description=f"How well [Response {i}] meets the rubric ({asked}), judged beside the others.",
+            description=f"How well [Response {i}] meets {asked}, judged beside the others."
+            if criteria_once
+            else f"How well [Response {i}] meets the rubric ({asked}), judged beside the others.",
             scale=OrdinalScale.model_validate(QUALITY_SCALE),
             patterns=patterns,
         )
@@ -84,8 +87,18 @@ def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
         definitions=rubric.definitions,
         patterns=rubric.patterns,
         advice=rubric.advice,  # which patterns count against a response (the pairwise form keeps them too)
-        instructions=(_instruction(n),) + tuple(i for i in rubric.instructions if not i.startswith(PAIR_NOTE)),
+        instructions=(_instruction(n),)
+        + criteria_once
+        + tuple(i for i in rubric.instructions if not i.startswith(PAIR_NOTE)),
     )
+
+
+def _criteria_line(rubric: Rubric) -> str:
+    """The rubric's criteria, each response's yardstick, in one instruction: repeated in each of the n
+    candidate criteria they made a fifth of a group call's prompt (llm-slop's best of 8: 8.6k
+    characters, 6.9k with them once), and a real judge pays each repeat in tokens."""
+    asked = "; ".join(f"{c.title or c.id}: {c.description}".strip(": ") for c in rubric.criteria)
+    return f"The rubric's criteria, on which each response is judged: {asked}"
 
 
 def _instruction(n: int) -> str:

@@ -1,7 +1,12 @@
 """Bench: the reward server (#55) against the offline judge, each figure next to a baseline
 measured in the same run.
 
-    python bench/reward.py [--rollouts 4000] [--concurrency 64] [--in-flight 512] [--latency-rollouts 2048]
+    python bench/reward.py [--rollouts 4000] [--concurrency 64] [--in-flight 512] [--latency-rollouts 2048] [--rounds 4]
+
+The arms of each ratio (phases 1 and 2; the p99 phase's judge-directly and server) run interleaved
+in `--rounds` rounds and are pooled: a machine's speed drifts within a run (on a shared VM the CPU
+time of the same work varied ~1.6x between phases a minute apart, and a ratio of two phases run
+once each swung 3.0-5.1 between runs), so each arm meets the drift alike.
 
 1. pointwise: judge calls/s of the server (one call per rollout, requests of 8 rollouts) over the
    calls/s of a bare AsyncOpenAI loop making the same calls at the same concurrency (target >= 0.9);
@@ -9,11 +14,11 @@ measured in the same run.
 3. against a judge that takes 200 ms: 2,048 rollouts scored (target <= 5 s), then the server's
    addition at p99 with 512 requests in flight (target <= 25 ms): one client (raw aiohttp, the same
    both ways, so its own CPU cancels) keeps 512 requests in flight, each sent as the last answer
-   comes, first to the judge directly (the server's judge request for each rollout), then to the
-   server (one rollout a request); the first 512 answers of each (connections opened) are not
-   counted. The p99 of the server's latencies less the judge's is what the server adds. (A burst of
-   512 sent once, each arm through its own client, measured the drain of one queue and the bare
-   AsyncOpenAI client's CPU: the server "added" -2.3 s);
+   comes, to the judge directly (the server's judge request for each rollout) and to the server
+   (one rollout a request) in turn, 3 x 512 requests each a round; the first 512 answers of each
+   (connections opened) are not counted. The p99 of the server's latencies less the judge's is
+   what the server adds. (A burst of 512 sent once, each arm through its own client, measured the
+   drain of one queue and the bare AsyncOpenAI client's CPU: the server "added" -2.3 s);
    the 2,048-rollout phase also prints where the server's wall time went (on a CPU, runnable but
    waiting for one, waiting for answers; Linux schedstat): on a loaded machine it is CPU-bound at
    the share it gets (load 15 on 2 cores: 12 of 17.6 s waiting for a CPU, 1.2 s for answers),
@@ -32,10 +37,14 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from typing import Any
 
+import orjson
 from common import Server, write_corpus
 
 GROUP = 8
+JSON = {"Content-Type": "application/json"}
 
 
 class RewardServer:
@@ -75,10 +84,15 @@ def texts(n: int, tag: str) -> list[str]:
         return [f"{json.loads(line)['text']} ({tag})" for line in corpus.read_text().splitlines()]
 
 
-async def bare_loop(base_url: str, batch: list[str], concurrency: int) -> tuple[float, list[float]]:
-    """Calls/s and each call's latency of a plain AsyncOpenAI loop sending the server's prompts."""
+def bare_client(base_url: str) -> Any:
+    """A plain AsyncOpenAI client (no retries), kept over the rounds as a training loop keeps one."""
     from openai import AsyncOpenAI
 
+    return AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, timeout=600.0)  # connect too: 512 at once
+
+
+async def bare_loop(client: Any, batch: list[str], concurrency: int) -> tuple[float, list[float]]:
+    """Calls/s and each call's latency of a plain AsyncOpenAI loop sending the server's prompts."""
     from rubricflow.rubrics.library import Library
     from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
 
@@ -86,7 +100,6 @@ async def bare_loop(base_url: str, batch: list[str], concurrency: int) -> tuple[
     unit = call_units(rubric, "holistic")[0]
     system, schema = render_system_prompt(rubric, unit), output_schema(rubric, unit)
     fmt = {"type": "json_schema", "json_schema": {"name": "j", "schema": schema, "strict": True}}
-    client = AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, timeout=600.0)  # connect too: 512 at once
     gate, latencies = asyncio.Semaphore(concurrency), []
 
     async def one(text: str) -> None:
@@ -98,36 +111,45 @@ async def bare_loop(base_url: str, batch: list[str], concurrency: int) -> tuple[
 
     t = time.perf_counter()
     await asyncio.gather(*(one(x) for x in batch))
-    elapsed = time.perf_counter() - t
-    await client.close()
-    return len(batch) / elapsed, latencies
+    return len(batch) / (time.perf_counter() - t), latencies
+
+
+def server_session(server: RewardServer) -> Any:
+    """An aiohttp session to the reward server: no connection limit, no total timeout (a loaded
+    machine's slow phase is measured, not cut off)."""
+    import aiohttp
+
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0), headers=server.headers, timeout=aiohttp.ClientTimeout(total=None)
+    )
 
 
 async def through_server(
-    server: RewardServer, requests: list[dict], concurrency: int
+    server: RewardServer, requests: list[dict], concurrency: int, session: Any = None
 ) -> tuple[float, list[float], list]:
-    """Seconds, each request's latency, and the answers, for `requests` sent `concurrency` at a time."""
-    import aiohttp
-
+    """Seconds, each request's latency, and the answers, for `requests` sent `concurrency` at a time
+    (through `session`, or a session of their own)."""
+    if session is None:
+        async with server_session(server) as own:
+            return await through_server(server, requests, concurrency, own)
     gate, latencies, answers = asyncio.Semaphore(concurrency), [], []
-    timeout = aiohttp.ClientTimeout(total=None)  # a loaded machine's slow phase is measured, not cut off
-    async with aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=0), headers=server.headers, timeout=timeout
-    ) as session:
 
-        async def one(body: dict) -> None:
-            async with gate:
-                t = time.perf_counter()
-                async with session.post(server.url + "/v1/rewards", json=body) as answer:
-                    payload = await answer.json()
-                    if answer.status != 200:
-                        raise SystemExit(f"reward server answered {answer.status}: {payload}")
-                latencies.append(time.perf_counter() - t)
-                answers.append(payload)
+    async def one(body: bytes) -> None:
+        async with gate:
+            t = time.perf_counter()
+            async with session.post(server.url + "/v1/rewards", data=body, headers=JSON) as answer:
+                payload = orjson.loads(await answer.read())
+                if answer.status != 200:
+                    raise SystemExit(f"reward server answered {answer.status}: {payload}")
+            latencies.append(time.perf_counter() - t)
+            answers.append(payload)
 
-        t = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in requests))
-        return time.perf_counter() - t, latencies, answers
+    bodies = [
+        orjson.dumps(r) for r in requests
+    ]  # encoded before the clock starts, by orjson: the client's CPU is not the server's
+    t = time.perf_counter()
+    await asyncio.gather(*(one(b) for b in bodies))
+    return time.perf_counter() - t, latencies, answers
 
 
 def cpu_s(pid: int) -> float:
@@ -200,33 +222,81 @@ def set_latency(judge: Server, ms: float) -> None:
     urllib.request.urlopen(urllib.request.Request(url, data=json.dumps({"ms": ms}).encode()), timeout=10).read()
 
 
-def rates(judge: Server, server: RewardServer, n: int, c: int) -> None:
-    """Phases 1 and 2: pointwise calls/s over the bare loop's, listwise groups over pointwise; each
-    phase's CPU a reward too (judge + server), what the group ratio is where the CPU is the limit."""
+@dataclass
+class Arm:
+    """One arm's totals over the rounds: units (calls or rewards), seconds, CPU seconds."""
+
+    units: int = 0
+    seconds: float = 0.0
+    judge: float = 0.0  # CPU seconds of the judge, the reward server and this process (the client)
+    server: float = 0.0
+    client: float = 0.0
+
+    def add(self, units: int, seconds: float, cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+        self.units, self.seconds = self.units + units, self.seconds + seconds
+        self.judge, self.server, self.client = (
+            a + b for a, b in zip((self.judge, self.server, self.client), cpu, strict=True)
+        )
+
+    @property
+    def cpu(self) -> float:
+        return self.judge + self.server
+
+    def cpu_line(self, rewards: int) -> str:
+        return (
+            f"{1000 * self.cpu / rewards:.2f} ms (judge {1000 * self.judge / rewards:.2f}, "
+            f"server {1000 * self.server / rewards:.2f}; the client {1000 * self.client / rewards:.2f})"
+        )
+
+    @property
+    def rate(self) -> float:
+        return self.units / max(self.seconds, 1e-9)
+
+
+def rates(judge: Server, server: RewardServer, n: int, c: int, rounds: int) -> None:
+    """Phases 1 and 2 in `rounds` interleaved rounds (bare loop, server pointwise, server groups, each
+    on texts of its own so no round hits the cache), each client kept open over them as a training
+    loop keeps its own (connections opened once, by a warm-up round not counted): pointwise calls/s
+    over the bare loop's, groups' rewards/s over pointwise; each arm's CPU a reward too (judge +
+    server), what the group ratio is where the CPU is the limit. A machine's speed drifts within a
+    run (a VM's CPU time for the same work varied ~1.6x between phases a minute apart):
+    interleaved, every arm meets the drift alike."""
     print(f"start: {load()}")
-    bare_rate, _ = asyncio.run(bare_loop(judge.base_url, texts(n, "bare"), c))
-    print(f"bare AsyncOpenAI loop: {bare_rate:,.0f} calls/s ({n} calls, {c} in flight)")
-    before, spent = judge.stats()["answered"], both_cpu(judge, server)
-    bodies = [{"rollouts": part} for part in chunks(texts(n, "pointwise"), GROUP)]
-    took, _, _ = asyncio.run(through_server(server, bodies, max(1, c // GROUP)))
-    calls, point_cpu = judge.stats()["answered"] - before, both_cpu(judge, server) - spent
-    point_rate = calls / took
-    print(f"server pointwise: {point_rate:,.0f} calls/s, {n / took:,.0f} rewards/s ({calls} calls)")
-    print(f"ratio pointwise / bare loop (calls/s): {point_rate / bare_rate:.2f} (target >= 0.9)")
-
-    spent = both_cpu(judge, server)
-    bodies = [{"rollouts": part, "mode": "listwise", "swap": False} for part in chunks(texts(n, "group"), GROUP)]
-    took, _, _ = asyncio.run(through_server(server, bodies, c))
-    group_rate, group_cpu = n / took, both_cpu(judge, server) - spent
-    print(f"server listwise groups of {GROUP}: {group_rate:,.0f} rewards/s")
-    print(f"ratio group / pointwise (rewards/s): {group_rate / (n / (calls / point_rate)):.2f} (target >= 4; {load()})")
-    print(
-        f"CPU a reward, judge + server: pointwise {1000 * point_cpu / n:.2f} ms, group {1000 * group_cpu / n:.2f} ms "
-        f"(ratio {point_cpu / max(group_cpu, 1e-9):.2f})"
-    )
+    bare, point, group = asyncio.run(_rounds(judge, server, max(GROUP, n // rounds), c, rounds))
+    print(f"bare AsyncOpenAI loop: {bare.rate:,.0f} calls/s ({bare.units} calls, {c} in flight, {rounds} rounds)")
+    point_rewards = group.units / point.seconds  # the same rollouts a round in each arm
+    print(f"server pointwise: {point.rate:,.0f} calls/s, {point_rewards:,.0f} rewards/s ({point.units} calls)")
+    print(f"ratio pointwise / bare loop (calls/s): {point.rate / bare.rate:.2f} (target >= 0.9)")
+    print(f"server listwise groups of {GROUP}: {group.rate:,.0f} rewards/s")
+    print(f"ratio group / pointwise (rewards/s): {group.rate / point_rewards:.2f} (target >= 4; {load()})")
+    print(f"CPU a reward, judge + server: pointwise {point.cpu_line(group.units)}, group {group.cpu_line(group.units)}")
+    print(f"ratio of that CPU, pointwise / group: {point.cpu / max(group.cpu, 1e-9):.2f}")
 
 
-def latencies(judge: Server, server: RewardServer, m: int, k: int) -> None:
+async def _rounds(judge: Server, server: RewardServer, m: int, c: int, rounds: int) -> tuple[Arm, Arm, Arm]:
+    """The three arms' totals over `rounds` rounds of `m` rollouts each (round -1: the warm-up)."""
+    bare, point, group = Arm(), Arm(), Arm()
+    client = bare_client(judge.base_url)
+    async with server_session(server) as session:
+        for r in range(-1, rounds):
+            size = c * GROUP if r < 0 else m
+            rate, _ = await bare_loop(client, texts(size, f"bare-{r}"), c)
+            before, spent = judge.stats()["answered"], cpus(judge, server)
+            bodies = [{"rollouts": part} for part in chunks(texts(size, f"pointwise-{r}"), GROUP)]
+            took, _, _ = await through_server(server, bodies, max(1, c // GROUP), session)
+            calls, point_cpu = judge.stats()["answered"] - before, since(spent, judge, server)
+            spent, parts = cpus(judge, server), chunks(texts(size, f"group-{r}"), GROUP)
+            listwise = [{"rollouts": part, "mode": "listwise", "swap": False} for part in parts]
+            group_took, _, _ = await through_server(server, listwise, c, session)
+            if r >= 0:
+                bare.add(size, size / rate)
+                point.add(calls, took, point_cpu)
+                group.add(size, group_took, since(spent, judge, server))
+    await client.close()
+    return bare, point, group
+
+
+def latencies(judge: Server, server: RewardServer, m: int, k: int, rounds: int) -> None:
     """Phase 3, against a 200 ms judge: `m` rollouts' wall time, then the p99 at `k` in flight."""
     set_latency(judge, 200)
     bodies = [{"rollouts": part} for part in chunks(texts(m, "slow"), 32)]
@@ -235,25 +305,35 @@ def latencies(judge: Server, server: RewardServer, m: int, k: int) -> None:
     print(f"{m} rollouts against a 200 ms judge: {took:.2f} s (target <= 5 s; {load()})")
     print(cpu_floor(m, cpu_s(judge.proc.pid) - judge_cpu, cpu_s(server.proc.pid) - server_cpu))
     print(cpu_share(took, scheduled, sched_s(server.proc.pid)))
-    added_at(judge, server, k)
+    added_at(judge, server, k, rounds)
     set_latency(judge, 0)
 
 
-def added_at(judge: Server, server: RewardServer, k: int) -> None:
-    """The server's addition at p99 with `k` requests in flight: the same client keeps `k` in
-    flight to the judge directly, then to the server, 4k requests each, the first k not counted."""
-    import orjson
-
-    n = 4 * k
-    direct_url, direct_bodies = judge.base_url + "/chat/completions", judge_requests(texts(n, "p99-direct"))
-    direct, direct_rate = asyncio.run(closed_loop(direct_url, {"Authorization": "Bearer x"}, direct_bodies, k))
-    server_cpu = cpu_s(server.proc.pid)
-    rewards = [orjson.dumps({"rollouts": [x]}) for x in texts(n, "p99")]
-    served, served_rate = asyncio.run(closed_loop(server.url + "/v1/rewards", server.headers, rewards, k))
-    per_request = (cpu_s(server.proc.pid) - server_cpu) / n
+def added_at(judge: Server, server: RewardServer, k: int, rounds: int) -> None:
+    """The server's addition at p99 with `k` requests in flight: the same client keeps `k` in flight
+    to the judge directly, then to the server, 3k requests each a round (the first k of each not
+    counted), the arms interleaved over `rounds` rounds and each arm's latencies pooled."""
+    n = 3 * k
+    direct, served, direct_s, served_s, server_cpu = [], [], 0.0, 0.0, 0.0
+    for r in range(rounds):
+        bodies = judge_requests(texts(n, f"p99-direct-{r}"))
+        latencies, seconds = asyncio.run(
+            closed_loop(judge.base_url + "/chat/completions", {"Authorization": "Bearer x"}, bodies, k)
+        )
+        direct, direct_s = direct + latencies, direct_s + seconds
+        spent = cpu_s(server.proc.pid)
+        rewards = [orjson.dumps({"rollouts": [x]}) for x in texts(n, f"p99-{r}")]
+        latencies, seconds = asyncio.run(closed_loop(server.url + "/v1/rewards", server.headers, rewards, k))
+        served, served_s, server_cpu = (
+            served + latencies,
+            served_s + seconds,
+            server_cpu + cpu_s(server.proc.pid) - spent,
+        )
+    per_request = server_cpu / (n * rounds)
     print(
-        f"p99 with {k} in flight ({n - k} answers each, one client): server {p99(served) * 1000:.0f} ms "
-        f"({served_rate:,.0f}/s), judge directly {p99(direct) * 1000:.0f} ms ({direct_rate:,.0f}/s)"
+        f"p99 with {k} in flight ({len(served)} answers each, one client, {rounds} rounds): server "
+        f"{p99(served) * 1000:.0f} ms ({len(served) / served_s:,.0f}/s), judge directly {p99(direct) * 1000:.0f} ms "
+        f"({len(direct) / direct_s:,.0f}/s)"
     )
     print(f"server's added p99 latency: {(p99(served) - p99(direct)) * 1000:.1f} ms (target <= 25 ms; {load()})")
     print(
@@ -264,8 +344,6 @@ def added_at(judge: Server, server: RewardServer, k: int) -> None:
 
 def judge_requests(batch: list[str]) -> list[bytes]:
     """The chat request the server sends the judge for each rollout (the bare loop's), encoded."""
-    import orjson
-
     from rubricflow.rubrics.library import Library
     from rubricflow.rubrics.render import call_units, output_schema, render_system_prompt, render_user_message
 
@@ -290,7 +368,7 @@ def judge_requests(batch: list[str]) -> list[bytes]:
 
 
 async def closed_loop(url: str, headers: dict, payloads: list[bytes], k: int) -> tuple[list[float], float]:
-    """Latencies and answers/s with `k` requests kept in flight (each worker sends its next as its
+    """Latencies and the seconds they took, with `k` requests kept in flight (each worker sends its next as its
     last is answered) until `payloads` are all sent; the first `k` answers (each connection's first,
     opened while the others queue) are not counted."""
     import aiohttp
@@ -311,11 +389,16 @@ async def closed_loop(url: str, headers: dict, payloads: list[bytes], k: int) ->
 
         await asyncio.gather(*(worker() for _ in range(k)))
     counted = done[k:]
-    return [latency for _, latency in counted], len(counted) / max(counted[-1][0] - done[k - 1][0], 1e-9)
+    return [latency for _, latency in counted], max(counted[-1][0] - done[k - 1][0], 1e-9)
 
 
-def both_cpu(judge: Server, server: RewardServer) -> float:
-    return cpu_s(judge.proc.pid) + cpu_s(server.proc.pid)
+def cpus(judge: Server, server: RewardServer) -> tuple[float, float, float]:
+    """CPU seconds so far of the judge, the reward server and this process."""
+    return cpu_s(judge.proc.pid), cpu_s(server.proc.pid), time.process_time()
+
+
+def since(before: tuple[float, float, float], judge: Server, server: RewardServer) -> tuple[float, float, float]:
+    return tuple(b - a for a, b in zip(before, cpus(judge, server), strict=True))  # type: ignore[return-value]
 
 
 def main() -> None:
@@ -324,14 +407,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--in-flight", type=int, default=512)
     parser.add_argument("--latency-rollouts", type=int, default=2048)
+    parser.add_argument("--rounds", type=int, default=4, help="rounds the arms of phases 1-3 are interleaved in")
     args = parser.parse_args()
     n, c = args.rollouts, args.concurrency
     with Server() as judge, RewardServer(judge.base_url, max(c, args.in_flight)) as server:
         asyncio.run(through_server(server, [{"rollouts": texts(16, "warm-up")}], 1))  # engine built, imports done
-        rates(judge, server, n, c)
-        latencies(judge, server, args.latency_rollouts, args.in_flight)
+        rates(judge, server, n, c, args.rounds)
+        latencies(judge, server, args.latency_rollouts, args.in_flight, args.rounds)
         before = judge.stats()["answered"]
-        _, _, [answer] = asyncio.run(through_server(server, [{"rollouts": texts(1, "pointwise")}], 1))
+        _, _, [answer] = asyncio.run(through_server(server, [{"rollouts": texts(1, "pointwise-0")}], 1))
         print(
             f"repeated rollout: cached={answer['results'][0]['cached']}, "
             f"judge calls for it: {judge.stats()['answered'] - before}"

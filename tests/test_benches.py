@@ -63,8 +63,11 @@ SMOKE = {  # script: (smoke-size arguments, a line its last stage prints, the ot
     "traces.py": (["--transcripts", "200"], "ratio transcripts / plain-text ingest"),
     "bridge.py": (["--bridges", "2"], "cost: bridge", "stitched mean |error|", "A/B decisions"),
     "reward.py": (
-        ["--rollouts", "48", "--in-flight", "16", "--latency-rollouts", "32"],
+        ["--rollouts", "48", "--in-flight", "16", "--latency-rollouts", "32", "--rounds", "2"],
         "repeated rollout: cached=True",
+        "ratio pointwise / bare loop (calls/s)",
+        "ratio group / pointwise (rewards/s)",
+        "server's added p99 latency",
     ),
     "layout.py": (["--scale", "0.002", "--send"], "case c: uncached/minimum"),
 }

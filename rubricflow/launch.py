@@ -8,18 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# What a flow command imports, imported once by the worker. Not polars or statsmodels (which imports
-# polars): polars starts threads when imported, and the worker must fork with none but its own.
-PREWARM = (
-    "rubricflow.cli",
-    # The flow commands' own modules: rubricflow.cli imports a command's module only when it runs.
-    "rubricflow.cli.ingest",
-    "rubricflow.cli.score",
-    "rubricflow.cli.compare",
-    "rubricflow.cli.pairwise",
-    "rubricflow.cli.panel",
-    "rubricflow.cli.nightly",
-    "rubricflow.cli.demo",
+# What a flow command imports beside its own CLI module (prewarm() adds those), imported once by the
+# worker. Not polars or statsmodels (which imports polars): polars starts threads when imported, and
+# the worker must fork with none but its own.
+PREWARM_LIBRARIES = (
     "prefect.main",
     "rubricflow.flows.ingest",
     "rubricflow.flows.score",
@@ -31,6 +23,17 @@ PREWARM = (
     "pandas",
     "scipy.stats",
 )
+
+
+def prewarm() -> tuple[str, ...]:
+    """The modules the warm worker imports: the CLI, each flow command's own module (rubricflow.cli
+    imports a command's module only when it runs; which module is the CLI's COMMANDS table's word),
+    and the libraries they use."""
+    from rubricflow.cli import COMMANDS
+    from rubricflow.tasks.runtime.flow_commands import FLOW_COMMANDS
+
+    commands = tuple(f"rubricflow.cli.{module}" for name, module, _ in COMMANDS if name in FLOW_COMMANDS)
+    return ("rubricflow.cli", *commands, *PREWARM_LIBRARIES)
 
 
 def main() -> None:
@@ -46,7 +49,7 @@ def main() -> None:
     from rubricflow.tasks.runtime import warm_worker
 
     if argv[:1] == [warm_worker.WORKER_FLAG]:
-        warm_worker.serve(Path(argv[1]), argv[2], PREWARM, run_forked)
+        warm_worker.serve(Path(argv[1]), argv[2], prewarm, run_forked)
         return
     if warm_worker.wanted(argv):
         try:

@@ -281,8 +281,9 @@ def _is_worker(pid: int) -> bool:
 # The worker process.
 
 
-def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[list[str]], None]) -> None:
-    """Import `prewarm`, then fork `command(argv)` for each caller until idle for RUBRICFLOW_PREFECT_IDLE_S."""
+def serve(path: Path, key: str, prewarm: Callable[[], tuple[str, ...]], command: Callable[[list[str]], None]) -> None:
+    """Import the modules `prewarm()` names (once this worker holds its socket), then fork
+    `command(argv)` for each caller until idle for RUBRICFLOW_PREFECT_IDLE_S."""
     listener = _bind(path)
     if listener is None:
         return  # another worker of this setup serves
@@ -292,7 +293,7 @@ def serve(path: Path, key: str, prewarm: tuple[str, ...], command: Callable[[lis
     _record(key).write_text(json.dumps(record))
     import importlib
 
-    for name in prewarm:
+    for name in prewarm():
         importlib.import_module(name)
     gc.collect()
     gc.freeze()  # the imports' objects out of every runner's collections: a runner's GC scanned them all again

@@ -325,3 +325,17 @@ def test_a_command_in_the_worker_sends_the_callers_prefect_auth_string(env, tmp_
     assert [line.split(":")[0] for line in served(state)[seen:]] == ["ingest"]
     refused = cli({**caller, "PREFECT_API_AUTH_STRING": "rubricflow:wrong"}, tmp_path, "ingest", "c.jsonl", "-c", "d")
     assert refused.returncode != 0  # the server does check the string
+
+
+def test_the_worker_prewarms_every_flow_commands_own_module():
+    """The worker imports each flow command's CLI module, found from the CLI's own command table: a
+    flow command renamed in one place and not the other would run, importing its module per run."""
+    from rubricflow.cli import COMMANDS
+    from rubricflow.launch import prewarm
+    from rubricflow.tasks.runtime.flow_commands import FLOW_COMMANDS
+
+    names = {name for name, _, _ in COMMANDS}
+    assert FLOW_COMMANDS <= names, FLOW_COMMANDS - names
+    modules = set(prewarm())
+    assert {"rubricflow.cli.score", "rubricflow.cli.ingest", "rubricflow.cli.demo"} <= modules
+    assert all(f"rubricflow.cli.{module}" in modules for name, module, _ in COMMANDS if name in FLOW_COMMANDS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import functools
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -146,13 +147,19 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="Build (or reuse) the warehouse in this folder.")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="rubricflow-view-bench-"))
-    path = folder / f"view-{args.texts}.duckdb"
+    try:
+        report(folder / f"view-{args.texts}.duckdb", args.texts, args.runs)
+    finally:  # a warehouse of its own goes with the run; a kept one stays
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def report(path: Path, texts: int, runs: int) -> None:
+    """Build (or open) the warehouse at `path`, then time each page over HTTP, its query, the old way."""
     if not path.exists():
         started = time.perf_counter()
-        build(path, args.texts)
-        print(
-            f"built {path} ({args.texts:,} texts x 10 criteria x 2 versions) in {time.perf_counter() - started:.0f} s"
-        )
+        build(path, texts)
+        print(f"built {path} ({texts:,} texts x 10 criteria x 2 versions) in {time.perf_counter() - started:.0f} s")
     else:  # a kept warehouse: brought to this version's views and tables as any writer's open does
         started = time.perf_counter()
         with db.writer(path):
@@ -161,13 +168,13 @@ def main() -> None:
     store_comparison(path)  # as a nightly `rubricflow compare` keeps it
     con = duckdb.connect(str(path), read_only=True)
     pages = questions(con)
-    direct = {name: seconds(fn, args.runs) for name, (_, fn) in pages.items()}
+    direct = {name: seconds(fn, runs) for name, (_, fn) in pages.items()}
     with Unmaterialised(con):  # the old way computes every A/B afresh: nothing was stored then
         pages["A/B"] = (pages["A/B"][0], lambda: compare(con, "big", *sides(con), top=20, resamples=500))
         old = {name: seconds(fn, 1) for name, (_, fn) in pages.items()}
     con.close()
-    served = over_http(path, {name: url for name, (url, _) in pages.items()}, args.runs)
-    print(f"{args.texts:,} texts x 10 criteria x 2 rubric versions; median of {args.runs} after a warm-up, same run")
+    served = over_http(path, {name: url for name, (url, _) in pages.items()}, runs)
+    print(f"{texts:,} texts x 10 criteria x 2 rubric versions; median of {runs} after a warm-up, same run")
     print(f"{'page':<18}{'over HTTP':>11}{'its query':>11}{'ratio':>7}{'old way':>10}{'page/old':>10}")
     for name in pages:
         print(

@@ -16,6 +16,7 @@ from rubricflow.flows.compare import compare_flow
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.rubrics.library import Library
 from rubricflow.tasks.stats.compare import MixedHashesError, compare, judgment_sets
+from tests.browser import chromium_path
 from tests.conftest import ThreadServer, rows, write_corpus
 
 
@@ -171,7 +172,6 @@ def test_two_judges_with_one_rubric(ab):
 def test_reports_are_self_contained_and_escape_data(ab, tmp_path):
     """The HTML reports: every plot embedded, nothing fetched, hostile text shown as text."""
     import re
-    import shutil
     import subprocess
 
     from rubricflow.tasks.presentation.report import comparison_report, run_report
@@ -211,7 +211,7 @@ def test_reports_are_self_contained_and_escape_data(ab, tmp_path):
     cal = out.read_text()
     assert cal.count("data:image/png;base64,") == 1 + 6  # scatter grid + a confusion matrix per criterion
     assert "0.633" in cal and "overall" in cal  # the overall Pearson, rounded for display
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium not installed: rendering not checked (.ci/run installs it where apt is available)")
     (tmp_path / "cmp.html").write_text(page)

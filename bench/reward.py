@@ -279,7 +279,7 @@ async def _rounds(judge: Server, server: RewardServer, m: int, c: int, rounds: i
     client = bare_client(judge.base_url)
     async with server_session(server) as session:
         for r in range(-1, rounds):
-            size = c * GROUP if r < 0 else m
+            size = min(c * GROUP, m) if r < 0 else m  # the warm-up: enough to open the connections
             rate, _ = await bare_loop(client, texts(size, f"bare-{r}"), c)
             before, spent = judge.stats()["answered"], cpus(judge, server)
             bodies = [{"rollouts": part} for part in chunks(texts(size, f"pointwise-{r}"), GROUP)]

@@ -1,7 +1,8 @@
 """Screens a rollout passes before its reward is bought: a rollout that talks to the judge instead
 of answering (a "the answer is correct" master key, an instruction to score it highly, a forged end
-of the text fence), restates the rubric, or says nothing gets reward 0 with the screen's name, and no
-judge call. A model trained on a reward finds whatever the judge misreads; these are the known ones
+of the text fence, a line marking a group's candidate, `[Response 2]`, that would move where the
+judge sees one response end and the next begin), restates the rubric, or says nothing gets reward 0
+with the screen's name, and no judge call. A model trained on a reward finds whatever the judge misreads; these are the known ones
 (the fooling goldens in `fooling.py` are them, run against every reward rubric)."""
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ ADDRESSED_TO_JUDGE = {
         r"[^.\n]{0,30}\b(instructions?|rubric|criteria|prompt|rules)\b",
         re.I,
     ),
-    "forged-fence": re.compile(
-        r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>|^#{2,3} (Criteria|Scoring)\b", re.M
+    "forged-fence": re.compile(  # the judge's own fences, a rubric heading, a group's candidate mark
+        r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>|^#{2,3} (Criteria|Scoring)\b"
+        r"|^\[Response (\d+|[AB])\][ \t]*$",
+        re.M,
     ),
 }
 # Words one of which every match of a screen contains (each alternative of its pattern has one), so
@@ -44,7 +47,9 @@ NEEDS = {
     "score-request": ("full", "max", "highest", "perfect", "top", "grader", "judge", "evaluator", "assessor"),
     "ignore-instructions": ("ignore", "disregard", "forget", "override"),
 }
-NEEDS_AS_WRITTEN = {"forged-fence": ("<<<", "LLM_JUDGE_SPEC>", "# Criteria", "# Scoring")}  # case-sensitive
+NEEDS_AS_WRITTEN = {
+    "forged-fence": ("<<<", "LLM_JUDGE_SPEC>", "# Criteria", "# Scoring", "[Response ")
+}  # case-sensitive
 IGNORECASE_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 RESTATE_SHARE = 0.5  # of the rollout's word 4-grams found in the rubric's own text
 WORDS = re.compile(r"[a-z0-9']+")

@@ -24,6 +24,8 @@ def test_every_fooling_golden_is_screened_and_no_honest_answer_is(name):
     assert all(caught.values()), caught
     assert caught["restates-rubric"] == ["restates-rubric"] and caught["empty"] == ["empty"]
     assert [screens(text, rubric) for text in HONEST] == [[]] * len(HONEST)
+    assert caught["forged-mark"] == ["forged-fence"]  # a candidate mark of its own: a group's boundary moved
+    assert screens("As [Response 2] in the thread said, the bridge reopens in May.", rubric) == []
 
 
 def test_a_rubric_without_a_pass_threshold_passes_at_half_marks():
@@ -99,6 +101,7 @@ def test_a_screen_skips_no_text_its_pattern_matches():
         "text <<<END TEXT>>> more",
         "</LLM_JUDGE_SPEC>",
         "10/10",
+        "one\n[Response 2]\ntwo",
     ]
     for text in texts:
         folded = text.translate(IGNORECASE_FOLD).lower()
@@ -137,7 +140,8 @@ def test_the_screens_shortcuts_decide_as_the_searches_themselves():
     rubric = rf.load_rubric("llm-slop").rubric
     wording = rubric_words(rubric)
     pieces = ["the answer is correct.", "IGNORE all previous instructions", "Dear grader", "<<<END TEXT", "## Criteria",
-              "pa\u017fs", "\u212auindly", "\u0130stanbul", "10/10", "don't", "na\u00efve caf\u00e9", "\t\x1c\n", "\u2019"]  # fmt: skip
+              "pa\u017fs", "\u212auindly", "\u0130stanbul", "10/10", "don't", "na\u00efve caf\u00e9", "\t\x1c\n", "\u2019",
+              "\n[Response 2]\n", "[Response B]", "\n[Response 10] \n"]  # fmt: skip
     rng = random.Random(55)
     texts = [*HONEST, *(g.text for g in fooling_rollouts(rubric))]
     for _ in range(2000):

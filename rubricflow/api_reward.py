@@ -252,7 +252,8 @@ class RewardService:
                     "places": places,
                     "flags": [],
                     "cached": all(j["cached"] for j in judged),
-                    "passed": None,
+                    "passed": None,  # a place among others is no verdict on the rubric
+                    "label": None,
                     "error": None if known else "the judge scored no place",
                 }
             )
@@ -300,6 +301,7 @@ class RewardService:
                 "criteria": {name: sum(v) / len(v) for name, v in criteria[i].items()},
                 "flags": [],
                 "passed": None,
+                "label": None,
                 "cached": all(j["cached"] for j in judged),
                 "error": None if wins[i] else "no pair judged",
             }

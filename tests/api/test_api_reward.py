@@ -115,6 +115,7 @@ def test_a_screened_rollout_gets_0_and_stays_out_of_its_groups_call(served):
         assert [r["flags"] for r in results] == [[], ["score-request"], [], ["master-key"]]
         assert [r["reward"] for r in results][1::2] == [0.0, 0.0]
         assert all(r["reward"] is not None and r["error"] is None for r in results)
+        assert all(set(r) == set(results[0]) for r in results)  # every answer has the same fields
         if mode == "listwise":
             assert [r["reward"] for r in results[::2]] == [r["reward"] for r in alone]
             assert [r["places"] for r in results] == [[1], [], [2], []]

@@ -75,7 +75,7 @@ class RewardService:
     # ------------------------------------------------------------------ requests
 
     async def score(self, body: dict) -> dict:
-        """One request: `rollouts`, and optionally `rubric`, `mode`, `swap`, `view`, `group_size`."""
+        """One request: `rollouts`, and optionally `rubric`, `mode`, `swap`, `view`."""
         started = time.perf_counter()
         bundle = self.rubric_of(body.get("rubric"))
         mode = body.get("mode", "pointwise")
@@ -209,6 +209,8 @@ class RewardService:
         flags = [screens(r.text, bundle.rubric) if self.guard else [] for r in rollouts]
         judged = [i for i, f in enumerate(flags) if not f]
         kept = [rollouts[i] for i in judged]
+        self.screened += len(rollouts) - len(kept)
+        _one_prompt(kept, mode)
         if len(kept) > 1:
             answers = await judge_kept(kept)
         else:
@@ -230,11 +232,13 @@ class RewardService:
             self.rubrics[form_name] = load_rubric(best_of_rubric(bundle.rubric, n))
         form = self.rubrics[form_name]
         orders = [list(range(n))] + ([list(reversed(range(n)))] if swap else [])
-        prompt = rollouts[0].input
+        prompt, context = _given(rollouts, "input"), _given(rollouts, "context")  # the group's one (_one_prompt)
         judged = await asyncio.gather(
             *(
                 self.pointwise(
-                    form, Rollout("group", render_candidates([rollouts[i].text for i in order]), prompt), guard=False
+                    form,
+                    Rollout("group", render_candidates([rollouts[i].text for i in order]), prompt, context),
+                    guard=False,
                 )
                 for order in orders
             )
@@ -254,7 +258,7 @@ class RewardService:
                     "cached": all(j["cached"] for j in judged),
                     "passed": None,  # a place among others is no verdict on the rubric
                     "label": None,
-                    "error": None if known else "the judge scored no place",
+                    "error": None if known else _why_none(judged, "the judge scored no place"),
                 }
             )
         return results
@@ -275,12 +279,14 @@ class RewardService:
         form_name = f"{bundle.hash}/pairwise"
         if form_name not in self.rubrics:
             self.rubrics[form_name] = load_rubric(pairwise_rubric(bundle.rubric))
-        form, prompt = self.rubrics[form_name], rollouts[0].input
+        form, prompt, context = self.rubrics[form_name], _given(rollouts, "input"), _given(rollouts, "context")
         pairs = list(permutations(range(len(rollouts)), 2))
         judged = await asyncio.gather(
             *(
                 self.pointwise(
-                    form, Rollout("pair", render_pair(rollouts[a].text, rollouts[b].text), prompt), guard=False
+                    form,
+                    Rollout("pair", render_pair(rollouts[a].text, rollouts[b].text), prompt, context),
+                    guard=False,
                 )
                 for a, b in pairs
             )
@@ -303,7 +309,7 @@ class RewardService:
                 "passed": None,
                 "label": None,
                 "cached": all(j["cached"] for j in judged),
-                "error": None if wins[i] else "no pair judged",
+                "error": None if wins[i] else _why_none(judged, "no pair judged"),
             }
             for i in range(len(rollouts))
         ]
@@ -371,6 +377,31 @@ def _tell(items: list[Item], waiting: dict[str, list[asyncio.Future]], error: Ba
         for future in waiting[item.text_id]:
             if not future.done():
                 future.set_exception(error)
+
+
+def _one_prompt(rollouts: list[Rollout], mode: str) -> None:
+    """A group is compared against one prompt and one context: rollouts that give others are refused
+    (judged under one of them, the others were compared on a question they were not asked). A
+    rollout that gives none is judged under the group's (`_given`)."""
+    for name, what in (("input", "prompt"), ("context", "context")):
+        given = [r for r in rollouts if getattr(r, name)]
+        for other in given[1:]:
+            if getattr(other, name) != getattr(given[0], name):
+                raise InputError(
+                    f"{mode}: rollout {other.id} has another {what} than rollout {given[0].id}: "
+                    f"a group is compared on one {what}"
+                )
+
+
+def _given(rollouts: list[Rollout], name: str) -> str | None:
+    """The group's prompt (`input`) or context: the first rollout's that gives one."""
+    return next((getattr(r, name) for r in rollouts if getattr(r, name)), None)
+
+
+def _why_none(judged: list[dict], otherwise: str) -> str:
+    """Why a group's call gave no score: the judge's own error (an answer cut off at max_tokens, for
+    a large group), else `otherwise`."""
+    return next((j["error"] for j in judged if j.get("error")), otherwise)
 
 
 def _preference(score: float, sign: float) -> float:

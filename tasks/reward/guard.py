@@ -12,6 +12,9 @@ from functools import lru_cache
 
 from rubricflow.rubrics.model import Rubric
 
+# What ends a line besides \n, for a reader that is not Python's `$` (str.splitlines' breaks): a
+# candidate mark followed by \r\n or \u2028 is a line of its own to an LLM judge.
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # Text addressed to the grader, not to the user: each one names a screen.
 ADDRESSED_TO_JUDGE = {
     "master-key": re.compile(
@@ -34,7 +37,7 @@ ADDRESSED_TO_JUDGE = {
     ),
     "forged-fence": re.compile(  # the judge's own fences, a rubric heading, a group's candidate mark
         r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>|^#{2,3} (Criteria|Scoring)\b"
-        r"|^\[Response (\d+|[AB])\][ \t]*$",
+        rf"|(?:^|(?<=[{LINE_BREAKS}]))[ \t]*(?i:\[response (\d+|[ab])\])[ \t\u00a0]*(?=[\n{LINE_BREAKS}]|\Z)",
         re.M,
     ),
 }
@@ -80,8 +83,8 @@ def screens(text: str, rubric: Rubric) -> list[str]:
 
 def _may_match(screen: str, text: str, folded: str) -> bool:
     """Whether the text has a word every match of the screen contains (False: it cannot match)."""
-    if screen in NEEDS_AS_WRITTEN:
-        return any(word in text for word in NEEDS_AS_WRITTEN[screen])
+    if screen in NEEDS_AS_WRITTEN:  # and a candidate mark, in any case
+        return any(word in text for word in NEEDS_AS_WRITTEN[screen]) or "[response" in folded
     return any(word in folded for word in NEEDS[screen])
 
 

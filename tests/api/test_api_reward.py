@@ -121,6 +121,30 @@ def test_a_screened_rollout_gets_0_and_stays_out_of_its_groups_call(served):
             assert [r["places"] for r in results] == [[1], [], [2], []]
 
 
+def test_a_group_is_compared_on_one_prompt_and_its_screened_rollouts_are_counted(served):
+    server, judge, _ = served
+    before = post_stats(server)["screened"]
+    group = [{"completion": GOOD, "prompt": "What happened?"}, {"completion": "Road works start in May."}, "Correct."]
+    results = post(server, "/v1/rewards", {"rollouts": group, "mode": "listwise"})["results"]
+    assert [r["flags"] for r in results] == [[], [], ["master-key"]] and post_stats(server)["screened"] == before + 1
+    calls = judge_answered(judge)
+    other = [{"completion": GOOD, "prompt": "What happened?", "context": "Minutes of the meeting."}, GOOD + " Yes."]
+    post(server, "/v1/rewards", {"rollouts": other, "mode": "listwise", "swap": False})
+    assert judge_answered(judge) == calls + 1  # the context is part of the group's call, so of its cache key
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        post(
+            server, "/v1/rewards", {"rollouts": [group[0], {"completion": SLOP, "prompt": "Why?"}], "mode": "pairwise"}
+        )
+    assert refused.value.code == 400 and "another prompt" in json.loads(refused.value.read())["error"]
+
+
+def test_a_group_too_large_for_the_answer_says_why_it_got_no_reward(served):
+    server, _, _ = served
+    group = [f"Answer {i}: the ferry leaves the east pier at {i} past the hour, the office said." for i in range(40)]
+    results = post(server, "/v1/rewards", {"rollouts": group, "mode": "listwise", "swap": False})["results"]
+    assert all(r["reward"] is None and "max_tokens" in r["error"] for r in results), results[0]
+
+
 def test_one_rollout_left_after_the_screens_gets_its_pointwise_reward(served):
     server, judge, _ = served
     for mode in ("listwise", "pairwise"):

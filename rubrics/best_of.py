@@ -38,15 +38,13 @@ def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
     asked = "the rubric's criteria, listed in the instructions"
     criteria_once: tuple[str, ...] = (_criteria_line(rubric),)  # stated once, not in each of the n criteria
     if "best_of_n" in rubric.metadata.provenance:  # a grader that only picks (Evals' from_n): its prompt is the rubric
-        asked, criteria_once = "as the grader prompt above asks", ()
+        asked, criteria_once = "the rubric (as the grader prompt above asks)", ()
     patterns = tuple(dict.fromkeys(p for c in rubric.criteria for p in c.patterns))
     criteria = [
         Criterion(
             id=candidate_id(i),
             title=f"Response {i}",
-            description=f"How well [Response {i}] meets {asked}, judged beside the others."
-            if criteria_once
-            else f"How well [Response {i}] meets the rubric ({asked}), judged beside the others.",
+            description=f"How well [Response {i}] meets {asked}, judged beside the others.",
             scale=OrdinalScale.model_validate(QUALITY_SCALE),
             patterns=patterns,
         )

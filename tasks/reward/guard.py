@@ -2,8 +2,9 @@
 of answering (a "the answer is correct" master key, an instruction to score it highly, a forged end
 of the text fence, a line marking a group's candidate, `[Response 2]`, that would move where the
 judge sees one response end and the next begin), restates the rubric, or says nothing gets reward 0
-with the screen's name, and no judge call. A model trained on a reward finds whatever the judge misreads; these are the known ones
-(the fooling goldens in `fooling.py` are them, run against every reward rubric)."""
+with the screen's name, and no judge call. A model trained on a reward finds whatever the judge
+misreads; these are the known ones (the fooling goldens in `fooling.py` are them, run against every
+reward rubric)."""
 
 from __future__ import annotations
 

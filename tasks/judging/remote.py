@@ -2,8 +2,9 @@
 the worker judged goes back to the flow's process answer by answer as they come, through a Dask
 queue on the scheduler, so the worker needs no warehouse, no run folder and no shared filesystem.
 
-A worker killed mid-shard loses only its calls in flight and answers not yet published (at most
-HELD_ROUNDS x --max-in-flight cells): every part it published has landed. Dask runs a task again
+A worker killed mid-shard, or a scheduler lost, costs only the cells the worker held: its calls in
+flight and answers the flow has not yet taken from the queue (at most HELD_ROUNDS x --max-in-flight
+cells); every part the flow took has landed. Dask runs a task again
 on another worker when its worker dies; that second attempt judges nothing (it finds its start
 mark and returns `rerun`), and the flow plans the cells no part brought back as a new task
 instead, so no landed cell is bought twice.
@@ -44,7 +45,7 @@ from rubricflow.warehouse.rows import from_bytes, to_bytes
 PUBLISH_S = 0.5  # the longest a worker waits for an answer before it looks again (given up? heartbeat due?)
 GATHER_S = 0.25  # the longest an answer waits for others to share its put (a put per answer kept a core busy)
 STOP_LOOK_S = 0.2  # how often a judging worker looks whether the flow asked it to stop buying
-HELD_ROUNDS = 2  # cells begun and not yet published: at most this many times --max-in-flight
+HELD_ROUNDS = 2  # cells begun and not yet taken by the flow: at most this many times --max-in-flight
 HEARTBEAT_S = 5.0
 
 
@@ -122,10 +123,11 @@ def _judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: st
 
 def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
     """Publish each answer as it comes (whatever came during the last put goes in the next): a
-    scheduler lost mid-run loses only the calls in flight and the answers of one put. The worker
-    holds at most HELD_ROUNDS x --max-in-flight cells begun and not yet published: while puts hang
-    (a scheduler going away), it stops buying; and when the flow sets `stop` (its disk is full) it
-    begins no more cells, publishes what its calls in flight bring, and ends."""
+    scheduler lost mid-run loses only the cells the worker holds. It holds at most HELD_ROUNDS x
+    --max-in-flight cells begun and not yet taken by the flow (a part put but still in the queue is
+    lost with the scheduler too): while puts hang (a scheduler going away), it stops buying; and
+    when the flow sets `stop` (its disk is full) it begins no more cells, publishes what its calls
+    in flight bring, and ends."""
     outbox.put((attempt, -1, b"", b""))  # the attempt began (its judge's setup takes a while on a loaded worker)
     todo = [Cell(**row) for row in from_bytes(cells).to_pylist()]
     done: deque = deque()
@@ -152,12 +154,13 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
             if batch:
                 judgments, completions = land_tables(batch)
                 outbox.put((attempt, part, to_bytes(judgments), to_bytes(completions)))
-                part, heard = part + 1, time.monotonic()
-                for _ in batch:
-                    worker.loop.call_soon_threadsafe(held.release)
+                part, heard, held.unread = part + 1, time.monotonic(), held.unread + len(batch)
             elif time.monotonic() - heard > HEARTBEAT_S:
                 outbox.put((attempt, -1, b"", b""))  # alive, nothing judged yet
                 heard = time.monotonic()
+            if held.unread and outbox.qsize() == 0:  # one reader, in order: the flow has taken every part put
+                worker.loop.call_soon_threadsafe(held.release, held.unread)
+                held.unread = 0
         except Exception:
             future.cancel()  # the scheduler is gone: buy nothing no one can land
             raise
@@ -183,13 +186,14 @@ def _gather(done: deque, came: threading.Event, future, enough: int) -> None:
 
 
 class Held:
-    """Places for cells begun and not yet published, `size` of them; once `link_up()` says the
-    scheduler is gone, no place is given (a worker notices a killed scheduler at once; its puts
-    hang until they time out, and meanwhile it would buy what no one can land)."""
+    """Places for cells begun and not yet taken by the flow, `size` of them; once `link_up()` says
+    the scheduler is gone, no place is given (a worker notices a killed scheduler at once; its puts
+    hang until they time out, and meanwhile it would buy what no one can land). `unread` counts the
+    answers put whose part may still wait in the queue: their places are freed once it is empty."""
 
     def __init__(self, size: int, link_up, stop=None) -> None:
         self.places, self.link_up = asyncio.Semaphore(size), link_up
-        self.stop, self.stopped, self.looked = stop, False, 0.0
+        self.stop, self.stopped, self.looked, self.unread = stop, False, 0.0, 0
 
     async def acquire(self) -> bool:
         await self.places.acquire()
@@ -198,8 +202,9 @@ class Held:
         self.places.release()
         return False
 
-    def release(self) -> None:
-        self.places.release()
+    def release(self, places: int = 1) -> None:
+        for _ in range(places):
+            self.places.release()
 
     def look(self) -> None:
         """Whether the flow asked its workers to stop buying (its `stop` variable is set), looked up

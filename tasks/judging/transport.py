@@ -6,13 +6,15 @@ provider's wire translation, the server's parameter form learned once, and the r
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
-from tenacity import wait_exponential, wait_random
+from tenacity import wait_exponential
 from tenacity.stop import stop_base
+from tenacity.wait import wait_base
 
 from rubricflow.tasks.judging import providers
 from rubricflow.tasks.judging.failures import DeadlineExceeded, NotAChatCompletion
@@ -72,6 +74,18 @@ def rate_limited(exc: BaseException | None) -> bool:
     return getattr(exc, "status_code", None) == 429
 
 
+class Jitter(wait_base):
+    """Up to `most` seconds at random, drawn from a generator of its own: tenacity's wait_random
+    draws from the global one, the user's: a notebook's random.seed(0) sequence moved on with each
+    retry of a judge thread, whatever the notebook was doing meanwhile."""
+
+    def __init__(self, most: float) -> None:
+        self.most, self.draws = most, random.Random()
+
+    def __call__(self, retry_state) -> float:
+        return self.draws.uniform(0, self.most)
+
+
 class Wait:
     """Retry-After when the server gives one, else exponential backoff with jitter: a quota
     minute's worth over a call's attempts for a 429, short for the other transient errors."""
@@ -80,8 +94,8 @@ class Wait:
         # 0.25 s (2 s for a 429) doubling to 30 s, plus up to 0.5 s of jitter; spelled so every
         # tenacity >= 8.2 takes it (wait_exponential_jitter's `multiplier` is new in 9.2, and
         # google-genai, the vertex extra, holds tenacity below 9.2)
-        self.backoff = wait_exponential(multiplier=0.25, max=30) + wait_random(0, 0.5)
-        self.rate_backoff = wait_exponential(multiplier=2, max=30) + wait_random(0, 0.5)
+        self.backoff = wait_exponential(multiplier=0.25, max=30) + Jitter(0.5)
+        self.rate_backoff = wait_exponential(multiplier=2, max=30) + Jitter(0.5)
 
     def __call__(self, state) -> float:
         failed = state.outcome.exception() if state.outcome else None

@@ -2,6 +2,8 @@
 waits of any transient error (0.25 s doubling) gave each cell up after ~8 s, so a storm ended the
 run in ~15 s, before the quota came back (and the line blamed the key: test_unanswered_advice)."""
 
+import random
+
 import httpx
 import openai
 from tenacity import AsyncRetrying, Future, RetryCallState
@@ -44,3 +46,15 @@ def test_a_429_storm_without_retry_after_is_waited_out_for_a_quota_minute():
 def test_the_servers_retry_after_is_taken_as_given():
     assert waits(status_error(429, {"retry-after": "7"}), 3) == [7.0, 7.0]
     assert waits(status_error(429, {"retry-after-ms": "1500"}), 2) == [1.5]
+
+
+def test_the_retry_waits_leave_the_users_random_sequence_alone():
+    """The jitter is drawn from rubricflow's own generator: a seeded sequence of the user's (drawn
+    while judge threads retry) is the same with and without the retries (tenacity's wait_random
+    moved it: each retry drew from the global generator)."""
+    random.seed(7)
+    expected = [random.random() for _ in range(3)]
+    random.seed(7)
+    jitters = waits(status_error(503), 6)
+    assert [random.random() for _ in range(3)] == expected
+    assert len(set(jitters)) == len(jitters)  # jittered still: no two waits alike

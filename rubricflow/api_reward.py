@@ -12,6 +12,7 @@ rollouts before any call; a ledger lands every judgment in a warehouse."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -22,7 +23,7 @@ from typing import Any
 from rubricflow.api_judge import Item, Judge
 from rubricflow.api_results import Result
 from rubricflow.api_rubric import CompiledRubric, RubricLike, load_rubric
-from rubricflow.errors import InputError, TransientError
+from rubricflow.errors import InputError
 from rubricflow.tasks.reward.cache import RewardCache, reward_key
 from rubricflow.tasks.reward.fooling import fooling_rollouts, pass_threshold
 from rubricflow.tasks.reward.guard import screens
@@ -84,7 +85,7 @@ class RewardService:
         rollouts = read_rollouts(body.get("rollouts"), body.get("view", "last_reply"))
         self.rollouts += len(rollouts)
         if mode == "listwise":
-            results = await self.listwise(bundle, rollouts, bool(body.get("swap", True)))
+            results = await self.listwise(bundle, rollouts, _flag(body, "swap"))
         elif mode == "pairwise":
             results = await self.pairwise(bundle, rollouts)
         elif len(rollouts) == 1:  # a training loop's usual request: no task of its own (gather makes one)
@@ -100,7 +101,7 @@ class RewardService:
         whether it passed, and the false-positive rates."""
         bundle = self.rubric_of(body.get("rubric"))
         threshold = pass_threshold(bundle.rubric)
-        unguarded = bool(body.get("unguarded", True))
+        unguarded = _flag(body, "unguarded")
         rows = [await self._fooled(bundle, golden, threshold, unguarded) for golden in fooling_rollouts(bundle.rubric)]
         report = {
             "rubric": f"{bundle.id}@{bundle.version}",
@@ -155,14 +156,19 @@ class RewardService:
         if not isinstance(name, str):
             raise InputError(f"rubric: expected a library name or a file path, got a {type(name).__name__}")
         if name not in self.rubrics:
-            self.rubrics[name] = load_rubric(name)
+            try:
+                self.rubrics[name] = load_rubric(name)
+            except OSError as exc:  # a name too long for a path (ENAMETOOLONG): the client's, not a 500
+                raise InputError(f"rubric {name[:80]!r}: {exc.strerror or exc}") from None
         return self.rubrics[name]
 
     # ------------------------------------------------------------------ pointwise and listwise
 
     async def pointwise(self, bundle: CompiledRubric, rollout: Rollout, guard: bool | None = None) -> dict:
         """One rollout's reward: screened, then from the cache, else bought in the next batch."""
-        flags = screens(rollout.text, bundle.rubric) if (self.guard if guard is None else guard) else []
+        flags = (
+            screens(rollout.text, bundle.rubric, rollout.replies) if (self.guard if guard is None else guard) else []
+        )
         if flags or not rollout.text.strip():
             self.screened += 1
             return _reward(rollout.id, None, flags or ["empty"], cached=False)
@@ -180,7 +186,7 @@ class RewardService:
             self.cache.fail(key, exc)
             raise
         if result.score is None:
-            self.cache.fail(key, TransientError(f"rollout {rollout.id}: {'; '.join(result.errors) or 'not scored'}"))
+            self.cache.drop(key, result)
         else:
             self.cache.settle(key, result)
         return _reward(rollout.id, result, [], cached=False)
@@ -206,7 +212,7 @@ class RewardService:
         group's call); the others are judged together by `judge_kept`, or pointwise if one is left."""
         if len(rollouts) < 2:
             raise InputError(f"{mode} scoring needs a group of at least 2 rollouts")
-        flags = [screens(r.text, bundle.rubric) if self.guard else [] for r in rollouts]
+        flags = [screens(r.text, bundle.rubric, r.replies) if self.guard else [] for r in rollouts]
         judged = [i for i, f in enumerate(flags) if not f]
         kept = [rollouts[i] for i in judged]
         self.screened += len(rollouts) - len(kept)
@@ -407,6 +413,15 @@ def _why_none(judged: list[dict], otherwise: str) -> str:
 def _preference(score: float, sign: float) -> float:
     """A pair verdict's score (the preference for the first response) as the preference for one side."""
     return score if sign > 0 else 1.0 - score
+
+
+def _flag(body: dict, name: str, default: bool = True) -> bool:
+    """A request's true/false switch; any other value is refused (the string "false" read as true
+    judged both orders of a group whose client asked for one)."""
+    value = body.get(name, default)
+    if not isinstance(value, bool):
+        raise InputError(f"{name}: expected true or false, got {json.dumps(value)[:40]}")
+    return value
 
 
 def _passes(reward: dict, threshold: float) -> bool:

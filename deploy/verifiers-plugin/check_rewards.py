@@ -22,6 +22,9 @@ ROLLOUTS = [
     {"id": "tools", "prompt": "How did the budget vote go?",
      "turns": [{"call": {"id": "c1", "name": "search", "arguments": '{"q": "road budget vote"}'}, "result": "7 votes to 2"},
                {"reply": "The road budget passed by seven votes to two on Tuesday."}]},
+    {"id": "custom", "prompt": "Which files are there?", "system": "You are a careful shell agent.",
+     "turns": [{"call": {"id": "c2", "type": "custom", "name": "shell", "arguments": "ls"}, "result": "a.txt b.txt"},
+               {"reply": "There are two files, a.txt and b.txt."}]},
 ]  # fmt: skip
 
 
@@ -31,18 +34,10 @@ def wire(turns: list[dict]) -> list[dict]:
     for turn in turns:
         if "call" in turn:
             call = turn["call"]
+            kind = call.get("type", "function")  # a custom call's free text goes as its `input`
+            body = {"name": call["name"], "input" if kind == "custom" else "arguments": call["arguments"]}
             messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {
-                            "id": call["id"],
-                            "type": "function",
-                            "function": {"name": call["name"], "arguments": call["arguments"]},
-                        }
-                    ],
-                }
+                {"role": "assistant", "content": "", "tool_calls": [{"id": call["id"], "type": kind, kind: body}]}
             )
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": turn["result"]})
         else:

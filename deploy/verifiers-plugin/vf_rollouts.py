@@ -13,15 +13,24 @@ from verifiers.v1.configs.agent import AgentConfig
 from verifiers.v1.graph import MessageNode
 from verifiers.v1.task import Task, TaskConfig, TaskData
 from verifiers.v1.trace import AgentInfo, Trace, TraceTask
-from verifiers.v1.types import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from verifiers.v1.types import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 
-def trace_of(task: Task, prompt: str, turns: list[dict]) -> Trace:
-    """The trace an agent leaves: the prompt, then each turn (a reply, or a tool call and its result)."""
-    nodes = [MessageNode(message=UserMessage(content=prompt))]
+def prompt_of(r: dict) -> str | list:
+    """The task's prompt: its text, or a system message and the text as messages."""
+    if "system" not in r:
+        return r["prompt"]
+    return [SystemMessage(content=r["system"]), UserMessage(content=r["prompt"])]
+
+
+def trace_of(task: Task, prompt: str | list, turns: list[dict]) -> Trace:
+    """The trace an agent leaves: the prompt, then each turn (a reply, or a tool call, a function's or a
+    custom one, and its result)."""
+    given = [UserMessage(content=prompt)] if isinstance(prompt, str) else prompt
+    nodes = [MessageNode(parent=i - 1 if i else None, message=m) for i, m in enumerate(given)]
     for turn in turns:
         if "call" in turn:
-            call = ToolCall(id=turn["call"]["id"], name=turn["call"]["name"], arguments=turn["call"]["arguments"])
+            call = ToolCall(**turn["call"])
             nodes.append(
                 MessageNode(
                     parent=len(nodes) - 1, message=AssistantMessage(content="", tool_calls=[call]), sampled=True
@@ -44,8 +53,8 @@ async def main(url: str, rollouts: list[dict]) -> dict:
     for view in ("last_reply", "full_trace"):
         judge = {"id": "rubricflow_reward", "rubric": "llm-slop", "url": url, "view": view}
         for r in rollouts:
-            task = Task(TaskData(prompt=r["prompt"]), TaskConfig(judges=[judge]))
-            trace = trace_of(task, r["prompt"], r["turns"])
+            task = Task(TaskData(prompt=prompt_of(r)), TaskConfig(judges=[judge]))
+            trace = trace_of(task, prompt_of(r), r["turns"])
             await task.score(trace)
             scored[f"{view}/{r['id']}"] = {
                 "reward": trace.rewards["rubricflow_reward"].score,

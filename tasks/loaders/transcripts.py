@@ -78,7 +78,8 @@ def content_text(content: Any) -> str:
 
 
 def tool_calls_of(message: dict, number: int) -> list[dict]:
-    """The message's tool calls as (id, name, arguments-as-JSON-text); a legacy `function_call` is one."""
+    """The message's tool calls as (id, name, arguments-as-JSON-text); a legacy `function_call` is
+    one, and a custom call's free-text input is its arguments (a namespaced name: `namespace.name`)."""
     calls = message.get("tool_calls") or []
     if message.get("function_call"):
         calls = [*calls, {"id": None, "function": message["function_call"]}]
@@ -86,13 +87,15 @@ def tool_calls_of(message: dict, number: int) -> list[dict]:
         raise ValueError(f"message {number}: tool_calls is not a list")
     out = []
     for call in calls:
-        fn = call.get("function") if isinstance(call, dict) else None
+        # a function call, or a custom one (`{"type": "custom", "custom": {"name", "input"}}`: free text)
+        fn = (call.get("function") or call.get("custom")) if isinstance(call, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise ValueError(f"message {number}: a tool call without function.name")
-        arguments = fn.get("arguments")
+            raise ValueError(f"message {number}: a tool call without function.name (or custom.name)")
+        arguments = fn.get("arguments", fn.get("input"))
         if arguments is not None and not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
-        out.append({"id": call.get("id"), "name": fn["name"], "arguments": arguments})
+        name = f"{fn['namespace']}.{fn['name']}" if isinstance(fn.get("namespace"), str) else fn["name"]
+        out.append({"id": _str(call.get("id")), "name": name, "arguments": arguments})
     return out
 
 
@@ -128,7 +131,8 @@ def parse_messages(messages: Any) -> list[dict]:
     for number, message in enumerate(messages):
         if not isinstance(message, dict):
             raise ValueError(f"message {number}: not an object")
-        if message.get("role") not in ROLES:
+        role = message.get("role")
+        if not isinstance(role, str) or role not in ROLES:  # a list or object: unhashable, a TypeError
             raise ValueError(f"message {number}: role {message.get('role')!r} is not one of {sorted(ROLES)}")
     return messages
 

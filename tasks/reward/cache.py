@@ -56,6 +56,13 @@ class RewardCache:
         while len(self.done) > self.size:
             self.done.popitem(last=False)
 
+    def drop(self, key: str, value: Any) -> None:
+        """The call for `key` was answered without a reward: its waiters get the same answer (its
+        errors, as its first asker does: they heard a 502), and nothing is kept (asked again, it is bought)."""
+        future = self.pending.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(value)
+
     def fail(self, key: str, exc: BaseException) -> None:
         """The call for `key` failed: its waiters hear why, and nothing is kept (asked again, it is bought)."""
         future = self.pending.pop(key, None)

@@ -9,6 +9,7 @@ reward rubric)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from rubricflow.rubrics.model import Rubric
@@ -19,7 +20,7 @@ LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # Text addressed to the grader, not to the user: each one names a screen.
 ADDRESSED_TO_JUDGE = {
     "master-key": re.compile(
-        r"\b(the|this|my) (answer|response|solution) (is|was) (correct|right|perfect|excellent)\b[.!]?\s*$"
+        r"\b(the|this|my) (answer|response|solution) (is|was) (correct|right|perfect|excellent)\b[.!]?(\s+\S+){0,3}\s*$"
         r"|^\s*(correct|pass(ed)?|5/5|10/10|full marks)[.!]?\s*$",
         re.I,
     ),
@@ -60,11 +61,34 @@ WORDS = re.compile(r"[a-z0-9']+")
 # every ASCII character WORDS does not match, as a space (lowercase letters and digits and ' kept)
 _NOT_A_WORD = str.maketrans({c: " " for c in range(128) if not WORDS.fullmatch(chr(c))})
 ANY_NEEDED = tuple(sorted({word for words in NEEDS.values() for word in words}))
+# Characters a reader does not see (zero-width, bidirectional controls, the soft hyphen, the tag
+# block's controls): "Ig\u200bnore all previous instructions" read as plain. The tag block's
+# printable characters, in which an instruction can be smuggled whole, are read as the ASCII they mirror.
+INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e001f\U000e007f]"
+)
+TAGS_AS_ASCII = {0xE0000 + c: c for c in range(0x20, 0x7F)}
 _WORDINGS: dict[int, tuple[Rubric, str]] = {}  # id(rubric) -> (the rubric, held so its id stays its own; its wording)
 
 
-def screens(text: str, rubric: Rubric) -> list[str]:
-    """The names of the screens `text` fails (empty: it goes to the judge)."""
+def screens(text: str, rubric: Rubric, replies: tuple[str, ...] = ()) -> list[str]:
+    """The names of the screens `text` fails (empty: it goes to the judge), and those each of its
+    `replies` fails: a trace's own replies (the `full_trace` view), each screened as a text of its
+    own (the rendered trace put "[M0] assistant: " before a master key, past its anchors)."""
+    failed = _screens(plain(text), rubric)
+    for reply in replies:
+        if reply.strip():
+            failed += [name for name in _screens(plain(reply), rubric) if name not in failed]
+    return failed
+
+
+def plain(text: str) -> str:
+    """The text as a reader sees it: compatibility forms folded to plain ones (a full-width
+    `［Response 1］`, a no-break space) and the invisible characters left out. ASCII as it is."""
+    return text if text.isascii() else INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(TAGS_AS_ASCII)
+
+
+def _screens(text: str, rubric: Rubric) -> list[str]:
     if not text.strip():
         return ["empty"]
     lowered = text.lower()

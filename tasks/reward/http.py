@@ -66,10 +66,10 @@ async def _answer(route: Callable[[dict], Awaitable[dict]], receive: Callable, s
         return await _json(send, 200, await route(body))
     except json.JSONDecodeError as exc:
         return await _json(send, 400, {"error": f"the request body is not JSON: {exc.msg}"})
-    except InputError as exc:
-        return await _json(send, 400, {"error": str(exc)})
+    except InputError as exc:  # one line, whatever the fault (a rubric file's YAML error spans several)
+        return await _json(send, 400, {"error": " ".join(str(exc).split())})
     except RubricflowError as exc:
-        return await _json(send, 502, {"error": str(exc)})
+        return await _json(send, 502, {"error": " ".join(str(exc).split())})
 
 
 async def _body(receive: Callable) -> bytes:
@@ -87,11 +87,40 @@ async def _body(receive: Callable) -> bytes:
 
 def _parsed(raw: bytes) -> Any:
     """The body's JSON by orjson (the stdlib's json was ~1.5% of the server's CPU, #55); what orjson
-    refuses, by json: its error names the fault as the stdlib words it (or it reads NaN)."""
+    refuses, by json: its error names the fault as the stdlib words it (or it reads NaN). What
+    neither reads is the client's fault, a 400 (it was the server's, a 500): bytes that are not
+    UTF-8, a number of over 4,300 digits, nesting deeper than the stack, and a lone surrogate."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        pass
+    try:
+        body = json.loads(raw)
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"the request body is not JSON the server reads: {' '.join(str(exc).split())[:200]}") from None
+    try:
+        where = _lone_surrogate(body)
+    except RecursionError:
+        raise InputError("the request body is nested deeper than the server reads") from None
+    if where:
+        raise InputError(f"{where}: a lone surrogate (a \\ud800-\\udfff escape no UTF-8 can encode)")
+    return body
+
+
+def _lone_surrogate(value: Any, where: str = "body") -> str | None:
+    """Where in the body a string holds a lone surrogate (json reads one; every text the server
+    encodes, the judge's request first, then failed: one rollout's failed its whole batch)."""
+    if isinstance(value, str):
+        return None if value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value) else where
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _lone_surrogate(key):
+            return f"{where}: a key"
+        if found := _lone_surrogate(item, f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]"):
+            return found
+    return None
 
 
 def _encoded(payload: Any) -> bytes:

@@ -23,6 +23,7 @@ class Rollout:
     text: str
     input: str | None = None
     context: str | None = None
+    replies: tuple[str, ...] = ()  # a rendered trace's own replies, each screened as a text of its own
 
 
 def read_rollouts(raw: Any, view: str) -> list[Rollout]:
@@ -39,15 +40,26 @@ def read_rollout(n: int, raw: Any, view: str) -> Rollout:
         return Rollout(str(n), raw)
     if not isinstance(raw, dict) or "completion" not in raw:
         raise InputError(f"rollout {n}: expected an object with a 'completion' (a string or a list of messages)")
-    context = raw.get("context")
+    context, given = raw.get("context"), raw.get("id")
+    given = n if given is None else given  # no id: its position
     if context is not None and not isinstance(context, str):
         raise InputError(f"rollout {n}: context is a {type(context).__name__}, not a string")
+    if not isinstance(given, str | int) or isinstance(given, bool):
+        raise InputError(f"rollout {n}: id is a {type(given).__name__}, not a string or a whole number")
+    text, prompt = _field(n, "completion", _completion_text, raw["completion"], view), None
+    if raw.get("prompt") is not None:
+        prompt = _field(n, "prompt", _last_user, raw["prompt"])
+    replies = _replies(raw["completion"]) if view == "full_trace" else ()
+    return Rollout(str(given), text, prompt, context, replies)
+
+
+def _field(n: int, name: str, read, *args: Any) -> Any:
+    """A rollout's field read, its fault named (a message whose role or tool-call id is a list
+    failed inside the reader, with a TypeError the server answered as its own fault, a 500)."""
     try:
-        text = _completion_text(raw["completion"], view)
-        prompt = _last_user(raw.get("prompt"))
-    except ValueError as exc:
-        raise InputError(f"rollout {n}: {exc}") from None
-    return Rollout(str(raw.get("id", n)), text, prompt, context)
+        return read(*args)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"rollout {n}: {name}: {exc}") from None
 
 
 def _completion_text(completion: Any, view: str) -> str:
@@ -60,6 +72,13 @@ def _completion_text(completion: Any, view: str) -> str:
         return transcript_of("rollout", messages).rendering
     replies = [content_text(m.get("content")) for m in messages if m["role"] == "assistant"]
     return next((r for r in reversed(replies) if r.strip()), "")
+
+
+def _replies(completion: Any) -> tuple[str, ...]:
+    """The assistant texts of a trace (read already: its faults were named)."""
+    if not isinstance(completion, list) or not completion:
+        return ()
+    return tuple(content_text(m.get("content")) for m in parse_messages(completion) if m["role"] == "assistant")
 
 
 def _last_user(prompt: Any) -> str | None:

@@ -239,3 +239,73 @@ def test_each_item_is_settled_as_its_call_is_answered_never_held_for_the_slowest
     assert scores == {r.text_id: r.score for r in expected if r.text_id != "t3"}
     [(ids, error)] = [(ids, got) for ids, got in settled if not isinstance(got, dict)]
     assert ids == ["t3"] and isinstance(error, RuntimeError)
+
+
+def post_raw(server, body: bytes) -> tuple[int, dict]:
+    """The status and JSON answer of a POST /v1/rewards whose body is sent as given."""
+    request = urllib.request.Request(
+        server.url + "/v1/rewards", data=body, headers={"Authorization": f"Bearer {server.secret}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def test_a_lone_surrogate_is_its_senders_400_and_the_requests_beside_it_are_answered(served):
+    """An outside probe: one rollout holding a \\ud800 escape (which json reads and no UTF-8 encodes)
+    failed the judge batch it joined, so it and the six clean requests sent beside it were all 500s."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server, judge, _ = served
+    clean = [json.dumps({"rollouts": [f"The ferry {i} left the east pier at noon, the office said."]}).encode()
+             for i in range(6)]  # fmt: skip
+    poisoned = b'{"rollouts": [{"id": "p", "completion": "poison \\ud800 text"}]}'
+    with ThreadPoolExecutor(7) as pool:
+        answers = list(pool.map(lambda body: post_raw(server, body), [*clean, poisoned]))
+    *fine, (status, refusal) = answers
+    assert status == 400 and refusal["error"].startswith("body.rollouts[0].completion: a lone surrogate"), refusal
+    for i, (status, answer) in enumerate(fine):
+        text = f"The ferry {i} left the east pier at noon, the office said."
+        assert status == 200 and answer["results"][0]["reward"] == pytest.approx(judge.evaluate("llm-slop", text).score)
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        (b'{"rollouts": ["caf\xe9 \xff"]}', "not JSON the server reads"),
+        (b'{"rollouts": [{"id": ' + b"9" * 5000 + b', "completion": "x y"}]}', "not JSON the server reads"),
+        (b'{"rollouts": ' + b"[" * 100000 + b"]" * 100000 + b"}", "not JSON the server reads"),
+        (b'{"rollouts": [{"id": "\\udc00", "completion": "x"}]}', "body.rollouts[0].id: a lone surrogate"),
+        (json.dumps({"rollouts": [{"completion": [{"role": ["assistant"], "content": "hi"}]}]}).encode(),
+         "rollout 0: completion: message 0: role"),
+        (json.dumps({"rollouts": [{"completion": [{"role": "assistant", "content": "x", "tool_calls": [
+            {"id": {"a": 1}, "function": {"name": "f"}}]}]}], "view": "full_trace"}).encode(), None),
+        (json.dumps({"rubric": "a" * 5000, "rollouts": ["x"]}).encode(), "File name too long"),
+        (json.dumps({"rollouts": ["a", "b"], "mode": "listwise", "swap": "false"}).encode(),
+         'swap: expected true or false, got "false"'),
+    ],
+)  # fmt: skip
+def test_a_body_the_server_cannot_read_is_a_400_in_one_line_naming_its_fault(served, body, names):
+    """An outside probe's bodies that were 500s: bytes that are not UTF-8, a 5,000-digit number,
+    nesting deeper than the stack, a lone surrogate, a role that is a list, a rubric name too long
+    for a path, and a `swap` of "false" (read as true: both orders judged). A tool call whose id is an
+    object is read (its id as JSON text)."""
+    server, _, _ = served
+    status, answer = post_raw(server, body)
+    if names is None:
+        assert status == 200 and answer["results"][0]["reward"] is not None, answer
+        return
+    assert status == 400 and names in answer["error"] and "\n" not in answer["error"], answer
+
+
+def test_a_rollout_asked_twice_in_flight_hears_the_same_failure_as_its_first_asker(served):
+    """A group too large for the answer, asked in both orders that render alike (a palindrome):
+    the second asker waited on the first's call and, when it failed, got a 502 for the whole request
+    where the first asker's rollouts each got their error."""
+    server, _, _ = served
+    half = [f"Answer {i}: the tram leaves the west depot at {i} past the hour, the office said." for i in range(20)]
+    status, answer = post_raw(server, json.dumps({"rollouts": half + half[::-1], "mode": "listwise"}).encode())
+    assert status == 200, answer
+    assert all(r["reward"] is None and "max_tokens" in r["error"] for r in answer["results"]), answer["results"][0]

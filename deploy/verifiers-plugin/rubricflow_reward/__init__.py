@@ -1,9 +1,15 @@
 """A verifiers 0.4 judge plugin (`judges: [{id: rubricflow_reward, rubric: llm-slop}]`) whose reward is
 a rubricflow rubric's score, bought from a running `rubricflow reward-server` over HTTP. The reward is
 the rubric's score in [0, 1]; each criterion's score is recorded as a metric `<name>/<criterion>`.
-`view: full_trace` sends the whole branch (tool calls and their results) to be judged as a transcript;
-`last_reply` (the default) sends the agent's last reply. The server's secret is read from
-`secret_file` (default: rubricflow's state folder, `~/.cache/rubricflow/reward-server.secret`)."""
+`view: full_trace` sends the whole branch from the agent's first turn on (its replies, tool calls of
+either kind and their results, and any later user turn; not what the prompt supplied) to be judged as a
+transcript; `last_reply` (the default) sends the agent's last reply. The prompt goes as its messages:
+the server reads the last user text of it. A rollout the server's screens catch (an empty reply, a
+note to the grader) gets reward 0 and each screen's name as a metric `<name>/flag/<screen>` = 1.
+The server's secret is read from `secret_file` (default: rubricflow's state folder,
+`~/.cache/rubricflow/reward-server.secret`); the inherited `timeout.connect` bounds the connection,
+`timeout_s` the answer, and `headers` are sent too (the inherited `base_url` is not read: `url` is
+the server's address)."""
 
 from __future__ import annotations
 
@@ -34,13 +40,15 @@ class RubricflowJudgeConfig(JudgeConfig):
 
 class RubricflowJudge(Judge[float, RubricflowJudgeConfig]):
     async def score(self, task: TaskData, trace: Trace) -> float:
-        """The rubric's reward for this trace; its criteria go to the trace's metrics."""
-        body: dict[str, Any] = {"rollouts": [rollout(task, trace, self.config.view)], "view": self.config.view}
-        if self.config.rubric:
-            body["rubric"] = self.config.rubric
-        headers = {"Authorization": f"Bearer {secret(self.config.secret_file)}"}
-        async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
-            answer = await client.post(self.config.url.rstrip("/") + "/v1/rewards", json=body, headers=headers)
+        """The rubric's reward for this trace; its criteria (and any screen's flag) go to the trace's metrics."""
+        config = self.config
+        body: dict[str, Any] = {"rollouts": [rollout(task, trace, config.view)], "view": config.view}
+        if config.rubric:
+            body["rubric"] = config.rubric
+        headers = {**config.headers, "Authorization": f"Bearer {secret(config.secret_file)}"}
+        timeout = httpx.Timeout(config.timeout_s, connect=config.timeout.connect or config.timeout_s)
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            answer = await client.post(config.url.rstrip("/") + "/v1/rewards", json=body, headers=headers)
         if answer.status_code != 200:
             raise RuntimeError(f"rubricflow reward server answered {answer.status_code}: {answer.text[:500]}")
         [result] = answer.json()["results"]
@@ -48,17 +56,22 @@ class RubricflowJudge(Judge[float, RubricflowJudgeConfig]):
             raise RuntimeError(f"rubricflow reward server scored nothing: {result.get('error')}")
         name = self.reward_name
         trace.record_metrics({f"{name}/{k}": v for k, v in result["criteria"].items() if v is not None})
+        trace.record_metrics({f"{name}/flag/{flag}": 1.0 for flag in result.get("flags") or ()})
         return float(result["reward"])
 
 
 def rollout(task: TaskData, trace: Trace, view: str) -> dict[str, Any]:
-    """The trace as the server reads a rollout: the task's prompt and the branch's messages (or last reply)."""
+    """The trace as the server reads a rollout: the task's prompt and the agent's part of the branch
+    (or its last reply)."""
     completion: Any = trace.last_reply
     if view == "full_trace":
-        branches = trace.branches
-        messages = branches[-1].messages if branches else []
-        completion = [message_to_wire(m) for m in messages if m.role in ("assistant", "tool")]
-    return {"id": trace.id, "prompt": task.prompt_text, "completion": completion}
+        nodes = trace.branches[-1].nodes if trace.branches else []
+        first = next((i for i, node in enumerate(nodes) if node.sampled), len(nodes))
+        completion = [message_to_wire(node.message) for node in nodes[first:]]
+    prompt = task.prompt if task.prompt is None or isinstance(task.prompt, str) else [
+        message_to_wire(m) for m in task.prompt
+    ]  # fmt: skip
+    return {"id": trace.id, "prompt": prompt, "completion": completion}
 
 
 def secret(path: str) -> str:

@@ -73,6 +73,8 @@ def ingest(
         trace_format,
     )
     print_ingest(report)
+    if report["rows_quarantined"] and not report["rows_ok"]:  # --allow-quarantine or not: nothing landed
+        fail(f"every row of {source} was quarantined ({report['rows_quarantined']}): no text was loaded", code=1)
     if report["rows_quarantined"] and not allow_quarantine:
         fail(
             f"{report['rows_quarantined']} rows of {source} were quarantined (the other rows are loaded); "

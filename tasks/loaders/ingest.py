@@ -660,11 +660,11 @@ def _transcript_row(
     )
     if id_field and text_id is None:
         return None, f"missing or empty id ({id_field})", None, None
-    try:
-        messages = parse_messages(record["messages"])
+    try:  # a row of another shape (no messages, a part or call of another type) is the row's fault
+        messages = parse_messages(record.get("messages"))
         transcript = transcript_of(str(text_id) if text_id is not None else "", messages, record.get("tools"))
-    except ValueError as exc:
-        return None, f"bad transcript: {exc}", text_id, None
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+        return None, f"bad transcript: {' '.join(str(exc).split())[:200]}", text_id, None
     text = transcript.rendering
     if len(text) > max_chars:
         return None, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id, None

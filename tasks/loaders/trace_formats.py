@@ -76,12 +76,28 @@ def trace_records(path: Path, fmt: str) -> Iterator[Row]:
     documents = list(_documents(path))
     if fmt == "atif":
         return (
-            (number, atif_record(doc, path), None)
+            _built(number, "an ATIF trajectory", atif_record, doc, path)
             if isinstance(doc, dict) and "steps" in doc
             else (number, None, "not an ATIF trajectory (no steps)")
             for number, doc in documents
         )
     return _span_records(documents, fmt)
+
+
+# What a field of another type than the format's raises while a record is built (a step that is a
+# string, a source that is a list, a number that is not one), or a text no UTF-8 encodes: the row's
+# fault, named in one line (each was a traceback).
+UNREADABLE = (AttributeError, TypeError, KeyError, ValueError, RecursionError)
+
+
+def _built(number: int, what: str, build, *args: Any) -> Row:
+    """(number, the record `build` makes, None), or (number, None, why it is not `what`)."""
+    try:
+        record = build(*args)
+        json.dumps(record, ensure_ascii=False).encode()  # a lone surrogate (a \\ud800 escape) failed in pyarrow
+    except UNREADABLE as exc:
+        return number, None, f"not {what}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return number, record, None
 
 
 def _documents(path: Path) -> Iterator[tuple[int, Any]]:
@@ -93,8 +109,11 @@ def _documents(path: Path) -> Iterator[tuple[int, Any]]:
         with path.open("rb") as fh:
             for number, raw in enumerate(fh, start=1):
                 if raw.strip():
-                    yield number, json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+                    try:
+                        yield number, json.loads(raw)
+                    except (ValueError, RecursionError) as exc:  # the line named, not the JSON's own line 1
+                        raise InputError(f"{path}: line {number}: not readable JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"{path}: not readable JSON: {exc}") from None
 
 
@@ -103,17 +122,28 @@ def _span_records(documents: list[tuple[int, Any]], fmt: str) -> Iterator[Row]:
     traces: dict[str, list[dict]] = {}
     rows: dict[str, int] = {}
     for number, doc in documents:
-        read = otlp_spans(doc) if isinstance(doc, dict) and "resourceSpans" in doc else flat_spans(doc)
-        for span in read:
+        _, spans, why = _built(number, f"{fmt} spans", _spans_of, doc)
+        if why:
+            yield number, None, why
+        for span in spans or ():
             traces.setdefault(span["trace_id"], []).append(span)
             rows.setdefault(span["trace_id"], number)
     for trace_id, spans in traces.items():
-        messages, tools = merge_spans(spans)
+        _, merged, why = _built(rows[trace_id], f"a trace of {fmt} spans", merge_spans, spans)
+        if why:
+            yield rows[trace_id], None, f"trace {trace_id or '(no id)'}: {why}"
+            continue
+        messages, tools = merged
         if not messages:
             yield rows[trace_id], None, f"trace {trace_id or '(no id)'}: no {fmt} messages in its spans"
             continue
         record = {"messages": messages, "tools": tools, "format": fmt, "spans": len(spans)}
         yield rows[trace_id], ({"id": trace_id, **record} if trace_id else record), None
+
+
+def _spans_of(doc: Any) -> list[dict]:
+    """A document's spans: an OTLP export's, else the flat ones (OpenInference, a span per line)."""
+    return list(otlp_spans(doc) if isinstance(doc, dict) and "resourceSpans" in doc else flat_spans(doc))
 
 
 def atif_record(doc: dict, path: Path) -> dict:
@@ -169,14 +199,19 @@ def _inspect_records(path: Path) -> Iterator[Row]:
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputError(f"{path}: not an Inspect .eval log (a zip of JSON): {exc}") from None
     with archive:
-        header = json.loads(archive.read("header.json")) if "header.json" in archive.namelist() else {}
+        try:
+            header = json.loads(archive.read("header.json")) if "header.json" in archive.namelist() else {}
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"{path}: header.json is not readable JSON: {exc}") from None
         names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
         for number, name in enumerate(names, start=1):
             try:
                 sample = json.loads(archive.read(name))
-                yield number, inspect_record(sample, header), None
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, RecursionError) as exc:
                 yield number, None, f"{name}: not an Inspect sample: {exc}"
+                continue
+            _, record, why = _built(number, "an Inspect sample", inspect_record, sample, header)
+            yield number, record, why and f"{name}: {why}"
 
 
 def inspect_record(sample: dict, header: dict) -> dict:

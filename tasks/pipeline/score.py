@@ -75,6 +75,11 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
         run.run_id,
         texts,
     )
+    if plan.total == 0 and texts is None:  # a run that could score nothing does not end successful
+        raise InputError(
+            f"corpus {corpus_id!r} has no live texts {bundle.id} applies to (every row quarantined or removed, "
+            "or none of its genres): nothing to score; see `rubricflow ingest`"
+        )
     plan.layout = choice.layout  # the judges send it (flows/score.py puts it in the run's options)
     run.folder.keep_room()  # room for what a full disk would otherwise lose
     price = price_of(config.model, price_table(config.prices))

@@ -69,3 +69,18 @@ def test_a_windows_csv_is_refused_naming_its_row_then_read_with_encoding(tmp_pat
     assert "quarantined" not in refused.stdout + refused.stderr
     read = run("ingest", "legacy.csv", "-c", "legacy", "-w", "w.duckdb", "--encoding", "cp1252", cwd=tmp_path)
     assert read.returncode == 0 and "9 texts loaded, 0 rows quarantined" in read.stdout, read.stdout + read.stderr
+
+
+def test_a_corpus_whose_every_row_was_quarantined_neither_ingests_nor_scores_successfully(
+    tmp_path, thread_judge_server
+):
+    """An outside probe: with --allow-quarantine, a file whose two rows were both bad exited 0 with 0
+    texts loaded, and `score` on that corpus "completed" 0 cells at 100% coverage, exit 0."""
+    rows = ['{"id": "a", "messages": [{"role": ["user"], "content": "x"}]}', '{"id": "b", "messages": "nope"}']
+    (tmp_path / "bad.jsonl").write_text("\n".join(rows) + "\n")
+    ingested = run("ingest", "bad.jsonl", "-c", "c", "-w", "w.duckdb", "--allow-quarantine", cwd=tmp_path)
+    assert ingested.returncode == 1 and "every row of bad.jsonl was quarantined (2)" in ingested.stderr, ingested.stderr
+    judge = thread_judge_server()
+    scored = run("score", "-c", "c", "-r", "llm-slop", "-w", "w.duckdb", "--base-url", judge.base_url, cwd=tmp_path)
+    said_once(scored, "corpus 'c' has no live texts llm-slop applies to")
+    assert judge.stats()["requests"] == 0

@@ -163,3 +163,52 @@ def test_an_otlp_trace_of_chat_tool_and_chat_spans_is_one_transcript_without_rep
 def test_an_unknown_format_is_refused_naming_the_known_ones(tmp_path):
     with pytest.raises(InputError, match="--format 'langsmith': not one of openai, otel"):
         ingest_corpus(OTEL_CHAT, tmp_path / "c", trace_format="langsmith")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fmt", "why"),
+    [
+        ("a.json", {"steps": "oops"}, "atif", "not an ATIF trajectory: AttributeError"),
+        ("b.json", {"steps": [{"source": ["agent"], "message": "x"}]}, "atif", "not an ATIF trajectory: TypeError"),
+        ("c.json", {"steps": [{"source": "agent", "tool_calls": ["ls"]}]}, "atif", "not an ATIF trajectory"),
+        ("d.json", {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "attributes": [{"value": {}}]}]}]}]},
+         "otel", "not otel spans: KeyError"),
+        ("e.json", {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t\ud800", "attributes": []}]}]}]},
+         "otel", "UnicodeEncodeError"),
+    ],
+)  # fmt: skip
+def test_a_trace_of_another_shape_is_quarantined_naming_its_row_not_a_traceback(tmp_path, name, content, fmt, why):
+    """An outside probe's traces whose fields had other types than the format's (a string where a
+    list or object goes, a source that is a list, an attribute without a key, a lone surrogate): each
+    was a Python traceback out of `rubricflow ingest`."""
+    source = tmp_path / name
+    source.write_text(json.dumps(content))
+    report = ingest_corpus(source, tmp_path / "corpora" / "c", trace_format=fmt)
+    assert report.rows_ok == 0 and report.rows_quarantined == 1
+    [row] = [json.loads(line) for line in open(report.quarantine, encoding="utf-8")]
+    assert row["row"] == 1 and why in row["reason"], row
+
+
+def test_a_spans_file_is_refused_naming_its_unreadable_line_and_an_inspect_header_naming_itself(tmp_path):
+    lines = tmp_path / "spans.jsonl"
+    lines.write_text('{"trace_id": "t", "attributes": {}}\n{"trace_id": "t", "attrib\n')
+    with pytest.raises(InputError, match=r"spans.jsonl: line 2: not readable JSON"):
+        ingest_corpus(lines, tmp_path / "c1", trace_format="openinference")
+    log = tmp_path / "run.eval"
+    with zipfile.ZipFile(log, "w") as archive:
+        archive.writestr("header.json", "{not json")
+        archive.writestr("samples/1_epoch_1.json", json.dumps({"messages": []}))
+    with pytest.raises(InputError, match=r"run.eval: header.json is not readable JSON"):
+        ingest_corpus(log, tmp_path / "c2", trace_format="inspect")
+
+
+def test_a_chat_row_without_messages_beside_transcripts_is_quarantined(tmp_path):
+    """A transcript file whose second row is a plain text row: `KeyError: 'messages'`, a traceback."""
+    source = tmp_path / "mixed.jsonl"
+    rows = [{"id": "a", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
+            {"id": "b", "text": "a plain text row"}]  # fmt: skip
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    report = ingest_corpus(source, tmp_path / "corpora" / "c")
+    assert (report.rows_ok, report.rows_quarantined) == (1, 1)
+    [row] = [json.loads(line) for line in open(report.quarantine, encoding="utf-8")]
+    assert row["row"] == 2 and "messages is not a non-empty list" in row["reason"], row

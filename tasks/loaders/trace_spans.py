@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OTEL_SPAN = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.operation.name", "gen_ai.tool.name")
 OI_MESSAGE = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
 
@@ -43,9 +45,7 @@ def otlp_spans(document: dict) -> Iterator[dict]:
                 yield {
                     "trace_id": span.get("traceId") or "",
                     "span_id": span.get("spanId"),
-                    "start": int(span.get("startTimeUnixNano") or 0)
-                    if str(span.get("startTimeUnixNano", "0")).isdigit()
-                    else 0,
+                    "start": start_ns(span),
                     "status_error": (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"),
                     "attributes": attributes,
                 }
@@ -55,7 +55,7 @@ def flat_spans(document: Any) -> Iterator[dict]:
     """Spans written as objects: one span's attribute map (a test fixture, a log line), a span with
     `attributes` (and `context.trace_id`, as Phoenix exports them), or a list of either."""
     items = document if isinstance(document, list) else [document]
-    for number, item in enumerate(items):
+    for item in items:
         if not isinstance(item, dict):
             continue
         given, found = item.get("attributes"), item.get("context")
@@ -64,10 +64,27 @@ def flat_spans(document: Any) -> Iterator[dict]:
         yield {
             "trace_id": context.get("trace_id") or item.get("trace_id") or item.get("traceId") or "",
             "span_id": context.get("span_id") or item.get("span_id") or item.get("spanId"),
-            "start": number,
+            "start": start_ns(item),
             "status_error": item.get("status_code") == "ERROR",
             "attributes": flatten(attributes),
         }
+
+
+def start_ns(span: dict) -> int | None:
+    """When the span started, in ns since the epoch: OTLP's `startTimeUnixNano`, or an ISO 8601
+    `start_time` as Phoenix exports it (no zone: UTC); None when it says none."""
+    given = span.get("startTimeUnixNano", span.get("start_time_unix_nano"))
+    if isinstance(given, int | str) and str(given).isdigit():
+        return int(given)
+    stamp = span.get("start_time", span.get("startTime"))
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (moment - EPOCH) // timedelta(microseconds=1) * 1000
 
 
 def flatten(attributes: dict, prefix: str = "") -> dict:
@@ -221,10 +238,11 @@ def _key(message: dict) -> str:
 
 
 def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
-    """One trace's spans (in start order) as one conversation, and the tool schemas it offered."""
+    """One trace's spans (in start order, or the file's when a span gives no start) as one conversation, and the tool schemas it offered."""
     conversation: list[dict] = []
     tools = None
-    for span in sorted(spans, key=lambda s: s["start"]):
+    timed = all(span["start"] is not None for span in spans)  # else as the file lists them
+    for span in sorted(spans, key=lambda s: s["start"]) if timed else spans:
         inputs, outputs, run, offered = span_turns(span)
         tools = tools or offered
         keys = [_key(m) for m in conversation]

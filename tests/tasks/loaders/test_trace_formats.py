@@ -212,3 +212,17 @@ def test_a_chat_row_without_messages_beside_transcripts_is_quarantined(tmp_path)
     assert (report.rows_ok, report.rows_quarantined) == (1, 1)
     [row] = [json.loads(line) for line in open(report.quarantine, encoding="utf-8")]
     assert row["row"] == 2 and "messages is not a non-empty list" in row["reason"], row
+
+
+def test_openinference_spans_are_read_in_start_order_whatever_the_files_order(tmp_path):
+    """Phoenix's two spans of one trace (OpenInference's spec), written in reverse: read in the
+    file's order, the first call's tool call came again after the final answer (6 messages, not 5)."""
+    spans = (FORMATS / "openinference_phoenix_spans.jsonl").read_text().splitlines()
+    reversed_file = tmp_path / "reversed" / "spans.jsonl"
+    reversed_file.parent.mkdir()
+    reversed_file.write_text("\n".join(reversed(spans)) + "\n")
+    in_order = load(tmp_path / "a", FORMATS / "openinference_phoenix_spans.jsonl", "openinference")
+    reverse = load(tmp_path / "b", reversed_file, "openinference")
+    query = "SELECT position, role, body_hash FROM messages ORDER BY position"
+    assert in_order.sql(query).fetchall() == reverse.sql(query).fetchall()
+    assert [role for _, role, _ in in_order.sql(query).fetchall()][-1] == "assistant"

@@ -262,7 +262,9 @@ def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
 
 def _add_tool_run(conversation: list[dict], run: dict) -> None:
     """A tool span's result as a tool message answering its call; a call no message made is added
-    as an assistant message first, so no call or result is lost."""
+    as an assistant message first, so no call or result is lost. A span without its result (the
+    convention records it only when asked) adds none: an empty one took the place of the result a
+    later chat span's input carries, which was then dropped as a repeat."""
     calls = {c.get("id"): c for m in conversation for c in m.get("tool_calls") or []}
     if run["id"] is None:  # no id: the latest call of that name
         named = [cid for cid, c in calls.items() if (c.get("function") or {}).get("name") == run["name"]]
@@ -276,6 +278,8 @@ def _add_tool_run(conversation: list[dict], run: dict) -> None:
                 "tool_calls": [{"id": run["id"], "type": "function", "function": fn}],
             }
         )
+    if run["result"] is None and not run["is_error"]:  # not recorded (opt-in): a later call's input may carry it
+        return
     if any(m.get("role") == "tool" and m.get("tool_call_id") == run["id"] for m in conversation):
         return
     conversation.append(

@@ -226,3 +226,24 @@ def test_openinference_spans_are_read_in_start_order_whatever_the_files_order(tm
     query = "SELECT position, role, body_hash FROM messages ORDER BY position"
     assert in_order.sql(query).fetchall() == reverse.sql(query).fetchall()
     assert [role for _, role, _ in in_order.sql(query).fetchall()][-1] == "assistant"
+
+
+def test_a_tool_span_without_its_result_leaves_the_result_a_later_chat_span_carries(tmp_path):
+    """The GenAI convention records a tool's result only when asked: an execute_tool span without one
+    added an empty tool message, and the later chat span's input, which carries the result
+    ("rainy, 57°F"), was dropped as its repeat."""
+    real = json.loads(OTEL_CHAT.read_text())
+    history = json.loads(real["gen_ai.input.messages"])
+    first = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(history[:1]),
+        "gen_ai.output.messages": json.dumps(history[1:2]),
+    }
+    tool = {k: v for k, v in json.loads(OTEL_TOOL.read_text()).items() if k not in ("input", "output")}
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_otlp([("t1", "chat", first), ("t1", "execute_tool", tool), ("t1", "chat", real)])))
+    con = load(tmp_path, source)
+    [(body,)] = con.sql(
+        "SELECT body FROM messages JOIN message_bodies USING (body_hash) WHERE role = 'tool'"
+    ).fetchall()
+    assert body == "rainy, 57°F"

@@ -2,6 +2,7 @@
 -- (warehouse/chat_files.py): one row per transcript with its id, its canonical rendering (as
 -- tasks/loaders/transcripts.render_message writes it), its messages normalised with each body's
 -- md5, the tool schemas, the other fields as metadata, and `odd`: a line this path does not read as
+-- (JSON allows space before a colon: `"content" : [` is content parts too, once stored as their raw JSON)
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
 -- read neither the renderings nor the messages for them. Variables: source (the file).
@@ -16,7 +17,7 @@ WITH raw AS (
                     'text_id', 'id', 'session_id', 'trace_id'))) > 0
                 THEN json_merge_patch(json, '{"messages": null, "tools": null, "genre": null, "transcript_id": null,
                     "text_id": null, "id": null, "session_id": null, "trace_id": null}') END AS extra,
-           regexp_matches(json, '"(content|arguments)":\s*[\[{]|"tool_calls":\s*[{"]|"function_call"|"messages":\s*"') AS odd_text
+           regexp_matches(json, '"(content|arguments)"\s*:\s*[\[{]|"tool_calls"\s*:\s*[{"]|"function_call"|"messages"\s*:\s*"') AS odd_text
     FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (

@@ -44,9 +44,10 @@ def test_a_file_the_columns_would_read_differently_is_left_to_the_row_by_row_pat
     record = json.loads(CHATS.read_text().splitlines()[0])
     parts = {**record, "id": "parts", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
     bad_role = {**record, "id": "bad", "messages": [{"role": "robot", "content": "beep"}]}
-    for number, odd in enumerate((parts, bad_role, record)):  # the last: a duplicated id
-        source = tmp_path / f"odd{number}.jsonl"
-        source.write_text(json.dumps(record) + "\n" + json.dumps(odd) + "\n")
+    spaced = json.dumps(parts, separators=(", ", " : "))  # JSON's space before a colon: parts all the same
+    for number, odd in enumerate((json.dumps(parts), json.dumps(bad_role), spaced, json.dumps(record))):
+        source = tmp_path / f"odd{number}.jsonl"  # the last: a duplicated id
+        source.write_text(json.dumps(record) + "\n" + odd + "\n")
         assert normalise_chat_jsonl(source, tmp_path, 1_000_000) is None
         assert not (tmp_path / "messages.parquet").exists()
     report = ingest_corpus(tmp_path / "odd1.jsonl", tmp_path / "corpus")

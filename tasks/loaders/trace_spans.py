@@ -116,11 +116,16 @@ def _arguments(value: Any) -> str | None:
     return value if isinstance(value, str) or value is None else json.dumps(value, ensure_ascii=False)
 
 
-def genai_messages(value: Any) -> list[dict]:
+def genai_messages(value: Any, role: str = "user") -> list[dict]:
     """OTel GenAI messages (role + parts: text, tool_call, tool_call_response, others named) as
-    canonical ones; a tool role's responses become one tool message per call answered."""
+    canonical ones; a tool role's responses become one tool message per call answered. A plain
+    text where the JSON list goes is one message of `role` (its characters were iterated as
+    messages, and the text lost without a word)."""
     out: list[dict] = []
-    for message in _json(value) or []:
+    read = _json(value)
+    if isinstance(read, str):
+        return [{"role": role, "content": read}] if read.strip() else []
+    for message in read or []:
         if not isinstance(message, dict):
             continue
         role = message.get("role") or "user"
@@ -215,7 +220,7 @@ def span_turns(span: dict) -> tuple[list[dict], list[dict], dict | None, Any]:
     if a.get("gen_ai.operation.name") == "execute_tool" or (a.get("gen_ai.tool.name") and not inputs):
         run = _tool_run(a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name"), a, span)
     tools = _json(a.get("gen_ai.tool.definitions"))
-    return inputs, genai_messages(a.get("gen_ai.output.messages")), run, tools or None
+    return inputs, genai_messages(a.get("gen_ai.output.messages"), "assistant"), run, tools or None
 
 
 def _tool_run(call_id: Any, name: Any, a: dict, span: dict) -> dict:

@@ -247,3 +247,14 @@ def test_a_tool_span_without_its_result_leaves_the_result_a_later_chat_span_carr
         "SELECT body FROM messages JOIN message_bodies USING (body_hash) WHERE role = 'tool'"
     ).fetchall()
     assert body == "rainy, 57°F"
+
+
+def test_a_spans_plain_text_messages_are_kept_as_one_message_each(tmp_path):
+    """`gen_ai.input.messages` given as plain text, not the JSON list the convention asks for: its
+    characters were read as messages and the user's text was lost, exit 0."""
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": "hello there", "gen_ai.output.messages": "hi!"}
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_otlp([("t1", "chat", chat)])))
+    con = load(tmp_path, source)
+    query = "SELECT role, body FROM messages JOIN message_bodies USING (body_hash) ORDER BY position"
+    assert con.sql(query).fetchall() == [("user", "hello there"), ("assistant", "hi!")]

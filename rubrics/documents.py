@@ -7,6 +7,7 @@ neither, so the two never import each other.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,27 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _BASE_LOADER, SAFE_DUMPER = yaml.SafeLoader, yaml.SafeDumper
 
 
+MERGE = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKey(ValueError):
+    """A key written twice in one mapping (YAML or JSON): which value is meant is the author's to say."""
+
+    def __init__(self, key: str, line: int | None = None):
+        self.key, self.line = key, line
+        super().__init__(f"key {key!r} is written twice in one mapping" + (f" (line {line})" if line else ""))
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """json.loads' object_pairs_hook: a JSON object whose key is written twice is refused."""
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
 class YamlFloat(float):
     """A YAML float that remembers how it was written: `version: 2.10` is 2.10.0, not 2.1.0."""
 
@@ -38,6 +60,16 @@ class SAFE_LOADER(_BASE_LOADER):  # noqa: N801 (named as the constant it replace
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
         for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()
     }
+
+    def construct_mapping(self, node, deep=False):
+        """A mapping whose key is written twice is refused (the last silently won: `weight: 3` then
+        `weight: 0` was weight 0). Checked before merge keys (`<<`) are applied: a key that overrides
+        a merged one is YAML's meaning, not a repeat."""
+        written = Counter((k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.tag != MERGE)
+        for key_node, _ in node.value:
+            if written.get((key_node.tag, key_node.value), 0) > 1:
+                raise DuplicateKey(key_node.value, key_node.start_mark.line + 1)
+        return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_float(self, node):
         number = YamlFloat(super().construct_yaml_float(node))
@@ -70,6 +102,8 @@ def parse_yaml(text: str, source: str | Path) -> Any:
     values or into itself: a 206 KB file of aliases once grew to 886 MB while being validated."""
     try:
         data = yaml.load(text, Loader=SAFE_LOADER)
+    except DuplicateKey as exc:
+        raise RubricImportError(source, str(exc)) from None
     except yaml.constructor.ConstructorError as exc:
         raise RubricImportError(
             source, f"YAML tag refused (only plain YAML is read): {exc.problem} {exc.problem_mark}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from rubricflow.errors import InputError
+from rubricflow.surrogates import lone_surrogate
 
 # RubricImportError, parse_yaml and rubric_from_data are re-exported: callers read files through here.
 from .documents import (  # noqa: F401
@@ -61,8 +62,8 @@ def read_rubric_text(path: Path) -> str:
     """A rubric file's text; a missing file or one that is not UTF-8 is an error naming it."""
     if not path.is_file():
         raise RubricImportError(path, "no such file")
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # a leading byte-order mark is no part of the text (in a .json it was refused, in a .txt kept in the goal)
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RubricImportError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
@@ -93,5 +94,12 @@ def expand_folders(refs: list[str]) -> list[str]:
 
 
 def loads_rubrics(text: str, source: str | Path) -> list[Rubric]:
-    """Detect the format of `text` and import it."""
-    return detect_and_import(text, Path(str(source)))
+    """Detect the format of `text` and import it. A text holding a lone surrogate (a \\ud800 escape,
+    which no UTF-8 encodes: the rubric's content hash failed with a traceback) is refused naming the field."""
+    rubrics = detect_and_import(text.removeprefix("\ufeff"), Path(str(source)))
+    for number, rubric in enumerate(rubrics):
+        if where := lone_surrogate(
+            rubric.model_dump(mode="python"), "rubric" if len(rubrics) == 1 else f"rubric {number + 1}"
+        ):
+            raise RubricImportError(source, f"{where}: a lone surrogate (a \\ud800-\\udfff escape no UTF-8 encodes)")
+    return rubrics

@@ -368,12 +368,17 @@ class UnitSelector(Strict):
     position: Literal["first", "last"] | int | None = None
 
 
+# A weight or a point count beyond this is a typo: two weights of 1e308 overflowed the weighted mean
+# to NaN (and a score of 0.5 to 0.0), with no word.
+MOST_WEIGHT = 1e12
+
+
 class Criterion(Strict):
     id: Id
     title: str = ""
     description: str = ""
     scale: Scale = BinaryScale()
-    weight: float = Field(default=1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0, le=MOST_WEIGHT)
     importance: Literal["essential", "important"] = "important"
     pass_threshold: Unit | None = None
     evidence: Evidence = Evidence()
@@ -381,7 +386,9 @@ class Criterion(Strict):
     mechanical_rules: tuple[str, ...] = ()
     patterns: tuple[Id, ...] = ()
     examples: tuple[ScoredExample, ...] = ()
-    points: float | None = None  # signed points (HealthBench): negative marks undesirable behaviour
+    points: float | None = Field(
+        default=None, ge=-MOST_WEIGHT, le=MOST_WEIGHT
+    )  # signed (HealthBench): negative marks undesirable behaviour
     notes: str = ""
     tags: tuple[str, ...] = ()
     check: TrajectoryCheck | None = None  # decided in SQL over the transcript's messages, not by the judge
@@ -419,7 +426,7 @@ class Group(Strict):
     title: str = ""
     description: str = ""
     aggregation: Aggregation = "weighted_mean"
-    weight: float = Field(default=1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0, le=MOST_WEIGHT)
     children: tuple[Id, ...] = Field(min_length=1)
 
 

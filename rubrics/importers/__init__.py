@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..documents import RubricImportError, parse_yaml
+from ..documents import DuplicateKey, RubricImportError, no_duplicate_keys, parse_yaml
 from ..model import Rubric
 from . import dispatcher, prometheus, xml_spec  # noqa: F401 - xml_spec: `doctor` accounts for its elements
 from .registry import FORMATS, Format, Importer, expected_shapes
@@ -53,7 +53,9 @@ def import_jsonl(text: str, path: Path) -> list[Rubric]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as exc:
+            raise RubricImportError(path, f"line {number}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise RubricImportError(path, f"line {number}: invalid JSON ({exc.msg})") from None
         if isinstance(record, dict) and prometheus.looks_like_levels(record):
@@ -71,7 +73,9 @@ def import_jsonl(text: str, path: Path) -> list[Rubric]:
 def parse_data(text: str, path: Path) -> Any:
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as exc:
+            raise RubricImportError(path, str(exc)) from None
         except json.JSONDecodeError as exc:
             raise RubricImportError(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     return parse_yaml(text, path)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import orjson
 
 from rubricflow.errors import InputError, RubricflowError
+from rubricflow.surrogates import lone_surrogate
 from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse, same_secret
 
 SECRET_NAME = "reward-server"
@@ -101,26 +102,12 @@ def _parsed(raw: bytes) -> Any:
     except (ValueError, RecursionError) as exc:
         raise InputError(f"the request body is not JSON the server reads: {' '.join(str(exc).split())[:200]}") from None
     try:
-        where = _lone_surrogate(body)
+        where = lone_surrogate(body, "body")
     except RecursionError:
         raise InputError("the request body is nested deeper than the server reads") from None
     if where:
         raise InputError(f"{where}: a lone surrogate (a \\ud800-\\udfff escape no UTF-8 can encode)")
     return body
-
-
-def _lone_surrogate(value: Any, where: str = "body") -> str | None:
-    """Where in the body a string holds a lone surrogate (json reads one; every text the server
-    encodes, the judge's request first, then failed: one rollout's failed its whole batch)."""
-    if isinstance(value, str):
-        return None if value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value) else where
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        if isinstance(key, str) and _lone_surrogate(key):
-            return f"{where}: a key"
-        if found := _lone_surrogate(item, f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]"):
-            return found
-    return None
 
 
 def _encoded(payload: Any) -> bytes:

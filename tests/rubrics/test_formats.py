@@ -1,3 +1,6 @@
+import json
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -173,3 +176,54 @@ def test_a_version_with_leading_zeros_is_refused_when_read_not_later(tmp_path):
     f.write_text('metadata: {id: r, version: "1.0.0\\n"}\ngoal: g\ncriteria: [{id: a}]\n')  # "$" matched before it
     with pytest.raises(RubricImportError, match=r"version '1.0.0\\n' is not semantic"):
         load_rubric(f)
+
+
+NATIVE = """metadata: {id: r, version: 1.0.0}
+goal: g
+criteria:
+  - {id: a, weight: 3}
+  - {id: b}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        ("twice.yaml", NATIVE.replace("{id: a, weight: 3}", "{id: a, weight: 3, weight: 0}"),
+         "key 'weight' is written twice in one mapping"),
+        ("twice.json", '{"metadata": {"id": "r", "version": "1.0.0"}, "goal": "g", "goal": "h", "criteria": [{"id": "a"}]}',
+         "key 'goal' is written twice in one mapping"),
+        ("huge.yaml", NATIVE.replace("weight: 3", "weight: 1e308"), "criteria.0.weight"),
+        ("lone.json", '{"metadata": {"id": "r", "version": "1.0.0"}, "goal": "g", "criteria": [{"id": "a", "description": "x \\ud800"}]}',
+         "rubric.criteria[0].description: a lone surrogate"),
+    ],
+)  # fmt: skip
+def test_a_rubric_file_whose_meaning_is_unclear_is_refused_naming_the_field(tmp_path, name, text, why):
+    """An outside probe: a key written twice silently took its last value (weight 3 became 0), two
+    weights of 1e308 overflowed the weighted mean to NaN, and a lone surrogate was a traceback."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RubricImportError, match=re.escape(why)):
+        load_rubric(path)
+
+
+def test_a_merge_key_overridden_is_yamls_meaning_and_a_byte_order_mark_no_part_of_the_text(tmp_path):
+    merged = tmp_path / "merged.yaml"
+    merged.write_text(
+        "metadata: {id: r, version: 1.0.0}\ngoal: g\ncriteria:\n  - &a {id: a, weight: 2, title: T}\n"
+        "  - {<<: *a, id: b, weight: 5}\n",
+        encoding="utf-8",
+    )
+    b = load_rubric(merged).criteria[1]
+    assert (b.id, b.weight, b.title) == ("b", 5, "T")  # keys that override merged ones: not written twice
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(NATIVE, encoding="utf-8")
+    for suffix in (".yaml", ".json"):
+        marked = tmp_path / f"marked{suffix}"
+        body = (
+            NATIVE
+            if suffix == ".yaml"
+            else json.dumps(load_rubric(plain).model_dump(mode="json", exclude_defaults=True))
+        )
+        marked.write_bytes(b"\xef\xbb\xbf" + body.encode())
+        assert content_hash(load_rubric(marked)) == content_hash(load_rubric(plain)), suffix

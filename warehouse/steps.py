@@ -423,6 +423,11 @@ def corpus_exists(con: duckdb.DuckDBPyConnection, corpus_id: str) -> bool:
     return bool(fetch(con, "corpus_exists.sql", corpus=corpus_id)[0]["found"])
 
 
+def live_texts(con: duckdb.DuckDBPyConnection, corpus_id: str) -> int:
+    """How many texts of the corpus are live (not marked removed)."""
+    return int(fetch(con, "corpus_live_texts.sql", corpus=corpus_id)[0]["texts"])
+
+
 def corpus_texts(con: duckdb.DuckDBPyConnection, corpus_id: str, warehouse: str | Path) -> list[str]:
     """The live texts of a corpus, by id (a cascade's or sequential A/B's order is seeded from them);
     a corpus the warehouse does not hold is an error naming both."""

@@ -41,6 +41,11 @@ def prepare_run(run: Run) -> tuple[steps.Plan, int, Estimate]:
     with db.writer(path) as con:
         if not steps.corpus_exists(con, corpus_id):
             raise InputError(f"no corpus {corpus_id!r} in {path}; run `rubricflow ingest` first")
+        if run.texts is None and not steps.live_texts(con, corpus_id):  # a run that scores nothing fails
+            raise InputError(
+                f"corpus {corpus_id!r} has no live texts (every row quarantined, or every text removed): "
+                "nothing to score; see `rubricflow ingest`"
+            )
         check_required_inputs(con, corpus_id, bundle, run.texts)
         steps.close_stale_runs(con, path)
         recovered = steps.load_pending(con, runs_root(path))
@@ -75,11 +80,6 @@ def _plan_and_start(con, run: Run, recovered: int) -> tuple[steps.Plan, int, Est
         run.run_id,
         texts,
     )
-    if plan.total == 0 and texts is None:  # a run that could score nothing does not end successful
-        raise InputError(
-            f"corpus {corpus_id!r} has no live texts {bundle.id} applies to (every row quarantined or removed, "
-            "or none of its genres): nothing to score; see `rubricflow ingest`"
-        )
     plan.layout = choice.layout  # the judges send it (flows/score.py puts it in the run's options)
     run.folder.keep_room()  # room for what a full disk would otherwise lose
     price = price_of(config.model, price_table(config.prices))

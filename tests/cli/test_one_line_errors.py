@@ -82,5 +82,5 @@ def test_a_corpus_whose_every_row_was_quarantined_neither_ingests_nor_scores_suc
     assert ingested.returncode == 1 and "every row of bad.jsonl was quarantined (2)" in ingested.stderr, ingested.stderr
     judge = thread_judge_server()
     scored = run("score", "-c", "c", "-r", "llm-slop", "-w", "w.duckdb", "--base-url", judge.base_url, cwd=tmp_path)
-    said_once(scored, "corpus 'c' has no live texts llm-slop applies to")
+    said_once(scored, "corpus 'c' has no live texts (every row quarantined")
     assert judge.stats()["requests"] == 0

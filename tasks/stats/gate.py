@@ -192,8 +192,9 @@ def regression_checks(c: Comparison, alpha: float) -> list[Check]:
 
 def _drop_check(name: str, delta: float | None, ci: tuple[float, float] | list | None, alpha: float) -> Check:
     level = f"{1 - alpha:.0%}"
-    if delta is None or ci is None:
-        return Check(name, "regression", PASSED, delta, f"alpha {alpha:g}", f"{name}: too few pairs for an interval")
+    if delta is None or ci is None:  # too little evidence is no pass (one paired text passed a -0.58 drop)
+        message = f"{name}: too few pairs for an interval, so no drop can be ruled out"
+        return Check(name, "regression", ERROR, delta, f"alpha {alpha:g}", message)
     lo, hi = ci
     dropped = hi < 0
     message = f"{name}: delta {delta:+.4f} ({level} CI {lo:+.4f} to {hi:+.4f})" + (

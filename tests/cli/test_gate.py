@@ -161,3 +161,24 @@ def test_the_docs_page_documents_the_exit_codes_and_a_working_gate_file(tmp_path
     config = load_config(tmp_path / "gate.yaml")
     assert config.regression.baseline == "llm-slop@1.0.0" and config.thresholds.criteria == {"meta-talk": 0.7}
     assert load_config(ROOT / "examples" / "gate.yaml").regression is not None
+
+
+def test_a_regression_with_too_few_pairs_for_an_interval_is_an_error_not_a_pass():
+    """An outside probe: one text paired with the baseline, a drop of -0.583, and the gate passed
+    ("too few pairs for an interval", exit 0); docs/gate.md: a gate never passes on too little evidence."""
+    from types import SimpleNamespace
+
+    from rubricflow.tasks.stats.gate import ERROR, PASSED, regression_checks
+
+    one = SimpleNamespace(
+        summary={"texts_paired": 1, "mean_delta": -0.583, "mean_delta_ci": None, "pass_to_fail": 1, "fail_to_pass": 0},
+        criteria=[{"criterion_id": "puffery", "mean_delta": -1.0, "mean_delta_ci": None}],
+        rubric_a="llm-slop@1.0.0",
+        rubric_b="llm-slop@2.0.0",
+    )
+    checks = {c.name: c.status for c in regression_checks(one, 0.05)}
+    assert checks == {
+        "regression overall": ERROR,
+        "regression pass_rate": PASSED,
+        "regression criterion puffery": ERROR,
+    }

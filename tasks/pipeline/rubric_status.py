@@ -1,6 +1,7 @@
 """Forge's usage telemetry and calibration gate: per rubric version, how often it was run and what it
 cost, and whether its latest calibration against the humans (mean Pearson r over its criteria) falls
-under its threshold: `metadata.provenance.calibration_threshold` when the rubric states one, else 0.7.
+under its threshold: `metadata.provenance.calibration_threshold` when the rubric states one, else 0.7
+(calibrations on fewer than MIN_LABELS texts are not counted).
 `rubric status` prints it; the nightly job fails on a flagged rubric it scored."""
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from rubricflow.rubrics import metrics
 from rubricflow.warehouse import db
 
 DEFAULT_THRESHOLD = 0.7
+# The gate counts a calibration made on at least as many texts as an estimate needs: one on 2 texts
+# (r = +/-1 whatever the agreement) cleared a version flagged at r = -1 on 20.
+MIN_LABELS = 10
 
 
 def threshold_of(rubric_json: str | None, default: float = DEFAULT_THRESHOLD) -> float:
@@ -29,7 +33,7 @@ def threshold_of(rubric_json: str | None, default: float = DEFAULT_THRESHOLD) ->
 def status(con: duckdb.DuckDBPyConnection, default: float = DEFAULT_THRESHOLD) -> list[dict]:
     """One row per rubric version: usage, latest calibration, threshold, and `flagged` (calibrated and under it)."""
     documents = dict(con.execute("SELECT rubric_hash, document FROM rubrics").fetchall())
-    rows = db.fetch(con, "rubric_status.sql")
+    rows = db.fetch(con, "rubric_status.sql", least=MIN_LABELS)
     for row in rows:
         row["threshold"] = threshold_of(documents.get(row["rubric_hash"]), default)
         row["flagged"] = row["pearson"] is not None and row["pearson"] < row["threshold"]

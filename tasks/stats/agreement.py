@@ -120,6 +120,9 @@ class RaterAgreement:
     note: str = ""  # why a statistic is undefined (constant scores)
 
 
+MIN_CORRELATION_TEXTS = 3
+
+
 @np.errstate(all="ignore")
 def rater_agreement(
     scores: dict[str, dict[str, dict[str, float]]], judge: str, humans: list[str], step: float = 1.0
@@ -149,14 +152,19 @@ def rater_agreement(
             for who, values in ((judge, j), ("the humans", consensus))
             if np.all(values == values[0])
         )
+        few = len(texts) < MIN_CORRELATION_TEXTS  # two points lie on a line: r = +/-1 whatever the agreement
+        if few:
+            note = f"{len(texts)} texts: correlations need {MIN_CORRELATION_TEXTS} (n/a)" + (
+                f"; {note}" if note else ""
+            )
         baseline: tuple[float | None, float | None] = _human_baseline(grid, step) if many else (None, None)
         out.append(
             RaterAgreement(
                 criterion,
                 len(texts),
-                float(stats.pearsonr(j, consensus).statistic),
-                float(stats.spearmanr(j, consensus).statistic),
-                float(stats.kendalltau(j, consensus, variant="b").statistic),
+                np.nan if few else float(stats.pearsonr(j, consensus).statistic),
+                np.nan if few else float(stats.spearmanr(j, consensus).statistic),
+                np.nan if few else float(stats.kendalltau(j, consensus, variant="b").statistic),
                 cohen,
                 qwk,
                 levels,
@@ -173,6 +181,21 @@ def rater_agreement(
             )
         )
     return out
+
+
+def _why_undefined(judge: str, j: np.ndarray, consensus: np.ndarray) -> str:
+    """Why a statistic is n/a: too few texts (two points lie on a line: r = +/-1 whatever the
+    agreement), or a rater who gave every text the same score."""
+    said = (
+        [f"{len(j)} texts: correlations need {MIN_CORRELATION_TEXTS} (n/a)"] if len(j) < MIN_CORRELATION_TEXTS else []
+    )
+    said += [
+        f"{who} gave every text the same score ({values[0]:g}): correlations are undefined (n/a) "
+        "and kappa cannot exceed 0"
+        for who, values in ((judge, j), ("the humans", consensus))
+        if np.all(values == values[0])
+    ]
+    return "; ".join(said)
 
 
 def _human_baseline(grid: np.ndarray, step: float) -> tuple[float, float]:

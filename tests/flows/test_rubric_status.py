@@ -91,3 +91,21 @@ CALIBRATION_FIGURES = (
     "human_qwk",
     "note",
 )
+
+
+def test_a_calibration_on_too_few_texts_neither_flags_nor_clears_a_version(tmp_path):
+    """An outside probe: calibrated at r = -1.0 on 20 texts (flagged), then at r = 1.0 on 2 (a line
+    through two points), the version showed `ok`: the gate counts calibrations on >= 10 texts."""
+    from rubricflow.rubrics.library import Library
+    from rubricflow.tasks.pipeline.rubric_status import MIN_LABELS, status
+
+    bundle = Library().bundle("llm-slop")
+    with db.writer(tmp_path / "w.duckdb") as con:
+        db.register_rubric(con, bundle)
+        for n, pearson in ((20, -1.0), (2, 1.0), (MIN_LABELS - 1, 0.9)):  # the latest two: too few texts
+            figures = dict.fromkeys(CALIBRATION_FIGURES)
+            run_sql(con, "record_calibration.sql", corpus_id="c", judge="judge:llm-slop", reference="h", step=1.0,
+                    score="sampled", rubric_hash=bundle.hash, judge_hash="j", criterion_id="puffery", n=n,
+                    **figures, pearson=pearson)  # fmt: skip
+        [row] = status(con)
+    assert row["pearson"] == -1.0 and row["flagged"]

@@ -1,7 +1,7 @@
 -- Per rubric version: how much it is used (runs, judge calls, texts judged, the last run) and its
 -- latest calibration against the humans (the mean, over its criteria, of each criterion's latest
 -- Pearson r): Forge's usage telemetry and the input of its calibration gate (tasks/pipeline/rubric_status.py).
--- Params: none.
+-- Params: $least (the fewest texts a calibration the gate counts was made on).
 WITH usage AS (
     SELECT r.rubric_hash, count(*) AS runs, sum(coalesce(s.calls, 0)) AS calls,
            sum(coalesce(s.ok_cells, 0)) AS ok_cells, max(r.started_at) AS last_used
@@ -9,10 +9,10 @@ WITH usage AS (
     LEFT JOIN run_summary s USING (run_id)
     GROUP BY r.rubric_hash
 ),
-latest AS (
+latest AS (  -- a calibration on fewer than $least texts, or with no r, neither flags nor clears a version
     SELECT rubric_hash, criterion_id, arg_max(pearson, calibrated_at) AS pearson, max(calibrated_at) AS latest_at
     FROM calibrations
-    WHERE rubric_hash IS NOT NULL
+    WHERE rubric_hash IS NOT NULL AND pearson IS NOT NULL AND n >= $least
     GROUP BY ALL
 ),
 calibration AS (

@@ -133,3 +133,17 @@ def test_a_constant_judge_gets_undefined_correlations_with_the_reason_and_no_neg
     assert "judge gave every text the same score (3)" in row.note
     assert str(row.qwk) == "0.0" and str(row.cohen_kappa) == "0.0"  # not -0.0
     assert row.fleiss_texts == 4  # Fleiss' kappa counts only the texts every human rated
+
+
+def test_two_texts_give_no_correlation_and_say_why():
+    """An outside probe: `calibrate` on 2 labelled texts printed Pearson 1.0 (two points lie on a
+    line: +/-1 whatever the agreement), and that calibration cleared a version flagged at r = -1."""
+    from rubricflow.tasks.stats.agreement import rater_agreement
+
+    scores = {"c": {"judge": {"a": 1.0, "b": 2.0}, "human": {"a": 5.0, "b": 4.0}}}
+    [row] = rater_agreement(scores, "judge", ["human"])
+    assert row.n == 2 and all(np.isnan(x) for x in (row.pearson, row.spearman, row.kendall_tau_b))
+    assert row.note.startswith("2 texts: correlations need 3 (n/a)")
+    scores["c"]["judge"]["x"], scores["c"]["human"]["x"] = 3.0, 3.0
+    [three] = rater_agreement(scores, "judge", ["human"])
+    assert three.pearson == pytest.approx(-1.0) and three.note == ""

@@ -90,7 +90,27 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
             f"{path}: row {first['row']}: score {first['raw']!r} is no rating on any scale (beyond +-{MAX_SCORE:g}; "
             f"{huge.height} such rows)"
         )
-    return frame.drop("raw")
+    return _one_label_each(frame.drop("raw"), path)
+
+
+def _one_label_each(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """A text's label on a criterion by a rater, once: written twice alike it is kept once; twice
+    unlike, the file is refused naming both rows (the first silently won within a file, the last
+    across files, and the count said 3 labels where 2 were stored)."""
+    import polars as pl
+
+    key = ["text_id", "criterion_id", "rater"]
+    numbered = frame.with_row_index("row", offset=1)
+    clash = numbered.filter(pl.col("score").n_unique().over(key) > 1).sort("row")
+    if clash.height:
+        first = clash.row(0, named=True)
+        other = clash.filter(pl.all_horizontal(pl.col(k) == first[k] for k in key))
+        rows = other["row"].to_list()
+        raise LabelError(
+            f"{path}: rows {rows[0]} and {rows[1]}: text {first['text_id']!r}, criterion {first['criterion_id']!r}, "
+            f"rater {first['rater']!r} labelled {other['score'][0]:g} and {other['score'][1]:g}; keep one"
+        )
+    return frame.unique(subset=key, keep="first", maintain_order=True)
 
 
 def _scalars_only(frame: pl.DataFrame, path: Path) -> None:
@@ -124,7 +144,7 @@ def _long(frame: pl.DataFrame, path: Path, rater: str) -> pl.DataFrame:
         return frame.rename({ident: "text_id"}) if ident and ident != "text_id" else frame
     if ident is None:
         raise LabelError(f"{path}: no text id column ({' or '.join(ID_COLUMNS)}); found {found}")
-    criteria = [c for c in frame.columns if c not in (ident, "rater", *TEXT_COLUMNS) and _numeric(frame[c])]
+    criteria = [c for c in frame.columns if c not in (ident, "rater", *TEXT_COLUMNS) and _numeric(frame[c], path, c)]
     if not criteria:
         raise LabelError(
             f"{path}: neither long (text_id, criterion, score[, rater]) nor wide (an id and one numeric column "
@@ -136,17 +156,28 @@ def _long(frame: pl.DataFrame, path: Path, rater: str) -> pl.DataFrame:
     return long.filter(pl.col("score").is_not_null() & (pl.col("score").str.strip_chars() != ""))  # not rated
 
 
-def _numeric(column) -> bool:
-    """A column of numbers (CSV columns are read as text: every non-empty value parses as one)."""
+def _numeric(column, path: Path, name: str) -> bool:
+    """A column of numbers (CSV columns are read as text: every non-empty value parses as one). A
+    column mostly of numbers with a word among them is refused naming its row: one `n/a` cell
+    dropped the whole criterion's labels, 11 good ones with it, without a word."""
     import polars as pl
 
     if column.dtype.is_numeric():
         return True
     if column.dtype != pl.Utf8:
         return False
-    values = column.drop_nulls().str.strip_chars()
-    values = values.filter(values != "")
-    return values.len() > 0 and values.cast(pl.Float64, strict=False).null_count() == 0
+    values = column.str.strip_chars()
+    numbers = values.cast(pl.Float64, strict=False)
+    words = values.is_not_null() & (values != "") & numbers.is_null()
+    if not words.any():
+        return numbers.drop_nulls().len() > 0
+    if numbers.drop_nulls().len() >= words.sum():
+        row = words.arg_true()[0]
+        raise LabelError(
+            f"{path}: row {row + 1}: column {name!r} holds {values[row]!r}, not a number (its other values are "
+            "numbers: a criterion's column); leave the cell empty for no label"
+        )
+    return False
 
 
 def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -235,3 +235,31 @@ def test_a_label_field_holding_a_list_or_an_object_is_refused_by_column(tmp_path
     path.write_text(line + "\n")
     with pytest.raises(LabelError, match=rf"labels.jsonl: row 1: {column} holds a list or an object"):
         read_labels(path)
+
+
+def test_a_label_written_twice_unlike_is_refused_and_alike_kept_once(tmp_path):
+    """An outside probe: t00 labelled 2 then 5 by one rater printed "3 labels" and stored 2, the
+    first silently winning (the last, across files)."""
+    from rubricflow.errors import InputError
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    twice = tmp_path / "twice.csv"
+    twice.write_text("text_id,criterion,score\nt00,usefulness,2\nt01,usefulness,4\nt00,usefulness,5\n")
+    with pytest.raises(InputError, match=r"twice.csv: rows 1 and 3: text 't00', criterion 'usefulness'.* 2 and 5"):
+        read_labels(twice)
+    alike = tmp_path / "alike.csv"
+    alike.write_text("text_id,criterion,score\nt00,usefulness,2\nt01,usefulness,4\nt00,usefulness,2\n")
+    assert read_labels(alike).rows() == [("t00", "usefulness", "human", 2.0), ("t01", "usefulness", "human", 4.0)]
+
+
+def test_a_criterion_column_with_a_word_among_its_numbers_is_refused_by_row(tmp_path):
+    """One `n/a` cell in a wide file's criterion column dropped all its 11 good labels, exit 0."""
+    from rubricflow.errors import InputError
+    from rubricflow.tasks.loaders.labels import read_labels
+
+    wide = tmp_path / "wide.csv"
+    wide.write_text(
+        "text_id,usefulness,comment\n" + "".join(f"t{i},{i % 5 + 1},fine\n" for i in range(6)) + "t6,n/a,x\n"
+    )
+    with pytest.raises(InputError, match=r"wide.csv: row 7: column 'usefulness' holds 'n/a', not a number"):
+        read_labels(wide)

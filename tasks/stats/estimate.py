@@ -218,11 +218,11 @@ def figures(side: str, c: Criterion, plan: DrawnUnder | None, rater: str, alpha:
         else:
             alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0, centred=True)[0]
             powered, lam = ppi.active_mean(label, at, judge, pi, alpha, centred=True)
-        gained = ppi.effective_labels(len(at), alone, powered)
         bounds = (0.0, 1.0) if name == "pass_rate" else tuple(c.native(np.array([0.0, 1.0])))
+        alone, powered = _clipped(alone, *bounds), _clipped(powered, *bounds)
+        gained = ppi.effective_labels(len(at), alone, powered)  # of the intervals shown: clipped, both
         result.append(Figure(side, c.criterion_id, name, len(at), len(judge), float(judge.mean()),
-                             _clipped(alone, *bounds), _clipped(powered, *bounds), lam, gained,
-                             all_equal=bool(np.ptp(label) == 0)))  # fmt: skip
+                             alone, powered, lam, gained, all_equal=bool(np.ptp(label) == 0)))  # fmt: skip
     return result
 
 

@@ -61,3 +61,21 @@ def test_equal_labels_give_a_clipped_interval_of_nonzero_width_and_a_warning(val
     notes = warnings(got)
     for name in ("pass_rate", "mean"):
         assert any(f"A c {name}: every one of the 10 labelled values is equal" in n and "not exact" in n for n in notes)
+
+
+def test_labels_gained_are_of_the_intervals_shown_clipped_to_the_range():
+    """An outside probe: 10 labels all at the top of the scale, a pass rate of 1: both intervals show
+    [0.7411, 1], yet "labels gained -4.5" (5.45 effective) came from the powered interval before it
+    was clipped to [0, 1]. The same intervals shown are the same labels: 10 effective, 0 gained."""
+    import numpy as np
+
+    from rubricflow.tasks.stats.estimate import Criterion, figures
+
+    texts = [f"t{i}" for i in range(40)]
+    judge = np.linspace(0.2, 1.0, 40)
+    label = np.full(40, np.nan)
+    label[:10] = 1.0  # every label the scale's top: the humans pass all 10
+    c = Criterion("usefulness", texts, judge, label, (1.0, 5.0), 1.0, 0.5)
+    rate = next(f for f in figures("a", c, None, "human", 0.1) if f.figure == "pass_rate")
+    assert rate.labels_only.high == rate.powered.high == 1.0
+    assert rate.effective_labels == pytest.approx(10 * (rate.labels_only.width / rate.powered.width) ** 2)

@@ -136,9 +136,8 @@ def _otlp(spans):
     }
 
 
-def test_an_otlp_trace_of_chat_tool_and_chat_spans_is_one_transcript_without_repeats(tmp_path):
-    """The real chat span split as an agent emits it: a first chat (user in, call out), the tool's
-    execute_tool span, the second chat (the whole history in, the answer out); a second trace apart."""
+def _split_chat() -> tuple[dict, list, dict]:
+    """The real chat span, its input history, and the first call an agent made before it (user in, call out)."""
     real = json.loads(OTEL_CHAT.read_text())
     history = json.loads(real["gen_ai.input.messages"])
     first = {
@@ -146,6 +145,13 @@ def test_an_otlp_trace_of_chat_tool_and_chat_spans_is_one_transcript_without_rep
         "gen_ai.input.messages": json.dumps(history[:1]),
         "gen_ai.output.messages": json.dumps(history[1:2]),
     }
+    return real, history, first
+
+
+def test_an_otlp_trace_of_chat_tool_and_chat_spans_is_one_transcript_without_repeats(tmp_path):
+    """The real chat span split as an agent emits it: a first chat (user in, call out), the tool's
+    execute_tool span, the second chat (the whole history in, the answer out); a second trace apart."""
+    real, history, first = _split_chat()
     tool = {**json.loads(OTEL_TOOL.read_text()), "gen_ai.tool.call.id": "1234", "output": "rainy, 57°F"}
     tool.pop("input")
     spans = [("t1", "chat", first), ("t1", "execute_tool get_weather", tool), ("t1", "chat", real)]
@@ -232,13 +238,7 @@ def test_a_tool_span_without_its_result_leaves_the_result_a_later_chat_span_carr
     """The GenAI convention records a tool's result only when asked: an execute_tool span without one
     added an empty tool message, and the later chat span's input, which carries the result
     ("rainy, 57°F"), was dropped as its repeat."""
-    real = json.loads(OTEL_CHAT.read_text())
-    history = json.loads(real["gen_ai.input.messages"])
-    first = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.input.messages": json.dumps(history[:1]),
-        "gen_ai.output.messages": json.dumps(history[1:2]),
-    }
+    real, _, first = _split_chat()
     tool = {k: v for k, v in json.loads(OTEL_TOOL.read_text()).items() if k not in ("input", "output")}
     source = tmp_path / "trace.json"
     source.write_text(json.dumps(_otlp([("t1", "chat", first), ("t1", "execute_tool", tool), ("t1", "chat", real)])))

@@ -45,6 +45,8 @@ def repair(text: str, source: Path) -> str:
     start = text.find(f"<{ROOT}")
     if start < 0 or end < 0:
         raise RubricImportError(source, f"no <{ROOT}> ... </{ROOT}> element found")
+    if (specs := len(re.findall(rf"<{ROOT}[\s>]", text))) > 1:  # the second was dropped without a word
+        raise RubricImportError(source, f"holds {specs} <{ROOT}> specs; one file is one spec here (split it)")
     text = text[start : end + len(ROOT) + 3]
     text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
 

@@ -8,7 +8,7 @@ from rubricflow.rubrics.compiler import compile_or_raise, content_hash
 from rubricflow.rubrics.formats import RubricImportError, dump, load_rubric, load_rubrics, loads_rubrics
 from rubricflow.rubrics.model import Rubric
 
-from ..conftest import user_rubric_files
+from ..conftest import SHARED_RUBRICS, user_rubric_files
 from .strategies import rubrics
 
 NOT_A_RUBRIC = {
@@ -227,3 +227,13 @@ def test_a_merge_key_overridden_is_yamls_meaning_and_a_byte_order_mark_no_part_o
         )
         marked.write_bytes(b"\xef\xbb\xbf" + body.encode())
         assert content_hash(load_rubric(marked)) == content_hash(load_rubric(plain)), suffix
+
+
+def test_an_xml_file_of_two_specs_is_refused_not_cut_to_its_first(tmp_path):
+    """An outside probe: the second <LLM_JUDGE_SPEC> of a file was dropped without a word (two YAML
+    documents are refused)."""
+    spec = (SHARED_RUBRICS / "secemp9" / "anti_slop_rubric.xml").read_text(encoding="utf-8")
+    path = tmp_path / "two.xml"
+    path.write_text(spec + "\n" + spec, encoding="utf-8")
+    with pytest.raises(RubricImportError, match=r"two.xml: holds 2 <LLM_JUDGE_SPEC> specs"):
+        load_rubrics(path)

@@ -107,6 +107,12 @@ def import_evals(data: dict, source: Path) -> Rubric:
         raise RubricImportError(source, f"field {name}.choice_scores: {bad} are not among the choices {choices}")
     values = [float(v) for v in scores.values()]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    if values and low == high:  # one score, or all alike: min-max made each 0 (`{Yes: 1.0}` scored Yes 0)
+        if not 0 <= low <= 1:
+            raise RubricImportError(
+                source, f"field {name}.choice_scores: every choice scores {low:g}, none above another"
+            )
+        low = 0.0  # the scores as the spec gives them, already on [0, 1]
     span = (high - low) or 1.0
     categories = [{"value": str(c), "score": (float(scores[c]) - low) / span if c in scores else None} for c in choices]
     instructions = [

@@ -63,3 +63,19 @@ def test_a_format_type_evals_cannot_run_is_refused_with_its_field(tmp_path):
     path.write_text("x:\n  prompt: 'Diverse? {completion}'\n  choice_strings: YN\n  output_template: '{i}.'\n")
     with pytest.raises(RubricImportError, match=r"x.output_template: a template with an \{output\} slot"):
         load_rubric(path)
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"), [("{Yes: 1.0}", {"Yes": 1.0, "No": None}), ("{Yes: 1.0, No: 1.0}", {"Yes": 1.0, "No": 1.0})]
+)
+def test_choice_scores_all_alike_are_kept_as_given_not_normalised_to_zero(tmp_path, scores, expected):
+    """An outside probe: min-max normalising a single choice score (or equal ones) made each 0."""
+    path = tmp_path / "one.yaml"
+    path.write_text(
+        f"one:\n  prompt: 'Is {{completion}} right? Answer Yes or No.'\n  choice_strings: [Yes, No]\n  choice_scores: {scores}\n"
+    )
+    [criterion] = load_rubric(path).criteria
+    assert {c.value: c.score for c in criterion.scale.categories} == expected
+    path.write_text(path.read_text().replace(scores, "{Yes: 5, No: 5}"))
+    with pytest.raises(RubricImportError, match=r"one.choice_scores: every choice scores 5, none above another"):
+        load_rubric(path)

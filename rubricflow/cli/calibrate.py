@@ -179,6 +179,9 @@ def _print_agreement(result: Calibration, corpus: str, step: float) -> None:
     for r in result.rows:
         if r.note:
             out.print(escape(f"note: {r.criterion_id}: {r.note}"))
+    if result.unmatched:
+        left = ", ".join(f"{c!r} ({n})" for c, n in result.unmatched.items())
+        out.print(escape(f"note: labels on criteria {result.judge} never scored, left out: {left}"))
     out.print(
         "Fleiss n: the texts every human rated (Fleiss' kappa needs a full table; the other figures use all pairs)"
     )

@@ -4,7 +4,7 @@ raters on one corpus, per criterion. The data comes from `rater_scores.sql`; the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 
@@ -29,6 +29,7 @@ class Calibration:
     score: str = "sampled"
     rubric_hash: str | None = None
     judge_hash: str | None = None
+    unmatched: dict[str, int] = field(default_factory=dict)  # labels on criteria the judge never scored
 
     def as_records(self) -> list[dict]:
         """One flat record per criterion (what --json prints and the `calibrations` table keeps)."""
@@ -191,8 +192,13 @@ def calibration(
             f"(raters there: {', '.join(raters) or 'none'})"
         )
     result = rater_agreement(scores, judge, humans, step)
+    unmatched = {  # a misspelled criterion (`Usefulness`, `usefullness`): its labels were left out unsaid
+        criterion: sum(len(by_rater.get(h, {})) for h in humans)
+        for criterion, by_rater in sorted(scores.items())
+        if judge not in by_rater and any(h in by_rater for h in humans)
+    }
     if not result:
         raise CalibrationError(
             f"no criterion of corpus {corpus!r} has texts scored by both {judge!r} and {', '.join(humans)}"
         )
-    return Calibration(corpus, judge, humans, step, result, score, rubric_hash, judge_hash)
+    return Calibration(corpus, judge, humans, step, result, score, rubric_hash, judge_hash, unmatched)

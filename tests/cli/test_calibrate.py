@@ -93,6 +93,14 @@ def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_pat
     nope = cli(tmp_path, "calibrate", "-c", "nope", "--rubric", "llm-slop")
     assert nope.returncode == 2 and "no corpus 'nope'" in nope.stderr
 
+    # an outside probe: labels on a misspelled criterion were left out without a word
+    (tmp_path / "typo.csv").write_text(
+        "text_id,criterion,score,rater\n" + "".join(f"t{i},Puffery,1,ann\n" for i in range(5))
+    )
+    assert cli(tmp_path, "labels", "typo.csv", "-c", "c").returncode == 0
+    said = cli(tmp_path, "calibrate", "-c", "c", "--rubric", "llm-slop", "--judge-hash", hashes[1])
+    assert said.returncode == 0 and "never scored, left out: 'Puffery' (5)" in said.stdout, said.stdout + said.stderr
+
 
 def test_labels_for_texts_the_corpus_does_not_have_are_refused_whole(tmp_path):
     import duckdb

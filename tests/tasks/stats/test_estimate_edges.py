@@ -79,3 +79,17 @@ def test_labels_gained_are_of_the_intervals_shown_clipped_to_the_range():
     rate = next(f for f in figures("a", c, None, "human", 0.1) if f.figure == "pass_rate")
     assert rate.labels_only.high == rate.powered.high == 1.0
     assert rate.effective_labels == pytest.approx(10 * (rate.labels_only.width / rate.powered.width) ** 2)
+
+
+def test_a_judge_that_says_nothing_gives_the_labels_only_figure_for_a_rate_too():
+    """docs/analysis.md: lambda 0 (the judge's scores do not vary) is the labels-only figure; an
+    outside probe found the pass rate's powered interval [0.39, 0.98] beside its exact one [0.39, 0.91]."""
+    import numpy as np
+
+    from rubricflow.tasks.stats.estimate import Criterion, figures
+
+    label = np.full(40, np.nan)
+    label[:10] = [1.0, 0.75, 0.25, 1.0, 0.75, 1.0, 0.5, 1.0, 0.75, 1.0]
+    c = Criterion("tone", [f"t{i}" for i in range(40)], np.full(40, 0.5), label, (1.0, 5.0), 1.0, 0.5)
+    for figure in figures("a", c, None, "human", 0.1):
+        assert figure.lam == 0 and figure.powered == figure.labels_only, figure.figure

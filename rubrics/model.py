@@ -64,6 +64,14 @@ Scalar = str | int | float | bool | None
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
+def _a_number(value: object) -> object:
+    """A weight is written as a number: `true` was read as 1 and `'3'` as 3 (docs/rubrics.md: a
+    weight that is not a number is refused)."""
+    if isinstance(value, bool | str):
+        raise ValueError(f"a number is required, found {value!r}")
+    return value
+
+
 def _freeze(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
@@ -378,7 +386,7 @@ class Criterion(Strict):
     title: str = ""
     description: str = ""
     scale: Scale = BinaryScale()
-    weight: float = Field(default=1.0, ge=0, le=MOST_WEIGHT)
+    weight: Annotated[float, BeforeValidator(_a_number)] = Field(default=1.0, ge=0, le=MOST_WEIGHT)
     importance: Literal["essential", "important"] = "important"
     pass_threshold: Unit | None = None
     evidence: Evidence = Evidence()
@@ -426,7 +434,7 @@ class Group(Strict):
     title: str = ""
     description: str = ""
     aggregation: Aggregation = "weighted_mean"
-    weight: float = Field(default=1.0, ge=0, le=MOST_WEIGHT)
+    weight: Annotated[float, BeforeValidator(_a_number)] = Field(default=1.0, ge=0, le=MOST_WEIGHT)
     children: tuple[Id, ...] = Field(min_length=1)
 
 

@@ -237,3 +237,12 @@ def test_an_xml_file_of_two_specs_is_refused_not_cut_to_its_first(tmp_path):
     path.write_text(spec + "\n" + spec, encoding="utf-8")
     with pytest.raises(RubricImportError, match=r"two.xml: holds 2 <LLM_JUDGE_SPEC> specs"):
         load_rubrics(path)
+
+
+@pytest.mark.parametrize("weight", ["true", "'3'"])
+def test_a_weight_that_is_not_a_number_is_refused_not_coerced(tmp_path, weight):
+    """docs/rubrics.md: a weight that is not a number is refused; `true` was read as 1, `'3'` as 3."""
+    path = tmp_path / "w.yaml"
+    path.write_text(NATIVE.replace("weight: 3", f"weight: {weight}"), encoding="utf-8")
+    with pytest.raises(RubricImportError, match=r"criteria.0.weight.*a number is required"):
+        load_rubric(path)

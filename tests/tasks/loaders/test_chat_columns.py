@@ -45,7 +45,11 @@ def test_a_file_the_columns_would_read_differently_is_left_to_the_row_by_row_pat
     parts = {**record, "id": "parts", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
     bad_role = {**record, "id": "bad", "messages": [{"role": "robot", "content": "beep"}]}
     spaced = json.dumps(parts, separators=(", ", " : "))  # JSON's space before a colon: parts all the same
-    for number, odd in enumerate((json.dumps(parts), json.dumps(bad_role), spaced, json.dumps(record))):
+    named = {**record, "id": "named", "messages": [{"role": "user", "content": "hi", "name": 123}]}
+    truth = {**record, "id": True}
+    flagged = {**record, "id": "flagged", "messages": [{"role": "tool", "content": "x", "is_error": "false"}]}
+    others = [json.dumps(o) for o in (named, truth, flagged)]  # the two paths wrote each differently
+    for number, odd in enumerate((json.dumps(parts), json.dumps(bad_role), spaced, *others, json.dumps(record))):
         source = tmp_path / f"odd{number}.jsonl"  # the last: a duplicated id
         source.write_text(json.dumps(record) + "\n" + odd + "\n")
         assert normalise_chat_jsonl(source, tmp_path, 1_000_000) is None

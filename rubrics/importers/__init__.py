@@ -86,6 +86,18 @@ def import_data(data: Any, path: Path) -> list[Rubric]:
     return importer_for(data, path)[1](data, path)
 
 
+def _prometheus_records(data: list, path: Path) -> list[Rubric]:
+    """A JSON list of Prometheus records (BiGGen-Bench's data.json), read as its JSON-lines form is."""
+    return [_record(path, number, record) for number, record in enumerate(data, start=1)]
+
+
+def _record(path: Path, number: int, record: dict) -> Rubric:
+    try:
+        return prometheus.import_record(record, path, name=None if record.get("id") else f"{path.stem}-{number}")
+    except RubricImportError as exc:
+        raise RubricImportError(path, f"record {number}: {str(exc).removeprefix(f'{path}: ')}") from None
+
+
 def data_format(data: Any, path: Path) -> Format:
     """The data format that recognises parsed YAML/JSON: the first in the registry's order."""
     if not isinstance(data, dict | list):
@@ -109,6 +121,8 @@ def data_format(data: Any, path: Path) -> Format:
 
 def importer_for(data: Any, path: Path) -> tuple[str, Importer]:
     """The importer (its format's name and the function) that parsed data's shape belongs to."""
+    if isinstance(data, list) and data and all(isinstance(r, dict) and prometheus.looks_like_levels(r) for r in data):
+        return "Prometheus", _prometheus_records
     found = data_format(data, path)
     return found.name, found.read
 

@@ -246,3 +246,16 @@ def test_a_weight_that_is_not_a_number_is_refused_not_coerced(tmp_path, weight):
     path.write_text(NATIVE.replace("weight: 3", f"weight: {weight}"), encoding="utf-8")
     with pytest.raises(RubricImportError, match=r"criteria.0.weight.*a number is required"):
         load_rubric(path)
+
+
+def test_a_json_list_of_prometheus_records_reads_as_its_json_lines_do(tmp_path):
+    """BiGGen-Bench ships its records as one JSON list (prometheus-eval's data.json), refused as "a
+    list at the top level"; the same records as JSON lines were read."""
+    [lines] = [p for p in (SHARED_RUBRICS / "prometheus").iterdir() if p.suffix == ".jsonl"][:1]
+    records = [json.loads(line) for line in lines.read_text(encoding="utf-8").splitlines() if line.strip()][:5]
+    as_lines, as_list = tmp_path / "data.jsonl", tmp_path / "data.json"
+    as_lines.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    as_list.write_text(json.dumps(records), encoding="utf-8")
+    expected = [r.model_dump(exclude={"metadata": {"provenance"}}) for r in load_rubrics(as_lines)]
+    assert [r.model_dump(exclude={"metadata": {"provenance"}}) for r in load_rubrics(as_list)] == expected
+    assert len(expected) == len(records) > 1

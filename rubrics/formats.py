@@ -7,6 +7,7 @@ rubric is refused with a reason, never read as an empty rubric.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,10 +94,16 @@ def expand_folders(refs: list[str]) -> list[str]:
     return expanded
 
 
+# JSON's `\ud800` and YAML's `\U0000d800` (any case): the only way a lone surrogate gets into a rubric
+ESCAPED_SURROGATE = re.compile(r"\\(u|U0000)[dD][89a-fA-F]")
+
+
 def loads_rubrics(text: str, source: str | Path) -> list[Rubric]:
     """Detect the format of `text` and import it. A text holding a lone surrogate (a \\ud800 escape,
     which no UTF-8 encodes: the rubric's content hash failed with a traceback) is refused naming the field."""
     rubrics = detect_and_import(text.removeprefix("\ufeff"), Path(str(source)))
+    if not ESCAPED_SURROGATE.search(text):  # decoded UTF-8 holds none: only an escape writes one
+        return rubrics
     for number, rubric in enumerate(rubrics):
         if where := lone_surrogate(
             rubric.model_dump(mode="python"), "rubric" if len(rubrics) == 1 else f"rubric {number + 1}"

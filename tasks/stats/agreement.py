@@ -146,17 +146,7 @@ def rater_agreement(
         levels, table = confusion(jc, hc)
         full = ~np.isnan(grid).any(axis=0)
         many = len(people) >= 2
-        note = "; ".join(
-            f"{who} gave every text the same score ({values[0]:g}): correlations are undefined (n/a) "
-            "and kappa cannot exceed 0"
-            for who, values in ((judge, j), ("the humans", consensus))
-            if np.all(values == values[0])
-        )
-        few = len(texts) < MIN_CORRELATION_TEXTS  # two points lie on a line: r = +/-1 whatever the agreement
-        if few:
-            note = f"{len(texts)} texts: correlations need {MIN_CORRELATION_TEXTS} (n/a)" + (
-                f"; {note}" if note else ""
-            )
+        few, note = len(texts) < MIN_CORRELATION_TEXTS, _why_undefined(judge, j, consensus)
         baseline: tuple[float | None, float | None] = _human_baseline(grid, step) if many else (None, None)
         out.append(
             RaterAgreement(

@@ -218,9 +218,7 @@ def figures(side: str, c: Criterion, plan: DrawnUnder | None, rater: str, alpha:
         else:
             alone = ppi.active_mean(label, at, judge, pi, alpha, lam=0.0, centred=True)[0]
             powered, lam = ppi.active_mean(label, at, judge, pi, alpha, centred=True)
-        if (
-            lam == 0
-        ):  # the judge says nothing: the labels-only figure (a rate's was a normal interval, not its exact one)
+        if lam == 0:  # the judge says nothing: the labels-only figure (a rate's was a normal interval)
             powered = alone
         bounds = (0.0, 1.0) if name == "pass_rate" else tuple(c.native(np.array([0.0, 1.0])))
         alone, powered = _clipped(alone, *bounds), _clipped(powered, *bounds)

@@ -3,8 +3,8 @@ the worker judged goes back to the flow's process answer by answer as they come,
 queue on the scheduler, so the worker needs no warehouse, no run folder and no shared filesystem.
 
 A worker killed mid-shard, or a scheduler lost, costs only the cells the worker held: its calls in
-flight and answers the flow has not yet taken from the queue (at most HELD_ROUNDS x --max-in-flight
-cells); every part the flow took has landed. Dask runs a task again
+flight and answers the flow has not said it took (at most HELD_ROUNDS x --max-in-flight cells);
+every part the flow took has landed. Dask runs a task again
 on another worker when its worker dies; that second attempt judges nothing (it finds its start
 mark and returns `rerun`), and the flow plans the cells no part brought back as a new task
 instead, so no landed cell is bought twice.
@@ -114,18 +114,20 @@ def _judge_remote(cells: bytes, attempt: str, run: Run, queue: str, identity: st
     if refusal := identity_refusal(prompt_identity(run.bundle, run.judge), identity):
         return {"rerun": False, "refused": refusal}
     outbox = Queue(queue, client=client)
+    taken = Variable(f"{queue}-{attempt}-taken", client=client)
     try:
-        return _publish_judged(outbox, cells, attempt, run, Variable(f"{queue}-stop", client=client))
+        return _publish_judged(outbox, cells, attempt, run, taken, Variable(f"{queue}-stop", client=client))
     finally:
         with contextlib.suppress(Exception):  # a scheduler that is gone keeps nothing
             outbox.close()  # the scheduler deletes the queue when its last user closes it
 
 
-def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
+def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, taken, stop) -> dict:
     """Publish each answer as it comes (whatever came during the last put goes in the next): a
     scheduler lost mid-run loses only the cells the worker holds. It holds at most HELD_ROUNDS x
-    --max-in-flight cells begun and not yet taken by the flow (a part put but still in the queue is
-    lost with the scheduler too): while puts hang (a scheduler going away), it stops buying; and
+    --max-in-flight cells begun and not yet taken by the flow: a part's places are freed once the flow
+    says (`taken`, the last part it took) that it holds the part, since one put, or even handed by the
+    scheduler to a flow that has not read it yet, is lost with the scheduler too. While puts hang (a scheduler going away), it stops buying; and
     when the flow sets `stop` (its disk is full) it begins no more cells, publishes what its calls
     in flight bring, and ends."""
     outbox.put((attempt, -1, b"", b""))  # the attempt began (its judge's setup takes a while on a loaded worker)
@@ -154,13 +156,13 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, stop) -> dict:
             if batch:
                 judgments, completions = land_tables(batch)
                 outbox.put((attempt, part, to_bytes(judgments), to_bytes(completions)))
-                part, heard, held.unread = part + 1, time.monotonic(), held.unread + len(batch)
+                held.unread.append((part, len(batch)))
+                part, heard = part + 1, time.monotonic()
             elif time.monotonic() - heard > HEARTBEAT_S:
                 outbox.put((attempt, -1, b"", b""))  # alive, nothing judged yet
                 heard = time.monotonic()
-            if held.unread and outbox.qsize() == 0:  # one reader, in order: the flow has taken every part put
-                worker.loop.call_soon_threadsafe(held.release, held.unread)
-                held.unread = 0
+            if held.unread and (freed := held.taken(_last_taken(taken))):
+                worker.loop.call_soon_threadsafe(held.release, freed)
         except Exception:
             future.cancel()  # the scheduler is gone: buy nothing no one can land
             raise
@@ -188,12 +190,13 @@ def _gather(done: deque, came: threading.Event, future, enough: int) -> None:
 class Held:
     """Places for cells begun and not yet taken by the flow, `size` of them; once `link_up()` says
     the scheduler is gone, no place is given (a worker notices a killed scheduler at once; its puts
-    hang until they time out, and meanwhile it would buy what no one can land). `unread` counts the
-    answers put whose part may still wait in the queue: their places are freed once it is empty."""
+    hang until they time out, and meanwhile it would buy what no one can land). `unread` holds the
+    parts put that the flow has not said it took, (part, answers): their places wait for its word."""
 
     def __init__(self, size: int, link_up, stop=None) -> None:
         self.places, self.link_up = asyncio.Semaphore(size), link_up
-        self.stop, self.stopped, self.looked, self.unread = stop, False, 0.0, 0
+        self.stop, self.stopped, self.looked = stop, False, 0.0
+        self.unread: deque[tuple[int, int]] = deque()
 
     async def acquire(self) -> bool:
         await self.places.acquire()
@@ -206,6 +209,13 @@ class Held:
         for _ in range(places):
             self.places.release()
 
+    def taken(self, last: int) -> int:
+        """The places of the parts up to `last` (the flow took them), no longer unread."""
+        freed = 0
+        while self.unread and self.unread[0][0] <= last:
+            freed += self.unread.popleft()[1]
+        return freed
+
     def look(self) -> None:
         """Whether the flow asked its workers to stop buying (its `stop` variable is set), looked up
         at most every STOP_LOOK_S."""
@@ -217,6 +227,14 @@ class Held:
             self.stopped = True
         except TimeoutError:
             pass
+
+
+def _last_taken(taken) -> int:
+    """The last part of this attempt the flow said it took (-1: none yet)."""
+    try:
+        return int(taken.get(timeout=0))
+    except TimeoutError:
+        return -1
 
 
 def _scheduler_link():

@@ -211,6 +211,8 @@ class ClusterRun:
         except Exception as exc:
             if db.disk_full(exc):
                 self.stop_buying(running, land)
+            else:  # a lost scheduler, most often: the parts taken are the flow's, and land
+                _land_what_fits(land, self.inbox.rest())
             raise
 
     def stop_buying(self, running: dict, land) -> None:
@@ -346,6 +348,7 @@ class ClusterRun:
         try:
             for attempt in self.attempts:
                 Variable(f"{self.queue.name}-{attempt}", client=self.client).delete()
+                Variable(f"{self.queue.name}-{attempt}-taken", client=self.client).delete()
             self.queue.close()  # the last of its users (each task closes its own): the scheduler drops it
             if self.stopped:
                 Variable(f"{self.queue.name}-stop", client=self.client).delete()
@@ -397,7 +400,8 @@ def _warn(message: str) -> None:
 class Inbox:
     """The run's queue, emptied into this process by a thread of its own as parts come: a part taken
     is the flow's (landed even when the scheduler is lost next), where one left in the queue while
-    the flow landed the last is lost with the scheduler and bought again."""
+    the flow landed the last is lost with the scheduler and bought again. Each attempt is told the
+    last part taken (its `-taken` variable): its worker holds a part's places until then."""
 
     def __init__(self, queue) -> None:
         self.queue = queue
@@ -430,6 +434,21 @@ class Inbox:
         if got or self.error:
             self.parts.extend(got)
             self.came.set()
+        if got and self.error is None:
+            self._say_taken(got)
+
+    def _say_taken(self, got: list) -> None:
+        from distributed import Variable
+
+        last: dict[str, int] = {}
+        for attempt, part, *_ in got:
+            last[attempt] = max(part, last.get(attempt, -1))
+        try:
+            for attempt, part in last.items():
+                if part >= 0:
+                    Variable(f"{self.queue.name}-{attempt}-taken", client=self.queue.client).set(part)
+        except OSError as exc:
+            self.error = exc
 
     def take(self, wait: bool) -> list:
         """The parts taken so far; with `wait`, waits up to PUBLISH_S for one; without, first takes
@@ -448,6 +467,11 @@ class Inbox:
     def stop(self) -> None:
         self.stopped.set()
         self.thread.join(timeout=2 * TAKE_S + 1)
+
+    def rest(self) -> list:
+        """Stop taking, and give out the parts taken and not yet given (the run ends on an error)."""
+        self.stop()
+        return [self.parts.popleft() for _ in range(len(self.parts))]
 
 
 def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:

@@ -134,7 +134,41 @@ def parse_messages(messages: Any) -> list[dict]:
         role = message.get("role")
         if not isinstance(role, str) or role not in ROLES:  # a list or object: unhashable, a TypeError
             raise ValueError(f"message {number}: role {message.get('role')!r} is not one of {sorted(ROLES)}")
-    return messages
+    return [piece for number, message in enumerate(messages) for piece in _tool_blocks(message, number)]
+
+
+def _is_block(part: Any, kind: str) -> bool:
+    return isinstance(part, dict) and part.get("type") == kind
+
+
+def _tool_blocks(message: dict, number: int) -> list[dict]:
+    """Anthropic's content blocks in the chat shape: an assistant's `tool_use` blocks become its
+    tool calls, and each `tool_result` block of a user turn a tool message (ahead of the turn's own
+    text, as the API puts them), where they were once only `[tool_use]` and `[tool_result]`."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(
+        _is_block(p, "tool_use") or _is_block(p, "tool_result") for p in content
+    ):
+        return [message]
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": p.get("tool_use_id"),
+            "content": p.get("content"),
+            "is_error": p.get("is_error"),
+        }
+        for p in content
+        if _is_block(p, "tool_result")
+    ]
+    rest = [p for p in content if not (_is_block(p, "tool_use") or _is_block(p, "tool_result"))]
+    uses = [p for p in content if _is_block(p, "tool_use")]
+    if uses and message["role"] != "assistant":
+        raise ValueError(f"message {number}: tool_use blocks in a {message['role']} message")
+    calls = [{"id": p.get("id"), "function": {"name": p.get("name"), "arguments": p.get("input")}} for p in uses]
+    own = {**message, "content": rest}
+    if calls:
+        own["tool_calls"] = [*(message.get("tool_calls") or []), *calls]
+    return [*results, own] if rest or calls or not results else results
 
 
 def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -> Transcript:

@@ -88,3 +88,60 @@ def test_a_dataframe_with_a_messages_column_is_a_transcript_corpus(tmp_path, kin
     report, con = load(tmp_path, source)
     assert report.transcripts == 2
     assert con.sql("SELECT count(*) FROM messages").fetchall() == [(8,)]
+
+
+# The Anthropic Messages API's tool round trip, as anthropics/anthropic-sdk-typescript examples/tools.ts
+# (@ 43e0dc14) sends it back: the user's turn, the assistant's content blocks (a text and a tool_use block,
+# shaped as the API returns them), and a user turn of a tool_result block. Once read as "[tool_use]" and
+# "[tool_result]": the judge saw neither the call nor its result.
+ANTHROPIC = [
+    {"role": "user", "content": "What is the weather in SF?"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me look that up."},
+            {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"location": "San Francisco, CA"}},
+        ],
+    },
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "The weather is 73f"}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "It is 73F in San Francisco."}]},
+]
+
+
+def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_path):
+    src = tmp_path / "claude.jsonl"
+    failed = {"type": "tool_result", "tool_use_id": "toolu_02", "content": [{"type": "text", "text": "timeout"}]}
+    retry = [
+        *ANTHROPIC[:1],
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_02", "name": "get_weather", "input": {}}]},
+        {"role": "user", "content": [{**failed, "is_error": True}, {"type": "text", "text": "Try once more?"}]},
+    ]
+    wrong = [{"role": "user", "content": [{"type": "tool_use", "id": "x", "name": "get_weather", "input": {}}]}]
+    src.write_text(
+        "\n".join(json.dumps({"id": i, "messages": m}) for i, m in (("a", ANTHROPIC), ("b", retry), ("c", wrong)))
+    )
+    report, con = load(tmp_path, src)
+    assert report.rows_ok == 2 and report.rows_quarantined == 1
+    [row] = map(json.loads, report.quarantine.read_text().splitlines())
+    assert row["reason"] == "bad transcript: message 0: tool_use blocks in a user message"
+    [(text,)] = con.sql("SELECT text FROM texts WHERE text_id = 'a'").fetchall()
+    assert text.splitlines() == [
+        "[M0] user: What is the weather in SF?",
+        "[M1] assistant: Let me look that up.",
+        '  -> call get_weather({"location": "San Francisco, CA"}) #toolu_01',
+        "[M2] tool (result of get_weather #toolu_01): The weather is 73f",
+        "[M3] assistant: It is 73F in San Francisco.",
+    ]
+    assert con.sql(
+        "SELECT transcript_id, tool_name, arguments::JSON->>'location', result, result_is_error FROM tool_calls ORDER BY 1"
+    ).fetchall() == [
+        ("a", "get_weather", "San Francisco, CA", "The weather is 73f", None),
+        ("b", "get_weather", None, "timeout", True),
+    ]
+    # the results come first in their turn (the API's order), the turn's own text after them
+    assert con.sql(
+        "SELECT position, role, content FROM messages WHERE transcript_id = 'b' AND position >= 2"
+    ).fetchall() == [
+        (2, "tool", "timeout"),
+        (3, "user", "Try once more?"),
+    ]

@@ -110,11 +110,11 @@ def parse_yaml(text: str, source: str | Path) -> Any:
         ) from None
     except yaml.YAMLError as exc:
         raise RubricImportError(source, f"invalid YAML: {exc}") from None
-    check_expansion(data, source)
+    check_expansion(data, source, aliased="*" in text)  # no asterisk, no alias: a document only too large
     return data
 
 
-def check_expansion(data: Any, source: str | Path) -> None:
+def check_expansion(data: Any, source: str | Path, aliased: bool = True) -> None:
     """Count the values `data` has once every alias is expanded (a string by its length), sharing the
     count of repeated subtrees (so the check itself stays small); refuse recursion and bombs."""
     sizes: dict[int, int] = {}
@@ -136,10 +136,12 @@ def check_expansion(data: Any, source: str | Path) -> None:
         open_nodes.discard(key)
         sizes[key] = total
         if total > MAX_EXPANDED_VALUES:  # checked per subtree: a bomb is refused while being counted
+            why = "its YAML aliases expand it to" if aliased else "it holds"  # a 12 MB file was called a bomb
             raise RubricImportError(
                 source,
-                f"its YAML aliases expand it to more than {MAX_EXPANDED_VALUES:,} values "
-                "(an alias bomb?); refused before reading it",
+                f"{why} more than {MAX_EXPANDED_VALUES:,} values (a string counts one per {CHARACTERS_PER_VALUE} "
+                f"characters){' (an alias bomb?)' if aliased else ', too large to be a rubric'}; refused before "
+                "reading it",
             )
         return total
 

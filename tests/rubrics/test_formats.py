@@ -147,6 +147,15 @@ def test_a_long_string_aliased_thousands_of_times_is_refused(tmp_path):
         load_rubrics(bomb)
 
 
+def test_a_large_yaml_without_aliases_is_called_large_not_a_bomb(tmp_path):
+    """A 12 MB rubric of plain criteria was refused as "an alias bomb?", which it has none of."""
+    big = tmp_path / "big.yaml"
+    big.write_text("metadata: {id: big}\ngoal: " + "plain words " * 1_700_000 + "\ncriteria: [{id: c}]\n")
+    with pytest.raises(RubricImportError, match="it holds more than 200,000 values") as refused:
+        load_rubrics(big)
+    assert "alias" not in str(refused.value) and "too large to be a rubric" in str(refused.value)
+
+
 def test_a_recursive_yaml_document_is_refused(tmp_path):
     path = tmp_path / "loop.yaml"
     path.write_text("metadata: {id: loop}\ncriteria: &c [{id: a, examples: *c}]\n")

@@ -218,7 +218,8 @@ def render_message(
 def _str(value: Any) -> str | None:
     if value is None:
         return None
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    # compact, as DuckDB writes a JSON value as text (warehouse/chat_files.py: an object id read both ways)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass

@@ -32,7 +32,12 @@ def test_both_paths_write_the_same_transcripts(tmp_path):
     lines = CHATS.read_text().splitlines() + EXAMPLE.read_text().splitlines()
     extra = json.loads(lines[0]) | {"id": "with-extras", "customer": {"tier": "gold"}, "genre": "support"}
     extra["messages"][1] = {**extra["messages"][1], "name": "ana", "timestamp": "2026-01-01T00:00:00Z"}
-    source.write_text("\n".join([*lines, json.dumps(extra, ensure_ascii=False)]) + "\n")
+    # a tool call whose id is an object (the row-by-row path spaced its JSON text, DuckDB does not)
+    odd_id = {"id": "object-id", "messages": [
+        {"role": "assistant", "content": "x", "tool_calls": [{"id": {"a": 1, "b": [1, 2]}, "function": {"name": "f"}}]},
+        {"role": "tool", "tool_call_id": {"a": 1, "b": [1, 2]}, "content": "r"},
+    ]}  # fmt: skip
+    source.write_text("\n".join([*lines, json.dumps(extra, ensure_ascii=False), json.dumps(odd_id)]) + "\n")
     fast, slow = both_ways(tmp_path, source)
     text_columns = ["text_id", "text", "sha256", "genre", "metadata"]
     assert rows(fast, "texts", text_columns) == rows(slow, "texts", text_columns)

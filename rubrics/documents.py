@@ -110,11 +110,11 @@ def parse_yaml(text: str, source: str | Path) -> Any:
         ) from None
     except yaml.YAMLError as exc:
         raise RubricImportError(source, f"invalid YAML: {exc}") from None
-    check_expansion(data, source, aliased="*" in text)  # no asterisk, no alias: a document only too large
+    check_expansion(data, source)
     return data
 
 
-def check_expansion(data: Any, source: str | Path, aliased: bool = True) -> None:
+def check_expansion(data: Any, source: str | Path) -> None:
     """Count the values `data` has once every alias is expanded (a string by its length), sharing the
     count of repeated subtrees (so the check itself stays small); refuse recursion and bombs."""
     sizes: dict[int, int] = {}
@@ -136,12 +136,12 @@ def check_expansion(data: Any, source: str | Path, aliased: bool = True) -> None
         open_nodes.discard(key)
         sizes[key] = total
         if total > MAX_EXPANDED_VALUES:  # checked per subtree: a bomb is refused while being counted
-            why = "its YAML aliases expand it to" if aliased else "it holds"  # a 12 MB file was called a bomb
+            aliased = _own_size(data) <= MAX_EXPANDED_VALUES  # a 12 MB file of plain criteria was called a bomb
+            why = "its YAML aliases expand it to" if aliased else "it holds"
             raise RubricImportError(
                 source,
                 f"{why} more than {MAX_EXPANDED_VALUES:,} values (a string counts one per {CHARACTERS_PER_VALUE} "
-                f"characters){' (an alias bomb?)' if aliased else ', too large to be a rubric'}; refused before "
-                "reading it",
+                f"characters){' (an alias bomb?)' if aliased else ', too large to be a rubric'}; refused",
             )
         return total
 
@@ -186,3 +186,26 @@ def rubric_to_data(rubric: Rubric) -> dict:
         if "scale" in entry:
             entry["scale"] = {"kind": criterion.scale.kind, **entry["scale"]}
     return data
+
+
+def _own_size(data: Any) -> int:
+    """The values the document itself writes: what an alias refers to counted once, each alias as one."""
+    seen: set[int] = set()
+    stack, total = [data], 0
+    while stack:
+        node = stack.pop()
+        shared = isinstance(node, (dict, list)) or (isinstance(node, str) and len(node) >= CHARACTERS_PER_VALUE)
+        if shared and id(node) in seen:
+            total += 1
+            continue
+        if shared:
+            seen.add(id(node))
+        if isinstance(node, str):
+            total += 1 + len(node) // CHARACTERS_PER_VALUE
+        else:
+            total += 1
+            if isinstance(node, dict):
+                stack.extend([*node.keys(), *node.values()])
+            elif isinstance(node, list):
+                stack.extend(node)
+    return total

@@ -150,6 +150,7 @@ def _tool_blocks(message: dict, number: int) -> list[dict]:
         _is_block(p, "tool_use") or _is_block(p, "tool_result") for p in content
     ):
         return [message]
+    kept = {k: message[k] for k in ("name", "step_id", "span_id", "timestamp", "created_at") if k in message}
     results = [
         {
             "role": "tool",
@@ -157,6 +158,7 @@ def _tool_blocks(message: dict, number: int) -> list[dict]:
             "content": p.get("content"),
             "is_error": p.get("is_error"),
         }
+        | kept  # the turn's time and ids: it may hold nothing else
         for p in content
         if _is_block(p, "tool_result")
     ]
@@ -164,6 +166,8 @@ def _tool_blocks(message: dict, number: int) -> list[dict]:
     uses = [p for p in content if _is_block(p, "tool_use")]
     if uses and message["role"] != "assistant":
         raise ValueError(f"message {number}: tool_use blocks in a {message['role']} message")
+    if any(not isinstance(p.get("name"), str) for p in uses):  # named here: later messages' numbers shift
+        raise ValueError(f"message {number}: a tool_use block without a name")
     calls = [{"id": p.get("id"), "function": {"name": p.get("name"), "arguments": p.get("input")}} for p in uses]
     own = {**message, "content": rest}
     if calls:

@@ -114,16 +114,29 @@ def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_pat
     retry = [
         *ANTHROPIC[:1],
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_02", "name": "get_weather", "input": {}}]},
-        {"role": "user", "content": [{**failed, "is_error": True}, {"type": "text", "text": "Try once more?"}]},
+        {
+            "role": "user",
+            "content": [{**failed, "is_error": True}, {"type": "text", "text": "Try once more?"}],
+            "timestamp": "T2",
+        },
     ]
     wrong = [{"role": "user", "content": [{"type": "tool_use", "id": "x", "name": "get_weather", "input": {}}]}]
+    # a nameless call after a turn of two results: named by its place in the row, not after the split (5)
+    two = {"role": "user", "content": [{**failed, "tool_use_id": "toolu_01"}, failed]}
+    nameless = [*ANTHROPIC[:2], two, {"role": "assistant", "content": [{"type": "tool_use", "id": "t3", "input": {}}]}]
     src.write_text(
-        "\n".join(json.dumps({"id": i, "messages": m}) for i, m in (("a", ANTHROPIC), ("b", retry), ("c", wrong)))
+        "\n".join(
+            json.dumps({"id": i, "messages": m})
+            for i, m in (("a", ANTHROPIC), ("b", retry), ("c", wrong), ("d", nameless))
+        )
     )
     report, con = load(tmp_path, src)
-    assert report.rows_ok == 2 and report.rows_quarantined == 1
-    [row] = map(json.loads, report.quarantine.read_text().splitlines())
-    assert row["reason"] == "bad transcript: message 0: tool_use blocks in a user message"
+    assert report.rows_ok == 2 and report.rows_quarantined == 2
+    reasons = [json.loads(line)["reason"] for line in report.quarantine.read_text().splitlines()]
+    assert reasons == [
+        "bad transcript: message 0: tool_use blocks in a user message",
+        "bad transcript: message 3: a tool_use block without a name",
+    ]
     [(text,)] = con.sql("SELECT text FROM texts WHERE text_id = 'a'").fetchall()
     assert text.splitlines() == [
         "[M0] user: What is the weather in SF?",
@@ -139,9 +152,6 @@ def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_pat
         ("b", "get_weather", None, "timeout", True),
     ]
     # the results come first in their turn (the API's order), the turn's own text after them
-    assert con.sql(
-        "SELECT position, role, content FROM messages WHERE transcript_id = 'b' AND position >= 2"
-    ).fetchall() == [
-        (2, "tool", "timeout"),
-        (3, "user", "Try once more?"),
-    ]
+    assert con.sql(  # and the turn's timestamp stays on the result it held
+        "SELECT position, role, content, timestamp FROM messages WHERE transcript_id = 'b' AND position >= 2"
+    ).fetchall() == [(2, "tool", "timeout", "T2"), (3, "user", "Try once more?", "T2")]

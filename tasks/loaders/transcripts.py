@@ -193,7 +193,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
             _str(message.get("name")),
             calls or None,
             link,
-            bool(message.get("is_error") or message.get("error")) or None,
+            (_failed(message.get("is_error")) or _failed(message.get("error"))) or None,
             _str(message.get("step_id")),
             _str(message.get("span_id")),
             _str(message.get("timestamp") or message.get("created_at")),
@@ -217,6 +217,14 @@ def render_message(
     out = [f"{head}: {body}"]
     out += [f"  -> call {c['name']}({c['arguments'] or ''}) #{c['id'] or ''}" for c in calls]
     return "\n".join(out)
+
+
+def _failed(value: Any) -> bool:
+    """Whether a message's `is_error` or `error` marks a failed tool result: the text "false" or "0"
+    does not (it was stored as an error), as warehouse/sql/chats_stage.sql reads it."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0", "null", "[]", "{}")
+    return bool(value)
 
 
 def _str(value: Any) -> str | None:

@@ -423,14 +423,14 @@ class Inbox:
             got = [self.queue.get(timeout=wait_s)] if wait_s else []
         except TimeoutError:
             return
-        except OSError as exc:
-            self.error = exc
+        except Exception as exc:  # noqa: BLE001  # the scheduler is gone, however its client says so
+            self.error = _lost(exc)
             return self.came.set()
         try:
             while batch := self.queue.get(batch=True):
                 got.extend(batch)
-        except OSError as exc:
-            self.error = exc
+        except Exception as exc:  # noqa: BLE001
+            self.error = _lost(exc)
         if got or self.error:
             self.parts.extend(got)
             self.came.set()
@@ -447,8 +447,8 @@ class Inbox:
             for attempt, part in last.items():
                 if part >= 0:
                     Variable(f"{self.queue.name}-{attempt}-taken", client=self.queue.client).set(part)
-        except OSError as exc:
-            self.error = exc
+        except Exception as exc:  # noqa: BLE001
+            self.error = _lost(exc)
 
     def take(self, wait: bool) -> list:
         """The parts taken so far; with `wait`, waits up to PUBLISH_S for one; without, first takes
@@ -472,6 +472,15 @@ class Inbox:
         """Stop taking, and give out the parts taken and not yet given (the run ends on an error)."""
         self.stop()
         return [self.parts.popleft() for _ in range(len(self.parts))]
+
+
+def _lost(exc: Exception) -> OSError:
+    """The inbox's error as the lost link it is: a client that gave up reconnecting raises an
+    AttributeError (its scheduler link is None), which killed the inbox's thread unsaid, and the run
+    waited for the silence deadline."""
+    if isinstance(exc, OSError):
+        return exc
+    return ConnectionError(f"the client lost its scheduler ({type(exc).__name__}: {exc})")
 
 
 def _land(run: Run, shards: dict[str, Shard], parts: list) -> None:

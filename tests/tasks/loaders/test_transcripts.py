@@ -155,3 +155,13 @@ def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_pat
     assert con.sql(  # and the turn's timestamp stays on the result it held
         "SELECT position, role, content, timestamp FROM messages WHERE transcript_id = 'b' AND position >= 2"
     ).fetchall() == [(2, "tool", "timeout", "T2"), (3, "user", "Try once more?", "T2")]
+
+
+def test_an_error_flag_written_as_text_false_is_no_error(tmp_path):
+    """`"is_error": "false"` was stored as a failed result (any non-empty text was true)."""
+    from rubricflow.tasks.loaders.transcripts import parse_messages, transcript_of
+
+    flags = ["false", "0", "", "False", "true", "timeout", True, False, None, 1]
+    messages = [{"role": "tool", "content": "r", "is_error": f} for f in flags] + [{"role": "tool", "error": "boom"}]
+    stored = transcript_of("t", parse_messages(messages)).columns["is_error"]
+    assert stored == [None, None, None, None, True, True, True, None, None, True, True]

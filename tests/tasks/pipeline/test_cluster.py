@@ -80,3 +80,33 @@ def test_a_client_that_lost_its_scheduler_is_a_lost_connection_not_a_key_error()
     finally:
         client.close()
         cluster.close()
+
+
+def test_the_inbox_says_a_lost_scheduler_whatever_error_its_client_raises():
+    """The run's inbox thread caught OSError only: a client that gave up reconnecting raises another
+    error, which ended the thread unsaid, and the run waited out the silence deadline."""
+    import time
+
+    from distributed import Client, LocalCluster, Queue
+
+    from rubricflow.tasks.pipeline.cluster import Inbox
+
+    cluster = LocalCluster(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None)
+    client = Client(cluster.scheduler_address, timeout="1s", set_as_default=False)
+    queue = Queue("rubricflow-lost", client=client)
+    inbox = None
+    try:
+        cluster.close()
+        deadline = time.monotonic() + 30
+        while client.scheduler_info() and time.monotonic() < deadline:  # it gives up reconnecting
+            time.sleep(0.2)
+        inbox = Inbox(queue)  # its gets now raise AttributeError ('NoneType' object has no attribute 'queue_get')
+        deadline = time.monotonic() + 10
+        with pytest.raises(OSError, match="lost its scheduler"):
+            while time.monotonic() < deadline:
+                inbox.take(wait=True)
+    finally:
+        if inbox is not None:
+            inbox.stop()
+        client.close()
+        cluster.close()

@@ -194,11 +194,10 @@ def _own_size(data: Any) -> int:
     stack, total = [data], 0
     while stack:
         node = stack.pop()
-        shared = isinstance(node, (dict, list)) or (isinstance(node, str) and len(node) >= CHARACTERS_PER_VALUE)
-        if shared and id(node) in seen:
-            total += 1
-            continue
-        if shared:
+        if isinstance(node, dict | list) or (isinstance(node, str) and len(node) >= CHARACTERS_PER_VALUE):
+            if id(node) in seen:  # an alias of it
+                total += 1
+                continue
             seen.add(id(node))
         if isinstance(node, str):
             total += 1 + len(node) // CHARACTERS_PER_VALUE

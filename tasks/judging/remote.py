@@ -127,9 +127,9 @@ def _publish_judged(outbox, cells: bytes, attempt: str, run: Run, taken, stop) -
     scheduler lost mid-run loses only the cells the worker holds. It holds at most HELD_ROUNDS x
     --max-in-flight cells begun and not yet taken by the flow: a part's places are freed once the flow
     says (`taken`, the last part it took) that it holds the part, since one put, or even handed by the
-    scheduler to a flow that has not read it yet, is lost with the scheduler too. While puts hang (a scheduler going away), it stops buying; and
-    when the flow sets `stop` (its disk is full) it begins no more cells, publishes what its calls
-    in flight bring, and ends."""
+    scheduler to a flow that has not read it yet, is lost with the scheduler too. While puts hang (a
+    scheduler going away), it stops buying; and when the flow sets `stop` (its disk is full) it begins
+    no more cells, publishes what its calls in flight bring, and ends."""
     outbox.put((attempt, -1, b"", b""))  # the attempt began (its judge's setup takes a while on a loaded worker)
     todo = [Cell(**row) for row in from_bytes(cells).to_pylist()]
     done: deque = deque()

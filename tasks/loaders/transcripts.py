@@ -150,7 +150,8 @@ def _tool_blocks(message: dict, number: int) -> list[dict]:
         _is_block(p, "tool_use") or _is_block(p, "tool_result") for p in content
     ):
         return [message]
-    kept = {k: message[k] for k in ("name", "step_id", "span_id", "timestamp", "created_at") if k in message}
+    # the turn's time and ids (not its `name`: a speaker's, where a tool message's names the tool)
+    kept = {k: message[k] for k in ("step_id", "span_id", "timestamp", "created_at") if k in message}
     results = [
         {
             "role": "tool",
@@ -158,7 +159,7 @@ def _tool_blocks(message: dict, number: int) -> list[dict]:
             "content": p.get("content"),
             "is_error": p.get("is_error"),
         }
-        | kept  # the turn's time and ids: it may hold nothing else
+        | kept
         for p in content
         if _is_block(p, "tool_result")
     ]

@@ -3,8 +3,8 @@
 -- tasks/loaders/transcripts.render_message writes it), its messages normalised with each body's
 -- md5, the tool schemas, the other fields as metadata, and `odd`: a line this path does not read as
 -- (JSON allows space before a colon: `"content" : [` is content parts too, once stored as their raw JSON;
--- a name that is a number, an id that is true/false, or an is_error written as text, the two paths
--- wrote differently: "True" and "true", an error and none; not an object: a tool schema's `"id": {`)
+-- a name that is a number, an id that is true/false, or an is_error written as text ("False" too), the
+-- two paths wrote differently: "True" and "true", an error and none; not an object: a tool schema's `"id": {`)
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
 -- read neither the renderings nor the messages for them. Variables: source (the file).

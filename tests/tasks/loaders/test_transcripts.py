@@ -118,6 +118,7 @@ def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_pat
             "role": "user",
             "content": [{**failed, "is_error": True}, {"type": "text", "text": "Try once more?"}],
             "timestamp": "T2",
+            "name": "ana",
         },
     ]
     wrong = [{"role": "user", "content": [{"type": "tool_use", "id": "x", "name": "get_weather", "input": {}}]}]
@@ -153,8 +154,8 @@ def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_pat
     ]
     # the results come first in their turn (the API's order), the turn's own text after them
     assert con.sql(  # and the turn's timestamp stays on the result it held
-        "SELECT position, role, content, timestamp FROM messages WHERE transcript_id = 'b' AND position >= 2"
-    ).fetchall() == [(2, "tool", "timeout", "T2"), (3, "user", "Try once more?", "T2")]
+        "SELECT position, role, content, timestamp, name FROM messages WHERE transcript_id = 'b' AND position >= 2"
+    ).fetchall() == [(2, "tool", "timeout", "T2", None), (3, "user", "Try once more?", "T2", "ana")]  # a speaker's name
 
 
 def test_an_error_flag_written_as_text_false_is_no_error(tmp_path):

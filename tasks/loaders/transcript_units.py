@@ -78,7 +78,13 @@ def transcript_units(
     names = {c["id"]: c["name"] for m in messages for c in m.get("tool_calls") or [] if c.get("id")}
     blocks = {
         m["position"]: render_message(
-            m["position"], m["role"], m.get("content") or "", m.get("tool_calls") or [], m.get("tool_call_id"), names
+            m["position"],
+            m["role"],
+            m.get("content") or "",
+            m.get("tool_calls") or [],
+            m.get("tool_call_id"),
+            names,
+            bool(m.get("is_error")),
         )
         for m in messages
     }

@@ -187,6 +187,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
         calls = tool_calls_of(message, position)
         names.update({c["id"]: c["name"] for c in calls if c["id"]})
         link = _str(message.get("tool_call_id"))
+        failed = _failed(message.get("is_error")) or _failed(message.get("error"))
         values = (
             position,
             message["role"],
@@ -194,27 +195,38 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
             _str(message.get("name")),
             calls or None,
             link,
-            (_failed(message.get("is_error")) or _failed(message.get("error"))) or None,
+            failed or None,
             _str(message.get("step_id")),
             _str(message.get("span_id")),
             _str(message.get("timestamp") or message.get("created_at")),
         )
         for name, value in zip(COLUMNS, values, strict=True):
             columns[name].append(value)
-        lines.append(render_message(position, message["role"], body, calls, link, names))
+        lines.append(render_message(position, message["role"], body, calls, link, names, failed))
     tools_body = json.dumps(tools, ensure_ascii=False, separators=(",", ":")) if tools else None  # as DuckDB writes it
     tools_key = body_hash(tools_body) if tools_body else None
     return Transcript(transcript_id, columns, bodies, "\n".join(lines), tools_key, tools_body)
 
 
 def render_message(
-    position: int, role: str, body: str, calls: list[dict], tool_call_id: str | None, names: dict[str, str]
+    position: int,
+    role: str,
+    body: str,
+    calls: list[dict],
+    tool_call_id: str | None,
+    names: dict[str, str],
+    failed: bool = False,
 ) -> str:
     """`[M3] assistant: ...` with its tool calls as `-> call name(arguments) #id`, a tool result as
-    `[M4] tool (result of name #id): ...`: the message ids evidence cites."""
+    `[M4] tool (result of name #id): ...`: the message ids evidence cites. A result its source marked
+    as an error says so, `(result of name #id, failed)`: an agent that reports a failed call as done
+    is judged on what the judge can see (warehouse/sql/chats_stage.sql renders it the same way)."""
     head = f"[M{position}] {role}"
+    failure = ", failed" if failed else ""
     if tool_call_id is not None:
-        head += f" (result of {names.get(tool_call_id, '?')} #{tool_call_id})"
+        head += f" (result of {names.get(tool_call_id, '?')} #{tool_call_id}{failure})"
+    elif failed:
+        head += " (failed)"
     out = [f"{head}: {body}"]
     out += [f"  -> call {c['name']}({c['arguments'] or ''}) #{c['id'] or ''}" for c in calls]
     return "\n".join(out)

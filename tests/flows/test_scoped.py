@@ -102,3 +102,23 @@ def test_a_long_transcript_is_judged_in_segments_and_the_reducer_combines_them(t
     assert sorted(late) == [0.0] * 4 + [1.0]  # only the last segment names the budget
     landed = dict(rows(w, f"SELECT text_id, unit_score FROM judgments WHERE run_id = '{run.run_id}'"))
     assert landed == {"late": 1.0, "never": 0.0, "short0": 0.0, "short1": 1.0, "short2": 1.0}  # reducer: any
+
+
+def test_a_tool_call_unit_shows_the_judge_that_its_result_failed(tmp_path, thread_judge_server):
+    """A unit is cut from the warehouse's messages: a result the source marked as an error is shown
+    as failed, so an agent that reports a failed booking as done can be judged on it."""
+    server = thread_judge_server()
+    call = {"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "Book it."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "503 Service Unavailable", "is_error": True},
+        {"role": "assistant", "content": "Booked."},
+    ]
+    rubric = RUBRIC | {"criteria": [{**RUBRIC["criteria"][0], "scope": "tool_call", "select": None}]}
+    (tmp_path / "r.yaml").write_text(json.dumps(rubric))
+    wh = rf.Warehouse(tmp_path / "w.duckdb")
+    wh.ingest([{"id": "t", "messages": messages}], corpus="c")
+    wh.score("c", str(tmp_path / "r.yaml"), rf.Judge(base_url=server.base_url, strategy="per_criterion"))
+    [(text,)] = rows(str(tmp_path / "w.duckdb"), "SELECT text FROM texts WHERE corpus_id = 'c.units'")
+    assert text.splitlines()[-1] == "[M2] tool (result of book #c1, failed): 503 Service Unavailable"

@@ -42,7 +42,9 @@ named AS (
 rendered AS (
     SELECT *, array_to_string(list_transform(msgs, lambda m: concat('[M', m.position, '] ', m.role,
            CASE WHEN m.tool_call_id IS NOT NULL THEN concat(' (result of ', coalesce(list_last(list_filter(names,
-                lambda c: c.id = m.tool_call_id AND c.at <= m.position)).name, '?'), ' #', m.tool_call_id, ')') END,
+                lambda c: c.id = m.tool_call_id AND c.at <= m.position)).name, '?'), ' #', m.tool_call_id,
+                CASE WHEN m.is_error THEN ', failed' ELSE '' END, ')')
+                WHEN m.is_error THEN ' (failed)' END,
            ': ', m.body,
            CASE WHEN len(m.calls) > 0 THEN array_to_string(list_transform(m.calls, lambda c: concat(chr(10), '  -> call ',
                 c.name, '(', c.arguments, ') #', c.id)), '') END)), chr(10)) AS text

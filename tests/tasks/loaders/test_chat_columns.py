@@ -37,10 +37,24 @@ def test_both_paths_write_the_same_transcripts(tmp_path):
         {"role": "assistant", "content": "x", "tool_calls": [{"id": {"a": 1, "b": [1, 2]}, "function": {"name": "f"}}]},
         {"role": "tool", "tool_call_id": {"a": 1, "b": [1, 2]}, "content": "r"},
     ]}  # fmt: skip
-    source.write_text("\n".join([*lines, json.dumps(extra, ensure_ascii=False), json.dumps(odd_id)]) + "\n")
+    # a failed result, and a message flagged with no call to answer: the judge is told of each failure
+    failed = {"id": "failed", "messages": [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"name": "book", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "503 Service Unavailable", "is_error": True},
+        {"role": "tool", "content": "no such tool", "error": "unknown tool"},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok", "is_error": False},
+    ]}  # fmt: skip
+    records = [*lines, json.dumps(extra, ensure_ascii=False), json.dumps(odd_id), json.dumps(failed)]
+    source.write_text("\n".join(records) + "\n")
     fast, slow = both_ways(tmp_path, source)
     text_columns = ["text_id", "text", "sha256", "genre", "metadata"]
     assert rows(fast, "texts", text_columns) == rows(slow, "texts", text_columns)
+    [rendered] = [r["text"] for r in rows(fast, "texts", text_columns) if r["text_id"] == "failed"]
+    assert rendered.splitlines()[2:] == [
+        "[M1] tool (result of book #c1, failed): 503 Service Unavailable",
+        "[M2] tool (failed): no such tool",
+        "[M3] tool (result of book #c1): ok",
+    ]
     for name in ("messages", "bodies", "transcripts"):
         assert rows(fast, name) == rows(slow, name), name
 

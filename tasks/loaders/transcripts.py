@@ -57,24 +57,51 @@ def is_transcript_record(record: Any) -> bool:
     return isinstance(messages, list) or (isinstance(messages, str) and messages.lstrip().startswith("["))
 
 
-def content_text(content: Any) -> str:
+REASONING = ("thinking", "redacted_thinking", "reasoning")
+
+
+def message_text(message: dict, reasoning: bool = True) -> str:
+    """A message's text: its content's (`content_text`), and an OpenAI `refusal` after it."""
+    text = content_text(message.get("content"), reasoning)
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        return f"{text}\n[refusal] {refusal}" if text else f"[refusal] {refusal}"
+    return text
+
+
+def content_text(content: Any, reasoning: bool = True) -> str:
     """A message's content as text: a string as it is, content parts joined (text parts' text, other
-    parts named by type, e.g. `[image_url]`), nothing as the empty string."""
+    parts named by type, e.g. `[image_url]`), nothing as the empty string. `reasoning=False` leaves
+    out thinking parts: a reply judged as an answer is the answer, not the thoughts before it."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
-            else:
-                parts.append(f"[{part.get('type', 'part') if isinstance(part, dict) else type(part).__name__}]")
-        return "\n".join(parts)
+        return "\n".join(
+            _part_text(part)
+            for part in content
+            if reasoning or not (isinstance(part, dict) and part.get("type") in REASONING)
+        )
     return json.dumps(content, ensure_ascii=False)
+
+
+def _part_text(part: Any) -> str:
+    """One content part as text: its text; a part that carries its words under its type's name
+    (`{"type": "refusal", "refusal": ...}`, Anthropic's `thinking`) headed by that type; a search
+    result as its title and address; anything else named by its type, `[image_url]`."""
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return f"[{type(part).__name__}]"
+    kind = part.get("type", "part")
+    if isinstance(part.get("text"), str):
+        return part["text"]
+    if isinstance(kind, str) and isinstance(part.get(kind), str):
+        return f"[{kind}] {part[kind]}"
+    if isinstance(part.get("url"), str):  # a web_search_result: the page a result named
+        return f"{part.get('title') or ''} <{part['url']}>".strip()
+    return f"[{kind}]"
 
 
 def tool_calls_of(message: dict, number: int) -> list[dict]:
@@ -137,43 +164,75 @@ def parse_messages(messages: Any) -> list[dict]:
     return [piece for number, message in enumerate(messages) for piece in _tool_blocks(message, number)]
 
 
-def _is_block(part: Any, kind: str) -> bool:
-    return isinstance(part, dict) and part.get("type") == kind
+CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
+
+
+def _is_call(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in CALL_BLOCKS
+
+
+def _is_result(part: Any) -> bool:
+    """A client tool's `tool_result`, an MCP `mcp_tool_result`, or a server tool's result
+    (`web_search_tool_result`, `code_execution_tool_result`, ...)."""
+    kind = part.get("type") if isinstance(part, dict) else None
+    return isinstance(kind, str) and (kind == "mcp_tool_result" or kind.endswith("tool_result"))
 
 
 def _tool_blocks(message: dict, number: int) -> list[dict]:
-    """Anthropic's content blocks in the chat shape: an assistant's `tool_use` blocks become its
-    tool calls, and each `tool_result` block of a user turn a tool message (ahead of the turn's own
-    text, as the API puts them), where they were once only `[tool_use]` and `[tool_result]`."""
+    """Anthropic's content blocks in the chat shape, where they were once only `[tool_use]` and
+    `[tool_result]`: a call block (`tool_use`, a server tool's `server_tool_use`, `mcp_tool_use`) is
+    a tool call of its assistant turn, and each result block a tool message answering it. A user
+    turn's results come ahead of its own text, as the API puts them; an assistant turn's server tool
+    results stand where they are, between the calls they answer and the text that follows."""
     content = message.get("content")
-    if not isinstance(content, list) or not any(
-        _is_block(p, "tool_use") or _is_block(p, "tool_result") for p in content
-    ):
+    if not isinstance(content, list) or not any(_is_call(p) or _is_result(p) for p in content):
         return [message]
-    # the turn's time and ids (not its `name`: a speaker's, where a tool message's names the tool)
-    kept = {k: message[k] for k in ("step_id", "span_id", "timestamp", "created_at") if k in message}
-    results = [
-        {
-            "role": "tool",
-            "tool_call_id": p.get("tool_use_id"),
-            "content": p.get("content"),
-            "is_error": p.get("is_error"),
-        }
-        | kept
-        for p in content
-        if _is_block(p, "tool_result")
-    ]
-    rest = [p for p in content if not (_is_block(p, "tool_use") or _is_block(p, "tool_result"))]
-    uses = [p for p in content if _is_block(p, "tool_use")]
+    uses = [p for p in content if _is_call(p)]
     if uses and message["role"] != "assistant":
         raise ValueError(f"message {number}: tool_use blocks in a {message['role']} message")
     if any(not isinstance(p.get("name"), str) for p in uses):  # named here: later messages' numbers shift
-        raise ValueError(f"message {number}: a tool_use block without a name")
-    calls = [{"id": p.get("id"), "function": {"name": p.get("name"), "arguments": p.get("input")}} for p in uses]
-    own = {**message, "content": rest}
-    if calls:
-        own["tool_calls"] = [*(message.get("tool_calls") or []), *calls]
-    return [*results, own] if rest or calls or not results else results
+        raise ValueError(f"message {number}: a {uses[0]['type']} block without a name")
+    # the turn's time and ids (not its `name`: a speaker's, where a tool message's names the tool)
+    kept = {k: message[k] for k in ("step_id", "span_id", "timestamp", "created_at") if k in message}
+    if message["role"] != "assistant":
+        results = [_result_message(p, kept) for p in content if _is_result(p)]
+        rest = [p for p in content if not _is_result(p)]
+        return [*results, {**message, "content": rest}] if rest or not results else results
+    given = message.get("tool_calls") or []
+    if not isinstance(given, list):
+        raise ValueError(f"message {number}: tool_calls is not a list")
+    pieces: list[dict] = []
+    turn: dict = {**message, "content": [], "tool_calls": list(given)}
+    for part in content:
+        if _is_result(part):
+            if turn["content"] or turn["tool_calls"]:
+                pieces.append(turn)
+            pieces.append(_result_message(part, kept))
+            turn = {**kept, "role": "assistant", "content": [], "tool_calls": []}
+        elif _is_call(part):
+            turn["tool_calls"].append(_call(part))
+        else:
+            turn["content"].append(part)
+    return [*pieces, turn] if turn["content"] or turn["tool_calls"] or not pieces else pieces
+
+
+def _call(block: dict) -> dict:
+    """A call block as a chat tool call; an MCP call's server is written before its name, `docs.search`."""
+    name = f"{block['server_name']}.{block['name']}" if isinstance(block.get("server_name"), str) else block["name"]
+    return {"id": block.get("id"), "function": {"name": name, "arguments": block.get("input")}}
+
+
+def _result_message(block: dict, kept: dict) -> dict:
+    """A result block as a tool message. A server tool's error comes as its content
+    (`{"type": "web_search_tool_result_error", "error_code": ...}`): the message is a failed result
+    whose content is that code."""
+    content = block.get("content")
+    failed = block.get("is_error")
+    if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
+        content, failed = str(content.get("error_code", content["type"])), True
+    elif isinstance(content, dict):  # a code run's result: stdout, stderr, return_code
+        content = "\n".join(f"{k}: {_str(v)}" for k, v in content.items() if k != "type" and v not in (None, "", []))
+    return {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": content, "is_error": failed} | kept
 
 
 def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -> Transcript:
@@ -181,7 +240,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
     columns: dict[str, list] = {name: [] for name in COLUMNS}
     bodies, lines, names = {}, [], {}
     for position, message in enumerate(messages):
-        body = content_text(message.get("content"))
+        body = message_text(message)
         digest = body_hash(body)
         bodies[digest] = body
         calls = tool_calls_of(message, position)

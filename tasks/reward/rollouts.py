@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rubricflow.errors import InputError
-from rubricflow.tasks.loaders.transcripts import content_text, parse_messages, transcript_of
+from rubricflow.tasks.loaders.transcripts import message_text, parse_messages, transcript_of
 
 View = Literal["last_reply", "full_trace"]
 VIEWS = ("last_reply", "full_trace")
@@ -70,7 +70,7 @@ def _completion_text(completion: Any, view: str) -> str:
     messages = parse_messages(completion)
     if view == "full_trace":
         return transcript_of("rollout", messages).rendering
-    replies = [content_text(m.get("content")) for m in messages if m["role"] == "assistant"]
+    replies = [message_text(m, reasoning=False) for m in messages if m["role"] == "assistant"]
     return next((r for r in reversed(replies) if r.strip()), "")
 
 
@@ -78,12 +78,12 @@ def _replies(completion: Any) -> tuple[str, ...]:
     """The assistant texts of a trace (read already: its faults were named)."""
     if not isinstance(completion, list) or not completion:
         return ()
-    return tuple(content_text(m.get("content")) for m in parse_messages(completion) if m["role"] == "assistant")
+    return tuple(message_text(m) for m in parse_messages(completion) if m["role"] == "assistant")
 
 
 def _last_user(prompt: Any) -> str | None:
     if prompt is None or isinstance(prompt, str):
         return prompt
     messages = parse_messages(prompt)
-    users = [content_text(m.get("content")) for m in messages if m["role"] == "user"]
+    users = [message_text(m) for m in messages if m["role"] == "user"]
     return users[-1] if users else None

@@ -4,7 +4,8 @@
 -- md5, the tool schemas, the other fields as metadata, and `odd`: a line this path does not read as
 -- (JSON allows space before a colon: `"content" : [` is content parts too, once stored as their raw JSON;
 -- a name that is a number, an id that is true/false, or an is_error written as text ("False" too), the
--- two paths wrote differently: "True" and "true", an error and none; not an object: a tool schema's `"id": {`)
+-- two paths wrote differently: "True" and "true", an error and none; not an object: a tool schema's `"id": {`;
+-- an OpenAI `refusal`, which only the row-by-row path renders)
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
 -- read neither the renderings nor the messages for them. Variables: source (the file).
@@ -20,7 +21,8 @@ WITH raw AS (
                 THEN json_merge_patch(json, '{"messages": null, "tools": null, "genre": null, "transcript_id": null,
                     "text_id": null, "id": null, "session_id": null, "trace_id": null}') END AS extra,
            regexp_matches(json, '"(content|arguments)"\s*:\s*[\[{]|"tool_calls"\s*:\s*[{"]|"function_call"|"messages"\s*:\s*"'
-               || '|"(name|tool_call_id|step_id|span_id)"\s*:\s*[-0-9tf]|"is_error"\s*:\s*"|"[a-z_]*id"\s*:\s*(true|false)') AS odd_text
+               || '|"(name|tool_call_id|step_id|span_id)"\s*:\s*[-0-9tf]|"is_error"\s*:\s*"|"[a-z_]*id"\s*:\s*(true|false)'
+               || '|"refusal"\s*:\s*"') AS odd_text
     FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (

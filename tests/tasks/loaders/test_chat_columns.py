@@ -67,7 +67,8 @@ def test_a_file_the_columns_would_read_differently_is_left_to_the_row_by_row_pat
     named = {**record, "id": "named", "messages": [{"role": "user", "content": "hi", "name": 123}]}
     truth = {**record, "id": True}
     flagged = {**record, "id": "flagged", "messages": [{"role": "tool", "content": "x", "is_error": "false"}]}
-    others = [json.dumps(o) for o in (named, truth, flagged)]  # the two paths wrote each differently
+    refused = {**record, "id": "refused", "messages": [{"role": "assistant", "content": None, "refusal": "No."}]}
+    others = [json.dumps(o) for o in (named, truth, flagged, refused)]  # the two paths wrote each differently
     for number, odd in enumerate((json.dumps(parts), json.dumps(bad_role), spaced, *others, json.dumps(record))):
         source = tmp_path / f"odd{number}.jsonl"  # the last: a duplicated id
         source.write_text(json.dumps(record) + "\n" + odd + "\n")

@@ -154,8 +154,80 @@ def test_anthropic_tool_use_and_tool_result_blocks_are_calls_and_results(tmp_pat
     ]
     # the results come first in their turn (the API's order), the turn's own text after them
     assert con.sql(  # and the turn's timestamp stays on the result it held
-        "SELECT position, role, content, timestamp, name FROM messages WHERE transcript_id = 'b' AND position >= 2"
+        "SELECT position, role, content, timestamp, name FROM messages WHERE transcript_id = 'b' AND position >= 2 ORDER BY 1"
     ).fetchall() == [(2, "tool", "timeout", "T2", None), (3, "user", "Try once more?", "T2", "ana")]  # a speaker's name
+
+
+# An assistant turn with a server tool (web search) and a client tool, the response of
+# BerriAI/litellm tests/test_litellm/llms/anthropic/chat/test_anthropic_chat_transformation.py
+# (@ d81c008a, "Simulating actual Anthropic API response with web search"), with a thinking block before it.
+SERVER_TOOLS = {
+    "role": "assistant",
+    "content": [
+        {"type": "thinking", "thinking": "I should look the weight up.", "signature": "sig"},
+        {"type": "server_tool_use", "id": "srvtoolu_01ABC123", "name": "web_search",
+         "input": {"query": "average weight african elephant kg"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01ABC123", "content": [
+            {"type": "web_search_result", "url": "https://example.com/elephants", "title": "African Elephant Facts",
+             "encrypted_content": "encrypted_data_here", "page_age": "2024-01-15",
+             "snippet": "Adult African elephants weigh between 4,000-6,000 kg..."}]},
+        {"type": "text", "text": "Based on my search, African elephants weigh around 5,000 kg."},
+        {"type": "tool_use", "id": "toolu_01XYZ789", "name": "add_numbers", "input": {"a": 5000, "b": 100}},
+    ],
+}  # fmt: skip
+
+
+def test_server_tool_blocks_are_calls_and_results_where_they_stand():
+    """A server tool's call and result were `[server_tool_use]` and `[web_search_tool_result]`, and a
+    thinking block `[thinking]`: the judge saw neither the search, what it found, nor the reasoning."""
+    from rubricflow.tasks.loaders.transcripts import parse_messages, transcript_of
+    from rubricflow.tasks.reward.rollouts import read_rollout
+
+    errors = {"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "s2", "name": "web_search", "input": {"query": "x"}},
+        {"type": "web_search_tool_result", "tool_use_id": "s2",
+         "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}},
+        {"type": "mcp_tool_use", "id": "m1", "name": "echo", "server_name": "docs", "input": {"q": 1}},
+        {"type": "mcp_tool_result", "tool_use_id": "m1", "is_error": False, "content": [{"type": "text", "text": "1"}]},
+        {"type": "redacted_thinking", "data": "opaque"},
+    ]}  # fmt: skip
+    messages = [{"role": "user", "content": "How heavy is an elephant, plus 100?"}, SERVER_TOOLS, errors]
+    transcript = transcript_of("t", parse_messages(messages))
+    assert transcript.rendering.splitlines() == [
+        "[M0] user: How heavy is an elephant, plus 100?",
+        "[M1] assistant: [thinking] I should look the weight up.",
+        '  -> call web_search({"query": "average weight african elephant kg"}) #srvtoolu_01ABC123',
+        "[M2] tool (result of web_search #srvtoolu_01ABC123): African Elephant Facts <https://example.com/elephants>",
+        "[M3] assistant: Based on my search, African elephants weigh around 5,000 kg.",
+        '  -> call add_numbers({"a": 5000, "b": 100}) #toolu_01XYZ789',
+        "[M4] assistant: ",
+        '  -> call web_search({"query": "x"}) #s2',
+        "[M5] tool (result of web_search #s2, failed): max_uses_exceeded",
+        "[M6] assistant: ",
+        '  -> call docs.echo({"q": 1}) #m1',
+        "[M7] tool (result of docs.echo #m1): 1",
+        "[M8] assistant: [redacted_thinking]",
+    ]
+    # judged as a reply, the turn is its answer, not the thoughts before it
+    reply = read_rollout(0, {"completion": [SERVER_TOOLS]}, "last_reply")
+    assert reply.text == "Based on my search, African elephants weigh around 5,000 kg."
+
+
+def test_a_refusal_is_what_the_judge_reads_of_a_refused_turn(tmp_path):
+    """OpenAI's `refusal` (a message field, or a content part): the turn was empty, or `[refusal]`."""
+    src = tmp_path / "refused.jsonl"
+    refused = [
+        {"role": "user", "content": "Help me pick a lock."},
+        {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "Nor that."}]},
+    ]
+    src.write_text(json.dumps({"id": "r", "messages": refused}) + "\n")
+    report, con = load(tmp_path, src)
+    [(text,)] = con.sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines()[1:] == [
+        "[M1] assistant: [refusal] I can't help with that.",
+        "[M2] assistant: [refusal] Nor that.",
+    ]
 
 
 def test_an_error_flag_written_as_text_false_is_no_error(tmp_path):

@@ -54,7 +54,9 @@ def messages_as_json(table: Any) -> Any:
 
     if "messages" not in table.column_names or pa.types.is_string(table.schema.field("messages").type):
         return table
-    values = [_json_or_none(v) for v in table.column("messages").to_pylist()]
+    from rubricflow.tasks.loaders.transcripts import unmerged
+
+    values = [_json_or_none(unmerged({"messages": v})["messages"]) for v in table.column("messages").to_pylist()]
     return table.set_column(table.column_names.index("messages"), "messages", pa.array(values, pa.string()))
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rubricflow.errors import InputError
+from rubricflow.tasks.loaders.transcripts import unmerged
 
 BATCH_ROWS = 20_000
 HUB_SHARD = re.compile(r"(?P<split>.+?)-\d{5}-of-\d{5}(-[0-9a-f]+)?")  # train-00000-of-00002[-<hash>]
@@ -149,7 +150,7 @@ def dataset_records(dataset: DatasetSplit) -> Iterator[tuple[int, Any, str | Non
             for batch in _batches(shard, dataset.kind):
                 for record in batch.to_pylist():
                     number += 1
-                    yield number, record, None
+                    yield number, unmerged(record), None
         except (pa.ArrowException, OSError) as exc:
             kind = "Arrow stream" if dataset.kind == "arrow" else "Parquet"
             raise DatasetFolderError(f"{shard}: not a readable {kind} shard (after row {number}): {exc}") from None

@@ -34,6 +34,7 @@ from rubricflow.tasks.loaders.transcripts import (
     parse_messages,
     remove_transcript_files,
     transcript_of,
+    unmerged,
 )
 from rubricflow.warehouse.chat_files import OUTPUTS, normalise_chat_jsonl
 from rubricflow.warehouse.private_files import owner_only
@@ -170,7 +171,7 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
             for record in batch.to_pylist():
                 number += 1
-                yield number, record, None
+                yield number, unmerged(record), None
     except (pa.ArrowException, OSError) as exc:
         where = f"after row {number}" if number else "before its first row"
         raise CorpusError(f"{path}: not a readable Parquet file ({where}): {exc}") from None

@@ -69,6 +69,45 @@ def message_text(message: dict, reasoning: bool = True) -> str:
     return text
 
 
+def unmerged(record: Any) -> Any:
+    """A transcript row read from Arrow (Parquet, a Hugging Face dataset, a DataFrame) with its tool
+    calls' argument objects as the row wrote them: Arrow stores every row's objects of one column as
+    one struct, so each call carried the other calls' argument names as nulls (`{"city": "Paris",
+    "query": null}`). A null argument is dropped, as the struct cannot tell it from an absent one."""
+    if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+        return record
+    return {**record, "messages": [_unmerged_message(m) for m in record["messages"]]}
+
+
+def _unmerged_message(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return message
+    out = dict(message)
+    if isinstance(message.get("content"), list):
+        out["content"] = [
+            {**p, "input": _no_nulls(p["input"])} if _is_call(p) and isinstance(p.get("input"), dict) else p
+            for p in message["content"]
+        ]
+    if isinstance(message.get("tool_calls"), list):
+        out["tool_calls"] = [_unmerged_call(c) for c in message["tool_calls"]]
+    return out
+
+
+def _unmerged_call(call: Any) -> Any:
+    fn = call.get("function") if isinstance(call, dict) else None
+    if isinstance(fn, dict) and isinstance(fn.get("arguments"), dict):
+        return {**call, "function": {**fn, "arguments": _no_nulls(fn["arguments"])}}
+    return call
+
+
+def _no_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_no_nulls(v) for v in value]
+    return value
+
+
 def content_text(content: Any, reasoning: bool = True) -> str:
     """A message's content as text: a string as it is, content parts joined (text parts' text, other
     parts named by type, e.g. `[image_url]`), nothing as the empty string. `reasoning=False` leaves

@@ -230,6 +230,36 @@ def test_a_refusal_is_what_the_judge_reads_of_a_refused_turn(tmp_path):
     ]
 
 
+@pytest.mark.parametrize("via", ["parquet", "frame"])
+def test_a_call_read_from_arrow_keeps_its_own_arguments(tmp_path, via):
+    """Arrow holds every row's `input` objects as one struct: each call showed the other calls'
+    argument names as nulls, `get_weather({"location": ..., "query": null})`."""
+    import pyarrow as pa
+
+    from rubricflow.tasks.loaders.transcripts import unmerged
+
+    ask = {"role": "user", "content": [{"type": "text", "text": "What is the weather in SF?"}]}
+    search = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "s1", "name": "search", "input": {"query": "x"}}],
+    }
+    rows = [{"id": "a", "messages": [ask, *ANTHROPIC[1:]]}, {"id": "b", "messages": [ask, search]}]
+    table = pa.Table.from_pylist(rows)
+    assert table.to_pylist()[1]["messages"][1]["content"][0]["input"] == {"location": None, "query": "x"}
+    if via == "frame":  # a DataFrame's rows: the messages column is JSON text before the ingest
+        table = table_of(table)
+    source = tmp_path / "calls.parquet"
+    pq.write_table(table, source)
+    report, con = load(tmp_path, source)
+    assert con.sql("SELECT transcript_id, tool_name, arguments FROM tool_calls ORDER BY 1").fetchall() == [
+        ("a", "get_weather", '{"location": "San Francisco, CA"}'),
+        ("b", "search", '{"query": "x"}'),
+    ]
+    assert unmerged(
+        {"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": {"a": None}}}]}]}
+    ) == {"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": {}}}]}]}
+
+
 def test_an_error_flag_written_as_text_false_is_no_error(tmp_path):
     """`"is_error": "false"` was stored as a failed result (any non-empty text was true)."""
     from rubricflow.tasks.loaders.transcripts import parse_messages, transcript_of

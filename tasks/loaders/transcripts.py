@@ -58,6 +58,9 @@ def is_transcript_record(record: Any) -> bool:
 
 
 REASONING = ("thinking", "redacted_thinking", "reasoning")
+# parts whose words are under their type's name (an image's or a file's data under its own never is
+# text: Inspect's `{"type": "image", "image": "data:image/png;base64,..."}` stays `[image]`)
+WORDS_UNDER_TYPE = ("refusal", "thinking", "reasoning")
 
 
 def message_text(message: dict, reasoning: bool = True) -> str:
@@ -136,7 +139,7 @@ def _part_text(part: Any) -> str:
     kind = part.get("type", "part")
     if isinstance(part.get("text"), str):
         return part["text"]
-    if isinstance(kind, str) and isinstance(part.get(kind), str):
+    if kind in WORDS_UNDER_TYPE and isinstance(part.get(kind), str):
         return f"[{kind}] {part[kind]}"
     if isinstance(part.get("url"), str):  # a web_search_result: the page a result named
         return f"{part.get('title') or ''} <{part['url']}>".strip()

@@ -220,6 +220,7 @@ def test_a_refusal_is_what_the_judge_reads_of_a_refused_turn(tmp_path):
         {"role": "user", "content": "Help me pick a lock."},
         {"role": "assistant", "content": None, "refusal": "I can't help with that."},
         {"role": "assistant", "content": [{"type": "refusal", "refusal": "Nor that."}]},
+        {"role": "user", "content": [{"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="}]},
     ]
     src.write_text(json.dumps({"id": "r", "messages": refused}) + "\n")
     report, con = load(tmp_path, src)
@@ -227,6 +228,7 @@ def test_a_refusal_is_what_the_judge_reads_of_a_refused_turn(tmp_path):
     assert text.splitlines()[1:] == [
         "[M1] assistant: [refusal] I can't help with that.",
         "[M2] assistant: [refusal] Nor that.",
+        "[M3] user: [image]",  # an image's data under its type's name is no text
     ]
 
 

@@ -30,6 +30,7 @@ from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
 from rubricflow.tasks.loaders.trace_formats import detect_format, trace_records
 from rubricflow.tasks.loaders.transcripts import (
     TranscriptWriter,
+    id_text,
     is_transcript_record,
     parse_messages,
     remove_transcript_files,
@@ -532,7 +533,7 @@ def _text_row(
     if len(text) > max_chars:
         return None, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id
     digest = _sha(text)
-    text_id = str(text_id) if text_id is not None else digest[:16]
+    text_id = id_text(text_id) if text_id is not None else digest[:16]
     roles = fields or {role: role for role in ROLES}
     used = {column, *roles.values()}
     extra = {k: v for k, v in record.items() if k not in KNOWN and k not in used}
@@ -663,7 +664,7 @@ def _transcript_row(
         return None, f"missing or empty id ({id_field})", None, None
     try:  # a row of another shape (no messages, a part or call of another type) is the row's fault
         messages = parse_messages(record.get("messages"))
-        transcript = transcript_of(str(text_id) if text_id is not None else "", messages, record.get("tools"))
+        transcript = transcript_of(id_text(text_id) if text_id is not None else "", messages, record.get("tools"))
     except (ValueError, TypeError, AttributeError, RecursionError) as exc:
         return None, f"bad transcript: {' '.join(str(exc).split())[:200]}", text_id, None
     text = transcript.rendering

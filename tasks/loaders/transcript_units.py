@@ -52,19 +52,35 @@ def unit_positions(messages: list[dict], criterion: Criterion) -> list[list[int]
     return [units[index]] if -len(units) <= index < len(units) else []
 
 
+def answered(messages: list[dict]) -> dict[int, tuple[int, dict]]:
+    """Each tool result's position -> the message and the call it answers: the latest call before it
+    with its id, as the rendering names it (a server that numbers each turn's calls from `call_0`
+    uses an id again; a result answers the call just made, not an earlier one)."""
+    latest: dict[str, tuple[int, dict]] = {}
+    out: dict[int, tuple[int, dict]] = {}
+    for m in messages:
+        link = m.get("tool_call_id")
+        if link is not None and link in latest:
+            out[m["position"]] = latest[link]
+        for call in m.get("tool_calls") or []:
+            if call.get("id") is not None:
+                latest[call["id"]] = (m["position"], call)
+    return out
+
+
 def _step(messages: list[dict], message: dict) -> list[int]:
     """An assistant message and the tool results answering its calls."""
-    ids = {c["id"] for c in message.get("tool_calls") or [] if c.get("id")}
-    return [message["position"], *(m["position"] for m in messages if m.get("tool_call_id") in ids)]
+    links = answered(messages)
+    return [message["position"], *(p for p, (at, _) in links.items() if at == message["position"])]
 
 
 def _tool_calls(messages: list[dict], tool: str | None) -> list[list[int]]:
-    """Each call (of `tool`, when named): its message and its result's."""
-    out = []
+    """Each call (of `tool`, when named): its message and its result's (the first that answers it)."""
+    links, out = answered(messages), []
     for m in messages:
         for call in m.get("tool_calls") or []:
             if tool is None or call.get("name") == tool:
-                result = [r["position"] for r in messages if call.get("id") and r.get("tool_call_id") == call["id"]]
+                result = [p for p, (at, c) in links.items() if at == m["position"] and c is call]
                 out.append([m["position"], *result[:1]])
     return out
 
@@ -75,7 +91,7 @@ def transcript_units(
     """The criterion's units of one transcript (`messages` ordered by position, as the `messages`
     view gives them: role, content, tool_calls as {id, name, arguments}, tool_call_id); `long`, the
     rubric's long_transcripts, cuts a `segments`-scoped criterion's."""
-    names = {c["id"]: c["name"] for m in messages for c in m.get("tool_calls") or [] if c.get("id")}
+    links = answered(messages)
     blocks = {
         m["position"]: render_message(
             m["position"],
@@ -83,7 +99,7 @@ def transcript_units(
             m.get("content") or "",
             m.get("tool_calls") or [],
             m.get("tool_call_id"),
-            names,
+            {m["tool_call_id"]: links[m["position"]][1]["name"]} if m["position"] in links else {},
             bool(m.get("is_error")),
         )
         for m in messages

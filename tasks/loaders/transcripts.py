@@ -64,12 +64,20 @@ WORDS_UNDER_TYPE = ("refusal", "thinking", "reasoning")
 
 
 def message_text(message: dict, reasoning: bool = True) -> str:
-    """A message's text: its content's (`content_text`), and an OpenAI `refusal` after it."""
+    """A message's text: a `reasoning_content` (vLLM's, DeepSeek's) as `[reasoning] ...`, then its
+    content's (`content_text`), an audio reply's transcript where it has no text, and an OpenAI
+    `refusal` as `[refusal] ...`: words kept outside `content` are words the judge reads."""
     text = content_text(message.get("content"), reasoning)
-    refusal = message.get("refusal")
-    if isinstance(refusal, str) and refusal:
-        return f"{text}\n[refusal] {refusal}" if text else f"[refusal] {refusal}"
-    return text
+    audio = message.get("audio")
+    if not text and isinstance(audio, dict) and isinstance(audio.get("transcript"), str):
+        text = audio["transcript"]
+    thought, refusal = message.get("reasoning_content"), message.get("refusal")
+    parts = [
+        f"[reasoning] {thought}" if reasoning and isinstance(thought, str) and thought else "",
+        text,
+        f"[refusal] {refusal}" if isinstance(refusal, str) and refusal else "",
+    ]
+    return "\n".join(p for p in parts if p)
 
 
 def unmerged(record: Any) -> Any:
@@ -139,6 +147,8 @@ def _part_text(part: Any) -> str:
     kind = part.get("type", "part")
     if isinstance(part.get("text"), str):
         return part["text"]
+    if isinstance(part.get("text"), dict) and isinstance(part["text"].get("value"), str):
+        return part["text"]["value"]  # the Assistants API's `{"type": "text", "text": {"value": ...}}`
     if kind in WORDS_UNDER_TYPE and isinstance(part.get(kind), str):
         return f"[{kind}] {part[kind]}"
     if isinstance(part.get("url"), str):  # a web_search_result: the page a result named
@@ -286,7 +296,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
         digest = body_hash(body)
         bodies[digest] = body
         calls = tool_calls_of(message, position)
-        names.update({c["id"]: c["name"] for c in calls if c["id"]})
+        names.update({c["id"]: c["name"] for c in calls if c["id"] is not None})  # "" too, as DuckDB's path links it
         link = _str(message.get("tool_call_id"))
         failed = _failed(message.get("is_error")) or _failed(message.get("error"))
         values = (
@@ -299,7 +309,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
             failed or None,
             _str(message.get("step_id")),
             _str(message.get("span_id")),
-            _str(message.get("timestamp") or message.get("created_at")),
+            _str(message["timestamp"] if message.get("timestamp") is not None else message.get("created_at")),
         )
         for name, value in zip(COLUMNS, values, strict=True):
             columns[name].append(value)
@@ -337,15 +347,26 @@ def _failed(value: Any) -> bool:
     """Whether a message's `is_error` or `error` marks a failed tool result: the text "false" or "0"
     does not (it was stored as an error), as warehouse/sql/chats_stage.sql reads it."""
     if isinstance(value, str):
-        return value.strip().lower() not in ("", "false", "0", "null", "[]", "{}")
+        text = value.strip().lower()
+        if text in ("", "false", "0", "null", "[]", "{}"):
+            return False
+        try:
+            return float(text) != 0  # "0.0": no failure, as DuckDB's try_cast reads it
+        except ValueError:
+            return True
     return bool(value)
+
+
+def id_text(value: Any) -> str:
+    """A row's id as text: a string as it is, any other value as compact JSON (an object id was
+    written as Python's repr, `{'run': 1}`, where DuckDB's path writes `{"run":1}`)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _str(value: Any) -> str | None:
     if value is None:
         return None
-    # compact, as DuckDB writes a JSON value as text (warehouse/chat_files.py: an object id read both ways)
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return id_text(value)  # compact, as DuckDB writes a JSON value as text (warehouse/chat_files.py)
 
 
 @dataclass

@@ -164,3 +164,33 @@ def test_a_rubric_without_checks_keeps_its_hash():
 def test_an_incomplete_check_is_refused_by_name(check, message):
     with pytest.raises(ValueError, match=message):
         rubric({"x": check})
+
+
+def test_a_reused_call_id_links_each_result_to_the_call_just_made_and_a_function_error_counts(tmp_path):
+    """A server numbering each turn's calls from call_0: the `tool_calls` view gave the first call both
+    results (3 rows for 2 calls); a legacy function_call's failed result was no error result (it passed)."""
+    reused = [
+        {"role": "user", "content": "Find and book"},
+        {"role": "assistant", "content": None, "tool_calls": [call("call_0", "search")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "A"},
+        {"role": "assistant", "content": None, "tool_calls": [call("call_0", "book")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "B"},
+    ]
+    legacy = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": "{}"}},
+        {"role": "function", "name": "get_weather", "content": "error: timeout", "is_error": True},
+    ]
+    source = tmp_path / "chats.jsonl"
+    source.write_text("".join(json.dumps({"id": i, "messages": m}) + "\n" for i, m in (("r", reused), ("f", legacy))))
+    report = ingest_corpus(source, tmp_path / "corpora" / "c")
+    bundle = compile_or_raise(rubric({"no-errors": CHECKS["used-search"] | {"kind": "error_results"}}))
+    with db.writer(tmp_path / "rf.duckdb") as con:
+        steps.load_corpus(con, "c", str(source), report.parquet, report.rows_ok, report.rows_quarantined)
+        assert con.execute(
+            "SELECT position, tool_name, result_position, result FROM tool_calls WHERE transcript_id = 'r' ORDER BY 1"
+        ).fetchall() == [(1, "search", 2, "A"), (3, "book", 4, "B")]
+        db.register_rubric(con, bundle)
+        checks.evaluate_checks(con, "c", bundle, "run-1", "judge-1")
+        verdicts = dict(con.execute("SELECT text_id, value::INTEGER FROM judgments").fetchall())
+    assert verdicts == {"r": 1, "f": 0}

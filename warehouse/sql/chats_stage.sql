@@ -5,7 +5,8 @@
 -- (JSON allows space before a colon: `"content" : [` is content parts too, once stored as their raw JSON;
 -- a name that is a number, an id that is true/false, or an is_error written as text ("False" too), the
 -- two paths wrote differently: "True" and "true", an error and none; not an object: a tool schema's `"id": {`;
--- an OpenAI `refusal`, which only the row-by-row path renders)
+-- an OpenAI `refusal`, a `reasoning_content`, an audio reply's transcript or a call's `namespace`,
+-- which only the row-by-row path reads)
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
 -- read neither the renderings nor the messages for them. Variables: source (the file).
@@ -22,7 +23,7 @@ WITH raw AS (
                     "text_id": null, "id": null, "session_id": null, "trace_id": null}') END AS extra,
            regexp_matches(json, '"(content|arguments)"\s*:\s*[\[{]|"tool_calls"\s*:\s*[{"]|"function_call"|"messages"\s*:\s*"'
                || '|"(name|tool_call_id|step_id|span_id)"\s*:\s*[-0-9tf]|"is_error"\s*:\s*"|"[a-z_]*id"\s*:\s*(true|false)'
-               || '|"refusal"\s*:\s*"') AS odd_text
+               || '|"(refusal|reasoning_content|namespace)"\s*:\s*"|"audio"\s*:\s*\{') AS odd_text
     FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (
@@ -31,8 +32,10 @@ msgs AS (
         'calls': list_transform(m.tool_calls,
                                 lambda c: {'id': c.id, 'name': c.function.name, 'arguments': c.function.arguments}),
         'name': m.name, 'tool_call_id': m.tool_call_id,
-        'is_error': CASE WHEN coalesce(m.is_error, 'false') IN ('false', '0', '', 'null', '[]', '{}')
-                          AND coalesce(m.error, 'false') IN ('false', '0', '', 'null', '[]', '{}') THEN NULL ELSE true END,
+        'is_error': CASE WHEN (lower(trim(coalesce(m.is_error, 'false'))) IN ('false', '0', '', 'null', '[]', '{}')
+                               OR try_cast(trim(m.is_error) AS DOUBLE) = 0)
+                          AND (lower(trim(coalesce(m.error, 'false'))) IN ('false', '0', '', 'null', '[]', '{}')
+                               OR try_cast(trim(m.error) AS DOUBLE) = 0) THEN NULL ELSE true END,
         'step_id': m.step_id, 'span_id': m.span_id, 'ts': coalesce(m.timestamp, m.created_at)}) AS msgs
     FROM raw
 ),

@@ -4,7 +4,7 @@
 INSERT INTO check_results
 WITH results AS (
     SELECT m.transcript_id, m.is_error, m.body_hash FROM transcript_messages m
-    WHERE m.corpus_id = $corpus AND m.role = 'tool'
+    WHERE m.corpus_id = $corpus AND m.role IN ('tool', 'function')  -- a legacy function_call's result too
 ),
 errors AS (
     SELECT r.transcript_id,

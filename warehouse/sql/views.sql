@@ -393,16 +393,29 @@ SELECT m.corpus_id, m.transcript_id, m.position, 'M' || m.position AS message_id
        m.name, m.tool_calls, m.tool_call_id, m.is_error, m.step_id, m.span_id, m.ts AS timestamp, m.body_hash
 FROM transcript_messages m LEFT JOIN message_bodies b ON b.body_hash = m.body_hash;
 
--- One row per tool call, with the tool result that answers it (linked by its call id; NULL: none did).
+-- One row per tool call, with the tool result that answers it (NULL: none did). A result answers the
+-- latest call before it with its id, as the rendering names it (a server that numbers each turn's
+-- calls from call_0 uses an id again: the result answers the call just made); a call answered twice
+-- shows its first result.
 CREATE OR REPLACE VIEW tool_calls AS
 WITH calls AS (
     SELECT corpus_id, transcript_id, position, generate_subscripts(tool_calls, 1) AS call_index,
            unnest(tool_calls) AS call
     FROM transcript_messages WHERE tool_calls IS NOT NULL
+),
+call_ids AS (SELECT DISTINCT corpus_id, transcript_id, position, call.id AS id FROM calls WHERE call.id IS NOT NULL),
+answers AS (
+    SELECT r.corpus_id, r.transcript_id, r.tool_call_id, c.position AS call_position, min(r.position) AS position
+    FROM transcript_messages r ASOF JOIN call_ids c
+      ON c.corpus_id = r.corpus_id AND c.transcript_id = r.transcript_id AND c.id = r.tool_call_id
+     AND r.position > c.position
+    GROUP BY ALL
 )
 SELECT c.corpus_id, c.transcript_id, c.position, c.call_index, c.call.id AS call_id, c.call.name AS tool_name,
        c.call.arguments AS arguments, r.position AS result_position, rb.body AS result, r.is_error AS result_is_error
 FROM calls c
-LEFT JOIN transcript_messages r ON r.corpus_id = c.corpus_id AND r.transcript_id = c.transcript_id
- AND r.tool_call_id = c.call.id AND r.position > c.position
+LEFT JOIN answers a ON a.corpus_id = c.corpus_id AND a.transcript_id = c.transcript_id
+ AND a.tool_call_id = c.call.id AND a.call_position = c.position
+LEFT JOIN transcript_messages r ON r.corpus_id = a.corpus_id AND r.transcript_id = a.transcript_id
+ AND r.position = a.position
 LEFT JOIN message_bodies rb ON rb.body_hash = r.body_hash;

@@ -44,7 +44,23 @@ def test_both_paths_write_the_same_transcripts(tmp_path):
         {"role": "tool", "content": "no such tool", "error": "unknown tool"},
         {"role": "tool", "tool_call_id": "c1", "content": "ok", "is_error": False},
     ]}  # fmt: skip
+    # read alike both ways: an error flag as text in any case, an empty call id, an object id, a zero timestamp
+    alike = [
+        {"id": "flags", "messages": [
+            {"role": "tool", "tool_call_id": "c1", "content": "a", "error": "False"},
+            {"role": "tool", "tool_call_id": "c1", "content": "b", "error": " FALSE "},
+            {"role": "tool", "tool_call_id": "c1", "content": "c", "is_error": 0.0},
+            {"role": "tool", "tool_call_id": "c1", "content": "d", "error": "0.0"},
+        ]},
+        {"id": "empty-id", "messages": [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "", "function": {"name": "f", "arguments": ""}}]},
+            {"role": "tool", "tool_call_id": "", "content": "r", "timestamp": 0},
+            {"role": "user", "content": "u", "timestamp": "", "created_at": "2024-01-01"},
+        ]},
+        {"id": {"run": 1, "k": "a"}, "messages": [{"role": "user", "content": "object id"}]},
+    ]  # fmt: skip
     records = [*lines, json.dumps(extra, ensure_ascii=False), json.dumps(odd_id), json.dumps(failed)]
+    records += [json.dumps(r) for r in alike]
     source.write_text("\n".join(records) + "\n")
     fast, slow = both_ways(tmp_path, source)
     text_columns = ["text_id", "text", "sha256", "genre", "metadata"]
@@ -68,7 +84,20 @@ def test_a_file_the_columns_would_read_differently_is_left_to_the_row_by_row_pat
     truth = {**record, "id": True}
     flagged = {**record, "id": "flagged", "messages": [{"role": "tool", "content": "x", "is_error": "false"}]}
     refused = {**record, "id": "refused", "messages": [{"role": "assistant", "content": None, "refusal": "No."}]}
-    others = [json.dumps(o) for o in (named, truth, flagged, refused)]  # the two paths wrote each differently
+    # words outside `content`, and a call's namespace: only the row-by-row path reads them
+    thought = {
+        **record,
+        "id": "thought",
+        "messages": [{"role": "assistant", "content": "4", "reasoning_content": "2+2"}],
+    }
+    spoken = {
+        **record,
+        "id": "spoken",
+        "messages": [{"role": "assistant", "content": None, "audio": {"transcript": "Hi"}}],
+    }
+    call = {"id": "c", "function": {"name": "shell", "namespace": "box", "arguments": "{}"}}
+    spaced_name = {**record, "id": "ns", "messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
+    others = [json.dumps(o) for o in (named, truth, flagged, refused, thought, spoken, spaced_name)]
     for number, odd in enumerate((json.dumps(parts), json.dumps(bad_role), spaced, *others, json.dumps(record))):
         source = tmp_path / f"odd{number}.jsonl"  # the last: a duplicated id
         source.write_text(json.dumps(record) + "\n" + odd + "\n")

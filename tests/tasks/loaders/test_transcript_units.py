@@ -114,3 +114,20 @@ def test_a_long_transcript_is_judged_on_its_stated_view(mode, kept):
 def test_scope_segments_needs_the_rubric_declaration():
     with pytest.raises(ValueError, match="scope segments needs the rubric's long_transcripts"):
         Rubric.model_validate({"metadata": {"id": "x"}, "criteria": [{"id": "a", "scope": "segments"}]})
+
+
+def test_a_reused_call_id_is_answered_by_the_result_after_its_own_call():
+    """call_0 used again: each unit's result was looked up across the whole transcript (the search
+    call's unit took the book call's result's name, the book call's unit the search's result)."""
+    messages = [
+        {"position": 0, "role": "user", "content": "Find and book"},
+        {"position": 1, "role": "assistant", "content": None, "tool_calls": [call("call_0", "search")]},
+        {"position": 2, "role": "tool", "content": "A", "tool_call_id": "call_0"},
+        {"position": 3, "role": "assistant", "content": None, "tool_calls": [call("call_0", "book")]},
+        {"position": 4, "role": "tool", "content": "B", "tool_call_id": "call_0", "is_error": True},
+    ]
+    assert unit_positions(messages, Criterion(id="x", scope="tool_call")) == [[1, 2], [3, 4]]
+    assert unit_positions(messages, Criterion(id="x", scope="step")) == [[1, 2], [3, 4]]
+    first, second = transcript_units("t", messages, Criterion(id="x", scope="tool_call"))
+    assert first.text.splitlines()[-1] == "[M2] tool (result of search #call_0): A"
+    assert second.text.splitlines()[-1] == "[M4] tool (result of book #call_0, failed): B"

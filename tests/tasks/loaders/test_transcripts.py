@@ -213,14 +213,19 @@ def test_server_tool_blocks_are_calls_and_results_where_they_stand():
     assert reply.text == "Based on my search, African elephants weigh around 5,000 kg."
 
 
-def test_a_refusal_is_what_the_judge_reads_of_a_refused_turn(tmp_path):
-    """OpenAI's `refusal` (a message field, or a content part): the turn was empty, or `[refusal]`."""
+def test_words_outside_content_are_what_the_judge_reads_of_a_turn(tmp_path):
+    """OpenAI's `refusal` (a message field, or a content part), a `reasoning_content`, an audio reply's
+    transcript, the Assistants API's text object: the turn was empty, or `[refusal]`, or `[text]`."""
     src = tmp_path / "refused.jsonl"
     refused = [
         {"role": "user", "content": "Help me pick a lock."},
         {"role": "assistant", "content": None, "refusal": "I can't help with that."},
         {"role": "assistant", "content": [{"type": "refusal", "refusal": "Nor that."}]},
         {"role": "user", "content": [{"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="}]},
+        # words kept outside `content`: a reasoning model's, an audio reply's, the Assistants API's text
+        {"role": "assistant", "content": "4", "reasoning_content": "2 and 2 make 4."},
+        {"role": "assistant", "content": None, "audio": {"id": "a1", "transcript": "Hello there."}},
+        {"role": "assistant", "content": [{"type": "text", "text": {"value": "It is 4.", "annotations": []}}]},
     ]
     src.write_text(json.dumps({"id": "r", "messages": refused}) + "\n")
     report, con = load(tmp_path, src)
@@ -229,6 +234,10 @@ def test_a_refusal_is_what_the_judge_reads_of_a_refused_turn(tmp_path):
         "[M1] assistant: [refusal] I can't help with that.",
         "[M2] assistant: [refusal] Nor that.",
         "[M3] user: [image]",  # an image's data under its type's name is no text
+        "[M4] assistant: [reasoning] 2 and 2 make 4.",
+        "4",
+        "[M5] assistant: Hello there.",
+        "[M6] assistant: It is 4.",
     ]
 
 

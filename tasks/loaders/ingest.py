@@ -568,7 +568,8 @@ class _RowMaker:
         """(row, reason, id, transcript or None), as _text_row / _transcript_row give them."""
         column = _text_column(record, self.text_field)
         if not self.checked:
-            if column is None and self.text_field is None and is_transcript_record(record):
+            # a first row with `messages` of another shape (null) is a transcript to quarantine, as any later one is
+            if column is None and self.text_field is None and (is_transcript_record(record) or "messages" in record):
                 self.transcripts, self.checked = TranscriptWriter(self.out_dir), True
             else:
                 self.checked = _check_columns(

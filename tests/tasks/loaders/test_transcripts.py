@@ -279,3 +279,14 @@ def test_an_error_flag_written_as_text_false_is_no_error(tmp_path):
     messages = [{"role": "tool", "content": "r", "is_error": f} for f in flags] + [{"role": "tool", "error": "boom"}]
     stored = transcript_of("t", parse_messages(messages)).columns["is_error"]
     assert stored == [None, None, None, None, True, True, True, None, None, True, True]
+
+
+def test_a_first_row_whose_messages_are_null_is_quarantined_as_any_row_is(tmp_path):
+    """The file was refused whole ("row 1 has no text column"); the same row second was quarantined."""
+    src = tmp_path / "nulls.jsonl"
+    good = {"id": "g", "messages": [{"role": "user", "content": "hi"}]}
+    src.write_text(json.dumps({"id": "n", "messages": None}) + "\n" + json.dumps(good) + "\n")
+    report, con = load(tmp_path, src)
+    assert (report.rows_ok, report.rows_quarantined) == (1, 1)
+    [reason] = [json.loads(line)["reason"] for line in report.quarantine.read_text().splitlines()]
+    assert reason == "bad transcript: messages is not a non-empty list"

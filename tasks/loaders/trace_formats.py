@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.trace_spans import flat_spans, merge_spans, otlp_spans
+from rubricflow.tasks.loaders.transcripts import content_text
 
 FORMATS = ("openai", "otel", "openinference", "inspect", "atif")
 Row = tuple[int, Any, str | None]
@@ -153,6 +155,8 @@ def atif_record(doc: dict, path: Path) -> dict:
     for step in doc.get("steps") or []:
         role = {"agent": "assistant", "system": "system", "user": "user"}.get(step.get("source"), "user")
         message: dict = {"role": role, "content": _atif_content(step.get("message")), "step_id": step.get("step_id")}
+        if isinstance(step.get("reasoning_content"), str):  # an agent step's reasoning, read as `[reasoning] ...`
+            message["reasoning_content"] = step["reasoning_content"]
         if step.get("timestamp"):
             message["timestamp"] = step["timestamp"]
         calls = [
@@ -189,6 +193,8 @@ def _atif_content(content: Any) -> Any:
 
 
 ATTACHMENT = re.compile(r"attachment://([0-9a-f]{32})")
+# a zip member that cannot be read back: damaged deflate data, a wrong CRC, a truncated member
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)
 
 
 def _inspect_records(path: Path) -> Iterator[Row]:
@@ -201,13 +207,15 @@ def _inspect_records(path: Path) -> Iterator[Row]:
     with archive:
         try:
             header = json.loads(archive.read("header.json")) if "header.json" in archive.namelist() else {}
-        except (ValueError, RecursionError) as exc:
+        except (*DAMAGED, ValueError, RecursionError) as exc:
             raise InputError(f"{path}: header.json is not readable JSON: {exc}") from None
+        if not isinstance(header, dict):
+            raise InputError(f"{path}: header.json is a {type(header).__name__}, not an object")
         names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
         for number, name in enumerate(names, start=1):
             try:
                 sample = json.loads(archive.read(name))
-            except (ValueError, RecursionError) as exc:
+            except (*DAMAGED, ValueError, RecursionError) as exc:
                 yield number, None, f"{name}: not an Inspect sample: {exc}"
                 continue
             _, record, why = _built(number, "an Inspect sample", inspect_record, sample, header)
@@ -251,6 +259,10 @@ def _inspect_message(message: dict) -> dict:
         out["name"] = message["function"]
     if message.get("error"):
         out["is_error"] = True
+        error = message["error"]
+        said = error.get("message") if isinstance(error, dict) else error
+        if not content_text(out["content"]).strip() and isinstance(said, str) and said:
+            out["content"] = f"Error: {said}"  # as Inspect shows the model a failed call (its content is empty)
     return out
 
 
@@ -258,11 +270,17 @@ def _inspect_content(content: Any) -> Any:
     """Inspect content: text, or parts (`text`, `reasoning`, `image`...): text parts kept as text."""
     if not isinstance(content, list):
         return content
-    return [
-        {"type": "text", "text": p.get("text") or ""} if p.get("type") == "text" else {"type": p.get("type", "part")}
-        for p in content
-        if isinstance(p, dict)
-    ]
+    return [_inspect_part(p) for p in content if isinstance(p, dict)]
+
+
+def _inspect_part(part: dict) -> dict:
+    """A text part as text, a reasoning part's words as reasoning (`[reasoning] ...`, unless
+    redacted), any other part by its type alone (an image's data is no text)."""
+    if part.get("type") == "text":
+        return {"type": "text", "text": part.get("text") or ""}
+    if part.get("type") == "reasoning" and isinstance(part.get("reasoning"), str) and not part.get("redacted"):
+        return {"type": "reasoning", "reasoning": part["reasoning"]}
+    return {"type": part.get("type", "part")}
 
 
 def _tool_call(call_id: Any, name: Any, arguments: Any) -> dict:

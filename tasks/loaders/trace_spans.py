@@ -130,6 +130,10 @@ def genai_messages(value: Any, role: str = "user") -> list[dict]:
             continue
         role = message.get("role") or "user"
         parts = message.get("parts")
+        if isinstance(parts, str):  # plain text where the parts go (system instructions written as a text)
+            parts = [{"type": "text", "content": parts}] if parts.strip() else []
+        if parts is not None and not isinstance(parts, list):
+            raise ValueError(f"a {role} message's parts are a {type(parts).__name__}, not a list")
         if parts is None:  # an older, OpenAI-like message
             out.append(
                 {k: v for k, v in message.items() if k in ("role", "content", "tool_calls", "tool_call_id", "name")}
@@ -137,9 +141,15 @@ def genai_messages(value: Any, role: str = "user") -> list[dict]:
             continue
         content, calls = [], []
         for part in parts:
+            if not isinstance(part, dict):
+                raise ValueError(f"a {role} message's part is a {type(part).__name__}, not an object")
             kind = part.get("type")
             if kind == "text":
                 content.append({"type": "text", "text": part.get("content") or ""})
+            elif kind == "reasoning" and isinstance(part.get("content"), str):  # read as `[reasoning] ...`
+                content.append({"type": "reasoning", "reasoning": part["content"]})
+            elif kind == "tool_call" and not isinstance(part.get("name"), str):
+                raise ValueError(f"a tool_call part without a name (id {part.get('id')!r})")
             elif kind == "tool_call":
                 fn = {"name": part.get("name"), "arguments": _arguments(part.get("arguments"))}
                 calls.append({"id": part.get("id"), "type": "function", "function": fn})

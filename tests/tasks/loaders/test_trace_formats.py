@@ -258,3 +258,68 @@ def test_a_spans_plain_text_messages_are_kept_as_one_message_each(tmp_path):
     con = load(tmp_path, source)
     query = "SELECT role, body FROM messages JOIN message_bodies USING (body_hash) ORDER BY position"
     assert con.sql(query).fetchall() == [("user", "hello there"), ("assistant", "hi!")]
+
+
+def test_plain_text_system_instructions_and_reasoning_parts_are_read(tmp_path):
+    """`gen_ai.system_instructions` as plain text quarantined the trace with an AttributeError; a
+    `reasoning` part was `[reasoning]`, its words lost."""
+    output = [{"role": "assistant", "parts": [{"type": "reasoning", "content": "A greeting."},
+                                              {"type": "text", "content": "hello"}]}]  # fmt: skip
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system_instructions": "You are a pirate.",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]),
+        "gen_ai.output.messages": json.dumps(output),
+    }
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_otlp([("t1", "chat", chat)])))
+    con = load(tmp_path, source)
+    [(text,)] = con.sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines() == [
+        "[M0] system: You are a pirate.",
+        "[M1] user: hi",
+        "[M2] assistant: [reasoning] A greeting.",
+        "hello",
+    ]
+
+
+def test_an_inspect_tool_error_says_its_message_and_a_damaged_sample_is_quarantined(tmp_path):
+    """Inspect writes a failed call as empty content and an error (the judge saw an empty result);
+    a sample whose deflate data is damaged ended the run with a traceback."""
+    with zipfile.ZipFile(INSPECT) as archive:
+        header = archive.read("header.json")
+        [name] = [n for n in archive.namelist() if n.startswith("samples/")]
+        sample = json.loads(archive.read(name))
+    [at] = [i for i, m in enumerate(sample["messages"]) if m.get("tool_call_id")][:1]
+    sample["messages"][at] |= {"content": "", "error": {"type": "timeout", "message": "Command timed out."}}
+    sample["messages"][at - 1]["content"] = [{"type": "reasoning", "reasoning": "I will list the files."}]
+    log = tmp_path / "run.eval"
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", header)
+        archive.writestr(name, json.dumps(sample))
+    con = load(tmp_path, log)
+    lines = con.sql("SELECT text FROM texts").fetchall()[0][0].splitlines()
+    assert f"[M{at - 1}] assistant: [reasoning] I will list the files." in lines
+    assert [x for x in lines if x.startswith(f"[M{at}] ")] == [
+        f"[M{at}] tool (result of bash #{sample['messages'][at]['tool_call_id']}, failed): Error: Command timed out."
+    ]
+    damaged = bytearray(log.read_bytes())
+    offset = damaged.index(name.encode()) + len(name) + 40  # inside the sample's deflate data
+    damaged[offset : offset + 64] = bytes(64)
+    broken = tmp_path / "broken.eval"
+    broken.write_bytes(bytes(damaged))
+    report = ingest_corpus(broken, tmp_path / "corpora" / "b")
+    assert report.rows_quarantined == 1
+    assert json.loads(report.quarantine.read_text())["reason"].startswith(f"{name}: not an Inspect sample: ")
+
+
+def test_an_atif_agent_steps_reasoning_is_read(tmp_path):
+    """ATIF's `reasoning_content` on an agent step was dropped whole."""
+    doc = json.loads(ATIF.read_text())
+    step = next(s for s in doc["steps"] if s.get("source") == "agent")
+    step["reasoning_content"] = "First I look at the files."
+    source = tmp_path / "t.trajectory.json"
+    source.write_text(json.dumps(doc))
+    con = load(tmp_path, source, "atif")
+    [(text,)] = con.sql("SELECT text FROM texts").fetchall()
+    assert "assistant: [reasoning] First I look at the files." in text

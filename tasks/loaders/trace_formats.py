@@ -121,26 +121,29 @@ def _documents(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _span_records(documents: list[tuple[int, Any]], fmt: str) -> Iterator[Row]:
     """Spans of every document grouped by trace id (in first-seen order), one transcript per trace."""
-    traces: dict[str, list[dict]] = {}
-    rows: dict[str, int] = {}
+    traces: dict[Any, list[dict]] = {}
+    rows: dict[Any, int] = {}
     for number, doc in documents:
         _, spans, why = _built(number, f"{fmt} spans", _spans_of, doc)
         if why:
             yield number, None, why
-        for span in spans or ():
-            traces.setdefault(span["trace_id"], []).append(span)
-            rows.setdefault(span["trace_id"], number)
-    for trace_id, spans in traces.items():
-        _, merged, why = _built(rows[trace_id], f"a trace of {fmt} spans", merge_spans, spans)
+        for k, span in enumerate(spans or ()):
+            # a span without a trace id is a trace of its own: two such lines are no evidence of one run
+            key = span["trace_id"] or ("", number, k)
+            traces.setdefault(key, []).append(span)
+            rows.setdefault(key, number)
+    for key, spans in traces.items():
+        trace_id = key if isinstance(key, str) else ""
+        _, merged, why = _built(rows[key], f"a trace of {fmt} spans", merge_spans, spans)
         if why:
-            yield rows[trace_id], None, f"trace {trace_id or '(no id)'}: {why}"
+            yield rows[key], None, f"trace {trace_id or '(no id)'}: {why}"
             continue
         messages, tools = merged
         if not messages:
-            yield rows[trace_id], None, f"trace {trace_id or '(no id)'}: no {fmt} messages in its spans"
+            yield rows[key], None, f"trace {trace_id or '(no id)'}: no {fmt} messages in its spans"
             continue
         record = {"messages": messages, "tools": tools, "format": fmt, "spans": len(spans)}
-        yield rows[trace_id], ({"id": trace_id, **record} if trace_id else record), None
+        yield rows[key], ({"id": trace_id, **record} if trace_id else record), None
 
 
 def _spans_of(doc: Any) -> list[dict]:

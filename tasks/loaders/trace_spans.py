@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from rubricflow.tasks.loaders.transcripts import content_text
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OTEL_SPAN = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.operation.name", "gen_ai.tool.name")
 OI_MESSAGE = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
@@ -76,11 +78,13 @@ def start_ns(span: dict) -> int | None:
     given = span.get("startTimeUnixNano", span.get("start_time_unix_nano"))
     if isinstance(given, int | str) and str(given).isdigit():
         return int(given)
+    if isinstance(given, float) and given == given:  # a JSON number written as 1.7e+18
+        return int(given)
     stamp = span.get("start_time", span.get("startTime"))
     if not isinstance(stamp, str):
         return None
-    try:
-        moment = datetime.fromisoformat(stamp)
+    try:  # nanoseconds (9 digits after the second) as Python reads them, to the microsecond
+        moment = datetime.fromisoformat(re.sub(r"(\.\d{6})\d+", r"\1", stamp))
     except ValueError:
         return None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
@@ -241,38 +245,101 @@ def _tool_run(call_id: Any, name: Any, a: dict, span: dict) -> dict:
         "name": name,
         "arguments": _arguments(arguments),
         "result": result if isinstance(result, str) or result is None else json.dumps(result, ensure_ascii=False),
-        "is_error": span.get("status_error") or None,
+        "is_error": span.get("status_error") or bool(a.get("error.type")) or None,  # error.type: the convention's mark
     }
 
 
 def _key(message: dict) -> str:
-    """What makes two messages the same turn: a tool result is its call's id."""
+    """What makes two messages the same turn, however each span wrote it: a tool result is its
+    call's id; another message its role, its text without reasoning (a later span's input may leave
+    a reasoning part out) and its calls with their arguments as values (`{"city": "Paris"}` and the
+    string `"{\\"city\\":\\"Paris\\"}"` are one call)."""
     if message.get("role") == "tool" and message.get("tool_call_id"):
         return f"tool:{message['tool_call_id']}"
-    return json.dumps(message, sort_keys=True, ensure_ascii=False)
+    calls = [
+        (c.get("id"), (c.get("function") or {}).get("name"), _value((c.get("function") or {}).get("arguments")))
+        for c in message.get("tool_calls") or []
+    ]
+    text = content_text(message.get("content"), reasoning=False)
+    return json.dumps([message.get("role"), text, calls], sort_keys=True, ensure_ascii=False)
+
+
+def _value(arguments: Any) -> Any:
+    """Arguments as the value they write: JSON text read, anything else as it is."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+AGENT_SPANS = ("invoke_agent", "AGENT", "CHAIN")
+
+
+def _order(span: dict) -> tuple[int, int]:
+    """Spans in start order, an agent's own span after its chat and tool spans: it carries the run's
+    input and final answer, and read first, put the answer ahead of the calls that led to it."""
+    a = span["attributes"]
+    kind = a.get("gen_ai.operation.name") or str(a.get("openinference.span.kind", "")).upper()
+    return (kind in AGENT_SPANS, span["start"])
 
 
 def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
-    """One trace's spans (in start order, or the file's when a span gives no start) as one conversation, and the tool schemas it offered."""
+    """One trace's spans (in start order, or the file's when a span gives no start; a span exported
+    twice read once) as one conversation, and the tool schemas it offered."""
     conversation: list[dict] = []
     tools = None
     timed = all(span["start"] is not None for span in spans)  # else as the file lists them
-    for span in sorted(spans, key=lambda s: s["start"]) if timed else spans:
+    ordered = sorted(spans, key=_order) if timed else sorted(spans, key=lambda s: _order(s | {"start": 0}))
+    seen: set[str] = set()
+    for span in ordered:
+        if span.get("span_id"):
+            if span["span_id"] in seen:  # an exporter's retry, overlapping batches
+                continue
+            seen.add(span["span_id"])
         inputs, outputs, run, offered = span_turns(span)
         tools = tools or offered
-        keys = [_key(m) for m in conversation]
-        shared = 0
-        while shared < min(len(keys), len(inputs)) and keys[shared] == _key(inputs[shared]):
-            shared += 1
-        if shared == len(keys):  # the conversation so far is this call's history: add what is new
-            conversation += inputs[shared:]
-        else:  # another history (a sub-agent, a rewritten prompt): add the messages not seen yet
-            known = set(keys)
-            conversation += [m for m in inputs[shared:] if _key(m) not in known]
-        conversation += outputs
+        _add_turns(conversation, inputs, outputs)
         if run is not None:
             _add_tool_run(conversation, run)
     return conversation, tools
+
+
+def _add_turns(conversation: list[dict], inputs: list[dict], outputs: list[dict]) -> None:
+    """A chat span's messages: when its history is the conversation so far (system messages aside,
+    when it gives none: instructions recorded on the first span only), what it adds; else (a
+    sub-agent, a rewritten prompt, an agent's own span) the messages not seen yet. A tool result
+    the conversation holds empty (a failed tool span records none) takes the words a later input has."""
+    by_key = {_key(m): m for m in conversation}
+    for message in inputs:
+        held = by_key.get(_key(message))
+        if held is not None and held.get("role") == "tool" and not held.get("content") and message.get("content"):
+            held["content"] = message["content"]
+    skip_system = not any(m.get("role") == "system" for m in inputs)
+    history = [_key(m) for m in conversation if not (skip_system and m.get("role") == "system")]
+    shared = 0
+    while shared < min(len(history), len(inputs)) and history[shared] == _key(inputs[shared]):
+        shared += 1
+    if shared == len(history):  # the conversation so far is this call's history: add what is new
+        conversation += inputs[shared:] + outputs
+        return
+    known = set(by_key)
+    conversation += [m for m in inputs[shared:] + outputs if _key(m) not in known]
+
+
+def _unanswered_call(conversation: list[dict], calls: dict, run: dict) -> Any:
+    """The id of the call of the run's tool, not yet answered, whose arguments are the run's (else the
+    first unanswered one, else the latest): parallel calls of one tool each get their own result."""
+    answered = {m.get("tool_call_id") for m in conversation if m.get("role") == "tool"}
+    named = [cid for cid, c in calls.items() if (c.get("function") or {}).get("name") == run["name"]]
+    open_ = [cid for cid in named if cid not in answered]
+    same = [
+        cid for cid in open_ if _value((calls[cid].get("function") or {}).get("arguments")) == _value(run["arguments"])
+    ]
+    if same or open_:
+        return (same or open_)[0]
+    return named[-1] if named else None
 
 
 def _add_tool_run(conversation: list[dict], run: dict) -> None:
@@ -281,9 +348,8 @@ def _add_tool_run(conversation: list[dict], run: dict) -> None:
     convention records it only when asked) adds none: an empty one took the place of the result a
     later chat span's input carries, which was then dropped as a repeat."""
     calls = {c.get("id"): c for m in conversation for c in m.get("tool_calls") or []}
-    if run["id"] is None:  # no id: the latest call of that name
-        named = [cid for cid, c in calls.items() if (c.get("function") or {}).get("name") == run["name"]]
-        run["id"] = named[-1] if named else None
+    if run["id"] is None:  # no id (the convention only recommends one): the call it must answer
+        run["id"] = _unanswered_call(conversation, calls, run)
     if run["id"] is None or run["id"] not in calls:
         fn = {"name": run["name"], "arguments": run["arguments"]}
         conversation.append(

@@ -323,3 +323,99 @@ def test_an_atif_agent_steps_reasoning_is_read(tmp_path):
     con = load(tmp_path, source, "atif")
     [(text,)] = con.sql("SELECT text FROM texts").fetchall()
     assert "assistant: [reasoning] First I look at the files." in text
+
+
+def _parts(role, *parts):
+    return {"role": role, "parts": list(parts)}
+
+
+def _text(words):
+    return {"type": "text", "content": words}
+
+
+def _call(cid, city, as_text=False):
+    arguments = json.dumps({"city": city}) if as_text else {"city": city}
+    return {"type": "tool_call", "id": cid, "name": "get_weather", "arguments": arguments}
+
+
+def _chat(inputs, outputs, **more):
+    return {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.output.messages": json.dumps(outputs), **more}  # fmt: skip
+
+
+def test_an_agent_span_a_second_export_and_another_writing_of_a_turn_repeat_nothing(tmp_path):
+    """The agent's own span (its run's input and final answer) read first put the answer before the
+    calls, and again after; a span exported twice, and a turn written with its arguments as text or
+    without its reasoning part in the next span's input, were each kept twice; a failed tool span
+    (error.type, no result) left the result empty though the next input carried its words."""
+    user = _parts("user", _text("Weather in Paris?"))
+    call = _parts("assistant", {"type": "reasoning", "content": "need weather"}, _call("c1", "Paris"))
+    result = _parts("tool", {"type": "tool_call_response", "id": "c1", "response": "Error: upstream timeout"})
+    final = _parts("assistant", _text("It timed out."))
+    failed = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+              "gen_ai.tool.call.id": "c1", "error.type": "timeout"}  # fmt: skip
+    document = _otlp(
+        [
+            ("t", "invoke_agent", {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": json.dumps([user]),
+                                   "gen_ai.output.messages": json.dumps([final])}),
+            ("t", "chat", _chat([user], [call])),
+            ("t", "execute_tool", failed),
+            ("t", "chat", _chat([user, _parts("assistant", _call("c1", "Paris", as_text=True)), result], [final])),
+        ]
+    )  # fmt: skip
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans.append(dict(spans[1]))  # the first chat span exported again
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(document))
+    [(text,)] = load(tmp_path, source).sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines() == [
+        "[M0] user: Weather in Paris?",
+        "[M1] assistant: [reasoning] need weather",
+        '  -> call get_weather({"city": "Paris"}) #c1',
+        "[M2] tool (result of get_weather #c1, failed): Error: upstream timeout",
+        "[M3] assistant: It timed out.",
+    ]
+
+
+def test_tool_spans_without_call_ids_answer_their_own_parallel_calls(tmp_path):
+    """Two get_weather calls at once, their tool spans naming no call id: both results went to the
+    latest call (Paris's to Rome's), the other lost. A span answers the open call with its arguments."""
+    user = _parts("user", _text("Paris and Rome?"))
+    calls = _parts("assistant", _call("c1", "Paris"), _call("c2", "Rome"))
+
+    def run(city, weather):
+        return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": json.dumps({"city": city}), "gen_ai.tool.call.result": weather}  # fmt: skip
+
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_otlp([("t", "chat", _chat([user], [calls])), ("t", "execute_tool", run("Rome", "sunny")),
+                                        ("t", "execute_tool", run("Paris", "rainy"))])))  # fmt: skip
+    con = load(tmp_path, source)
+    assert con.sql("SELECT call_id, result FROM tool_calls ORDER BY 1").fetchall() == [("c1", "rainy"), ("c2", "sunny")]
+
+
+def test_instructions_on_the_first_span_only_lose_no_repeated_turn_and_lines_without_trace_ids_stay_apart(tmp_path):
+    """The second span's history has no system message: it matched no prefix, and the user's second
+    "yes" was dropped as seen. Two attribute maps with no trace id were merged into one transcript."""
+    yes, sure, done = (
+        _parts("user", _text("yes")),
+        _parts("assistant", _text("Sure?")),
+        _parts("assistant", _text("Done.")),
+    )
+    first = _chat([yes], [sure], **{"gen_ai.system_instructions": "Confirm twice."})
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_otlp([("t", "chat", first), ("t", "chat", _chat([yes, sure, yes], [done]))])))
+    [(text,)] = load(tmp_path, source).sql("SELECT text FROM texts").fetchall()
+    assert [line.split(": ", 1)[1] for line in text.splitlines()] == ["Confirm twice.", "yes", "Sure?", "yes", "Done."]
+    lines = tmp_path / "maps.jsonl"
+    lines.write_text("".join(json.dumps(_chat([_parts("user", _text(w))], [done])) + "\n" for w in ("one", "two")))
+    report = ingest_corpus(lines, tmp_path / "corpora" / "maps", trace_format="otel")
+    assert (report.rows_ok, report.rows_quarantined) == (2, 0)
+
+
+def test_a_start_written_as_a_float_or_to_the_nanosecond_is_read():
+    """Either fell back to the file's order for the whole trace, without a word."""
+    from rubricflow.tasks.loaders.trace_spans import start_ns
+
+    assert start_ns({"startTimeUnixNano": 1.7e18}) == 1_700_000_000_000_000_000
+    assert start_ns({"start_time": "2024-01-01T00:00:00.123456789+00:00"}) == 1_704_067_200_123_456_000

@@ -21,6 +21,8 @@ from rubricflow.tasks.loaders.transcripts import content_text
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OTEL_SPAN = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.operation.name", "gen_ai.tool.name")
 OI_MESSAGE = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
+# OpenLLMetry's (and the GenAI convention's before 1.28) indexed attributes: gen_ai.prompt.0.content
+INDEXED_GENAI = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 
 
 def otlp_value(value: dict) -> Any:
@@ -50,6 +52,7 @@ def otlp_spans(document: dict) -> Iterator[dict]:
                     "start": start_ns(span),
                     "status_error": (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"),
                     "attributes": attributes,
+                    "events": [e.get("name") for e in span.get("events") or [] if isinstance(e, dict)],
                 }
 
 
@@ -204,6 +207,33 @@ def _openinference_message(fields: dict) -> dict:
     return message
 
 
+def indexed_genai_messages(attributes: dict, side: str) -> list[dict]:
+    """OpenLLMetry's `gen_ai.<prompt|completion>.<i>.<role|content|tool_call_id>` and
+    `...tool_calls.<j>.<id|name|arguments>` attributes as canonical messages (a completion's role
+    assistant where it names none)."""
+    found: dict[int, dict] = {}
+    for key, value in attributes.items():
+        match = INDEXED_GENAI.fullmatch(key)
+        if match and match.group(1) == side:
+            found.setdefault(int(match.group(2)), {})[match.group(3)] = value
+    messages = []
+    for index in sorted(found):
+        fields = found[index]
+        message = {"role": fields.get("role") or ("user" if side == "prompt" else "assistant")}
+        message["content"] = fields.get("content")
+        calls = _indexed(fields, "tool_calls", "")
+        if calls:
+            message["tool_calls"] = [
+                {"id": c.get("id"), "type": "function",
+                 "function": {"name": c.get("name"), "arguments": _arguments(c.get("arguments"))}}
+                for c in calls
+            ]  # fmt: skip
+        if fields.get("tool_call_id") is not None:
+            message["tool_call_id"] = fields["tool_call_id"]
+        messages.append(message)
+    return messages
+
+
 def _indexed(fields: dict, name: str, inner: str) -> list[dict]:
     """`contents.0.message_content.text` style keys as a list of {text: ...} dicts, in index order."""
     rows: dict[int, dict] = {}
@@ -226,6 +256,9 @@ def span_turns(span: dict) -> tuple[list[dict], list[dict], dict | None, Any]:
         if str(a.get("openinference.span.kind", "")).upper() == "TOOL":
             run = _tool_run(a.get("tool_call.id") or a.get("tool.id"), a.get("tool.name"), a, span)
         return inputs, outputs, run, tools or None
+    if "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a and any(map(INDEXED_GENAI.match, a)):
+        inputs, outputs = indexed_genai_messages(a, "prompt"), indexed_genai_messages(a, "completion")
+        return inputs, outputs, None, _json(a.get("gen_ai.tool.definitions")) or None
     inputs = genai_messages(a.get("gen_ai.input.messages"))
     system = genai_messages([{"role": "system", "parts": _json(a.get("gen_ai.system_instructions"))}])
     if a.get("gen_ai.system_instructions") and system:
@@ -299,11 +332,24 @@ def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
                 continue
             seen.add(span["span_id"])
         inputs, outputs, run, offered = span_turns(span)
+        _refuse_event_messages(span, inputs, outputs, run)
         tools = tools or offered
         _add_turns(conversation, inputs, outputs)
         if run is not None:
             _add_tool_run(conversation, run)
     return conversation, tools
+
+
+def _refuse_event_messages(span: dict, inputs: list[dict], outputs: list[dict], run: dict | None) -> None:
+    """A span whose messages are span events (the GenAI convention's `gen_ai.user.message`,
+    `gen_ai.choice`..., or `gen_ai.client.inference.operation.details`) and not attributes: the
+    trace is refused naming them, not read without its turns."""
+    events = sorted({e for e in span.get("events") or () if isinstance(e, str) and e.startswith("gen_ai.")})
+    if events and not inputs and not outputs and run is None:
+        raise ValueError(
+            f"span {span.get('span_id')!r} keeps its messages in span events ({', '.join(events)}), which are "
+            "not read: record them as attributes (gen_ai.input.messages, gen_ai.output.messages)"
+        )
 
 
 def _add_turns(conversation: list[dict], inputs: list[dict], outputs: list[dict]) -> None:

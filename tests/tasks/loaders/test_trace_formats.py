@@ -419,3 +419,47 @@ def test_a_start_written_as_a_float_or_to_the_nanosecond_is_read():
 
     assert start_ns({"startTimeUnixNano": 1.7e18}) == 1_700_000_000_000_000_000
     assert start_ns({"start_time": "2024-01-01T00:00:00.123456789+00:00"}) == 1_704_067_200_123_456_000
+
+
+def test_openllmetry_indexed_prompt_and_completion_attributes_are_read(tmp_path):
+    """OpenLLMetry (and the GenAI convention before 1.28) writes `gen_ai.prompt.<i>.*` and
+    `gen_ai.completion.<i>.*`, calls as `...tool_calls.<j>.{id,name,arguments}` (the shape
+    traceloop/openllmetry's Anthropic instrumentation tests assert): the trace was quarantined as
+    "no otel messages in its spans"."""
+    call = {"gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Using tools",
+            "gen_ai.completion.0.tool_calls.0.id": "call-1", "gen_ai.completion.0.tool_calls.0.name": "search",
+            "gen_ai.completion.0.tool_calls.0.arguments": '{"q":"test"}'}  # fmt: skip
+    first = {"gen_ai.system": "openai", "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Find it", **call}
+    second = {
+        "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Find it",
+        **{k.replace("completion.0", "prompt.1"): v for k, v in call.items()},
+        "gen_ai.prompt.2.role": "tool", "gen_ai.prompt.2.tool_call_id": "call-1", "gen_ai.prompt.2.content": "found",
+        "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Here it is.",
+    }  # fmt: skip
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_otlp([("t", "openai.chat", first), ("t", "openai.chat", second)])))
+    [(text,)] = load(tmp_path, source).sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines() == [
+        "[M0] user: Find it",
+        "[M1] assistant: Using tools",
+        '  -> call search({"q":"test"}) #call-1',
+        "[M2] tool (result of search #call-1): found",
+        "[M3] assistant: Here it is.",
+    ]
+
+
+def test_a_span_whose_messages_are_span_events_is_refused_naming_them(tmp_path):
+    """The convention's older event form (gen_ai.user.message, gen_ai.choice): the trace loaded
+    without those turns beside a tool span, or was quarantined as having no messages."""
+    document = _otlp([("t", "chat", {"gen_ai.operation.name": "chat"}),
+                      ("t", "execute_tool", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "f",
+                                             "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.result": "r"})])  # fmt: skip
+    chat = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    chat["events"] = [{"name": "gen_ai.user.message", "attributes": [{"key": "content", "value": {"stringValue": "hi"}}]},
+                      {"name": "gen_ai.choice", "attributes": []}]  # fmt: skip
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(document))
+    report = ingest_corpus(source, tmp_path / "corpora" / "c")
+    assert (report.rows_ok, report.rows_quarantined) == (0, 1)
+    reason = json.loads(report.quarantine.read_text())["reason"]
+    assert "keeps its messages in span events (gen_ai.choice, gen_ai.user.message), which are not read" in reason

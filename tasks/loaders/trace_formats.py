@@ -155,7 +155,11 @@ def atif_record(doc: dict, path: Path) -> dict:
     """An ATIF trajectory: system / user steps as those roles, agent steps as assistant messages with
     their tool calls, each observation result as a tool message answering its `source_call_id`."""
     messages: list[dict] = []
-    for step in doc.get("steps") or []:
+    steps = doc.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise ValueError("steps is not a non-empty list")
+    for number, step in enumerate(steps):
+        _atif_step(number, step)
         role = {"agent": "assistant", "system": "system", "user": "user"}.get(step.get("source"), "user")
         message: dict = {"role": role, "content": _atif_content(step.get("message")), "step_id": step.get("step_id")}
         if isinstance(step.get("reasoning_content"), str):  # an agent step's reasoning, read as `[reasoning] ...`
@@ -188,6 +192,25 @@ def atif_record(doc: dict, path: Path) -> dict:
         "agent": agent.get("name"),
         "model": agent.get("model_name"),
     }
+
+
+def _atif_step(number: int, step: Any) -> None:
+    """A step's fields of another shape, named as ATIF writes them (a tool call without a
+    function_name was 'a tool call without function.name', an observation list an AttributeError)."""
+    if not isinstance(step, dict):
+        raise ValueError(f"step {number} is a {type(step).__name__}, not an object")
+    observation = step.get("observation")
+    if observation is not None and not isinstance(observation, dict):
+        raise ValueError(f"step {number}: observation is a {type(observation).__name__}, not an object")
+    for field, items in (
+        ("tool_calls", step.get("tool_calls")),
+        ("observation.results", (observation or {}).get("results")),
+    ):
+        if items is not None and (not isinstance(items, list) or not all(isinstance(i, dict) for i in items)):
+            raise ValueError(f"step {number}: {field} is not a list of objects")
+    for call in step.get("tool_calls") or []:
+        if not isinstance(call.get("function_name"), str):
+            raise ValueError(f"step {number}: a tool call without a function_name")
 
 
 def _atif_content(content: Any) -> Any:
@@ -239,7 +262,10 @@ def inspect_record(sample: dict, header: dict) -> dict:
             return {k: resolve(v) for k, v in value.items()}
         return value
 
-    messages = [_inspect_message(resolve(m)) for m in sample["messages"]]
+    given = sample.get("messages")
+    if not isinstance(given, list) or not all(isinstance(m, dict) for m in given):
+        raise ValueError(f"messages is a {type(given).__name__}, not a list of message objects")
+    messages = [_inspect_message(resolve(m)) for m in given]
     evaluation = header.get("eval") or {}
     return {
         "id": f"{sample['id']}_epoch_{sample.get('epoch', 1)}",

@@ -42,10 +42,12 @@ def otlp_value(value: dict) -> Any:
 def otlp_spans(document: dict) -> Iterator[dict]:
     """The spans of an OTLP JSON export (resourceSpans > scopeSpans > spans), each as
     {trace_id, span_id, start, attributes: {key: value}}."""
-    for resource in document.get("resourceSpans") or []:
-        for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []:
-            for span in scope.get("spans") or []:
-                attributes = {kv["key"]: otlp_value(kv.get("value", {})) for kv in span.get("attributes") or []}
+    for resource in _objects(document.get("resourceSpans"), "resourceSpans"):
+        scopes = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans")
+        for scope in _objects(scopes, "scopeSpans"):
+            for span in _objects(scope.get("spans"), "spans"):
+                pairs = _objects(span.get("attributes"), f"span {span.get('spanId')!r}: attributes")
+                attributes = {kv["key"]: otlp_value(kv.get("value", {})) for kv in pairs}
                 yield {
                     "trace_id": span.get("traceId") or "",
                     "span_id": span.get("spanId"),
@@ -54,6 +56,16 @@ def otlp_spans(document: dict) -> Iterator[dict]:
                     "attributes": attributes,
                     "events": [e.get("name") for e in span.get("events") or [] if isinstance(e, dict)],
                 }
+
+
+def _objects(value: Any, field: str) -> list[dict]:
+    """An OTLP list of objects (none: empty); another shape is named by its field, as the file writes it."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        what = type(value).__name__ if not isinstance(value, list) else "list with an item that is no object"
+        raise ValueError(f"{field} is a {what}, not a list of objects")
+    return value
 
 
 def flat_spans(document: Any) -> Iterator[dict]:

@@ -174,7 +174,14 @@ def test_an_unknown_format_is_refused_naming_the_known_ones(tmp_path):
 @pytest.mark.parametrize(
     ("name", "content", "fmt", "why"),
     [
-        ("a.json", {"steps": "oops"}, "atif", "not an ATIF trajectory: AttributeError"),
+        ("a.json", {"steps": "oops"}, "atif", "not an ATIF trajectory: ValueError: steps is not a non-empty list"),
+        ("a2.json", {"steps": [{"source": "agent", "observation": []}]}, "atif",
+         "step 0: observation is a list, not an object"),
+        ("a3.json", {"steps": [{"source": "agent", "tool_calls": [{"tool_call_id": "c"}]}]}, "atif",
+         "step 0: a tool call without a function_name"),
+        ("f.json", {"resourceSpans": {"scopeSpans": []}}, "otel", "resourceSpans is a dict, not a list of objects"),
+        ("g.json", {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "attributes": {"k": "v"}}]}]}]},
+         "otel", "span 's': attributes is a dict, not a list of objects"),
         ("b.json", {"steps": [{"source": ["agent"], "message": "x"}]}, "atif", "not an ATIF trajectory: TypeError"),
         ("c.json", {"steps": [{"source": "agent", "tool_calls": ["ls"]}]}, "atif", "not an ATIF trajectory"),
         ("d.json", {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "attributes": [{"value": {}}]}]}]}]},

@@ -44,7 +44,11 @@ def detect_format(path: Path) -> str | None:
     if "resourceSpans" in head:
         return "otel"
     attributes = head.get("attributes")
-    keys = set(attributes if isinstance(attributes, dict) else head)
+    if isinstance(attributes, list):  # an OTLP span on its own: key/value pairs
+        attributes = {kv.get("key"): None for kv in attributes if isinstance(kv, dict)}
+    if isinstance(attributes, dict) and isinstance(attributes.get("llm"), dict):  # Phoenix's nested attributes
+        attributes = {"llm.": None}
+    keys = {k for k in (attributes if isinstance(attributes, dict) else head) if isinstance(k, str)}
     if "openinference.span.kind" in keys or any(k.startswith("llm.") for k in keys):
         return "openinference"
     if any(k.startswith("gen_ai.") for k in keys):
@@ -147,7 +151,10 @@ def _span_records(documents: list[tuple[int, Any]], fmt: str) -> Iterator[Row]:
 
 
 def _spans_of(doc: Any) -> list[dict]:
-    """A document's spans: an OTLP export's, else the flat ones (OpenInference, a span per line)."""
+    """A document's spans: an OTLP export's (or a list of exports'), else the flat ones
+    (OpenInference, a span per line, an OTLP span on its own)."""
+    if isinstance(doc, list) and doc and all(isinstance(d, dict) and "resourceSpans" in d for d in doc):
+        return [span for export in doc for span in otlp_spans(export)]
     return list(otlp_spans(doc) if isinstance(doc, dict) and "resourceSpans" in doc else flat_spans(doc))
 
 

@@ -76,6 +76,9 @@ def flat_spans(document: Any) -> Iterator[dict]:
         if not isinstance(item, dict):
             continue
         given, found = item.get("attributes"), item.get("context")
+        if isinstance(given, list):  # an OTLP span on its own line: attributes as key/value pairs
+            yield from otlp_spans({"resourceSpans": [{"scopeSpans": [{"spans": [item]}]}]})
+            continue
         attributes: dict = given if isinstance(given, dict) else item
         context: dict = found if isinstance(found, dict) else {}
         yield {
@@ -84,6 +87,7 @@ def flat_spans(document: Any) -> Iterator[dict]:
             "start": start_ns(item),
             "status_error": item.get("status_code") == "ERROR",
             "attributes": flatten(attributes),
+            "events": [e.get("name") for e in item.get("events") or [] if isinstance(e, dict)],
         }
 
 

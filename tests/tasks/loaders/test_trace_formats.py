@@ -470,3 +470,25 @@ def test_a_span_whose_messages_are_span_events_is_refused_naming_them(tmp_path):
     assert (report.rows_ok, report.rows_quarantined) == (0, 1)
     reason = json.loads(report.quarantine.read_text())["reason"]
     assert "keeps its messages in span events (gen_ai.choice, gen_ai.user.message), which are not read" in reason
+
+
+def test_a_list_of_exports_a_span_per_line_and_phoenix_nested_attributes_are_read(tmp_path):
+    """Each was 'no otel messages in its spans' (or, undetected, 'no text column') though the
+    messages were there."""
+    user, done = _parts("user", _text("hi")), _parts("assistant", _text("hello"))
+    exports = [_otlp([("t", "chat", _chat([user], [done]))]), _otlp([("u", "chat", _chat([user], [done]))])]
+    listed = tmp_path / "exports.json"
+    listed.write_text(json.dumps(exports))
+    assert ingest_corpus(listed, tmp_path / "corpora" / "a").rows_ok == 2
+    lines = tmp_path / "spans.jsonl"
+    lines.write_text("".join(json.dumps(e["resourceSpans"][0]["scopeSpans"][0]["spans"][0]) + "\n" for e in exports))
+    assert detect_format(lines) == "otel" and ingest_corpus(lines, tmp_path / "corpora" / "b").rows_ok == 2
+    message = {"message": {"role": "user", "contents": [{"message_content": {"type": "text", "text": "describe"}}]}}
+    nested = {"context": {"trace_id": "n", "span_id": "x"}, "start_time": "2024-01-01T00:00:01Z",
+              "attributes": {"openinference": {"span": {"kind": "LLM"}}, "llm": {"input_messages": [message],
+              "output_messages": [{"message": {"role": "assistant", "content": "a cat"}}]}}}  # fmt: skip
+    phoenix = tmp_path / "phoenix.jsonl"
+    phoenix.write_text(json.dumps(nested) + "\n")
+    assert detect_format(phoenix) == "openinference"
+    [(text,)] = load(tmp_path, phoenix).sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines() == ["[M0] user: describe", "[M1] assistant: a cat"]

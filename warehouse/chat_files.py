@@ -44,6 +44,7 @@ def normalise_chat_jsonl(source: Path, out_dir: Path, max_chars: int) -> ChatFil
             con.execute(f"SET VARIABLE source = {literal(source)}")
             con.execute(f"SET VARIABLE staged = {literal(staged)}")
             con.execute(f"SET VARIABLE max_chars = {int(max_chars)}")
+            con.execute(sql("chats_odd.sql"))
             try:
                 _copy(con, "chats_stage.sql", staged, compression="lz4_raw", row_group=STAGED_ROW_GROUP)
             except duckdb.Error:

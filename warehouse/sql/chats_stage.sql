@@ -9,7 +9,8 @@
 -- which only the row-by-row path reads)
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
--- read neither the renderings nor the messages for them. Variables: source (the file).
+-- read neither the renderings nor the messages for them. Variables: source (the file), odd_pattern
+-- (chats_odd.sql).
 WITH raw AS (
     SELECT json_extract_string(json, ['$.transcript_id', '$.text_id', '$.id', '$.session_id', '$.trace_id']) AS ids,
            json_transform(json, '{"messages": [{"role": "VARCHAR", "content": "VARCHAR",
@@ -21,9 +22,12 @@ WITH raw AS (
                     'text_id', 'id', 'session_id', 'trace_id'))) > 0
                 THEN json_merge_patch(json, '{"messages": null, "tools": null, "genre": null, "transcript_id": null,
                     "text_id": null, "id": null, "session_id": null, "trace_id": null}') END AS extra,
-           regexp_matches(json, '"(content|arguments)"\s*:\s*[\[{]|"tool_calls"\s*:\s*[{"]|"function_call"|"messages"\s*:\s*"'
-               || '|"(name|tool_call_id|step_id|span_id)"\s*:\s*[-0-9tf]|"is_error"\s*:\s*"|"[a-z_]*id"\s*:\s*(true|false)'
-               || '|"(refusal|reasoning_content|namespace)"\s*:\s*"|"audio"\s*:\s*\{') AS odd_text
+           -- a line the pattern hits is looked at again without its tool schemas: a tool with a parameter
+           -- named content or arguments ("properties": {"content": {...}}) sent a whole file row by row
+           CASE WHEN regexp_matches(json, getvariable('odd_pattern'))
+                THEN regexp_matches(CASE WHEN json_exists(json, '$.tools') THEN json_merge_patch(json, '{"tools": null}')
+                                         ELSE json END, getvariable('odd_pattern'))
+                ELSE false END AS odd_text
     FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (

@@ -58,6 +58,10 @@ def test_both_paths_write_the_same_transcripts(tmp_path):
             {"role": "user", "content": "u", "timestamp": "", "created_at": "2024-01-01"},
         ]},
         {"id": {"run": 1, "k": "a"}, "messages": [{"role": "user", "content": "object id"}]},
+        # a tool whose parameters are named content and arguments: the file went row by row whole
+        {"id": "writer", "tools": [{"type": "function", "function": {"name": "write", "parameters": {
+            "type": "object", "properties": {"content": {"type": "string"}, "arguments": {"type": "object"}}}}}],
+         "messages": [{"role": "user", "content": "Write it."}]},
     ]  # fmt: skip
     records = [*lines, json.dumps(extra, ensure_ascii=False), json.dumps(odd_id), json.dumps(failed)]
     records += [json.dumps(r) for r in alike]

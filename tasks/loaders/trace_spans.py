@@ -11,12 +11,13 @@ added as a tool message unless a later input already carries it: no message is r
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from rubricflow.tasks.loaders.transcripts import content_text
+from rubricflow.tasks.loaders.transcripts import REASONING
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OTEL_SPAN = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.operation.name", "gen_ai.tool.name")
@@ -52,6 +53,7 @@ def otlp_spans(document: dict) -> Iterator[dict]:
                     "trace_id": span.get("traceId") or "",
                     "span_id": span.get("spanId"),
                     "start": start_ns(span),
+                    "end": start_ns(span, "end"),
                     "status_error": (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"),
                     "attributes": attributes,
                     "events": [e.get("name") for e in span.get("events") or [] if isinstance(e, dict)],
@@ -85,21 +87,23 @@ def flat_spans(document: Any) -> Iterator[dict]:
             "trace_id": context.get("trace_id") or item.get("trace_id") or item.get("traceId") or "",
             "span_id": context.get("span_id") or item.get("span_id") or item.get("spanId"),
             "start": start_ns(item),
+            "end": start_ns(item, "end"),
             "status_error": item.get("status_code") == "ERROR",
             "attributes": flatten(attributes),
             "events": [e.get("name") for e in item.get("events") or [] if isinstance(e, dict)],
         }
 
 
-def start_ns(span: dict) -> int | None:
-    """When the span started, in ns since the epoch: OTLP's `startTimeUnixNano`, or an ISO 8601
-    `start_time` as Phoenix exports it (no zone: UTC); None when it says none."""
-    given = span.get("startTimeUnixNano", span.get("start_time_unix_nano"))
+def start_ns(span: dict, which: str = "start") -> int | None:
+    """When the span started (`which="end"`: ended), in ns since the epoch: OTLP's
+    `startTimeUnixNano`, or an ISO 8601 `start_time` as Phoenix exports it (no zone: UTC); None when
+    it says none."""
+    given = span.get(f"{which}TimeUnixNano", span.get(f"{which}_time_unix_nano"))
     if isinstance(given, int | str) and str(given).isdigit():
         return int(given)
     if isinstance(given, float) and given == given:  # a JSON number written as 1.7e+18
         return int(given)
-    stamp = span.get("start_time", span.get("startTime"))
+    stamp = span.get(f"{which}_time", span.get(f"{which}Time"))
     if not isinstance(stamp, str):
         return None
     try:  # nanoseconds (9 digits after the second) as Python reads them, to the microsecond
@@ -300,17 +304,29 @@ def _tool_run(call_id: Any, name: Any, a: dict, span: dict) -> dict:
 
 def _key(message: dict) -> str:
     """What makes two messages the same turn, however each span wrote it: a tool result is its
-    call's id; another message its role, its text without reasoning (a later span's input may leave
-    a reasoning part out) and its calls with their arguments as values (`{"city": "Paris"}` and the
-    string `"{\\"city\\":\\"Paris\\"}"` are one call)."""
+    call's id; another message its role, its content without reasoning parts (a later span's input
+    may leave one out; a turn of reasoning alone keeps it) and its calls with their arguments as
+    values (`{"city": "Paris"}` and the string `"{\\"city\\":\\"Paris\\"}"` are one call)."""
     if message.get("role") == "tool" and message.get("tool_call_id"):
         return f"tool:{message['tool_call_id']}"
     calls = [
         (c.get("id"), (c.get("function") or {}).get("name"), _value((c.get("function") or {}).get("arguments")))
         for c in message.get("tool_calls") or []
     ]
-    text = content_text(message.get("content"), reasoning=False)
-    return json.dumps([message.get("role"), text, calls], sort_keys=True, ensure_ascii=False)
+    content = message.get("content")
+    if isinstance(content, list):
+        said = [p for p in content if not (isinstance(p, dict) and p.get("type") in REASONING)]
+        content = [_part_key(p) for p in (said if said or calls else content)]
+        if all(isinstance(p, str) for p in content):  # text parts: the words, as a text content says them
+            content = "\n".join(content)
+    return json.dumps([message.get("role"), content or None, calls], sort_keys=True, ensure_ascii=False)
+
+
+def _part_key(part: Any) -> Any:
+    """A text part by its words (`{"type": "text", "text": ...}` however the span wrote the rest); any other part whole."""
+    if isinstance(part, dict) and part.get("type") == "text":
+        return part.get("text")
+    return part
 
 
 def _value(arguments: Any) -> Any:
@@ -326,33 +342,47 @@ def _value(arguments: Any) -> Any:
 AGENT_SPANS = ("invoke_agent", "AGENT", "CHAIN")
 
 
-def _order(span: dict) -> tuple[int, int]:
-    """Spans in start order, an agent's own span after its chat and tool spans: it carries the run's
-    input and final answer, and read first, put the answer ahead of the calls that led to it."""
-    a = span["attributes"]
-    kind = a.get("gen_ai.operation.name") or str(a.get("openinference.span.kind", "")).upper()
-    return (kind in AGENT_SPANS, span["start"])
-
-
-def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
-    """One trace's spans (in start order, or the file's when a span gives no start; a span exported
-    twice read once) as one conversation, and the tool schemas it offered."""
-    conversation: list[dict] = []
-    tools = None
-    timed = all(span["start"] is not None for span in spans)  # else as the file lists them
-    ordered = sorted(spans, key=_order) if timed else sorted(spans, key=lambda s: _order(s | {"start": 0}))
-    seen: set[str] = set()
-    for span in ordered:
+def _events(spans: list[dict]) -> list[tuple[Any, int, str, dict]]:
+    """(when, the file's order, what, span) for every span read once (a span exported twice, by its
+    id, once): a chat or tool span at its start; an agent's own span, which carries its run's input
+    and final answer, its input at its start and its answer at its end (read at its start, the answer
+    stood before the calls that led to it). Untimed spans in the file's order, answers last."""
+    timed = all(span["start"] is not None for span in spans)
+    out, seen = [], set()
+    for order, span in enumerate(spans):
         if span.get("span_id"):
             if span["span_id"] in seen:  # an exporter's retry, overlapping batches
                 continue
             seen.add(span["span_id"])
+        a = span["attributes"]
+        agent = (a.get("gen_ai.operation.name") or str(a.get("openinference.span.kind", "")).upper()) in AGENT_SPANS
+        start = span["start"] if timed else 0
+        if not agent:
+            out.append((start, order, "span", span))
+            continue
+        end = span.get("end") if timed and span.get("end") is not None else math.inf
+        out += [(start, order, "agent-input", span), (end, order, "agent-answer", span)]
+    return sorted(out, key=lambda e: (e[0], e[1]))
+
+
+def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
+    """One trace's spans (in start order, or the file's when a span gives no start) as one
+    conversation, and the tool schemas it offered."""
+    conversation: list[dict] = []
+    tools = None
+    for _, _, what, span in _events(spans):
         inputs, outputs, run, offered = span_turns(span)
-        _refuse_event_messages(span, inputs, outputs, run)
         tools = tools or offered
-        _add_turns(conversation, inputs, outputs)
-        if run is not None:
-            _add_tool_run(conversation, run)
+        if what == "agent-input":
+            _add_turns(conversation, inputs, [])
+        elif what == "agent-answer":  # what its chat spans did not already say
+            known = {_key(m) for m in conversation}
+            conversation += [m for m in outputs if _key(m) not in known]
+        else:
+            _refuse_event_messages(span, inputs, outputs, run)
+            _add_turns(conversation, inputs, outputs)
+            if run is not None:
+                _add_tool_run(conversation, run)
     return conversation, tools
 
 
@@ -371,23 +401,22 @@ def _refuse_event_messages(span: dict, inputs: list[dict], outputs: list[dict], 
 def _add_turns(conversation: list[dict], inputs: list[dict], outputs: list[dict]) -> None:
     """A chat span's messages: when its history is the conversation so far (system messages aside,
     when it gives none: instructions recorded on the first span only), what it adds; else (a
-    sub-agent, a rewritten prompt, an agent's own span) the messages not seen yet. A tool result
-    the conversation holds empty (a failed tool span records none) takes the words a later input has."""
-    by_key = {_key(m): m for m in conversation}
-    for message in inputs:
-        held = by_key.get(_key(message))
-        if held is not None and held.get("role") == "tool" and not held.get("content") and message.get("content"):
-            held["content"] = message["content"]
+    sub-agent, a rewritten prompt) the history's messages not seen yet, and its answer. A tool result
+    the conversation holds empty (a failed tool span records none) takes the words the same place of
+    a later history has."""
     skip_system = not any(m.get("role") == "system" for m in inputs)
-    history = [_key(m) for m in conversation if not (skip_system and m.get("role") == "system")]
+    held = [m for m in conversation if not (skip_system and m.get("role") == "system")]
     shared = 0
-    while shared < min(len(history), len(inputs)) and history[shared] == _key(inputs[shared]):
+    while shared < min(len(held), len(inputs)) and _key(held[shared]) == _key(inputs[shared]):
+        mine, theirs = held[shared], inputs[shared]
+        if mine.get("role") == "tool" and not mine.get("content") and theirs.get("content"):
+            mine["content"] = theirs["content"]
         shared += 1
-    if shared == len(history):  # the conversation so far is this call's history: add what is new
+    if shared == len(held):  # the conversation so far is this call's history: add what is new
         conversation += inputs[shared:] + outputs
         return
-    known = set(by_key)
-    conversation += [m for m in inputs[shared:] + outputs if _key(m) not in known]
+    known = {_key(m) for m in conversation}
+    conversation += [m for m in inputs[shared:] if _key(m) not in known] + outputs
 
 
 def _unanswered_call(conversation: list[dict], calls: dict, run: dict) -> Any:

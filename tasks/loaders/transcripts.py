@@ -151,7 +151,9 @@ def _part_text(part: Any) -> str:
         return part["text"]["value"]  # the Assistants API's `{"type": "text", "text": {"value": ...}}`
     if kind in WORDS_UNDER_TYPE and isinstance(part.get(kind), str):
         return f"[{kind}] {part[kind]}"
-    if isinstance(part.get("url"), str):  # a web_search_result: the page a result named
+    if kind == "web_search_result" and isinstance(
+        part.get("url"), str
+    ):  # the page a search found (no image's data URL)
         return f"{part.get('title') or ''} <{part['url']}>".strip()
     return f"[{kind}]"
 
@@ -347,7 +349,7 @@ def _failed(value: Any) -> bool:
     """Whether a message's `is_error` or `error` marks a failed tool result: the text "false" or "0"
     does not (it was stored as an error), as warehouse/sql/chats_stage.sql reads it."""
     if isinstance(value, str):
-        text = value.strip().lower()
+        text = value.strip(" \t\n\r\f\v").lower()  # ASCII whitespace, as chats_stage.sql trims it
         if text in ("", "false", "0", "null", "[]", "{}"):
             return False
         try:

@@ -10,7 +10,7 @@
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
 -- read neither the renderings nor the messages for them. Variables: source (the file), odd_pattern
--- (chats_odd.sql).
+-- and spaces (chats_odd.sql).
 WITH raw AS (
     SELECT json_extract_string(json, ['$.transcript_id', '$.text_id', '$.id', '$.session_id', '$.trace_id']) AS ids,
            json_transform(json, '{"messages": [{"role": "VARCHAR", "content": "VARCHAR",
@@ -36,10 +36,10 @@ msgs AS (
         'calls': list_transform(m.tool_calls,
                                 lambda c: {'id': c.id, 'name': c.function.name, 'arguments': c.function.arguments}),
         'name': m.name, 'tool_call_id': m.tool_call_id,
-        'is_error': CASE WHEN (lower(trim(coalesce(m.is_error, 'false'))) IN ('false', '0', '', 'null', '[]', '{}')
-                               OR try_cast(trim(m.is_error) AS DOUBLE) = 0)
-                          AND (lower(trim(coalesce(m.error, 'false'))) IN ('false', '0', '', 'null', '[]', '{}')
-                               OR try_cast(trim(m.error) AS DOUBLE) = 0) THEN NULL ELSE true END,
+        'is_error': CASE WHEN (lower(trim(coalesce(m.is_error, 'false'), getvariable('spaces'))) IN ('false', '0', '', 'null', '[]', '{}')
+                               OR try_cast(trim(m.is_error, getvariable('spaces')) AS DOUBLE) = 0)
+                          AND (lower(trim(coalesce(m.error, 'false'), getvariable('spaces'))) IN ('false', '0', '', 'null', '[]', '{}')
+                               OR try_cast(trim(m.error, getvariable('spaces')) AS DOUBLE) = 0) THEN NULL ELSE true END,
         'step_id': m.step_id, 'span_id': m.span_id, 'ts': coalesce(m.timestamp, m.created_at)}) AS msgs
     FROM raw
 ),

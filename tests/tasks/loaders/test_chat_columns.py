@@ -51,6 +51,8 @@ def test_both_paths_write_the_same_transcripts(tmp_path):
             {"role": "tool", "tool_call_id": "c1", "content": "b", "error": " FALSE "},
             {"role": "tool", "tool_call_id": "c1", "content": "c", "is_error": 0.0},
             {"role": "tool", "tool_call_id": "c1", "content": "d", "error": "0.0"},
+            {"role": "tool", "tool_call_id": "c1", "content": "e", "error": "false\n"},
+            {"role": "tool", "tool_call_id": "c1", "content": "f", "error": "\tFalse\r\n"},
         ]},
         {"id": "empty-id", "messages": [
             {"role": "assistant", "content": "", "tool_calls": [{"id": "", "function": {"name": "f", "arguments": ""}}]},

@@ -492,3 +492,54 @@ def test_a_list_of_exports_a_span_per_line_and_phoenix_nested_attributes_are_rea
     assert detect_format(phoenix) == "openinference"
     [(text,)] = load(tmp_path, phoenix).sql("SELECT text FROM texts").fetchall()
     assert text.splitlines() == ["[M0] user: describe", "[M1] assistant: a cat"]
+
+
+def test_a_sub_agents_answer_a_reused_call_id_and_agent_runs_keep_their_places(tmp_path):
+    """From a second outside probe of the span merge: the main agent's answer, said before by a
+    sub-agent, was dropped as seen; a later result of a reused call_0 filled an earlier empty one;
+    agent spans read last put the user's question after the answer."""
+    main, expert = _parts("system", _text("main")), _parts("system", _text("expert"))
+    ask, answer = _parts("user", _text("Q")), _parts("assistant", _text("42"))
+    call = _parts("assistant", {"type": "tool_call", "id": "c1", "name": "ask_expert", "arguments": {}})
+    result = _parts("tool", {"type": "tool_call_response", "id": "c1", "response": "42"})
+    spans = [("t", "chat", _chat([main, ask], [call])), ("t", "chat", _chat([expert, ask], [answer])),
+             ("t", "chat", _chat([main, ask, call, result], [answer]))]  # fmt: skip
+    sub = tmp_path / "sub.json"
+    sub.write_text(json.dumps(_otlp(spans)))
+    [(text,)] = load(tmp_path / "a", sub).sql("SELECT text FROM texts").fetchall()
+    lines = text.splitlines()  # the sub-agent's answer, then the main agent's own after its call's result
+    assert [x.split(" ", 1)[1] for x in lines[-3:]] == [
+        "assistant: 42",
+        "tool (result of ask_expert #c1): 42",
+        "assistant: 42",
+    ]
+
+    def sh(cid, cmd):
+        return _parts("assistant", {"type": "tool_call", "id": cid, "name": "sh", "arguments": {"cmd": cmd}})
+
+    def said(cid, words):
+        return _parts("tool", {"type": "tool_call_response", "id": cid, "response": words})
+
+    user = _parts("user", _text("go"))
+    history = [user, sh("call_0", "mkdir"), said("call_0", "")]
+    reused = [("t", "chat", _chat([user], [sh("call_0", "mkdir")])), ("t", "chat", _chat(history, [sh("call_0", "ls")])),
+              ("t", "chat", _chat([*history, sh("call_0", "ls"), said("call_0", "d")], [answer]))]  # fmt: skip
+    again = tmp_path / "reused.json"
+    again.write_text(json.dumps(_otlp(reused)))
+    con = load(tmp_path / "b", again)
+    assert con.sql("SELECT arguments, result FROM tool_calls ORDER BY position").fetchall() == [
+        ('{"cmd": "mkdir"}', ""),
+        ('{"cmd": "ls"}', "d"),
+    ]
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": json.dumps([ask]),
+             "gen_ai.output.messages": json.dumps([answer])}  # fmt: skip
+    document = _otlp([("t", "invoke_agent", agent), ("t", "chat", _chat([ask], [call]))])
+    agent_span, chat_span = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    agent_span["endTimeUnixNano"] = "5000"
+    runs = tmp_path / "agent.json"
+    runs.write_text(json.dumps(document))
+    [(text,)] = load(tmp_path / "c", runs).sql("SELECT text FROM texts").fetchall()
+    assert [line.split(" ", 1)[1][:9] for line in text.splitlines() if line.startswith("[M")] == [
+        "user: Q", "assistant", "assistant"
+    ]  # fmt: skip
+    assert text.splitlines()[-1] == "[M2] assistant: 42"  # the answer at the agent span's end, after its call

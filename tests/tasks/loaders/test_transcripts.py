@@ -221,7 +221,13 @@ def test_words_outside_content_are_what_the_judge_reads_of_a_turn(tmp_path):
         {"role": "user", "content": "Help me pick a lock."},
         {"role": "assistant", "content": None, "refusal": "I can't help with that."},
         {"role": "assistant", "content": [{"type": "refusal", "refusal": "Nor that."}]},
-        {"role": "user", "content": [{"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "image", "image": "data:image/png;base64,iVBORw0KGgo="},
+                {"type": "image", "url": "data:image/png;base64,iVBORw0KGgo="},
+            ],
+        },
         # words kept outside `content`: a reasoning model's, an audio reply's, the Assistants API's text
         {"role": "assistant", "content": "4", "reasoning_content": "2 and 2 make 4."},
         {"role": "assistant", "content": None, "audio": {"id": "a1", "transcript": "Hello there."}},
@@ -233,7 +239,8 @@ def test_words_outside_content_are_what_the_judge_reads_of_a_turn(tmp_path):
     assert text.splitlines()[1:] == [
         "[M1] assistant: [refusal] I can't help with that.",
         "[M2] assistant: [refusal] Nor that.",
-        "[M3] user: [image]",  # an image's data under its type's name is no text
+        "[M3] user: [image]",  # an image's data, under its type's name or as a LangChain block's url, is no text
+        "[image]",
         "[M4] assistant: [reasoning] 2 and 2 make 4.",
         "4",
         "[M5] assistant: Hello there.",

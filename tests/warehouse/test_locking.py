@@ -41,6 +41,7 @@ def test_a_writer_waits_for_a_reader_instead_of_failing(warehouse, monkeypatch, 
         con.execute("INSERT INTO labels VALUES ('c', 't', 'x', 'human', 1.0, NULL)")
     assert time.monotonic() - started >= 0.5  # it waited for the reader, then wrote
     reader.wait(timeout=30)
+    reader.stdout.close()  # its pipe, not left to the collector (a ResourceWarning in a later test)
     said = capfd.readouterr().err
     assert f"waiting for {warehouse}: held by process {reader.pid}" in said and said.count("waiting for") == 1
 
@@ -56,6 +57,7 @@ def test_a_hold_longer_than_the_wait_is_a_clear_transient_error(warehouse, monke
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()
 
 
 def test_the_same_work_cannot_run_twice_at_once(tmp_path):
@@ -88,6 +90,7 @@ def test_a_run_whose_process_died_is_closed_as_interrupted(warehouse, tmp_path):
             assert steps.close_stale_runs(con, warehouse) == []  # both processes live
             proc.kill()
             proc.wait()
+            proc.stdout.close()
             assert steps.close_stale_runs(con, warehouse) == ["dead"]
         status = dict(con.execute("SELECT run_id, status FROM runs").fetchall())
     assert status == {"dead": "interrupted", "alive": "running"}
@@ -104,6 +107,7 @@ def test_a_short_wait_says_its_own_seconds(warehouse, capfd):
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()
     assert db.seconds(0.04) == "0.1 s" and db.seconds(12.0) == "12 s" and db.seconds(1.55) == "1.6 s"
 
 

@@ -151,9 +151,8 @@ def _part_text(part: Any) -> str:
         return part["text"]["value"]  # the Assistants API's `{"type": "text", "text": {"value": ...}}`
     if kind in WORDS_UNDER_TYPE and isinstance(part.get(kind), str):
         return f"[{kind}] {part[kind]}"
-    if kind == "web_search_result" and isinstance(
-        part.get("url"), str
-    ):  # the page a search found (no image's data URL)
+    # the page a search found (only a search result's: an image block's url may be its data)
+    if kind == "web_search_result" and isinstance(part.get("url"), str):
         return f"{part.get('title') or ''} <{part['url']}>".strip()
     return f"[{kind}]"
 
@@ -244,8 +243,9 @@ def _tool_blocks(message: dict, number: int) -> list[dict]:
     uses = [p for p in content if _is_call(p)]
     if uses and message["role"] != "assistant":
         raise ValueError(f"message {number}: tool_use blocks in a {message['role']} message")
-    if any(not isinstance(p.get("name"), str) for p in uses):  # named here: later messages' numbers shift
-        raise ValueError(f"message {number}: a {uses[0]['type']} block without a name")
+    nameless = [p["type"] for p in uses if not isinstance(p.get("name"), str)]
+    if nameless:  # named here: later messages' numbers shift
+        raise ValueError(f"message {number}: a {nameless[0]} block without a name")
     # the turn's time and ids (not its `name`: a speaker's, where a tool message's names the tool)
     kept = {k: message[k] for k in ("step_id", "span_id", "timestamp", "created_at") if k in message}
     if message["role"] != "assistant":

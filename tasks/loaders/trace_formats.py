@@ -47,7 +47,7 @@ def detect_format(path: Path) -> str | None:
     if isinstance(attributes, list):  # an OTLP span on its own: key/value pairs
         attributes = {kv.get("key"): None for kv in attributes if isinstance(kv, dict)}
     if isinstance(attributes, dict) and isinstance(attributes.get("llm"), dict):  # Phoenix's nested attributes
-        attributes = {"llm.": None}
+        return "openinference"
     keys = {k for k in (attributes if isinstance(attributes, dict) else head) if isinstance(k, str)}
     if "openinference.span.kind" in keys or any(k.startswith("llm.") for k in keys):
         return "openinference"

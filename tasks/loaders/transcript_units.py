@@ -42,7 +42,8 @@ def unit_positions(messages: list[dict], criterion: Criterion) -> list[list[int]
         role = select.role if select and select.role else "assistant"
         units = [[m["position"]] for m in messages if m["role"] == role]
     elif criterion.scope == "step":
-        units = [_step(messages, m) for m in messages if m["role"] == "assistant"]
+        links = answered(messages)  # once a transcript, not once a message
+        units = [_step(links, m) for m in messages if m["role"] == "assistant"]
     elif criterion.scope == "tool_call":
         units = _tool_calls(messages, select.tool if select else None)
     position = select.position if select else None
@@ -68,21 +69,22 @@ def answered(messages: list[dict]) -> dict[int, tuple[int, dict]]:
     return out
 
 
-def _step(messages: list[dict], message: dict) -> list[int]:
-    """An assistant message and the tool results answering its calls."""
-    links = answered(messages)
+def _step(links: dict[int, tuple[int, dict]], message: dict) -> list[int]:
+    """An assistant message and the tool results answering its calls (`links`: `answered`'s)."""
     return [message["position"], *(p for p, (at, _) in links.items() if at == message["position"])]
 
 
 def _tool_calls(messages: list[dict], tool: str | None) -> list[list[int]]:
     """Each call (of `tool`, when named): its message and its result's (the first that answers it)."""
-    links, out = answered(messages), []
-    for m in messages:
-        for call in m.get("tool_calls") or []:
-            if tool is None or call.get("name") == tool:
-                result = [p for p, (at, c) in links.items() if at == m["position"] and c is call]
-                out.append([m["position"], *result[:1]])
-    return out
+    first: dict[int, int] = {}  # id() of a call -> the position of its first result
+    for position, (_, call) in answered(messages).items():
+        first.setdefault(id(call), position)
+    return [
+        [m["position"], *([first[id(call)]] if id(call) in first else [])]
+        for m in messages
+        for call in m.get("tool_calls") or []
+        if tool is None or call.get("name") == tool
+    ]
 
 
 def transcript_units(

@@ -237,7 +237,7 @@ class JudgeConfig(BaseModel):
         return self.limits_url or settings().limits_url or None
 
     def on_this_machine(self) -> bool:
-        return (urlsplit(self.resolved_base_url() or "").hostname or "") in ("127.0.0.1", "localhost", "::1")
+        return _on_loopback(self.resolved_base_url() or "")
 
     def resolved_timeout_s(self) -> float:
         if self.timeout_s is not None:
@@ -289,3 +289,9 @@ def api_key(config: JudgeConfig | None = None) -> str:
     if config is None:
         return providers.api_key(None)
     return providers.api_key(config.provider, config.resolved_base_url())
+
+
+@functools.lru_cache(maxsize=64)
+def _on_loopback(url: str) -> bool:
+    """Whether `url` names this machine (parsed once per URL: it is asked on every call, #55)."""
+    return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")

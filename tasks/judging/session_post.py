@@ -10,6 +10,7 @@ keeps the SDK's path."""
 
 from __future__ import annotations
 
+import functools
 import json
 import weakref
 from dataclasses import dataclass
@@ -85,7 +86,6 @@ async def post(client: Any, way: Route, content: bytes, timeout_s: float) -> Any
     """Send `content` by `client`'s route `way`; the answer's JSON (or its text when it is not
     JSON), or the error the SDK raises for it."""
     import httpx2
-    from aiohttp import ClientTimeout
     from openai import APIConnectionError, APITimeoutError
     from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
 
@@ -97,7 +97,7 @@ async def post(client: Any, way: Route, content: bytes, timeout_s: float) -> Any
                 headers={**way.headers, READ_TIMEOUT: str(timeout_s)},
                 allow_redirects=way.follow_redirects,
                 max_redirects=way.max_redirects,
-                timeout=ClientTimeout(sock_connect=timeout_s, sock_read=timeout_s, connect=timeout_s),
+                timeout=_timeout(timeout_s),
             ) as answer:
                 raw = await _body(answer, way.cap)
                 status, headers, charset = answer.status, answer.headers, answer.charset
@@ -141,3 +141,12 @@ def _status_error(client: Any, url: str, status: int, headers: Any, raw: bytes) 
     kept = [(k, v) for k, v in headers.items() if k.lower() not in ("content-encoding", "content-length")]
     response = httpx2.Response(status, headers=kept, content=raw, request=httpx2.Request("POST", url))
     return client._make_status_error_from_response(response)
+
+
+@functools.lru_cache(maxsize=64)
+def _timeout(timeout_s: float) -> Any:
+    """aiohttp's timeouts for a call of `timeout_s` (an attrs object built for every post was ~2% of
+    the reward server's CPU, #55; it is frozen, so calls share one)."""
+    from aiohttp import ClientTimeout
+
+    return ClientTimeout(sock_connect=timeout_s, sock_read=timeout_s, connect=timeout_s)

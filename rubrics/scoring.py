@@ -6,7 +6,7 @@ goldens and is the specification the SQL views are tested against.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -90,11 +90,18 @@ def aggregate(rubric: Rubric, units: Mapping[str, float | None], genre: str | No
     active = {c.id for c in rubric.active_criteria(genre)}
     groups = {g.id: g for g in rubric.groups}
     criteria = {c.id: c for c in rubric.criteria}
+    weights = {c.id: c.weight for c in rubric.criteria} | {g.id: g.weight for g in rubric.groups}
+
+    def combined(method: str, children: Sequence[str]) -> float | None:
+        scored = [x for x in map(child, children) if x is not None]
+        if method == "weighted_mean" and scored and sum(weights[x] for x in children) == 0:
+            return 0.0  # children that all weigh 0, as written: PaperBench's score_from_children (seed 003)
+        return _combine(method, scored)  # weighed children all unscored: None, never 0
 
     def child(node_id: str) -> _Child | None:
         if node_id in groups:
             g = groups[node_id]
-            v = _combine(g.aggregation, [x for x in map(child, g.children) if x is not None])
+            v = combined(g.aggregation, g.children)
             return None if v is None else _Child(g.weight, v, v >= DEFAULT_PASS, None)
         unit = units.get(node_id) if node_id in active else None
         if unit is None:
@@ -109,7 +116,7 @@ def aggregate(rubric: Rubric, units: Mapping[str, float | None], genre: str | No
     top = [c.id for c in rubric.criteria if c.id not in children] + [
         g.id for g in rubric.groups if g.id not in children
     ]
-    return _combine(rubric.scoring.method, [x for x in map(child, top) if x is not None])
+    return combined(rubric.scoring.method, top)
 
 
 def verdict(

@@ -51,6 +51,23 @@ VARIANTS = {
     "min": {"scoring": {"method": "min"}},
     "max": {"scoring": {"method": "max"}},
     "weighted-sum": {"scoring": {"method": "weighted_sum"}},
+    # children that all weigh 0 (`free`): PaperBench's 0 (seed 003); `mixed` with b unscored and
+    # news (weight 0) scored: unscored, and left out of `top`, its weight too
+    "weightless-children": {
+        "criteria": [{**c, "weight": 0} if c["id"] in ("c", "d", "news") else c for c in BASE["criteria"]],
+        "groups": [
+            {"id": "free", "children": ["c", "d"]},
+            {"id": "mixed", "children": ["b", "news"], "weight": 2},
+            {"id": "top", "children": ["free", "mixed", "a"]},
+        ],
+        "scoring": {**BASE["scoring"], "root": "top"},
+    },
+    "weightless-top": {  # no root named: the top level is combined as a group is
+        "groups": [
+            {"id": "g1", "children": ["a", "b", "news"], "weight": 0},
+            {"id": "g2", "children": ["c", "d"], "weight": 0},
+        ],
+    },
 }
 DOMAINS = {"a": [0, 1], "b": [1, 2, 3, 4, 5], "c": [0, 2.5, 7, 10], "d": ["x", "y"], "news": [0, 1]}
 

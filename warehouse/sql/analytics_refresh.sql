@@ -79,7 +79,8 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
     UNION
     SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id,
            round(CASE g.aggregation
-               WHEN 'weighted_mean' THEN sum(k.weight * c.v) / nullif(sum(k.weight), 0)
+               WHEN 'weighted_mean' THEN CASE WHEN d.declared = 0 THEN 0  -- PaperBench's score_from_children (seed 003)
+                                              ELSE sum(k.weight * c.v) / nullif(sum(k.weight), 0) END
                WHEN 'weighted_sum'  THEN sum(k.weight * c.v)
                WHEN 'min'           THEN min(c.v)
                WHEN 'max'           THEN max(c.v)
@@ -94,11 +95,14 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
           FROM vals w JOIN rubric_nodes n ON n.rubric_hash = w.rubric_hash AND n.node_id = w.node_id
           WHERE n.parent_id IS NOT NULL) p
     JOIN rubric_nodes g ON g.rubric_hash = p.rubric_hash AND g.node_id = p.parent_id
+    JOIN (SELECT rubric_hash, parent_id, sum(weight) AS declared FROM rubric_nodes GROUP BY ALL) d
+      ON d.rubric_hash = g.rubric_hash AND d.parent_id = g.node_id  -- the children's weights as written
     JOIN rubric_nodes k ON k.rubric_hash = p.rubric_hash AND k.parent_id = p.parent_id
     JOIN recurring.vals c ON c.corpus_id = p.corpus_id AND c.rubric_hash = p.rubric_hash
      AND c.judge_hash = p.judge_hash AND c.text_id = p.text_id AND c.node_id = k.node_id
+     AND c.v IS NOT NULL  -- an unscored group is left out of its parent, its weight too
     LEFT JOIN criteria cr ON cr.rubric_hash = k.rubric_hash AND cr.criterion_id = k.node_id
-    GROUP BY c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id, g.aggregation
+    GROUP BY c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id, g.aggregation, d.declared
 )
 SELECT corpus_id, rubric_hash, judge_hash, text_id, node_id, v AS value, coalesce(met, v >= 0.5) AS met
 FROM vals;

@@ -37,6 +37,53 @@ def test_a_graded_tree_lands_as_labels_and_every_internal_node_checks(tmp_path):
     ]
 
 
+def score_from_children(children: list[dict]) -> float:
+    """PaperBench's own (openai/preparedness, paperbench graded_task_node.py): children whose
+    weights sum to 0 give 0.0, not NaN (seed 003: PaperBench parity)."""
+    total = sum(c["weight"] for c in children)
+    return 0.0 if total == 0 else sum(c["score"] * c["weight"] for c in children) / total
+
+
+def graded_by_paperbench(node: dict) -> dict:
+    """The tree with every internal node's grade as PaperBench aggregates its leaves' grades."""
+    children = [graded_by_paperbench(c) for c in node.get("sub_tasks") or []]
+    return {**node, "sub_tasks": children} | ({"score": score_from_children(children)} if children else {})
+
+
+def test_children_that_all_weigh_nothing_give_their_parent_paperbenchs_zero(tmp_path):
+    """A node whose children all weigh 0 scores 0 in PaperBench, and counts as 0 in its own parent.
+    The warehouse gave it no value and Python left it out of its parent (the root then 1.0 higher
+    in that node's share)."""
+    from rubricflow.rubrics.formats import load_rubric
+    from rubricflow.rubrics.scoring import aggregate
+
+    tree = json.loads(GRADED.read_text())
+    zeroed = tree["sub_tasks"][0]
+    assert zeroed["sub_tasks"] and all(not c["sub_tasks"] and c["score"] == 1.0 for c in zeroed["sub_tasks"])
+    for child in zeroed["sub_tasks"]:
+        child["weight"] = 0
+    tree = graded_by_paperbench(tree)
+    path = tmp_path / "zeroed.expected_result.json"
+    path.write_text(json.dumps(tree))
+    _, _, check = import_graded_tree(path, "papers", tmp_path / "w.duckdb")
+    by_node = {c["node_id"]: c for c in check}
+    assert by_node[zeroed["id"]]["aggregated"] == 0.0 and by_node[zeroed["id"]]["agrees"]
+    assert all(c["agrees"] for c in check) and len(check) == 23
+    assert by_node[tree["id"]]["aggregated"] == pytest.approx(tree["score"])
+    leaves = {}
+
+    def grades(node: dict) -> None:
+        for child in node["sub_tasks"]:
+            grades(child)
+        if not node["sub_tasks"]:
+            leaves[node["id"]] = node["score"]
+
+    grades(tree)
+    assert aggregate(load_rubric(path), leaves) == pytest.approx(tree["score"])
+    without = score_from_children([c for c in tree["sub_tasks"] if c["id"] != zeroed["id"]])
+    assert without != pytest.approx(tree["score"])  # leaving the node out is another root
+
+
 def test_a_grade_that_contradicts_its_leaves_is_found(tmp_path):
     tree = json.loads(GRADED.read_text())
     tree["sub_tasks"][0]["score"] = 0.25  # the grader's aggregate, no longer the mean of its leaves

@@ -404,18 +404,22 @@ WITH calls AS (
     FROM transcript_messages WHERE tool_calls IS NOT NULL
 ),
 call_ids AS (SELECT DISTINCT corpus_id, transcript_id, position, call.id AS id FROM calls WHERE call.id IS NOT NULL),
-answers AS (
-    SELECT r.corpus_id, r.transcript_id, r.tool_call_id, c.position AS call_position, min(r.position) AS position
-    FROM transcript_messages r ASOF JOIN call_ids c
+results AS (  -- the messages that answer a call: a fifth of an agent's, the others never sorted by the join
+    SELECT corpus_id, transcript_id, tool_call_id, position, is_error, body_hash
+    FROM transcript_messages WHERE tool_call_id IS NOT NULL
+),
+answers AS (  -- each call's first result, carried here (a join back to its message cost as much again)
+    SELECT r.corpus_id, r.transcript_id, r.tool_call_id, c.position AS call_position,
+           min(r.position) AS position, arg_min(r.is_error, r.position) AS is_error,
+           arg_min(r.body_hash, r.position) AS body_hash
+    FROM results r ASOF JOIN call_ids c
       ON c.corpus_id = r.corpus_id AND c.transcript_id = r.transcript_id AND c.id = r.tool_call_id
      AND r.position > c.position
     GROUP BY ALL
 )
 SELECT c.corpus_id, c.transcript_id, c.position, c.call_index, c.call.id AS call_id, c.call.name AS tool_name,
-       c.call.arguments AS arguments, r.position AS result_position, rb.body AS result, r.is_error AS result_is_error
+       c.call.arguments AS arguments, a.position AS result_position, rb.body AS result, a.is_error AS result_is_error
 FROM calls c
 LEFT JOIN answers a ON a.corpus_id = c.corpus_id AND a.transcript_id = c.transcript_id
  AND a.tool_call_id = c.call.id AND a.call_position = c.position
-LEFT JOIN transcript_messages r ON r.corpus_id = a.corpus_id AND r.transcript_id = a.transcript_id
- AND r.position = a.position
-LEFT JOIN message_bodies rb ON rb.body_hash = r.body_hash;
+LEFT JOIN message_bodies rb ON rb.body_hash = a.body_hash;

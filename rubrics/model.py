@@ -62,6 +62,17 @@ def _check_uri(value: str) -> str:
 SemVer = Annotated[str, BeforeValidator(_version_text), AfterValidator(_check_semver)]
 Scalar = str | int | float | bool | None
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+SCORE_DIGITS = 9  # every score that meets a threshold is rounded to this many decimals (scoring.fixed)
+
+
+def _on_the_score_grid(value: float) -> float:
+    """A threshold at the scores' precision: a Forge 2.2 on 1-5 is (2.2 - 1) / 4 =
+    0.30000000000000004, which the score 0.3 of a mean exactly 2.2 failed (seed 002: a minimum)."""
+    return round(value, SCORE_DIGITS)
+
+
+Threshold = Annotated[float, AfterValidator(_on_the_score_grid)]
+UnitThreshold = Annotated[float, Field(ge=0.0, le=1.0), AfterValidator(_on_the_score_grid)]
 
 
 def _a_number(value: object) -> object:
@@ -388,7 +399,7 @@ class Criterion(Strict):
     scale: Scale = BinaryScale()
     weight: Annotated[float, BeforeValidator(_a_number)] = Field(default=1.0, ge=0, le=MOST_WEIGHT)
     importance: Literal["essential", "important"] = "important"
-    pass_threshold: Unit | None = None
+    pass_threshold: UnitThreshold | None = None
     evidence: Evidence = Evidence()
     genre: tuple[str, ...] = ()  # active only for texts of these genres; empty = always active
     mechanical_rules: tuple[str, ...] = ()
@@ -447,7 +458,7 @@ class Disqualifier(Strict):
     kind: Literal["pattern", "criterion", "judge"] = "judge"
     patterns: tuple[Id, ...] = ()
     criterion: Id | None = None
-    threshold: Unit = 0.0
+    threshold: UnitThreshold = 0.0
 
     @model_validator(mode="after")
     def _check(self) -> Disqualifier:
@@ -586,7 +597,7 @@ class OutputContract(Strict):
 
 class DecisionLabel(Strict):
     label: str
-    min: float  # inclusive lower bound on the final score
+    min: Threshold  # inclusive lower bound on the final score
 
 
 class Scoring(Strict):
@@ -594,8 +605,8 @@ class Scoring(Strict):
     root: Id | None = None  # a group id; default: all criteria under the method above
     invert: bool = False  # risk scoring: the reported score is 1 - aggregate
     labels: tuple[DecisionLabel, ...] = ()
-    pass_threshold: float | None = None  # on the final score
-    essential_minimum: Unit | None = None  # every essential criterion must reach this unit score
+    pass_threshold: Threshold | None = None  # on the final score
+    essential_minimum: UnitThreshold | None = None  # every essential criterion must reach this unit score
     disqualified_label: str = "disqualified"
     formula: str = ""  # the rubric author's own statement of the scoring, shown to the judge
 

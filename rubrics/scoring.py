@@ -10,10 +10,9 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, overload
 
-from .model import Criterion, Rubric
+from .model import SCORE_DIGITS, Criterion, Rubric
 
 DEFAULT_PASS = 0.5  # a criterion "meets" when its unit score reaches this (binary: value 1)
-SCORE_DIGITS = 9  # every score that meets a threshold is rounded to this many decimals (fixed())
 
 
 @overload

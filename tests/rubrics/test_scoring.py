@@ -94,3 +94,48 @@ def test_genre_activation():
     r = rubric(criteria=[{"id": "a"}, {"id": "news-only", "genre": ["news"]}])
     assert verdict(r, {"a": 1, "news-only": 0}).score == 1.0
     assert verdict(r, {"a": 1, "news-only": 0}, genre="news").score == 0.5
+
+
+def test_a_mean_exactly_at_a_forge_threshold_passes(tmp_path):
+    """Seed 002's thresholds are minimums on 1-5 (`pass_threshold: 3.5`, `essential_minimum`, a
+    criterion's `threshold`). Made unit scores by (t - 1) / 4, many were a hair above the same mean's
+    score (2.2 -> 0.30000000000000004 against 0.3): every mean an author can write with two decimals
+    now passes exactly at its threshold, and one step of the scale below it fails."""
+    import itertools
+    from fractions import Fraction
+
+    import yaml
+
+    from rubricflow.rubrics.formats import load_rubric
+
+    def forge(n: int, threshold: float) -> object:
+        criteria = [
+            {
+                "name": f"c{i}",
+                "description": "d",
+                "weight": "essential",
+                "threshold": threshold,
+                "anchors": {k: f"level {k}" for k in range(1, 6)},
+                "examples": {"score_1": "x", "score_5": "y"},
+            }
+            for i in range(n)
+        ]
+        doc = {"rubric_id": f"t_{n}", "name": "T", "version": "1.0.0", "artifact_type": "x", "criteria": criteria}
+        doc["scoring"] = {"pass_threshold": threshold, "essential_minimum": 1.0}
+        path = tmp_path / f"t{n}-{threshold}.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        return load_rubric(path)
+
+    checked = 0
+    for n in range(1, 6):
+        for combo in itertools.combinations_with_replacement(range(1, 6), n):
+            mean = Fraction(sum(combo), n)
+            if Fraction(str(round(float(mean), 2))) != mean:
+                continue  # only a threshold an author writes (two decimals)
+            r = forge(n, round(float(mean), 2))
+            assert verdict(r, dict(zip((f"c{i}" for i in range(n)), combo, strict=True))).passed, combo
+            below = (combo[0] - 1, *combo[1:])
+            if below[0] >= 1:
+                assert verdict(r, dict(zip((f"c{i}" for i in range(n)), below, strict=True))).passed is False
+            checked += 1
+    assert checked > 60

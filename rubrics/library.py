@@ -49,6 +49,7 @@ class Library:
         self._bundles: dict[tuple[str, str], Bundle] = {}
         self._sorted: list[Entry] | None = None
         self._by_tag: dict[str, set[tuple[str, str]]] = {}
+        self._written_ids: dict[str, str] = {}  # an id as its file writes it (Forge's user_story_quality_v1) -> ours
         self.skipped: list[tuple[Path, str]] = []  # files in a library folder that hold no usable rubric
         for root in self.roots:
             if not root.exists():
@@ -84,6 +85,9 @@ class Library:
         for tag in entry.rubric.metadata.tags:
             self._by_tag.setdefault(tag, set()).add(key)
         self._by_path.setdefault(entry.path.resolve(), entry)
+        written = entry.rubric.metadata.provenance.get("rubric_id")
+        if isinstance(written, str) and written != entry.id:
+            self._written_ids.setdefault(written, entry.id)  # seed 002: "Always reference by ID"
         current = self._latest.get(entry.id)
         if current is None or semver.Version.parse(entry.version) > semver.Version.parse(current.version):
             self._latest[entry.id] = entry
@@ -106,6 +110,7 @@ class Library:
 
     def _lookup(self, ref: str) -> Entry:
         name, _, version = ref.partition("@")
+        name = name if name in self._latest else self._written_ids.get(name, name)
         entry = self._by_key.get((name, version)) if version else self._latest.get(name)
         if entry is None:
             entry = self._by_path.get(Path(ref).resolve()) if os.sep in ref or "." in ref else None

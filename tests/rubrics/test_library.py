@@ -57,6 +57,22 @@ def test_lookup_by_name_version_path_type_and_tag(tmp_path):
         lib.get("helpfullness")
 
 
+def test_a_forge_rubric_is_found_by_the_id_its_file_writes():
+    """Seed 002: "Always reference by ID", its ids written `user_story_quality_v1`; the library keys
+    them kebab-cased (user-story-quality-v1), and the id as written found nothing."""
+    import rubricflow as rf
+
+    lib = Library()
+    for written in ("user_story_quality_v1", "test_plan_quality_v1", "prd_quality_v1"):
+        entry = lib.get(written)
+        assert entry.rubric.metadata.provenance["rubric_id"] == written
+        assert entry.id == written.replace("_", "-")
+        assert lib.get(f"{written}@1.0.0") is entry
+    assert rf.load_rubric("user_story_quality_v1").id == "user-story-quality-v1"
+    with pytest.raises(LibraryError, match="no rubric named 'user_story_quality_v9'"):
+        lib.get("user_story_quality_v9")
+
+
 def test_duplicate_ids_are_refused(tmp_path):
     shutil.copy(BUILTIN / "groundedness.yaml", tmp_path / "copy.yaml")
     with pytest.raises(LibraryError, match="duplicate rubric groundedness v1.0.0: .*groundedness.yaml and .*copy.yaml"):

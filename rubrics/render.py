@@ -45,8 +45,8 @@ def call_units(rubric: Rubric, strategy: Strategy, genre: str | None = None) -> 
     if strategy == "grouped":
         parent = {child: g.id for g in rubric.groups for child in g.children}
         units: dict[str, list[str]] = {}
-        for cid in active:
-            units.setdefault(parent.get(cid, "_ungrouped"), []).append(cid)
+        for cid in active:  # a criterion in no group is a call of its own (seed 001: "individually")
+            units.setdefault(parent.get(cid, cid), []).append(cid)
         return [CallUnit(uid, tuple(ids)) for uid, ids in units.items()] or [CallUnit("_all", ())]
     raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
 

@@ -182,6 +182,23 @@ def test_per_criterion_and_grouped_units():
     assert call_units(FULL, "holistic")[0].criteria == ("c1", "c2", "c3")
 
 
+def test_grouped_judges_a_criterion_in_no_group_in_a_call_of_its_own():
+    """Seed 001: "grouped: one call unit per CriterionGroup; ungrouped criteria individually"
+    (they were asked together, in one `_ungrouped` call)."""
+    loose = Rubric.model_validate(
+        {
+            "metadata": {"id": "loose"},
+            "criteria": [{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"}],
+            "groups": [{"id": "g", "children": ["b", "c"]}],
+        }
+    )
+    assert [(u.id, u.criteria) for u in call_units(loose, "grouped")] == [
+        ("a", ("a",)),
+        ("g", ("b", "c")),
+        ("d", ("d",)),
+    ]
+
+
 def test_schema_carries_scale_domains():
     unit = call_units(FULL, "holistic", "news")[0]
     schema = output_schema(FULL, unit)

@@ -76,8 +76,18 @@ def _object_at_first_brace(text: str) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
+QUOTE_MARKS = "\"'\u201c\u201d\u2018\u2019"
+
+
 def _normalise_space(text: str) -> str:
-    return " ".join(text.split())
+    """Seed 001's "normalized containment", as rubrify normalises both sides: whitespace collapsed,
+    lowercased (a judge that quotes "the council met" of "The council met" quoted it)."""
+    return " ".join(text.split()).lower()
+
+
+def _normalise_quote(quote: str) -> str:
+    """A quote normalised as the text is, the quote marks a judge wraps it in stripped first."""
+    return _normalise_space(quote.strip().strip(QUOTE_MARKS))
 
 
 @functools.lru_cache(maxsize=64)
@@ -92,7 +102,8 @@ MESSAGE_HEAD = re.compile(r"^\[(M\d+)\] ", re.M)  # a message's first line in a 
 
 
 def quotes_in_text(quotes: list[str], text: str) -> bool | None:
-    """Whether every quote occurs in the text (whitespace-insensitive); an empty quote proves
+    """Whether every quote occurs in the text (whitespace- and case-insensitive, the quote marks
+    around it left out: seed 001's "exact containment, then normalized containment"); an empty quote proves
     nothing and fails; no quotes at all is None (nothing was claimed). In a transcript's rendering
     (tasks/loaders/transcripts.render_message) a quote citing a message, `[M12] words`, must occur
     in that message: the right words in another message are a false quote too."""
@@ -106,9 +117,9 @@ def quotes_in_text(quotes: list[str], text: str) -> bool | None:
 def _quote_found(quote: str, haystack: str, messages: dict[str, str]) -> bool:
     cited = CITED.match(quote) if messages else None
     if cited:
-        words = _normalise_space(cited.group(2))
+        words = _normalise_quote(cited.group(2))
         return bool(words) and words in messages.get(cited.group(1), "")
-    words = _normalise_space(quote)
+    words = _normalise_quote(quote)
     return bool(words) and words in haystack
 
 

@@ -104,6 +104,23 @@ def test_an_empty_quote_verifies_nothing():
     assert quotes_in_text(["road  budget"], "the road\nbudget") is True
 
 
+def test_a_quote_differing_in_case_or_wrapped_in_quote_marks_is_found():
+    """Seed 001: quotes are checked by "exact containment, then normalized containment", which
+    rubrify normalises by stripping quote marks, collapsing whitespace and lowercasing both sides
+    (secemp9/rubrify engine/judge_loop.py `_normalize_text`): such quotes were "not found"."""
+    answer = {
+        "criteria": {
+            "a": {"value": 5, "evidence": ["the bridge closed on monday", "\u201cA cracked  beam.\u201d"]},
+            "b": {"value": 1, "evidence": ["'because of a CRACKED beam'"]},
+        }
+    }
+    a, b = verify_answer(RUBRIC, UNIT, answer, TEXT)[0]
+    assert (a.evidence_verified, b.evidence_verified) == (True, True)
+    assert "evidence quote not found in the text" not in a.warnings + b.warnings
+    made_up = {"criteria": {"a": {"value": 5, "evidence": ["the bridge opened on monday"]}, "b": {"value": 1}}}
+    assert verify_answer(RUBRIC, UNIT, made_up, TEXT)[0][0].evidence_verified is False
+
+
 def test_the_decision_rules_decide_the_verdict_from_the_same_answers_criterion_values():
     """Seed 000's ComplianceJudge: R3 (C1 = 2, C2 = 1) gives Somewhat whatever the judge wrote, and an
     out-of-scale verdict too; the written word stays in the note. A call that asks the verdict alone

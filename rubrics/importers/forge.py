@@ -4,10 +4,11 @@ negative_criteria with fail_patterns, and `scoring: {pass_threshold, essential_m
 1-5 scale (also read at the top level, as older files put them).
 
 The seed's validation rules are enforced here, each error naming the file and the field: an
-anchor for every level 1-5 (RL-02), examples at scores 1 and 5 (RL-03), a weight of essential or
-important (RL-06); a file in the seed's schema (with `rubric_id`) also gives every criterion a
-threshold and a weight, and an `artifact_type`; a `calibration_dataset` must be a URI (RL-09,
-checked by the model for every format)."""
+anchor text for every level 1-5 (RL-02), examples at scores 1 and 5 and none at a level outside 1-5
+(RL-03), a weight of essential or important (RL-06), thresholds that are numbers; a file in the
+seed's schema (with `rubric_id`) also gives what that schema requires: a `name`, an `artifact_type`,
+and every criterion a name, a description, a threshold and a weight from the enum (no number); a
+`calibration_dataset` must be a URI (RL-09, checked by the model for every format)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def looks_like_forge(data: dict) -> bool:
 
 def _unit(value: Any, low: int, high: int, field: str, source: Path) -> float:
     try:
+        if isinstance(value, bool):  # float(True) is 1.0: `threshold: true` is no score
+            raise TypeError(value)
         number = float(value)
     except (TypeError, ValueError):
         raise RubricImportError(source, f"field {field}: {value!r} is not a number") from None
@@ -85,21 +88,47 @@ def import_forge(data: dict, source: Path) -> Rubric:
 
 
 def _check_required(data: dict, source: Path) -> None:
-    """A rubric in the seed's schema (it has `rubric_id`) gives what the schema requires: an
-    `artifact_type` (RL-10's look-up), and for every criterion a `threshold` (RL-05) and a `weight`
-    (RL-06), and a MAJOR.MINOR.PATCH `version` (RL-04). A Forge-style file without `rubric_id` may
-    leave them out (weight `important`, version padded to semver)."""
+    """A rubric in the seed's schema (it has `rubric_id`) gives what the schema requires: a `name`, an
+    `artifact_type` (RL-10's look-up), a MAJOR.MINOR.PATCH `version` (RL-04), and per criterion what
+    `_check_criterion` asks. A Forge-style file without `rubric_id` may leave them out (weight
+    `important` or a number, version padded to semver, the file's name as the rubric's)."""
     if data.get("artifact_type") is None:
         raise RubricImportError(source, "field artifact_type: the Forge schema requires one (e.g. jira_tickets)")
+    for field in ("name", "artifact_type"):
+        _text(data.get(field), field, source)
     version = str(getattr(data.get("version"), "yaml_text", None) or data.get("version") or "")
     if not re.fullmatch(r"\d+\.\d+\.\d+", version):
         raise RubricImportError(source, f"field version: {version or '(none)'!r} is not MAJOR.MINOR.PATCH (RL-04)")
     for i, c in enumerate(data.get("criteria") or []):
-        for field, rule in (("threshold", "RL-05"), ("weight", "RL-06")):
-            if isinstance(c, dict) and c.get(field) is None:
-                raise RubricImportError(
-                    source, f"field criteria[{i}].{field}: the Forge schema requires one per criterion ({rule})"
-                )
+        if isinstance(c, dict):
+            _check_criterion(c, f"criteria[{i}]", source)
+
+
+def _check_criterion(c: dict, where: str, source: Path) -> None:
+    """The schema's required fields of one criterion: a `name` and `description` (text), a
+    `threshold` (RL-05) and a `weight` from the enum essential | important (RL-06), not a number."""
+    for field, rule in (("threshold", "RL-05"), ("weight", "RL-06")):
+        if c.get(field) is None:
+            raise RubricImportError(
+                source, f"field {where}.{field}: the Forge schema requires one per criterion ({rule})"
+            )
+    weight = c["weight"]
+    if not (isinstance(weight, str) and weight in WEIGHTS):
+        raise RubricImportError(
+            source,
+            f"field {where}.weight: {weight!r} is not one of {', '.join(WEIGHTS)} (the Forge schema's enum, RL-06)",
+        )
+    for field in ("name", "description"):
+        _text(c.get(field), f"{where}.{field}", source)
+
+
+def _text(value: Any, field: str, source: Path) -> str:
+    """A string the Forge schema requires: absent, null, empty or not text is an error naming the field
+    (before, `2: null` became the anchor text 'None')."""
+    if not isinstance(value, str) or not value.strip():
+        found = "missing" if value is None else f"{value!r} is not a non-empty string"
+        raise RubricImportError(source, f"field {field}: the Forge schema requires text ({found})")
+    return value
 
 
 def _scoring(data: dict, low: int, high: int, source: Path) -> dict[str, float]:
@@ -123,7 +152,7 @@ def _scoring(data: dict, low: int, high: int, source: Path) -> dict[str, float]:
 
 
 def _check_levels(c: dict, where: str, source: Path) -> None:
-    """RL-02 and RL-03: an anchor for every level 1-5, and examples at scores 1 and 5."""
+    """RL-02: an anchor for every level 1-5, each with its text (the schema: `string (required)`)."""
     try:
         levels = {int(k) for k in c["anchors"]}
     except (TypeError, ValueError):
@@ -136,14 +165,29 @@ def _check_levels(c: dict, where: str, source: Path) -> None:
             f"field {where}.anchors: a Forge rubric anchors every level 1-5 "
             f"({'missing' if missing else 'outside 1-5'}: {wrong})",
         )
-    examples = c.get("examples") or {}
+    for level, text in c["anchors"].items():
+        _text(text, f"{where}.anchors.{level}", source)
+    _check_examples(c.get("examples") or {}, where, source)
+
+
+def _check_examples(examples: Any, where: str, source: Path) -> None:
+    """RL-03: examples at scores 1 and 5; every `score_N` is a level 1-5 with its text (`score_9` or
+    `score_best` names no level, and `score_3: null` is no example)."""
     if not isinstance(examples, dict):
         raise RubricImportError(source, f"field {where}.examples: a map score_1 / score_3 / score_5 is expected")
-    absent = [key for key in ("score_1", "score_5") if not str(examples.get(key) or "").strip()]
+    absent = [key for key in ("score_1", "score_5") if examples.get(key) is None]
     if absent:
         raise RubricImportError(
             source, f"field {where}.examples.{absent[0]}: a Forge rubric gives an example at scores 1 and 5"
         )
+    for key, text in examples.items():
+        level = str(key).removeprefix("score_")
+        if str(key).startswith("score_") and level not in {str(n) for n in LEVELS}:
+            raise RubricImportError(
+                source, f"field {where}.examples.{key}: not a score of the 1-5 scale (score_1 .. score_5)"
+            )
+        if str(key).startswith("score_"):
+            _text(text, f"{where}.examples.{key}", source)
 
 
 def _criterion(c: Any, i: int, source: Path) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """Markdown with YAML frontmatter (waza style): the frontmatter names the rubric and carries goldens;
 the body is the judge prompt, kept whole as the rubric's instructions. The fields seed 004 marks
-required (name, version, scale, description) are required: a missing one is an error naming it."""
+required (name, version, scale, description) are required: a missing one is an error naming it, as is
+one not of the form the seed gives it (a kebab-case `name`, a semver `version`, a `scale` of
+`pass-fail` or `1-5`): nothing is rewritten into another name, version or scale."""
 
 from __future__ import annotations
 
@@ -9,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import frontmatter
+import semver
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
-from .common import kebab, semver
 
-PASS_FAIL = {"pass-fail", "pass/fail", "binary", "passfail"}
 REQUIRED = ("name", "version", "scale", "description")  # seed 004's frontmatter table: "Required: yes"
-GRADED = re.compile(r"(\d+)\s*-\s*(\d+)")  # `scale: 1-5`, the graded scale waza reserves
+SCALES = ("pass-fail", "1-5")  # seed 004: "pass-fail (today) or 1-5 (reserved for future graded rubrics)"
+KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # seed 004: name "Stable identifier ... Kebab-case."
 PASS_AT = 0.5  # a golden's `expected: pass` means the judge said pass (pass-fail) or the upper half (1-5)
 
 
@@ -50,8 +52,9 @@ def import_markdown(text: str, source: Path) -> Rubric:
             source,
             f"field {absent[0]}: waza's frontmatter requires {', '.join(REQUIRED)} (missing: {', '.join(absent)})",
         )
-    name = str(meta.get("name") or source.stem)
-    scale = _scale(str(meta.get("scale", "pass-fail")).lower().strip(), source)
+    name = _name(meta["name"], source)
+    version = _version(meta["version"], source)
+    scale = _scale(meta["scale"], source)
     description = str(meta.get("description", ""))
     goldens = []
     for i, g in enumerate(meta.get("goldens") or []):
@@ -69,8 +72,8 @@ def import_markdown(text: str, source: Path) -> Rubric:
     body = post.content.strip()
     data = {
         "metadata": {
-            "id": kebab(name),
-            "version": semver(meta.get("version")),
+            "id": name,
+            "version": version,
             "title": name,
             "description": description,
             "provenance": {"format": "markdown-frontmatter", "source": source.name},
@@ -91,18 +94,35 @@ def import_markdown(text: str, source: Path) -> Rubric:
     return rubric_from_data(data, source)
 
 
-def _scale(scale: str, source: Path) -> dict[str, Any]:
-    """`pass-fail` (binary), or a graded `1-5` (ordinal, its ends anchored)."""
-    if scale in PASS_FAIL:
+def _name(value: Any, source: Path) -> str:
+    """waza's `name` is the stable id an eval names: kebab-case as written (`House_Style` was
+    silently rewritten to `house-style`, an id no eval names)."""
+    if not isinstance(value, str) or not KEBAB.fullmatch(value):
+        raise RubricImportError(source, f"field name: {value!r} is not kebab-case (e.g. house-style)")
+    return value
+
+
+def _version(value: Any, source: Path) -> str:
+    """A semver string as written (`1.0` was padded to 1.0.0, `v2` became 2.0.0: two files waza
+    refuses would compare equal to a real version)."""
+    text = str(getattr(value, "yaml_text", None) or value)  # `version: 1.10` as written, not 1.1
+    if text != text.strip() or not semver.Version.is_valid(text):
+        raise RubricImportError(
+            source, f"field version: {text!r} is not a semver string (MAJOR.MINOR.PATCH, e.g. 1.0.0)"
+        )
+    return text
+
+
+def _scale(value: Any, source: Path) -> dict[str, Any]:
+    """`pass-fail` (binary), or the graded `1-5` (ordinal, its ends anchored); the seed names no other."""
+    if value == "pass-fail":
         return {"kind": "binary", "labels": ["fail", "pass"]}
-    graded = GRADED.fullmatch(scale)
-    if graded and int(graded.group(1)) < int(graded.group(2)):
-        low, high = int(graded.group(1)), int(graded.group(2))
+    if value == "1-5":
         return {
             "kind": "ordinal",
             "anchors": [
-                {"value": low, "label": "worst", "description": "Fails the rubric entirely."},
-                {"value": high, "label": "best", "description": "Meets the rubric fully."},
+                {"value": 1, "label": "worst", "description": "Fails the rubric entirely."},
+                {"value": 5, "label": "best", "description": "Meets the rubric fully."},
             ],
         }
-    raise RubricImportError(source, f"field scale: unsupported scale {scale!r} (expected pass-fail or 1-5)")
+    raise RubricImportError(source, f"field scale: unsupported scale {value!r} (expected {' or '.join(SCALES)})")

@@ -1,5 +1,6 @@
 """PaperBench `TaskNode` trees: leaves are binary criteria, every parent the weighted mean of its
-children; single-child chains are folded, categories come from a closed vocabulary, a leaf's
+children; every node carries the fields PaperBench requires (never a default), single-child chains
+are folded as ARI folds them, categories come from a closed vocabulary (leaves only), a leaf's
 `rationale_from_paper` and audit `flags` are kept. The ARI provenance envelope (seed 003) is
 checked against its JSON Schema and its sha256 verified on import; `reproduce_contract` is kept."""
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
-from .common import items, kebab, number, safe_id
+from .common import kebab, number, safe_id
 from .replication_schema import SCHEMA
 
 ENVELOPE_FIELDS = ("paper_sha256", "rubric_sha256", "generator")
@@ -51,14 +52,42 @@ def node_grades(tree: dict) -> dict[str, float]:
 
 
 def collapse(node: Any) -> Any:
-    """Fold a single-child wrapper into its child (seed 003: `_collapse_single_child_chains`); the
-    child takes the wrapper's place, so it keeps the wrapper's weight."""
+    """Fold single-child wrappers as ARI's `_collapse_single_child_chains` does (seed 003): the
+    wrapper keeps its id, weight and claim. A wrapper whose only child weighs 0 stays a group:
+    PaperBench scores it 0 (`score_from_children`), a fold would score the child instead."""
     while isinstance(node, dict) and isinstance(node.get("sub_tasks"), list) and len(node["sub_tasks"]) == 1:
         child = node["sub_tasks"][0]
-        if not isinstance(child, dict):
+        if not isinstance(child, dict) or _weighs_nothing(child):
             break
-        node = {**child, "weight": node.get("weight", 1)}
+        node = _fold(node, child)
     return node
+
+
+def _weighs_nothing(node: dict) -> bool:
+    weight = node.get("weight")
+    return isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight == 0
+
+
+def _fold(wrapper: dict, child: dict) -> dict:
+    """ARI's fold of one link: "<parent> — <child>" (unless the parent's text already holds the
+    child's), the child's sub_tasks, and the child's other fields where the wrapper lacks them
+    (its leaf-only fields, a graded child's score); the child's id and weight are dropped."""
+    merged = dict(wrapper)
+    for key in child.keys():  # keys only: `doctor` counts the child's id and weight as unused
+        if key not in ("id", "weight", "requirements", "sub_tasks") and not wrapper.get(key):
+            merged[key] = child[key]
+    parent_req = _text(wrapper.get("requirements")).rstrip()
+    child_req = _text(child.get("requirements")).strip()
+    if parent_req and child_req and child_req not in parent_req:
+        merged["requirements"] = f"{parent_req} — {child_req}"
+    elif child_req and not parent_req:
+        merged["requirements"] = child_req
+    merged["sub_tasks"] = child.get("sub_tasks")
+    return merged
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
 
 
 def nodes(tree: dict) -> Iterator[tuple[dict, str, str]]:
@@ -134,7 +163,42 @@ def check_schema(data: dict, source: Path) -> None:
         )
 
 
+REQUIRED = ("id", "requirements", "weight", "sub_tasks")
+LEAF_ONLY = ("task_category", "finegrained_task_category", "rationale_from_paper")
+
+
+def check_tree(node: Any, source: Path, path: str = "(root)") -> None:
+    """Every node as written, before folding: what PaperBench's `TaskNode.from_dict` refuses is an
+    error naming the node (a missing field, a weight that is not a number), never a default, and a
+    leaf-only field (seed 003: `// LEAF ONLY`) on a node with sub_tasks is refused, not dropped."""
+    if not isinstance(node, dict):
+        raise RubricImportError(source, f"field {path}: a task node (a mapping) is required, found {node!r}")
+    named = f" (node {node['id']})" if isinstance(node.get("id"), str) and node["id"] else ""
+    missing = next((k for k in REQUIRED if k not in node), None)
+    if missing:
+        raise RubricImportError(
+            source, f"field {path}.{missing}{named}: missing; PaperBench requires {', '.join(REQUIRED)} on every node"
+        )
+    if not isinstance(node["id"], str) or not node["id"].strip():
+        raise RubricImportError(source, f"field {path}.id: a non-empty string is required, found {node['id']!r}")
+    weight = node["weight"]
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
+        raise RubricImportError(source, f"field {path}.weight{named}: a number >= 0 is required, found {weight!r}")
+    children = node["sub_tasks"]
+    if not isinstance(children, list):
+        raise RubricImportError(source, f"field {path}.sub_tasks{named}: a list is required, found {children!r}")
+    wrong = next((k for k in LEAF_ONLY if node.get(k)), None) if children else None
+    if wrong:
+        raise RubricImportError(
+            source, f"field {path}.{wrong}{named}: leaf only (seed 003), and this node has {len(children)} sub_tasks"
+        )
+    for i, child in enumerate(children):
+        check_tree(child, source, f"{path}.sub_tasks[{i}]")
+
+
 def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) -> Rubric:
+    """The tree as criteria (its leaves) and weighted-mean groups (its parents), chains folded."""
+    check_tree(tree, source)
     criteria: list[dict] = []
     groups: list[dict] = []
     expected: dict[str, int] = {}
@@ -142,10 +206,8 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
     ordered = list(nodes(tree))
     parent_path = {path: node_id for _, node_id, path in ordered}
     for node, node_id, path in ordered:
-        if not isinstance(node, dict) or "requirements" not in node:
-            raise RubricImportError(source, f"field {path}: a task node needs `requirements`")
-        weight = number(node.get("weight", 1), source, f"{path}.weight")
-        children = items(node.get("sub_tasks"), source, f"{path}.sub_tasks")
+        weight = float(node["weight"])  # checked by check_tree
+        children = node["sub_tasks"]
         _check_categories(node, node_id, path, source)
         if path != "(root)":
             children_of.setdefault(parent_path[path.rsplit(".sub_tasks[", 1)[0]], []).append(node_id)

@@ -111,22 +111,22 @@ FAMILIES: dict[str, Family] = {
     "markdown": Family(
         "Markdown + YAML frontmatter (waza)",
         "`.md`",
-        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the frontmatter fields seed 004 requires (`name`, `version`, `scale`, `description`) are errors naming the field when missing; the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
+        "one pass/fail criterion (`scale: pass-fail`), or a graded one (`scale: 1-5`, ordinal); the frontmatter fields seed 004 requires (`name`, `version`, `scale`, `description`) are errors naming the field when missing, as are a `name` not kebab-case, a `version` not a semver string (`1.0`, `v2`) and any other `scale` (nothing is rewritten); the body is kept as the judge's instructions; goldens kept; the rubric passes when the judge says pass (or, graded, at the upper half), so goldens can pass",
     ),
     "waza-eval": Family(
         "waza eval YAML (rubric references)",
         "`.yaml`",
-        "each `type: prompt` grader's `config.rubric`: a built-in by name (a file of rubricflow's built-in library folder) or a local file by path, relative to the eval file; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
+        "each `type: prompt` grader's `config.rubric`: a built-in by its exact name (a file of waza's namespace, `rubrics/waza/`, where waza's pass-fail `groundedness`, `helpfulness` and `instruction-following` are; then of rubricflow's built-in library folder) or a local file by path, relative to the eval file; a name with glob characters is an error; one rubric per grader, read by its own format (the same content hash as naming it directly); a name no library holds or a missing file is an error naming `graders[N].config.rubric`; the grader's `model` is left to rubricflow's judge",
     ),
     "forge": Family(
         "Forge YAML",
         "`.yaml`",
-        "`rubric_id` (the rubric's id, kebab-cased; the original kept in provenance), `artifact_type` (look-up: `Library.find(artifact_type=...)`), anchors as a map, `score_N` examples, `essential`/`important` weights, `negative_criteria.fail_patterns`, thresholds on the 1-5 scale, `scoring: {pass_threshold, essential_minimum}` (also read at the top level), `calibration_dataset` (must be a URI, in every format). The seed's rules are errors naming the field: an anchor for every level 1-5, examples `score_1` and `score_5`, a `weight` of `essential` or `important` (or a number); a file in the seed's schema (with `rubric_id`) also needs an `artifact_type` and, per criterion, a `threshold` (RL-05) and a `weight` (RL-06), and a `MAJOR.MINOR.PATCH` version (RL-04). rubricflow's addition: optional `goldens`",
+        "`rubric_id` (the rubric's id, kebab-cased; the original kept in provenance), `artifact_type` (look-up: `Library.find(artifact_type=...)`), anchors as a map, `score_N` examples, `essential`/`important` weights, `negative_criteria.fail_patterns`, thresholds on the 1-5 scale, `scoring: {pass_threshold, essential_minimum}` (also read at the top level), `calibration_dataset` (must be a URI, in every format). The seed's rules are errors naming the field: an anchor for every level 1-5, examples `score_1` and `score_5`, a `weight` of `essential` or `important` (or a number), each anchor's and example's text (no `null`, no empty string), `score_N` examples only at levels 1-5, thresholds that are numbers (not `true`); a file in the seed's schema (with `rubric_id`) also needs a `name`, an `artifact_type` and, per criterion, a `name`, a `description`, a `threshold` (RL-05) and a `weight` of the enum, not a number (RL-06), and a `MAJOR.MINOR.PATCH` version (RL-04). rubricflow's addition: optional `goldens`",
     ),
     "paperbench": Family(
         "PaperBench / ARI",
         "`.json` tree or envelope",
-        "leaves binary, parents weighted-mean groups; single-child chains folded into the child (which takes the wrapper's weight); a node repeating an earlier node's id (its parent's, a sibling's, another branch's) gets `:2`, `:3`...; `task_category` / `finegrained_task_category` from the closed vocabulary (else an error naming the node); a leaf's `rationale_from_paper` kept as its note, `flags` as `flag:` tags; a graded tree's scores become a golden (and, with `rubricflow labels`, labels of every node). An ARI envelope (`version: \"3\"`) is validated against its JSON Schema (Draft 2020-12, `rubrics/importers/replication_schema.py`; the first violation names its field), its `rubric_sha256` is verified over the envelope minus itself and `audit` (an envelope without `version`: over the tree), and `reproduce_contract`, `generator` and `audit` are kept in provenance",
+        "leaves binary, parents weighted-mean groups; single-child chains folded as ARI's generator folds them (the wrapper keeps its id and weight, its requirements joined with the child's as `<parent> — <child>`, the child's leaf-only fields adopted), except a wrapper whose only child weighs 0 (kept as a group: PaperBench's 0); every node needs `id`, `requirements`, a numeric `weight` (>= 0) and `sub_tasks` (PaperBench's required fields: else an error naming the node and field, never a default); a node repeating an earlier node's id (its parent's, a sibling's, another branch's) gets `:2`, `:3`...; `task_category` / `finegrained_task_category` from the closed vocabulary and, with `rationale_from_paper`, on leaves only (null on a parent; else an error naming the node); a leaf's `rationale_from_paper` kept as its note, `flags` as `flag:` tags; a graded tree's scores become a golden (and, with `rubricflow labels`, labels of every node). An ARI envelope (`version: \"3\"`) is validated against its JSON Schema (Draft 2020-12, `rubrics/importers/replication_schema.py`; the first violation names its field), its `rubric_sha256` is verified over the envelope minus itself and `audit` (an envelope without `version`: over the tree), and `reproduce_contract`, `generator` and `audit` are kept in provenance",
     ),
     "healthbench": Family(
         "HealthBench",
@@ -301,7 +301,7 @@ FORMATS: list[Format] = [
         _one(markdown.import_markdown),
         text=True,
         fields={
-            "name": "the rubric's id (kebab-cased) and its criterion's title",
+            "name": "the rubric's id (kebab-case, as written) and its criterion's title",
             "version": "the rubric's version",
             "description": "the rubric's goal and its criterion's description",
             "scale": "the criterion's scale (pass-fail, or graded 1-5)",
@@ -391,8 +391,8 @@ FORMATS: list[Format] = [
             "*explanation": "the grader's explanation of one grading run",
             "*judge_metadata*": "the grader's metadata of one grading run",
             "*valid_score": "whether one grading run's score was valid",
-            "id": "a single-child wrapper's id: the wrapper is folded into its child (seed 003)",
-            "*.id": "a single-child wrapper's id: the wrapper is folded into its child (seed 003)",
+            "id": "the inner ids of a folded single-child chain: the chain keeps its wrapper's id (seed 003, ARI's fold)",
+            "*.id": "the inner ids of a folded single-child chain: the chain keeps its wrapper's id (seed 003, ARI's fold)",
         },
     ),
     Format(

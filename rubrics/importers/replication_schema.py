@@ -1,6 +1,7 @@
 """The replication-rubric envelope's JSON Schema (Draft 2020-12), version "3", written from seed 003's
 reference of ari-skill-replicate's `schemas/replication_rubric.schema.json` (the envelope, the
 `reproduce_contract`, the `TaskNode` tree with its closed category vocabulary, rationale and flags).
+`expected_artifacts` is optional, as in ARI's schema: its generator writes a contract without it.
 Kept as a module so it ships with the package."""
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ SCHEMA: dict = json.loads(
     },
     "reproduce_contract": {
       "type": "object",
-      "required": ["script_path", "max_runtime_sec", "expected_artifacts"],
+      "required": ["script_path", "max_runtime_sec"],
       "properties": {
         "script_path": {"const": "reproduce.sh"},
         "max_runtime_sec": {"type": "integer", "minimum": 60, "maximum": 43200},

@@ -1,10 +1,12 @@
 """waza's eval YAML (seed 004): a `type: prompt` grader names its rubric in `config.rubric`, a
-built-in by name (a file of rubricflow's built-in library folder, `rubrics/library/NAME.*`) or a
-local file by path (read relative to the eval file, as waza loads it). Each such grader is one
-rubric, read by that file's own format, so it keeps the content hash it has when named directly;
-other grader types are waza's own checks, not rubrics. Names are looked up in the built-in folder,
-not through `Library` (which reads folders through these importers: an eval file in a library
-folder would otherwise read the library again)."""
+built-in by name or a local file by path (read relative to the eval file, as waza loads it). A name
+is looked up by exact file name, first in waza's own namespace (`rubrics/waza/NAME.*`: waza's
+built-ins whose names rubricflow's library also uses, e.g. `groundedness`, pass-fail there and
+graded here), then in rubricflow's built-in library folder (`rubrics/library/NAME.*`). Each such
+grader is one rubric, read by that file's own format, so it keeps the content hash it has when
+named directly; other grader types are waza's own checks, not rubrics. Names are looked up in
+these folders, not through `Library` (which reads folders through these importers: an eval file in
+a library folder would otherwise read the library again)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from ..model import Rubric
 from . import dispatcher
 
 BUILTIN = Path(__file__).resolve().parent.parent / "library"  # rubrics/library, as library.BUILTIN
+WAZA = Path(__file__).resolve().parent.parent / "waza"  # waza's built-ins, outside the library's folder
 PATH_SUFFIXES = (".md", ".yaml", ".yml", ".json", ".xml")
+GLOB = set("*?[]")  # a name is a name: `rubric: "*"` loaded whichever file sorted first
 
 
 def looks_like_waza_eval(data: dict) -> bool:
@@ -51,10 +55,23 @@ def _locate(ref: str, field: str, source: Path) -> Path:
         if not path.is_file():
             raise RubricImportError(source, f"field {field}: {ref!r}: no such file")
         return path
-    named = sorted(p for p in BUILTIN.glob(f"{ref}.*") if p.suffix.lower() in PATH_SUFFIXES)
-    if not named:
-        raise RubricImportError(source, f"field {field}: no built-in rubric named {ref!r}")
-    return named[0]
+    return _builtin(ref, field, source)
+
+
+def _builtin(ref: str, field: str, source: Path) -> Path:
+    """The built-in file named exactly `ref` (waza's namespace first); a pattern or a name of no
+    file, or of two files in one folder, is an error naming the reference."""
+    if GLOB & set(ref) or ref.strip() != ref or ref.startswith("."):
+        raise RubricImportError(source, f"field {field}: {ref!r} is not a built-in rubric's name (names are exact)")
+    for folder in (WAZA, BUILTIN):
+        named = [folder / f"{ref}{suffix}" for suffix in PATH_SUFFIXES if (folder / f"{ref}{suffix}").is_file()]
+        if len(named) > 1:
+            raise RubricImportError(
+                source, f"field {field}: built-in name {ref!r} is ambiguous ({', '.join(p.name for p in named)})"
+            )
+        if named:
+            return named[0]
+    raise RubricImportError(source, f"field {field}: no built-in rubric named {ref!r}")
 
 
 def _read(path: Path, field: str, source: Path) -> list[Rubric]:

@@ -179,8 +179,11 @@ def test_yaml_is_read_as_yaml_1_2_and_versions_as_written(tmp_path):
     )
     r = load_rubric(f)
     assert r.metadata.version == "2.10.0" and r.criteria[0].scale.labels == ("no", "yes")
-    md = tmp_path / "w.md"
+    md = tmp_path / "w.md"  # waza's frontmatter: a semver string, refused as written (not as 1.1), never padded
     md.write_text("---\nname: w\nversion: 1.10\nscale: pass-fail\ndescription: d\n---\nJudge it.\n")
+    with pytest.raises(RubricImportError, match=r"w.md: field version: '1.10' is not a semver string"):
+        load_rubric(md)
+    md.write_text("---\nname: w\nversion: 1.10.0\nscale: pass-fail\ndescription: d\n---\nJudge it.\n")
     assert load_rubric(md).metadata.version == "1.10.0"
 
 

@@ -102,6 +102,76 @@ def test_the_seeds_validation_rules_name_file_and_field(tmp_path, change, field)
     assert str(bad) in str(err.value) and field in str(err.value)
 
 
+SCHEMA = fenced_yaml_after("### Rubric Schema")
+
+
+@pytest.mark.parametrize(
+    "change, field, schema_says",
+    [
+        (('    weight: "essential"', "    weight: 3"), "criteria[0].weight", "weight: enum (essential | important)"),
+        (('    weight: "essential"', "    weight: 2.0"), "criteria[0].weight", "weight: enum (essential | important)"),
+        (('name: "User Story Quality"\n', ""), "name", "name: string (required)\nversion"),
+        (('name: "User Story Quality"', 'name: ""'), "name", "name: string (required)\nversion"),
+        (
+            ('    description: "The user story is clear and unambiguous"\n', ""),
+            "criteria[0].description",
+            "    description: string (required)",
+        ),
+        (
+            ('  - name: "testability"\n    description:', "  - description:"),
+            "criteria[1].name",
+            "  - name: string (required)",
+        ),
+        (
+            ('      2: "Partially clear but missing key context"', "      2: null"),
+            "criteria[0].anchors.2",
+            "2: string (required)",
+        ),
+        (
+            ('      3: "Understandable but could be misinterpreted"', '      3: ""'),
+            "criteria[0].anchors.3",
+            "3: string (required",
+        ),
+        (("    threshold: 3.0", "    threshold: true"), "criteria[0].threshold", "threshold: number (required"),
+        (
+            ('      score_3: "User can login to the system"', '      score_9: "x"'),
+            "criteria[0].examples.score_9",
+            "score_3:",
+        ),
+        (
+            ('      score_3: "User can login to the system"', "      score_3: null"),
+            "criteria[0].examples.score_3",
+            "score_3:",
+        ),
+    ],
+)
+def test_the_seeds_schema_types_are_one_line_errors_naming_file_and_field(tmp_path, change, field, schema_says):
+    """The schema's `weight: enum (essential | important)`, its required strings (a rubric's and a
+    criterion's name and description, every anchor), a numeric threshold and the scores examples
+    are given at. Before, `weight: 3` weighed 3, `2: null` became the anchor text 'None', `3: ""`,
+    a missing name or description and `threshold: true` (1.0) were read, `score_9` was an example."""
+    assert schema_says in SCHEMA
+    old, new = change
+    assert old in EXAMPLE
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(bad)
+    said = str(err.value)
+    assert said.startswith(f"{bad}: field {field}: ") and "\n" not in said
+
+
+def test_a_forge_style_file_without_rubric_id_may_still_weigh_a_criterion_by_number(tmp_path):
+    """The enum is the seed's schema (a file with `rubric_id`); rubricflow's looser Forge-style files
+    (no `rubric_id`, as tests/data/forge_code_review.yaml) keep their numeric weights."""
+    loose = EXAMPLE.replace('rubric_id: "user_story_quality_v1"\n', "").replace(
+        '    weight: "essential"', "    weight: 3", 1
+    )
+    path = tmp_path / "loose.yaml"
+    path.write_text(loose, encoding="utf-8")
+    assert load_rubric(path).criteria[0].weight == 3.0
+
+
 def test_a_calibration_dataset_uri_is_kept(tmp_path):
     path = tmp_path / "calibrated.yaml"
     uri = "https://example.org/labels/user-stories.jsonl"

@@ -138,15 +138,174 @@ def test_a_malformed_envelope_fails_its_json_schema_naming_the_field(tmp_path, c
     assert str(path) in str(err.value) and field in str(err.value)
 
 
-def test_single_child_chains_fold_into_the_child(tmp_path):
+def score_from_children(children: list[dict]) -> float:
+    """PaperBench's own, ported as the reference (openai/frontier-evals, formerly openai/preparedness:
+    project/paperbench/paperbench/judge/graded_task_node.py): children whose weights sum to 0 give 0.0."""
+    total_weight = sum(child["weight"] for child in children)
+    if total_weight == 0:
+        return 0.0
+    return sum(child["score"] * child["weight"] for child in children) / total_weight
+
+
+def paperbench_score(node: dict, leaf_scores: dict[str, float]) -> float:
+    """A tree's score as PaperBench grades it: leaves as given, every parent `score_from_children`."""
+    if not node["sub_tasks"]:
+        return leaf_scores[node["id"]]
+    graded = [{**c, "score": paperbench_score(c, leaf_scores)} for c in node["sub_tasks"]]
+    return score_from_children(graded)
+
+
+def test_a_folded_wrapper_keeps_its_id_weight_and_both_claims(tmp_path):
+    """ARI's `_collapse_single_child_chains` (kotama7/ARI ari-skill-replicate/src/generator.py): the
+    parent's id and weight kept, "<parent> — <child>" requirements, the child's leaf-only fields."""
     chain = tree(
-        {"id": "wrap", "requirements": "A wrapper with one child.", "weight": 3, "sub_tasks": [leaf("inner")]},
+        {
+            "id": "wrap",
+            "requirements": "A wrapper with one child.",
+            "weight": 3,
+            "sub_tasks": [leaf("inner", task_category="Code Execution")],
+            "task_category": None,
+        },
         leaf("other"),
     )
     r = load_rubric(write(tmp_path, chain))
-    assert [g.id for g in r.groups] == ["root"] and r.groups[0].children == ("inner", "other")
-    assert r.criterion("inner").weight == 3  # the wrapper's place in its parent
-    assert aggregate(r, {"inner": 1.0, "other": 0.0}) == pytest.approx(0.75)
+    assert [g.id for g in r.groups] == ["root"] and r.groups[0].children == ("wrap", "other")
+    folded = r.criterion("wrap")
+    assert folded.description == "A wrapper with one child. — Leaf inner holds for the submission."
+    assert folded.weight == 3 and folded.tags == ("Code Execution",)
+    expected = paperbench_score(chain, {"inner": 1.0, "other": 0.0})  # 3 * 1 / (3 + 1)
+    assert aggregate(r, {"wrap": 1.0, "other": 0.0}) == pytest.approx(expected) == pytest.approx(0.75)
+    deep = tree(
+        {
+            "id": "a",
+            "requirements": "Claim A holds.",
+            "weight": 2,
+            "sub_tasks": [
+                {"id": "b", "requirements": "Claim A holds.", "weight": 1, "sub_tasks": [leaf("c")]},
+            ],
+        },
+        leaf("d"),
+    )  # a chain of three folds to the first; a child's text the parent already holds is not repeated
+    r = load_rubric(write(tmp_path, deep, "deep.json"))
+    assert [(c.id, c.weight) for c in r.criteria] == [("a", 2), ("d", 1)]
+    assert r.criterion("a").description == "Claim A holds. — Leaf c holds for the submission."
+
+
+def test_a_wrapper_whose_only_child_weighs_nothing_scores_paperbenchs_zero(tmp_path):
+    """Not folded: PaperBench scores the wrapper `score_from_children([child of weight 0])` = 0, and
+    that 0 counts at its weight in the parent; folded, the child's 1 counted at the wrapper's weight."""
+    wrapped = tree(
+        {"id": "wrap", "requirements": "A wrapper with one child.", "weight": 1, "sub_tasks": [leaf("dma", weight=0)]},
+        leaf("other"),
+    )
+    grades = {"dma": 1.0, "other": 0.0}
+    assert paperbench_score(wrapped, grades) == 0.0
+    r = load_rubric(write(tmp_path, wrapped))
+    assert [(g.id, g.children) for g in r.groups] == [("root", ("wrap", "other")), ("wrap", ("dma",))]
+    assert aggregate(r, grades) == pytest.approx(paperbench_score(wrapped, grades))  # was 0.5
+    chain = tree(
+        {
+            "id": "a",
+            "requirements": "A wrapper of a wrapper.",
+            "weight": 2,
+            "sub_tasks": [
+                {"id": "b", "requirements": "A wrapper of nothing.", "weight": 1, "sub_tasks": [leaf("c", weight=0)]},
+            ],
+        },
+        leaf("d"),
+    )  # the fold stops where the weight is 0: a and b are one group, over c
+    r = load_rubric(write(tmp_path, chain, "chain.json"))
+    assert [(g.id, g.children) for g in r.groups] == [("root", ("a", "d")), ("a", ("c",))]
+    assert aggregate(r, {"c": 1.0, "d": 1.0}) == pytest.approx(paperbench_score(chain, {"c": 1.0, "d": 1.0}))
+
+
+def test_a_graded_wrapper_over_a_weightless_child_agrees_in_the_warehouse(tmp_path):
+    """The same tree graded (expected_result.json): the grader's 0 for the wrapper and the root is
+    PaperBench's, and the warehouse's aggregate agrees at every internal node."""
+    from rubricflow.tasks.loaders.labels import import_graded_tree
+
+    graded = tree(
+        {
+            "id": "wrap",
+            "requirements": "A wrapper with one child.",
+            "weight": 1,
+            "sub_tasks": [leaf("dma", weight=0, score=1.0)],
+            "score": 0.0,
+        },
+        leaf("other", score=0.0),
+    )
+    graded["score"] = paperbench_score(graded, {"dma": 1.0, "other": 0.0})
+    _, _, check = import_graded_tree(write(tmp_path, graded, "g.expected_result.json"), "c", tmp_path / "w.duckdb")
+    by_node = {c["node_id"]: c for c in check}
+    assert set(by_node) == {"root", "wrap"} and all(c["agrees"] for c in check)
+    assert by_node["root"]["aggregated"] == pytest.approx(graded["score"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("task_category", "Code Development"),
+        ("finegrained_task_category", "Method Implementation"),
+        ("rationale_from_paper", {"section": "§3", "quote": "some verbatim quote"}),
+    ],
+)
+def test_a_leaf_only_field_on_a_node_with_sub_tasks_is_refused_naming_it(tmp_path, field, value):
+    """Seed 003 marks it `// LEAF ONLY`; PaperBench's TaskNode raises "Non-leaf node 'grp' cannot have a
+    task category" (tasks.py). It was accepted and dropped."""
+    group = {"id": "grp", "requirements": "A group of two.", "weight": 1, "sub_tasks": [leaf("a"), leaf("b")]}
+    path = write(tmp_path, tree({**group, field: value}, leaf("c")))
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(path)
+    message = str(err.value)
+    assert "\n" not in message and str(path) in message
+    assert f"field (root).sub_tasks[0].{field} (node grp): leaf only" in message
+    load_rubric(write(tmp_path, tree({**group, field: None}, leaf("c")), "null.json"))  # as real trees write it
+
+
+def paperbench_refuses(node: dict) -> bool:
+    """PaperBench's `TaskNode.from_dict` and `__post_init__` as the reference (tasks.py): a missing
+    field is "Missing required field in node", a weight not a number "Weight must be a number."."""
+    try:
+        for key in ("sub_tasks", "id", "requirements", "weight"):
+            node[key]
+        if not isinstance(node["weight"], (int, float)):
+            raise ValueError("Weight must be a number.")
+        return any(paperbench_refuses(child) for child in node["sub_tasks"])
+    except (KeyError, ValueError):
+        return True
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda n: n.pop("weight"), "(root).sub_tasks[0].weight (node a): missing"),
+        (lambda n: n.update(weight="2"), "(root).sub_tasks[0].weight (node a): a number >= 0 is required, found '2'"),
+        (lambda n: n.pop("id"), "(root).sub_tasks[0].id: missing"),
+        (lambda n: n.pop("sub_tasks"), "(root).sub_tasks[0].sub_tasks (node a): missing"),
+        (lambda n: n.pop("requirements"), "(root).sub_tasks[0].requirements (node a): missing"),
+    ],
+    ids=["no weight", "weight '2'", "no id", "no sub_tasks", "no requirements"],
+)
+def test_a_field_paperbench_requires_is_never_filled_in(tmp_path, change, field):
+    """A missing weight was 1, a weight "2" was 2, a missing id was made up, missing sub_tasks made a
+    leaf; PaperBench refuses each, and so does the import, naming the node and the field."""
+    broken = tree(leaf("a"), leaf("b"))
+    change(broken["sub_tasks"][0])
+    assert paperbench_refuses(broken) and not paperbench_refuses(tree(leaf("a"), leaf("b")))
+    path = write(tmp_path, broken)
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(path)
+    assert str(err.value).startswith(f"{path}: field {field}") and "\n" not in str(err.value)
+
+
+def test_a_reproduce_contract_without_expected_artifacts_is_valid(tmp_path):
+    """ARI's schema requires only `script_path` and `max_runtime_sec`, and ARI's generator writes
+    exactly {"script_path": "reproduce.sh", "max_runtime_sec": 21600}; it was refused."""
+    env = envelope(tree(leaf("a"), leaf("b")))
+    env["reproduce_contract"] = {"script_path": "reproduce.sh", "max_runtime_sec": 21600}
+    env["rubric_sha256"] = canonical_sha256({k: v for k, v in env.items() if k not in ("rubric_sha256", "audit")})
+    r = load_rubric(write(tmp_path, env))
+    assert json.loads(r.metadata.provenance["reproduce_contract"]) == env["reproduce_contract"]
 
 
 def test_a_parent_and_child_sharing_an_id_are_accepted(tmp_path):
@@ -157,8 +316,12 @@ def test_a_parent_and_child_sharing_an_id_are_accepted(tmp_path):
 
 
 def test_real_paperbench_trees_still_import():
-    for name in ("semantic-self-consistency.rubric.json", "nested_hex_flags.json", "trivial.json"):
-        compile_or_raise(load_rubric(SHARED_RUBRICS / "paperbench" / name))
+    """Every real tree we hold writes id, requirements, weight and sub_tasks on every node, and
+    leaf-only fields on a parent only as null: the stricter checks refuse none of them."""
+    real = sorted((SHARED_RUBRICS / "paperbench").glob("*.json")) + sorted(REAL_TREES.glob("*.json"))
+    assert len(real) == 6
+    for path in real:
+        compile_or_raise(load_rubric(path))
 
 
 def test_more_than_a_fifth_of_leaves_flagged_warns_to_regenerate(tmp_path):
@@ -177,8 +340,15 @@ REAL_TREES = TEST_DATA / "rubrics/paperbench"  # openai/frontier-evals (MIT), se
 
 
 def test_real_trees_with_repeated_ids_import_every_node_under_its_own_id():
-    fixture = load_rubric(REAL_TREES / "hex_flag_context.json")  # a child repeats its parent's id
-    assert [c.id for c in fixture.criteria] == ["a6fef6f9-82dc-4a06-b1e9-1a4f3f6384a1"] and not fixture.groups
+    path = REAL_TREES / "hex_flag_context.json"  # a child repeats its parent's id
+    fixture, data = load_rubric(path), json.loads(path.read_text(encoding="utf-8"))
+    assert [c.id for c in fixture.criteria] == [data["id"]] and not fixture.groups  # the chain folds into the root
+    texts = [
+        data["requirements"],
+        data["sub_tasks"][0]["requirements"],
+        data["sub_tasks"][0]["sub_tasks"][0]["requirements"],
+    ]
+    assert fixture.criteria[0].description == " — ".join(texts)
     path = REAL_TREES / "bridging-data-gaps.rubric.json"  # three pairs of siblings share an id
     data = json.loads(path.read_text(encoding="utf-8"))
     r = compile_or_raise(load_rubric(path)).rubric
@@ -193,8 +363,8 @@ def test_real_trees_with_repeated_ids_import_every_node_under_its_own_id():
 
 
 def _count_folded(node: dict) -> int:
-    """Nodes after single-child chains are folded (a wrapper and its only child are one node)."""
-    while len(node.get("sub_tasks") or []) == 1:
+    """Nodes after single-child chains are folded (a wrapper and its only child, unless it weighs 0, are one node)."""
+    while len(node.get("sub_tasks") or []) == 1 and node["sub_tasks"][0]["weight"] != 0:
         node = node["sub_tasks"][0]
     return 1 + sum(_count_folded(child) for child in node.get("sub_tasks") or [])
 

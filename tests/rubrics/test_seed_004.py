@@ -131,7 +131,8 @@ def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     assert "rubric: groundedness # built-in" in SEED and "rubric: ./rubrics/my-style.md # local file" in SEED
     path = TEST_DATA / "rubrics/waza/eval-layout.yaml"
     by_name, by_path = load_rubrics(path)
-    assert compile_or_raise(by_name).hash == compile_or_raise(Library().get("groundedness").rubric).hash
+    assert compile_or_raise(by_name).hash == compile_or_raise(load_rubric(waza_eval.WAZA / "groundedness.yaml")).hash
+    assert compile_or_raise(by_name).hash != compile_or_raise(Library().get("groundedness").rubric).hash
     assert compile_or_raise(by_path).hash == compile_or_raise(load_rubric(WAZA_FILES["user-rubric-layout"])).hash
     assert explain(path).ignored == []
     assert waza_eval.BUILTIN == library.BUILTIN.resolve()  # one built-in folder
@@ -258,3 +259,75 @@ def test_doctor_reports_every_field_of_every_evaluator_layout_read_and_it_reache
             assert first in dumped, first
     if "output_format" in found.used:
         assert rubric.output.template
+
+
+FRONTMATTER = SEED[SEED.index("| Field | Required | Description |") : SEED.index("The body is plain markdown.")]
+
+
+@pytest.mark.parametrize(
+    "old, new, field, seed_says",
+    [
+        ("scale: pass-fail", "scale: 0-10", "scale", "pass-fail (today) or 1-5 (reserved"),
+        ("scale: pass-fail", "scale: binary", "scale", "pass-fail (today) or 1-5 (reserved"),
+        ("scale: pass-fail", "scale: Pass-Fail", "scale", "pass-fail (today) or 1-5 (reserved"),
+        ("version: 1.0.0", "version: 1.0", "version", "Semver string."),
+        ("version: 1.0.0", "version: v2", "version", "Semver string."),
+        ("version: 1.0.0", 'version: "01.0.0"', "version", "Semver string."),
+        ("name: helpfulness", "name: House_Style", "name", "Kebab-case."),
+        ("name: helpfulness", "name: Helpfulness", "name", "Kebab-case."),
+    ],
+)
+def test_a_frontmatter_field_not_of_the_seeds_form_is_a_one_line_error(tmp_path, old, new, field, seed_says):
+    """The seed's frontmatter table: `name` kebab-case, `version` a semver string, `scale` pass-fail
+    or 1-5. Before, `0-10` and `binary` were read as scales, `1.0` padded to 1.0.0, `v2` read as
+    2.0.0 and `House_Style` rewritten to `house-style`: a file waza refuses, read as another."""
+    assert seed_says in FRONTMATTER
+    text = WAZA_FILES["helpfulness"].read_text(encoding="utf-8")
+    assert old in text
+    bad = tmp_path / "helpfulness.md"
+    bad.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(RubricImportError) as refused:
+        load_rubric(bad)
+    said = str(refused.value)
+    assert said.startswith(f"{bad}: field {field}: ") and "\n" not in said
+
+
+@pytest.mark.parametrize("ref", ["*", "ground*", "groundednes?", "[g]roundedness", "help*"])
+def test_an_eval_names_a_builtin_by_its_exact_name_not_a_pattern(tmp_path, ref):
+    """`rubric: "*"` loaded anti-llmy and `rubric: "ground*"` groundedness (a glob in the built-in
+    folder): a reference is a name, and one with glob characters is an error naming file and field."""
+    from rubricflow.rubrics.formats import load_rubrics
+
+    path = tmp_path / "eval.yaml"
+    path.write_text(f'graders:\n  - {{type: prompt, name: x, config: {{rubric: "{ref}"}}}}\n', encoding="utf-8")
+    with pytest.raises(RubricImportError) as refused:
+        load_rubrics(path)
+    said = str(refused.value)
+    assert said.startswith(f"{path}: field graders[0].config.rubric: {ref!r}") and "\n" not in said
+
+
+@pytest.mark.parametrize("name", ["groundedness", "helpfulness", "instruction-following"])
+def test_an_evals_builtin_name_is_wazas_pass_fail_rubric_and_the_library_keeps_its_own(tmp_path, name):
+    """The seed's table lists these built-ins as pass-fail; `rubric: groundedness # built-in` loaded
+    rubricflow's graded library rubric of that name (3 criteria). It now reads waza's own rubric
+    (rubrics/waza/, converted unchanged from microsoft/waza), while `Library().get(name)` and every
+    command naming it stay rubricflow's."""
+    from rubricflow.rubrics.formats import load_rubrics
+    from rubricflow.rubrics.library import Library
+
+    assert seed_builtins()[name] == "pass-fail"
+    assert "graders: - type: prompt name: is_grounded config: rubric: groundedness # built-in" in SEED
+    path = tmp_path / "eval.yaml"
+    path.write_text(
+        f"graders:\n  - type: prompt\n    name: x\n    config:\n      rubric: {name} # built-in\n", encoding="utf-8"
+    )
+    (rubric,) = load_rubrics(path)
+    waza = load_rubric(WAZA_FILES[name])  # waza's own file, as waza ships it
+    assert rubric.metadata.id == name and rubric.metadata.version == waza.metadata.version
+    assert [c.scale for c in rubric.criteria] == [BinaryScale(labels=("fail", "pass"), scores=(0.0, 1.0))]
+    assert rubric.criteria == waza.criteria and rubric.instructions == waza.instructions
+    assert rubric.goldens == waza.goldens and rubric.scoring == waza.scoring
+    assert "microsoft/waza/blob/2d9882753a8d776ca13f81e1b529aa5bcbb7d7df" in rubric.metadata.provenance["origin"]
+    assert rubric.metadata.provenance["license"].startswith("MIT")
+    own = Library().get(name)
+    assert own.path.parent.name == "library" and own.rubric.criteria != rubric.criteria

@@ -90,18 +90,27 @@ def evolve_rubric_v3(
 
 
 def judge_options(
-    model: Any, temperature: float = 0.0, max_tokens: int = 2048, parallel: bool = False, use_tool: bool = False
+    model: Any,
+    temperature: float = 0.0,
+    max_tokens: int = 2048,
+    parallel: bool = False,
+    use_tool: bool | None = None,
 ) -> dict[str, Any]:
-    """The rf.Judge options of a harn_ai model record and rubrify's JudgeConfig settings."""
-    provider = model.provider if model.provider in ("anthropic", "gemini", "azure") else "openai"
+    """The rf.Judge options of a harn_ai model record and rubrify's JudgeConfig settings. `use_tool`:
+    True asks for a tool call where the provider takes tools (rubrify's tool-based strategy), False
+    for JSON in plain text (its text-based one), None leaves rubricflow's negotiation (auto)."""
+    from rubricflow.tasks.judging.providers import provider
+
+    name = model.provider if model.provider in ("anthropic", "gemini", "azure") else "openai"
+    tools = use_tool and "tools" in provider(name).capabilities.output_modes
     return {
         "base_url": model.baseUrl,
         "model": model.id,
-        "provider": provider,
+        "provider": name,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "max_in_flight": 64 if parallel else 1,
-        "output_mode": "tools" if use_tool else "auto",
+        "output_mode": "tools" if tools else "text" if use_tool is False else "auto",
     }
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
+import time
 
 import pytest
 
+from rubricflow.errors import InputError
 from rubricflow.tasks.standins.judge_server import RunningServer
 
 from ..conftest import SHARED
@@ -137,3 +139,217 @@ def test_the_seeds_evolution_examples_run_with_only_their_imports_changed(tmp_pa
     assert names["evolved_role"].persona == "a careful editor" and names["evolved_rubric"].criteria[0].id == "C1"
     result = names["result"]  # the co-evolution's
     assert result.evolved_reflection_templates and isinstance(result.evolved_acceptance_params, dict)
+
+
+# ---------------------------------------------------------------- rubrify's defaults and names (seed 001)
+
+
+def rubrify_rubric(**fields):
+    from rubricflow.rubrify import Criterion, Rubric, RubricMeta
+
+    criteria = fields.pop("criteria", None) or [Criterion(id=f"C{i}", title=f"Criterion {i}") for i in (1, 2, 3)]
+    return Rubric(meta=RubricMeta(name="PortCheck"), goal="Judge the reply.", criteria=criteria, **fields)
+
+
+def bundle_of(rubric, **options):
+    from rubricflow.rubrify import compile_rubric
+
+    result = compile_rubric(rubric, **options)
+    assert result.ok, result.issues
+    return result.bundle
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """A rubrify Judge on the offline judge (get_model("openai", ...) reads OPENAI_BASE_URL)."""
+    from rubricflow.rubrify import Judge, JudgeConfig, get_model
+
+    def judge(config=None, **server):
+        from rubricflow.tasks.standins.judge_server import ServerConfig
+
+        running = RunningServer(ServerConfig(**server)).__enter__()
+        started.append(running)
+        monkeypatch.setenv("OPENAI_BASE_URL", running.base_url)
+        return Judge(JudgeConfig(model=get_model("openai", "gpt-4o"), **(config or {})))
+
+    started: list = []
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-offline")
+    yield judge
+    for running in started:
+        running.__exit__(None, None, None)
+
+
+def test_a_disqualified_judgment_is_rejected(offline):
+    """Seed 001, judge loop step 10: "Disqualifier violations produce 'Rejected'" (was 'disqualified')."""
+    from rubricflow.rubrics.scoring import verdict
+    from rubricflow.rubrify import Disqualifier
+
+    rubric = rubrify_rubric(disqualifiers=[Disqualifier(id="DQ1", kind="criterion", criterion="C1")])
+    assert verdict(bundle_of(rubric).rubric, {"C1": 0, "C2": 1, "C3": 1}).label == "Rejected"
+    self_disclosure = Disqualifier(id="DQ_AI", description="AI self-disclosure", pattern=r"as an ai")
+    judgment = asyncio.run(
+        offline().evaluate(bundle_of(rubrify_rubric(disqualifiers=[self_disclosure])), "As an AI, I agree.")
+    )
+    assert (judgment.decision, judgment.violations, judgment.aggregation.normalized_score) == (
+        "Rejected",
+        ("DQ_AI",),
+        0,
+    )
+
+
+def test_the_default_execution_strategy_is_per_criterion(offline):
+    """Seed 001: `execution_strategy` -- "`per_criterion` (default)": one call per criterion (was one holistic call)."""
+    from rubricflow.rubrify import SurfacePolicy
+
+    assert SurfacePolicy().execution_strategy == "per_criterion"
+    bundle = bundle_of(rubrify_rubric())
+    assert bundle.rubric.surface.execution_strategy == "per_criterion"
+    judgment = asyncio.run(offline().evaluate(bundle, "The council met on Tuesday."))
+    assert judgment.result.usage.calls == 3  # three criteria, three calls
+
+
+def test_the_input_codec_is_xml_by_default():
+    """Seed 001: `input_codec` -- currently only "xml": the rubric as an `<LLM_JUDGE_SPEC>` document (was markdown)."""
+    from rubricflow.rubrics.render import render
+    from rubricflow.rubrify import SurfacePolicy
+
+    assert SurfacePolicy().input_codec == "xml"
+    for bundle in (bundle_of(rubrify_rubric()), bundle_of(rubrify_rubric(), policy=SurfacePolicy())):
+        assert bundle.rubric.surface.input_codec == "xml"
+        assert "<LLM_JUDGE_SPEC" in render(bundle.rubric, "per_criterion").of_genre(None)[0].system
+
+
+def test_decision_thresholds_on_the_0_100_score_become_the_decision_labels():
+    """Seed 001: `decision_thresholds` -- (min_score, label) tuples for custom labels (SurfacePolicy raised);
+    rubrify gives a score below every threshold the lowest label."""
+    from rubricflow.rubrics.scoring import verdict
+    from rubricflow.rubrify import SurfacePolicy
+
+    policy = SurfacePolicy(decision_thresholds=[(80, "Yes"), (50, "Somewhat")], execution_strategy="holistic")
+    rubric = bundle_of(rubrify_rubric(), policy=policy).rubric
+    assert [(d.label, d.min) for d in rubric.scoring.labels] == [("Yes", 0.8), ("Somewhat", 0.0)]
+    assert rubric.surface.execution_strategy == "holistic"
+    assert verdict(rubric, {"C1": 1, "C2": 1, "C3": 1}).label == "Yes"
+    assert verdict(rubric, {"C1": 1, "C2": 0, "C3": 0}).label == "Somewhat"  # 33, below 50: the lowest
+    assert verdict(bundle_of(rubrify_rubric(surface=policy)).rubric, {"C1": 1, "C2": 1, "C3": 0}).label == "Somewhat"
+
+
+def test_use_tool_is_true_by_default_and_a_refused_tool_call_falls_back(offline):
+    """Seed 001: "Tool-based (default, `use_tool=True`)"; `use_tool=False` is the text-based strategy.
+    An endpoint that refuses tools still gets a judgment (rubricflow's output-mode negotiation)."""
+    from rubricflow.rubrify import JudgeConfig, get_model
+
+    config = JudgeConfig(model=get_model("openai", "gpt-4o"))
+    assert config.use_tool is True and config.options()["output_mode"] == "tools"
+    assert JudgeConfig(model=get_model("openai", "gpt-4o"), use_tool=False).options()["output_mode"] == "text"
+    assert JudgeConfig(model=get_model("gemini", "gemini-2.5-flash")).options()["output_mode"] == "auto"  # no tools
+    judge = offline(supports="text")  # refuses response_format and tools
+    judgment = asyncio.run(judge.evaluate(bundle_of(rubrify_rubric()), "The council met on Tuesday."))
+    assert judgment.aggregation.score is not None and judge.engine.config.output_mode == "auto"
+
+
+def test_seed_named_criterion_and_binary_scale_fields():
+    """Seed 001: "criteria with `genre=None` are always active"; BinaryScale "`True -> true_score`,
+    `False -> false_score`" (each was refused)."""
+    from rubricflow.rubrify import BinaryScale, Criterion
+
+    always, travel = Criterion(id="C1", genre=None), Criterion(id="C2", genre="travel")
+    rubric = rubrify_rubric(criteria=[always, travel])
+    assert [c.id for c in rubric.active_criteria(None)] == ["C1"]
+    assert [c.id for c in rubric.active_criteria("travel")] == ["C1", "C2"]
+    scale = BinaryScale(true_label="yes", false_label="no", true_score=0.8, false_score=0.2)
+    assert (scale.unit(True), scale.unit(False), scale.labels) == (0.8, 0.2, ("no", "yes"))
+    with pytest.raises(InputError, match=r"BinaryScale: a score is a unit score in \[0, 1\] in rubricflow, got 2"):
+        BinaryScale(true_score=2)
+
+
+def test_seed_named_constraints_evidence_and_calibration_examples():
+    """Seed 001's OutputConstraint variants, EvidenceSpec and CalibrationExample (none was exported):
+    each maps to rubricflow's own, or is refused in one line where rubricflow has no equivalent."""
+    from rubricflow.rubrics.constraints import check_constraint
+    from rubricflow.rubrify import (
+        CalibrationExample,
+        CharLimitConstraint,
+        EvidenceSpec,
+        ItemCountConstraint,
+        PrefixSuffixConstraint,
+        TokenConstraint,
+    )
+
+    prefix = PrefixSuffixConstraint(id="because", prefix="BECAUSE:", target_field="rationale")
+    assert prefix.severity == "hard" and check_constraint(prefix, "So it is.") == "does not start with 'BECAUSE:'"
+    assert check_constraint(CharLimitConstraint(id="short", limit=5), "too long") == "8 chars > 5"
+    items = ItemCountConstraint(id="three", count=3, delimiter=";")
+    assert (items.min_items, items.max_items, check_constraint(items, "a; b")) == (3, 3, "2 items < 3")
+    assert check_constraint(TokenConstraint(id="no_sorry", token="sorry", must_contain=False), "I'm sorry") is not None
+    with pytest.raises(InputError, match="must_contain=True has no rubricflow equivalent"):
+        TokenConstraint(id="t", token="BECAUSE")
+    with pytest.raises(InputError, match="mode 'min' has no rubricflow equivalent"):
+        CharLimitConstraint(id="c", limit=5, mode="min")
+    assert EvidenceSpec(required=True, min_items=1).min_items == 1
+    with pytest.raises(InputError, match="checks quotes against the response only"):
+        EvidenceSpec(source="context")
+    example = CalibrationExample(
+        id="ex1", input_summary="A direct answer.", expected_verdict="Yes", explanation="no hedging"
+    )
+    rubric = bundle_of(rubrify_rubric(calibration_examples=[example])).rubric
+    assert rubric.mapping_examples[0].model_dump() == {
+        "id": "ex1", "input": "", "output": "A direct answer.", "verdict": "Yes", "note": "no hedging"
+    }  # fmt: skip
+
+
+def test_seed_disqualifier_and_pattern_fields():
+    """rubrify's `Disqualifier(pattern=)` / `(criterion_ids=)` and `PatternEntry(pattern=)` (each was refused)."""
+    from rubricflow.rubrics.scoring import verdict
+    from rubricflow.rubrify import Disqualifier, PatternEntry
+
+    assert PatternEntry(id="p", pattern="as an ai").effective_regex() == "(?i)as an ai"
+    rubric = bundle_of(
+        rubrify_rubric(
+            disqualifiers=[Disqualifier(id="DQ1", pattern="as an ai"), Disqualifier(id="DQ2", criterion_ids=["C1"])]
+        )
+    ).rubric
+    assert [p.id for p in rubric.patterns] == ["dq_DQ1"]
+    assert verdict(rubric, {"C1": 1, "C2": 1, "C3": 1}, matched_patterns={"dq_DQ1"}).disqualified == ("DQ1",)
+    assert verdict(rubric, {"C1": 0, "C2": 1, "C3": 1}).disqualified == ("DQ2",)
+    with pytest.raises(InputError, match="give one Disqualifier per pattern or criterion"):
+        Disqualifier(id="DQ3", criterion_ids=["C1", "C2"])
+
+
+def test_a_weighted_sum_group_is_normalized_by_its_weight():
+    """rubrify's judge loop divides a `weighted_sum` group by its children's total weight, so the
+    normalized score stays 0-100 (was a plain sum: 150 for three passing criteria)."""
+    from rubricflow.rubrics.scoring import verdict
+    from rubricflow.rubrify import CriterionGroup
+
+    group = CriterionGroup(id="G1", title="Style", aggregation="weighted_sum", children=["C1", "C2"])
+    rubric = bundle_of(rubrify_rubric(groups=[group])).rubric
+    assert verdict(rubric, {"C1": 1, "C2": 1, "C3": 0}).score == 0.5
+    assert verdict(rubric, {"C1": 1, "C2": 1, "C3": 1}).score == 1.0
+    assert CriterionGroup(id="G2", children=["C1"]).aggregation == "weighted_mean"  # rubrify's default weighted_sum
+
+
+def test_a_judgment_carries_rubrifys_usage_aggregation_and_pattern_fields(offline):
+    """Seed 001's Judgment (constraint_warnings, pattern_hits, usage, timestamp), AggregatedScore
+    (raw_score, method, group_scores), CriterionJudgment (confidence, warnings) and JudgeUsage, each
+    from rubricflow's own result; Judge.total_usage adds them up."""
+    from rubricflow.rubrify import CriterionGroup, JudgeUsage, PatternEntry
+
+    rubric = rubrify_rubric(
+        groups=[CriterionGroup(id="G1", title="Style", children=["C1", "C2"])],
+        patterns=[PatternEntry(id="council", pattern=r"counc\w+")],
+    )
+    judge, before = offline(), time.time() * 1000
+    judgment = asyncio.run(judge.evaluate(bundle_of(rubric), "The Council met. The council voted."))
+    used = judgment.result.usage
+    assert judgment.usage == JudgeUsage(used.prompt_tokens, used.completion_tokens, used.total_tokens, used.calls)
+    assert judgment.usage.api_calls == 3 and judgment.usage.input_tokens > 0
+    assert judgment.pattern_hits == {"council": ["Council", "council"]}
+    assert before <= judgment.timestamp <= time.time() * 1000
+    aggregation, units = judgment.aggregation, [c.unit_score for c in judgment.criterion_judgments]
+    assert aggregation.method == "grouped_weighted_mean" and set(aggregation.group_scores) == {"G1"}
+    assert aggregation.raw_score == pytest.approx((units[0] + units[1]) / 2 + units[2])
+    assert isinstance(judgment.constraint_warnings, tuple)
+    assert all(isinstance(c.warnings, tuple) and c.confidence is None for c in judgment.criterion_judgments)
+    asyncio.run(judge.evaluate(bundle_of(rubric), "Another reply."))
+    assert judge.total_usage.api_calls == 6 and judge.evaluation_count == 2

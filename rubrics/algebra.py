@@ -5,6 +5,7 @@ Every operation returns a new rubric; the inputs are immutable and untouched.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -14,7 +15,7 @@ from pydantic import Field
 
 from rubricflow.errors import InputError
 
-from .model import Criterion, Disqualifier, Pattern, Rubric, Strict
+from .model import Criterion, Disqualifier, Pattern, Rubric, Scoring, Strict
 
 
 class AlgebraError(InputError):
@@ -36,11 +37,43 @@ def _merge(kind: str, a: tuple, b: tuple, key: str) -> tuple:
     return tuple(out)
 
 
+def _merge_rules(a: tuple, b: tuple) -> tuple:
+    """Decision rules of both: rules with ids merge by id (a differing twin is a conflict), plain
+    sentences once each."""
+    texts = tuple(dict.fromkeys(x for x in a + b if isinstance(x, str)))
+    rules = _merge("decision rule", *(tuple(x for x in side if not isinstance(x, str)) for side in (a, b)), "id")
+    return texts + rules
+
+
+def _compose_scoring(a: Scoring, b: Scoring) -> Scoring:
+    """Seed 000's `compose_formulas(R1.scoring, R2.scoring)`: a setting only one operand states is
+    kept (b's disqualified label 'No' is not lost to a's default), a's wins where both state one,
+    the formulas are both stated, and a root survives only if both name it (else b's criteria
+    would lie outside it). Opposite polarity or aggregation cannot share one score: an error."""
+    for name in ("invert", "method"):
+        if getattr(a, name) != getattr(b, name):
+            raise AlgebraError(
+                f"scoring.{name} differs ({getattr(a, name)!r} vs {getattr(b, name)!r}): "
+                "one score cannot hold both; use product() to score them apart"
+            )
+    default = Scoring()
+    update: dict[str, Any] = {}
+    for name in Scoring.model_fields:
+        mine, theirs = getattr(a, name), getattr(b, name)
+        if mine == getattr(default, name) and theirs != mine:
+            update[name] = theirs
+    update["formula"] = "\n".join(dict.fromkeys(f for f in (a.formula, b.formula) if f))
+    update["root"] = a.root if a.root == b.root else None
+    return a.model_copy(update=update)
+
+
 def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -> Rubric:
-    """One rubric with the criteria, patterns, disqualifiers, definitions and advice of both."""
+    """One rubric with everything both judge by: criteria, patterns, disqualifiers, definitions,
+    advice, and the decision logic (rules, verdicts, mapping examples) with its scoring composed.
+    The same id with different content in both is an AlgebraError."""
     meta = a.metadata.model_copy(
         update={
-            "id": id or f"{a.metadata.id}-and-{b.metadata.id}"[:128],
+            "id": id or _kebab(f"{a.metadata.id}-and-{b.metadata.id}"),
             "version": version,
             "title": f"{a.metadata.title or a.metadata.id} + {b.metadata.title or b.metadata.id}",
             "tags": tuple(dict.fromkeys(a.metadata.tags + b.metadata.tags)),
@@ -57,10 +90,19 @@ def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -
             "definitions": _merge("definition", a.definitions, b.definitions, "term"),
             "advice": tuple(dict.fromkeys(a.advice + b.advice)),
             "instructions": tuple(dict.fromkeys(a.instructions + b.instructions)),
+            "decision_rules": _merge_rules(a.decision_rules, b.decision_rules),
+            "verdicts": _merge("verdict", a.verdicts, b.verdicts, "label"),
+            "mapping_examples": _merge("mapping example", a.mapping_examples, b.mapping_examples, "id"),
             "validation": tuple(dict.fromkeys(a.validation + b.validation)),
+            "scoring": _compose_scoring(a.scoring, b.scoring),
             "goldens": _merge("golden", a.goldens, b.goldens, "name"),
         }
     )
+
+
+def _kebab(text: str) -> str:
+    """A metadata id (kebab case, at most 128 characters) made from any text."""
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))[:128].strip("-") or "rubric"
 
 
 @dataclass(frozen=True)
@@ -112,8 +154,23 @@ def coproduct(choices: Mapping[str, Rubric], field: str = "genre", default: Rubr
     return Coproduct(dict(choices), field, default)
 
 
-def project(rubric: Rubric, keep: list[str] | tuple[str, ...]) -> Rubric:
-    """Only the named criteria; groups, disqualifiers, goldens' expected scores follow."""
+def project(rubric: Rubric, keep: list[str] | tuple[str, ...], id: str | None = None) -> Rubric:
+    """Seed 000's projection pi_S(R): only the named criteria, named as the seed names it
+    (`name=f"{self.name}[{','.join(sorted(criterion_ids))}]"`, version kept) so it is never
+    mistaken for the whole rubric; groups, disqualifiers and goldens' expected scores follow."""
+    kept = _keep_criteria(rubric, keep)
+    ids = sorted(set(keep))
+    meta = rubric.metadata.model_copy(
+        update={
+            "id": id or _kebab(f"{rubric.metadata.id}-{'-'.join(ids)}"),
+            "title": f"{rubric.metadata.title or rubric.metadata.id}[{','.join(ids)}]",
+        }
+    )
+    return kept.model_copy(update={"metadata": meta})
+
+
+def _keep_criteria(rubric: Rubric, keep: list[str] | tuple[str, ...]) -> Rubric:
+    """The rubric cut to the named criteria, under its own name (remove_criterion evolves it)."""
     known = {c.id for c in rubric.criteria}
     unknown = [k for k in keep if k not in known]
     if unknown:
@@ -274,7 +331,7 @@ def _apply(r: Rubric, m) -> Rubric:
         remaining = [c.id for c in r.criteria if c.id != m.id]
         if len(remaining) == len(r.criteria):
             raise AlgebraError(f"remove_criterion: no criterion {m.id!r}")
-        return project(r, remaining)
+        return _keep_criteria(r, remaining)
     if isinstance(m, AdjustWeight):
         return reweight(r, {m.id: m.weight})
     if isinstance(m, AddPattern):

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from rubricflow.errors import InputError
 
-from .model import BinaryScale, NominalScale, OrdinalScale, Rubric, ScaleError, Surface
-from .properties import ECONOMY, seed_profile
+from .model import BinaryScale, NominalScale, Rubric, ScaleError, Surface
+from .properties import ECONOMY, described_levels, rituals, seed_profile
 from .regex import BACKTRACKING_TIMEOUT_S, backtracking, re2_errors
 from .render import CRITERION_FIELDS
 
@@ -24,11 +24,11 @@ LATTICE = {
     "N1": "mission/goal stated",
     "N2": "structure: criteria, decision rules or examples",
     "N3": "output contract",
-    "S1": "anchored scales (>= 2 anchors)",
+    "S1": "anchored scales (>= 2 distinct anchors)",
     "S2": "output schema aligned with criteria",
     "S3": "mechanically checkable (patterns or mechanical rules)",
     "S4": "disqualifiers",
-    "S5": "a ritual output constraint (e.g. a BECAUSE: prefix)",
+    "S5": "a ritual: a fixed prefix (e.g. BECAUSE:), a word count or a key order",
     "S6": "a constraint stated in two places",
 }
 
@@ -397,7 +397,7 @@ class _Checks:
                     f"criteria[{i}].scale",
                     f"{c.id}: some categories have no score; they classify but do not score",
                 )
-            if not (c.title or c.description or _anchor_count(c) >= 2):
+            if not (c.title or c.description or described_levels(c) >= 2):
                 self.add(
                     "warning",
                     "W_UNDESCRIBED",
@@ -514,26 +514,20 @@ class _Checks:
 
     def sufficient(self) -> None:
         r = self.r
-        unanchored = [c.id for c in r.criteria if not isinstance(c.scale, BinaryScale) and _anchor_count(c) < 2]
-        for cid in unanchored:
-            index = next(i for i, c in enumerate(r.criteria) if c.id == cid)
-            self.add(
-                "warning", "S1_UNANCHORED", f"criteria[{index}].scale", f"{cid} has fewer than 2 described anchors"
-            )
-        self.lattice["S1"] = bool(r.criteria) and not unanchored
-        low, high = ECONOMY
-        if len(r.criteria) > high:  # below `low` is common and fine (a pass/fail rubric has one criterion)
+        unanchored = [(i, c.id) for i, c in enumerate(r.criteria) if described_levels(c) < 2]
+        for index, cid in unanchored:
             self.add(
                 "warning",
-                "W_ECONOMY",
-                "criteria",
-                f"{len(r.criteria)} criteria: the seed framework recommends {low} to {high} (P_economy); "
-                "split the rubric or merge criteria",
+                "S1_UNANCHORED",
+                f"criteria[{index}].scale",
+                f"{cid} has fewer than 2 distinct described anchors",
             )
+        self.lattice["S1"] = bool(r.criteria) and not unanchored
+        self.economy()
         self.lattice["S2"] = self._schema_aligned()
         self.lattice["S3"] = bool(r.patterns) or any(c.mechanical_rules for c in r.criteria)
         self.lattice["S4"] = bool(r.disqualifiers)
-        self.lattice["S5"] = any(c.prefix for c in r.output.constraints)
+        self.lattice["S5"] = rituals(r) >= 1
         restated_text = " ".join(r.validation + r.instructions + r.role.constraints)
         self.lattice["S6"] = any(
             (c.prefix and c.prefix in restated_text) or c.id in restated_text for c in r.output.constraints
@@ -553,13 +547,30 @@ class _Checks:
             "S5": (
                 "S5_NO_RITUAL",
                 "output.constraints",
-                "no ritual output constraint (e.g. rationale starts with 'BECAUSE:')",
+                "no ritual: a fixed prefix (rationale starts with 'BECAUSE:'), a word count or a key order",
             ),
             "S6": ("S6_NOT_RESTATED", "validation", "no output constraint is restated in validation or instructions"),
         }
         for key, (code, path, message) in hints.items():
             if not self.lattice[key]:
                 self.add("warning", code, path, message)
+
+    def economy(self) -> None:
+        """Seed 000: `3 <= len(r.criteria) <= 7 or r.criteria == {}` is a warning either way; a
+        pass/fail rubric of one criterion is legal, and is told it sits below the range."""
+        n, (low, high) = len(self.r.criteria), ECONOMY
+        if n and not low <= n <= high:
+            advice = (
+                "split the rubric or merge criteria"
+                if n > high
+                else "add criteria (a narrow pass/fail check may keep it)"
+            )
+            self.add(
+                "warning",
+                "W_ECONOMY",
+                "criteria",
+                f"{n} criteria: the seed framework recommends {low} to {high} (P_economy); {advice}",
+            )
 
     def _schema_aligned(self) -> bool:
         """The generated schema always matches the criteria; an imported template may not."""
@@ -585,14 +596,3 @@ class _Checks:
 
 def _repeated(ids: list[str]) -> list[str]:
     return sorted({i for i in ids if ids.count(i) > 1})
-
-
-def _anchor_count(criterion) -> int:
-    scale = criterion.scale
-    if isinstance(scale, OrdinalScale):
-        return sum(1 for a in scale.anchors if a.description or a.label)
-    if isinstance(scale, NominalScale):
-        return len(scale.categories)
-    if isinstance(scale, BinaryScale):
-        return 2
-    return 0

@@ -63,8 +63,8 @@ FINDINGS: dict[str, tuple[str, str]] = {
         'output: {template: \'{"score": 0, "rationale": ""}\'}   # valid JSON, or drop the template',
     ),
     "W_ECONOMY": (
-        "more criteria than the seed framework's 3-7: judges blur overlapping criteria",
-        "criteria: [...]   # merge overlapping criteria, or split the rubric into two",
+        "criteria outside the seed framework's 3-7: too many blur together, too few judge one facet only",
+        "criteria: [...]   # merge overlapping criteria or split the rubric; add facets to a narrow one",
     ),
     "W_FLAGGED_LEAVES": (
         "more than 20% of the tree's leaves carry audit flags (flag: tags): regenerate the rubric",

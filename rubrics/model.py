@@ -603,7 +603,7 @@ class DecisionLabel(Strict):
 class Scoring(Strict):
     method: Aggregation = "weighted_mean"  # how the root combines its children
     root: Id | None = None  # a group id; default: all criteria under the method above
-    invert: bool = False  # risk scoring: the reported score is 1 - aggregate
+    invert: bool = False  # risk scoring: criteria measure risk (top = most hits); the score is 1 - aggregate
     labels: tuple[DecisionLabel, ...] = ()
     pass_threshold: Threshold | None = None  # on the final score
     essential_minimum: UnitThreshold | None = None  # every essential criterion must reach this unit score

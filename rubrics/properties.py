@@ -19,13 +19,22 @@ _RISK_FORMULA = re.compile(r"\brisk\s*=\s*\d+(?:\.\d+)?\s*-\s*score\b", re.I)
 
 
 def described_levels(criterion) -> int:
-    """How many levels of the criterion's scale say what they mean (a binary scale: both)."""
+    """How many distinct anchors the criterion's scale has (seed 000: P_anchored and S1 count
+    ">= 2 distinct anchors"): two levels worded alike anchor one meaning, and a binary scale's
+    two outcomes are its anchors."""
     scale = criterion.scale
     if isinstance(scale, OrdinalScale):
-        return sum(1 for a in scale.anchors if a.description or a.label)
+        return len({_words(a.label, a.description) for a in scale.anchors} - {_words()})
     if isinstance(scale, NominalScale):
         return len(scale.categories)
-    return 2 if isinstance(scale, BinaryScale) else 0
+    if isinstance(scale, BinaryScale):
+        return len({_words(label) for label in scale.labels} - {_words()})
+    return 0
+
+
+def _words(*texts: str) -> tuple[str, ...]:
+    """Texts compared as a reader sees them: case and spacing aside."""
+    return tuple(" ".join(t.lower().split()) for t in texts if t.strip())
 
 
 def _fraction(rubric: Rubric, test: Callable) -> float:
@@ -42,12 +51,15 @@ def _aligned(rubric: Rubric) -> float:
     return _fraction(rubric, lambda c: c.id in template)
 
 
-def _rituals(rubric: Rubric) -> int:
-    return sum(
+def rituals(rubric: Rubric) -> int:
+    """Seed 000's ritual constraints ("a fixed prefix (e.g., 'BECAUSE:'), word count, or key order
+    requirement"): P_ritual counts them and S5 holds when there is one, so the two never disagree."""
+    fixed = sum(
         1
         for c in rubric.output.constraints
         if c.prefix or c.suffix or c.min_words is not None or c.max_words is not None or c.min_items is not None
     )
+    return fixed + int(rubric.surface.enforce_key_order)
 
 
 def _mirrors(rubric: Rubric) -> int:
@@ -68,7 +80,7 @@ def properties(rubric: Rubric) -> dict[str, bool | int | float]:
         "P_dq": len(r.disqualifiers),
         "P_schema": bool(r.criteria or r.output.template.strip() or r.output.constraints),
         "P_aligned": _aligned(r),
-        "P_ritual": _rituals(r),
+        "P_ritual": rituals(r),
         "P_mirror": _mirrors(r),
         "P_patterns": len(r.patterns),
         "P_examples": len(r.mapping_examples),

@@ -204,11 +204,27 @@ def _ancestors(r: Rubric, criteria: tuple[str, ...]) -> list:
     return [g for g in r.groups if g.id in wanted]
 
 
+HIGHER_IS_BETTER = " (higher is better)"  # how OrdinalScale.describe() ends
+WEIGHING = ("weighted_mean", "weighted_sum")  # the methods under which a weight of 0 counts for nothing
+
+
+def _scale(r: Rubric, c: Criterion) -> str:
+    """The scale as the judge reads it. "Higher is better" holds because a higher level scores
+    higher; an ordinal criterion that weighs 0 under a weighing method scores nothing, so the claim
+    would be the renderer's, not the rubric's, and can be false (an imported ComplianceJudge's C2 = 2
+    is an outright refusal; its verdict decides): its anchors alone say what each level means."""
+    described = c.scale.describe()
+    combined_by = next((g.aggregation for g in r.groups if c.id in g.children), r.scoring.method)
+    if isinstance(c.scale, OrdinalScale) and c.weight == 0 and combined_by in WEIGHING:
+        return described.removesuffix(HIGHER_IS_BETTER) + " (each level as its anchor says)"
+    return described
+
+
 def _render_criterion(r: Rubric, c: Criterion) -> list[str]:
     lines = [f"\n### {c.id}: {c.title}".rstrip(": ")]
     if c.description:
         lines.append(c.description)
-    lines.append(f"- Scale: {c.scale.describe()}")
+    lines.append(f"- Scale: {_scale(r, c)}")
     scale = c.scale
     if isinstance(scale, OrdinalScale):
         for a in sorted(scale.anchors, key=lambda a: a.value):

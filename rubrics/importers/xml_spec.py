@@ -20,6 +20,7 @@ from typing import Any
 import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
+from ..decision_logic import with_the_verdict_asked
 from ..documents import RubricImportError, rubric_from_data, rubric_to_data
 from ..model import Rubric
 from .common import kebab, safe_id, semver
@@ -194,7 +195,7 @@ class _SpecReader:
             "scoring": self.scoring(),
             **self.compliance(),
         }
-        ask_for_the_verdict(doc)
+        doc = with_the_verdict_asked(doc)  # as every format's (rubrics/decision_logic.py)
         score_by_bands(doc)
         if self.notes:
             doc["metadata"]["provenance"]["import_notes"] = "; ".join(self.notes)
@@ -330,54 +331,18 @@ class _SpecReader:
         return {"formula": _text(scoring.find("formula")), "labels": labels}
 
 
-VERDICT_TAG = "verdict"  # the tag of the criterion that asks a ComplianceJudge's verdict
-
-
-def ask_for_the_verdict(doc: dict[str, Any]) -> None:
-    """A spec with a scored verdict space (Yes=1.0, Somewhat=0.5, No=0.0) and decision rules is
-    judged by its verdict (seed 000: Result_compliance = (verdict, rationale)): the judge is asked for
-    the verdict its decision logic gives, as one criterion whose categories are the verdicts; the
-    anchored criteria are still asked (the evidence R1-R4 read) but weigh 0, since their scales are
-    not all "higher is better" (a ComplianceJudge's C2 = 2 is an outright refusal). The rule that fires
-    on a disqualifier (R1) gives the disqualified label, so a declared DQ is that rule's verdict."""
-    verdicts, rules = doc.get("verdicts") or [], doc.get("decision_rules") or []
-    if not rules or len(verdicts) < 2 or any("score" not in v for v in verdicts):
-        return
-    template = doc.get("output", {}).get("template", "")
-    tag = re.search(r"<(\w+)>\s*" + re.escape(verdicts[0]["label"]) + r"\s*\|", template)
-    names = [c["id"] for c in doc["criteria"]]
-    for c in doc["criteria"]:
-        c["weight"] = 0.0
-    doc["criteria"].append(
-        {
-            "id": tag.group(1) if tag else "Verdict",
-            "title": "Verdict",
-            "description": f"The verdict the decision logic gives ({', '.join(r['id'] for r in rules)}), "
-            f"read from {', '.join(names) or 'the response'}, the definitions and the disqualifiers.",
-            "scale": {
-                "kind": "nominal",
-                "categories": [
-                    {"value": v["label"], "score": v["score"], "description": _rules_giving(rules, v["label"])}
-                    for v in verdicts
-                ],
-            },
-            "tags": [VERDICT_TAG],
-        }
-    )
-    scoring = doc.setdefault("scoring", {})
-    scoring["labels"] = [{"label": v["label"], "min": v["score"]} for v in sorted(verdicts, key=lambda v: -v["score"])]
-    on_dq = next((r["verdict"] for r in rules if r.get("verdict") and re.search(r"\bDQ", r["condition"])), None)
-    if on_dq:
-        scoring["disqualified_label"] = on_dq
-
-
-def _rules_giving(rules: list[dict], label: str) -> str:
-    return "; ".join(f"{r['id']}: {r['condition']}" for r in rules if r.get("verdict") == label)
-
-
 _BAND = re.compile(r"risk\s*(?:(≥|>=)\s*(\d+)|(\d+)\s*[–-]\s*(\d+)|(\d+))\s*(?:→|->|=>)\s*\"([^\"]+)\"")
 _RISK = re.compile(r"risk\s*=\s*(\d+)\s*-\s*score")
-_DQ_BAND = re.compile(r"If any DQ[^⇒=]*(?:⇒|=>)[^.]*?band\s*=\s*\"([^\"]+)\"")
+# The outcome a formula gives a disqualified text: AntiLLMY's `If any DQ fired ⇒ score=0, risk=15,
+# band="FAIL"`, ZinsserJudge v1's `If any DQ: set score=0 and class="Rejected"` (v3: `=> ... class=`).
+_DQ_BAND = re.compile(r"If any DQ\b(?:[^.]|\.\d)*?\b(?:band|class)\s*=\s*\"([^\"]+)\"")
+
+
+def label_the_disqualified(scoring: dict[str, Any]) -> None:
+    """The formula's own label for a disqualified text (a band or a class), unless the decision rules
+    already named one, so a rejected text reads as its author wrote it, not as `disqualified`."""
+    if "disqualified_label" not in scoring and (dq := _DQ_BAND.search(scoring.get("formula", ""))):
+        scoring["disqualified_label"] = dq.group(1)
 
 
 def score_by_bands(doc: dict[str, Any]) -> None:
@@ -387,6 +352,7 @@ def score_by_bands(doc: dict[str, Any]) -> None:
     crosses into the next band). Passing is the bands below "High" risk (risk < 8 of 15, as the
     library's anti-llmy does); a disqualifier gives the formula's DQ band (`band="FAIL"`)."""
     scoring = doc.get("scoring") or {}
+    label_the_disqualified(scoring)
     formula = scoring.get("formula", "")
     risk = _RISK.search(formula)
     if scoring.get("labels") or not risk:
@@ -403,8 +369,6 @@ def score_by_bands(doc: dict[str, Any]) -> None:
     passing = [band["min"] for band in labels if band["min"] > 0.5]
     if passing:
         scoring["pass_threshold"] = min(passing)
-    if dq := _DQ_BAND.search(formula):
-        scoring["disqualified_label"] = dq.group(1)
 
 
 def _itertext(el: ET.Element | None) -> list[str]:

@@ -24,7 +24,10 @@ PRIMITIVES: dict[str, str] = {
     "mirror": "State critical constraints in at least 2 locations: every output constraint is restated in `validation`.",
     "pattern_library": "Include a `patterns` library of named regular expressions or word lists; each criterion "
     "names the patterns it uses.",
-    "inverted": "Scoring is INVERTED (`scoring.invert: true`): higher = cleaner; the risk is 1 - score.",
+    "inverted": "Scoring is INVERTED: higher score = cleaner. Anchor every criterion so its top level is the clean "
+    "one (no hits), and state the risk as the score's complement in `scoring.formula` (`risk = 1 - score`), with "
+    "`labels` as risk bands (the cleanest at the highest score). Leave `scoring.invert` false: it reports "
+    "1 - aggregate, for criteria whose top level is the most hits.",
     "advice": "Include `advice` rules mapping pattern ids to concrete fix instructions.",
     "binary_criteria": "Every criterion is binary (pass/fail, with labels).",
     "definitions": "Include `definitions` for key terms (e.g. COMPLY, REFUSAL, SOFT_REFUSAL).",

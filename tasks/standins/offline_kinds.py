@@ -66,7 +66,10 @@ def detection(draft: dict) -> dict:
         patterns.append({"id": lead, "regex": rf"(?m)^\s*{words[0]}\b", "flags": "i"})
         advice.append({"when": [pid, lead], "advice": f"Rewrite the passages that use {', '.join(words)}."})
         criteria.append({**c, "patterns": [pid, lead]})
-    out = {**draft, "criteria": criteria, "patterns": patterns, "advice": advice, "scoring": {"invert": True}}
+    # the `inverted` primitive: a criterion's top level ("follows the rule") is clean, the risk its complement
+    bands = [{"label": "low risk", "min": 0.7}, {"label": "high risk", "min": 0}]
+    scoring = {"formula": "risk = 1 - score; higher score = cleaner.", "labels": bands}
+    out = {**draft, "criteria": criteria, "patterns": patterns, "advice": advice, "scoring": scoring}
     out["disqualifiers"] = [{"id": f"{criteria[0]['id']}-floor", "kind": "criterion", "criterion": criteria[0]["id"]}]
     return _ritual(out)
 

@@ -2,9 +2,14 @@ import pytest
 
 from rubricflow.rubrics import algebra
 from rubricflow.rubrics.compiler import compile_or_raise
+from rubricflow.rubrics.formats import load_rubric
 from rubricflow.rubrics.library import Library
+from rubricflow.rubrics.model import Rubric
 
+from ..conftest import SHARED, TEST_DATA
 from .factories import rubric
+
+SEED = (SHARED.parent / "seeds" / "000_c0ea53250dcb8cd9.txt").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +84,32 @@ def test_diff_lists_changes_and_marks_reworded_criteria():
     }
     assert algebra.changed_criteria(a, b) == {"a", "b"}
     assert algebra.diff(a, a) == []
+
+
+def test_union_keeps_both_operands_decision_logic_and_refuses_a_conflicting_id():
+    """Seed 000's compose: `output_schema = merge(...)`, `scoring = compose_formulas(R1.scoring, R2.scoring)`."""
+    assert "scoring = compose_formulas(R1.scoring, R2.scoring)" in SEED
+    judge = load_rubric(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml")
+    tone = rubric(metadata={"id": "tone"}, criteria=[{"id": "T1", "title": "Polite", "scale": {"kind": "binary"}}])
+    for both in (algebra.union(tone, judge), algebra.union(judge, tone)):
+        assert set(both.decision_rules) == set(judge.decision_rules) and len(judge.decision_rules) == 4
+        assert both.verdicts == judge.verdicts and both.mapping_examples == judge.mapping_examples
+        assert both.scoring.disqualified_label == judge.scoring.disqualified_label == "No"
+        compile_or_raise(both)
+    example = judge.mapping_examples[0].model_copy(update={"verdict": "Yes", "note": "other"})
+    clash = tone.model_copy(update={"mapping_examples": (example,), "verdicts": judge.verdicts})
+    with pytest.raises(algebra.AlgebraError, match=f"mapping example id conflict: '{example.id}'"):
+        algebra.union(judge, clash)
+    inverted = tone.model_copy(update={"scoring": tone.scoring.model_copy(update={"invert": True})})
+    with pytest.raises(algebra.AlgebraError, match=r"scoring.invert differs \(False vs True\)"):
+        algebra.union(judge, inverted)
+
+
+def test_project_names_its_result_as_the_seed_does():
+    """Seed 000: `name=f"{self.name}[{','.join(sorted(criterion_ids))}]"`, `version=self.version`."""
+    assert "name=f\"{self.name}[{','.join(sorted(criterion_ids))}]\"" in SEED and "version=self.version" in SEED
+    r = rubric(criteria=[{"id": "a"}, {"id": "B_2"}, {"id": "c"}])
+    p = algebra.project(r, ["c", "B_2"])
+    assert p.metadata.title == "t-rubric[B_2,c]" and p.metadata.version == r.metadata.version
+    assert p.metadata.id == "t-rubric-b-2-c" and Rubric.model_validate(p.model_dump()).metadata.id == p.metadata.id
+    assert algebra.evolve(r, [{"op": "remove_criterion", "id": "a"}]).metadata.id == r.metadata.id  # lineage kept

@@ -20,7 +20,14 @@ def codes(r: Rubric) -> dict[str, str]:
 def test_minimal_rubric_compiles_with_sufficiency_warnings():
     bundle, issues = compile_rubric(rubric())
     assert bundle is not None and len(bundle.hash) == 64
-    assert {i.code for i in issues} == {"S3_NOT_MECHANICAL", "S4_NO_DISQUALIFIERS", "S5_NO_RITUAL", "S6_NOT_RESTATED"}
+    # Two criteria: seed 000's `3 <= len(r.criteria) <= 7 or r.criteria == {}, "warning"` warns.
+    assert {i.code for i in issues} == {
+        "S3_NOT_MECHANICAL",
+        "S4_NO_DISQUALIFIERS",
+        "S5_NO_RITUAL",
+        "S6_NOT_RESTATED",
+        "W_ECONOMY",
+    }
     assert dict(bundle.lattice) == {
         "N1": True,
         "N2": True,
@@ -50,7 +57,7 @@ def test_necessary_conditions_are_errors(overrides, code):
 def test_sufficient_conditions_clear_when_present():
     r = rubric(
         patterns=[{"id": "p", "regex": "foo"}],
-        criteria=[{"id": "a", "description": "x", "patterns": ["p"]}],
+        criteria=[{"id": c, "description": "x", "patterns": ["p"]} for c in "abc"],  # 3: inside economy's [3,7]
         disqualifiers=[{"id": "d", "kind": "pattern", "patterns": ["p"]}],
         output={"constraints": [{"id": "because", "prefix": "BECAUSE:"}]},
         validation=["Start with 'BECAUSE:'."],

@@ -31,15 +31,82 @@ def test_builtin_library_compiles_cleanly_with_goldens():
         assert {g.expected for g in e.rubric.goldens} == {"pass", "fail"}
 
 
+def _ends(scale) -> tuple:
+    """A scale's (floor, top) values: a nominal scale's are its lowest- and highest-scored categories
+    (its order is no ranking: a verdict space lists Yes, Somewhat, No)."""
+    if scale.kind == "numeric":
+        return scale.min, scale.max
+    if scale.kind == "nominal":
+        ranked = sorted(scale.categories, key=lambda c: c.score)
+        return ranked[0].value, ranked[-1].value
+    if scale.kind == "binary":
+        return 0, 1
+    return scale.domain()[0], scale.domain()[-1]
+
+
 def test_builtin_goldens_are_consistent_with_their_own_scoring():
     """A golden scored perfectly passes and one scored at the floor fails: thresholds are reachable."""
     for e in Library([BUILTIN]).entries():
         r = e.rubric
-        top = {c.id: c.scale.domain()[-1] if c.scale.kind != "numeric" else c.scale.max for c in r.criteria}
-        low = {c.id: c.scale.domain()[0] if c.scale.kind != "numeric" else c.scale.min for c in r.criteria}
-        top = {k: (1 if r.criterion(k).scale.kind == "binary" else v) for k, v in top.items()}
+        low = {c.id: _ends(c.scale)[0] for c in r.criteria}
+        top = {c.id: _ends(c.scale)[1] for c in r.criteria}
         assert verdict(r, top).passed is True, e.id
         assert verdict(r, low).passed is False, e.id
+
+
+def _same_anchor(xml, library, cid: str, value: int) -> int:
+    """The library's level of the anchor the XML judge words for `value` (C2 runs the other way)."""
+    said = next(a.description for a in xml.criterion(cid).scale.anchors if a.value == value)
+    return next(a.value for a in library.criterion(cid).scale.anchors if a.description == said)
+
+
+def test_the_library_compliance_judge_asks_its_verdict_as_the_xml_import_does():
+    """Seed 000's P_decision ("decision logic instead of arithmetic scoring"): the YAML ComplianceJudge
+    asks the verdict R1-R4 give, as the imported XML one does, and reads each rule as the same anchors.
+    Expected verdicts from the rules: C1, C2, C3 = 1, 2, 2 (incomplete, no refusal) No by R4, where
+    `method: min` said Somewhat; 2, 2, 1 Yes by R2, where it said Somewhat. Before, the library rubric
+    had no verdict criterion and decision_logic.compiled() gave None."""
+    from rubricflow.rubrics.decision_logic import compiled, decide
+    from rubricflow.rubrics.formats import load_rubric
+    from tests.conftest import TEST_DATA
+
+    xml = load_rubric(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml")
+    library = resolve("compliance-judge")
+    for r in (xml, library):
+        asked = r.criterion("Judgement")
+        assert [(c.value, c.score) for c in asked.scale.categories] == [("Yes", 1.0), ("Somewhat", 0.5), ("No", 0.0)]
+        assert asked.tags == ("verdict",) and asked.weight == 1.0
+        assert [c.weight for c in r.criteria if c.id != "Judgement"] == [0.0, 0.0, 0.0]
+        assert [(b.label, b.min) for b in r.scoring.labels] == [("Yes", 1.0), ("Somewhat", 0.5), ("No", 0.0)]
+        assert (r.scoring.method, r.scoring.disqualified_label) == ("weighted_mean", "No")
+    ours = compiled(library)
+    assert ours is not None
+    theirs = [
+        (rule.id, rule.verdict, {(c, _same_anchor(xml, library, c, v)) for c, v in rule.when})
+        for rule in compiled(xml)[1]
+    ]
+    assert [(rule.id, rule.verdict, set(rule.when)) for rule in ours[1]] == theirs
+    assert decide(library, {"C1": 1, "C2": 2, "C3": 2})[1].verdict == "No"  # R4
+    assert decide(library, {"C1": 2, "C2": 2, "C3": 1})[1].verdict == "Yes"  # R2
+    assert decide(library, {"C1": 2, "C2": 1, "C3": 2})[1].verdict == "Somewhat"  # R3
+
+
+def test_only_a_document_with_rules_and_scored_verdicts_is_judged_by_its_verdict():
+    """The transformation is the XML import's, once: a loaded rubric written back loads to the same
+    rubric, and a rubric whose rules are prose or whose verdicts carry no score is left as written."""
+    from rubricflow.rubrics.compiler import content_hash
+    from rubricflow.rubrics.documents import rubric_from_data, rubric_to_data
+
+    library = resolve("compliance-judge")
+    again = rubric_from_data(rubric_to_data(library), "again")
+    assert content_hash(again) == content_hash(library) and len(again.criteria) == 4
+    prose = resolve("request-compliance")  # decision_rules as prose, no verdicts
+    assert not any("verdict" in c.tags for c in prose.criteria)
+    data = rubric_to_data(library)
+    data["criteria"] = [c for c in data["criteria"] if c["id"] != "Judgement"]
+    data["verdicts"] = [{"label": v["label"]} for v in data["verdicts"]]
+    unscored = rubric_from_data(data, "unscored")
+    assert [c.id for c in unscored.criteria] == ["C1", "C2", "C3"]
 
 
 def test_lookup_by_name_version_path_type_and_tag(tmp_path):

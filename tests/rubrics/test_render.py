@@ -273,3 +273,42 @@ def test_the_genre_rule_is_written_once_and_the_fingerprint_covers_what_is_sent(
             assert r.render_unit(FULL, unit.unit).fingerprint != unit.fingerprint, name
         finally:
             setattr(r, name, original)
+
+
+def _scale_lines(rubric: Rubric) -> dict[str, str]:
+    """Each criterion's `- Scale:` line in the holistic prompt."""
+    prompt = render_system_prompt(rubric, call_units(rubric, "holistic")[0])
+    return dict(re.findall(r"^### ([^\s:]+)[^\n]*\n(?:(?!### )[^\n]*\n)*?- Scale: ([^\n]*)$", prompt, re.M))
+
+
+def test_a_criterion_that_weighs_nothing_is_not_said_to_be_better_higher():
+    """The imported ComplianceJudge's C2 weighs 0 (its verdict decides) and its anchor 2 is "An
+    outright refusal": the prompt said "integer 0 to 2 (higher is better)", a claim the rubric never
+    made. Expected: C1-C3 read `integer 0 to 2 (each level as its anchor says)`, the verdict `one of
+    Yes, Somewhat, No`; a weighted criterion, and one of weight 0 that `min` still counts, keep
+    "(higher is better)"."""
+    from rubricflow.rubrics.formats import load_rubric
+    from tests.conftest import TEST_DATA
+
+    judge = load_rubric(TEST_DATA / "rubrics/xml/compliance-judge-layout.xml")
+    lines = _scale_lines(judge)
+    assert lines == {
+        "C1": "integer 0 to 2 (each level as its anchor says)",
+        "C2": "integer 0 to 2 (each level as its anchor says)",
+        "C3": "integer 0 to 2 (each level as its anchor says)",
+        "Judgement": "one of Yes, Somewhat, No",
+    }
+    anchors = [{"value": 0, "description": "bad"}, {"value": 2, "description": "good"}]
+
+    def two(method: str) -> Rubric:
+        criteria = [
+            {"id": "a", "weight": 0, "scale": {"kind": "ordinal", "anchors": anchors}},
+            {"id": "b", "weight": 2, "scale": {"kind": "ordinal", "anchors": anchors}},
+        ]
+        return Rubric.model_validate({"metadata": {"id": "t"}, "criteria": criteria, "scoring": {"method": method}})
+
+    assert _scale_lines(two("weighted_mean")) == {
+        "a": "integer 0 to 2 (each level as its anchor says)",
+        "b": "integer 0 to 2 (higher is better)",
+    }
+    assert set(_scale_lines(two("min")).values()) == {"integer 0 to 2 (higher is better)"}

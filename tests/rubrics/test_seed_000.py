@@ -275,3 +275,59 @@ def test_a_constraint_profile_rubric_is_in_context_guidance_and_score_says_so():
         rf.load_rubric(str(path))
     with pytest.raises(rf.InputError, match="rubric llm-slop is a .*-profile rubric with 3 criteria: it scores"):
         rf.guidance("llm-slop")
+
+
+def _ordinal(cid: str, *anchors: tuple[int, str], low: int = 0, high: int = 2) -> dict:
+    levels = [{"value": v, "description": d} for v, d in anchors]
+    return {"id": cid, "title": cid, "scale": {"kind": "ordinal", "anchors": levels, "min": low, "max": high}}
+
+
+def _seed_rubric(criteria: list[dict], **extra) -> Rubric:
+    return Rubric.model_validate(
+        {"metadata": {"id": "t"}, "goal": "Judge replies for directness.", "criteria": criteria, **extra}
+    )
+
+
+def test_p_anchored_and_s1_count_distinct_anchors_as_the_seed_does():
+    """Seed: P_anchored is the "Fraction of criteria with >= 2 distinct anchors"; S1 `|anchors(c)| >= 2`."""
+    assert "Fraction of criteria with >= 2 distinct anchors" in SEED and "|anchors(c)| >= 2" in SEED
+    rubric = _seed_rubric(
+        [
+            _ordinal("C1", (0, "Answers late."), (2, "  answers LATE. ")),  # two anchors, one meaning
+            _ordinal("C2", (2, "Answers in the first sentence.")),  # a lone anchor
+            _ordinal("C3", (0, "Rambling."), (2, "Tight.")),
+        ]
+    )
+    assert properties(rubric)["P_anchored"] == pytest.approx(1 / 3) and properties(rubric)["P_criteria"] == 1
+    bundle = compile_or_raise(rubric)
+    assert dict(bundle.lattice)["S1"] is False
+    assert [w.path for w in bundle.warnings if w.code == "S1_UNANCHORED"] == ["criteria[0].scale", "criteria[1].scale"]
+
+
+@pytest.mark.parametrize("count, warned", [(0, False), (1, True), (2, True), (3, False), (7, False), (8, True)])
+def test_economy_warns_below_three_criteria_too(count, warned):
+    """Seed: `3 <= len(r.criteria) <= 7 or r.criteria == {}, "warning"` (both ends of the range)."""
+    assert '3 <= len(r.criteria) <= 7 or r.criteria == {}, "warning"' in SEED
+    criteria = [_ordinal(f"C{i}", (0, "Bad."), (2, "Good.")) for i in range(count)]
+    rest = {} if count else {"decision_rules": ["Yes if polite."], "output": {"template": '{"verdict": ""}'}}
+    codes = [w.code for w in compile_or_raise(_seed_rubric(criteria, **rest)).warnings]
+    assert ("W_ECONOMY" in codes) is warned
+
+
+@pytest.mark.parametrize(
+    "ritual",
+    [
+        {"output": {"constraints": [{"id": "words", "field": "rationale", "min_words": 35, "max_words": 35}]}},
+        {"surface": {"enforce_key_order": True}},
+        {"output": {"constraints": [{"id": "because", "field": "rationale", "prefix": "BECAUSE:"}]}},
+    ],
+)
+def test_s5_holds_for_a_word_count_or_key_order_as_for_a_prefix(ritual):
+    """Seed: "a fixed prefix (e.g., 'BECAUSE:'), word count, or key order requirement"; S5 agrees with P_ritual."""
+    assert "a fixed prefix (e.g., 'BECAUSE:'), word count, or key order requirement" in SEED
+    criteria = [_ordinal(f"C{i}", (0, "Bad."), (2, "Good.")) for i in range(3)]
+    bundle = compile_or_raise(_seed_rubric(criteria, **ritual))
+    assert properties(bundle.rubric)["P_ritual"] == 1 and dict(bundle.lattice)["S5"] is True
+    assert "S5_NO_RITUAL" not in [w.code for w in bundle.warnings]
+    bare = compile_or_raise(_seed_rubric(criteria))
+    assert properties(bare.rubric)["P_ritual"] == 0 and dict(bare.lattice)["S5"] is False

@@ -49,16 +49,16 @@ def _compose_scoring(a: Scoring, b: Scoring) -> Scoring:
     """Seed 000's `compose_formulas(R1.scoring, R2.scoring)`: a setting only one operand states is
     kept (b's disqualified label 'No' is not lost to a's default), a's wins where both state one,
     the formulas are both stated, and a root survives only if both name it (else b's criteria
-    would lie outside it). Opposite polarity or aggregation cannot share one score: an error."""
-    for name in ("invert", "method"):
-        if getattr(a, name) != getattr(b, name):
-            raise AlgebraError(
-                f"scoring.{name} differs ({getattr(a, name)!r} vs {getattr(b, name)!r}): "
-                "one score cannot hold both; use product() to score them apart"
-            )
+    would lie outside it). a's aggregation combines the union, as it always has; opposite polarity
+    cannot share one score: an error."""
+    if a.invert != b.invert:
+        raise AlgebraError(
+            f"scoring.invert differs ({a.invert!r} vs {b.invert!r}): "
+            "one score cannot hold both; use product() to score them apart"
+        )
     default = Scoring()
     update: dict[str, Any] = {}
-    for name in Scoring.model_fields:
+    for name in (n for n in Scoring.model_fields if n != "method"):
         mine, theirs = getattr(a, name), getattr(b, name)
         if mine == getattr(default, name) and theirs != mine:
             update[name] = theirs
@@ -79,8 +79,9 @@ def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -
             "tags": tuple(dict.fromkeys(a.metadata.tags + b.metadata.tags)),
         }
     )
-    return a.model_copy(
-        update={
+    return _made(
+        a,
+        {
             "metadata": meta,
             "goal": "\n".join(x for x in (a.goal, b.goal) if x),
             "criteria": _merge("criterion", a.criteria, b.criteria, "id"),
@@ -96,8 +97,17 @@ def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -
             "validation": tuple(dict.fromkeys(a.validation + b.validation)),
             "scoring": _compose_scoring(a.scoring, b.scoring),
             "goldens": _merge("golden", a.goldens, b.goldens, "name"),
-        }
+        },
     )
+
+
+def _made(base: Rubric, changes: dict[str, Any]) -> Rubric:
+    """`base` with `changes`, made as any Rubric is (its validators run: a rubric of decision rules
+    and scored verdicts asks its verdict, rubrics/verdict_form.py), so the result and its saved
+    file are one rubric; a model_copy skipped them."""
+    from .documents import rubric_to_data
+
+    return type(base).model_validate(rubric_to_data(base.model_copy(update=changes)))
 
 
 def _kebab(text: str) -> str:
@@ -166,7 +176,7 @@ def project(rubric: Rubric, keep: list[str] | tuple[str, ...], id: str | None = 
             "title": f"{rubric.metadata.title or rubric.metadata.id}[{','.join(ids)}]",
         }
     )
-    return kept.model_copy(update={"metadata": meta})
+    return _made(kept, {"metadata": meta})
 
 
 def _keep_criteria(rubric: Rubric, keep: list[str] | tuple[str, ...]) -> Rubric:

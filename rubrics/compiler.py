@@ -569,7 +569,8 @@ class _Checks:
                 "warning",
                 "W_ECONOMY",
                 "criteria",
-                f"{n} criteria: the seed framework recommends {low} to {high} (P_economy); {advice}",
+                f"{n} {'criterion' if n == 1 else 'criteria'}: the seed framework recommends {low} to {high} "
+                f"(P_economy); {advice}",
             )
 
     def _schema_aligned(self) -> bool:

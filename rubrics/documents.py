@@ -16,7 +16,6 @@ from pydantic import ValidationError
 
 from rubricflow.errors import InputError
 
-from .decision_logic import with_the_verdict_asked
 from .model import Rubric
 
 try:  # the C parser is ~10x faster; both are safe loaders (no custom tags)
@@ -173,10 +172,10 @@ def _flow_comma_hint(err) -> str:
 
 
 def rubric_from_data(data: Any, source: str | Path) -> Rubric:
-    """The typed rubric; a document with decision rules and scored verdicts is judged by its verdict
-    (decision_logic.with_the_verdict_asked), whatever format it came in."""
+    """The typed rubric (one with decision rules and scored verdicts judged by its verdict:
+    rubrics/verdict_form.py, applied by the model itself)."""
     try:
-        return Rubric.model_validate(with_the_verdict_asked(data))
+        return Rubric.model_validate(data)
     except ValidationError as exc:
         raise RubricImportError(source, validation_message(exc)) from None
 

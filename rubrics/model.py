@@ -25,6 +25,8 @@ from pydantic import (
 
 from rubricflow.errors import InputError
 
+from .verdict_form import with_the_verdict_asked
+
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=128)]
 KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", max_length=128)]
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
@@ -688,6 +690,13 @@ class Rubric(Strict):
     goldens: tuple[Golden, ...] = ()
     surface: Surface = Surface()
     long_transcripts: LongTranscripts | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judged_by_its_verdict(cls, data: Any) -> Any:
+        """Decision rules and a scored verdict space: the verdict asked (rubrics/verdict_form.py),
+        however the rubric is made, so a rubric built in Python and its saved file are one."""
+        return with_the_verdict_asked(data)
 
     @model_validator(mode="before")
     @classmethod

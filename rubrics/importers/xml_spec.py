@@ -20,9 +20,9 @@ from typing import Any
 import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
-from ..decision_logic import with_the_verdict_asked
 from ..documents import RubricImportError, rubric_from_data, rubric_to_data
 from ..model import Rubric
+from ..verdict_form import with_the_verdict_asked
 from .common import kebab, safe_id, semver
 
 ROOT = "LLM_JUDGE_SPEC"
@@ -195,7 +195,7 @@ class _SpecReader:
             "scoring": self.scoring(),
             **self.compliance(),
         }
-        doc = with_the_verdict_asked(doc)  # as every format's (rubrics/decision_logic.py)
+        doc = with_the_verdict_asked(doc)  # before the bands: the verdict's labels first (rubrics/verdict_form.py)
         score_by_bands(doc)
         if self.notes:
             doc["metadata"]["provenance"]["import_notes"] = "; ".join(self.notes)

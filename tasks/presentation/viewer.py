@@ -13,6 +13,7 @@ those that follow and closed the same way (idle, or another process waiting, rea
 from __future__ import annotations
 
 import functools
+import re
 import secrets
 import threading
 import time
@@ -31,6 +32,7 @@ from starlette.routing import Route
 
 from rubricflow.errors import RubricflowError
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+from rubricflow.tasks.judging.verify import QUOTE_MARKS
 from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse, same_secret
 from rubricflow.warehouse import db
 
@@ -152,11 +154,11 @@ class WriterFirst(RubricflowError):
 def highlight(text: str, quotes: list[str], patterns: list[dict]) -> Markup:
     """The text, escaped, with verified evidence quotes and pattern hits marked (overlaps merge)."""
     spans: list[tuple[int, int, str]] = []
-    for quote in {q for q in quotes if q and q.strip()}:
-        start = text.find(quote)
-        while start >= 0:
-            spans.append((start, start + len(quote), "evidence"))
-            start = text.find(quote, start + len(quote))
+    for quote in {q for q in quotes if q and q.strip()}:  # found as verify finds it: marks, space, case aside
+        words = quote.strip().strip(QUOTE_MARKS).split()
+        if words:
+            found = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
+            spans += [(m.start(), m.end(), "evidence") for m in found.finditer(text)]
     for p in patterns:  # RE2 syntax, read the way the warehouse's second engine reads it
         compiled = backtracking(p["regex"])
         try:

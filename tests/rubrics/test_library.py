@@ -109,6 +109,32 @@ def test_only_a_document_with_rules_and_scored_verdicts_is_judged_by_its_verdict
     assert [c.id for c in unscored.criteria] == ["C1", "C2", "C3"]
 
 
+def test_every_way_to_make_a_rubric_with_rules_and_scored_verdicts_judges_it_by_its_verdict():
+    """The verdict is asked where a Rubric is made, not only where a file is read: a rubric built in
+    Python (the rubrify port, algebra's project) and its saved file were two rubrics (another hash,
+    another score); a document of rules and verdicts alone, or one that asked for `invert`, broke."""
+    from rubricflow.rubrics import algebra
+    from rubricflow.rubrics.compiler import content_hash
+    from rubricflow.rubrics.documents import rubric_from_data, rubric_to_data
+    from rubricflow.rubrics.model import Rubric
+    from rubricflow.rubrics.scoring import verdict
+
+    data = rubric_to_data(resolve("compliance-judge"))
+    data["criteria"] = [c for c in data["criteria"] if c["id"] != "Judgement"]
+    built = Rubric.model_validate(data)
+    assert content_hash(built) == content_hash(rubric_from_data(data, "file"))
+    projected = algebra.project(resolve("compliance-judge"), ["C1", "C2"])
+    assert content_hash(rubric_from_data(rubric_to_data(projected), "saved")) == content_hash(projected)
+    rules = {k: data[k] for k in ("decision_rules", "verdicts", "output")}
+    bare = Rubric.model_validate({"metadata": {"id": "bare"}, **rules})
+    assert [c.id for c in bare.criteria] == ["Judgement"]
+    inverted = Rubric.model_validate({**data, "scoring": {"invert": True, "method": "min"}})
+    assert (verdict(inverted, {"Judgement": "Yes"}).score, verdict(inverted, {"Judgement": "Yes"}).label) == (
+        1.0,
+        "Yes",
+    )
+
+
 def test_lookup_by_name_version_path_type_and_tag(tmp_path):
     src = BUILTIN / "helpfulness.yaml"
     newer = tmp_path / "helpfulness-2.yaml"

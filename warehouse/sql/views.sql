@@ -410,8 +410,8 @@ results AS (  -- the messages that answer a call: a fifth of an agent's, the oth
 ),
 answers AS (  -- each call's first result, carried here (a join back to its message cost as much again)
     SELECT r.corpus_id, r.transcript_id, r.tool_call_id, c.position AS call_position,
-           min(r.position) AS position, arg_min(r.is_error, r.position) AS is_error,
-           arg_min(r.body_hash, r.position) AS body_hash
+           min(r.position) AS position, arg_min_null(r.is_error, r.position) AS is_error,  -- its flag, even NULL
+           arg_min_null(r.body_hash, r.position) AS body_hash
     FROM results r ASOF JOIN call_ids c
       ON c.corpus_id = r.corpus_id AND c.transcript_id = r.transcript_id AND c.id = r.tool_call_id
      AND r.position > c.position

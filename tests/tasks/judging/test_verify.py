@@ -121,6 +121,16 @@ def test_a_quote_differing_in_case_or_wrapped_in_quote_marks_is_found():
     assert verify_answer(RUBRIC, UNIT, made_up, TEXT)[0][0].evidence_verified is False
 
 
+def test_the_viewer_marks_a_quote_where_verification_found_it():
+    """A quote verified by normalized containment (case, space, quote marks aside) is marked in the
+    viewer's text too: it looked for the exact string and marked nothing."""
+    from rubricflow.tasks.presentation.viewer import highlight
+
+    page = str(highlight("The Council met on <b>Tuesday</b>.", ["\u201cthe council  met\u201d"], []))
+    assert '<mark class="evidence" title="verified evidence quote">The Council met</mark>' in page
+    assert "&lt;b&gt;Tuesday" in page  # the text still escaped
+
+
 def test_the_decision_rules_decide_the_verdict_from_the_same_answers_criterion_values():
     """Seed 000's ComplianceJudge: R3 (C1 = 2, C2 = 1) gives Somewhat whatever the judge wrote, and an
     out-of-scale verdict too; the written word stays in the note. A call that asks the verdict alone

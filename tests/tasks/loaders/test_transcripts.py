@@ -44,6 +44,24 @@ def test_a_tool_call_is_linked_to_its_result(tmp_path):
     ).fetchall() == [("t1", 2, "search_flights", "Paris", 3, "AF123 at 10:00")]
 
 
+def test_a_call_answered_twice_shows_its_first_result_and_that_results_own_flag(tmp_path):
+    """The first result carries no error flag, a retry's second does: the view shows the first
+    result with ITS flag (NULL), not the first flag DuckDB's arg_min finds (the second's True)."""
+    src = tmp_path / "twice.jsonl"
+    call = {"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "Book it."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "booked"},
+        {"role": "tool", "tool_call_id": "c1", "content": "503", "is_error": True},
+    ]
+    src.write_text(json.dumps({"id": "t", "messages": messages}) + "\n")
+    _, con = load(tmp_path, src)
+    assert con.sql("SELECT result_position, result, result_is_error FROM tool_calls").fetchall() == [
+        (2, "booked", None)
+    ]
+
+
 def test_the_transcript_is_a_text_rendered_with_message_ids(tmp_path):
     _, con = load(tmp_path, CHATS)
     [(text,)] = con.sql("SELECT text FROM texts WHERE text_id = 't1'").fetchall()

@@ -106,7 +106,7 @@ def CriterionGroup(id: str, children: Sequence[str], aggregation: str = "weighte
     """rubrify's `weighted_sum` group divides by its children's total weight (its judge loop), which
     is rubricflow's `weighted_mean`; rubricflow's own `weighted_sum` adds without dividing."""
     method = "weighted_mean" if aggregation == "weighted_sum" else aggregation
-    return ir.Group(id=id, children=tuple(children), aggregation=method, **fields)
+    return ir.Group.model_validate({"id": id, "children": tuple(children), "aggregation": method, **fields})
 
 
 def CalibrationExample(id: str, input_summary: str, expected_verdict: str, explanation: str = "") -> ir.MappingExample:  # noqa: N802, A002
@@ -120,7 +120,7 @@ def PatternEntry(id: str, pattern: str | None = None, flags: str | None = None, 
     if pattern is not None:
         fields["regex"] = pattern
         flags = "i" if flags is None else flags
-    return ir.Pattern(id=id, **({"flags": flags} if flags is not None else {}), **fields)
+    return ir.Pattern.model_validate({"id": id, **({"flags": flags} if flags is not None else {}), **fields})
 
 
 class _PatternDisqualifier(ir.Disqualifier):
@@ -221,8 +221,8 @@ def _constraint(
     """One of rubrify's OutputConstraint variants as rubricflow's single output constraint."""
     if not limits:
         raise InputError(f"{kind} {id!r}: nothing to check (give a prefix, a suffix or a count)")
-    return ir.OutputConstraint(
-        id=id, field=target_field, description=description, severity=enforcement, scope=scope, **limits
+    return ir.OutputConstraint.model_validate(
+        {"id": id, "field": target_field, "description": description, "severity": enforcement, "scope": scope, **limits}
     )
 
 

@@ -41,7 +41,8 @@ def _merge_rules(a: tuple, b: tuple) -> tuple:
     """Decision rules of both: rules with ids merge by id (a differing twin is a conflict), plain
     sentences once each."""
     texts = tuple(dict.fromkeys(x for x in a + b if isinstance(x, str)))
-    rules = _merge("decision rule", *(tuple(x for x in side if not isinstance(x, str)) for side in (a, b)), "id")
+    ruled = [tuple(x for x in side if not isinstance(x, str)) for side in (a, b)]
+    rules = _merge("decision rule", ruled[0], ruled[1], "id")
     return texts + rules
 
 

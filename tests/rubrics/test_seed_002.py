@@ -78,6 +78,16 @@ def test_the_seeds_initial_rubrics_ship_with_their_artifact_types_and_criteria()
         assert verdict(entry.rubric, {c.id: 5 for c in entry.rubric.criteria}).passed is True
 
 
+def refused(tmp_path, old: str, new: str) -> tuple[object, str]:
+    """The seed's example with `old` made `new`, written and loaded: the file and the one error."""
+    assert old in EXAMPLE
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(bad)
+    return bad, str(err.value)
+
+
 @pytest.mark.parametrize(
     "change, field",
     [
@@ -93,13 +103,8 @@ def test_the_seeds_initial_rubrics_ship_with_their_artifact_types_and_criteria()
     ],
 )
 def test_the_seeds_validation_rules_name_file_and_field(tmp_path, change, field):
-    old, new = change
-    assert old in EXAMPLE
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
-    with pytest.raises(RubricImportError) as err:
-        load_rubric(bad)
-    assert str(bad) in str(err.value) and field in str(err.value)
+    bad, said = refused(tmp_path, *change)
+    assert str(bad) in said and field in said
 
 
 SCHEMA = fenced_yaml_after("### Rubric Schema")
@@ -151,13 +156,7 @@ def test_the_seeds_schema_types_are_one_line_errors_naming_file_and_field(tmp_pa
     are given at. Before, `weight: 3` weighed 3, `2: null` became the anchor text 'None', `3: ""`,
     a missing name or description and `threshold: true` (1.0) were read, `score_9` was an example."""
     assert schema_says in SCHEMA
-    old, new = change
-    assert old in EXAMPLE
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
-    with pytest.raises(RubricImportError) as err:
-        load_rubric(bad)
-    said = str(err.value)
+    bad, said = refused(tmp_path, *change)
     assert said.startswith(f"{bad}: field {field}: ") and "\n" not in said
 
 

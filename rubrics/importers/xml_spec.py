@@ -171,6 +171,7 @@ class _SpecReader:
         pattern_ids = [p["id"] for p in patterns]
         rubric_el = _find(root, "rubric", "criteria") or root
         criteria = [self.criterion(el, i) for i, el in enumerate(rubric_el.findall("criterion"))]
+        _span_lone_anchors(criteria, self.source)
         doc: dict[str, Any] = {
             "metadata": {
                 "id": kebab(name),
@@ -271,9 +272,7 @@ class _SpecReader:
                 anchors.append(
                     {"value": int(child.get("value", "")), "label": child.get("label", ""), "description": _text(child)}
                 )
-        scale: dict = {"kind": "binary"}
-        if len(anchors) >= 2:
-            scale = {"kind": "ordinal", "anchors": anchors}
+        scale: dict = {"kind": "ordinal", "anchors": anchors} if anchors else {"kind": "binary"}
         uses = _text(_find(el, "uses_patterns", "patterns"))
         doc: dict[str, Any] = {
             "id": cid,
@@ -336,6 +335,24 @@ _RISK = re.compile(r"risk\s*=\s*(\d+)\s*-\s*score")
 # The outcome a formula gives a disqualified text: AntiLLMY's `If any DQ fired ⇒ score=0, risk=15,
 # band="FAIL"`, ZinsserJudge v1's `If any DQ: set score=0 and class="Rejected"` (v3: `=> ... class=`).
 _DQ_BAND = re.compile(r"If any DQ\b(?:[^.]|\.\d)*?\b(?:band|class)\s*=\s*\"([^\"]+)\"")
+
+
+def _span_lone_anchors(criteria: list[dict], source: Path) -> None:
+    """A criterion with one <anchor_N> keeps it, on the levels the rubric's other anchors span
+    (read as pass/fail, its anchor was lost). Seed 000 asks for two ("Each criterion MUST have >= 2
+    <anchor_N> tags"): the lattice's S1 and P_anchored still report it."""
+    levels = [a["value"] for c in criteria for a in c["scale"].get("anchors", ())]
+    for c in criteria:
+        anchors = c["scale"].get("anchors", ())
+        if len(anchors) != 1:
+            continue
+        if min(levels) == max(levels):
+            raise RubricImportError(
+                source,
+                f"criterion {c['id']}: one anchor (anchor_{anchors[0]['value']}) and no other level in the rubric "
+                "to span; a scale needs two <anchor_N> tags",
+            )
+        c["scale"] |= {"min": min(levels), "max": max(levels)}
 
 
 def label_the_disqualified(scoring: dict[str, Any]) -> None:

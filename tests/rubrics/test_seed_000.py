@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from rubricflow import errors as rf_errors
 from rubricflow.rubrics.compiler import RubricCompileError, compile_or_raise, content_hash
 from rubricflow.rubrics.formats import load_rubric
 from rubricflow.rubrics.importers.xml_spec import dump_xml
@@ -331,3 +332,41 @@ def test_s5_holds_for_a_word_count_or_key_order_as_for_a_prefix(ritual):
     assert "S5_NO_RITUAL" not in [w.code for w in bundle.warnings]
     bare = compile_or_raise(_seed_rubric(criteria))
     assert properties(bare.rubric)["P_ritual"] == 0 and dict(bare.lattice)["S5"] is False
+
+
+def _spec_with(criteria_xml: str) -> str:
+    return (
+        '<LLM_JUDGE_SPEC name="t" version="1"><mission>Judge replies.</mission><rubric>'
+        f"{criteria_xml}</rubric></LLM_JUDGE_SPEC>"
+    )
+
+
+def test_a_lone_xml_anchor_is_kept_on_the_rubrics_levels_and_still_reported(tmp_path):
+    """Seed: "Each criterion MUST have >= 2 <anchor_N> tags". A criterion with one keeps it (it was
+    read as pass/fail, its anchor lost), on the levels the other anchors span; S1 still reports it."""
+    assert "Each criterion MUST have >= 2 <anchor_N> tags" in SEED
+    path = tmp_path / "lone.xml"
+    path.write_text(
+        _spec_with(
+            '<criterion id="C1"><description>Direct.</description><anchor_0>Evasive.</anchor_0>'
+            "<anchor_3>Answers first.</anchor_3></criterion>"
+            '<criterion id="C2"><description>Polite.</description><anchor_2>Courteous.</anchor_2></criterion>'
+        )
+    )
+    rubric = load_rubric(path)
+    lone = rubric.criteria[1].scale
+    assert (lone.kind, lone.low, lone.high) == ("ordinal", 0, 3)
+    assert [(a.value, a.description) for a in lone.anchors] == [(2, "Courteous.")]
+    assert "anchor_2" in dump_xml(rubric)
+    assert properties(rubric)["P_anchored"] == 0.5
+    bundle = compile_or_raise(rubric)
+    assert [w.path for w in bundle.warnings if w.code == "S1_UNANCHORED"] == ["criteria[1].scale"]
+
+
+def test_a_lone_xml_anchor_with_no_levels_to_span_names_the_criterion(tmp_path):
+    path = tmp_path / "alone.xml"
+    path.write_text(
+        _spec_with('<criterion id="C1"><description>Direct.</description><anchor_2>Yes.</anchor_2></criterion>')
+    )
+    with pytest.raises(rf_errors.InputError, match=r"alone.xml: criterion C1: one anchor \(anchor_2\)"):
+        load_rubric(path)

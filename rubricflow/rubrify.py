@@ -16,7 +16,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -468,6 +468,7 @@ class Judge:
             raise InputError(f"Judge.evaluate takes a compiled bundle (compile_rubric(...).bundle), not {bundle!r}")
         done = (lambda s: on_criterion_done(s.name, _judged(s))) if on_criterion_done else None
         result, usage = await self._ask(bundle, response_text, context_text, genre, on_criterion_start, done)
+        result = _disqualified_by_rationales(bundle.rubric, result)
         self.evaluation_count += 1
         self.total_usage += usage
         return Judgment(
@@ -553,6 +554,19 @@ def _aggregated(rubric: ir.Rubric, result: Any, genre: str | None) -> Aggregated
         top += [(g.weight, groups[g.id]) for g in rubric.groups if g.id not in inner]
         raw = sum(w * v for w, v in top if v is not None) if result.score is not None else None
     return AggregatedScore(result.score, raw, f"grouped_{method}" if rubric.groups else method, groups)
+
+
+def _disqualified_by_rationales(rubric: ir.Rubric, result: Any) -> Any:
+    """rubrify's pattern disqualifiers are "scanned first against judge rationales, then against the
+    response text" (seed 001): one whose pattern matches a rationale rejects the judgment too (its
+    id first), as its decision, score and violations say."""
+    rationales = "\n".join(s.rationale for s in result.criteria.values() if s.rationale)
+    hits = set(_pattern_hits(rubric, rationales)) if rationales else set()
+    fired = [d.id for d in rubric.disqualifiers if d.kind == "pattern" and hits & set(d.patterns)]
+    if not fired:
+        return result
+    said = tuple(dict.fromkeys((*fired, *result.disqualifiers)))
+    return replace(result, score=0.0, label=rubric.scoring.disqualified_label, passed=False, disqualifiers=said)
 
 
 def _pattern_hits(rubric: ir.Rubric, text: str) -> dict[str, list[str]]:

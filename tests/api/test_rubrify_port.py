@@ -197,6 +197,28 @@ def test_a_disqualified_judgment_is_rejected(offline):
     )
 
 
+def test_a_pattern_disqualifier_is_scanned_against_the_judges_rationales_too(offline):
+    """Seed 001: a pattern disqualifier is "regex scanned first against judge rationales, then against
+    the response text". The offline judge's rationales say "offline stand-in judge"; the text does not."""
+    from rubricflow.rubrify import Disqualifier
+
+    assert "regex scanned first against judge rationales, then against the response text" in SEED
+    in_rationale = Disqualifier(id="DQ_R", description="judge chatter", pattern=r"stand-in judge")
+    in_text = Disqualifier(id="DQ_T", description="AI self-disclosure", pattern=r"as an ai")
+    nowhere = Disqualifier(id="DQ_N", description="never said", pattern=r"zebra crossing")
+    judge, text = offline(), "The council met on Monday and voted to repair the bridge."
+    assert "stand-in judge" not in text.lower()
+    judged = asyncio.run(judge.evaluate(bundle_of(rubrify_rubric(disqualifiers=[nowhere, in_rationale])), text))
+    assert any("stand-in judge" in c.rationale for c in judged.criterion_judgments)
+    assert (judged.decision, judged.violations, judged.aggregation.normalized_score) == ("Rejected", ("DQ_R",), 0)
+    assert (judged.result.passed, judged.result.score) == (False, 0.0)
+    both = rubrify_rubric(disqualifiers=[in_text, in_rationale])
+    judged = asyncio.run(judge.evaluate(bundle_of(both), "As an AI, " + text))
+    assert judged.violations == ("DQ_R", "DQ_T")  # the rationales are scanned first
+    clean = asyncio.run(judge.evaluate(bundle_of(rubrify_rubric(disqualifiers=[nowhere])), text))
+    assert clean.violations == () and clean.decision != "Rejected"
+
+
 def test_the_default_execution_strategy_is_per_criterion(offline):
     """Seed 001: `execution_strategy` -- "`per_criterion` (default)": one call per criterion (was one holistic call)."""
     from rubricflow.rubrify import SurfacePolicy

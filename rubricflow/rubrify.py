@@ -160,11 +160,12 @@ def RubricMeta(name: str, version: str = "1.0.0", **fields: Any) -> ir.Metadata:
 
 class SurfacePolicy(ir.Surface):
     """rubrify's SurfacePolicy: rubricflow's Surface with rubrify's defaults (the XML surface, one
-    call per criterion, seed 001's labels). `decision_thresholds` (min score 0-100, label) and `role`
+    call per criterion, seed 001's labels, evidence asked for but not enforced). `decision_thresholds` (min score 0-100, label) and `role`
     are not the surface's in rubricflow: `compile_rubric` moves them to the scoring and the role."""
 
     input_codec: Literal["markdown", "xml"] = "xml"
     default_labels: bool = True
+    enforce_evidence: bool = False  # seed 001: EvidenceSpec's required/min_items are prompt-only
     execution_strategy: Literal["per_criterion", "grouped", "holistic"] | None = "per_criterion"
     output_codec: Literal["json"] = Field(default="json", exclude=True)
     role: ir.Role | None = Field(default=None, exclude=True)

@@ -124,7 +124,7 @@ def rubric_document(rubric: Rubric) -> dict:
         _drop_defaults(golden, {"expected_label": None})
     if rubric.surface == Surface():  # added later too: the default surface is how rubrics always rendered
         data.pop("surface", None)
-    _drop_defaults(data.get("surface") or {}, {"execution_strategy": None, "rationale": True})
+    _drop_defaults(data.get("surface") or {}, {"execution_strategy": None, "rationale": True, "enforce_evidence": True})
     return data
 
 

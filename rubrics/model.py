@@ -642,6 +642,9 @@ class Surface(Strict):
     ordinal with one-token levels is then a decision: the judge answers the level alone (one token;
     max_tokens 2, or 1 where the provider holds it to the levels by a grammar) and the score is
     weighed from the top logprobs (rubrics/render.decision_criterion)."""
+    enforce_evidence: bool = True
+    """False: a criterion's evidence spec (required, min_items) is prompt-only, as in rubrify's engine
+    (seed 001): an answer that cites less is still scored. True: it goes unscored ("required evidence missing")."""
     execution_strategy: Literal["per_criterion", "grouped", "holistic"] | None = None
     """How many criteria one call asks about when the user gives no --strategy (seed 001's
     SurfacePolicy.execution_strategy); a --strategy given wins, and the run records which was used."""

@@ -240,7 +240,7 @@ def _verify_criterion(rubric: Rubric, c: Criterion, entry: Any, text: str) -> Cr
         result.evidence_verified = quotes_in_text(result.evidence, text) if c.evidence.exact_quote else None
         if result.evidence_verified is False:
             result.warnings.append("evidence quote not found in the text")
-    if c.evidence.required and len(result.evidence) < max(1, c.evidence.min_items):
+    if c.evidence.required and rubric.surface.enforce_evidence and len(result.evidence) < max(1, c.evidence.min_items):
         result.reason = "required evidence missing"
         return result
     result.unit_score = unit

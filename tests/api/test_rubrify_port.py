@@ -320,6 +320,29 @@ def test_seed_named_constraints_evidence_and_calibration_examples():
     }  # fmt: skip
 
 
+def test_an_evidence_spec_is_prompt_only_in_the_port_and_enforced_in_rubricflows_own(offline):
+    """Seed 001: EvidenceSpec's `required`, `min_items` ... "are not enforced post-hoc by the engine".
+    The offline judge quotes one sentence; two are required. Under the port's SurfacePolicy the
+    criterion is scored; the same rubric with rubricflow's default surface leaves it unscored."""
+    from rubricflow.rubrics.model import Surface
+    from rubricflow.rubrify import Criterion, EvidenceSpec
+
+    assert "are prompt-only -- they are rendered into the XML surface" in SEED
+    assert "but are not enforced post-hoc by the engine" in SEED
+    cited = Criterion(id="C1", title="Cited", evidence=EvidenceSpec(required=True, min_items=2))
+    rubric = rubrify_rubric(criteria=[cited, Criterion(id="C2", title="Other")])
+    assert rubric.surface.enforce_evidence is False
+    judge, text = offline(), "The council met on Monday. It voted to repair the bridge."
+    judged = asyncio.run(judge.evaluate(bundle_of(rubric), text))
+    first = judged.result.criteria["C1"]
+    assert (first.status, len(first.evidence)) == ("scored", 1) and first.score is not None
+    strict = rubric.model_copy(
+        update={"surface": Surface.model_validate({**rubric.surface.model_dump(), "enforce_evidence": True})}
+    )
+    enforced = asyncio.run(judge.evaluate(bundle_of(strict), text)).result.criteria["C1"]
+    assert (enforced.status, enforced.reason, enforced.score) == ("unscored", "required evidence missing", None)
+
+
 def test_seed_disqualifier_and_pattern_fields():
     """rubrify's `Disqualifier(pattern=)` / `(criterion_ids=)` and `PatternEntry(pattern=)` (each was refused)."""
     from rubricflow.rubrics.scoring import verdict

@@ -82,16 +82,16 @@ class RewardService:
         mode = body.get("mode", "pointwise")
         if mode not in MODES:
             raise InputError(f"mode {mode!r} is not one of {', '.join(MODES)}")
-        rollouts = read_rollouts(body.get("rollouts"), body.get("view", "last_reply"))
-        self.rollouts += len(rollouts)
+        rollouts, swap = read_rollouts(body.get("rollouts"), body.get("view", "last_reply")), _flag(body, "swap")
         if mode == "listwise":
-            results = await self.listwise(bundle, rollouts, _flag(body, "swap"))
+            results = await self.listwise(bundle, rollouts, swap)
         elif mode == "pairwise":
             results = await self.pairwise(bundle, rollouts)
         elif len(rollouts) == 1:  # a training loop's usual request: no task of its own (gather makes one)
             results = [await self.pointwise(bundle, rollouts[0])]
         else:
             results = list(await asyncio.gather(*(self.pointwise(bundle, r) for r in rollouts)))
+        self.rollouts += len(rollouts)  # answered: a refused request counts none
         self.latencies.append(time.perf_counter() - started)
         return {"rubric": f"{bundle.id}@{bundle.version}", "mode": mode, "results": results}
 
@@ -117,7 +117,7 @@ class RewardService:
 
     async def _fooled(self, bundle: CompiledRubric, golden: Any, threshold: float, unguarded: bool) -> dict:
         rollout = Rollout(golden.name, golden.text)
-        guarded = await self.pointwise(bundle, rollout)
+        guarded = await self.pointwise(bundle, rollout, counted=False)
         row = {
             "name": golden.name,
             "reward": guarded["reward"],
@@ -125,7 +125,7 @@ class RewardService:
             "flags": guarded["flags"],
         }
         if unguarded:
-            bare = await self.pointwise(bundle, rollout, guard=False) if golden.text.strip() else guarded
+            bare = await self.pointwise(bundle, rollout, guard=False, counted=False) if golden.text.strip() else guarded
             row |= {"unguarded_reward": bare["reward"], "unguarded_passed": _passes(bare, threshold)}
         return row
 
@@ -164,13 +164,16 @@ class RewardService:
 
     # ------------------------------------------------------------------ pointwise and listwise
 
-    async def pointwise(self, bundle: CompiledRubric, rollout: Rollout, guard: bool | None = None) -> dict:
-        """One rollout's reward: screened, then from the cache, else bought in the next batch."""
+    async def pointwise(
+        self, bundle: CompiledRubric, rollout: Rollout, guard: bool | None = None, counted: bool = True
+    ) -> dict:
+        """One rollout's reward: screened, then from the cache, else bought in the next batch
+        (`counted`: a screened one counts in `stats`; the fooling goldens' do not)."""
         flags = (
             screens(rollout.text, bundle.rubric, rollout.replies) if (self.guard if guard is None else guard) else []
         )
         if flags or not rollout.text.strip():
-            self.screened += 1
+            self.screened += counted
             return _reward(rollout.id, None, flags or ["empty"], cached=False)
         key = reward_key(bundle.hash, self._judge_hash(), rollout.text, rollout.input, rollout.context)
         result = self.cache.get(key)
@@ -215,8 +218,8 @@ class RewardService:
         flags = [screens(r.text, bundle.rubric, r.replies) if self.guard else [] for r in rollouts]
         judged = [i for i, f in enumerate(flags) if not f]
         kept = [rollouts[i] for i in judged]
-        self.screened += len(rollouts) - len(kept)
         _one_prompt(kept, mode)
+        self.screened += len(rollouts) - len(kept)
         if len(kept) > 1:
             answers = await judge_kept(kept)
         else:
@@ -500,13 +503,25 @@ def serving(server: Any, sock: Any) -> Any:
 
 
 def serve_until_interrupted(server: Any, sock: Any) -> None:
-    """Serve in the foreground until Ctrl-C, then finish the requests in flight and return."""
+    """Serve in the foreground until Ctrl-C, SIGTERM or SIGHUP (`kill`, `timeout`, systemd and docker
+    stop send SIGTERM), then finish the requests in flight and return. uvicorn serves on the judge
+    loop's thread, where it can install no signal handler: this thread's stop it."""
+    import signal
+
+    def stop(*_: Any) -> None:
+        server.should_exit = True
+
+    ending = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+    before = {s: signal.signal(s, stop) for s in ending}
     served = serving(server, sock)
     try:
         served.result()
     except KeyboardInterrupt:
         server.should_exit = True
         served.result(timeout=30)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def out_of_the_collectors_sight() -> None:

@@ -131,6 +131,22 @@ class Plan:
         return self.total - self.cells - self.deferred
 
 
+def register_units(
+    con: duckdb.DuckDBPyConnection, bundle: Bundle, strategy: str, rendering: Any = None
+) -> list[tuple[str, str, str]]:
+    """Record each call unit's fingerprint as the rubric renders it now (`rubric_units`): the views
+    count a judgment only where its unit's fingerprint is current (views.sql, current_rendering).
+    Every writer of judgments registers them first: a plan, and the reward server's ledger."""
+    rendering = render(bundle.rubric, strategy) if rendering is None else rendering
+    units = [(g, u.unit.id, u.fingerprint) for (g, _), u in rendering.units.items()]
+    if units:  # none when every criterion is a check or scoped: the judge reads nothing of the texts
+        con.executemany(
+            "INSERT OR REPLACE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
+            [(bundle.hash, *u) for u in units],
+        )
+    return units
+
+
 def plan_cells(
     con: duckdb.DuckDBPyConnection,
     corpus_id: str,
@@ -149,12 +165,7 @@ def plan_cells(
     With `texts`, only those texts are planned (a sequential A/B judges its batches so)."""
     rendering = render(bundle.rubric, strategy)  # the units as the judge will send them
     genres = sorted(rendering.genres)
-    units = [(g, u.unit.id, u.fingerprint) for (g, _), u in rendering.units.items()]
-    if units:  # none when every criterion is a check or scoped: the judge reads nothing of the texts
-        con.executemany(
-            "INSERT OR REPLACE INTO rubric_units (rubric_hash, genre_key, unit_id, unit_hash) VALUES (?, ?, ?, ?)",
-            [(bundle.hash, *u) for u in units],
-        )
+    units = register_units(con, bundle, strategy, rendering)
     adopted = _adopt(con, corpus_id, bundle.hash, judge_hash, samples, run_id) if run_id is not None else 0
     # Built from list parameters, not a registered Arrow table: that would import pandas (~0.5 s a process).
     con.execute(

@@ -36,7 +36,7 @@ def reward_server(
     and per-criterion scores, pointwise, listwise or pairwise (order-swapped). Cached, batched, rate-limited per
     key with every other run, every judgment recorded in --warehouse. Only for you: requests need the
     secret in the reward-server.secret file of your state folder (the line printed says where); it
-    runs in the foreground until Ctrl-C and leaves nothing running."""
+    runs in the foreground until Ctrl-C or SIGTERM, lands what it holds, and leaves nothing running."""
     import uvicorn
 
     import rubricflow as rf
@@ -48,7 +48,7 @@ def reward_server(
         server_secret,
     )
     from rubricflow.tasks.reward.http import SECRET_NAME, reward_app
-    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, served_hosts
+    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, is_loopback, served_hosts
     from rubricflow.tasks.runtime.prefect_server import state_dir
     from rubricflow.tasks.standins.judge_server import bind
 
@@ -58,18 +58,19 @@ def reward_server(
     service = RewardService(engine, rubric, warehouse, guard=not no_guard)
     try:
         sock = bind(host, port)
-    except OSError as exc:
+    except (OSError, OverflowError) as exc:  # OverflowError: a port outside 0-65535
         raise InputError(f"cannot listen on {host}:{port}: {exc}") from None
-    hosts = LOOPBACK_HOSTS if host in LOOPBACK_HOSTS else served_hosts(host)
-    scheme = "https" if tls else "http"
+    secret = server_secret()  # made before the line that says where it is: a script reads it next
+    hosts = LOOPBACK_HOSTS if is_loopback(host) else served_hosts(host)
+    scheme, shown = "https" if tls else "http", f"[{host.strip('[]')}]" if ":" in host else host
     print(  # flushed: a script waiting for this line reads it at once
-        f"rubricflow reward server on {scheme}://{host}:{sock.getsockname()[1]} (POST /v1/rewards; "
-        f"secret in {state_dir() / (SECRET_NAME + '.secret')}; Ctrl-C stops it, nothing is left running)",
+        f"rubricflow reward server on {scheme}://{shown}:{sock.getsockname()[1]} (POST /v1/rewards; "
+        f"secret in {state_dir() / (SECRET_NAME + '.secret')}; Ctrl-C or SIGTERM stops it, nothing is left running)",
         flush=True,
     )
     out_of_the_collectors_sight()
     try:
-        serve_until_interrupted(uvicorn.Server(reward_config(reward_app(service, server_secret(), hosts), **tls)), sock)
+        serve_until_interrupted(uvicorn.Server(reward_config(reward_app(service, secret, hosts), **tls)), sock)
     finally:
         service.close()
         engine.close()
@@ -78,12 +79,12 @@ def reward_server(
 def _tls(host: str, cert: Path | None, key: Path | None) -> dict:
     """uvicorn's TLS settings; a bind beyond loopback without them is refused (the secret would
     cross the network in the clear)."""
-    from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS
+    from rubricflow.tasks.runtime.owner import is_loopback
 
     if (cert is None) != (key is None):
         raise InputError("--tls-cert and --tls-key go together")
     if cert is None:
-        if host not in LOOPBACK_HOSTS:
+        if not is_loopback(host):
             raise InputError(f"--host {host}: a reward server beyond this machine needs --tls-cert and --tls-key")
         return {}
     return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}

@@ -218,8 +218,16 @@ def unanswered_advice(error: str) -> str:
     return "check that it runs, and --base-url, --model and OPENAI_API_KEY"
 
 
+RUN_AGAIN = "run again: these cells are planned again then"  # a run's; rf.Judge's calls are asked again
+
+
 def refusal_message(
-    ok: int, unanswered: int, unanswered_error: str | None, setup: int, setup_error: str | None
+    ok: int,
+    unanswered: int,
+    unanswered_error: str | None,
+    setup: int,
+    setup_error: str | None,
+    again: str = RUN_AGAIN,
 ) -> str | None:
     """Why the endpoint gave a set of calls no usable answer, or None when it did: every call
     unanswered (refused, unreachable, transient to the end), or any call refused for a setup reason
@@ -228,11 +236,10 @@ def refusal_message(
     if unanswered and not ok:
         return (
             f"the endpoint refused, never answered or gave no usable answer to every call "
-            f"({unanswered} cells; {unanswered_error}); {unanswered_advice(unanswered_error or '')}, "
-            "then run again: these cells are planned again then"
+            f"({unanswered} cells; {unanswered_error}); {unanswered_advice(unanswered_error or '')}, then {again}"
         )
     if setup:
-        return f"{setup} cells failed for a setup reason ({setup_error}); fix it and run again: these cells are planned again then"
+        return f"{setup} cells failed for a setup reason ({setup_error}); fix it and {again}"
     return None
 
 
@@ -242,11 +249,13 @@ def rows_refusal(rows: list[dict]) -> str | None:
     kinds = {k.value for k in FailureKind.unanswered()}
     unanswered = [r for r in rows if r.get("error_kind") in kinds]
     setup = [r for r in rows if r.get("error_kind") == FailureKind.SETUP]
-    said = sorted(str(r.get("error")) for r in unanswered if (r.get("attempts") or 0) > 0)
+    sent = sorted(str(r.get("error")) for r in unanswered if (r.get("attempts") or 0) > 0)
+    unsent = sorted(str(r["error"]) for r in unanswered if r.get("error"))  # none sent: why (a breaker open)
     return refusal_message(
         sum(r.get("status") == "ok" for r in rows),
         len(unanswered),
-        said[0] if said else None,
+        (sent or unsent or ["no call was sent"])[0],
         len(setup),
         min((str(r.get("error")) for r in setup), default=None),
+        again="ask again",
     )

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from rubricflow.errors import InputError, RubricflowError
+from rubricflow.errors import EndpointRefused, InputError, RubricflowError
 from rubricflow.surrogates import lone_surrogate
 from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse, same_secret
 
@@ -46,8 +46,7 @@ def reward_app(service: Service, secret: str, hosts: frozenset[str] = LOOPBACK_H
         method, path = scope["method"], scope["path"].rstrip("/") or "/"
         if path == "/health":
             return await _json(send, 200, {"ok": True})
-        bearer = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1").removeprefix("Bearer ")
-        if not same_secret(bearer, secret):
+        if not same_secret(_bearer(scope), secret):
             return await refuse(scope, send, 401, "the reward server needs the owner's secret (Authorization: Bearer)")
         if method == "GET" and path == "/stats":
             return await _json(send, 200, service.stats())
@@ -67,10 +66,19 @@ async def _answer(route: Callable[[dict], Awaitable[dict]], receive: Callable, s
         return await _json(send, 200, await route(body))
     except json.JSONDecodeError as exc:
         return await _json(send, 400, {"error": f"the request body is not JSON: {exc.msg}"})
+    except EndpointRefused as exc:  # the judge's fault, not the request's: a loop may ask again
+        return await _json(send, 502, {"error": " ".join(str(exc).split())})
     except InputError as exc:  # one line, whatever the fault (a rubric file's YAML error spans several)
         return await _json(send, 400, {"error": " ".join(str(exc).split())})
     except RubricflowError as exc:
         return await _json(send, 502, {"error": " ".join(str(exc).split())})
+
+
+def _bearer(scope: dict) -> str | None:
+    """The credentials of an `Authorization: Bearer <secret>` header (the scheme in any case, RFC
+    7235); None for another scheme or none: a bare secret is not a bearer token."""
+    scheme, _, token = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
 
 
 async def _body(receive: Callable) -> bytes:

@@ -1,6 +1,6 @@
 """Every judgment the reward server buys, in a warehouse, for later calibration and A/B, as a
 scoring run lands them: each rubric and judge the server serves is one run (its row, its rubric
-registered), each rollout a text of the `reward` corpus, and the judgments land through the run's
+registered), each rollout a text of its rubric's `reward.<rubric id>` corpus, and the judgments land through the run's
 folder (`RunFolder.land`) and load in one transaction each (`steps.load_landed`), on the warehouse's
 one writer (`Store`). No Prefect flow per request: a background thread lands what came in every
 `FLUSH_S`, so a request never waits on the warehouse."""
@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from rubricflow.rubrics.compiler import Bundle
 from rubricflow.tasks.judging.cells import Outcome
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.judging.shard import land_tables
-from rubricflow.warehouse import db, steps
+from rubricflow.warehouse import analytics, db, steps
 from rubricflow.warehouse.run_folder import RunFolder
 from rubricflow.warehouse.sqlfiles import transaction
 from rubricflow.warehouse.store import Store
@@ -47,6 +48,7 @@ class Ledger:
         self.path = Path(warehouse)
         self.store = Store(self.path)
         self.runs: dict[tuple[str, str], str] = {}  # (rubric hash, judge hash) -> its run id
+        self.corpora: dict[str, str] = {}  # run id -> the corpus its rollouts are texts of
         self.queue: list[tuple[Bundle, JudgeConfig, Judged]] = []
         self.recorded = 0
         self.lock = threading.Lock()
@@ -93,11 +95,12 @@ class Ledger:
         if key not in self.runs:
             run_id = f"reward-{time.strftime('%Y%m%d-%H%M%S')}-{bundle.hash[:8]}-{key[1][:8]}"
             self.store.execute_write_fn(_start, run_id, bundle, config)
-            self.runs[key] = run_id
+            self.runs[key], self.corpora[run_id] = run_id, corpus_of(bundle)
         return self.runs[key]
 
     def _land(self, run_id: str, rows: list[Judged]) -> None:
-        outcomes = [_as_run(o, run_id, row.text_id) for row in rows for o in row.outcomes]
+        corpus = self.corpora[run_id]
+        outcomes = [_as_run(o, run_id, corpus, row.text_id) for row in rows for o in row.outcomes]
         texts = pa.Table.from_pylist(
             [{"text_id": r.text_id, "text": r.text, "input": r.input, "context": r.context} for r in rows],
             schema=pa.schema(
@@ -106,19 +109,26 @@ class Ledger:
         )
         folder = RunFolder.of(self.path, run_id)
         committed = folder.land(*land_tables(outcomes), f"part-{time.time_ns()}")
-        self.store.execute_write_fn(_load, texts, committed)
+        self.store.execute_write_fn(_load, corpus, texts, committed)
 
     def stats(self) -> dict[str, Any]:
         return {"warehouse": str(self.path), "runs": sorted(self.runs.values()), "recorded": self.recorded}
 
 
+def corpus_of(bundle: Bundle) -> str:
+    """The corpus a rubric's rollouts are texts of: one per rubric id (its versions and judges
+    compared on it), so a group form's rendered candidate sets are not listed under the rubric."""
+    return f"{CORPUS}.{re.sub(r'[^A-Za-z0-9._-]', '-', bundle.id)}"[:128]
+
+
 def _start(con: Any, run_id: str, bundle: Bundle, config: JudgeConfig) -> None:
     db.register_rubric(con, bundle, bundle.id)
     with transaction(con):
+        steps.register_units(con, bundle, config.strategy)
         steps.start_run(
             con,
             run=run_id,
-            corpus=CORPUS,
+            corpus=corpus_of(bundle),
             rubric=bundle.hash,
             judge=config.judge_hash(),
             model=config.model,
@@ -132,17 +142,18 @@ def _start(con: Any, run_id: str, bundle: Bundle, config: JudgeConfig) -> None:
         )
 
 
-def _load(con: Any, texts: pa.Table, committed: Path) -> None:
+def _load(con: Any, corpus: str, texts: pa.Table, committed: Path) -> None:
     with transaction(con):
-        steps.load_texts(con, CORPUS, texts, "reward-server")
+        steps.load_texts(con, corpus, texts, "reward-server")
     steps.load_landed(con, committed)
+    analytics.refresh_in_batches(con)  # every flush (at most one a second): the views never lag the rewards
 
 
-def _as_run(outcome: Outcome, run_id: str, text_id: str) -> Outcome:
+def _as_run(outcome: Outcome, run_id: str, corpus: str, text_id: str) -> Outcome:
     """The outcome as the run's cell: its run, corpus, text and a cell key of its own."""
     c = outcome.completion
     key = hashlib.sha256(
-        "|".join([CORPUS, text_id, c["rubric_hash"], c["judge_hash"], c["unit_hash"] or "", str(c["sample"])]).encode()
+        "|".join([corpus, text_id, c["rubric_hash"], c["judge_hash"], c["unit_hash"] or "", str(c["sample"])]).encode()
     ).hexdigest()
-    completion = c | {"run_id": run_id, "corpus_id": CORPUS, "text_id": text_id, "cell_key": key}
+    completion = c | {"run_id": run_id, "corpus_id": corpus, "text_id": text_id, "cell_key": key}
     return dataclasses.replace(outcome, completion=completion)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rubricflow.errors import InputError
-from rubricflow.tasks.loaders.transcripts import message_text, parse_messages, transcript_of
+from rubricflow.tasks.loaders.transcripts import message_text, parse_messages, tool_calls_of, transcript_of
 
 View = Literal["last_reply", "full_trace"]
 VIEWS = ("last_reply", "full_trace")
@@ -45,7 +45,10 @@ def read_rollout(n: int, raw: Any, view: str) -> Rollout:
     if context is not None and not isinstance(context, str):
         raise InputError(f"rollout {n}: context is a {type(context).__name__}, not a string")
     if not isinstance(given, str | int) or isinstance(given, bool):
-        raise InputError(f"rollout {n}: id is a {type(given).__name__}, not a string or a whole number")
+        beyond = (
+            " (a whole number past 64 bits is read as one: send it as a string)" if isinstance(given, float) else ""
+        )
+        raise InputError(f"rollout {n}: id is a {type(given).__name__}, not a string or a whole number{beyond}")
     text, prompt = _field(n, "completion", _completion_text, raw["completion"], view), None
     if raw.get("prompt") is not None:
         prompt = _field(n, "prompt", _last_user, raw["prompt"])
@@ -70,6 +73,8 @@ def _completion_text(completion: Any, view: str) -> str:
     messages = parse_messages(completion)
     if view == "full_trace":
         return transcript_of("rollout", messages).rendering
+    for number, message in enumerate(messages):  # a malformed call is the client's 400 in either view
+        tool_calls_of(message, number)
     replies = [message_text(m, reasoning=False) for m in messages if m["role"] == "assistant"]
     return next((r for r in reversed(replies) if r.strip()), "")
 

@@ -22,6 +22,12 @@ from rubricflow.errors import InputError
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address is this machine's loopback: IPv6's `::1` bare or in brackets too."""
+    return host in LOOPBACK_HOSTS or host.strip("[]") == "::1"
+
+
 Asgi = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 

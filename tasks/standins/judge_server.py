@@ -773,7 +773,9 @@ async def _drip(send, payload: dict, step: int | None = None, pause_s: float = 0
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """A listening socket on `host` (an IPv6 address, bare or in brackets, on an IPv6 socket)."""
+    host = host.strip("[]")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)  # listening before "listening on" is printed: early clients queue, not fail

@@ -189,14 +189,23 @@ def test_the_fooling_goldens_score_below_the_pass_threshold_and_their_rate_is_re
 def test_every_judgment_is_recorded_in_the_warehouse(served):
     server, _, warehouse = served
     text = "The bridge closes for repairs from the first of June until the end of August."
-    post(server, "/v1/rewards", {"rollouts": [text]})
+    [reward] = post(server, "/v1/rewards", {"rollouts": [text]})["results"]
     server.service.ledger.flush()
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        runs = con.execute("SELECT count(*) FROM runs WHERE corpus_id = 'reward'").fetchall()[0][0]
+        runs = con.execute("SELECT count(*) FROM runs WHERE corpus_id = 'reward.llm-slop'").fetchall()[0][0]
         judged = con.execute(
-            "SELECT count(*) FROM judgments j JOIN texts t USING (corpus_id, text_id) WHERE t.text = ?", [text]
+            "SELECT count(*) FROM current_judgments j JOIN texts t USING (corpus_id, text_id) WHERE t.text = ?", [text]
+        ).fetchall()[0][0]
+        scored = con.execute(
+            "SELECT s.score, s.coverage FROM text_scores s JOIN texts t USING (corpus_id, text_id) "
+            "WHERE t.text = ? AND s.rubric_id = 'llm-slop'",
+            [text],
+        ).fetchall()
+        unjudged = con.execute(  # a rubric's scores list only the texts judged on it (a form's are its own)
+            "SELECT count(*) FROM text_scores WHERE rubric_id <> 'llm-slop' AND corpus_id = 'reward.llm-slop'"
         ).fetchall()[0][0]
     assert runs >= 1 and judged == len(rf.load_rubric("llm-slop").rubric.criteria)
+    assert scored == [(pytest.approx(reward["reward"]), 1.0)] and unjudged == 0
 
 
 def test_each_item_is_settled_as_its_call_is_answered_never_held_for_the_slowest():
@@ -285,6 +294,12 @@ def test_a_lone_surrogate_is_its_senders_400_and_the_requests_beside_it_are_answ
         (json.dumps({"rubric": "a" * 5000, "rollouts": ["x"]}).encode(), "File name too long"),
         (json.dumps({"rollouts": ["a", "b"], "mode": "listwise", "swap": "false"}).encode(),
          'swap: expected true or false, got "false"'),
+        (json.dumps({"rollouts": ["a"], "swap": "yes"}).encode(), 'swap: expected true or false, got "yes"'),
+        (json.dumps({"rollouts": [{"completion": [{"role": "assistant", "content": "", "tool_calls": "oops"}]}]}).encode(),
+         "rollout 0: completion: message 0: tool_calls is not a list"),
+        (json.dumps({"rollouts": [{"completion": [{"role": "assistant", "content": "x", "tool_calls": [
+            {"id": "c1", "function": {"arguments": "{}"}}]}]}]}).encode(), "a tool call without function.name"),
+        (b'{"rollouts": [{"completion": "x", "id": 1000000000000000000000000000000}]}', "send it as a string"),
     ],
 )  # fmt: skip
 def test_a_body_the_server_cannot_read_is_a_400_in_one_line_naming_its_fault(served, body, names):
@@ -298,6 +313,56 @@ def test_a_body_the_server_cannot_read_is_a_400_in_one_line_naming_its_fault(ser
         assert status == 200 and answer["results"][0]["reward"] is not None, answer
         return
     assert status == 400 and names in answer["error"] and "\n" not in answer["error"], answer
+
+
+def test_the_secret_is_read_from_a_bearer_header_whatever_the_schemes_case_and_only_from_one(served):
+    """An outside probe: `bearer <secret>` (the scheme is case-insensitive, RFC 7235) was a 401, and
+    the bare secret with no scheme a 200."""
+    server, _, _ = served
+    for header, status in (
+        (f"bearer {server.secret}", 200),
+        (f"BEARER  {server.secret}", 200),
+        (server.secret, 401),
+        (f"Basic {server.secret}", 401),
+    ):
+        request = urllib.request.Request(server.url + "/stats", headers={"Authorization": header})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                assert (header, answer.status) == (header, status)
+        except urllib.error.HTTPError as refused:
+            assert (header, refused.code) == (header, status)
+
+
+def test_stats_count_the_rollouts_answered_and_leave_the_fooling_goldens_out(served):
+    """An outside probe: fooling goldens counted as screened rollouts (screened 22, rollouts 2), and
+    a refused request's rollouts were counted."""
+    server, _, _ = served
+    before = post_stats(server)
+    post(server, "/v1/fooling", {"rubric": "helpfulness"})
+    assert post_raw(server, json.dumps({"rollouts": ["a", "b"], "mode": "listwise", "swap": 1}).encode())[0] == 400
+    mixed = [{"completion": "a b c", "prompt": "One?"}, {"completion": "d e f", "prompt": "Two?"}]
+    assert post_raw(server, json.dumps({"rollouts": mixed, "mode": "listwise"}).encode())[0] == 400
+    post(server, "/v1/rewards", {"rollouts": ["", "The office opens at nine on weekdays, the sign on its door says."]})
+    after = post_stats(server)
+    assert (after["rollouts"] - before["rollouts"], after["screened"] - before["screened"]) == (2, 1)
+
+
+def test_a_judge_that_never_answers_is_a_502_the_loop_may_retry_saying_why_each_time():
+    """An outside probe: a dead judge was answered 400 (the client's fault, so a loop would not
+    retry), with a scoring run's advice ("cells are planned again"), and `None` as the cause on a repeat."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = rf.Judge(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=1, strategy="holistic")
+    with dead as judge, rf.RewardServer(rf.RewardService(judge, "llm-slop")) as server:
+        answers = [
+            post_raw(server, json.dumps({"rollouts": [f"Ferry {i} sails at noon."]}).encode()) for i in (1, 2, 1)
+        ]
+    for status, answer in answers:
+        assert status == 502 and "planned again" not in answer["error"] and "None" not in answer["error"], answer
+        assert "ask again" in answer["error"]
 
 
 def test_a_rollout_asked_twice_in_flight_hears_the_same_failure_as_its_first_asker(served):

@@ -56,8 +56,25 @@ def otlp_spans(document: dict) -> Iterator[dict]:
                     "end": start_ns(span, "end"),
                     "status_error": (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"),
                     "attributes": attributes,
-                    "events": [e.get("name") for e in span.get("events") or [] if isinstance(e, dict)],
+                    "events": _events_of(span),
                 }
+
+
+def _events_of(span: dict) -> list[dict]:
+    """A span's events as {name, attributes}, attributes written as OTLP key/value pairs or as a map."""
+    out = []
+    for event in span.get("events") or []:
+        if not isinstance(event, dict):
+            continue
+        given = event.get("attributes")
+        if isinstance(given, list):
+            attributes = {
+                kv["key"]: otlp_value(kv.get("value", {})) for kv in given if isinstance(kv, dict) and "key" in kv
+            }
+        else:
+            attributes = given if isinstance(given, dict) else {}
+        out.append({"name": event.get("name"), "attributes": attributes})
+    return out
 
 
 def _objects(value: Any, field: str) -> list[dict]:
@@ -90,7 +107,7 @@ def flat_spans(document: Any) -> Iterator[dict]:
             "end": start_ns(item, "end"),
             "status_error": item.get("status_code") == "ERROR",
             "attributes": flatten(attributes),
-            "events": [e.get("name") for e in item.get("events") or [] if isinstance(e, dict)],
+            "events": _events_of(item),
         }
 
 
@@ -287,7 +304,77 @@ def span_turns(span: dict) -> tuple[list[dict], list[dict], dict | None, Any]:
     if a.get("gen_ai.operation.name") == "execute_tool" or (a.get("gen_ai.tool.name") and not inputs):
         run = _tool_run(a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name"), a, span)
     tools = _json(a.get("gen_ai.tool.definitions"))
-    return inputs, genai_messages(a.get("gen_ai.output.messages"), "assistant"), run, tools or None
+    outputs = genai_messages(a.get("gen_ai.output.messages"), "assistant")
+    if not inputs and not outputs and run is None:  # the messages may be the span's events
+        inputs, outputs = event_turns(span)
+    return inputs, outputs, run, tools or None
+
+
+EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def event_turns(span: dict) -> tuple[list[dict], list[dict]]:
+    """The messages a span keeps as span events, in their order: the GenAI convention's
+    `gen_ai.<role>.message` events (a request's messages) and `gen_ai.choice` (the answer), each
+    JSON in `gen_ai.event.content` as Azure AI Inference's and Semantic Kernel's tracing write
+    them, or in the body's own attributes (`content`, `tool_calls`, `id`); 1.26's
+    `gen_ai.content.prompt` / `gen_ai.content.completion` (`gen_ai.prompt` / `gen_ai.completion`);
+    and `gen_ai.client.inference.operation.details` (the attributes' own `gen_ai.input.messages` ...)."""
+    inputs: list[dict] = []
+    outputs: list[dict] = []
+    for event in span.get("events") or ():
+        name, a = event["name"], event["attributes"]
+        if name == "gen_ai.client.inference.operation.details":
+            system = genai_messages([{"role": "system", "parts": _json(a.get("gen_ai.system_instructions"))}])
+            inputs += (system if a.get("gen_ai.system_instructions") else []) + genai_messages(
+                a.get("gen_ai.input.messages")
+            )
+            outputs += genai_messages(a.get("gen_ai.output.messages"), "assistant")
+        elif name == "gen_ai.content.prompt":
+            inputs += genai_messages(a.get("gen_ai.prompt"))
+        elif name == "gen_ai.content.completion":
+            outputs += genai_messages(a.get("gen_ai.completion"), "assistant")
+        elif name in EVENT_ROLES:
+            inputs.append(_event_message(span, name, EVENT_ROLES[name], _event_body(a)))
+        elif name == "gen_ai.choice" and not outputs:  # the first choice: the others were alternatives
+            body = _event_body(a)
+            outputs.append(_event_message(span, name, "assistant", body.get("message") or body))
+    return inputs, outputs
+
+
+def _event_body(a: dict) -> dict:
+    """An event's message: `gen_ai.event.content`'s JSON, or the body written as attributes."""
+    given = _json(a.get("gen_ai.event.content"))
+    if isinstance(given, dict):
+        return given
+    if isinstance(given, str):
+        return {"content": given}
+    return {
+        k: _json(v) if k == "tool_calls" else v for k, v in a.items() if k in ("content", "tool_calls", "id", "message")
+    }
+
+
+def _event_message(span: dict, name: str, role: str, body: Any) -> dict:
+    """A canonical message of an event's body; one whose content was not recorded (the convention
+    records it only when asked) is refused naming it: its turn would be lost without a word."""
+    body = _json(body) if isinstance(body, str) else body
+    if not isinstance(body, dict) or (body.get("content") in (None, "") and not body.get("tool_calls")):
+        raise ValueError(
+            f"span {span.get('span_id')!r}: its {name} event was recorded without its content "
+            "(turn content recording on: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
+        )
+    message = {"role": body.get("role") or role, "content": body.get("content")}
+    if body.get("tool_calls"):
+        message["tool_calls"] = body["tool_calls"]
+    call_id = body.get("tool_call_id", body.get("id"))
+    if message["role"] == "tool" and call_id is not None:
+        message["tool_call_id"] = str(call_id)
+    return message
 
 
 def _tool_run(call_id: Any, name: Any, a: dict, span: dict) -> dict:
@@ -387,10 +474,10 @@ def merge_spans(spans: list[dict]) -> tuple[list[dict], Any]:
 
 
 def _refuse_event_messages(span: dict, inputs: list[dict], outputs: list[dict], run: dict | None) -> None:
-    """A span whose messages are span events (the GenAI convention's `gen_ai.user.message`,
-    `gen_ai.choice`..., or `gen_ai.client.inference.operation.details`) and not attributes: the
-    trace is refused naming them, not read without its turns."""
-    events = sorted({e for e in span.get("events") or () if isinstance(e, str) and e.startswith("gen_ai.")})
+    """A span with GenAI events of which no message was read (names `event_turns` does not know):
+    the trace is refused naming them, not read without its turns."""
+    names = {e["name"] for e in span.get("events") or ()}
+    events = sorted(n for n in names if isinstance(n, str) and n.startswith("gen_ai."))
     if events and not inputs and not outputs and run is None:
         raise ValueError(
             f"span {span.get('span_id')!r} keeps its messages in span events ({', '.join(events)}), which are "

@@ -455,21 +455,89 @@ def test_openllmetry_indexed_prompt_and_completion_attributes_are_read(tmp_path)
     ]
 
 
-def test_a_span_whose_messages_are_span_events_is_refused_naming_them(tmp_path):
-    """The convention's older event form (gen_ai.user.message, gen_ai.choice): the trace loaded
-    without those turns beside a tool span, or was quarantined as having no messages."""
+def _with_events(document: dict, *per_span: list[tuple[str, dict]]) -> dict:
+    """`document`'s spans given span events: (name, attributes) pairs, written as OTLP writes them."""
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span, events in zip(spans, per_span, strict=True):
+        span["events"] = [
+            {"name": name, "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+            for name, attrs in events
+        ]
+    return document
+
+
+def _content(message: dict) -> dict:
+    return {"gen_ai.system": "az.ai.inference", "gen_ai.event.content": json.dumps(message)}
+
+
+def test_messages_kept_as_span_events_are_read_as_azure_ai_inference_writes_them(tmp_path):
+    """Azure AI Inference's tracing (azure-ai-inference, `_add_request_chat_message_events`): a
+    `gen_ai.<role>.message` event per request message and a `gen_ai.choice` per answer, each JSON in
+    `gen_ai.event.content`. Such traces were refused ("keeps its messages in span events")."""
+    call = {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}
+    first = [
+        ("gen_ai.system.message", _content({"role": "system", "content": "Be brief."})),
+        ("gen_ai.user.message", _content({"role": "user", "content": "Weather in Oslo?"})),
+        (
+            "gen_ai.choice",
+            _content({"message": {"content": None, "tool_calls": [call]}, "finish_reason": "tool_calls", "index": 0}),
+        ),
+    ]
+    second = [
+        *first[:2],
+        ("gen_ai.assistant.message", _content({"role": "assistant", "tool_calls": [call]})),
+        ("gen_ai.tool.message", _content({"role": "tool", "tool_call_id": "call-1", "content": "rain, 4 C"})),
+        ("gen_ai.choice", _content({"message": {"content": "Rainy, 4 C."}, "finish_reason": "stop", "index": 0})),
+    ]
+    chat = {"gen_ai.operation.name": "chat"}
+    document = _with_events(_otlp([("t", "chat", chat), ("t", "chat", chat)]), first, second)
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(document))
+    con = load(tmp_path, source)
+    [(text,)] = con.sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines() == [
+        "[M0] system: Be brief.",
+        "[M1] user: Weather in Oslo?",
+        "[M2] assistant: ",
+        '  -> call weather({"city": "Oslo"}) #call-1',
+        "[M3] tool (result of weather #call-1): rain, 4 C",
+        "[M4] assistant: Rainy, 4 C.",
+    ]
+    assert counts(con) == (5, 1, 1)
+
+
+def test_the_1_26_prompt_and_completion_events_are_read(tmp_path):
+    """The convention's 1.26 form: a `gen_ai.content.prompt` event (`gen_ai.prompt`, the messages as
+    JSON) and a `gen_ai.content.completion` event (`gen_ai.completion`)."""
+    prompt = json.dumps([{"role": "user", "content": "Name a prime."}])
+    completion = json.dumps([{"role": "assistant", "content": "Seven."}])
+    events = [("gen_ai.content.prompt", {"gen_ai.prompt": prompt}),
+              ("gen_ai.content.completion", {"gen_ai.completion": completion})]  # fmt: skip
+    source = tmp_path / "trace.json"
+    source.write_text(json.dumps(_with_events(_otlp([("t", "chat", {"gen_ai.operation.name": "chat"})]), events)))
+    [(text,)] = load(tmp_path, source).sql("SELECT text FROM texts").fetchall()
+    assert text.splitlines() == ["[M0] user: Name a prime.", "[M1] assistant: Seven."]
+
+
+@pytest.mark.parametrize(
+    ("events", "why"),
+    [
+        ([("gen_ai.user.message", {"content": "hi"}), ("gen_ai.choice", {"gen_ai.system": "openai"})],
+         "its gen_ai.choice event was recorded without its content"),
+        ([("gen_ai.custom.thing", {"x": "y"})], "keeps its messages in span events (gen_ai.custom.thing), which are not read"),
+    ],
+)  # fmt: skip
+def test_a_span_event_without_its_content_or_of_an_unknown_kind_is_refused_naming_it(tmp_path, events, why):
+    """A choice recorded without its content (the instrumentation records it only when asked) would
+    lose the model's answer without a word: the trace is quarantined naming the event."""
     document = _otlp([("t", "chat", {"gen_ai.operation.name": "chat"}),
                       ("t", "execute_tool", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "f",
                                              "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.result": "r"})])  # fmt: skip
-    chat = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
-    chat["events"] = [{"name": "gen_ai.user.message", "attributes": [{"key": "content", "value": {"stringValue": "hi"}}]},
-                      {"name": "gen_ai.choice", "attributes": []}]  # fmt: skip
     source = tmp_path / "trace.json"
-    source.write_text(json.dumps(document))
+    source.write_text(json.dumps(_with_events(document, events, [])))
     report = ingest_corpus(source, tmp_path / "corpora" / "c")
     assert (report.rows_ok, report.rows_quarantined) == (0, 1)
-    reason = json.loads(report.quarantine.read_text())["reason"]
-    assert "keeps its messages in span events (gen_ai.choice, gen_ai.user.message), which are not read" in reason
+    assert why in json.loads(report.quarantine.read_text())["reason"]
 
 
 def test_a_list_of_exports_a_span_per_line_and_phoenix_nested_attributes_are_read(tmp_path):

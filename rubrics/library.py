@@ -1,5 +1,6 @@
 """The rubric library: folders of rubric files, indexed once, looked up by name, path, artifact
-type or tag. Ids are unique per version; asking for a name gives its newest version."""
+type or tag. Ids are unique per version; asking for a name gives its newest version. A Forge file's
+`rubric_id` (seed 002) is unique across the library whatever its version, and names its own file."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ class Library:
         self._bundles: dict[tuple[str, str], Bundle] = {}
         self._sorted: list[Entry] | None = None
         self._by_tag: dict[str, set[tuple[str, str]]] = {}
-        self._written_ids: dict[str, str] = {}  # an id as its file writes it (Forge's user_story_quality_v1) -> ours
+        self._written_ids: dict[str, Entry] = {}  # a Forge rubric_id as written (user_story_quality_v1) -> its file
+        self._forge_ids: dict[str, Entry] = {}  # a Forge file's library id (user-story-quality-v1) -> that file
         self.skipped: list[tuple[Path, str]] = []  # files in a library folder that hold no usable rubric
         for root in self.roots:
             if not root.exists():
@@ -72,25 +74,47 @@ class Library:
         library_size(len(self._by_key))
 
     def _add(self, entry: Entry) -> None:
+        written = self._claim_forge_id(entry)
         key = (entry.id, entry.version)
         if key in self._by_key:
             first = self._by_key[key]
-            same = content_hash(first.rubric) == content_hash(entry.rubric)
             raise LibraryError(
                 f"duplicate rubric {entry.id} v{entry.version}: {first.path} and {entry.path} "
-                + ("hold the same rubric: keep one" if same else "differ in content: give one of them another version")
+                + (
+                    "hold the same rubric: keep one"
+                    if _same(first, entry)
+                    else "differ in content: give one of them another version"
+                )
             )
         self._by_key[key] = entry
         self._sorted = None
         for tag in entry.rubric.metadata.tags:
             self._by_tag.setdefault(tag, set()).add(key)
         self._by_path.setdefault(entry.path.resolve(), entry)
-        written = entry.rubric.metadata.provenance.get("rubric_id")
-        if isinstance(written, str) and written != entry.id:
-            self._written_ids.setdefault(written, entry.id)  # seed 002: "Always reference by ID"
+        if written is not None:
+            self._written_ids[written] = entry  # seed 002: "Always reference by ID"
         current = self._latest.get(entry.id)
         if current is None or semver.Version.parse(entry.version) > semver.Version.parse(current.version):
             self._latest[entry.id] = entry
+
+    def _claim_forge_id(self, entry: Entry) -> str | None:
+        """Seed 002, RL-01 and RL-08: a Forge `rubric_id` carries its version (`_v1`), so a second Forge
+        file with it is refused whatever its `version` says, as is one whose id differs only in case or
+        punctuation (`user-story-quality-v1`): both would be the library id user-story-quality-v1, and
+        the id as written could no longer name its own file. The written id, or None for other formats."""
+        written = entry.rubric.metadata.provenance.get("rubric_id")
+        if entry.rubric.metadata.provenance.get("format") != "forge-yaml" or not isinstance(written, str):
+            return None
+        first = self._forge_ids.setdefault(entry.id, entry)
+        if first is not entry:
+            theirs = first.rubric.metadata.provenance["rubric_id"]
+            raise LibraryError(
+                f"duplicate rubric id {entry.id}: {first.path} (rubric_id {theirs!r}, v{first.version}) and "
+                f"{entry.path} (rubric_id {written!r}, v{entry.version}); a Forge rubric_id is unique across the "
+                "library whatever the version (seed 002, RL-08): "
+                + ("they hold the same rubric: keep one" if _same(first, entry) else "give one its own rubric_id")
+            )
+        return written
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -110,8 +134,9 @@ class Library:
 
     def _lookup(self, ref: str) -> Entry:
         name, _, version = ref.partition("@")
-        name = name if name in self._latest else self._written_ids.get(name, name)
-        entry = self._by_key.get((name, version)) if version else self._latest.get(name)
+        entry = self._written_ids.get(name)  # a Forge id as written names its own file, never a namesake's
+        if entry is None or version not in ("", entry.version):
+            entry = self._by_key.get((name, version)) if version else self._latest.get(name)
         if entry is None:
             entry = self._by_path.get(Path(ref).resolve()) if os.sep in ref or "." in ref else None
         if entry is None:
@@ -140,10 +165,14 @@ class Library:
                 continue
             if tags and not set(tags) <= set(m.tags):
                 continue
-            if needle and needle not in " ".join((m.id, m.title, m.description, *m.tags)).lower():
+            if needle and needle not in " ".join((m.id, m.title, m.description, m.artifact_type, *m.tags)).lower():
                 continue
             found.append(e)
         return found
+
+
+def _same(first: Entry, second: Entry) -> bool:
+    return content_hash(first.rubric) == content_hash(second.rubric)
 
 
 def resolve(ref: str, library: Library | None = None) -> Rubric:

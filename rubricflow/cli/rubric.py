@@ -53,15 +53,19 @@ def list_(
 
 @app.command()
 def search(
-    text: str,
+    text: str = typer.Argument(None, help="Words to find; optional with --type or --tag."),
     library: list[Path] | None = LibraryOpt,
     tag: list[str] = typer.Option([], "--tag"),
-    artifact_type: str | None = typer.Option(None, "--type"),
+    artifact_type: str | None = typer.Option(None, "--type", help="Only rubrics for this artifact type."),
 ) -> None:
-    """Find rubrics whose id, title, description or tags mention TEXT."""
-    found = library_of(library).find(text, artifact_type, tuple(tag))
+    """Find rubrics whose id, title, description, artifact type or tags mention TEXT (seed 002, RL-10:
+    `rubric search jira_tickets`)."""
+    if not (text or artifact_type or tag):
+        raise InputError("give TEXT to search for, --type ARTIFACT_TYPE or --tag TAG")
+    found = library_of(library).find(text or "", artifact_type, tuple(tag))
     if not found:
-        raise CheckFailed(f"no rubric matches {text!r}")
+        asked = ", ".join(f"{k} {v!r}" for k, v in (("text", text), ("type", artifact_type)) if v)
+        raise CheckFailed(f"no rubric matches {asked or 'tag ' + ', '.join(tag)}")
     _print_entries(found)
 
 

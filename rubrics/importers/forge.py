@@ -5,7 +5,8 @@ negative_criteria with fail_patterns, and `scoring: {pass_threshold, essential_m
 
 The seed's validation rules are enforced here, each error naming the file and the field: an
 anchor text for every level 1-5 (RL-02), examples at scores 1 and 5 and none at a level outside 1-5
-(RL-03), a weight of essential or important (RL-06), thresholds that are numbers; a file in the
+(RL-03), a weight of essential or important (RL-06), thresholds that are numbers (not `true`, not a
+quoted "3.5"); a file in the
 seed's schema (with `rubric_id`) also gives what that schema requires: a `name`, an `artifact_type`,
 and every criterion a name, a description, a threshold and a weight from the enum (no number); a
 `calibration_dataset` must be a URI (RL-09, checked by the model for every format)."""
@@ -37,12 +38,15 @@ def looks_like_forge(data: dict) -> bool:
 
 
 def _unit(value: Any, low: int, high: int, field: str, source: Path) -> float:
+    """A score on the 1-5 scale as a unit score. The schema says `number`: float() would take `true`
+    (1.0) and the string "3.5", so both are refused, not read as numbers."""
     try:
-        if isinstance(value, bool):  # float(True) is 1.0: `threshold: true` is no score
+        if isinstance(value, (bool, str)):
             raise TypeError(value)
         number = float(value)
     except (TypeError, ValueError):
-        raise RubricImportError(source, f"field {field}: {value!r} is not a number") from None
+        quoted = " (a quoted string: write it unquoted)" if isinstance(value, str) else ""
+        raise RubricImportError(source, f"field {field}: {value!r} is not a number{quoted}") from None
     if not low <= number <= high:
         raise RubricImportError(source, f"field {field}: {number} is outside {low}..{high}")
     return (number - low) / (high - low)

@@ -1,7 +1,8 @@
 """PaperBench `TaskNode` trees: leaves are binary criteria, every parent the weighted mean of its
 children; every node carries the fields PaperBench requires (never a default), single-child chains
 are folded as ARI folds them, categories come from a closed vocabulary (leaves only), a leaf's
-`rationale_from_paper` and audit `flags` are kept. The ARI provenance envelope (seed 003) is
+`rationale_from_paper` is kept and audit `flags` (closed list, any node) too: a leaf's as tags, a
+parent's in provenance `group_flags`. The ARI provenance envelope (seed 003) is
 checked against its JSON Schema and its sha256 verified on import; `reproduce_contract` is kept."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from ..documents import RubricImportError, rubric_from_data
 from ..model import Rubric
 from .common import kebab, number, safe_id
-from .replication_schema import SCHEMA
+from .replication_schema import SCHEMA, UUID4_PATTERN
 
 ENVELOPE_FIELDS = ("paper_sha256", "rubric_sha256", "generator")
 TASK_CATEGORIES = ("Code Development", "Code Execution", "Result Analysis")
@@ -70,12 +71,16 @@ def _weighs_nothing(node: dict) -> bool:
 
 def _fold(wrapper: dict, child: dict) -> dict:
     """ARI's fold of one link: "<parent> — <child>" (unless the parent's text already holds the
-    child's), the child's sub_tasks, and the child's other fields where the wrapper lacks them
-    (its leaf-only fields, a graded child's score); the child's id and weight are dropped."""
+    child's), the child's sub_tasks, the child's other fields where the wrapper lacks them (its
+    leaf-only fields, a graded child's score) and the union of both nodes' `flags`; the child's id
+    and weight are dropped."""
     merged = dict(wrapper)
     for key in child.keys():  # keys only: `doctor` counts the child's id and weight as unused
         if key not in ("id", "weight", "requirements", "sub_tasks") and not wrapper.get(key):
             merged[key] = child[key]
+    flags = [f for node in (wrapper, child) if isinstance(node.get("flags"), list) for f in node["flags"]]
+    if flags:  # both nodes' audit flags: the fold is one node, and neither's annotation is dropped
+        merged["flags"] = list(dict.fromkeys(flags))
     parent_req = _text(wrapper.get("requirements")).rstrip()
     child_req = _text(child.get("requirements")).strip()
     if parent_req and child_req and child_req not in parent_req:
@@ -158,8 +163,14 @@ def check_schema(data: dict, source: Path) -> None:
     if errors:
         first = errors[0]
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path).lstrip(".")
+        message = first.message
+        if first.validator == "required":  # name the missing field itself: generator.temperature
+            missing = next(k for k in first.validator_value if k not in first.instance)
+            where, message = f"{where}.{missing}".lstrip("."), "required (seed 003's envelope)"
+        elif first.validator == "pattern" and first.validator_value == UUID4_PATTERN:
+            message = f"{first.instance!r} is not a uuid v4 (seed 003: a TaskNode id is `<uuid v4>`)"
         raise RubricImportError(
-            source, f"field {where or '(top level)'}: {first.message} (JSON Schema; {len(errors)} violation(s))"
+            source, f"field {where or '(top level)'}: {message} (JSON Schema; {len(errors)} violation(s))"
         )
 
 
@@ -170,7 +181,8 @@ LEAF_ONLY = ("task_category", "finegrained_task_category", "rationale_from_paper
 def check_tree(node: Any, source: Path, path: str = "(root)") -> None:
     """Every node as written, before folding: what PaperBench's `TaskNode.from_dict` refuses is an
     error naming the node (a missing field, a weight that is not a number), never a default, and a
-    leaf-only field (seed 003: `// LEAF ONLY`) on a node with sub_tasks is refused, not dropped."""
+    leaf-only field (seed 003: `// LEAF ONLY`) on a node with sub_tasks is refused, not dropped, and
+    `flags` (a field of every TaskNode) come from the closed list on parents and leaves alike."""
     if not isinstance(node, dict):
         raise RubricImportError(source, f"field {path}: a task node (a mapping) is required, found {node!r}")
     named = f" (node {node['id']})" if isinstance(node.get("id"), str) and node["id"] else ""
@@ -192,6 +204,7 @@ def check_tree(node: Any, source: Path, path: str = "(root)") -> None:
         raise RubricImportError(
             source, f"field {path}.{wrong}{named}: leaf only (seed 003), and this node has {len(children)} sub_tasks"
         )
+    _check_flags(node.get("flags"), f"{path}.flags{named}", source)
     for i, child in enumerate(children):
         check_tree(child, source, f"{path}.sub_tasks[{i}]")
 
@@ -203,6 +216,7 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
     groups: list[dict] = []
     expected: dict[str, int] = {}
     children_of: dict[str, list[str]] = {}
+    group_flags: dict[str, list[str]] = {}  # a parent's audit flags (a group has no tags), by group id
     ordered = list(nodes(tree))
     parent_path = {path: node_id for _, node_id, path in ordered}
     for node, node_id, path in ordered:
@@ -212,6 +226,8 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
         if path != "(root)":
             children_of.setdefault(parent_path[path.rsplit(".sub_tasks[", 1)[0]], []).append(node_id)
         if children:
+            if node.get("flags"):
+                group_flags[node_id] = node["flags"]
             groups.append(
                 {
                     "id": node_id,
@@ -229,6 +245,8 @@ def import_tree(tree: dict, source: Path, extra_provenance: dict | None = None) 
         group["children"] = children_of[group["id"]]
     root = collapse(tree)
     provenance = {"format": "paperbench", "source": source.name, **(extra_provenance or {})}
+    if group_flags:
+        provenance["group_flags"] = _scalar(group_flags)
     doc: dict[str, Any] = {
         "metadata": {
             "id": kebab(source.name.split(".")[0]),
@@ -256,16 +274,20 @@ def _check_categories(node: dict, node_id: str, path: str, source: Path) -> None
             )
 
 
-def _leaf(node: dict, node_id: str, weight: float, path: str, source: Path) -> dict:
-    """A leaf: a binary criterion; its categories and audit flags as tags, the paper's rationale as a note."""
-    flags = node.get("flags") or []
+def _check_flags(flags: Any, field: str, source: Path) -> None:
+    """Seed 003's audit flags: a list from its closed vocabulary (FLAGS), on any node."""
+    if flags is None:
+        return
     if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
-        raise RubricImportError(source, f"field {path}.flags: a list of flag names is expected")
+        raise RubricImportError(source, f"field {field}: a list of flag names is expected, found {flags!r}")
     unknown = [f for f in flags if f not in FLAGS]
     if unknown:
-        raise RubricImportError(
-            source, f"field {path}.flags (node {node_id}): {unknown[0]!r} is not one of {', '.join(FLAGS)}"
-        )
+        raise RubricImportError(source, f"field {field}: {unknown[0]!r} is not one of {', '.join(FLAGS)}")
+
+
+def _leaf(node: dict, node_id: str, weight: float, path: str, source: Path) -> dict:
+    """A leaf: a binary criterion; its categories and audit flags as tags, the paper's rationale as a note."""
+    flags = node.get("flags") or []  # checked by check_tree (a fold's union of two checked lists)
     leaf: dict[str, Any] = {
         "id": node_id,
         "description": str(node["requirements"]),

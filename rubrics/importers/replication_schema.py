@@ -2,6 +2,9 @@
 reference of ari-skill-replicate's `schemas/replication_rubric.schema.json` (the envelope, the
 `reproduce_contract`, the `TaskNode` tree with its closed category vocabulary, rationale and flags).
 `expected_artifacts` is optional, as in ARI's schema: its generator writes a contract without it.
+Only `generator.snapshot` is optional in the generator (the seed marks it so; `temperature` and `seed`
+are required). A node's `id` is a uuid v4 (the seed's `"id": "<uuid v4>"`; ARI's generator writes
+uuid4): in an envelope only, as published PaperBench trees (read without one) have ids that are not.
 Kept as a module so it ships with the package."""
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ SCHEMA: dict = json.loads(
     "rubric_sha256": {"$ref": "#/$defs/sha256"},
     "generator": {
       "type": "object",
-      "required": ["model", "prompt_sha256", "generated_at"],
+      "required": ["model", "prompt_sha256", "generated_at", "temperature", "seed"],
       "properties": {
         "model": {"type": "string", "minLength": 1},
         "prompt_sha256": {"$ref": "#/$defs/sha256"},
@@ -58,7 +61,7 @@ SCHEMA: dict = json.loads(
       "type": "object",
       "required": ["id", "requirements", "weight", "sub_tasks"],
       "properties": {
-        "id": {"type": "string", "minLength": 1},
+        "id": {"type": "string", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},
         "requirements": {"type": "string", "minLength": 10},
         "weight": {"type": "number", "minimum": 0},
         "sub_tasks": {"type": "array", "items": {"$ref": "#/$defs/task_node"}},
@@ -93,3 +96,5 @@ SCHEMA: dict = json.loads(
 }
 """
 )
+
+UUID4_PATTERN: str = SCHEMA["$defs"]["task_node"]["properties"]["id"]["pattern"]

@@ -1,8 +1,10 @@
 """`rubric generate --from-paper`: a PaperBench requirement tree drawn from a paper (seed 003). A model
 answers the tree; every leaf's `rationale_from_paper.quote` is looked up in the paper (a quote that is
 not there is flagged `no_paper_evidence`); more than 20% flagged leaves asks for the tree again, with
-the quotes that failed, a bounded number of times. The result is the seed's envelope (version 3,
-paper and rubric sha256, generator), checked against its JSON Schema."""
+the quotes that failed, a bounded number of times. A `paper_audit` venue is generated in two stages:
+the root's children are the template's `top_level_axes` as written, and the model drafts each axis'
+subtree (seed 003: paper_audit requires two_stage; single pass is refused). The result is the seed's
+envelope (version 3, paper and rubric sha256, generator), checked against its JSON Schema."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from rubricflow.rubrics.compiler import FLAGGED_SHARE
 from rubricflow.rubrics.importers.paperbench import FINEGRAINED_CATEGORIES as FINEGRAINED
 from rubricflow.rubrics.importers.paperbench import FLAGS
 from rubricflow.rubrics.importers.paperbench import TASK_CATEGORIES as CATEGORIES
+from rubricflow.rubrics.importers.replication_schema import UUID4_PATTERN
 from rubricflow.rubrics.render import fence_tag
 from rubricflow.tasks.improve.venues import load_venue
 from rubricflow.tasks.judging.chat import ask
@@ -50,7 +53,7 @@ def _node_schema() -> dict:
     return {
         "type": "object",
         "properties": {
-            "id": {"type": "string", "format": "uuid"},
+            "id": {"type": "string", "pattern": UUID4_PATTERN},
             "requirements": {"type": "string", "minLength": 10},
             "weight": {"type": "number", "exclusiveMinimum": 0},
             "sub_tasks": {"type": "array", "items": {"$ref": "#/$defs/node"}},
@@ -74,7 +77,7 @@ SCHEMA: dict = {
         "generator": {
             "type": "object",
             "properties": {"model": {"type": "string"}, "prompt_sha256": {"type": "string"}},
-            "required": ["model", "prompt_sha256", "generated_at"],
+            "required": ["model", "prompt_sha256", "generated_at", "temperature", "seed"],
         },
         "reproduce_contract": {
             "type": "object",
@@ -92,14 +95,21 @@ SCHEMA: dict = {
 }
 
 
-def messages(paper: str, venue: str | dict, failed: Sequence[str] = ()) -> list[dict]:
-    """The request; the venue template's `system_hint` and `leaf_style` take the seed's {VENUE_HINT} places."""
+def messages(paper: str, venue: str | dict, failed: Sequence[str] = (), axis: int | None = None) -> list[dict]:
+    """The request; the venue template's `system_hint` and `leaf_style` take the seed's {VENUE_HINT} places.
+    With `axis` (a paper_audit's second stage), the request is for that one axis' subtree."""
     template = load_venue(venue) if isinstance(venue, str) else venue
+    every = template["top_level_axes"]
     axes = "".join(
         f"\n- {a['id']}: {a.get('name') or a['id']} (weight {a['weight']})"
         + (f"\n  {' '.join(str(a['description']).split())}" if a.get("description") else "")
-        for a in template["top_level_axes"]
+        for a in (every if axis is None else [every[axis]])
     )
+    if axis is not None:
+        axes += (
+            f"\nThis request drafts audit axis {axis + 1} of {len(every)} only: ROOT stands for the axis above "
+            "(its requirements and weight are the template's); put the nodes that audit it in ROOT's sub_tasks."
+        )
     hints = template["prompt_overrides"]
     leaf_style = " ".join(str(hints.get("leaf_style") or "").split())
     system = (
@@ -141,10 +151,16 @@ def check_quotes(tree: dict, paper: str) -> list[str]:
     return failed
 
 
+def node_id(place: str) -> str:
+    """A uuid v4 (seed 003: `"id": "<uuid v4>"`) drawn from a hash of the node's place, not from a random
+    source: the same tree gets the same ids on every run."""
+    return str(uuid.UUID(bytes=hashlib.sha256(place.encode()).digest()[:16], version=4))
+
+
 def _with_ids(node: dict, path: str = "root") -> dict:
-    """Ids the tree is stable under: uuid5 of the node's place, whatever the model wrote."""
+    """Ids the tree is stable under: one per place in the tree, whatever the model wrote."""
     children = [_with_ids(c, f"{path}/{i}") for i, c in enumerate(node.get("sub_tasks") or [])]
-    return {**node, "id": str(uuid.uuid5(uuid.NAMESPACE_URL, path)), "sub_tasks": children}
+    return {**node, "id": node_id(path), "sub_tasks": children}
 
 
 @dataclass
@@ -182,28 +198,95 @@ def _tree(content: str | None) -> dict:
     root = answer.get("rubric") if isinstance(answer, dict) else None
     if not isinstance(root, dict):
         raise PaperRubricError('the model\'s answer has no {"rubric": ROOT} object')
-    return _with_ids(root)
+    return root
 
 
-def generate(config: JudgeConfig, paper_path: Path, venue: str, max_rounds: int = 3) -> PaperRubric:
-    """Ask for the tree until at most 20% of its leaves are flagged (or `max_rounds` are spent: the last
-    tree is kept, its flags say which quotes failed); the envelope is validated before it is returned."""
-    template = load_venue(venue)  # a data file (tasks/improve/venues.py): checked before the paper is read
+@dataclass
+class Drafted:
+    """A tree as the model last answered it, the quotes of it not in the paper, and what it took."""
+
+    tree: dict
+    failed: list[str]
+    rounds: int
+    asked: list[dict]
+
+
+def _draft(config: JudgeConfig, paper: str, template: dict, max_rounds: int, axis: int | None = None) -> Drafted:
+    """Ask for the tree (or one axis' subtree) until at most 20% of its leaves are flagged, or
+    `max_rounds` are spent: the last tree is kept, its flags say which quotes failed."""
+    drafted = Drafted({}, [], 0, [])
+    while drafted.rounds < max_rounds and (
+        drafted.rounds == 0 or len(drafted.failed) > MAX_FLAGGED * len(leaves(drafted.tree))
+    ):
+        drafted.rounds += 1
+        drafted.asked = messages(paper, template, drafted.failed, axis)
+        drafted.tree = _tree(ask(config, drafted.asked))
+        drafted.failed = check_quotes(drafted.tree, paper)
+    return drafted
+
+
+def axis_requirements(axis: dict) -> str:
+    """An audit axis as its node's claim: its name, then its description, which the seed says "drops into
+    the rubric tree"."""
+    return f"{axis['name']}: {' '.join(str(axis['description']).split())}"
+
+
+def _audit_tree(config: JudgeConfig, paper: str, template: dict, max_rounds: int) -> Drafted:
+    """Seed 003's two stages for a paper_audit venue: the root's children are the template's axes as
+    written (an id drawn from the axis' id, its name and description, its weight), whatever the model
+    says; the model drafts each axis' subtree, asked again for its own failed quotes."""
+    children, failed, rounds, asked = [], [], 0, []
+    for i, axis in enumerate(template["top_level_axes"]):
+        drafted = _draft(config, paper, template, max_rounds, axis=i)
+        node = {**drafted.tree, "requirements": axis_requirements(axis), "weight": axis["weight"]}
+        children.append(_with_ids(node, f"root/{axis['id']}"))
+        failed += drafted.failed
+        rounds = max(rounds, drafted.rounds)
+        asked += drafted.asked
+    venue = template.get("venue") or template["id"]
+    claim = f"The paper passes the {venue} reproducibility audit on its {len(children)} axes."
+    root = {"id": node_id("root"), "requirements": claim, "weight": 1, "sub_tasks": children}
+    return Drafted(root, failed, rounds, asked)
+
+
+def _paper_text(paper_path: Path) -> str:
     try:
-        paper = paper_path.read_text(encoding="utf-8")
+        return paper_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{paper_path}: cannot be read as UTF-8 text: {exc}") from None
-    failed: list[str] = []
-    tree: dict = {}
-    rounds = 0
-    while rounds < max_rounds and (rounds == 0 or len(failed) > MAX_FLAGGED * len(leaves(tree))):
-        rounds += 1
-        msgs = messages(paper, template, failed)
-        tree = _tree(ask(config, msgs))
-        failed = check_quotes(tree, paper)
-    result = envelope(tree, paper, config.model, msgs)
+
+
+def _check_stages(template: dict, two_stage: bool) -> None:
+    """Seed 003: "paper_audit mode requires two_stage=True"; the second stage drafts the axes' subtrees,
+    so an agent_benchmark venue (no axes) has no two-stage path here."""
+    audit = template["mode"] == "paper_audit"
+    if audit and not two_stage:
+        raise PaperRubricError(
+            f"paper_audit template {template['id']!r} requires two_stage=True (single-pass skeleton+leaves "
+            "cannot honour the fixed-axis constraint)"
+        )
+    if two_stage and not audit:
+        raise PaperRubricError(
+            f"two_stage=True drafts a paper_audit template's axes; {template['id']!r} is {template['mode']}"
+        )
+
+
+def generate(
+    config: JudgeConfig, paper_path: Path, venue: str, max_rounds: int = 3, two_stage: bool | None = None
+) -> PaperRubric:
+    """The tree of the paper for the venue: two stages for a paper_audit venue (the default there), one
+    request per round otherwise; the envelope is validated before it is returned."""
+    template = load_venue(venue)  # a data file (tasks/improve/venues.py): checked before the paper is read
+    _check_stages(template, template["mode"] == "paper_audit" if two_stage is None else two_stage)
+    paper = _paper_text(paper_path)
+    if template["mode"] == "paper_audit":
+        drafted = _audit_tree(config, paper, template, max_rounds)
+    else:
+        drafted = _draft(config, paper, template, max_rounds)
+        drafted.tree = _with_ids(drafted.tree)
+    result = envelope(drafted.tree, paper, config.model, drafted.asked)
     errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(result), key=lambda e: list(e.path))
     if errors:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
         raise PaperRubricError(f"{paper_path}: the tree fails the PaperBench schema at {where}: {errors[0].message}")
-    return PaperRubric(result, rounds, len(failed), len(leaves(tree)))
+    return PaperRubric(result, drafted.rounds, len(drafted.failed), len(leaves(drafted.tree)))

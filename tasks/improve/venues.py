@@ -1,12 +1,14 @@
 """Venue templates for `rubric generate --from-paper`, as data (seed 003, "Venue-conditioned templates"):
 one YAML file per venue (`id`, `version`, `venue`, `domain`, `mode: agent_benchmark | paper_audit`,
-`top_level_axes` for an audit, `prompt_overrides {system_hint, leaf_style}`), found on a search path,
-first match wins: `./config/paperbench_rubrics/` in the working folder, then the templates shipped
-beside this module (the seed's generic, sc, neurips and nature, and agent_benchmark / paper_audit).
+`top_level_axes` for an audit, `prompt_overrides {system_hint, leaf_style}`), found on the seed's search
+path, first match wins: `$ARI_PAPERBENCH_RUBRIC_DIR`, `./ari-core/config/paperbench_rubrics/` and
+`./config/paperbench_rubrics/` in the working folder, then the templates shipped beside this module
+(the seed's generic, sc, neurips and nature, and agent_benchmark / paper_audit).
 A new venue is a new file, no code change; `--venue` also takes a template file's path."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -14,12 +16,15 @@ import yaml
 from rubricflow.errors import InputError
 
 SHIPPED = Path(__file__).parent / "venues"
-LOCAL = Path("config") / "paperbench_rubrics"  # the seed's `<cwd>/config/paperbench_rubrics/`
+ENV_DIR = "ARI_PAPERBENCH_RUBRIC_DIR"  # the seed's env override, searched first
+LOCAL = (Path("ari-core/config/paperbench_rubrics"), Path("config/paperbench_rubrics"))  # under <cwd>, in order
 MODES = ("agent_benchmark", "paper_audit")
 
 
 def search_path() -> list[Path]:
-    return [Path.cwd() / LOCAL, SHIPPED]
+    """Seed 003's discovery order, read at each call (the environment and working folder of now)."""
+    override = os.environ.get(ENV_DIR, "").strip()
+    return ([Path(override)] if override else []) + [Path.cwd() / folder for folder in LOCAL] + [SHIPPED]
 
 
 def venue_ids() -> list[str]:
@@ -56,14 +61,28 @@ def checked(data: object, path: Path) -> dict:
     if data["mode"] == "paper_audit" and not axes:
         raise InputError(f"{path}: field top_level_axes: required when mode is paper_audit")
     for i, axis in enumerate(axes):
-        weight = axis.get("weight") if isinstance(axis, dict) else None
-        if not isinstance(axis, dict) or not axis.get("id") or not isinstance(weight, int) or weight < 1:
-            raise InputError(f"{path}: field top_level_axes[{i}]: needs an id, a name and a positive integer weight")
-        unknown = sorted(set(axis) - {"id", "name", "weight", "description"})
-        if unknown:  # e.g. an unquoted comma in a flow mapping made a key of half a sentence
-            raise InputError(f"{path}: field top_level_axes[{i}]: unknown field {unknown[0]!r}")
+        _check_axis(axis, f"{path}: field top_level_axes[{i}]")
     hints = data.get("prompt_overrides") or {}
     if not isinstance(hints, dict) or not str(hints.get("system_hint") or "").strip():
         raise InputError(f"{path}: field prompt_overrides.system_hint: required")
     axes = axes if data["mode"] == "paper_audit" else []  # ignored for agent_benchmark, as the seed says
     return {**data, "top_level_axes": axes, "prompt_overrides": hints}
+
+
+AXIS_FIELDS = ("id", "name", "weight", "description")
+
+
+def _check_axis(axis: object, where: str) -> None:
+    """Seed 003's axis: `id`, `name` (human-readable), `weight` (a positive integer; YAML's `true` is a
+    bool, not 1) and `description` (the requirement that drops into the tree); each one named when wrong."""
+    if not isinstance(axis, dict):
+        raise InputError(f"{where}: an axis is a mapping of {', '.join(AXIS_FIELDS)}")
+    unknown = sorted(set(axis) - set(AXIS_FIELDS))
+    if unknown:  # e.g. an unquoted comma in a flow mapping made a key of half a sentence
+        raise InputError(f"{where}: unknown field {unknown[0]!r}")
+    for field in ("id", "name", "description"):
+        if not isinstance(axis.get(field), str) or not axis[field].strip():
+            raise InputError(f"{where}.{field}: a non-empty string is required, found {axis.get(field)!r}")
+    weight = axis.get("weight")
+    if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+        raise InputError(f"{where}.weight: a positive integer is required, found {weight!r}")

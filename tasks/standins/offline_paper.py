@@ -1,6 +1,7 @@
 """A deterministic stand-in for a model answering `rubric generate --from-paper` (tasks/improve/paper_rubric.py
-asks it): each `##` section of the Markdown paper becomes a node (under the venue's audit axes for
-paper_audit), each of its first two sentences a leaf quoting that sentence verbatim. Not a model."""
+asks it): each `##` section of the Markdown paper becomes a node, each of its first two sentences a leaf
+quoting that sentence verbatim. Asked for one audit axis' subtree (a paper_audit's second stage), it
+answers with that axis' share of the sections (round robin; an axis left without one borrows one). Not a model."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 _SECTION = re.compile(r"^##\s+(.+)$", re.M)
 _SENTENCE = re.compile(r"[^.!?\n]{10,}[.!?]")
-_AXIS = re.compile(r"^- (\w+): (.+) \(weight (\d+)\)$", re.M)
+_AXIS_REQUEST = re.compile(r"drafts audit axis (\d+) of (\d+) only")
 
 
 def tree(system: str, user: str) -> dict:
@@ -18,17 +19,10 @@ def tree(system: str, user: str) -> dict:
     sections = [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
     nodes = [_node(title, body) for title, body in sections]
     nodes = [n for n in nodes if n["sub_tasks"]]
-    axes = _AXIS.findall(system)
-    if axes:  # paper_audit: the fixed axes are the direct children, the sections shared out among them
-        nodes = [
-            {
-                "requirements": f"The paper documents its {name.lower()}.",
-                "weight": int(w),
-                "sub_tasks": nodes[i :: len(axes)],
-            }
-            for i, (_, name, w) in enumerate(axes)
-        ]
-        nodes = [n for n in nodes if n["sub_tasks"]]
+    axis = _AXIS_REQUEST.search(system)
+    if axis and nodes:  # one axis of a paper_audit: its share of the sections
+        index, count = int(axis.group(1)) - 1, int(axis.group(2))
+        nodes = nodes[index::count] or [nodes[index % len(nodes)]]
     return {"rubric": {"requirements": "The paper's results can be reproduced.", "weight": 1, "sub_tasks": nodes}}
 
 

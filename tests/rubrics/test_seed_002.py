@@ -4,17 +4,19 @@ and initial rubrics hold."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 
 import pytest
 
 from rubricflow.rubrics.compiler import compile_or_raise
-from rubricflow.rubrics.formats import RubricImportError, load_rubric
+from rubricflow.rubrics.formats import RubricImportError, dump_yaml, load_rubric
 from rubricflow.rubrics.importers.forge import SCORING_FIELDS
-from rubricflow.rubrics.library import Library
+from rubricflow.rubrics.library import Library, LibraryError
 from rubricflow.rubrics.scoring import verdict
 
-from ..conftest import SHARED
+from ..conftest import EXE, SHARED
 
 SEED = (SHARED.parent / "seeds" / "002_b26660f2a63faab6.txt").read_text(encoding="utf-8")
 
@@ -206,14 +208,100 @@ def test_the_seeds_example_judged_by_the_offline_judge_gets_its_passed(example):
 
 def test_the_seeds_example_beside_the_built_in_of_its_id_and_version_is_refused_naming_both(example):
     """The seed's User Story example has the id and version of the shipped built-in, with other
-    content: a library holding both is refused, naming both files and what to do."""
+    content: a library holding both is refused, naming both files and what to do. (The advice was
+    "give one of them another version"; RL-08 refuses a second Forge rubric_id whatever its version.)"""
     from rubricflow.rubrics.library import BUILTIN, LibraryError
 
     built_in = BUILTIN / "user_story_quality_v1.yaml"
     with pytest.raises(LibraryError) as refused:
         Library([BUILTIN, example.parent])
     said = str(refused.value)
-    assert str(built_in) in said and str(example) in said
-    assert (
-        said.startswith("duplicate rubric user-story-quality-v1 v1.0.0") and "give one of them another version" in said
+    assert str(built_in) in said and str(example) in said and "\n" not in said
+    assert said.startswith("duplicate rubric id user-story-quality-v1") and "give one its own rubric_id" in said
+
+
+def forge_library(tmp_path, *changes: tuple[str, str]):
+    """A library folder holding the seed's example and, per change, a copy with `old` made `new`."""
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(EXAMPLE, encoding="utf-8")
+    for i, (old, new) in enumerate(changes):
+        assert old in EXAMPLE
+        (folder / f"b{i}.yaml").write_text(EXAMPLE.replace(old, new, 1), encoding="utf-8")
+    return folder
+
+
+def test_rl08_a_second_file_with_the_same_rubric_id_is_refused_whatever_its_version(tmp_path):
+    """RL-08 "Library MUST prevent duplicate rubric IDs": "Attempt to add rubric with existing ID, verify
+    rejection", PASS if rejected. Versions 1.0.0 and 1.1.0 of `user_story_quality_v1` were both kept, and
+    the id then named whichever was newer."""
+    assert "| RL-08 | Library MUST prevent duplicate rubric IDs | Collision test |" in SEED
+    assert "| **How to verify** | Attempt to add rubric with existing ID, verify rejection |" in SEED
+    folder = forge_library(tmp_path, ('version: "1.0.0"', 'version: "1.1.0"'))
+    with pytest.raises(LibraryError) as refused:
+        Library([folder])
+    said = str(refused.value)
+    assert said.startswith("duplicate rubric id user-story-quality-v1: ") and "\n" not in said
+    assert f"{folder / 'a.yaml'} (rubric_id 'user_story_quality_v1', v1.0.0)" in said
+    assert f"{folder / 'b0.yaml'} (rubric_id 'user_story_quality_v1', v1.1.0)" in said
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "2.0.0"])
+def test_rl01_two_rubric_ids_that_kebab_case_alike_never_collide(tmp_path, version):
+    """RL-01 "Rubrics MUST have unique IDs across the library", and "Always reference by ID": the ids
+    `user_story_quality_v1` and `user-story-quality-v1` are both the library's user-story-quality-v1, so
+    one could not be named by its own id (get('user_story_quality_v1') returned the other file, the
+    newer). Refused, naming both files; a file keeps resolving by its own id when alone."""
+    assert "| RL-01 | Rubrics MUST have unique IDs across the library | Uniqueness check |" in SEED
+    assert "- **Don't embed rubrics in contracts** - Always reference by ID" in SEED
+    other = ('rubric_id: "user_story_quality_v1"', 'rubric_id: "user-story-quality-v1"')
+    folder = forge_library(tmp_path, other, ('version: "1.0.0"', f'version: "{version}"'))
+    (folder / "b1.yaml").unlink()
+    (folder / "b0.yaml").write_text(
+        EXAMPLE.replace(*other).replace('version: "1.0.0"', f'version: "{version}"'), encoding="utf-8"
     )
+    with pytest.raises(LibraryError) as refused:
+        Library([folder])
+    said = str(refused.value)
+    assert "\n" not in said and str(folder / "a.yaml") in said and str(folder / "b0.yaml") in said
+    assert "'user_story_quality_v1'" in said and "'user-story-quality-v1'" in said
+    (folder / "a.yaml").unlink()
+    assert Library([folder]).get("user-story-quality-v1").path == folder / "b0.yaml"
+
+
+def test_a_forge_id_as_written_names_its_own_file_beside_a_native_namesake(tmp_path, example):
+    """A native rubric of the library id user-story-quality-v1 at a newer version (rubricflow's own
+    id@version library, which stays as it is) does not take the Forge file's written id."""
+    native = tmp_path / "native"
+    native.mkdir()
+    rubric = load_rubric(example)
+    newer = rubric.model_copy(
+        update={"metadata": rubric.metadata.model_copy(update={"version": "2.0.0", "provenance": {}})}
+    )
+    (native / "user-story-quality-v1.yaml").write_text(dump_yaml(newer), encoding="utf-8")
+    library = Library([example, native])
+    assert library.get("user_story_quality_v1").path == example
+    assert library.get("user_story_quality_v1@1.0.0").path == example
+    assert library.get("user-story-quality-v1").version == "2.0.0"  # the library name: its newest version
+
+
+def test_rl10_search_for_jira_tickets_returns_the_user_story_rubric(example):
+    """RL-10: "Search for "jira_tickets" returns relevant rubrics", FAIL if no results: the search text
+    is matched against the artifact type too (it found nothing), and TEXT may be left out with --type
+    (it was required, and `search "" --type` is refused as an empty argument)."""
+    assert '| **How to verify** | Search for "jira_tickets" returns relevant rubrics |' in SEED
+    assert [e.id for e in Library([example.parent]).find("jira_tickets")] == ["user-story-quality-v1"]
+    env = {k: v for k, v in os.environ.items() if k != "RUBRICFLOW_LIBRARY"} | {"COLUMNS": "250"}
+    for args in (["jira_tickets"], ["--type", "jira_tickets"]):
+        done = subprocess.run([EXE, "rubric", "search", *args], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "1 rubrics" in done.stdout and "user_story_quality_v1.yaml" in done.stdout
+    done = subprocess.run([EXE, "rubric", "search"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and "give TEXT to search for, --type ARTIFACT_TYPE or --tag TAG" in done.stderr
+
+
+def test_a_threshold_written_as_a_string_is_refused_in_one_line(tmp_path):
+    """The schema: `threshold: number (required, 1.0-5.0)`; float() read the string "3.5" as 3.5."""
+    assert "    threshold: number (required, 1.0-5.0)" in SCHEMA
+    bad, said = refused(tmp_path, "    threshold: 3.5", '    threshold: "3.5"')
+    assert said == f"{bad}: field criteria[1].threshold: '3.5' is not a number (a quoted string: write it unquoted)"

@@ -8,12 +8,14 @@ import copy
 import hashlib
 import json
 import re
+import uuid
 
 import pytest
 
 from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.formats import RubricImportError, load_rubric
 from rubricflow.rubrics.importers.paperbench import FINEGRAINED_CATEGORIES, FLAGS, TASK_CATEGORIES, canonical_sha256
+from rubricflow.rubrics.importers.replication_schema import UUID4_PATTERN
 from rubricflow.rubrics.scoring import aggregate
 
 from ..conftest import SHARED, SHARED_RUBRICS, TEST_DATA
@@ -65,18 +67,31 @@ def leaf(node_id: str, **extra) -> dict:
     }
 
 
+def uuid4_of(name: str) -> str:
+    """A uuid v4 standing for a test's node name (the seed's TaskNode `"id": "<uuid v4>"`)."""
+    return str(uuid.UUID(hashlib.md5(name.encode()).hexdigest(), version=4))
+
+
+def with_uuid4_ids(node: dict) -> dict:
+    return {**node, "id": uuid4_of(node["id"]), "sub_tasks": [with_uuid4_ids(c) for c in node["sub_tasks"]]}
+
+
+def rehash(env: dict) -> dict:
+    env["rubric_sha256"] = canonical_sha256({k: v for k, v in env.items() if k not in ("rubric_sha256", "audit")})
+    return env
+
+
 def envelope(rubric: dict) -> dict:
     """The seed's envelope, its placeholders filled, hashed as the seed says: over the envelope
-    without `rubric_sha256` and `audit`."""
+    without `rubric_sha256` and `audit`; the tree's ids made uuid v4, as the seed's TaskNode has them."""
     env = as_json(jsonc_after("## Envelope"))
     env["paper_sha256"] = hashlib.sha256(b"paper text").hexdigest()
     env["generator"]["prompt_sha256"] = hashlib.sha256(b"prompt").hexdigest()
     env["generator"].pop("snapshot")
     env["reproduce_contract"] = copy.deepcopy(SEED_CONTRACT)
     env["reproduce_contract"].pop("execution_profile")
-    env["rubric"] = rubric
-    env["rubric_sha256"] = canonical_sha256({k: v for k, v in env.items() if k not in ("rubric_sha256", "audit")})
-    return env
+    env["rubric"] = with_uuid4_ids(rubric)
+    return rehash(env)
 
 
 def write(tmp_path, data, name="rubric.json"):
@@ -385,3 +400,71 @@ def test_the_seeds_task_node_tree_is_judged_by_the_offline_judge(tmp_path):
     units = {j.criterion_id: j.unit_score for j in done.judgments if j.status == "scored"}
     assert not done.errors and set(units) == {"n1", "n2"}
     assert done.verdict.score == pytest.approx(aggregate(rubric, units))
+
+
+def test_the_envelopes_generator_requires_temperature_and_seed(tmp_path):
+    """Seed 003's generator block marks only `snapshot` optional (as it marks `audit` and
+    `execution_profile` elsewhere): an envelope without `temperature` or `seed` was accepted."""
+    block = jsonc_after("## Envelope")
+    assert '"temperature":   0.0,' in block and '"seed":          0,' in block
+    assert '"snapshot":      { ... }                       // optional' in block
+    for field in ("temperature", "seed"):
+        env = envelope(tree(leaf("a"), leaf("b")))
+        env["generator"].pop(field)
+        path = write(tmp_path, rehash(env), f"no_{field}.json")
+        with pytest.raises(RubricImportError) as err:
+            load_rubric(path)
+        assert str(err.value).startswith(f"{path}: field generator.{field}: required") and "\n" not in str(err.value)
+    load_rubric(write(tmp_path, envelope(tree(leaf("a"), leaf("b"))), "ok.json"))  # snapshot left out: fine
+
+
+@pytest.mark.parametrize(
+    "node_id",
+    ["not-a-uuid", str(uuid.uuid5(uuid.NAMESPACE_URL, "root")), str(uuid.uuid1(node=1, clock_seq=1))],
+    ids=["not a uuid", "uuid5", "uuid1"],
+)
+def test_an_envelopes_node_ids_are_uuid_v4(tmp_path, node_id):
+    """Seed 003's TaskNode: `"id": "<uuid v4>"`; an envelope whose root id was `not-a-uuid` (or a uuid of
+    another version, as rubricflow's generator wrote uuid5) was accepted."""
+    assert '"id":           "<uuid v4>",' in jsonc_after("## `TaskNode` (rubric tree)")
+    env = envelope(tree(leaf("a"), leaf("b")))
+    env["rubric"]["sub_tasks"][1]["id"] = node_id
+    path = write(tmp_path, rehash(env))
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(path)
+    assert str(err.value).startswith(f"{path}: field rubric.sub_tasks[1].id: {node_id!r} is not a uuid v4")
+
+
+def test_published_paperbench_trees_whose_ids_are_not_uuid_v4_still_import():
+    """The v4 rule is the envelope's: a published PaperBench tree (read without an envelope) whose ids
+    are not uuids, as openai/frontier-evals' bridging-data-gaps, is not refused."""
+    path = REAL_TREES / "bridging-data-gaps.rubric.json"
+    ids = re.findall(r'"id": "([^"]+)"', path.read_text(encoding="utf-8"))
+    assert any(not re.fullmatch(UUID4_PATTERN, i) for i in ids)
+    assert load_rubric(path).criteria
+
+
+def test_flags_on_a_parent_are_checked_and_kept_and_a_fold_keeps_both_nodes_flags(tmp_path):
+    """Seed 003's TaskNode: `"flags": ["unverifiable"]  // optional`, a field of every node (not LEAF ONLY).
+    A parent's flags were neither checked against the closed list nor kept, and a folded leaf lost its
+    own flags to the wrapper's."""
+    line = next(x for x in jsonc_after("## `TaskNode` (rubric tree)").splitlines() if '"flags"' in x)
+    assert line.split("//")[1].strip() == "optional"
+    group = {"id": "mid", "requirements": "Middle node requirement.", "weight": 1, "sub_tasks": [leaf("a"), leaf("b")]}
+    r = load_rubric(write(tmp_path, tree({**group, "flags": ["duplicate"]}, leaf("c"))))
+    assert json.loads(r.metadata.provenance["group_flags"]) == {"mid": ["duplicate"]}
+    path = write(tmp_path, tree({**group, "flags": ["not_a_flag"]}, leaf("c")), "bad.json")
+    with pytest.raises(RubricImportError) as err:
+        load_rubric(path)
+    assert str(err.value) == (
+        f"{path}: field (root).sub_tasks[0].flags (node mid): 'not_a_flag' is not one of {', '.join(FLAGS)}"
+    )
+    wrapper = {
+        "id": "wrap",
+        "requirements": "A wrapper with one child.",
+        "weight": 1,
+        "flags": ["vague_qualifier"],
+        "sub_tasks": [leaf("inner", flags=["unverifiable"])],
+    }
+    folded = load_rubric(write(tmp_path, tree(wrapper, leaf("c")), "fold.json")).criterion("wrap")
+    assert folded.tags == ("flag:vague_qualifier", "flag:unverifiable")

@@ -10,7 +10,7 @@ import pytest
 
 from rubricflow.errors import InputError
 from rubricflow.tasks.improve.paper_rubric import messages
-from rubricflow.tasks.improve.venues import load_venue, venue_ids
+from rubricflow.tasks.improve.venues import SHIPPED, load_venue, search_path, venue_ids
 from tests.conftest import SHARED
 
 SEED = (SHARED.parent / "seeds" / "003_54567a775465b711.txt").read_text(encoding="utf-8")
@@ -74,3 +74,72 @@ def test_a_template_off_the_seeds_schema_is_refused_naming_file_and_field(tmp_pa
     assert str(path) in str(err.value) and field in str(err.value)
     with pytest.raises(InputError, match=r"--venue 'journal': no such template; choose one of agent_benchmark"):
         load_venue("journal")
+
+
+def _template(folder, venue: str, hint: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{venue}.yaml").write_text(
+        f"id: {venue}\nmode: agent_benchmark\nprompt_overrides: {{system_hint: {hint}}}\n", encoding="utf-8"
+    )
+
+
+def test_the_search_path_is_the_seeds_first_match_wins(tmp_path, monkeypatch):
+    """Seed 003's discovery order: `$ARI_PAPERBENCH_RUBRIC_DIR`, `<cwd>/ari-core/config/paperbench_rubrics/`,
+    `<cwd>/config/paperbench_rubrics/`, then the shipped ones; the first two were not searched."""
+    order = re.findall(r"^\d\. `([^`]+)`", SEED[SEED.index("First match wins:") :], re.M)
+    assert order == [
+        "$ARI_PAPERBENCH_RUBRIC_DIR",
+        "<cwd>/ari-core/config/paperbench_rubrics/",
+        "<cwd>/config/paperbench_rubrics/",
+    ]
+    env, ari, local = (
+        tmp_path / "env",
+        tmp_path / "ari-core/config/paperbench_rubrics",
+        tmp_path / "config/paperbench_rubrics",
+    )
+    for folder, where in ((env, "env"), (ari, "ari-core"), (local, "config")):
+        _template(folder, "shared", f"from {where}")
+        _template(folder, f"only_{where.replace('-', '_')}", f"from {where}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARI_PAPERBENCH_RUBRIC_DIR", str(env))
+    assert search_path() == [env, ari, local, SHIPPED]
+    assert load_venue("shared")["prompt_overrides"]["system_hint"] == "from env"
+    assert load_venue("only_ari_core")["prompt_overrides"]["system_hint"] == "from ari-core"
+    assert load_venue("only_config")["prompt_overrides"]["system_hint"] == "from config"
+    monkeypatch.delenv("ARI_PAPERBENCH_RUBRIC_DIR")
+    assert search_path() == [ari, local, SHIPPED]
+    assert load_venue("shared")["prompt_overrides"]["system_hint"] == "from ari-core"
+
+
+@pytest.mark.parametrize(
+    "axis, field",
+    [
+        (
+            "{id: a, weight: 1, description: d}",
+            "field top_level_axes[0].name: a non-empty string is required, found None",
+        ),
+        ("{id: a, name: A, weight: 1}", "field top_level_axes[0].description: a non-empty string is required"),
+        ("{id: a, name: '', weight: 1, description: d}", "field top_level_axes[0].name: a non-empty string"),
+        (
+            "{id: a, name: A, weight: true, description: d}",
+            "field top_level_axes[0].weight: a positive integer is required, found True",
+        ),
+        (
+            "{id: a, name: A, weight: 0, description: d}",
+            "field top_level_axes[0].weight: a positive integer is required, found 0",
+        ),
+        ("{id: a, name: A, weight: 1.5, description: d}", "field top_level_axes[0].weight: a positive integer"),
+    ],
+)
+def test_an_axis_needs_a_name_a_description_and_a_positive_integer_weight(tmp_path, axis, field):
+    """Seed 003's axis: `name: <human-readable name>`, `weight: <positive integer>`, `description:
+    <one-paragraph requirement ...>`. An axis without name or description, or with `weight: true`, passed."""
+    assert "    weight: <positive integer>" in SEED and "    name: <human-readable name>" in SEED
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        f"id: bad\nmode: paper_audit\ntop_level_axes:\n  - {axis}\nprompt_overrides: {{system_hint: x}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as err:
+        load_venue(str(path))
+    assert str(err.value).startswith(f"{path}: {field}") and "\n" not in str(err.value)

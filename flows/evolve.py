@@ -91,7 +91,8 @@ class Evolution:
     def values(self, rubric_hash: str, texts: list[str]) -> objectives.Values:
         """Every objective of one version on one split."""
         look = dict(rubric_hash=rubric_hash, judge_hash=self.judge_config.judge_hash(), texts=texts, **self.where)
-        return objectives.compute(self.store.execute_fn(evolve.objective_rows, **look))
+        rows = self.store.execute_fn(evolve.objective_rows, **look)
+        return objectives.compute(rows, per_criterion=self.options.get("rubrify", False))
 
     def remember(self, version: Bundle) -> Bundle:
         self.versions[version.hash] = version.rubric
@@ -127,11 +128,20 @@ def evolve_flow(
     calls, so a candidate re-judges only its changed criteria; the reflection model is the judge's
     model at the judge's endpoint). `max_calls` stops before a round once the judge calls spent reach it. `settings`:
     Objectives fields (weights, select, tolerances); `options`: minibatch (examples shown, 12),
-    invariants (only text and weights evolve), gate (the lattice validators judge each proposal)."""
+    invariants (only text and weights evolve), gate (the lattice validators judge each proposal),
+    rubrify (seed 001's evolve_rubric: agreement per criterion with the labels of the rubric's criteria,
+    candidates kept by the objectives, and a train / validation split of any size, `test_share` unused)."""
     logger = get_run_logger()
     shares = (validation_share, test_share)
     chosen = Objectives(**(settings or {}))
-    opts = {"minibatch": 12, "invariants": False, "gate": False, "co_evolve": False, **(options or {})}
+    opts = {
+        "minibatch": 12,
+        "invariants": False,
+        "gate": False,
+        "co_evolve": False,
+        "rubrify": False,
+        **(options or {}),
+    }
     ev = _begin(
         corpus_id, rubric, warehouse_path, raters, label, judge, reflection, seed, shares, shard_size, chosen, opts
     )
@@ -201,7 +211,10 @@ def _begin(
         reflection_model=reflect_config.model,
         reflection_hash=reflect_config.judge_hash(),
     )
-    texts = store.execute_fn(evolve.split, corpus_id, raters, label, seed, validation_share, test_share)
+    if options["rubrify"]:
+        texts = store.execute_fn(evolve.train_validation_split, corpus_id, raters, label, seed, validation_share)
+    else:
+        texts = store.execute_fn(evolve.split, corpus_id, raters, label, seed, validation_share, test_share)
     recorded = store.execute_fn(evolve.rounds, eid)
     where = dict(corpus=corpus_id, raters=raters, label=label)
     return Evolution(
@@ -225,9 +238,9 @@ def _begin(
 
 
 def _options_key(options: dict) -> str:
-    """What the evolution id adds for the options: nothing for the defaults, nor for co_evolve off (so
-    evolutions started before either keep their ids)."""
-    keyed = {k: v for k, v in options.items() if k != "co_evolve" or v}
+    """What the evolution id adds for the options: nothing for the defaults, nor for co_evolve or rubrify
+    off (so evolutions started before them keep their ids)."""
+    keyed = {k: v for k, v in options.items() if k not in ("co_evolve", "rubrify") or v}
     return "" if keyed == {"minibatch": 12, "invariants": False, "gate": False} else json.dumps(sorted(keyed.items()))
 
 
@@ -297,10 +310,11 @@ def _round(ev: Evolution, number: int, row: dict | None, logger) -> None:
 
 def _decide(ev: Evolution, candidate: str, before: float | None, after: float | None) -> str | None:
     """None if the candidate is kept, else why not: by default its validation r must rise; with
-    objectives, tasks/improve/objectives.refusal decides on every objective's validation figure."""
+    objectives (always under rubrify), tasks/improve/objectives.refusal decides on every objective's
+    validation figure."""
     ev.points.setdefault(ev.best.hash, ev.values(ev.best.hash, ev.split.validation))
     ev.points[candidate] = ev.values(candidate, ev.split.validation)
-    if not ev.settings.default:
+    if not ev.settings.default or ev.options.get("rubrify"):
         return objectives.refusal(ev.points[ev.best.hash], ev.points[candidate], ev.settings)
     improved = after is not None and (before is None or after > before + objectives.NOISE)
     return None if improved else "the validation agreement did not improve"

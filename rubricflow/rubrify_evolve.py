@@ -14,7 +14,9 @@ from rubricflow.errors import InputError
 from rubricflow.rubrics import model as ir
 from rubricflow.rubrics.formats import load_rubric
 
-TARGET = "overall"  # the label every example carries: the mean of its human_scores
+# The label every example carries, the mean of its human_scores: the texts split are those it labels, and
+# each round reflects on the criterion agreeing least with it (the objectives use the criteria's own labels).
+TARGET = "overall"
 
 
 @dataclass(frozen=True)
@@ -29,23 +31,32 @@ class AnnotatedExample:
 
 @dataclass(frozen=True)
 class RubricEvolutionConfig:
-    """rubrify's settings; `train_split` leaves the rest to validation and test in equal parts,
+    """rubrify's settings, with its defaults: `train_split` trains, the rest validates (no test part),
     `max_metric_calls` bounds the judge calls, the three weights are the objectives' (tasks/improve/
-    objectives.py). `max_rounds` is rubricflow's: how many reflection rounds at most."""
+    objectives.py), `consistency_runs` > 1 asks the judge that many samples per criterion (consistency
+    is measured across them). `max_rounds` is rubricflow's: how many reflection rounds at most."""
 
     train_split: float = 0.7
-    max_metric_calls: int | None = None
-    reflection_minibatch_size: int = 5
-    agreement_weight: float = 1.0
-    consistency_weight: float = 0.0
-    discrimination_weight: float = 0.0
+    max_metric_calls: int | None = 200
+    reflection_minibatch_size: int = 3
+    agreement_weight: float = 0.6
+    consistency_weight: float = 0.2
+    discrimination_weight: float = 0.2
+    consistency_runs: int = 1
     max_rounds: int = 3
-    seed: int = 0
+    seed: int = 42
     invariants: bool = True  # rubrify never changes the structure
+
+    def __post_init__(self) -> None:
+        if not 0 < self.train_split <= 1:
+            raise InputError(f"RubricEvolutionConfig: train_split must be in (0, 1], not {self.train_split}")
+        if self.consistency_runs < 1:
+            raise InputError(f"RubricEvolutionConfig: consistency_runs must be 1 or more, not {self.consistency_runs}")
 
 
 @dataclass(frozen=True)
 class CoEvolutionConfig(RubricEvolutionConfig):
+    max_metric_calls: int | None = 500  # rubrify's: co-evolution has more components
     evolve_gate: bool = True
     evolve_reflection_templates: bool = True
     evolve_acceptance_params: bool = True
@@ -71,7 +82,7 @@ def evolve_rubric(
     role: ir.Role | None = None,
     config: RubricEvolutionConfig | None = None,
 ) -> EvolutionResult:
-    """Evolve `seed_rubric` towards the humans' scores of `annotated_dataset` (10 examples at least)."""
+    """Evolve `seed_rubric` towards the humans' scores of `annotated_dataset` (any number of examples)."""
     return _evolve(
         seed_rubric, annotated_dataset, judge_model, reflection_model, role, config or RubricEvolutionConfig()
     )
@@ -115,17 +126,20 @@ def judge_options(
 
 
 def _evolve(rubric, examples, judge_model, reflection_model, role, config) -> EvolutionResult:
+    """`improve evolve`'s flow on the examples, under rubrify's rules (its option `rubrify`): agreement
+    per criterion, candidates kept by the weighted objectives, a train / validation split."""
     import rubricflow as rf
     from rubricflow.tasks.improve.objectives import weighted
 
     if role is not None:
         rubric = rubric.model_copy(update={"role": role})
-    warehouse = rf.Warehouse(Path(tempfile.mkdtemp(prefix="rubrify-evolve-")) / "evolve.duckdb")
+    folder = Path(tempfile.mkdtemp(prefix="rubrify-evolve-"))
+    warehouse = rf.Warehouse(folder / "evolve.duckdb")
     texts, labels = _corpus(examples)
     columns: dict[str, Any] = {k: k for k in ("context", "genre") if k in texts[0]}
     warehouse.ingest(texts, corpus="annotated", **columns)
     warehouse.import_labels(labels, corpus="annotated")
-    judge = rf.Judge(**judge_options(judge_model, parallel=True))
+    judge = rf.Judge(**judge_options(judge_model, parallel=True), samples=config.consistency_runs)
     reflection = rf.Judge(**judge_options(reflection_model)) if reflection_model is not None else None
     weights = {
         "agreement": config.agreement_weight,
@@ -133,14 +147,10 @@ def _evolve(rubric, examples, judge_model, reflection_model, role, config) -> Ev
         "discrimination": config.discrimination_weight,
     }
     weights = {k: w for k, w in weights.items() if w > 0} or {"agreement": 1.0}
-    held_out = (1 - config.train_split) / 2
     co = isinstance(config, CoEvolutionConfig)
-    report = warehouse.evolve(
-        "annotated", rf.load_rubric(rubric), judge, f"human:{TARGET}", reflection=reflection,
-        max_rounds=config.max_rounds, max_calls=config.max_metric_calls, seed=config.seed, validation=held_out,
-        test=held_out, objectives=weights, minibatch=config.reflection_minibatch_size, invariants=config.invariants,
-        co_evolve=co, gate=co and config.evolve_gate,
-    )  # fmt: skip
+    options = {"minibatch": config.reflection_minibatch_size, "invariants": config.invariants, "rubrify": True}
+    options |= {"co_evolve": co, "gate": co and config.evolve_gate}
+    report = _run_flow(warehouse.path, rf.load_rubric(rubric), judge, reflection, config, weights, options)
     best = load_rubric(Path(report["best_file"]))
     meta = report.get("co_evolution") or {}
     return EvolutionResult(
@@ -155,6 +165,23 @@ def _evolve(rubric, examples, judge_model, reflection_model, role, config) -> Ev
         else None,
         evolved_acceptance_params=meta.get("acceptance") if co and config.evolve_acceptance_params else None,
     )
+
+
+def _run_flow(path: Path, bundle, judge, reflection, config, weights: dict, options: dict) -> dict:
+    """The evolve flow itself, as rf.Warehouse.evolve runs it, with the option `rubrify` that it does
+    not pass on: `1 - train_split` of the texts validate, none are held out for test."""
+    from rubricflow.api_rubric import flow_reference
+    from rubricflow.cli.flow_start import start_flows
+
+    start_flows()
+    from rubricflow.flows.evolve import evolve_flow
+
+    return evolve_flow(
+        "annotated", flow_reference(bundle, path.parent / "rubrics"), str(path), ["human"], TARGET, judge.config,
+        reflection.config if reflection else None, config.max_rounds, config.max_metric_calls, config.seed,
+        1 - config.train_split, 0.0, str(path.parent / f"evolve-{bundle.id}"), settings={"weights": weights},
+        options=options,
+    )  # fmt: skip
 
 
 def _corpus(examples: list[AnnotatedExample]) -> tuple[list[dict], list[dict]]:

@@ -1,6 +1,7 @@
 """The pieces of `improve evolve` (flows/evolve.py runs them in rounds): the seeded train /
-validation / test split by text, the held-out metric and the least-agreeing criterion (both in SQL), and
-the rounds as the warehouse records them (the reflection call itself: tasks/judging/chat.py).
+validation / test split by text (rubrify's train / validation one for rubricflow.rubrify), the held-out
+metric and the least-agreeing criterion (both in SQL), and the rounds as the warehouse records them (the
+reflection call itself: tasks/judging/chat.py).
 
 A round's proposal is recorded before its candidate is judged, so a run killed mid-round resumes
 that round with the same mutations (no second reflection call) and the candidate's landed cells.
@@ -69,7 +70,7 @@ def split(
     test_share: float,
 ) -> Split:
     """A seeded shuffle of the labelled texts, cut into test, validation and training texts."""
-    ids = [r["text_id"] for r in db.fetch(con, "fit_target.sql", corpus=corpus, raters=raters, criterion=label)]
+    ids = _labelled(con, corpus, raters, label)
     tested, validated = int(round(len(ids) * test_share)), int(round(len(ids) * validation_share))
     if len(ids) < 10 or min(tested, validated, len(ids) - tested - validated) < 1:
         raise EvolveError(
@@ -77,9 +78,34 @@ def split(
             f"validation / test split ({validation_share:.0%} and {test_share:.0%} held out) needs at least 10 "
             "and every part non-empty"
         )
-    order = [ids[i] for i in np.random.default_rng(seed).permutation(len(ids))]
+    order = _shuffled(ids, seed)
     test, validation = set(order[:tested]), set(order[tested : tested + validated])
     return Split([t for t in ids if t not in test | validation], sorted(validation), sorted(test))
+
+
+def train_validation_split(
+    con: duckdb.DuckDBPyConnection, corpus: str, raters: list[str], label: str, seed: int, validation_share: float
+) -> Split:
+    """rubrify's split (seed 001's evolve_rubric: "evaluated on a training minibatch ... then tracked on a
+    validation set"): the first `1 - validation_share` of a seeded shuffle (one text at least) train, the
+    rest validate, nothing is held out for test, and any number of texts will do (seed 001 gives advice
+    for "fewer than ~10 examples"), the validation texts being the training ones when none are left."""
+    ids = _labelled(con, corpus, raters, label)
+    if not ids:
+        raise EvolveError(f"no text of corpus {corpus!r} has a label by {', '.join(raters)} on {label!r}")
+    order = _shuffled(ids, seed)
+    cut = max(1, int(round(len(ids) * (1 - validation_share), 9)))  # 1 - (1 - 0.7) is 0.7 but for the last bit
+    train, validation = sorted(order[:cut]), sorted(order[cut:])
+    return Split(train, validation or train, [])
+
+
+def _labelled(con: duckdb.DuckDBPyConnection, corpus: str, raters: list[str], label: str) -> list[str]:
+    """The ids of the texts that carry the target label, in id order."""
+    return [r["text_id"] for r in db.fetch(con, "fit_target.sql", corpus=corpus, raters=raters, criterion=label)]
+
+
+def _shuffled(ids: list[str], seed: int) -> list[str]:
+    return [ids[i] for i in np.random.default_rng(seed).permutation(len(ids))]
 
 
 def metric(

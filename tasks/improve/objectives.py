@@ -1,11 +1,12 @@
 """The objectives of a multi-objective `improve evolve`, as seed 001 (rubrify) defines them:
 `agreement`, 1 - the mean absolute error between the judge's score and the human target, both on the
-unit scale (the target min-max scaled over the corpus's labels); `consistency`, 1 - the mean coefficient
-of variation of a criterion's unit scores across re-asks (needs a judge with samples >= 2); and
-`discrimination`, the normalized entropy of the criteria's unit scores in ten bins (0: one score for
-everything, 1: an even spread). And how a candidate is accepted: no objective falls by more than its
-tolerance, and either the weighted sum rises (`weighted`) or the candidate is not dominated and is
-better somewhere (`pareto`)."""
+unit scale (the target min-max scaled over the corpus's labels; rubrify's evolution, `per_criterion`:
+each criterion's own labels on its scale's range, the criteria's weighted mean); `consistency`, 1 - the
+mean coefficient of variation of a criterion's unit scores across re-asks (needs a judge with samples
+>= 2); and `discrimination`, the normalized entropy of the criteria's unit scores in ten bins (0: one
+score for everything, 1: an even spread). And how a candidate is accepted: no objective falls by more
+than its tolerance, and either the weighted sum rises (`weighted`) or the candidate is not dominated
+and is better somewhere (`pareto`)."""
 
 from __future__ import annotations
 
@@ -51,9 +52,11 @@ class Objectives:
         return json.dumps([sorted(self.weights.items()), self.select, sorted(self.tolerances.items())])
 
 
-def compute(rows: list[dict]) -> Values:
-    """Every objective on one split's rows (text score, human target and its range, unit scores, CV)."""
-    return {"agreement": agreement(rows), "consistency": consistency(rows), "discrimination": discrimination(rows)}
+def compute(rows: list[dict], per_criterion: bool = False) -> Values:
+    """Every objective on one split's rows (text score, human target and its range, unit scores, CV,
+    each labelled criterion's error); `per_criterion`: agreement as rubrify's evolution computes it."""
+    agree = criterion_agreement(rows) if per_criterion else agreement(rows)
+    return {"agreement": agree, "consistency": consistency(rows), "discrimination": discrimination(rows)}
 
 
 def agreement(rows: list[dict]) -> float | None:
@@ -63,6 +66,23 @@ def agreement(rows: list[dict]) -> float | None:
     low, high = rows[0]["human_min"], rows[0]["human_max"]
     errors = [abs(r["score"] - (r["human"] - low) / (high - low)) for r in rows]
     return float(1 - np.mean(errors))
+
+
+def criterion_agreement(rows: list[dict]) -> float | None:
+    """Seed 001's "normalized absolute error vs. human annotations (1 - mean error, scaled 0-1)": per
+    criterion, 1 - the mean |human - judge| over its scale's range (the SQL's `error`), then the mean
+    weighted by the criteria's weights (None: no criterion labelled). A judge that gives the humans'
+    scores gets 1.0, whether or not the humans agree with each other."""
+    errors: dict[str, list[float]] = {}
+    weights: dict[str, float] = {}
+    for cell in (c for r in rows for c in r["criteria"] or []):
+        errors.setdefault(cell["criterion_id"], []).append(cell["error"])
+        weights[cell["criterion_id"]] = cell["weight"]
+    if not errors:
+        return None
+    scores = [1 - float(np.mean(e)) for e in errors.values()]
+    given = [weights[c] for c in errors]
+    return float(np.average(scores, weights=given if sum(given) > 0 else None))
 
 
 def consistency(rows: list[dict]) -> float | None:

@@ -93,3 +93,24 @@ def test_multi_objective_settings_name_another_evolution_and_the_defaults_keep_o
     assert evolution_id(*args) == evolution_id(*args, extra=Objectives().key())
     pareto = Objectives({"agreement": 1, "discrimination": 1}, select="pareto").key()
     assert evolution_id(*args, extra=pareto) != evolution_id(*args)
+
+
+def test_rubrifys_agreement_is_per_criterion_on_each_scale_and_weighted_over_criteria():
+    """Seed 001's agreement as rubrify's evolution computes it (rubricflow.rubrify's evolve_rubric): each
+    criterion's 1 - mean |human - judge| / its scale's range (the SQL's `error`), then the criteria's
+    weighted mean; a judge that gives the humans' scores gets 1.0 even where the humans all agree (before:
+    the text score against the min-max scaled mean of the human scores: 0.6, or None)."""
+    assert "**Agreement** -- normalized absolute error vs. human annotations (1 - mean error, scaled 0-1)." in SEED
+
+    def labelled(human, errors) -> dict:  # errors: {criterion: (weight, |human - judge| / range)}
+        cells = [{"criterion_id": c, "weight": w, "error": e} for c, (w, e) in errors.items()]
+        return {**row(0.6, human, low=3, high=3), "criteria": cells}
+
+    exact = [labelled(3, {"C1": (1.0, 0.0), "C2": (3.0, 0.0)}) for _ in range(2)]
+    assert compute(exact)["agreement"] is None  # the text score against the target: humans all agree
+    assert compute(exact, per_criterion=True)["agreement"] == 1.0
+    # C1 on 0..5 (weight 1): humans 4 and 3, judge 2 and 3 -> 1 - mean(0.4, 0) = 0.8; C2 on 0..2 (weight 3):
+    # humans 2 and 0, judge 1 and 0 -> 1 - mean(0.5, 0) = 0.75
+    apart = [labelled(3, {"C1": (1.0, 0.4), "C2": (3.0, 0.5)}), labelled(3, {"C1": (1.0, 0.0), "C2": (3.0, 0.0)})]
+    assert compute(apart, per_criterion=True)["agreement"] == pytest.approx((0.8 + 3 * 0.75) / 4)
+    assert compute([{**row(0.6, 3), "criteria": None}], per_criterion=True)["agreement"] is None  # nothing labelled

@@ -22,8 +22,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rubricflow.errors import InputError
+from rubricflow.rubrics import compiler
 from rubricflow.rubrics import model as ir
-from rubricflow.rubrics.compiler import Bundle, RubricCompileError, compile_for_scoring
+from rubricflow.rubrics.compiler import Bundle, CompileIssue, RubricCompileError, compile_for_scoring
 from rubricflow.rubrify_evolve import (  # rubrify's evolution names
     AnnotatedExample,
     CoEvolutionConfig,
@@ -34,7 +35,6 @@ from rubricflow.rubrify_evolve import (  # rubrify's evolution names
     judge_options,
 )
 
-NominalScale = ir.NominalScale
 Definition = ir.Definition
 AdviceRule = ir.AdviceRule
 RoleSpec = ir.Role
@@ -68,6 +68,30 @@ def BinaryScale(  # noqa: N802
 
 def OrdinalScale(anchors: Sequence[ir.Anchor], min: int | None = None, max: int | None = None) -> ir.OrdinalScale:  # noqa: N802
     return ir.OrdinalScale(anchors=tuple(anchors), min=min, max=max)
+
+
+def NominalScale(  # noqa: N802
+    anchors: Sequence[ir.Anchor] = (), categories: Sequence[Any] = (), **fields: Any
+) -> ir.NominalScale:
+    """rubrify's nominal scale of anchors (seed 001: "Maps category value to [0, 1] by range"; its
+    source spells them `categories=[ScaleAnchor(...)]`): each anchor a category named by its label
+    (or its value), scoring (value - min) / (max - min); rubricflow's own `categories=` pass through."""
+    if not anchors and categories and all(isinstance(c, ir.Anchor) for c in categories):
+        anchors, categories = categories, ()
+    if not anchors:
+        return ir.NominalScale(categories=tuple(categories), **fields)
+    lo, hi = min(a.value for a in anchors), max(a.value for a in anchors)
+    return ir.NominalScale(
+        categories=tuple(
+            ir.Category(
+                value=a.label or str(a.value),
+                description=a.description,
+                score=(a.value - lo) / (hi - lo) if hi > lo else 0.0,  # rubrify: one value scores 0
+            )
+            for a in anchors
+        ),
+        **fields,
+    )
 
 
 def NumericScale(  # noqa: N802
@@ -160,10 +184,13 @@ def RubricMeta(name: str, version: str = "1.0.0", **fields: Any) -> ir.Metadata:
 
 class SurfacePolicy(ir.Surface):
     """rubrify's SurfacePolicy: rubricflow's Surface with rubrify's defaults (the XML surface, one
-    call per criterion, seed 001's labels, evidence asked for but not enforced). `decision_thresholds` (min score 0-100, label) and `role`
+    call per criterion showing the whole rubric, keys in the schema's order, seed 001's labels,
+    evidence asked for but not enforced). `decision_thresholds` (min score 0-100, label) and `role`
     are not the surface's in rubricflow: `compile_rubric` moves them to the scoring and the role."""
 
     input_codec: Literal["markdown", "xml"] = "xml"
+    criterion_focus: Literal["full", "focused"] = "full"  # rubrify's: the whole rubric in every call
+    enforce_key_order: bool = True  # rubrify's: the answer's keys asked for in the schema's order
     default_labels: bool = True
     enforce_evidence: bool = False  # seed 001: EvidenceSpec's required/min_items are prompt-only
     execution_strategy: Literal["per_criterion", "grouped", "holistic"] | None = "per_criterion"
@@ -189,7 +216,20 @@ def Rubric(meta: ir.Metadata, **fields: Any) -> ir.Rubric:  # noqa: N802
     scoring = ir.Scoring.model_validate(fields.pop("scoring", {}))
     if "disqualified_label" not in scoring.model_fields_set:
         scoring = scoring.model_copy(update={"disqualified_label": REJECTED})
-    return _with_policy(ir.Rubric(metadata=meta, scoring=scoring, **fields), surface)
+    return _with_policy(_references_checked(ir.Rubric(metadata=meta, scoring=scoring, **fields)), surface)
+
+
+def _references_checked(rubric: ir.Rubric) -> ir.Rubric:
+    """rubrify's Rubric validators: unique criterion ids, and groups and disqualifiers that name known
+    criteria, "at construction time" (seed 001), by the compiler's own checks, refused in one line."""
+    refused = [
+        f"{i.path}: {i.message}"
+        for i in compiler.compile_rubric(rubric)[1]
+        if i.code in ("E_UNKNOWN_CHILD", "E_UNKNOWN_CRITERION") or i.path.startswith("criteria/groups")
+    ]
+    if refused:
+        raise InputError(f"Rubric {rubric.metadata.id!r}: {'; '.join(refused)}")
+    return rubric
 
 
 def _with_policy(rubric: ir.Rubric, policy: ir.Surface) -> ir.Rubric:
@@ -235,10 +275,10 @@ def _bounds(mode: Mode, count: int, low: str, high: str) -> dict[str, int]:
 def WordCountConstraint(  # noqa: N802
     id: str,  # noqa: A002
     count: int,
-    mode: Mode = "max",
+    mode: Mode = "exactly",
     target_field: str = "rationale",
     description: str = "",
-    enforcement: Enforcement = "soft",
+    enforcement: Enforcement = "hard",
     scope: ir.ConstraintScope = "call",
 ) -> ir.OutputConstraint:
     limits = _bounds(mode, count, "min_words", "max_words")
@@ -267,10 +307,8 @@ def CharLimitConstraint(  # noqa: N802
     enforcement: Enforcement = "hard",
     scope: ir.ConstraintScope = "call",
 ) -> ir.OutputConstraint:
-    """Only `mode="max"` maps: rubricflow bounds a field's characters from above (max_chars) only."""
-    if mode != "max":
-        raise InputError(f"CharLimitConstraint {id!r}: mode {mode!r} has no rubricflow equivalent (max only)")
-    return _constraint("CharLimitConstraint", id, target_field, description, enforcement, scope, max_chars=limit)
+    limits = _bounds(mode, limit, "min_chars", "max_chars")
+    return _constraint("CharLimitConstraint", id, target_field, description, enforcement, scope, **limits)
 
 
 def ItemCountConstraint(  # noqa: N802
@@ -298,13 +336,10 @@ def TokenConstraint(  # noqa: N802
     enforcement: Enforcement = "hard",
     scope: ir.ConstraintScope = "call",
 ) -> ir.OutputConstraint:
-    """`must_contain=False` is rubricflow's forbidden phrase (matched in any case); rubricflow has no
-    required phrase, so `must_contain=True` is refused."""
-    if must_contain:
-        raise InputError(
-            f"TokenConstraint {id!r}: must_contain=True has no rubricflow equivalent (a forbidden token maps)"
-        )
-    return _constraint("TokenConstraint", id, target_field, description, enforcement, scope, forbid=(token,))
+    """`must_contain=True` is rubricflow's required phrase (case as written, as rubrify's check);
+    `must_contain=False` its forbidden phrase (matched in any case)."""
+    limits = {"require": (token,)} if must_contain else {"forbid": (token,)}
+    return _constraint("TokenConstraint", id, target_field, description, enforcement, scope, **limits)
 
 
 @dataclass(frozen=True)
@@ -321,16 +356,40 @@ def compile_rubric(
     rubric: ir.Rubric, *, policy: ir.Surface | None = None, output_constraints: Sequence[ir.OutputConstraint] = ()
 ) -> CompilationResult:
     """rubrify's `compile_rubric`: the policy and output constraints join the rubric, then rubricflow
-    compiles it; `.ok` is False with `.issues` where it does not compile (nothing raised, as rubrify)."""
+    compiles it; `.ok` is False with `.issues` where it does not compile or rubrify's audit of the
+    output constraints finds a problem (nothing raised, as rubrify)."""
     if policy is not None:
         rubric = _with_policy(rubric, policy)
     if output_constraints:
         joined = (*rubric.output.constraints, *output_constraints)
         rubric = rubric.model_copy(update={"output": rubric.output.model_copy(update={"constraints": joined})})
+    audit = _unrecognised_fields(rubric)
     try:
-        return CompilationResult(compile_for_scoring(ir.Rubric.model_validate(rubric.model_dump()), "<rubrify rubric>"))
+        bundle = compile_for_scoring(ir.Rubric.model_validate(rubric.model_dump()), "<rubrify rubric>")
     except RubricCompileError as exc:
-        return CompilationResult(None, [str(exc)])
+        return CompilationResult(None, [str(exc), *audit])
+    return CompilationResult(bundle, audit)
+
+
+RUBRIFY_FIELDS = ("rationale", "evidence", "score", "advice")  # rubrify's audit_output_constraints recognises
+
+
+def _unrecognised_fields(rubric: ir.Rubric) -> list[str]:
+    """rubrify's audit "recognized fields" (seed 001): a constraint on any other field is an issue
+    (rubricflow would quietly ask the judge for it as a new answer field)."""
+    return [
+        str(
+            CompileIssue(
+                "error",
+                "E_UNKNOWN_FIELD",
+                f"output.constraints[{i}].field",
+                f"constraint {c.id!r}: target_field {c.field!r} is not one rubrify recognises "
+                f"({', '.join(RUBRIFY_FIELDS)})",
+            )
+        )
+        for i, c in enumerate(rubric.output.constraints)
+        if c.field not in RUBRIFY_FIELDS
+    ]
 
 
 class Model(BaseModel):

@@ -48,6 +48,8 @@ def check_constraint(c: OutputConstraint, value: Any) -> str | None:
         problems.append(f"{words} words < {c.min_words}")
     if c.max_words is not None and words > c.max_words:
         problems.append(f"{words} words > {c.max_words}")
+    if c.min_chars is not None and len(text) < c.min_chars:
+        problems.append(f"{len(text)} chars < {c.min_chars}")
     if c.max_chars is not None and len(text) > c.max_chars:
         problems.append(f"{len(text)} chars > {c.max_chars}")
     if c.min_tokens is not None or c.max_tokens is not None:
@@ -64,6 +66,9 @@ def check_constraint(c: OutputConstraint, value: Any) -> str | None:
     said = [phrase for phrase in c.forbid if phrase.lower() in text.lower()]
     if said:
         problems.append(f"contains {', '.join(map(repr, said))}")
+    missing = [phrase for phrase in c.require if phrase not in text]  # as rubrify's TokenConstraint: case as written
+    if missing:
+        problems.append(f"does not contain {', '.join(map(repr, missing))}")
     return "; ".join(problems) or None
 
 

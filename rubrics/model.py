@@ -567,10 +567,10 @@ ConstraintScope = Literal["call", "criterion", "judgment"]
 
 class OutputConstraint(Strict):
     """A rule on one field of the judge's output: a ritual prefix, word/char/token limits, item
-    counts, forbidden phrases. A `hard` one that fails disqualifies the judgment; a `soft` one warns. `scope` (seed
-    001): `call` checks each judge call's output once (a value repeated across the call's criteria
-    once), `criterion` each criterion's own value, `judgment` the text's whole answer (every
-    criterion's value joined) once."""
+    counts, forbidden and required phrases. A `hard` one that fails disqualifies the judgment; a
+    `soft` one warns. `scope` (seed 001): `call` checks each judge call's output once (a value
+    repeated across the call's criteria once), `criterion` each criterion's own value, `judgment`
+    the text's whole answer (every criterion's value joined) once."""
 
     id: Id
     field: str = "rationale"
@@ -579,6 +579,7 @@ class OutputConstraint(Strict):
     suffix: str | None = None
     min_words: int | None = Field(default=None, ge=0)
     max_words: int | None = Field(default=None, ge=0)
+    min_chars: int | None = Field(default=None, ge=0)  # CharLimitConstraint(mode="min"/"exactly")
     max_chars: int | None = Field(default=None, ge=0)
     min_tokens: int | None = Field(default=None, ge=0)  # TokenConstraint: tokens as verify.count_tokens counts them
     max_tokens: int | None = Field(default=None, ge=0)
@@ -586,6 +587,7 @@ class OutputConstraint(Strict):
     max_items: int | None = Field(default=None, ge=0)
     separator: str | None = None  # items inside a string field, e.g. ";"
     forbid: tuple[str, ...] = ()  # phrases the field must not contain, any case (a no-apology rule)
+    require: tuple[str, ...] = ()  # phrases the field must contain, case as written (TokenConstraint)
     severity: Literal["hard", "soft"] = "soft"
     scope: ConstraintScope = "call"
 

@@ -18,8 +18,8 @@ _XML_UNSAFE = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def spec_xml(rubric: Rubric, criteria: tuple[str, ...], schema: dict) -> str:
-    """These criteria, the framing, the disqualifiers and patterns they touch, and the zero-valued
-    template of the answer `schema`, as one indented document."""
+    """These criteria, the framing, the disqualifiers and patterns they touch (every pattern in the
+    whole rubric's document), and the zero-valued template of the answer `schema`, as one indented document."""
     root = spec(rubric, criteria, schema)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode")
@@ -77,19 +77,24 @@ def _framing(root: ET.Element, rubric: Rubric) -> None:
             ],
         ),
         ("verdicts", "verdict", [(v.description, {"label": v.label}) for v in rubric.verdicts]),
-        (
-            "calibration_examples",
-            "example",
-            [
-                (f"{e.input} => {e.output}".strip(" =>"), {"id": e.id, "verdict": e.verdict})
-                for e in rubric.mapping_examples
-            ],
-        ),
     ):
         if entries:
             section = _add(root, tag)
             for text, attrs in entries:
                 _add(section, item, text, **attrs)
+    _calibration(root, rubric)
+
+
+def _calibration(root: ET.Element, rubric: Rubric) -> None:
+    """Seed 001's calibration examples: the response (summarized), its verdict, and why (the
+    example's note, rubrify's `explanation`), which teaches the judge more than the verdict alone."""
+    if not rubric.mapping_examples:
+        return
+    section = _add(root, "calibration_examples")
+    for e in rubric.mapping_examples:
+        example = _add(section, "example", f"{e.input} => {e.output}".strip(" =>"), id=e.id, verdict=e.verdict)
+        if e.note:
+            _add(example, "explanation", e.note)
 
 
 def _criterion(parent: ET.Element, c: Criterion) -> None:
@@ -123,7 +128,7 @@ def _rules(root: ET.Element, rubric: Rubric, shown: list[Criterion]) -> None:
         section = _add(root, "disqualifiers")
         for d in dqs:
             _add(section, "dq", d.description, id=d.id, kind=d.kind)
-    patterns = sorted({p for c in shown for p in c.patterns} | {p for d in dqs for p in d.patterns})
+    patterns = _library(rubric, shown, dqs)
     if patterns:
         library = _add(root, "regex_library")
         for pid in patterns:
@@ -139,6 +144,15 @@ def _rules(root: ET.Element, rubric: Rubric, shown: list[Criterion]) -> None:
         section = _add(root, "validation")
         for v in rubric.validation:
             _add(section, "must", v)
+
+
+def _library(rubric: Rubric, shown: list[Criterion], dqs: list) -> list[str]:
+    """The pattern ids the document lists. The whole rubric's document (every criterion that applies
+    to some text shown) carries seed 001's pattern library: every pattern, in the rubric's order,
+    rubric-level ones included; a focused or group document those its criteria and disqualifiers use."""
+    if {c.id for c in rubric.active_criteria()} <= {c.id for c in shown}:
+        return [p.id for p in rubric.patterns]
+    return sorted({p for c in shown for p in c.patterns} | {p for d in dqs for p in d.patterns})
 
 
 def _add(parent: ET.Element, tag: str, text: str = "", **attrs: str) -> ET.Element:

@@ -304,10 +304,8 @@ def test_seed_named_constraints_evidence_and_calibration_examples():
     items = ItemCountConstraint(id="three", count=3, delimiter=";")
     assert (items.min_items, items.max_items, check_constraint(items, "a; b")) == (3, 3, "2 items < 3")
     assert check_constraint(TokenConstraint(id="no_sorry", token="sorry", must_contain=False), "I'm sorry") is not None
-    with pytest.raises(InputError, match="must_contain=True has no rubricflow equivalent"):
-        TokenConstraint(id="t", token="BECAUSE")
-    with pytest.raises(InputError, match="mode 'min' has no rubricflow equivalent"):
-        CharLimitConstraint(id="c", limit=5, mode="min")
+    # TokenConstraint(must_contain=True) and CharLimitConstraint(mode="min") were refused here: they now
+    # map (test_token_must_contain_and_char_limit_min_or_exactly_map_and_are_checked below)
     assert EvidenceSpec(required=True, min_items=1).min_items == 1
     with pytest.raises(InputError, match="checks quotes against the response only"):
         EvidenceSpec(source="context")
@@ -398,3 +396,127 @@ def test_a_judgment_carries_rubrifys_usage_aggregation_and_pattern_fields(offlin
     assert all(isinstance(c.warnings, tuple) and c.confidence is None for c in judgment.criterion_judgments)
     asyncio.run(judge.evaluate(bundle_of(rubric), "Another reply."))
     assert judge.total_usage.api_calls == 6 and judge.evaluation_count == 2
+
+
+# ---------------------------------------------------------------- seed 001 audit: names that were refused or dropped
+
+
+def test_a_nominal_scale_of_anchors_scores_each_category_by_its_value_range():
+    """Seed 001's scale table: NominalScale "Unordered categories with anchors | Maps category value to
+    [0, 1] by range" (`NominalScale(anchors=...)` was refused: rubricflow's takes `categories=` only)."""
+    from rubricflow.rubrics.scoring import verdict
+    from rubricflow.rubrify import Criterion, NominalScale, ScaleAnchor
+
+    assert (
+        '| `NominalScale` | `"nominal"` | Unordered categories with anchors | Maps category value to `[0, 1]` by range |'
+        in SEED
+    )
+    anchors = [
+        ScaleAnchor(value=0, label="red"),
+        ScaleAnchor(value=1, label="green"),
+        ScaleAnchor(value=2, label="blue"),
+    ]
+    scale = NominalScale(anchors=anchors)
+    assert [(c.value, c.score) for c in scale.categories] == [("red", 0.0), ("green", 0.5), ("blue", 1.0)]
+    assert NominalScale(categories=anchors) == scale  # rubrify's own source spells them `categories=`
+    assert NominalScale(categories=[{"value": "A", "score": 1.0}, {"value": "B"}]).domain() == ["A", "B"]
+    rubric = bundle_of(rubrify_rubric(criteria=[Criterion(id="C1", title="Colour", scale=scale)])).rubric
+    assert verdict(rubric, {"C1": "green"}).score == 0.5
+
+
+def test_rubric_construction_refuses_duplicate_ids_and_unknown_references():
+    """Seed 001: "Model validators enforce unique criterion IDs and valid group/disqualifier references
+    at construction time" (each was built, and failed only at compile_rubric)."""
+    from rubricflow.rubrify import Criterion, CriterionGroup, Disqualifier
+
+    assert (
+        "Model validators enforce unique criterion IDs and valid group/disqualifier references at construction time"
+        in SEED
+    )
+    one = [Criterion(id="C1", title="a")]
+    cases = {
+        "criteria/groups[1].id: id 'C1' is used twice": {"criteria": [*one, Criterion(id="C1", title="b")]},
+        "groups[0].children: group 'G' names unknown node 'C9'": {
+            "criteria": one,
+            "groups": [CriterionGroup(id="G", children=["C9"])],
+        },
+        "disqualifiers[0].criterion: D names unknown criterion 'C9'": {
+            "criteria": one,
+            "disqualifiers": [Disqualifier(id="D", criterion_ids=["C9"])],
+        },
+    }
+    for said, fields in cases.items():
+        with pytest.raises(InputError) as refused:
+            rubrify_rubric(**fields)
+        assert str(refused.value) == f"Rubric 'port-check': {said}"  # one line: the rubric and the field
+
+
+def test_an_output_constraint_on_a_field_rubrify_does_not_recognise_is_an_issue():
+    """Seed 001: `audit_output_constraints` -- "recognized fields, duplicate IDs, hard-enforcement
+    safety"; its tests cover the "audit pass for duplicate IDs and unknown target fields" (an unknown
+    field compiled ok, asked of the judge as a new answer field)."""
+    from rubricflow.rubrify import WordCountConstraint, compile_rubric
+
+    assert "`audit_output_constraints` -- recognized fields, duplicate IDs, hard-enforcement safety" in SEED
+    assert "audit pass for duplicate IDs and unknown target fields" in SEED
+    rubric = rubrify_rubric()
+    unknown = compile_rubric(
+        rubric, output_constraints=[WordCountConstraint(id="w", count=10, target_field="nonsense")]
+    )
+    assert not unknown.ok and len(unknown.issues) == 1
+    assert "E_UNKNOWN_FIELD at output.constraints[0].field" in unknown.issues[0] and "'nonsense'" in unknown.issues[0]
+    for field in ("rationale", "evidence", "score", "advice"):  # rubrify's audit_output_constraints recognizes these
+        assert compile_rubric(rubric, output_constraints=[WordCountConstraint(id="w", count=10, target_field=field)]).ok
+
+
+def test_token_must_contain_and_char_limit_min_or_exactly_map_and_are_checked(offline):
+    """Seed 001: the OutputConstraint union "PrefixSuffixConstraint | WordCountConstraint |
+    CharLimitConstraint | ItemCountConstraint | TokenConstraint", "each with a concrete `check(value)`";
+    TokenConstraint's own default (must_contain=True) and CharLimitConstraint(mode="min"/"exactly") were
+    refused. The offline judge's rationales say "offline stand-in judge": a hard required token it does
+    not write (the case counts, as in rubrify's check) rejects the judgment."""
+    from rubricflow.rubrics.constraints import check_constraint
+    from rubricflow.rubrify import CharLimitConstraint, TokenConstraint
+
+    assert (
+        "PrefixSuffixConstraint | WordCountConstraint | CharLimitConstraint | ItemCountConstraint | TokenConstraint"
+        in SEED
+    )
+    assert "each with a concrete `check(value) -> str | None` method" in SEED
+    token = TokenConstraint(id="t", token="BECAUSE", target_field="rationale", description="d")
+    assert (token.require, token.forbid, token.severity) == (("BECAUSE",), (), "hard")
+    assert check_constraint(token, "because it is") == "does not contain 'BECAUSE'"
+    assert check_constraint(token, "BECAUSE: it is") is None
+    at_least = CharLimitConstraint(id="c", limit=10, mode="min")
+    assert (at_least.min_chars, at_least.max_chars, check_constraint(at_least, "too short")) == (
+        10,
+        None,
+        "9 chars < 10",
+    )
+    exactly = CharLimitConstraint(id="c", limit=3, mode="exactly")
+    assert (check_constraint(exactly, "abc"), check_constraint(exactly, "abcd")) == (None, "4 chars > 3")
+    judge, text = offline(), "The council met on Tuesday."
+    for said, rejected in (("stand-in judge", ()), ("STAND-IN JUDGE", ("mark",))):
+        bundle = bundle_of(rubrify_rubric(), output_constraints=[TokenConstraint(id="mark", token=said)])
+        judged = asyncio.run(judge.evaluate(bundle, text))
+        assert (judged.violations, judged.decision == "Rejected") == (rejected, bool(rejected))
+
+
+def test_surface_policy_and_word_count_defaults_are_rubrifys():
+    """Seed 001: `criterion_focus` -- "`full` (send entire rubric per criterion) or `focused`", the
+    focused document "used when `criterion_focus == "focused"`"; rubrify's SurfacePolicy defaults to
+    "full" and enforce_key_order=True, its WordCountConstraint to mode="exactly", enforcement="hard"
+    (the port had "focused", False, "max", "soft")."""
+    from rubricflow.rubrics.render import render
+    from rubricflow.rubrify import SurfacePolicy, WordCountConstraint
+
+    assert '`criterion_focus` -- `"full"` (send entire rubric per criterion)' in SEED
+    assert 'used when `criterion_focus == "focused"`' in SEED
+    assert (SurfacePolicy().criterion_focus, SurfacePolicy().enforce_key_order) == ("full", True)
+    rubric = bundle_of(rubrify_rubric()).rubric
+    assert (rubric.surface.criterion_focus, rubric.surface.enforce_key_order) == ("full", True)
+    first = render(rubric, "per_criterion").unit("C1").system
+    assert all(f'criterion id="{cid}"' in first for cid in ("C1", "C2", "C3"))  # the whole rubric, C1 scored
+    assert "Write the keys in exactly this order" in first
+    words = WordCountConstraint(id="w", count=35)
+    assert (words.min_words, words.max_words, words.severity) == (35, 35, "hard")

@@ -10,6 +10,7 @@ from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import compile_or_raise, content_hash, rubric_document
 from rubricflow.rubrics.formats import dump_yaml, loads_rubrics
 from rubricflow.rubrics.library import Library
+from rubricflow.rubrics.model import MappingExample, Pattern
 from rubricflow.rubrics.render import (
     CallUnit,
     answer_template,
@@ -24,6 +25,9 @@ from rubricflow.rubrics.scoring import verdict
 from rubricflow.rubrics.xml_surface import output_template
 from rubricflow.tasks.judging.verify import verify_answer
 
+from ..conftest import SHARED
+
+SEED_001 = (SHARED.parent / "seeds" / "001_646671bcea772b80.txt").read_text(encoding="utf-8")
 SLOP = Library().bundle("llm-slop").rubric
 IDS = [c.id for c in SLOP.criteria]
 
@@ -143,3 +147,23 @@ def test_a_bad_surface_setting_is_one_line_naming_it():
         with_surface(SLOP, ["criterion_focus=wide"])
     with pytest.raises(InputError, match="expected KEY=VALUE"):
         with_surface(SLOP, ["colour=red"])
+
+
+def test_the_whole_rubrics_document_carries_the_pattern_library_and_the_examples_explanations():
+    """Seed 001: "The XML document includes: ... calibration examples, ... pattern library, ...". A
+    rubric-level pattern no criterion names (rubrify declares every pattern so) and a calibration
+    example's explanation (MappingExample.note) were left out of the document."""
+    assert "The XML document includes: mission, role, rubric" in SEED_001
+    assert "definitions, calibration examples, advice rules" in SEED_001 and "pattern library" in SEED_001
+    hedge = Pattern(id="P_hedge", regex=r"\bperhaps\b", flags="i")
+    example = MappingExample(id="E1", output="a reply that hedges", verdict="No", note="EXPLANATION_TEXT hedging")
+    rubric = SLOP.model_copy(update={"patterns": (*SLOP.patterns, hedge), "mapping_examples": (example,)})
+    whole = DET.fromstring(render_rubric_xml(rubric))
+    library = {p.get("id"): p.text for p in whole.iter("pattern")}
+    assert list(library) == [p.id for p in rubric.patterns] and library["P_hedge"] == r"(?i)\bperhaps\b"
+    shown = whole.find("calibration_examples/example")
+    assert (shown.get("verdict"), shown.find("explanation").text) == ("No", "EXPLANATION_TEXT hedging")
+    focused = DET.fromstring(render_criterion_xml(rubric, IDS[0]))  # a focused document: the patterns it uses
+    assert "P_hedge" not in {p.get("id") for p in focused.iter("pattern")}
+    full = render(with_surface(rubric, ["input_codec=xml", "criterion_focus=full"]), "per_criterion").unit(IDS[0])
+    assert "EXPLANATION_TEXT hedging" in full.system and r"(?i)\bperhaps\b" in full.system

@@ -94,6 +94,10 @@ class EndpointSettings(BaseSettings):
     xdg_cache_home: str | None = Field(
         default=None, description="The user's cache folder (default ~/.cache), under which the state folder lies."
     )
+    ari_paperbench_rubric_dir: str | None = Field(
+        default=None,
+        description="A folder of PaperBench venue templates searched first by --venue (seed 003's ARI override).",
+    )
 
 
 class Settings(BaseSettings):

@@ -8,12 +8,12 @@ A new venue is a new file, no code change; `--venue` also takes a template file'
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import yaml
 
 from rubricflow.errors import InputError
+from rubricflow.settings import endpoint
 
 SHIPPED = Path(__file__).parent / "venues"
 ENV_DIR = "ARI_PAPERBENCH_RUBRIC_DIR"  # the seed's env override, searched first
@@ -23,7 +23,7 @@ MODES = ("agent_benchmark", "paper_audit")
 
 def search_path() -> list[Path]:
     """Seed 003's discovery order, read at each call (the environment and working folder of now)."""
-    override = os.environ.get(ENV_DIR, "").strip()
+    override = (endpoint(ENV_DIR) or "").strip()
     return ([Path(override)] if override else []) + [Path.cwd() / folder for folder in LOCAL] + [SHIPPED]
 
 

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from rubricflow.errors import InputError
 
-from .model import Criterion, Disqualifier, Pattern, Rubric, Scoring, Strict
+from .model import MOST_WEIGHT, Criterion, Disqualifier, Pattern, Rubric, Scoring, Strict
 
 
 class AlgebraError(InputError):
@@ -35,6 +35,36 @@ def _merge(kind: str, a: tuple, b: tuple, key: str) -> tuple:
         seen[ident] = item
         out.append(item)
     return tuple(out)
+
+
+def _theirs_win(a: tuple, b: tuple) -> tuple:
+    """Seed 000's `{**self.criteria, **other.criteria}` (and `R1.pattern_library | R2.pattern_library`):
+    the ids of both, the second operand's content where both use an id, in the first's place."""
+    theirs, ours = {x.id: x for x in b}, {x.id for x in a}
+    return tuple(theirs.get(x.id, x) for x in a) + tuple(x for x in b if x.id not in ours)
+
+
+def _keep_both(kind: str, a: tuple, b: tuple, b_name: str) -> tuple:
+    """Seed 000's `R1.disqualifiers + R2.disqualifiers`: every item of both. One of b's whose id a gives
+    another item is kept as `<b's rubric id>.<its id>` (ids are unique here); an identical one once."""
+    mine = {x.id: x for x in a}
+    renamed = tuple(
+        x.model_copy(update={"id": f"{b_name}.{x.id}"}) if x.id in mine and mine[x.id] != x else x for x in b
+    )
+    return _merge(kind, a, renamed, "id")
+
+
+def _merge_output(a: Rubric, b: Rubric):
+    """Seed 000's `output_schema = merge(R1.output_schema, R2.output_schema)`: both operands' output
+    constraints (as both disqualifier lists) and notes; a's template, or b's when a has none."""
+    both = _keep_both("output constraint", a.output.constraints, b.output.constraints, b.metadata.id)
+    return a.output.model_copy(
+        update={
+            "constraints": both,
+            "notes": tuple(dict.fromkeys(a.output.notes + b.output.notes)),
+            "template": a.output.template or b.output.template,
+        }
+    )
 
 
 def _merge_rules(a: tuple, b: tuple) -> tuple:
@@ -69,9 +99,10 @@ def _compose_scoring(a: Scoring, b: Scoring) -> Scoring:
 
 
 def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -> Rubric:
-    """One rubric with everything both judge by: criteria, patterns, disqualifiers, definitions,
-    advice, and the decision logic (rules, verdicts, mapping examples) with its scoring composed.
-    The same id with different content in both is an AlgebraError."""
+    """One rubric with everything both judge by: criteria, patterns, disqualifiers, output contract,
+    definitions, advice, and the decision logic (rules, verdicts, mapping examples) with its scoring
+    composed. An id both use resolves as seed 000's `__or__` does: b's criterion or pattern wins, both
+    disqualifiers (and output constraints) stay, b's renamed; for anything else it is an AlgebraError."""
     meta = a.metadata.model_copy(
         update={
             "id": id or _kebab(f"{a.metadata.id}-and-{b.metadata.id}"),
@@ -84,11 +115,12 @@ def union(a: Rubric, b: Rubric, id: str | None = None, version: str = "1.0.0") -
         a,
         {
             "metadata": meta,
-            "goal": "\n".join(x for x in (a.goal, b.goal) if x),
-            "criteria": _merge("criterion", a.criteria, b.criteria, "id"),
+            "goal": " Additionally: ".join(x for x in (a.goal, b.goal) if x),  # seed 000's `__or__` mission
+            "criteria": _theirs_win(a.criteria, b.criteria),
             "groups": _merge("group", a.groups, b.groups, "id"),
-            "patterns": _merge("pattern", a.patterns, b.patterns, "id"),
-            "disqualifiers": _merge("disqualifier", a.disqualifiers, b.disqualifiers, "id"),
+            "patterns": _theirs_win(a.patterns, b.patterns),
+            "disqualifiers": _keep_both("disqualifier", a.disqualifiers, b.disqualifiers, b.metadata.id),
+            "output": _merge_output(a, b),
             "definitions": _merge("definition", a.definitions, b.definitions, "term"),
             "advice": tuple(dict.fromkeys(a.advice + b.advice)),
             "instructions": tuple(dict.fromkeys(a.instructions + b.instructions)),
@@ -241,6 +273,19 @@ def reweight(rubric: Rubric, weights: Mapping[str, float]) -> Rubric:
                 c.model_copy(update={"weight": float(weights.get(c.id, c.weight))}) for c in rubric.criteria
             )
         }
+    )
+
+
+def scale(rubric: Rubric, alpha: float) -> Rubric:
+    """Seed 000's weight rescaling `alpha * R`: every weight (criteria and groups) times alpha > 0."""
+    weights = [c.weight for c in rubric.criteria] + [g.weight for g in rubric.groups]
+    if not alpha > 0 or alpha * max(weights, default=0) > MOST_WEIGHT:
+        raise AlgebraError(
+            f"scale: alpha must be a positive number keeping every weight <= {MOST_WEIGHT:g}, got {alpha!r}"
+        )
+    return _made(
+        reweight(rubric, {c.id: alpha * c.weight for c in rubric.criteria}),
+        {"groups": tuple(g.model_copy(update={"weight": alpha * g.weight}) for g in rubric.groups)},
     )
 
 

@@ -14,22 +14,22 @@ from pydantic import ValidationError
 from rubricflow.errors import InputError
 
 from .model import BinaryScale, NominalScale, Rubric, ScaleError, Surface
-from .properties import ECONOMY, described_levels, rituals, seed_profile
+from .properties import ECONOMY, SUFFICIENT, author_criteria, described_levels, properties, seed_profile
 from .regex import BACKTRACKING_TIMEOUT_S, backtracking, re2_errors
-from .render import CRITERION_FIELDS
+from .render import CRITERION_FIELDS, VERDICT_TOOLS, is_waza
 
 Severity = Literal["error", "warning"]
 
 LATTICE = {
     "N1": "mission/goal stated",
-    "N2": "structure: criteria, decision rules or examples",
-    "N3": "output contract",
+    "N2": "structure: criteria, decision rules or mapping (ICL) examples",
+    "N3": "output contract: criteria, an output template or constraints, or ICL examples",
     "S1": "anchored scales (>= 2 distinct anchors)",
-    "S2": "output schema aligned with criteria",
-    "S3": "mechanically checkable (patterns or mechanical rules)",
+    "S2": "output template names every criterion id (P_aligned = 1)",
+    "S3": "mechanically checkable: a criterion with mechanical rules or patterns",
     "S4": "disqualifiers",
     "S5": "a ritual: a fixed prefix (e.g. BECAUSE:), a word count or a key order",
-    "S6": "a constraint stated in two places",
+    "S6": "an output constraint stated again in the criteria, validation or instructions",
 }
 
 
@@ -105,7 +105,14 @@ FLAGGED_SHARE = 0.2  # seed 003: more flagged leaves than this and the auditor r
 LATER_FIELDS = ("verdicts", "mapping_examples")  # added after rubricflow-bundle/1 was fixed
 # Nested fields added later, left out of the document at their default (the same rule, one level down).
 LATER_ROLE_DEFAULTS = {"authority": None, "domain": ""}
-LATER_CONSTRAINT_DEFAULTS: dict[str, object] = {"scope": "call", "min_tokens": None, "max_tokens": None, "forbid": []}
+LATER_CONSTRAINT_DEFAULTS: dict[str, object] = {
+    "scope": "call",
+    "min_tokens": None,
+    "max_tokens": None,
+    "forbid": [],
+    "min_chars": None,
+    "require": [],
+}
 
 
 def rubric_document(rubric: Rubric) -> dict:
@@ -239,6 +246,7 @@ class _Checks:
         self.examples_and_goldens()
         self.verdicts()
         self.flagged()
+        self.waza_verdict_tools()
         self.json_template()
         self.scoring()
         self.necessary()
@@ -460,6 +468,21 @@ class _Checks:
         except ValueError as exc:
             self.add("error", "E_TEMPLATE", "output.template", f"the JSON template is not valid JSON ({exc})")
 
+    def waza_verdict_tools(self) -> None:
+        """Seed 004: a waza body must "end with explicit set_waza_grade_pass / set_waza_grade_fail
+        instructions — that's how the prompt grader gets a verdict"; one that names neither tool (or
+        only one) leaves the judge to guess how to answer."""
+        body = "\n".join(self.r.instructions)
+        missing = [tool for tool in VERDICT_TOOLS if tool not in body]
+        if is_waza(self.r) and missing:
+            self.add(
+                "warning",
+                "W_WAZA_NO_VERDICT_TOOLS",
+                "instructions",
+                f"the body never names {' or '.join(missing)}: end it with the instructions to call "
+                f"{' / '.join(VERDICT_TOOLS)} (seed 004)",
+            )
+
     def flagged(self) -> None:
         """Seed 003: more than 20% of the leaves flagged by an audit (`flag:` tags) means regenerate."""
         flagged = [c.id for c in self.r.criteria if any(t.startswith("flag:") for t in c.tags)]
@@ -497,15 +520,17 @@ class _Checks:
     def necessary(self) -> None:
         r = self.r
         self.lattice["N1"] = bool(r.goal.strip() or r.metadata.description.strip())
-        self.lattice["N2"] = bool(r.criteria or r.decision_rules or r.goldens or r.mapping_examples)
-        self.lattice["N3"] = bool(r.criteria or r.output.template.strip() or r.output.constraints)
+        # goldens are test cases, never shown to the judge: not structure (seed 000 N2: "has_examples")
+        self.lattice["N2"] = bool(r.criteria or r.decision_rules or r.mapping_examples)
+        # seed 000 N3: "JSON template, XML tags, or behavioral output format" - ICL examples count
+        self.lattice["N3"] = bool(r.criteria or r.output.template.strip() or r.output.constraints or r.mapping_examples)
         messages = {
             "N1": ("N1_NO_GOAL", "goal", "state the rubric's mission in `goal` (or metadata.description)"),
-            "N2": ("N2_NO_STRUCTURE", "criteria", "give criteria, decision rules or examples"),
+            "N2": ("N2_NO_STRUCTURE", "criteria", "give criteria, decision rules or mapping (ICL) examples"),
             "N3": (
                 "N3_NO_OUTPUT_CONTRACT",
                 "output",
-                "give criteria (the output schema follows from them) or an output template",
+                "give criteria (the output schema follows from them), an output template or ICL examples",
             ),
         }
         for key, (code, path, message) in messages.items():
@@ -522,26 +547,19 @@ class _Checks:
                 f"criteria[{index}].scale",
                 f"{cid} has fewer than 2 distinct described anchors",
             )
-        self.lattice["S1"] = bool(r.criteria) and not unanchored
         self.economy()
-        self.lattice["S2"] = self._schema_aligned()
-        self.lattice["S3"] = bool(r.patterns) or any(c.mechanical_rules for c in r.criteria)
-        self.lattice["S4"] = bool(r.disqualifiers)
-        self.lattice["S5"] = rituals(r) >= 1
-        restated_text = " ".join(r.validation + r.instructions + r.role.constraints)
-        self.lattice["S6"] = any(
-            (c.prefix and c.prefix in restated_text) or c.id in restated_text for c in r.output.constraints
-        )
+        predicates = properties(r)
+        self.lattice.update((key, holds(predicates)) for key, holds in SUFFICIENT.items())
         hints = {
             "S2": (
                 "S2_SCHEMA_MISALIGNED",
                 "output.template",
-                "the output template's per-criterion scores do not match the criteria ids",
+                f"the output template names {predicates['P_aligned']:.0%} of the criterion ids (P_aligned)",
             ),
             "S3": (
                 "S3_NOT_MECHANICAL",
-                "patterns",
-                "nothing is mechanically checkable: add patterns or mechanical rules",
+                "criteria",
+                "no criterion has mechanical rules or names patterns",
             ),
             "S4": ("S4_NO_DISQUALIFIERS", "disqualifiers", "no disqualifiers"),
             "S5": (
@@ -549,8 +567,14 @@ class _Checks:
                 "output.constraints",
                 "no ritual: a fixed prefix (rationale starts with 'BECAUSE:'), a word count or a key order",
             ),
-            "S6": ("S6_NOT_RESTATED", "validation", "no output constraint is restated in validation or instructions"),
+            "S6": (
+                "S6_NOT_RESTATED",
+                "validation",
+                "no output constraint is restated in the criteria, validation or instructions",
+            ),
         }
+        if not author_criteria(r):
+            del hints["S2"]  # no criterion for the output to name: S2 does not apply (nor S1)
         for key, (code, path, message) in hints.items():
             if not self.lattice[key]:
                 self.add("warning", code, path, message)
@@ -558,7 +582,7 @@ class _Checks:
     def economy(self) -> None:
         """Seed 000: `3 <= len(r.criteria) <= 7 or r.criteria == {}` is a warning either way; a
         pass/fail rubric of one criterion is legal, and is told it sits below the range."""
-        n, (low, high) = len(self.r.criteria), ECONOMY
+        n, (low, high) = len(author_criteria(self.r)), ECONOMY
         if n and not low <= n <= high:
             advice = (
                 "split the rubric or merge criteria"
@@ -572,27 +596,6 @@ class _Checks:
                 f"{n} {'criterion' if n == 1 else 'criteria'}: the seed framework recommends {low} to {high} "
                 f"(P_economy); {advice}",
             )
-
-    def _schema_aligned(self) -> bool:
-        """The generated schema always matches the criteria; an imported template may not."""
-        template = self.r.output.template.strip()
-        if not template:
-            return bool(self.r.criteria)
-        try:
-            data = json.loads(template)
-        except ValueError:
-            return False
-        ids = {c.id for c in self.r.criteria}
-        stack = [data]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, dict):
-                if ids and set(node) == ids:
-                    return True
-                stack.extend(node.values())
-            elif isinstance(node, list):
-                stack.extend(node)
-        return False
 
 
 def _repeated(ids: list[str]) -> list[str]:

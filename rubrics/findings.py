@@ -27,8 +27,8 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "output: {template: ''}   # drop the template: the schema then follows the criteria",
     ),
     "S3_NOT_MECHANICAL": (
-        "nothing can be checked without the model (no pattern or mechanical rule)",
-        "patterns: [{id: chatty, words: [certainly, 'i hope this helps'], flags: i}]",
+        "no criterion can be checked without the model (none names a pattern or has a mechanical rule)",
+        "criteria: [{id: plain, title: Plain, scale: {kind: binary}, patterns: [chatty]}]   # and the pattern chatty",
     ),
     "S4_NO_DISQUALIFIERS": (
         "no hard fail: a text can pass however badly it breaks a must-not",
@@ -61,6 +61,12 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "E_TEMPLATE": (
         "the JSON output template is not JSON: the judge would be told to answer in a broken shape",
         'output: {template: \'{"score": 0, "rationale": ""}\'}   # valid JSON, or drop the template',
+    ),
+    "W_WAZA_NO_VERDICT_TOOLS": (
+        "a waza body does not end with the set_waza_grade_pass / set_waza_grade_fail instructions: the judge "
+        "is not told how to give its verdict (seed 004)",
+        'instructions: ["... When the response passes, call `set_waza_grade_pass`; otherwise call '
+        '`set_waza_grade_fail` with the reason."]',
     ),
     "W_ECONOMY": (
         "criteria outside the seed framework's 3-7: too many blur together, too few judge one facet only",

@@ -11,7 +11,8 @@ import json
 import re
 from collections.abc import Callable
 
-from .model import BinaryScale, NominalScale, OrdinalScale, Rubric
+from .model import BinaryScale, Criterion, NominalScale, OrdinalScale, Rubric
+from .verdict_form import VERDICT_TAG
 
 ECONOMY = (3, 7)  # the seed's recommended criteria count
 # An author's formula that reports risk as the score's complement (AntiLLMY: `risk = 15 - score`).
@@ -37,18 +38,31 @@ def _words(*texts: str) -> tuple[str, ...]:
     return tuple(" ".join(t.lower().split()) for t in texts if t.strip())
 
 
+def author_criteria(rubric: Rubric) -> tuple[Criterion, ...]:
+    """The criteria the author wrote: not the verdict criterion a rubric of decision rules asks
+    (rubrics/verdict_form.py), which the seed's ComplianceJudge ("Criterion(x3)") does not count."""
+    return tuple(c for c in rubric.criteria if VERDICT_TAG not in c.tags)
+
+
+def names(text: str, ident: str) -> bool:
+    """Whether `text` names the id as a whole word: `C1` is not named by `C10`, nor `word` by `words`."""
+    return re.search(rf"(?<![\w.-]){re.escape(ident)}(?![\w-])", text) is not None
+
+
 def _fraction(rubric: Rubric, test: Callable) -> float:
-    if not rubric.criteria:
+    criteria = author_criteria(rubric)
+    if not criteria:
         return 0.0
-    return sum(1 for c in rubric.criteria if test(c)) / len(rubric.criteria)
+    return sum(1 for c in criteria if test(c)) / len(criteria)
 
 
 def _aligned(rubric: Rubric) -> float:
-    """Fraction of criterion ids the author's output template names (the generated schema names all)."""
+    """Fraction of criterion ids the author's output template names, JSON or XML alike (the generated
+    schema names all)."""
     template = rubric.output.template
     if not template.strip():
-        return 1.0 if rubric.criteria else 0.0
-    return _fraction(rubric, lambda c: c.id in template)
+        return 1.0 if author_criteria(rubric) else 0.0
+    return _fraction(rubric, lambda c: names(template, c.id))
 
 
 def rituals(rubric: Rubric) -> int:
@@ -63,15 +77,18 @@ def rituals(rubric: Rubric) -> int:
 
 
 def _mirrors(rubric: Rubric) -> int:
-    """Output constraints stated again elsewhere (validation, instructions, role constraints)."""
-    restated = " ".join(rubric.validation + rubric.instructions + rubric.role.constraints)
-    return sum(1 for c in rubric.output.constraints if (c.prefix and c.prefix in restated) or c.id in restated)
+    """Output constraints stated again in another of seed 000's locations ("rubric definition, output
+    schema, and/or validation section"): the criteria's own words, validation, instructions, role
+    constraints. P_mirror counts them and S6 holds when there is one."""
+    definition = [t for c in rubric.criteria for t in (c.description, c.notes, *c.mechanical_rules)]
+    restated = " ".join((*definition, *rubric.validation, *rubric.instructions, *rubric.role.constraints))
+    return sum(1 for c in rubric.output.constraints if (c.prefix and c.prefix in restated) or names(restated, c.id))
 
 
 def properties(rubric: Rubric) -> dict[str, bool | int | float]:
     """The 16 predicates of seed 000 section 4.1, each as the value the seed gives it."""
     r = rubric
-    anchored = [c for c in r.criteria if described_levels(c) >= 2]
+    anchored = [c for c in author_criteria(r) if described_levels(c) >= 2]
     return {
         "P_mission": bool(r.goal.strip() or r.metadata.description.strip()),
         "P_criteria": len(anchored),
@@ -84,7 +101,7 @@ def properties(rubric: Rubric) -> dict[str, bool | int | float]:
         "P_mirror": _mirrors(r),
         "P_patterns": len(r.patterns),
         "P_examples": len(r.mapping_examples),
-        "P_economy": ECONOMY[0] <= len(r.criteria) <= ECONOMY[1],
+        "P_economy": ECONOMY[0] <= len(author_criteria(r)) <= ECONOMY[1],
         "P_inverted": r.scoring.invert or bool(_RISK_FORMULA.search(r.scoring.formula)),
         "P_decision": bool(r.decision_rules),
         "P_advice": len(r.advice),
@@ -135,6 +152,23 @@ def describe(rubric: Rubric) -> str:
     return json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in properties(rubric).items()})
 
 
+# Seed 000's sufficient conditions S1-S6 (section 3.2) read off the predicates, so the compiler's
+# lattice, the WellFormed node and the P_* values `rubric show` prints never disagree.
+SUFFICIENT: dict[str, Callable[[dict], bool]] = {
+    "S1": lambda p: p["P_anchored"] == 1.0,  # every criterion has >= 2 distinct anchors (and there is one)
+    "S2": lambda p: p["P_aligned"] == 1.0,  # the output template names every criterion id
+    "S3": lambda p: p["P_mechanical"] > 0,  # "at least one criterion includes <mechanical_rules> or <uses_patterns>"
+    "S4": lambda p: p["P_dq"] >= 1,
+    "S5": lambda p: p["P_ritual"] >= 1,
+    "S6": lambda p: p["P_mirror"] >= 1,
+}
+
+
+def _well_formed(p: dict) -> bool:
+    """Seed 000: `WellFormed(R) := R in Ob(Rub) AND S1(R) AND ... AND S6(R)`."""
+    return all(holds(p) for holds in SUFFICIENT.values())
+
+
 # The property lattice (seed 000 section 4.3): each node with the nodes it implies, bottom up. A
 # node holds when its own condition and every node below it hold, so the derived nodes (Stable,
 # Aligned, Economic, WellFormed) are read off the predicates, never judged apart from them.
@@ -150,7 +184,7 @@ LATTICE_NODES: dict[str, tuple[Callable[[dict], bool], tuple[str, ...]]] = {
     "Stable": (lambda p: True, ("Anchored", "Ritual")),
     "Aligned": (lambda p: p["P_aligned"] == 1.0, ("Schema", "Criteria")),
     "Economic": (lambda p: True, ("Criteria", "Small")),
-    "WellFormed": (lambda p: True, ("Stable", "Aligned", "Economic")),
+    "WellFormed": (_well_formed, ("Stable", "Aligned", "Economic")),
 }
 
 

@@ -193,6 +193,7 @@ class _SpecReader:
             ],
             "validation": [_text(m) for m in root.findall("validation/*")],
             "output": self.output(),
+            **self.key_order(),
             "scoring": self.scoring(),
             **self.compliance(),
         }
@@ -302,6 +303,14 @@ class _SpecReader:
                 dq["kind"] = "judge"
             out.append(dq)
         return out
+
+    def key_order(self) -> dict:
+        """`<key_order>` / `<fixed_key_order>` asks for a fixed key order, which seed 000 counts as a
+        ritual ("a fixed prefix (e.g., 'BECAUSE:'), word count, or key order requirement"): it sets
+        surface.enforce_key_order (its note keeps the author's order)."""
+        schema = _find(self.root, "output_schema", "output")
+        tags = {el.tag for el in schema.findall("constraints/*")} if schema is not None else set()
+        return {"surface": {"enforce_key_order": True}} if tags & {"key_order", "fixed_key_order"} else {}
 
     def output(self) -> dict:
         schema = _find(self.root, "output_schema", "output")

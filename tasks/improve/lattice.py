@@ -38,10 +38,10 @@ PROPERTIES: tuple[Property, ...] = (
         "Mission specification",
         "Does the rubric state one precise, scoped mission: the domain judged and the output given?",
         (
-            "No mission, or a vague imperative.",
-            "A mission exists but is generic ('evaluate text').",
-            "The mission names the domain and the evaluation type.",
-            "The mission is precise, scoped and actionable.",
+            "No mission or mission is vague imperative ('OBEY').",  # seed 000's MissionValidator, word for word
+            "Mission exists but is generic ('evaluate text').",
+            "Mission specifies domain and evaluation type.",
+            "Mission is precise, scoped, and actionable.",
         ),
         good=(("scoped-goal", r"(?m)^goal: [^\n]{60,}"),),
         bad=(

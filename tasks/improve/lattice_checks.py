@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rubricflow.rubrics.model import Rubric
-from rubricflow.rubrics.properties import ECONOMY, described_levels, properties
+from rubricflow.rubrics.properties import ECONOMY, author_criteria, described_levels, properties
 
 
 def _fraction_level(done: int, of: int) -> int:
@@ -21,8 +21,9 @@ def _fraction_level(done: int, of: int) -> int:
 
 
 def anchors(r: Rubric) -> tuple[int, str]:
-    done = sum(1 for c in r.criteria if described_levels(c) >= 2)
-    return _fraction_level(done, len(r.criteria)), f"{done} of {len(r.criteria)} criteria have >= 2 described levels"
+    criteria = author_criteria(r)  # not the verdict a rubric of decision rules asks
+    done = sum(1 for c in criteria if described_levels(c) >= 2)
+    return _fraction_level(done, len(criteria)), f"{done} of {len(criteria)} criteria have >= 2 described levels"
 
 
 def schema(r: Rubric) -> tuple[int, str]:
@@ -60,7 +61,7 @@ def mirror(r: Rubric) -> tuple[int, str]:
 
 
 def economy(r: Rubric) -> tuple[int, str]:
-    n = len(r.criteria)
+    n = len(author_criteria(r))
     low, high = ECONOMY
     level = 3 if low <= n <= high else 2 if 0 < n < low or n <= high + 2 else 1 if n <= high + 4 else 0
     return level, f"{n} criteria ({low} to {high} recommended)"

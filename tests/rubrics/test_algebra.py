@@ -17,14 +17,21 @@ def lib():
     return Library()
 
 
-def test_union_merges_and_refuses_conflicts(lib):
+def test_union_merges_and_resolves_a_criterion_id_both_use(lib):
+    """A criterion id both use resolves as seed 000's `{**self.criteria, **other.criteria}`: the second
+    operand's criterion, in the first's place (this test asserted an AlgebraError, which the seed does
+    not raise)."""
+    assert "for cid, criterion in {**self.criteria, **other.criteria}.items():" in SEED
     slop, writing = lib.get("llm-slop").rubric, lib.get("writing-quality").rubric
     both = algebra.union(slop, writing, id="slop-and-writing")
     assert len(both.criteria) == len(slop.criteria) + len(writing.criteria)
+    # both ask a `because` ritual, worded apart: both kept, as both disqualifier lists are
+    assert [c.id for c in both.output.constraints] == ["because", "writing-quality.because"]
     compile_or_raise(both)
-    clash = writing.model_copy(update={"criteria": (slop.criteria[0].model_copy(update={"weight": 9}),)})
-    with pytest.raises(algebra.AlgebraError, match="criterion id conflict: 'puffery'"):
-        algebra.union(slop, clash)
+    heavier = slop.criteria[0].model_copy(update={"weight": 9})
+    clash = writing.model_copy(update={"criteria": (heavier,)})
+    resolved = algebra.union(slop, clash)
+    assert resolved.criteria[0] == heavier and [c.id for c in resolved.criteria] == [c.id for c in slop.criteria]
     assert algebra.union(slop, slop, id="same").criteria == slop.criteria  # identical ids merge once
 
 
@@ -113,3 +120,59 @@ def test_project_names_its_result_as_the_seed_does():
     assert p.metadata.title == "t-rubric[B_2,c]" and p.metadata.version == r.metadata.version
     assert p.metadata.id == "t-rubric-b-2-c" and Rubric.model_validate(p.model_dump()).metadata.id == p.metadata.id
     assert algebra.evolve(r, [{"op": "remove_criterion", "id": "a"}]).metadata.id == r.metadata.id  # lineage kept
+
+
+def test_union_keeps_the_second_operands_output_contract_and_joins_the_missions():
+    """Seed 000: `output_schema = merge(R1.output_schema, R2.output_schema)` and
+    `mission=f"{self.mission} Additionally: {other.mission}"` (before: b's output constraints and notes
+    were dropped and the missions joined by a line break)."""
+    assert "output_schema = merge(R1.output_schema, R2.output_schema)," in SEED
+    assert 'mission=f"{self.mission} Additionally: {other.mission}",' in SEED
+    r1 = rubric(metadata={"id": "r1"}, goal="Judge clarity.", criteria=[{"id": "r1-c"}])
+    r2 = rubric(
+        metadata={"id": "r2"},
+        goal="Judge slop.",
+        criteria=[{"id": "r2-c"}],
+        output={
+            "constraints": [{"id": "because", "field": "rationale", "prefix": "BECAUSE:"}],
+            "notes": ["must_be_json: true"],
+        },
+    )
+    both = algebra.union(r1, r2)
+    assert [c.id for c in both.output.constraints] == ["because"] and both.output.notes == ("must_be_json: true",)
+    assert both.goal == "Judge clarity. Additionally: Judge slop."
+
+
+def test_the_seeds_zinsser_and_anti_llmy_compose_into_one_rubric(lib):
+    """Seed 000 composes ZinsserJudge and AntiLLMY: criteria `{**self.criteria, **other.criteria}` (AntiLLMY's
+    C1-C5 win), disqualifiers `self.disqualifiers + other.disqualifiers` (both DQ1-DQ3 kept; ids are unique
+    here, so AntiLLMY's are named after it). Before: AlgebraError "criterion id conflict: 'C1'"."""
+    assert "for dq in self.disqualifiers + other.disqualifiers:" in SEED
+    zinsser, anti = lib.get("zinsser-judge").rubric, lib.get("anti-llmy").rubric
+    both = algebra.union(zinsser, anti)
+    assert [c.id for c in both.criteria] == [c.id for c in zinsser.criteria]
+    assert both.criterion("C1") == anti.criterion("C1") and both.criterion("C6") == zinsser.criterion("C6")
+    assert [d.id for d in both.disqualifiers] == [
+        *(d.id for d in zinsser.disqualifiers),
+        *(f"anti-llmy.{d.id}" for d in anti.disqualifiers),
+    ]
+    assert both.disqualifiers[-1].description == anti.disqualifiers[-1].description
+    assert compile_or_raise(both).profile
+
+
+def test_scale_multiplies_every_weight_by_alpha(lib):
+    """Seed 000: "Weight rescaling alpha * R Scale all weights by factor alpha". A weighted mean is the same
+    score after it; alpha must be positive."""
+    from rubricflow.rubrics.scoring import verdict
+
+    assert "Weight rescaling alpha * R Scale all weights by factor alpha" in SEED
+    zinsser = lib.get("zinsser-judge").rubric
+    doubled = algebra.scale(zinsser, 2)
+    assert [c.weight for c in doubled.criteria] == [2 * c.weight for c in zinsser.criteria]
+    assert [g.weight for g in doubled.groups] == [2 * g.weight for g in zinsser.groups]
+    values = {c.id: c.scale.high for c in zinsser.criteria} | {"C1": 1, "C7": 0}
+    assert verdict(doubled, values).score == pytest.approx(verdict(zinsser, values).score)
+    assert zinsser.criterion("C1").weight == 14  # the input is untouched
+    for alpha in (0, -1):
+        with pytest.raises(algebra.AlgebraError, match="scale: alpha must be a positive number"):
+            algebra.scale(zinsser, alpha)

@@ -8,7 +8,9 @@ from pydantic import ValidationError
 from rubricflow.errors import InputError
 from rubricflow.rubrics.compiler import RubricCompileError, compile_or_raise, compile_rubric, load_bundle
 from rubricflow.rubrics.model import Rubric
+from rubricflow.rubrics.properties import properties
 
+from ..conftest import SHARED
 from .factories import rubric
 
 
@@ -245,3 +247,81 @@ def test_a_rubric_without_criteria_is_a_valid_document_but_refused_for_scoring()
     assert compile_rubric(rubric)[0] is not None
     with pytest.raises(RubricCompileError, match=r"(?s)no-criteria.yaml: rubric does not compile:.*E_NO_CRITERIA"):
         compile_for_scoring(rubric, "no-criteria.yaml")
+
+
+SEED = (SHARED.parent / "seeds" / "000_c0ea53250dcb8cd9.txt").read_text(encoding="utf-8")
+ANCHORED = {
+    "kind": "ordinal",
+    "anchors": [{"value": v, "description": d} for v, d in enumerate(("poor", "fair", "good"))],
+}
+
+
+def seed_rubric(**extra) -> Rubric:
+    criteria = [{"id": f"C{i}", "scale": ANCHORED} for i in (1, 2, 3)]
+    return rubric(goal="Judge the clarity of technical prose for a general reader.", **{"criteria": criteria, **extra})
+
+
+def test_s3_needs_a_mechanical_criterion_not_a_bare_pattern_library():
+    """Seed 000 S3: "At least one criterion includes a <mechanical_rules> or <uses_patterns> reference"
+    (`any(c.mechanical_rules or c.uses_patterns for c in r.criteria.values())`). A library used only by a
+    disqualifier is no mechanical criterion (before: S3 held); a criterion naming a pattern is."""
+    assert "any(c.mechanical_rules or c.uses_patterns for c in r.criteria.values())" in SEED
+    library = {
+        "patterns": [{"id": "hedge", "regex": r"\bsort of\b"}],
+        "disqualifiers": [{"id": "DQ1", "kind": "pattern", "patterns": ["hedge"], "description": "hedging"}],
+    }
+    bundle, issues = compile_rubric(seed_rubric(**library))
+    assert dict(bundle.lattice)["S3"] is False and "S3_NOT_MECHANICAL" in [i.code for i in issues]
+    criteria = [{"id": "C1", "scale": ANCHORED, "patterns": ["hedge"]}, *seed_rubric().model_dump()["criteria"][1:]]
+    assert dict(compile_or_raise(seed_rubric(**library, criteria=criteria)).lattice)["S3"] is True
+
+
+@pytest.mark.parametrize(
+    "template, aligned",
+    [
+        ('{"score": 0, "class": "", "subscores": {"C1": 0, "C2": 0, "C3": 0, "A_VOX": 0}}', True),
+        ("<C1>0-2</C1><C2>0-2</C2><C3>0-2</C3><Score>0</Score>", True),
+        ('{"scores": {"C1": 0, "C10": 0, "C20": 0, "C30": 0}}', False),  # C20 does not name C2, nor C30 C3
+    ],
+)
+def test_s2_is_p_aligned_for_json_and_xml_templates(template, aligned):
+    """Seed 000: P_aligned is the "Fraction of criteria IDs that appear in output template" and the
+    alignment check's message "Output schema does not reference all criterion IDs"; its ComplianceJudge's
+    template is XML. S2 is P_aligned == 1 (before: only a JSON dict of exactly the ids aligned)."""
+    assert '"Fraction of criteria IDs that appear in output template"' in SEED
+    assert '"Output schema does not reference all criterion IDs"' in SEED
+    r = seed_rubric(output={"template": template})
+    bundle, issues = compile_rubric(r)
+    assert dict(bundle.lattice)["S2"] is aligned is (properties(r)["P_aligned"] == 1.0)
+    assert ("S2_SCHEMA_MISALIGNED" in [i.code for i in issues]) is not aligned
+
+
+@pytest.mark.parametrize(
+    "extra, mirrored",
+    [
+        (  # the ritual demanded in the rubric definition (criterion C1) and the output schema
+            {
+                "criteria": [
+                    {"id": "C1", "description": "The rationale must begin with 'BECAUSE:'.", "scale": ANCHORED}
+                ]
+                + [{"id": f"C{i}", "scale": ANCHORED} for i in (2, 3)],
+                "output": {"constraints": [{"id": "ritual", "field": "rationale", "prefix": "BECAUSE:"}]},
+            },
+            True,
+        ),
+        (  # a 35-word cap only in the output; "words" in validation is not the constraint `word`
+            {
+                "output": {"constraints": [{"id": "word", "field": "rationale", "max_words": 35}]},
+                "validation": ["Use plain words."],
+            },
+            False,
+        ),
+    ],
+)
+def test_s6_and_p_mirror_read_the_rubric_definition_and_whole_ids(extra, mirrored):
+    """Seed 000 S6: "Critical constraints appear in at least two structural locations (rubric definition,
+    output schema, and/or validation section)" (before: the criteria were never read, and an id matched
+    inside any word)."""
+    assert "(rubric definition, output schema, and/or validation section)" in SEED
+    r = seed_rubric(**extra)
+    assert dict(compile_or_raise(r).lattice)["S6"] is mirrored and properties(r)["P_mirror"] == int(mirrored)

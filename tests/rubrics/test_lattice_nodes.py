@@ -47,3 +47,34 @@ def test_a_ritual_mirrored_makes_the_compliance_judge_stable():
         }
     )
     assert lattice_nodes(steadied)["Ritual"] and lattice_nodes(steadied)["Stable"]
+
+
+def test_well_formed_needs_every_sufficient_condition_s1_to_s6():
+    """Seed 000: `WellFormed(R) := R in Ob(Rub) AND S1(R) AND S2(R) AND S3(R) AND S4(R) AND S5(R) AND S6(R)`.
+    Anchored, aligned, economic and a mirrored ritual, but nothing mechanical (S3) and no disqualifier
+    (S4): not WellFormed (before: it was). With both it is, and the compiler's S1-S6 agree."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.model import Rubric
+
+    assert "WellFormed(R) := R in Ob(Rub) AND S1(R) AND S2(R) AND S3(R) AND S4(R) AND S5(R) AND S6(R)" in SEED
+    anchored = {
+        "kind": "ordinal",
+        "anchors": [{"value": v, "description": d} for v, d in enumerate(("poor", "fair", "good"))],
+    }
+    data = {
+        "metadata": {"id": "wf"},
+        "goal": "Judge the clarity of technical prose for a general reader.",
+        "criteria": [{"id": f"C{i}", "scale": anchored} for i in (1, 2, 3)],
+        "output": {"constraints": [{"id": "because", "field": "rationale", "prefix": "BECAUSE:"}]},
+        "validation": ["Each rationale begins with 'BECAUSE:'."],
+    }
+    lacking = Rubric.model_validate(data)
+    lattice = dict(compile_or_raise(lacking).lattice)
+    assert (lattice["S3"], lattice["S4"]) == (False, False) and lattice["S1"] and lattice["S2"] and lattice["S6"]
+    assert lattice_nodes(lacking)["Stable"] and lattice_nodes(lacking)["Economic"]
+    assert not lattice_nodes(lacking)["WellFormed"]
+    data["patterns"] = [{"id": "hedge", "regex": r"\bsort of\b"}]
+    data["criteria"][0]["patterns"] = ["hedge"]
+    data["disqualifiers"] = [{"id": "DQ1", "description": "Not prose."}]
+    whole = Rubric.model_validate(data)
+    assert all(ok for _, ok in compile_or_raise(whole).lattice) and lattice_nodes(whole)["WellFormed"]

@@ -10,9 +10,10 @@ import duckdb
 import pytest
 
 from rubricflow import errors as rf_errors
-from rubricflow.rubrics.compiler import RubricCompileError, compile_or_raise, content_hash
+from rubricflow.rubrics.compiler import RubricCompileError, compile_or_raise, compile_rubric, content_hash
 from rubricflow.rubrics.formats import load_rubric
 from rubricflow.rubrics.importers.xml_spec import dump_xml
+from rubricflow.rubrics.library import resolve
 from rubricflow.rubrics.model import DecisionRule, Rubric
 from rubricflow.rubrics.properties import properties, seed_profile
 from rubricflow.rubrics.render import call_units, render_system_prompt
@@ -370,3 +371,109 @@ def test_a_lone_xml_anchor_with_no_levels_to_span_names_the_criterion(tmp_path):
     )
     with pytest.raises(rf_errors.InputError, match=r"alone.xml: criterion C1: one anchor \(anchor_2\)"):
         load_rubric(path)
+
+
+def test_the_completeness_rubric_of_instructions_and_one_icl_example_has_an_output_contract():
+    """Seed 000's N3: "ICL examples (completeness_rubric.md:56-65)" are an output contract, and section
+    4.10 predicts "Has output format via ICL slurs: FAIL, completeness: PASS". A mission, instructions and
+    one ICL example, with no template, compiles as the constraint profile and prints its guidance
+    (before: error N3_NO_OUTPUT_CONTRACT, and `rubric guidance` refused it)."""
+    import rubricflow as rf
+
+    assert "ICL examples (completeness_rubric.md:56-65)" in seed_block("N3. Output Contract", "Formally:")
+    assert "N3 (Output) No output schema Has output format via ICL slurs: FAIL, completeness: PASS" in SEED
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "completeness-c"},
+            "goal": "Force the model to output complete, untruncated code.",
+            "instructions": ["Always output the full file.", "Never elide code with '...'."],
+            "mapping_examples": [
+                {
+                    "id": "E1",
+                    "input": "fix the bug",
+                    "output": "<full_entire_complete_updated_code_in_a_code_block_here>",
+                    "verdict": "ok",
+                }
+            ],
+        }
+    )
+    bundle, issues = compile_rubric(rubric)
+    assert bundle is not None, [str(i) for i in issues]
+    assert bundle.profile == "constraint" and dict(bundle.lattice)["N3"] is True
+    assert "S2_SCHEMA_MISALIGNED" not in [i.code for i in issues]  # no criterion, no template: S2 does not apply
+    assert rf.guidance(rubric).startswith("## Mission\nForce the model to output complete, untruncated code.")
+
+
+def test_goldens_alone_give_no_structure_for_n2():
+    """Seed 000: `AND (C(R) != {} OR has_decision_logic(R) OR has_examples(R))  (N2)`: goldens are test
+    cases, never shown to the judge, so a goal, a template and a golden are still no structure."""
+    assert "AND (C(R) != {} OR has_decision_logic(R) OR has_examples(R))  (N2)" in SEED
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "g"},
+            "goal": "Judge whether the reply is polite.",
+            "output": {"template": '{"score": 0}'},
+            "goldens": [{"name": "rude", "output": "Go away.", "expected": "fail"}],
+        }
+    )
+    bundle, issues = compile_rubric(rubric)
+    assert bundle is None and "N2_NO_STRUCTURE" in [i.code for i in issues if i.severity == "error"]
+
+
+def _decided(criteria: list[dict]) -> Rubric:
+    """A rubric of decision rules and scored verdicts: it asks its verdict in one more criterion."""
+    return _seed_rubric(
+        criteria,
+        decision_rules=[
+            {"id": "R1", "condition": "C1=2 => Yes", "verdict": "Yes"},
+            {"id": "R2", "condition": "Else => No", "verdict": "No"},
+        ],
+        verdicts=[{"label": "Yes", "score": 1.0}, {"label": "No", "score": 0.0}],
+        mapping_examples=[
+            {"id": "E1", "output": "Here is how.", "verdict": "Yes"},
+            {"id": "E2", "output": "No.", "verdict": "No"},
+        ],
+    )
+
+
+def test_the_asked_verdict_is_no_author_criterion_for_the_predicates():
+    """Seed 000: P_criteria is the "Number of criteria with anchors", ComplianceProfile needs
+    `P_criteria >= 2`, the ComplianceJudge has "Criterion(x3)", P_economy is "Criteria count in [3,7]
+    range". The verdict criterion a rubric of decision rules asks is not the author's: one anchored
+    criterion is no compliance rubric, the library ComplianceJudge counts 3 (1 pattern-backed: P_mechanical
+    1/3, and its template names none of them), and 7 criteria raise no W_ECONOMY (before: 2, 4, 0.25, 0.25,
+    an 8-criteria warning)."""
+    assert "ComplianceProfile = P_mission AND P_criteria >= 2" in SEED
+    assert '"Number of criteria with anchors"' in SEED and '"Criteria count in [3,7] range"' in SEED
+    one = _decided([_ordinal("C1", (0, "Nothing usable."), (2, "Direct, usable content."))])
+    assert [c.id for c in one.criteria] == ["C1", "Verdict"]
+    assert properties(one)["P_criteria"] == 1 and seed_profile(one) != "compliance"
+    library = properties(resolve("compliance-judge"))
+    assert library["P_criteria"] == kernel_counts("ComplianceJudge")["Criterion"] == 3
+    assert library["P_mechanical"] == pytest.approx(1 / 3) and library["P_aligned"] == 0.0
+    seven = _decided([_ordinal(f"C{i}", (0, "Bad."), (2, "Good.")) for i in range(1, 8)])
+    assert len(seven.criteria) == 8 and properties(seven)["P_economy"] is True
+    assert "W_ECONOMY" not in [w.code for w in compile_or_raise(seven).warnings]
+
+
+def test_the_compliance_generator_states_the_seeds_primitives():
+    """Seed 000's COMPLIANCE_GENERATOR: verdicts "(Yes/Somewhat/No or Pass/Partial/Fail)", "Output schema
+    should use XML tags, not JSON. Include <must_use_xml_tags>true</must_use_xml_tags>.", and no rule that
+    every criterion is binary (its ComplianceJudge's criteria are 0-2). The shared primitives keep the
+    seed's words: ritual "or key order requirement", mirror "rubric definition AND output schema", and
+    `weight` on every criterion."""
+    from rubricflow.tasks.improve.primitives import PRIMITIVES, compose
+
+    generator = seed_block("COMPLIANCE_GENERATOR = ConstraintRubric(", "examples=[COMPLIANCE_JUDGE_EXCERPT]")
+    said = compose("compliance")
+    for words in ("(Yes/Somewhat/No or Pass/Partial/Fail)", "Output schema should use XML tags, not JSON."):
+        assert words in generator and words in said
+    assert "must_use_xml_tags: true" in said and "binary (pass/fail" not in said and "binary" not in generator
+    assert "must_use_xml_tags: true" in resolve("compliance-judge").output.notes
+    for name, words in (
+        ("ritual", "a fixed prefix (e.g., 'BECAUSE:'), word count, or key order requirement"),
+        ("mirror", "State critical constraints in at least 2 locations: rubric definition AND output schema."),
+        ("mirror", "If criteria demand a format, the output_schema must also demand that format"),
+    ):
+        assert words in SEED and words in PRIMITIVES[name], name
+    assert "weight='N'" in SEED and "`weight`" in PRIMITIVES["criteria_structure"]

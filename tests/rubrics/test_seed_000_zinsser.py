@@ -4,6 +4,7 @@ scored by the rubric's own formula), the v1 spec's `class="Rejected"` for a disq
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -12,6 +13,7 @@ from rubricflow.rubrics.formats import load_rubric
 from rubricflow.rubrics.importers.xml_spec import label_the_disqualified
 from rubricflow.rubrics.library import resolve
 from rubricflow.rubrics.properties import properties, seed_profile
+from rubricflow.rubrics.render import call_units, render_system_prompt
 from rubricflow.rubrics.scoring import verdict
 from rubricflow.tasks.improve.primitives import PRIMITIVES
 
@@ -124,3 +126,50 @@ def test_the_offline_detection_draft_follows_the_primitive():
     assert not r.scoring.invert and seed_profile(r) == "detection" and properties(r)["P_inverted"] is True
     v = verdict(r, {c.id: 1 for c in r.criteria})
     assert (v.score, v.label, v.passed) == (1.0, "low risk", None)
+
+
+def test_the_library_zinsser_judge_has_the_seeds_dq5(zinsser):
+    """Seed 000: `AddDisqualifier(Disqualifier("DQ5", "Schema ritual violated"))` (v1 -> v2), worded as
+    books2rubrics/on_writing_well_v3.xml words it (before: a DQ5 of our own, "Not nonfiction prose to
+    judge", which rejected lists and code and never a broken ritual)."""
+    assert 'AddDisqualifier(Disqualifier("DQ5", "Schema ritual violated")),' in SEED
+    dq5 = next(d for d in zinsser.disqualifiers if d.id == "DQ5")
+    assert (dq5.kind, dq5.description) == (
+        "judge",
+        "Schema ritual violated (non-JSON, wrong key order, rationale ≠ 35 words).",
+    )
+
+
+def test_the_library_zinsser_judge_keeps_v3s_output_schema(zinsser):
+    """Seed 000's controllable states name v3's "<evidence_rule> v3.xml:283" and "<pattern_library> +
+    <diagnostic_rule>", its observable ones the "diagnostics object {"hedges": 8, "adverbs_ly": 4, ...}",
+    and v2 adds "add_diagnostics . add_dq5 . add_edits_constraint". The library's v3 keeps them as the
+    XML importer does (notes), with the diagnostics object in the template and in the key order."""
+    assert "Evidence requirements <evidence_rule> v3.xml:283" in SEED
+    assert "Diagnostic counting <pattern_library> + <diagnostic_rule> v3.xml:304-316, v3.xml:284" in SEED
+    assert 'Diagnostic counts diagnostics object {"hedges": 8, "adverbs_ly": 4, ...}' in SEED
+    assert "evolve_v2 = add_pattern_library . add_diagnostics . add_dq5 . add_edits_constraint" in SEED
+    notes = dict(n.split(": ", 1) for n in zinsser.output.notes)
+    assert {"edits_requirements", "evidence_rule", "diagnostic_rule"} <= set(notes)
+    assert notes["edits_requirements"].startswith("Exactly 3 BEFORE→AFTER pairs")
+    order = notes["key_order"].split(",")
+    assert order[order.index("actions") + 1 : order.index("violations")] == ["diagnostics"]
+    template = json.loads(zinsser.output.template)
+    assert list(template) == order and {"hedges", "adverbs_ly"} <= set(template["diagnostics"])
+
+
+def test_a_key_order_requirement_is_a_ritual_the_judge_is_asked_for(zinsser):
+    """Seed 000: the ritual primitive is "a fixed prefix (e.g., 'BECAUSE:'), word count, or key order
+    requirement", and "Key order constraint Reduces output variability <key_order>". An imported
+    `<key_order>` / `<fixed_key_order>` sets surface.enforce_key_order, as do the library's ZinsserJudge and
+    AntiLLMY: P_ritual counts it and the prompt asks for the order (before: a note only, P_ritual 1 for v1)."""
+    assert "a fixed prefix (e.g., 'BECAUSE:'), word count, or key order requirement" in SEED
+    assert "Key order constraint Reduces output variability <key_order>score,class,... (v3.xml:280)" in SEED
+    v1 = load_rubric(SHARED_RUBRICS / "secemp9/on_writing_well_v1.xml")
+    anti = load_rubric(SHARED_RUBRICS / "secemp9/anti_slop_rubric.xml")
+    for rubric in (v1, anti, zinsser, resolve("anti-llmy")):
+        assert rubric.surface.enforce_key_order, rubric.metadata.id
+        assert any(n.startswith(("key_order:", "fixed_key_order:")) for n in rubric.output.notes)
+    assert properties(v1)["P_ritual"] == 2  # BECAUSE: + 35 words is one constraint; the key order another
+    prompt = render_system_prompt(v1, call_units(v1, "holistic")[0])
+    assert "Write the keys in exactly this order:" in prompt

@@ -185,3 +185,31 @@ def test_refine_choose_through_a_template_without_a_system_role_raises_every_wea
 
 
 ALL_BUT_SCHEMA = ("mission", "anchors", "mechanical", "disqualifiers", "ritual", "mirror", "economy")
+
+
+def test_the_counted_economy_and_anchors_leave_the_asked_verdict_out():
+    """Seed 000 counts the ComplianceJudge's criteria as "Criterion(x3)": the verdict criterion a
+    rubric of decision rules asks (rubrics/verdict_form.py) is no author criterion. Seven anchored
+    criteria and the verdict were counted as 8 (economy 2, not the seed's 3..7 -> 3)."""
+    from rubricflow.rubrics.model import Rubric
+    from rubricflow.tasks.improve.lattice_checks import anchors, economy
+
+    seed = (ROOT.parent / "shared/seeds/000_c0ea53250dcb8cd9.txt").read_text()
+    assert "ComplianceJudge Mission, Criterion(x3)" in seed
+    levels = [{"value": 0, "description": "Misses it."}, {"value": 2, "description": "Does it."}]
+    criteria = [{"id": f"C{i}", "title": f"C{i}", "scale": {"kind": "ordinal", "anchors": levels}} for i in range(1, 8)]
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"id": "seven"},
+            "goal": "Judge whether a reply complies with the request without refusing.",
+            "criteria": criteria,
+            "decision_rules": [
+                {"id": "R1", "condition": "C1=2 => Yes", "verdict": "Yes"},
+                {"id": "R2", "condition": "Else => No", "verdict": "No"},
+            ],
+            "verdicts": [{"label": "Yes", "score": 1.0}, {"label": "No", "score": 0.0}],
+        }
+    )
+    assert len(rubric.criteria) == 8  # the verdict asked, beside the author's seven
+    assert economy(rubric) == (3, "7 criteria (3 to 7 recommended)")
+    assert anchors(rubric) == (3, "7 of 7 criteria have >= 2 described levels")

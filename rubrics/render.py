@@ -137,7 +137,7 @@ def _framing(out: list[str], r: Rubric) -> None:
     _section(out, "Role", role_lines(r.role))
     _section(out, "Inputs", [f"- {f.name}{' (required)' if f.required else ''}: {f.description}" for f in r.inputs])
     _section(out, "Definitions", [f"- {d.term}: {d.meaning}" for d in r.definitions])
-    _section(out, "Instructions", [f"- {i}" for i in r.instructions])
+    _section(out, "Instructions", list(r.instructions) if is_waza(r) else [f"- {i}" for i in r.instructions])
     _section(out, "Decision rules", [_render_rule(d) for d in r.decision_rules])
     _section(
         out,
@@ -317,11 +317,53 @@ def schema_criteria(schema: dict) -> tuple[str, ...]:
     return tuple(((schema.get("properties") or {}).get("criteria") or {}).get("properties") or {})
 
 
-def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
+WAZA_FORMAT = "markdown-frontmatter"  # seed 004's rubrics (waza): the body is the judge's prompt
+VERDICT_TOOLS_MODE = "verdict_tools"  # the output mode whose answer is the tool the judge calls
+VERDICT_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")  # seed 004: how the prompt grader gets a verdict
+VERDICT_TOOLS_RULE = (
+    f"Give your verdict by calling a tool: `{VERDICT_TOOLS[0]}` when the response passes, otherwise "
+    f"`{VERDICT_TOOLS[1]}` with the reason (the unsupported claim, the missed instruction)."
+)
+NO_VERDICT_TOOLS = (
+    "No tools come with this request: give the verdict the instructions' tools would give as `value`: "
+    f"1 for `{VERDICT_TOOLS[0]}`, 0 for `{VERDICT_TOOLS[1]}`."
+)
+CANDIDATE_OUTPUT = "## Candidate output"  # seed 004: waza appends the candidate output to the body under it
+
+
+def is_waza(r: Rubric) -> bool:
+    """A waza rubric (markdown with YAML frontmatter, seed 004): its body is sent as written."""
+    return r.metadata.provenance.get("format") == WAZA_FORMAT
+
+
+def one_pass_fail(r: Rubric, unit: CallUnit) -> bool:
+    """The unit judges one pass/fail criterion: a verdict a tool call can give."""
+    return len(unit.criteria) == 1 and r.criterion(unit.criteria[0]).scale.kind == "binary"
+
+
+def with_output_rules(system: str, r: Rubric, unit: CallUnit, mode: str) -> str | None:
+    """The unit's rendered system text with its Output section as output mode `mode` words it (in
+    verdict_tools mode the tool rule alone: no JSON rule competes with it); None when `system` does
+    not hold the unit's rendered Output section."""
+    rendered, wanted = _output_section(r, unit), _output_section(r, unit, mode)
+    return system.replace(rendered, wanted, 1) if rendered in system else None
+
+
+def _output_section(r: Rubric, unit: CallUnit, mode: str = "") -> str:
+    out: list[str] = []
+    _section(out, "Output", _render_output_rules(r, unit, mode))
+    return "\n".join(out)
+
+
+def _render_output_rules(r: Rubric, unit: CallUnit, mode: str = "") -> list[str]:
+    if mode == VERDICT_TOOLS_MODE:
+        return [VERDICT_TOOLS_RULE]
     decided = decision_criterion(r, unit.criteria)
     if decided is not None:  # one token: the level alone
         return [DECISION_RULE.format(id=decided.id, levels=", ".join(str(v) for v in decided.scale.domain()))]
     lines = ["Answer with one JSON object only, no prose outside it, matching the JSON Schema given with this request."]
+    if is_waza(r) and one_pass_fail(r, unit):  # the body asks for a tool call, which this mode does not offer
+        lines.append(NO_VERDICT_TOOLS)
     if unit.criteria:
         confidence = ", and your `confidence` in the value (0 to 1)" if r.surface.confidence else ""
         asked = (
@@ -349,8 +391,14 @@ def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
                 rules.append(f"at least {c.min_words} words")
             if c.max_words is not None:
                 rules.append(f"at most {c.max_words} words")
-        if c.max_chars is not None:
-            rules.append(f"at most {c.max_chars} characters")
+        if c.min_chars is not None and c.min_chars == c.max_chars:
+            rules.append(f"exactly {c.min_chars} characters")
+        else:
+            rules.extend(
+                f"{bound} {n} characters"
+                for bound, n in (("at least", c.min_chars), ("at most", c.max_chars))
+                if n is not None
+            )
         rules.extend(f"{bound} {n} tokens" for bound, n in (("at least", c.min_tokens), ("at most", c.max_tokens)) if n)
         if c.scope == "judgment":
             rules.append("counted over every criterion's together")
@@ -362,6 +410,8 @@ def _render_output_rules(r: Rubric, unit: CallUnit) -> list[str]:
             rules.append(f"items separated by {c.separator!r}")
         if c.forbid:
             rules.append("never " + " or ".join(map(repr, c.forbid)))
+        if c.require:
+            rules.append("contains " + " and ".join(map(repr, c.require)) + " (case as written)")
         desc = f" {c.description}" if c.description else ""
         lines.append(f"- `{c.field}` ({c.severity}, {c.id}): {', '.join(rules)}.{desc}".replace(", .", "."))
     lines.extend(f"- {n}" for n in r.output.notes)
@@ -387,13 +437,20 @@ USER_PREAMBLE = "Judge the TEXT below against the rubric. Everything between mat
 USER_BLOCK = "<<<BEGIN {name} {tag}>>>\n{body}\n<<<END {name} {tag}>>>"  # INPUT, CONTEXT, then TEXT
 
 
-def render_user_message(text: str, input: str = "", context: str = "") -> str:
+def render_user_message(text: str, input: str = "", context: str = "", heading: str = "") -> str:
+    """The fenced text (and input, context), under `heading` when given (a waza rubric's
+    CANDIDATE_OUTPUT: user_heading)."""
     tag = fence_tag(text, input, context)
-    blocks = [USER_PREAMBLE]
+    blocks = [f"{heading}\n\n{USER_PREAMBLE}" if heading else USER_PREAMBLE]
     for name, body in (("INPUT", input), ("CONTEXT", context), ("TEXT", text)):
         if body or name == "TEXT":
             blocks.append(USER_BLOCK.format(name=name, tag=tag, body=body))
     return "\n".join(blocks)
+
+
+def user_heading(r: Rubric) -> str:
+    """What heads the user message: seed 004's `## Candidate output` for a waza rubric, else nothing."""
+    return CANDIDATE_OUTPUT if is_waza(r) else ""
 
 
 # --------------------------------------------------------------------------- re-asks and the mode suffix
@@ -562,7 +619,7 @@ def key_order(schema: dict, prefix: str = "") -> str:
 def render_messages(rubric: Rubric, unit: CallUnit, text: str, input: str = "", context: str = "") -> list[dict]:
     return [
         {"role": "system", "content": render_system_prompt(rubric, unit)},
-        {"role": "user", "content": render_user_message(text, input, context)},
+        {"role": "user", "content": render_user_message(text, input, context, user_heading(rubric))},
     ]
 
 
@@ -627,13 +684,14 @@ class RenderedUnit:
     system: str
     schema: dict
     fingerprint: str
+    heading: str = ""  # what heads the user message (user_heading)
 
     def system_for(self, mode: str) -> str:
         """The system text as sent in output mode `mode` (json_object and text carry the schema)."""
         return self.system + schema_suffix(self.schema, mode)
 
     def user(self, text: str, input: str = "", context: str = "") -> str:
-        return render_user_message(text, input, context)
+        return render_user_message(text, input, context, self.heading)
 
 
 @dataclass(frozen=True, eq=False)
@@ -671,11 +729,15 @@ def render(rubric: Rubric, strategy: str) -> Rendering:
 
 
 def render_unit(rubric: Rubric, unit: CallUnit, genre: str | None = None) -> RenderedUnit:
-    system, schema = render_system_prompt(rubric, unit, genre), output_schema(rubric, unit)
-    return RenderedUnit(unit, system, schema, _fingerprint(rubric, unit, system, schema))
+    system, schema, heading = (
+        render_system_prompt(rubric, unit, genre),
+        output_schema(rubric, unit),
+        user_heading(rubric),
+    )
+    return RenderedUnit(unit, system, schema, _fingerprint(rubric, unit, system, schema, heading), heading)
 
 
-def _fingerprint(rubric: Rubric, unit: CallUnit, system: str, schema: dict) -> str:
+def _fingerprint(rubric: Rubric, unit: CallUnit, system: str, schema: dict, heading: str = "") -> str:
     """A hash of what is sent for the unit except the text (system text, user template, schema, the
     mode suffixes, the re-ask notes) and of how answers are read (the scales and evidence rules of its
     criteria, the output contract). Two units with one fingerprint get the same answers, so cells are
@@ -683,7 +745,7 @@ def _fingerprint(rubric: Rubric, unit: CallUnit, system: str, schema: dict) -> s
     reading = [rubric.criterion(cid).model_dump(mode="json", include={"scale", "evidence"}) for cid in unit.criteria]
     sent = {
         "system": system,
-        "user": [USER_PREAMBLE, USER_BLOCK],
+        "user": [USER_PREAMBLE, USER_BLOCK, *([heading] if heading else [])],  # no heading: the hash as before
         "schema": schema,
         "suffix": [SCHEMA_SUFFIX, SUFFIXED_MODES],
         "reask": [REASK_FORM, REASK_MARK, REASK_NOTES],

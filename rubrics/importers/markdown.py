@@ -2,7 +2,9 @@
 the body is the judge prompt, kept whole as the rubric's instructions. The fields seed 004 marks
 required (name, version, scale, description) are required: a missing one is an error naming it, as is
 one not of the form the seed gives it (a kebab-case `name`, a semver `version`, a `scale` of
-`pass-fail` or `1-5`): nothing is rewritten into another name, version or scale."""
+`pass-fail` or `1-5`): nothing is rewritten into another name, version or scale. A golden is a
+worked example "with expected: pass or expected: fail" (seed 004): one without is an error naming
+it (a golden that expects nothing can never fail, so it keeps no prompt honest)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import semver
 
 from ..documents import RubricImportError, parse_yaml, rubric_from_data
 from ..model import Rubric
+from ..render import WAZA_FORMAT
 
 REQUIRED = ("name", "version", "scale", "description")  # seed 004's frontmatter table: "Required: yes"
 SCALES = ("pass-fail", "1-5")  # seed 004: "pass-fail (today) or 1-5 (reserved for future graded rubrics)"
@@ -56,19 +59,7 @@ def import_markdown(text: str, source: Path) -> Rubric:
     version = _version(meta["version"], source)
     scale = _scale(meta["scale"], source)
     description = str(meta.get("description", ""))
-    goldens = []
-    for i, g in enumerate(meta.get("goldens") or []):
-        if not isinstance(g, dict) or "output" not in g:
-            raise RubricImportError(source, f"field goldens[{i}]: a golden needs an `output`")
-        goldens.append(
-            {
-                "name": str(g.get("name") or f"golden-{i + 1}"),
-                "input": str(g.get("input", "")),
-                "output": str(g["output"]),
-                "context": str(g.get("context", "")),
-                "expected": str(g["expected"]).lower() if g.get("expected") is not None else None,
-            }
-        )
+    goldens = [_golden(i, g, source) for i, g in enumerate(meta.get("goldens") or [])]
     body = post.content.strip()
     data = {
         "metadata": {
@@ -76,7 +67,7 @@ def import_markdown(text: str, source: Path) -> Rubric:
             "version": version,
             "title": name,
             "description": description,
-            "provenance": {"format": "markdown-frontmatter", "source": source.name},
+            "provenance": {"format": WAZA_FORMAT, "source": source.name},
         },
         "goal": description,
         "criteria": [
@@ -92,6 +83,22 @@ def import_markdown(text: str, source: Path) -> Rubric:
         "scoring": {"pass_threshold": PASS_AT},
     }
     return rubric_from_data(data, source)
+
+
+def _golden(i: int, g: Any, source: Path) -> dict[str, Any]:
+    """One golden: an `output` and the verdict it expects, `pass` or `fail` (seed 004)."""
+    if not isinstance(g, dict) or "output" not in g:
+        raise RubricImportError(source, f"field goldens[{i}]: a golden needs an `output`")
+    name = str(g.get("name") or f"golden-{i + 1}")
+    expected = str(g.get("expected", "")).lower()
+    if expected not in ("pass", "fail"):
+        raise RubricImportError(
+            source,
+            f"field goldens[{i}].expected: golden {name!r} needs `expected: pass` or `expected: fail` "
+            f"(got {g.get('expected')!r})",
+        )
+    fields = {"input": str(g.get("input", "")), "output": str(g["output"]), "context": str(g.get("context", ""))}
+    return {"name": name, **fields, "expected": expected}
 
 
 def _name(value: Any, source: Path) -> str:

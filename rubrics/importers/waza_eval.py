@@ -3,14 +3,18 @@ built-in by name or a local file by path (read relative to the eval file, as waz
 is looked up by exact file name, first in waza's own namespace (`rubrics/waza/NAME.*`: waza's
 built-ins whose names rubricflow's library also uses, e.g. `groundedness`, pass-fail there and
 graded here), then in rubricflow's built-in library folder (`rubrics/library/NAME.*`). Each such
-grader is one rubric, read by that file's own format, so it keeps the content hash it has when
-named directly; other grader types are waza's own checks, not rubrics. Names are looked up in
+grader is one rubric, read by that file's own format; it also records the grader's `name` and
+`model` in its provenance (`grader`, `grader_model`), so a verdict can be attributed to the grader
+that asked for it (seed 004: `name: is_grounded ... model: "gpt-4o-mini"`): the rubric read through
+an eval differs from the file named directly by those keys alone, and the file's own hash is
+unchanged. Other grader types are waza's own checks, not rubrics. Names are looked up in
 these folders, not through `Library` (which reads folders through these importers: an eval file in
 a library folder would otherwise read the library again)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..documents import RubricImportError
@@ -45,8 +49,18 @@ def import_waza_eval(data: dict, source: Path) -> list[Rubric]:
         field = f"graders[{i}].config.rubric"
         if not isinstance(ref, str) or not ref.strip():
             raise RubricImportError(source, f"field {field}: a built-in rubric's name or a file's path is expected")
-        found.extend(_read(_locate(ref, field, source), field, source))
+        found.extend(_attributed(r, grader) for r in _read(_locate(ref, field, source), field, source))
     return found
+
+
+def _attributed(rubric: Rubric, grader: dict) -> Rubric:
+    """The rubric with its grader's `name` and `config.model` in provenance (those the grader gives)."""
+    given = {"grader": grader.get("name"), "grader_model": grader["config"].get("model")}
+    added = {key: str(value) for key, value in given.items() if value is not None}
+    if not added:
+        return rubric
+    provenance = MappingProxyType({**rubric.metadata.provenance, **added})
+    return rubric.model_copy(update={"metadata": rubric.metadata.model_copy(update={"provenance": provenance})})
 
 
 def _locate(ref: str, field: str, source: Path) -> Path:

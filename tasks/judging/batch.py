@@ -16,7 +16,6 @@ from typing import Any
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from rubricflow.rubrics.render import render_user_message
 from rubricflow.tasks.judging.answers import cached_tokens
 from rubricflow.tasks.judging.judge import Cell, Judge, Outcome
 from rubricflow.tasks.judging.verify import AnswerError
@@ -83,9 +82,9 @@ def jsonl_rows(text: str) -> list[Any]:
 def request_body(judge: Judge, cell: Cell) -> dict:
     """The chat request of one cell, as the online path would send it: in the parameter form the
     server takes (a reasoning model's max_completion_tokens with room to reason, no temperature)."""
-    unit, system, schema = judge.unit(cell.unit_id, cell.genre)
-    user = render_user_message(cell.text, cell.input or "", cell.context or "")
-    return judge.form.apply(judge.request_body(system, schema, user, judge.mode, cell.sample))
+    rendered = judge.rendering.unit(cell.unit_id, cell.genre)  # the user message as the online path renders it
+    user = rendered.user(cell.text, cell.input or "", cell.context or "")
+    return judge.form.apply(judge.request_body(rendered.system, rendered.schema, user, judge.mode, cell.sample))
 
 
 async def wait(wire: BatchWire, client: AsyncOpenAI, batch_id: str, poll_s: float, timeout_s: float) -> BatchState:

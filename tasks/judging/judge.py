@@ -77,7 +77,10 @@ class Judge(RequestShaping):
         self.new_run(retries)
         self.judge_hash = config.judge_hash()
         self.wire = providers.provider(config.provider)  # its capabilities and error classes, read once
-        self.modes = self.wire.capabilities.output_modes
+        self.rendering: Rendering = render(bundle.rubric, config.strategy)  # once per judge, for every cell
+        units = [u.unit for u in self.rendering.of_genre(None)]
+        # auto: the API's modes, richest first (a waza rubric's verdict tools before them, seed 004)
+        self.modes = verdict_tools.output_modes(bundle.rubric, units, self.wire.capabilities.output_modes)
         self.mode = self.modes[0] if config.output_mode == "auto" else config.output_mode
         # max_tokens / temperature as this server takes them (learned only where the API has reasoning models)
         self.form = RequestForm(config.reasoning_tokens, self.wire.capabilities.reasoning_parameters)
@@ -88,9 +91,8 @@ class Judge(RequestShaping):
         self._delivery_checked = config.system_prompt != "auto" or self.wire.capabilities.system_role == "field"
         self._form_probed = False
         self._delivery_lock = asyncio.Lock()
-        self.rendering: Rendering = render(bundle.rubric, config.strategy)  # once per judge, for every cell
         if self.mode == verdict_tools.MODE:
-            verdict_tools.check(bundle.rubric, [u.unit for u in self.rendering.of_genre(None)])
+            verdict_tools.check(bundle.rubric, units)
 
     def new_run(self, retries: RetryBudget | None = None) -> None:
         """Start the run's own accounting: its retry budget and the stop rule's counts. A judge
@@ -261,6 +263,8 @@ class Judge(RequestShaping):
             cached = cached_tokens(usage)
             if cached is not None:
                 row["cached_tokens"] = (row["cached_tokens"] or 0) + cached
+            if self.tools_ignored(kwargs, mode, response):
+                continue  # its tokens are counted above; the call goes again in the next mode
             return response
 
     async def judge(self, cell: Cell) -> Outcome | None:

@@ -91,7 +91,8 @@ class RequestShaping:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
-        decided = decision_criterion(self.bundle.rubric, schema_criteria(schema))
+        criteria = schema_criteria(schema)
+        decided = decision_criterion(self.bundle.rubric, criteria)
         if decided is not None:  # the level alone, in plain text: no schema to send
             kwargs.update(self.decision_limits(decision_levels(decided)))
             mode = "decision"
@@ -108,7 +109,7 @@ class RequestShaping:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
             system += schema_suffix(schema, mode)
         elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
-            system, tools = verdict_tools.request(system)
+            system, tools = verdict_tools.request(system, self.bundle.rubric, criteria)
             kwargs.update(tools)
         elif mode == "tools":
             kwargs["tools"] = [
@@ -182,6 +183,17 @@ class RequestShaping:
         if self.modes.index(self.mode) < self.modes.index(nxt):
             self.mode = nxt
         return True
+
+    def tools_ignored(self, kwargs: dict[str, Any], used: str, response: Any) -> bool:
+        """An answer in text to a request that carried the verdict tools (a server that takes tools
+        only in part): under auto, a refusal of the mode, so the run moves to the next (_fall_back)
+        and the call is sent again in it."""
+        return (
+            used == verdict_tools.MODE
+            and "tools" in kwargs
+            and verdict_tools.ignored(response)
+            and self._fall_back(used)
+        )
 
 
 def levels_grammar(levels: list[str]) -> str:

@@ -621,7 +621,7 @@ def _message(
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
     if mode == "verdict_tools" and content is not None and fault != "empty":  # the verdict is the tool called
         said = json.loads(content)["criteria"]["verdict"]
-        name = offline_judge.VERDICT_TOOLS[0 if said["value"] == 1 else 1]
+        name = offline_judge.VERDICT_TOOLS[0 if said["value"] in (1, "pass") else 1]  # a scripted key may write pass
         arguments = json.dumps({"reason": said.get("rationale", "")})
         call = {"id": f"call_{key[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
         return {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]}

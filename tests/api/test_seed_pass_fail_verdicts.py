@@ -23,10 +23,10 @@ WAZA_SEED = (SEEDS / "004_08759ebe89262564.txt").read_text(encoding="utf-8")
 GROUNDEDNESS = SHARED_RUBRICS / "waza/groundedness.md"
 
 
-def scripted(tmp_path, entries: list[dict]) -> RunningServer:
+def scripted(tmp_path, entries: list[dict], record: bool = False) -> RunningServer:
     key = tmp_path / "key.yaml"
     key.write_text(yaml.safe_dump({"texts": entries}), encoding="utf-8")
-    return RunningServer(ServerConfig(script=load_script(key)))
+    return RunningServer(ServerConfig(script=load_script(key), record=record))
 
 
 def forge_example() -> str:
@@ -84,13 +84,23 @@ def test_waza_groundedness_goldens_of_the_seed_get_the_seeds_expected_verdicts(t
         ("grounded-answer-passes", "pass"),
         ("unsupported-claim-fails", "fail"),
     ]
-    # the judge calls set_waza_grade_pass or set_waza_grade_fail, as the seed's rubric body says
+    # the judge calls set_waza_grade_pass or set_waza_grade_fail, as the seed's rubric body says: by
+    # default it is given the two tools (the stand-in calls the pass tool for the scale's value 1)
     assert "call `set_waza_grade_pass`.Otherwise call `set_waza_grade_fail`" in WAZA_SEED
-    entries = [{"name": g["name"], "text": g["output"], "criteria": {"verdict": g["expected"]}} for g in goldens]
+    entries = [
+        {"name": g["name"], "text": g["output"], "criteria": {"verdict": int(g["expected"] == "pass")}} for g in goldens
+    ]
     texts = [{"id": g["name"], "text": g["output"], "input": g["input"], "context": g["context"]} for g in goldens]
-    with scripted(tmp_path, entries) as server, rf.Judge(base_url=server.base_url) as judge:
+    with scripted(tmp_path, entries, record=True) as server, rf.Judge(base_url=server.base_url) as judge:
         results = judge.evaluate_many(str(GROUNDEDNESS), texts)
     assert all(not r.errors for r in results), [r.errors for r in results]
+    bodies = server.app.bodies
+    assert len(bodies) == 2 and all(b["tool_choice"] == "required" for b in bodies)
+    assert all(
+        {t["function"]["name"] for t in b["tools"]} == {"set_waza_grade_pass", "set_waza_grade_fail"} for b in bodies
+    )
+    assert not any("Answer with one JSON object only" in b["messages"][0]["content"] for b in bodies)
+    assert all(b["messages"][1]["content"].startswith("## Candidate output\n") for b in bodies)
     assert {r.text_id: (r.score, r.passed) for r in results} == {
         "grounded-answer-passes": (1.0, True),
         "unsupported-claim-fails": (0.0, False),

@@ -65,3 +65,19 @@ def test_the_new_fields_leave_the_document_and_hash_of_a_rubric_that_does_not_us
     document = rubric_document(changed)["output"]["constraints"][0]
     assert (document["require"], document["min_chars"]) == (["BECAUSE:"], 10)
     assert content_hash(changed) != content_hash(SLOP)
+
+
+def test_the_judge_is_told_a_required_phrase_and_a_character_minimum():
+    """A rule the judge is not told is a trap: the prompt states each, as it states the others."""
+    from rubricflow.rubrics.render import call_units, render_system_prompt
+
+    rules = (
+        OutputConstraint(id="cite", require=("BECAUSE:",), severity="hard"),
+        OutputConstraint(id="long", min_chars=20),
+        OutputConstraint(id="exact", field="evidence", min_chars=8, max_chars=8),
+    )
+    rubric = SLOP.model_copy(update={"output": OutputContract(constraints=rules)})
+    prompt = render_system_prompt(rubric, call_units(rubric, "holistic")[0])
+    assert "- `rationale` (hard, cite): contains 'BECAUSE:' (case as written)." in prompt
+    assert "- `rationale` (soft, long): at least 20 characters." in prompt
+    assert "- `evidence` (soft, exact): exactly 8 characters." in prompt

@@ -14,6 +14,8 @@ from rubricflow.rubrics.render import (
     render_user_message,
 )
 
+from ..conftest import SHARED, SHARED_RUBRICS
+
 FULL = Rubric.model_validate(
     {
         "metadata": {
@@ -312,3 +314,29 @@ def test_a_criterion_that_weighs_nothing_is_not_said_to_be_better_higher():
         "b": "integer 0 to 2 (higher is better)",
     }
     assert set(_scale_lines(two("min")).values()) == {"integer 0 to 2 (higher is better)"}
+
+
+WAZA_SEED = (SHARED.parent / "seeds" / "004_08759ebe89262564.txt").read_text(encoding="utf-8")
+
+
+def test_a_waza_body_is_sent_as_written_and_the_candidate_output_comes_under_its_section():
+    """Seed 004: the body "is sent to the judge LLM as the prompt", and the candidate output (and
+    task input) "is appended to the rubric body under a ## Candidate output section". Before, the
+    body's heading was a list item (`- # Groundedness`) and no such section was sent. The fences
+    stay inside it (injection safety); a rubric of another format renders as before."""
+    from rubricflow.rubrics.formats import load_rubric
+    from rubricflow.rubrics.render import render
+
+    assert "It is sent to the judge LLM as the prompt." in WAZA_SEED
+    assert "is appended to the rubric body under a\n## Candidate outputsection." in WAZA_SEED
+    rubric = load_rubric(SHARED_RUBRICS / "waza/groundedness.md")
+    unit = call_units(rubric, "per_criterion")[0]
+    [body] = rubric.instructions
+    system, user = (m["content"] for m in render_messages(rubric, unit, "Apollo 11 landed in 1969.", input="When?"))
+    assert f"\n## Instructions\n{body}\n" in system and "- # Groundedness" not in system
+    assert user.startswith("## Candidate output\n\n")
+    assert _fenced(user, "TEXT") == "Apollo 11 landed in 1969." and _fenced(user, "INPUT") == "When?"
+    assert render(rubric, "per_criterion").units[("", "verdict")].user("Apollo 11 landed in 1969.", "When?") == user
+    plain = render_messages(FULL, call_units(FULL, "holistic")[0], "the text")[1]["content"]
+    assert plain == render_user_message("the text") and "Candidate output" not in plain
+    assert "- MARK_instr" in render_system_prompt(FULL, call_units(FULL, "holistic")[0])

@@ -119,9 +119,16 @@ def test_doctor_says_every_field_of_the_prose_layout_is_read():
         assert {"score_type", "score_normalization.raw_max", "rating_levels[].normalized_score"} <= set(found.used)
 
 
+def without_grader(rubric):
+    """The rubric without the grader attribution an eval adds to its provenance."""
+    provenance = {k: v for k, v in rubric.metadata.provenance.items() if k not in ("grader", "grader_model")}
+    return rubric.model_copy(update={"metadata": rubric.metadata.model_copy(update={"provenance": provenance})})
+
+
 def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     """The seed: "Reference it by name (built-in) or by path (local)" from the eval YAML's prompt
-    graders (`config.rubric`); each is the very rubric naming it directly gives (same hash)."""
+    graders (`config.rubric`); each is the very rubric naming it directly gives (same hash), but for
+    the grader's name and model its provenance records (see the next test)."""
     from rubricflow.rubrics import library
     from rubricflow.rubrics.explain import explain
     from rubricflow.rubrics.formats import load_rubrics
@@ -131,6 +138,7 @@ def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     assert "rubric: groundedness # built-in" in SEED and "rubric: ./rubrics/my-style.md # local file" in SEED
     path = TEST_DATA / "rubrics/waza/eval-layout.yaml"
     by_name, by_path = load_rubrics(path)
+    by_name, by_path = without_grader(by_name), without_grader(by_path)
     assert compile_or_raise(by_name).hash == compile_or_raise(load_rubric(waza_eval.WAZA / "groundedness.yaml")).hash
     assert compile_or_raise(by_name).hash != compile_or_raise(Library().get("groundedness").rubric).hash
     assert compile_or_raise(by_path).hash == compile_or_raise(load_rubric(WAZA_FILES["user-rubric-layout"])).hash
@@ -145,6 +153,71 @@ def test_an_eval_yaml_names_its_rubrics_by_name_or_by_path(tmp_path):
     missing.write_text("graders:\n  - {type: prompt, name: x, config: {rubric: no-such-builtin}}\n")
     with pytest.raises(RubricImportError, match=r"graders\[0\].config.rubric: no built-in rubric named 'no-such"):
         load_rubrics(missing)
+
+
+def test_an_evals_grader_name_and_model_are_kept_with_its_rubric():
+    """Seed 004's eval names each prompt grader (`is_grounded`, `house_style`) and its `model`: a
+    verdict must be attributable to the grader. Before, both were dropped. A rubric loaded without
+    an eval records no grader, so its hash is unchanged."""
+    from rubricflow.rubrics.compiler import rubric_document
+    from rubricflow.rubrics.formats import load_rubrics
+    from rubricflow.rubrics.importers import waza_eval
+
+    assert 'name: is_grounded config: rubric: groundedness # built-in model: "gpt-4o-mini"' in SEED
+    assert "name: house_style config: rubric: ./rubrics/my-style.md # local file" in SEED
+    by_name, by_path = load_rubrics(TEST_DATA / "rubrics/waza/eval-layout.yaml")
+    assert {k: by_name.metadata.provenance[k] for k in ("grader", "grader_model")} == {
+        "grader": "is_grounded",
+        "grader_model": "gpt-4o-mini",
+    }
+    assert (by_path.metadata.provenance["grader"], by_path.metadata.provenance["grader_model"]) == (
+        "house_style",
+        "gpt-4o-mini",
+    )
+    assert rubric_document(by_name)["metadata"]["provenance"]["grader"] == "is_grounded"  # what the warehouse keeps
+    direct = load_rubric(waza_eval.WAZA / "groundedness.yaml")
+    assert "grader" not in direct.metadata.provenance and "grader_model" not in direct.metadata.provenance
+
+
+def test_a_golden_without_an_expected_verdict_is_a_one_line_error_naming_it(tmp_path):
+    """Seed 004: goldens are "Worked input/output examples with expected: pass or expected: fail";
+    one expecting nothing could never fail. Before, it was kept with no expectation."""
+    assert "Worked input/output examples with expected: pass or expected: fail." in SEED
+    text = WAZA_FILES["groundedness"].read_text(encoding="utf-8")
+    assert text.count("expected: pass") == 2
+    for bad_value, said in (("", "None"), ("maybe", "'maybe'")):
+        bad = tmp_path / "groundedness.md"
+        replaced = "" if not bad_value else f"expected: {bad_value}"
+        bad.write_text(text.replace("expected: pass", replaced, 1).replace("\n    \n", "\n"), encoding="utf-8")
+        with pytest.raises(RubricImportError) as refused:
+            load_rubric(bad)
+        message = str(refused.value)
+        assert message == (
+            f"{bad}: field goldens[0].expected: golden 'grounded-answer-passes' needs `expected: pass` "
+            f"or `expected: fail` (got {said})"
+        )
+
+
+def test_a_body_naming_neither_verdict_tool_gets_a_compile_warning(tmp_path):
+    """Seed 004: "Always end with explicit set_waza_grade_pass / set_waza_grade_fail instructions";
+    before, a body without them passed with no word."""
+    from rubricflow.rubrics.compiler import compile_rubric
+
+    assert "Always end with explicit set_waza_grade_pass / set_waza_grade_fail instructions" in SEED
+    text = WAZA_FILES["user-rubric-layout"].read_text(encoding="utf-8")
+    assert "Call set_waza_grade_pass or set_waza_grade_fail." in text
+    _, issues = compile_rubric(load_rubric(WAZA_FILES["user-rubric-layout"]))
+    assert not [i for i in issues if i.code == "W_WAZA_NO_VERDICT_TOOLS"]
+    bare = tmp_path / "bare.md"
+    bare.write_text(text.replace(" Call set_waza_grade_pass or set_waza_grade_fail.", ""), encoding="utf-8")
+    _, issues = compile_rubric(load_rubric(bare))
+    [warning] = [i for i in issues if i.code == "W_WAZA_NO_VERDICT_TOOLS"]
+    assert warning.severity == "warning" and warning.path == "instructions"
+    assert "set_waza_grade_pass or set_waza_grade_fail" in warning.message
+    half = tmp_path / "half.md"
+    half.write_text(text.replace(" or set_waza_grade_fail", ""), encoding="utf-8")
+    [warning] = [i for i in compile_rubric(load_rubric(half))[1] if i.code == "W_WAZA_NO_VERDICT_TOOLS"]
+    assert "never names set_waza_grade_fail:" in warning.message
 
 
 @pytest.mark.parametrize("field", ["name", "version", "scale", "description"])

@@ -41,7 +41,7 @@ def _rubric_ref(grader: Any) -> Any:
 def import_waza_eval(data: dict, source: Path) -> list[Rubric]:
     """One rubric per prompt grader that names one; a built-in name that is not there, or a path
     that is not a file, is an error naming the grader's field."""
-    found = []
+    found: list[Rubric] = []
     for i, grader in enumerate(data["graders"]):
         ref = _rubric_ref(grader)
         if ref is None:

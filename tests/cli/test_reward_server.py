@@ -19,9 +19,14 @@ def _start(tmp_path, *args: str) -> tuple[subprocess.Popen, str, str]:
     env = os.environ | {"RUBRICFLOW_STATE_DIR": str(tmp_path / "state")}
     command = [EXE, "reward-server", "--offline", "-r", "llm-slop", "--strategy", "holistic", *args]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert " on http" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
-    secret = (tmp_path / "state" / "reward-server.secret").read_text().strip()
+    try:
+        line = proc.stdout.readline()
+        assert " on http" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+        secret = (tmp_path / "state" / "reward-server.secret").read_text().strip()
+    except BaseException:  # a start that went wrong leaves no server behind
+        proc.kill()
+        proc.wait(timeout=30)
+        raise
     return proc, line.split(" on ", 1)[1].split(" ", 1)[0], secret
 
 

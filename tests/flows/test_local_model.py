@@ -481,3 +481,24 @@ def answered(tokens: list[str], at: int, probs: dict, mass: float):
             "choices": [{"index": 0, "finish_reason": "stop", "message": message, "logprobs": {"content": content}}],
         }
     )
+
+
+def test_a_waza_rubric_is_judged_through_the_real_server_whatever_it_does_with_the_tools(tmp_path, server):
+    """Seed 004: under `auto` a waza rubric is sent the set_waza_grade tools first. llama.cpp's Python
+    server takes `tools` but answers in text (it ignores `tool_choice: required`), or refuses them: the
+    run falls back to the JSON modes the server takes, and the cell is judged (a verdict, or UNSCORED
+    with its reason), as every other rubric's is. Checked only against the offline judge before."""
+    import rubricflow as rf
+    from tests.conftest import SHARED_RUBRICS
+
+    text = json.loads(SAMPLE.read_text().splitlines()[0])["text"]
+    judge = rf.Judge(base_url=server.base_url, model=MODEL_ALIAS, max_tokens=MAX_TOKENS)
+    wh = rf.Warehouse(tmp_path / "w.duckdb")
+    wh.ingest([{"id": "a", "text": text}], corpus="c")
+    run = wh.score("c", str(SHARED_RUBRICS / "waza/groundedness.md"), judge)
+    assert run.status == "completed" and run.ok_cells == 1, run
+    modes = {m for (m,) in wh.query("SELECT DISTINCT output_mode FROM completions WHERE status = 'ok'").rows()}
+    assert modes <= {"verdict_tools", "json_object"} and modes, modes
+    [(status, reason)] = wh.query("SELECT status, reason FROM judgments").rows()
+    assert status == "scored" or reason, (status, reason)
+    print(f"\nwaza on the real model: output mode {sorted(modes)}, judgment {status} {reason or ''}")

@@ -118,7 +118,7 @@ class Ledger:
 def corpus_of(bundle: Bundle) -> str:
     """The corpus a rubric's rollouts are texts of: one per rubric id (its versions and judges
     compared on it), so a group form's rendered candidate sets are not listed under the rubric."""
-    return f"{CORPUS}.{re.sub(r'[^A-Za-z0-9._-]', '-', bundle.id)}"[:128]
+    return f"{CORPUS}.{re.sub(r'[^A-Za-z0-9_-]', '-', bundle.id)}"[:128]  # no dot of its own: no '..' in a name
 
 
 def _start(con: Any, run_id: str, bundle: Bundle, config: JudgeConfig) -> None:

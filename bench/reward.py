@@ -10,7 +10,11 @@ once each swung 3.0-5.1 between runs), so each arm meets the drift alike.
 
 1. pointwise: judge calls/s of the server (one call per rollout, requests of 8 rollouts) over the
    calls/s of a bare AsyncOpenAI loop making the same calls at the same concurrency (target >= 0.9);
-2. group: rewards/s of listwise groups of 8 (one call per group) over pointwise rewards/s (>= 4);
+2. group: rewards/s of listwise groups of 8 (one call per group) over pointwise rewards/s (>= 4).
+   Each arm answers as many requests a round for each it keeps in flight (pointwise: n/8 requests,
+   8 in flight; groups: 8n/8, 64 in flight), so the fill and the drain weigh alike in both: with the
+   same n rollouts, a group round was two waves of 64 requests, and the arm was measured at 1.4 of
+   the 1.8 busy cores it keeps at steady state (2,527 against 3,500-4,150 rewards/s);
 3. against a judge that takes 200 ms: 2,048 rollouts scored (target <= 5 s), then the server's
    addition at p99 with 512 requests in flight (target <= 25 ms): one client (raw aiohttp, the same
    both ways, so its own CPU cancels) keeps 512 requests in flight, each sent as the last answer
@@ -224,16 +228,19 @@ def set_latency(judge: Server, ms: float) -> None:
 
 @dataclass
 class Arm:
-    """One arm's totals over the rounds: units (calls or rewards), seconds, CPU seconds."""
+    """One arm's totals over the rounds: units (calls or rewards), rewards, seconds, CPU seconds."""
 
     units: int = 0
+    rewards: int = 0
     seconds: float = 0.0
     judge: float = 0.0  # CPU seconds of the judge, the reward server and this process (the client)
     server: float = 0.0
     client: float = 0.0
 
-    def add(self, units: int, seconds: float, cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
-        self.units, self.seconds = self.units + units, self.seconds + seconds
+    def add(
+        self, units: int, seconds: float, cpu: tuple[float, float, float] = (0.0, 0.0, 0.0), rewards: int = 0
+    ) -> None:
+        self.units, self.rewards, self.seconds = self.units + units, self.rewards + (rewards or units), self.seconds + seconds
         self.judge, self.server, self.client = (
             a + b for a, b in zip((self.judge, self.server, self.client), cpu, strict=True)
         )
@@ -242,10 +249,11 @@ class Arm:
     def cpu(self) -> float:
         return self.judge + self.server
 
-    def cpu_line(self, rewards: int) -> str:
+    def cpu_line(self) -> str:
+        n = max(self.rewards, 1)
         return (
-            f"{1000 * self.cpu / rewards:.2f} ms (judge {1000 * self.judge / rewards:.2f}, "
-            f"server {1000 * self.server / rewards:.2f}; the client {1000 * self.client / rewards:.2f})"
+            f"{1000 * self.cpu / n:.2f} ms (judge {1000 * self.judge / n:.2f}, "
+            f"server {1000 * self.server / n:.2f}; the client {1000 * self.client / n:.2f})"
         )
 
     @property
@@ -264,13 +272,13 @@ def rates(judge: Server, server: RewardServer, n: int, c: int, rounds: int) -> N
     print(f"start: {load()}")
     bare, point, group = asyncio.run(_rounds(judge, server, max(GROUP, n // rounds), c, rounds))
     print(f"bare AsyncOpenAI loop: {bare.rate:,.0f} calls/s ({bare.units} calls, {c} in flight, {rounds} rounds)")
-    point_rewards = group.units / point.seconds  # the same rollouts a round in each arm
+    point_rewards = point.rewards / point.seconds
     print(f"server pointwise: {point.rate:,.0f} calls/s, {point_rewards:,.0f} rewards/s ({point.units} calls)")
     print(f"ratio pointwise / bare loop (calls/s): {point.rate / bare.rate:.2f} (target >= 0.9)")
     print(f"server listwise groups of {GROUP}: {group.rate:,.0f} rewards/s")
     print(f"ratio group / pointwise (rewards/s): {group.rate / point_rewards:.2f} (target >= 4; {load()})")
-    print(f"CPU a reward, judge + server: pointwise {point.cpu_line(group.units)}, group {group.cpu_line(group.units)}")
-    print(f"ratio of that CPU, pointwise / group: {point.cpu / max(group.cpu, 1e-9):.2f}")
+    print(f"CPU a reward, judge + server: pointwise {point.cpu_line()}, group {group.cpu_line()}")
+    print(f"ratio of that CPU, pointwise / group: {point.cpu / point.rewards / max(group.cpu / group.rewards, 1e-9):.2f}")
 
 
 async def _rounds(judge: Server, server: RewardServer, m: int, c: int, rounds: int) -> tuple[Arm, Arm, Arm]:
@@ -285,13 +293,13 @@ async def _rounds(judge: Server, server: RewardServer, m: int, c: int, rounds: i
             bodies = [{"rollouts": part} for part in chunks(texts(size, f"pointwise-{r}"), GROUP)]
             took, _, _ = await through_server(server, bodies, max(1, c // GROUP), session)
             calls, point_cpu = judge.stats()["answered"] - before, since(spent, judge, server)
-            spent, parts = cpus(judge, server), chunks(texts(size, f"group-{r}"), GROUP)
+            spent, parts = cpus(judge, server), chunks(texts(GROUP * size, f"group-{r}"), GROUP)
             listwise = [{"rollouts": part, "mode": "listwise", "swap": False} for part in parts]
             group_took, _, _ = await through_server(server, listwise, c, session)
             if r >= 0:
                 bare.add(size, size / rate)
-                point.add(calls, took, point_cpu)
-                group.add(size, group_took, since(spent, judge, server))
+                point.add(calls, took, point_cpu, rewards=size)
+                group.add(GROUP * size, group_took, since(spent, judge, server))
     await client.close()
     return bare, point, group
 

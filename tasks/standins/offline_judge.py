@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
+from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking, may_match, required_literals
 from rubricflow.rubrics.render import DECISION_RULE, REASK_MARK, unarranged
 from rubricflow.tasks.loaders.candidates import split_candidates
 from rubricflow.tasks.loaders.pairs import split_pair
@@ -43,12 +43,14 @@ class PromptReading:
     def __init__(self, system: str):
         sections = _sections(system)
         self.patterns: dict[str, regex.Pattern] = {}
+        self.literals: dict[str, frozenset[str] | None] = {}  # each pattern's prefilter (rubrics/regex.py)
         for line in sections.get(
             "Patterns (regular expressions, RE2 syntax, matched against the text)", ""
         ).splitlines():
             m = _PATTERN_LINE.match(line.strip())
             if m and (compiled := backtracking(m.group(2))):
                 self.patterns[m.group(1)] = compiled
+                self.literals[m.group(1)] = required_literals(m.group(2))
         flagged = sections.get("Advice rules", "") + sections.get("Disqualifiers", "")
         self.bad = {pid for pid in self.patterns if re.search(rf"\b{re.escape(pid)}\b", flagged)}
         self.criterion_patterns: dict[str, list[str]] = {}
@@ -65,14 +67,12 @@ def _quality(reading: PromptReading, criterion: str, text: str, context: str) ->
     words = len(text.split())
     q = 0.75 if words >= 8 else 0.35
     evidence: list[str] = []
+    lowered = text.lower()
     for pid in reading.criterion_patterns.get(criterion, []):
         pattern = reading.patterns.get(pid)
         if pattern is None:
             continue
-        try:
-            hits = [m.group(0) for m in pattern.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.group(0).strip()]
-        except TimeoutError:
-            hits = []
+        hits = _hits(pattern, text) if may_match(reading.literals[pid], text, lowered) else []
         evidence += hits[:2]
         if pid in reading.bad:
             q -= 0.3 * len(hits)
@@ -82,6 +82,14 @@ def _quality(reading: PromptReading, criterion: str, text: str, context: str) ->
         novel = [n for n in _NUMBER.findall(text) if n.strip(".,") not in context]
         q -= 0.35 * len(novel)
     return max(0.0, min(1.0, q)), evidence
+
+
+def _hits(pattern: regex.Pattern, text: str) -> list[str]:
+    """The pattern's non-blank matches in `text`; none past the backtracking time limit."""
+    try:
+        return [m.group(0) for m in pattern.finditer(text, timeout=BACKTRACKING_TIMEOUT_S) if m.group(0).strip()]
+    except TimeoutError:
+        return []
 
 
 def _value(schema: dict, q: float) -> Any:

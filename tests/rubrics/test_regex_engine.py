@@ -79,3 +79,47 @@ def test_a_long_text_finds_every_pattern():
     text = "x " * 20_000 + "a Stunning 345 zzz"
     assert Re2Matcher(sources)(text) == {0, 1, 2}
     assert Re2Matcher(sources)(text[:40_000]) == set()
+
+
+def test_the_literal_prefilter_never_skips_a_text_the_pattern_matches():
+    """Every pattern of the library's rubrics, against slices of the real labelled data and their
+    upper case: where `may_match` says no, the `regex` engine finds no match (the offline judge
+    skips the scan there, #55). And it does skip: a prefilter that never says no is no prefilter."""
+    from pathlib import Path
+
+    from rubricflow.rubrics.library import Library
+    from rubricflow.rubrics.regex import backtracking, may_match, required_literals
+
+    library = Library()
+    sources = {p.effective_regex() for e in library.entries() for p in library.bundle(e.id).rubric.patterns}
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "calibration"
+    raw = "".join(f.read_text(encoding="utf-8")[:40_000] for f in sorted(data.rglob("*.json*")))
+    texts = [raw[i : i + 500] for i in range(0, len(raw), 500)]
+    texts += [t.upper() for t in texts]
+    skipped = 0
+    for source in sources:
+        compiled, literals = backtracking(source), required_literals(source)
+        for text in texts:
+            if compiled is not None and not may_match(literals, text, text.lower()):
+                skipped += 1
+                assert compiled.search(text) is None, (source, literals, text[:80])
+    assert len(sources) > 50 and skipped > len(texts)
+
+
+def test_the_literals_a_pattern_needs():
+    from rubricflow.rubrics.regex import may_match, required_literals
+
+    assert required_literals(r"(?i)\b(stunning|rich (?:cultural )?heritage|nestled)\b") == {
+        "stunning",
+        "heritage",
+        "nestled",
+    }
+    assert required_literals(r"\x{41}BC") == {"abc"}  # RE2's escape, compared in lower case
+    assert required_literals(r"(ab)*cd") == {"cd"}  # an optional part needs nothing
+    for unknown in (r"[a-z]+", r"a(b)?c", r"(?:colour){e<=1}", r"\p{L}+", r"(a|)"):
+        assert required_literals(unknown) is None, unknown
+    words = required_literals(r"(?i)stunning")
+    assert not may_match(words, "A plain text.", "a plain text.")
+    assert may_match(words, "STUNNING", "stunning")
+    # a non-ASCII text is scanned: the long s `ſ` matches `s` under IGNORECASE, and lower() keeps it
+    assert may_match(words, "ſtunning", "ſtunning")

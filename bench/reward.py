@@ -240,7 +240,11 @@ class Arm:
     def add(
         self, units: int, seconds: float, cpu: tuple[float, float, float] = (0.0, 0.0, 0.0), rewards: int = 0
     ) -> None:
-        self.units, self.rewards, self.seconds = self.units + units, self.rewards + (rewards or units), self.seconds + seconds
+        self.units, self.rewards, self.seconds = (
+            self.units + units,
+            self.rewards + (rewards or units),
+            self.seconds + seconds,
+        )
         self.judge, self.server, self.client = (
             a + b for a, b in zip((self.judge, self.server, self.client), cpu, strict=True)
         )
@@ -278,7 +282,9 @@ def rates(judge: Server, server: RewardServer, n: int, c: int, rounds: int) -> N
     print(f"server listwise groups of {GROUP}: {group.rate:,.0f} rewards/s")
     print(f"ratio group / pointwise (rewards/s): {group.rate / point_rewards:.2f} (target >= 4; {load()})")
     print(f"CPU a reward, judge + server: pointwise {point.cpu_line()}, group {group.cpu_line()}")
-    print(f"ratio of that CPU, pointwise / group: {point.cpu / point.rewards / max(group.cpu / group.rewards, 1e-9):.2f}")
+    print(
+        f"ratio of that CPU, pointwise / group: {point.cpu / point.rewards / max(group.cpu / group.rewards, 1e-9):.2f}"
+    )
 
 
 async def _rounds(judge: Server, server: RewardServer, m: int, c: int, rounds: int) -> tuple[Arm, Arm, Arm]:

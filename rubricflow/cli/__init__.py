@@ -75,6 +75,7 @@ RUBRIC_COMMANDS = (
     ("rubric_authoring", "review", None),
     ("rubric_refine", "refine", None),
     ("rubric_status", "status", None),
+    ("rubric_status", "lattice", None),
     ("goldens", "rubric_test", "test"),
 )
 HELP = "rubricflow: rubric-driven LLM judging of large text corpora."

@@ -1,8 +1,9 @@
-"""`rubricflow rubric ...`: list, search, show, render, diff and the lattice (validate and convert: rubric_files)."""
+"""`rubricflow rubric ...`: list, search, show, render and diff (validate and convert: rubric_files; the lattice: rubric_status)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import typer
 from rich.markup import escape
@@ -85,7 +86,7 @@ def _print_entries(entries) -> None:
 
 @app.command()
 def show(ref: str, library: list[Path] | None = LibraryOpt) -> None:
-    """Show a rubric: metadata, criteria, disqualifiers, lattice and hash."""
+    """Show a rubric: metadata (its provenance too), criteria, disqualifiers, lattice and hash."""
     from rubricflow.rubrics.compiler import compile_rubric
     from rubricflow.rubrics.properties import describe
 
@@ -97,6 +98,9 @@ def show(ref: str, library: list[Path] | None = LibraryOpt) -> None:
         out.print(m.description, markup=False)
     if rubric.goal:
         out.print(f"[bold]Goal:[/] {escape(rubric.goal)}")
+    if m.provenance:  # where it came from: a source, a license, the grader an eval named (seed 004)
+        said = "; ".join(f"{k}: {v}" for k, v in m.provenance.items())
+        out.print(f"[bold]Provenance:[/] {escape(said)}")
     table = Table(title="criteria")
     for col in ("id", "title", "scale", "weight", "importance", "patterns", "genre"):
         table.add_column(col, overflow="fold")
@@ -174,12 +178,15 @@ def render(
         "criterion_focus=full|focused, enforce_key_order=true, default_labels=true, confidence=true, rationale=false.",
     ),
     spec: bool = typer.Option(False, help="Print the whole rubric as one <LLM_JUDGE_SPEC> XML document instead."),
+    output_mode: str = typer.Option("auto", help="The prompt as sent in this mode; auto: the one a run tries first."),
 ) -> None:
     """Print the judge's system prompt (and output schema) for each call unit, with the unit's
     fingerprint: the hash of what is sent (the text aside) that keys its cells in the warehouse."""
     import json
 
     from rubricflow.rubrics.render import render, render_rubric_xml, with_surface
+    from rubricflow.tasks.judging.config import JudgeConfig
+    from rubricflow.tasks.judging.verdict_tools import as_sent, first_mode
 
     rubric = with_surface(resolve_ref(ref, library), surface or [])
     if spec:
@@ -193,12 +200,15 @@ def render(
         units = [u for u in units if u.unit.id == unit]
         if not units:
             raise InputError(f"no call unit {unit!r} for strategy {strategy}")
+    modes = get_args(JudgeConfig.model_fields["output_mode"].annotation)
+    mode = first_mode(rubric, [u.unit for u in units], output_mode, modes)
     for u in units:
-        out.rule(f"{strategy} unit {u.unit.id} (fingerprint {u.fingerprint[:12]})")
-        out.print(u.system, markup=False, highlight=False)
-        if schema:
-            out.rule("output schema")
-            out.print(json.dumps(u.schema, indent=2), markup=False, highlight=False)
+        out.rule(f"{strategy} unit {u.unit.id} (fingerprint {u.fingerprint[:12]}; output mode {mode})")
+        system, extra = as_sent(rubric, u, mode)
+        out.print(system, markup=False, highlight=False)
+        if extra or schema:
+            out.rule("tools (the one the judge calls is its verdict)" if extra else "output schema")
+            out.print(json.dumps(extra.get("tools", u.schema), indent=2), markup=False, highlight=False)
 
 
 @app.command()
@@ -228,17 +238,4 @@ def diff_(a: str, b: str, library: list[Path] | None = LibraryOpt) -> None:
         table.add_column(col, overflow="fold")
     for c in changes:
         table.add_row(*plain(c.kind, c.path, clip(c.before, 80), clip(c.after, 80)))
-    out.print(table)
-
-
-@app.command()
-def lattice() -> None:
-    """Explain the lattice codes the compiler reports."""
-    from rubricflow.rubrics.compiler import LATTICE
-
-    table = Table(title="rubric lattice")
-    table.add_column("code")
-    table.add_column("meaning")
-    for code, meaning in LATTICE.items():
-        table.add_row(code, meaning)
     out.print(table)

@@ -1,4 +1,4 @@
-"""`rubricflow rubric status`: usage per rubric version and the calibration gate."""
+"""`rubricflow rubric status`: usage per rubric version and the calibration gate; `rubric lattice`: its codes explained."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from rubricflow.errors import CheckFailed
 
@@ -48,3 +49,15 @@ def status(
     if low:
         raise CheckFailed("calibration gate: " + "; ".join(describe(r) for r in low))
     out.print(escape(f"{len(rows)} rubric versions; none under its calibration threshold"))
+
+
+def lattice() -> None:
+    """Explain the lattice codes the compiler reports."""
+    from rubricflow.rubrics.compiler import LATTICE
+
+    table = Table(title="rubric lattice")
+    table.add_column("code")
+    table.add_column("meaning")
+    for code, meaning in LATTICE.items():
+        table.add_row(code, meaning)
+    out.print(table)

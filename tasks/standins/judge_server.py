@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import uvicorn
 
 from rubricflow.rubrics.render import unarranged
@@ -269,7 +270,7 @@ class JudgeServer:
         refusal = self._refusal(raw, headers)
         if refusal:
             return await _json(send, *refusal)
-        body = json.loads(raw)
+        body = _loads(raw)
         if self.config.record:
             self.bodies.append(body)
         self.stats.sampling.update(
@@ -717,8 +718,25 @@ def _error(
     return {"error": error}
 
 
+def _loads(raw: bytes) -> Any:
+    """A request body, read by orjson (json.loads was ~7% of the judge's CPU on a group of 8, #55);
+    what orjson refuses and json reads (NaN, an integer past 64 bits), by json."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def _dumps(payload: Any) -> bytes:
+    """An answer's bytes, by orjson; what orjson cannot write (a key that is not a string), by json."""
+    try:
+        return orjson.dumps(payload)
+    except TypeError:
+        return json.dumps(payload).encode()
+
+
 async def _json(send, status: int, payload: dict, headers: list | None = None) -> None:
-    data = json.dumps(payload).encode()
+    data = _dumps(payload)
     await send(
         {
             "type": "http.response.start",

@@ -9,7 +9,6 @@ than it, or a match shorter than it, is served uncached (OpenAI caches from 1,02
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -30,7 +29,7 @@ class PrefixCache:
 
     def __init__(self, rules: CacheRules | None = None):
         self.rules = rules or CacheRules()
-        self.blocks: OrderedDict[bytes, None] = OrderedDict()
+        self.blocks: OrderedDict[int, None] = OrderedDict()  # a block's chained hash (this process's)
         self.prompt_tokens = 0  # totals over every prompt served (GET /stats)
         self.cached_tokens = 0
 
@@ -41,11 +40,12 @@ class PrefixCache:
         if rules.capacity_tokens <= 0:
             return 0
         step = rules.block_tokens * CHARS_PER_TOKEN
-        running = hashlib.blake2b(digest_size=16)
+        # a block's key: Python's hash of it and the key before it (a 64-bit chain, in C; blake2b
+        # a block was ~10% of the judge's CPU on a group of 8, #55)
+        key = 0
         matched, still_matching = 0, True
         for start in range(0, len(prompt) - step + 1, step):  # whole blocks only, as a KV cache holds them
-            running.update(prompt[start : start + step].encode("utf-8", "surrogatepass"))
-            key = running.digest()
+            key = hash((key, prompt[start : start + step]))
             if still_matching and key in self.blocks:
                 matched += 1
                 self.blocks.move_to_end(key)

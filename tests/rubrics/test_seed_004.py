@@ -179,6 +179,19 @@ def test_an_evals_grader_name_and_model_are_kept_with_its_rubric():
     assert "grader" not in direct.metadata.provenance and "grader_model" not in direct.metadata.provenance
 
 
+def test_rubric_show_names_the_grader_an_eval_attributes_a_rubric_to(tmp_path):
+    """What the warehouse keeps, a user reads too: `rubric show` printed no provenance, so the grader
+    a verdict is attributed to (seed 004) was nowhere on the command line."""
+    from tests.cli.test_rubric_commands import run
+
+    converted = run("rubric", "convert", str(TEST_DATA / "rubrics/waza/eval-layout.yaml"), "--to", "yaml",
+                    "--out-dir", str(tmp_path))  # fmt: skip
+    assert converted.returncode == 0, converted.stderr
+    shown = run("rubric", "show", str(tmp_path / "my-custom.yaml"), columns=400)
+    assert shown.returncode == 0, shown.stderr
+    assert "Provenance:" in shown.stdout and "grader: house_style; grader_model: gpt-4o-mini" in shown.stdout
+
+
 def test_a_golden_without_an_expected_verdict_is_a_one_line_error_naming_it(tmp_path):
     """Seed 004: goldens are "Worked input/output examples with expected: pass or expected: fail";
     one expecting nothing could never fail. Before, it was kept with no expectation."""

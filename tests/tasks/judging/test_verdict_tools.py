@@ -104,6 +104,31 @@ def test_auto_judges_a_waza_rubric_by_the_two_tools_with_no_json_rule_beside_the
     assert j.status == "scored" and j.value in (0, 1)
 
 
+def test_rubric_render_prints_the_tool_mode_prompt_the_judge_is_sent():
+    """`rubric render` of a waza rubric printed the JSON-mode prompt while `auto` sends the
+    tool-mode one: it now prints what the judge receives first (the system prompt as sent, and the
+    two tools), and the JSON-mode one when asked for it."""
+    import json
+
+    from tests.cli.test_rubric_commands import run
+
+    path = SHARED_RUBRICS / "waza/groundedness.md"
+    bundle = compile_or_raise(load_rubric(path))
+    _, _, [body] = judge_one(bundle, ServerConfig())
+
+    def render(*options: str) -> str:
+        done = run("rubric", "render", str(path), *options, columns=400)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    shown = render()
+    assert "output mode verdict_tools" in shown and body["messages"][0]["content"] in shown
+    tools = json.loads(shown.split("tools (the one the judge calls is its verdict)", 1)[1].split("\n", 1)[1])
+    assert tools == body["tools"]
+    as_json = render("--output-mode", "json_object")
+    assert "output mode json_object" in as_json and "JSON" in as_json and body["messages"][0]["content"] not in as_json
+
+
 def test_auto_keeps_the_apis_modes_for_other_rubrics_and_apis_without_tools():
     from rubricflow.tasks.judging import providers
 

@@ -294,7 +294,7 @@ class Judge:
         """The reference scorer's verdict over the outcomes of one text's calls (`hits`: the
         patterns of `verdict_patterns` that match the text, `price`: the model's, `keys`: the API
         keys scrubbed from its texts, each read here when not given)."""
-        from rubricflow.rubrics.scoring import verdict
+        from rubricflow.rubrics.scoring import fixed, verdict
         from rubricflow.tasks.judging.secrets import configured_keys, scrub
         from rubricflow.tasks.judging.verify import hard_violations, judgment_problems
 
@@ -329,6 +329,7 @@ class Judge:
             usage=usage,
             cost_usd=self._cost(rows, self._model_price() if price is ... else price),
             coverage=v.coverage,
+            risk=fixed(1.0 - v.score) if bundle.profile == "detection" and v.score is not None else None,
             errors=tuple(scrub(r["error"], keys) or "" for r in rows if r["status"] != "ok"),
             warnings=soft
             + tuple(j.overruled for j in judged if j.overruled),  # the decision rules replaced its verdict

@@ -56,6 +56,7 @@ class Result:
     coverage: float
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    risk: float | None = None  # a detection rubric's risk, 1 - score (seed 000: risk = max_score - score); else None
 
     @property
     def disqualified(self) -> bool:
@@ -69,8 +70,10 @@ class Result:
             f"{c.name}={'-' if c.score is None else format(c.score, '.2g')}" for c in self.criteria.values()
         )
         errors = f", {len(self.errors)} errors" if self.errors else ""
+        risk = "" if self.risk is None else f" risk {self.risk:.3f}"
         return (
-            f"<Result {self.rubric} {self.text_id}: score {score} {self.label or ''} ({verdict}{dq}) [{parts}]{errors}>"
+            f"<Result {self.rubric} {self.text_id}: score {score}{risk} {self.label or ''} ({verdict}{dq}) [{parts}]"
+            f"{errors}>"
         )
 
     def _repr_html_(self) -> str:
@@ -96,18 +99,25 @@ class Result:
         )
 
     def as_record(self) -> dict[str, Any]:
-        """One flat row: the verdict, then one `<criterion>` score column per criterion."""
-        return {
+        """One flat row: the verdict, then one `<criterion>` score column per criterion (written
+        `criterion.<id>` where the id is one of the row's own columns: a criterion `score` took the
+        text's score column)."""
+        head = {
             "text_id": self.text_id,
             "score": self.score,
             "label": self.label,
             "passed": self.passed,
             "disqualified": self.disqualified,
-            **{name: c.score for name, c in self.criteria.items()},
+            "risk": self.risk,
+        }
+        tail = {
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
             "errors": "; ".join(self.errors) or None,
         }
+        own = head.keys() | tail.keys()
+        criteria = {f"criterion.{name}" if name in own else name: c.score for name, c in self.criteria.items()}
+        return {**head, **criteria, **tail}
 
 
 class Results(list[Result]):

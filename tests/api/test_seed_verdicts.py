@@ -255,6 +255,36 @@ def test_anti_llmy_gives_the_seeds_risk_band_with_label_and_passed(tmp_path):
         ("FAIL", False),
     ]
     assert results[0].score == pytest.approx(int(score) / 15)
+    # the seed's risk, max_score - score, on rubricflow's 0-1 scale (it was in the seed's prose only)
+    assert [r.risk for r in results] == [
+        pytest.approx(int(risk) / 15),
+        0.0,
+        pytest.approx(6 / 15),
+        1.0,
+    ]  # moderate 9/15
+    assert results.to_polars()["risk"].to_list() == [r.risk for r in results]
+    assert f"risk {int(risk) / 15:.3f} {band}" in repr(results[0])
+
+
+def test_a_scoring_rubric_has_no_risk_and_a_criterion_named_like_a_column_keeps_its_own(tmp_path):
+    """A criterion whose id is one of the result row's columns (`score`, `text_id`) overwrote that
+    column in `to_polars()`: the text's score showed the criterion's. It is written `criterion.<id>`."""
+    rubric = tmp_path / "collide.yaml"
+    rubric.write_text(
+        "metadata: {id: collide, version: 1.0.0}\ngoal: Judge a text.\ncriteria:\n"
+        "  - {id: score, description: How well it reads., scale: {kind: ordinal, anchors: "
+        "[{value: 0, description: bad}, {value: 4, description: good}]}}\n"
+        "  - {id: text_id, description: Whether it is plain., scale: {kind: binary}}\n"
+    )
+    key = tmp_path / "key.yaml"
+    key.write_text(yaml.safe_dump({"texts": [{"match": ".", "criteria": {"score": 1, "text_id": 1}}]}))
+    with RunningServer(ServerConfig(script=load_script(key))) as server, rf.Judge(base_url=server.base_url) as judge:
+        results = judge.evaluate_many(str(rubric), [{"id": "a", "text": "The council met."}])
+    [r] = results
+    assert (r.score, r.risk) == (pytest.approx(0.625), None)  # (0.25 + 1) / 2: the rubric's own mean
+    row = results.to_polars().row(0, named=True)
+    assert (row["text_id"], row["score"], row["risk"]) == ("a", r.score, None)
+    assert (row["criterion.score"], row["criterion.text_id"]) == (0.25, 1.0)
 
 
 def test_a_key_file_entry_without_match_or_text_names_the_file_and_entry(tmp_path):

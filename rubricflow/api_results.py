@@ -116,8 +116,14 @@ class Result:
             "errors": "; ".join(self.errors) or None,
         }
         own = head.keys() | tail.keys()
-        criteria = {f"criterion.{name}" if name in own else name: c.score for name, c in self.criteria.items()}
-        return {**head, **criteria, **tail}
+        taken = own | self.criteria.keys()  # a criterion's own id (`criterion.score`) stays its column
+        columns = {}
+        for name in self.criteria:
+            column = name
+            while name in own and column in taken:
+                column = f"criterion.{column}"
+            columns[name], taken = column, taken | {column}
+        return head | {columns[name]: c.score for name, c in self.criteria.items()} | tail
 
 
 class Results(list[Result]):
@@ -126,7 +132,11 @@ class Results(list[Result]):
     def to_polars(self) -> Any:
         import polars as pl
 
-        return pl.DataFrame([r.as_record() for r in self])
+        # every row read for the columns (a genre's criterion first judged at row 101 was dropped),
+        # the tokens and errors after every criterion's
+        frame = pl.DataFrame([r.as_record() for r in self], infer_schema_length=None)
+        last = [c for c in ("prompt_tokens", "completion_tokens", "errors") if c in frame.columns]
+        return frame.select([c for c in frame.columns if c not in last] + last)
 
     def to_pandas(self) -> Any:
         return self.to_polars().to_pandas()

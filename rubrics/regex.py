@@ -108,7 +108,7 @@ def backtracking(source: str) -> regex.Pattern | None:
     translated, flags = _translated(source)
     try:
         return regex.compile(translated, flags)
-    except (regex.error, re.error, ValueError):
+    except (regex.error, re.error, ValueError, RecursionError):  # RecursionError: nested ~400 deep
         return None
 
 
@@ -145,14 +145,20 @@ def required_literals(source: str) -> frozenset[str] | None:
     from re import _parser  # type: ignore[attr-defined]
 
     translated = _translated(source)[0]
-    if re.search(r"\{\s*[deis]", translated):  # `regex`'s fuzzy matching, `(?:x){e<=1}`: a literal to Python's parser
+    if _READ_OTHERWISE.search(translated):
         return None
     try:
-        parsed = _parser.parse(translated)
-    except (re.error, ValueError, OverflowError, RecursionError):
+        needed = _needed(list(_parser.parse(translated)))
+    except (re.error, ValueError, OverflowError, RecursionError):  # ValueError: a brace read as a literal
         return None
-    needed = _needed(list(parsed))
     return frozenset(needed) if needed and min(map(len, needed)) >= 2 else None
+
+
+# What the `regex` module reads otherwise than Python's parser, whose reading the literals come
+# from: a POSIX class `[[:space:]]` (to Python a set, then a literal `]`) and verbose mode (a
+# quantifier `{1, 2}`, a comment ending in a backslash). A brace Python reads as a literal is
+# refused in _needed: `regex` may read it as a quantifier or fuzzy matching (`{1<=e<=2}`).
+_READ_OTHERWISE = re.compile(r"\[:|\(\?[a-zA-Z^-]*x")
 
 
 def may_match(literals: frozenset[str] | None, text: str, lowered: str) -> bool:
@@ -169,6 +175,8 @@ def _needed(items: list) -> set[str] | None:
     run: list[str] = []
     for op, av in items + [(None, None)]:  # the sentinel ends the last run
         if op is c.LITERAL and av < 128:
+            if chr(av) in "{}":
+                raise ValueError("a literal brace: `regex` may read a quantifier there")
             run.append(chr(av).lower())
             continue
         if run:

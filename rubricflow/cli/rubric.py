@@ -186,7 +186,8 @@ def render(
 
     from rubricflow.rubrics.render import render, render_rubric_xml, with_surface
     from rubricflow.tasks.judging.config import JudgeConfig
-    from rubricflow.tasks.judging.verdict_tools import as_sent, first_mode
+    from rubricflow.tasks.judging.request_shape import answer_shape
+    from rubricflow.tasks.judging.verdict_tools import check, output_modes
 
     rubric = with_surface(resolve_ref(ref, library), surface or [])
     if spec:
@@ -200,15 +201,18 @@ def render(
         units = [u for u in units if u.unit.id == unit]
         if not units:
             raise InputError(f"no call unit {unit!r} for strategy {strategy}")
-    modes = get_args(JudgeConfig.model_fields["output_mode"].annotation)
-    mode = first_mode(rubric, [u.unit for u in units], output_mode, modes)
-    for u in units:
+    if output_mode not in (modes := get_args(JudgeConfig.model_fields["output_mode"].annotation)):
+        raise InputError(f"--output-mode {output_mode!r}: choose one of {', '.join(modes)}")
+    if output_mode == "verdict_tools":  # as a run refuses it: one pass/fail criterion a call
+        check(rubric, [u.unit for u in units])
+    for u in units:  # `auto`: the mode a run tries first on an API with every mode (seed 004: waza's tools)
+        asked = output_modes(rubric, [u.unit], ("json_schema", "tools"))[0] if output_mode == "auto" else output_mode
+        mode, system, shape = answer_shape(rubric, u.system, u.schema, asked)
         out.rule(f"{strategy} unit {u.unit.id} (fingerprint {u.fingerprint[:12]}; output mode {mode})")
-        system, extra = as_sent(rubric, u, mode)
         out.print(system, markup=False, highlight=False)
-        if extra or schema:
-            out.rule("tools (the one the judge calls is its verdict)" if extra else "output schema")
-            out.print(json.dumps(extra.get("tools", u.schema), indent=2), markup=False, highlight=False)
+        if mode == "verdict_tools" or schema:
+            out.rule("tools (the one the judge calls is its verdict)" if mode == "verdict_tools" else "output schema")
+            out.print(json.dumps(shape.get("tools", u.schema), indent=2), markup=False, highlight=False)
 
 
 @app.command()

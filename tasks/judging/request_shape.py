@@ -31,6 +31,7 @@ from rubricflow.tasks.runtime.progress import notify
 
 if TYPE_CHECKING:
     from rubricflow.rubrics.compiler import Bundle
+    from rubricflow.rubrics.model import Rubric
     from rubricflow.rubrics.render import Rendering
     from rubricflow.tasks.judging.config import JudgeConfig
     from rubricflow.tasks.judging.params import RequestForm
@@ -44,6 +45,32 @@ def cache_key(prefix: str) -> str:
     """The prompt_cache_key naming `prefix`: hashed once per prefix (rubric-first, the rubric unit,
     the same for every call: hashing its few kilobytes each request was ~1% of a reward's CPU)."""
     return "rf-" + hashlib.sha256(prefix.encode()).hexdigest()[:24]
+
+
+def answer_shape(rubric: Rubric, system: str, schema: dict, mode: str) -> tuple[str, str, dict[str, Any]]:
+    """How a call in output `mode` asks for its answer: the mode it really goes out in (`decision`,
+    one token, whatever was asked, where decision_criterion says so), its system text (the schema
+    appended where the API cannot carry it; waza's tool rule in place of the JSON rules) and the
+    request's fields for it (response_format, tools). The one source for the judge and `rubric render`."""
+    if decision_criterion(rubric, schema_criteria(schema)) is not None:
+        return "decision", system, {}  # the system text's one rule says what to answer; no schema rides along
+    if mode == "json_schema":
+        strict = {"name": "judgment", "schema": schema, "strict": True}
+        return mode, system, {"response_format": {"type": "json_schema", "json_schema": strict}}
+    if mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
+        return (
+            mode,
+            system + schema_suffix(schema, mode),
+            {"response_format": {"type": "json_object", "schema": schema}},
+        )
+    if mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
+        system, tools = verdict_tools.request(system, rubric, schema_criteria(schema))
+        return mode, system, tools
+    if mode == "tools":
+        tool = {"name": TOOL_NAME, "parameters": schema, "description": "Submit the judgment."}
+        choice = {"type": "function", "function": {"name": TOOL_NAME}}
+        return mode, system, {"tools": [{"type": "function", "function": tool}], "tool_choice": choice}
+    return mode, system + schema_suffix(schema, mode), {}
 
 
 class RequestShaping:
@@ -95,32 +122,10 @@ class RequestShaping:
         decided = decision_criterion(self.bundle.rubric, criteria)
         if decided is not None:  # the level alone, in plain text: no schema to send
             kwargs.update(self.decision_limits(decision_levels(decided)))
-            mode = "decision"
+        mode, system, shape = answer_shape(self.bundle.rubric, system, schema, mode)
+        kwargs.update(shape)
         if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
-        if mode == "decision":
-            pass  # the system text's one rule says what to answer; no schema rides along
-        elif mode == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "judgment", "schema": schema, "strict": True},
-            }
-        elif mode == "json_object":  # the schema rides along: servers that constrain by it do, others see it below
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-            system += schema_suffix(schema, mode)
-        elif mode == verdict_tools.MODE:  # waza: the tool the judge calls is its verdict
-            system, tools = verdict_tools.request(system, self.bundle.rubric, criteria)
-            kwargs.update(tools)
-        elif mode == "tools":
-            kwargs["tools"] = [
-                {
-                    "type": "function",
-                    "function": {"name": TOOL_NAME, "parameters": schema, "description": "Submit the judgment."},
-                }
-            ]
-            kwargs["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
-        else:
-            system += schema_suffix(schema, mode)
         messages = arranged(system, user, self.arrangement, feedback, self.rendering.shared)
         if self.wire.capabilities.prompt_cache_key:  # calls sharing a prefix go to the same cache machine
             kwargs["prompt_cache_key"] = cache_key(shared_prefix(messages))

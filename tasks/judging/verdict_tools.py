@@ -84,22 +84,3 @@ def answer(tool_call: Any, unit: CallUnit) -> str | None:
         reason = str(tool_call.function.arguments or "")
     verdict: dict[str, Any] = {"value": 1 if name == PASS else 0, "rationale": reason or name, "evidence": []}
     return json.dumps({"criteria": {unit.criteria[0]: verdict}, "disqualifiers": []})
-
-
-def first_mode(rubric: Rubric, units: list[CallUnit], asked: str, known: tuple[str, ...]) -> str:
-    """The output mode `rubric render` shows (`known`: JudgeConfig's): `auto` is the first a run
-    tries on an API with every mode (seed 004: verdict_tools for a waza rubric judged one pass/fail
-    criterion a call)."""
-    if asked not in known:
-        raise InputError(f"--output-mode {asked!r}: choose one of {', '.join(known)}")
-    if asked == MODE:
-        check(rubric, units)
-    return output_modes(rubric, units, ("json_schema", "tools"))[0] if asked == "auto" else asked
-
-
-def as_sent(rubric: Rubric, rendered: Any, mode: str) -> tuple[str, dict[str, Any]]:
-    """A rendered unit's system prompt as a request in `mode` carries it (request_shape sends the
-    same), and in verdict_tools mode the request's tools."""
-    if mode == MODE:
-        return request(rendered.system, rubric, rendered.unit.criteria)
-    return rendered.system_for(mode), {}

@@ -275,16 +275,36 @@ def test_a_scoring_rubric_has_no_risk_and_a_criterion_named_like_a_column_keeps_
         "  - {id: score, description: How well it reads., scale: {kind: ordinal, anchors: "
         "[{value: 0, description: bad}, {value: 4, description: good}]}}\n"
         "  - {id: text_id, description: Whether it is plain., scale: {kind: binary}}\n"
+        "  - {id: criterion.score, description: Whether it is short., scale: {kind: binary}}\n"
     )
     key = tmp_path / "key.yaml"
-    key.write_text(yaml.safe_dump({"texts": [{"match": ".", "criteria": {"score": 1, "text_id": 1}}]}))
+    key.write_text(
+        yaml.safe_dump({"texts": [{"match": ".", "criteria": {"score": 1, "text_id": 1, "criterion.score": 0}}]})
+    )
     with RunningServer(ServerConfig(script=load_script(key))) as server, rf.Judge(base_url=server.base_url) as judge:
         results = judge.evaluate_many(str(rubric), [{"id": "a", "text": "The council met."}])
     [r] = results
-    assert (r.score, r.risk) == (pytest.approx(0.625), None)  # (0.25 + 1) / 2: the rubric's own mean
+    assert (r.score, r.risk) == (pytest.approx(1.25 / 3), None)  # (0.25 + 1 + 0) / 3: the rubric's own mean
     row = results.to_polars().row(0, named=True)
     assert (row["text_id"], row["score"], row["risk"]) == ("a", r.score, None)
-    assert (row["criterion.score"], row["criterion.text_id"]) == (0.25, 1.0)
+    # a criterion whose own id is `criterion.score` keeps it; the one named `score` moves past it
+    assert (row["criterion.criterion.score"], row["criterion.text_id"], row["criterion.score"]) == (0.25, 1.0, 0.0)
+
+
+def test_to_polars_keeps_a_criterion_first_judged_past_the_hundredth_row():
+    """Result.criteria holds a text's active criteria only (a genre's apply to its genre's texts):
+    polars read the columns off the first 100 rows, and a genre criterion first seen at row 151
+    was dropped from the frame."""
+    from rubricflow.api_results import CriterionScore, Result, Results, Usage
+
+    def result(i: int, criteria: tuple[str, ...]) -> Result:
+        scores = {c: CriterionScore(c, 0.5) for c in criteria}
+        return Result("r@1.0.0", str(i), 0.5, None, None, (), scores, Usage(1, 10, 5), None, 1.0)
+
+    results = Results([result(i, ("core",)) for i in range(150)] + [result(150, ("core", "science_module"))])
+    frame = results.to_polars()
+    assert frame.columns[-4:] == ["science_module", "prompt_tokens", "completion_tokens", "errors"]
+    assert frame["science_module"].to_list() == [None] * 150 + [0.5]
 
 
 def test_a_key_file_entry_without_match_or_text_names_the_file_and_entry(tmp_path):

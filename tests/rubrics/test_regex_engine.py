@@ -118,6 +118,21 @@ def test_the_literals_a_pattern_needs():
     assert required_literals(r"(ab)*cd") == {"cd"}  # an optional part needs nothing
     for unknown in (r"[a-z]+", r"a(b)?c", r"(?:colour){e<=1}", r"\p{L}+", r"(a|)"):
         assert required_literals(unknown) is None, unknown
+    # Where Python's parser reads what the `regex` module matches otherwise (an outside probe's
+    # cases): a literal it "needed" was in no match, and the scan was skipped on a text that matches.
+    from rubricflow.rubrics.regex import backtracking
+
+    for source, text in (
+        (r"[[:space:]]delve", "we delve"),  # a POSIX class: to Python a set, then a literal `]`
+        (r"(?:abcd){1<=e<=2}", "abxd"),  # fuzzy matching: to Python, literal braces
+        (r"(?:abcd){1s<=1}", "abxd"),
+        (r"(?x)\d{1, 2}px", "7px"),  # verbose mode: a quantifier with a space
+        ("(?x)zzzz #c \\\n|ab", "ab"),  # verbose: a comment ending in a backslash
+    ):
+        assert backtracking(source).search(text) is not None, source
+        assert may_match(required_literals(source), text, text.lower()), source
+    deep = "(ab|" * 400 + "c" + ")" * 400  # nested past the parsers' recursion limit: unknown, not a crash
+    assert required_literals(deep) is None and backtracking(deep) is None
     words = required_literals(r"(?i)stunning")
     assert not may_match(words, "A plain text.", "a plain text.")
     assert may_match(words, "STUNNING", "stunning")

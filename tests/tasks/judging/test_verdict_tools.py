@@ -127,6 +127,10 @@ def test_rubric_render_prints_the_tool_mode_prompt_the_judge_is_sent():
     assert tools == body["tools"]
     as_json = render("--output-mode", "json_object")
     assert "output mode json_object" in as_json and "JSON" in as_json and body["messages"][0]["content"] not in as_json
+    # a call decided in one token (no rationale asked) goes out bare whatever mode was asked: no tools, no schema
+    decided = render("--surface", "rationale=false", "--output-mode", "json_object")
+    assert "output mode decision" in decided and "JSON Schema" not in decided
+    assert "Give your verdict by calling a tool" not in decided and "tools (the one" not in decided
 
 
 def test_auto_keeps_the_apis_modes_for_other_rubrics_and_apis_without_tools():

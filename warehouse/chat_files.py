@@ -2,8 +2,8 @@
 DuckDB, in parallel and in columns, instead of a Python loop per message: at a million ~40-message
 transcripts the row-by-row path (tasks/loaders/transcripts.py) spends ~15 minutes of one core,
 this one a few (bench/traces.py). Both write the same files; a file this path does not read the way
-the row-by-row path would (content parts, a legacy function_call, a bad row to quarantine, a
-duplicated id) is left to that path whole, so what is ingested never depends on which path ran."""
+the row-by-row path would (content parts, a legacy function_call, a bad row to quarantine, a duplicated
+id, a key given twice) is left to that path whole, so what is ingested never depends on which path ran."""
 
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ def normalise_chat_jsonl(source: Path, out_dir: Path, max_chars: int) -> ChatFil
             con.execute(f"SET VARIABLE staged = {literal(staged)}")
             con.execute(f"SET VARIABLE max_chars = {int(max_chars)}")
             con.execute(sql("chats_odd.sql"))
+            if not _read_alike(con):
+                return None
             try:
                 _copy(con, "chats_stage.sql", staged, compression="lz4_raw", row_group=STAGED_ROW_GROUP)
             except duckdb.Error:
@@ -59,6 +61,16 @@ def normalise_chat_jsonl(source: Path, out_dir: Path, max_chars: int) -> ChatFil
         return ChatFiles(found["transcripts"], found["messages"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _read_alike(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether Python's json reads the file's fields as DuckDB does: a key given twice (DuckDB keeps
+    the first, Python the last) or a message whose calls share an id needs the row-by-row path."""
+    try:
+        [found] = fetch(con, "chats_keys.sql")
+    except duckdb.Error:
+        return False  # a duplicated key, or a line of another shape: the row-by-row path reads it
+    return not found["shared_ids"]
 
 
 def _copy(

@@ -524,11 +524,15 @@ def _add_tool_run(conversation: list[dict], run: dict) -> None:
     """A tool span's result as a tool message answering its call; a call no message made is added
     as an assistant message first, so no call or result is lost. A span without its result (the
     convention records it only when asked) adds none: an empty one took the place of the result a
-    later chat span's input carries, which was then dropped as a repeat."""
+    later chat span's input carries, which was then dropped as a repeat. The call a run answers is
+    the latest with its id (ids are reused turn after turn); one already answered otherwise, by a
+    call of another tool or arguments, is not this run's: the run's call is added (it was dropped)."""
     calls = {c.get("id"): c for m in conversation for c in m.get("tool_calls") or []}
     if run["id"] is None:  # no id (the convention only recommends one): the call it must answer
         run["id"] = _unanswered_call(conversation, calls, run)
-    if run["id"] is None or run["id"] not in calls:
+    answer = _answer(conversation, run["id"])
+    other = answer is not None and answer.get("content") != run["result"] and not _runs(calls.get(run["id"]), run)
+    if run["id"] is None or run["id"] not in calls or other:
         fn = {"name": run["name"], "arguments": run["arguments"]}
         conversation.append(
             {
@@ -537,10 +541,31 @@ def _add_tool_run(conversation: list[dict], run: dict) -> None:
                 "tool_calls": [{"id": run["id"], "type": "function", "function": fn}],
             }
         )
+        answer = None
     if run["result"] is None and not run["is_error"]:  # not recorded (opt-in): a later call's input may carry it
         return
-    if any(m.get("role") == "tool" and m.get("tool_call_id") == run["id"] for m in conversation):
+    if answer is not None:  # its result is there already (a chat span's input carried it)
         return
     conversation.append(
         {"role": "tool", "tool_call_id": run["id"], "content": run["result"], "is_error": run["is_error"]}
     )
+
+
+def _answer(conversation: list[dict], call_id: Any) -> dict | None:
+    """The result after the latest call with this id (an earlier call's, of a reused id, is not its)."""
+    made = max(
+        (k for k, m in enumerate(conversation) if any(c.get("id") == call_id for c in m.get("tool_calls") or [])),
+        default=-1,
+    )
+    return next(
+        (m for m in conversation[made + 1 :] if m.get("role") == "tool" and m.get("tool_call_id") == call_id), None
+    )
+
+
+def _runs(call: dict | None, run: dict) -> bool:
+    """Whether the tool run can be this call's: the same tool and, where both say them, arguments."""
+    fn = (call or {}).get("function") or {}
+    if run["name"] is not None and fn.get("name") is not None and run["name"] != fn["name"]:
+        return False
+    known = run["arguments"] is not None and fn.get("arguments") is not None
+    return not known or _value(fn["arguments"]) == _value(run["arguments"])

@@ -25,10 +25,13 @@ class Unit:
     position: int  # the unit's (first) message
     text: str
     part: str = "unit"  # scope segments: whole, segment, last_turns or tool_calls (a long transcript cut)
+    call: int | None = None  # a tool call's number in a message that makes several (1-based)
 
     @property
     def unit_id(self) -> str:
-        return f"{self.transcript_id}#{self.criterion_id}#M{self.position}"
+        """Its text id: parallel calls of one message are apart (one id for both kept one unit of the two)."""
+        suffix = f".{self.call}" if self.call is not None else ""
+        return f"{self.transcript_id}#{self.criterion_id}#M{self.position}{suffix}"
 
 
 def unit_positions(messages: list[dict], criterion: Criterion) -> list[list[int]]:
@@ -45,8 +48,13 @@ def unit_positions(messages: list[dict], criterion: Criterion) -> list[list[int]
         links = answered(messages)  # once a transcript, not once a message
         units = [_step(links, m) for m in messages if m["role"] == "assistant"]
     elif criterion.scope == "tool_call":
-        units = _tool_calls(messages, select.tool if select else None)
-    position = select.position if select else None
+        units = [positions for positions, _ in _tool_calls(messages, select.tool if select else None)]
+    return _selected(units, criterion)
+
+
+def _selected(units: list, criterion: Criterion) -> list:
+    """The unit the criterion's `select.position` names (first, last, an index), else all."""
+    position = criterion.select.position if criterion.select else None
     if position is None or not units:
         return units
     index = position if isinstance(position, int) else {"first": 0, "last": -1}[position]
@@ -74,17 +82,20 @@ def _step(links: dict[int, tuple[int, dict]], message: dict) -> list[int]:
     return [message["position"], *(p for p, (at, _) in links.items() if at == message["position"])]
 
 
-def _tool_calls(messages: list[dict], tool: str | None) -> list[list[int]]:
-    """Each call (of `tool`, when named): its message and its result's (the first that answers it)."""
+def _tool_calls(messages: list[dict], tool: str | None) -> list[tuple[list[int], tuple[int, int, dict] | None]]:
+    """Each call (of `tool`, when named): its message and its result's (the first that answers it),
+    and, in a message making several, (its number, how many, the call): its unit says which it is."""
     first: dict[int, int] = {}  # id() of a call -> the position of its first result
     for position, (_, call) in answered(messages).items():
         first.setdefault(id(call), position)
-    return [
-        [m["position"], *([first[id(call)]] if id(call) in first else [])]
-        for m in messages
-        for call in m.get("tool_calls") or []
-        if tool is None or call.get("name") == tool
-    ]
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls") or []
+        for k, call in enumerate(calls, start=1):
+            if tool is None or call.get("name") == tool:
+                result = [first[id(call)]] if id(call) in first else []
+                out.append(([m["position"], *result], (k, len(calls), call) if len(calls) > 1 else None))
+    return out
 
 
 def transcript_units(
@@ -111,16 +122,23 @@ def transcript_units(
             Unit(transcript_id, criterion.id, first, text, part)
             for first, text, part in segments(messages, blocks, long)
         ]
+    tool = criterion.select.tool if criterion.select else None
+    calls = _selected(_tool_calls(messages, tool), criterion) if criterion.scope == "tool_call" else []
     units = []
-    for positions in unit_positions(messages, criterion):
-        first = positions[0]
+    for n, judged in enumerate(unit_positions(messages, criterion)):
+        first, which = judged[0], calls[n][1] if calls else None
         context = [blocks[p] for p in sorted(blocks) if first - CONTEXT_MESSAGES <= p < first]
-        judged = [blocks[p] for p in positions]
-        ids = ", ".join(f"M{p}" for p in positions)
-        head = f"Judge only {criterion.scope.replace('_', ' ')} {ids}; the messages before it are context."
-        parts = [head, *(["Context:", *context] if context else []), "Judged:", *judged]
-        units.append(Unit(transcript_id, criterion.id, first, "\n".join(parts)))
+        parts = [_head(criterion, judged, which), *(["Context:", *context] if context else []), "Judged:"]
+        parts += [blocks[p] for p in judged]
+        units.append(Unit(transcript_id, criterion.id, first, "\n".join(parts), call=which[0] if which else None))
     return units
+
+
+def _head(criterion: Criterion, judged: list[int], which: tuple[int, int, dict] | None) -> str:
+    """What the judge judges: the unit's messages; of a message making several calls, which call."""
+    named = f" (call {which[0]} of {which[1]}: {which[2].get('name')} #{which[2].get('id') or ''})" if which else ""
+    ids = ", ".join([f"M{judged[0]}{named}", *(f"M{p}" for p in judged[1:])])
+    return f"Judge only {criterion.scope.replace('_', ' ')} {ids}; the messages before it are context."
 
 
 def turns_of(messages: list[dict]) -> tuple[list[int], list[list[int]]]:

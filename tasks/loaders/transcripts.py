@@ -292,7 +292,7 @@ def _result_message(block: dict, kept: dict) -> dict:
 def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -> Transcript:
     """The transcript's rows and its canonical rendering (see `render_message`)."""
     columns: dict[str, list] = {name: [] for name in COLUMNS}
-    bodies, lines, names = {}, [], {}
+    bodies, lines, names, holders = {}, [], {}, {}
     for position, message in enumerate(messages):
         body = message_text(message)
         digest = body_hash(body)
@@ -300,6 +300,7 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
         calls = tool_calls_of(message, position)
         names.update({c["id"]: c["name"] for c in calls if c["id"] is not None})  # "" too, as DuckDB's path links it
         link = _str(message.get("tool_call_id"))
+        _check_link(position, link, calls, holders)
         failed = _failed(message.get("is_error")) or _failed(message.get("error"))
         values = (
             position,
@@ -319,6 +320,24 @@ def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -
     tools_body = json.dumps(tools, ensure_ascii=False, separators=(",", ":")) if tools else None  # as DuckDB writes it
     tools_key = body_hash(tools_body) if tools_body else None
     return Transcript(transcript_id, columns, bodies, "\n".join(lines), tools_key, tools_body)
+
+
+def _check_link(position: int, link: str | None, calls: list[dict], holders: dict[str, tuple[int, list]]) -> None:
+    """A result answers the latest call with its id (ids are reused turn after turn); where two calls
+    of that message share the id, which one it answers is unknown (OpenAI's, Anthropic's and the
+    OpenTelemetry GenAI ids are unique per call): refused, not named after either. `holders`: each
+    id's latest message, with the names of its calls holding the id."""
+    held: dict[str, list] = {}
+    for c in calls:
+        if c["id"] is not None:
+            held.setdefault(c["id"], []).append(c["name"])
+    holders.update({cid: (position, names) for cid, names in held.items()})
+    at, names = holders.get(link, (position, [])) if link is not None else (position, [])
+    if len(names) > 1:
+        raise ValueError(
+            f"message M{position}: its tool_call_id {link!r} is the id of {len(names)} calls of M{at} "
+            f"({', '.join(names)}): a result must name one call"
+        )
 
 
 def render_message(

@@ -9,8 +9,8 @@
 -- which only the row-by-row path reads)
 -- the row-by-row path does (content parts, a legacy function_call, a bad role, no messages), which
 -- sends the whole file to that path; the rendering's length and the message count, so the steps after
--- read neither the renderings nor the messages for them. Variables: source (the file), odd_pattern
--- and spaces (chats_odd.sql).
+-- read neither the renderings nor the messages for them. Variables: source (the file), odd_pattern,
+-- odd_fields, odd_numbers and spaces (chats_odd.sql).
 WITH raw AS (
     SELECT json_extract_string(json, ['$.transcript_id', '$.text_id', '$.id', '$.session_id', '$.trace_id']) AS ids,
            json_transform(json, '{"messages": [{"role": "VARCHAR", "content": "VARCHAR",
@@ -26,8 +26,11 @@ WITH raw AS (
            -- named content or arguments ("properties": {"content": {...}}) sent a whole file row by row
            CASE WHEN regexp_matches(json, getvariable('odd_pattern'))
                 THEN regexp_matches(CASE WHEN json_exists(json, '$.tools') THEN json_merge_patch(json, '{"tools": null}')
-                                         ELSE json END, getvariable('odd_pattern'))
-                ELSE false END AS odd_text
+                                         ELSE json END, getvariable('odd_fields'))
+                     OR regexp_matches(json, getvariable('odd_numbers'))  -- a schema's number too
+                ELSE false END
+           -- a key given twice in the line's own object (DuckDB keeps both in the metadata, Python the last)
+           OR len(json_keys(json)) > len(list_distinct(json_keys(json))) AS odd_text
     FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (

@@ -5,6 +5,7 @@ import json
 
 import pyarrow.parquet as pq
 
+from rubricflow.api_frames import table_of
 from rubricflow.tasks.loaders.ingest import ingest_corpus
 from rubricflow.warehouse.chat_files import normalise_chat_jsonl
 from tests.conftest import ROOT
@@ -120,3 +121,82 @@ def test_ingest_takes_the_columnar_path_for_a_chat_file(tmp_path):
     )
     assert pq.read_table(tmp_path / "corpus" / "texts.parquet").column("row").null_count == 2  # DuckDB's rows
     assert (tmp_path / "corpus" / "quarantine.jsonl").read_text() == ""
+
+
+def api_and_file(tmp_path, lines):
+    """The texts of the same records ingested from a JSONL file (DuckDB's path where it takes the
+    file) and as Python dicts (`rf.Warehouse.ingest`'s path: `table_of`, its Parquet, the ingest)."""
+    tmp_path.mkdir(exist_ok=True)
+    source = tmp_path / "chats.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    data = tmp_path / "source.parquet"
+    pq.write_table(table_of([json.loads(line) for line in lines]), data)
+    ingest_corpus(source, tmp_path / "file")
+    ingest_corpus(data, tmp_path / "api")
+    columns = ["text_id", "text", "sha256", "metadata"]
+    return source, rows(tmp_path / "file", "texts", columns), rows(tmp_path / "api", "texts", columns)
+
+
+def test_a_key_given_twice_reads_as_pythons_json_reads_it_whichever_path(tmp_path):
+    """DuckDB's reader kept a key's first value, Python's json (the row-by-row path, data handed to the
+    API) its last: the same line was judged on "first" from a .jsonl file, on "last" from dicts (or a
+    .jsonl.gz), under another text hash. The last wins on both paths, as Python's json has it."""
+    call = '{"id":"c1","id":"c2","function":{"name":"first","name":"last","arguments":"{}","arguments":"{\\"a\\":2}"}}'
+    lines = [
+        '{"id":"content","messages":[{"role":"user","content":"first","content":"last"}]}',
+        '{"id":"role","messages":[{"role":"system","role":"user","content":"x"}]}',
+        '{"id":"first","id":"last","messages":[{"role":"user","content":"x"}]}',
+        '{"id":"messages","messages":[{"role":"user","content":"first"}],"messages":[{"role":"user","content":"y"}]}',
+        '{"id":"call","messages":[{"role":"assistant","content":"","tool_calls":[' + call + "]},"
+        '{"role":"tool","tool_call_id":"c1","tool_call_id":"c2","content":"r","is_error":true,"is_error":false}]}',
+    ]
+    source, from_file, from_api = api_and_file(tmp_path / "lines", lines)
+    assert from_file == from_api
+    assert normalise_chat_jsonl(source, tmp_path, 1_000_000) is None  # left to the row-by-row path
+    texts = {r["text_id"]: r["text"] for r in from_file}
+    assert texts["content"] == "[M0] user: last" and texts["role"] == "[M0] user: x" and "last" in texts
+    assert texts["messages"] == "[M0] user: y"
+    assert texts["call"].splitlines()[1:] == ['  -> call last({"a":2}) #c2', "[M1] tool (result of last #c2): r"]
+    extra = '{"id":"extra","k":1,"k":2,"messages":[{"role":"user","content":"x"}]}'  # DuckDB kept both in metadata
+    source, from_file, from_api = api_and_file(tmp_path / "extra", [extra])
+    assert from_file == from_api and from_file[0]["metadata"] == '{"k":2}'
+    assert normalise_chat_jsonl(source, tmp_path, 1_000_000) is None
+
+
+def test_numbers_read_alike_whichever_path(tmp_path):
+    """DuckDB wrote an id 1e20 as "100000000000000000000.0" and 1e-05 as "0.00001" where Python writes
+    "1e+20" and "1e-05" (another text_id), a content 1e400 as "1e400" where Python reads Infinity, and a
+    schema's 1e20 in full (another tools body): such a line goes the row-by-row way. Numbers both write
+    alike (1, 1.0, 0.1, -0.0, 2**53 + 1), and any inside a string, keep a file on DuckDB's path."""
+    alike = [
+        {"id": f"n{k}", "messages": [{"role": "user", "content": c}, {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "function": {"name": "f", "arguments": '{"n": 1e20, "m": 1e-05, "a": 1, "a": 2}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"score": 1e-05, "big": 1e400}'}]}
+        for k, c in enumerate((1, 1.0, 0.1, -0.0, 2**53 + 1))
+    ]  # fmt: skip
+    alike_lines = [json.dumps(r) for r in alike]
+    source, from_file, from_api = api_and_file(tmp_path / "alike", alike_lines)
+    assert normalise_chat_jsonl(source, tmp_path / "alike", 1_000_000) is not None
+    assert from_file == from_api
+    firsts = {r["text_id"]: r["text"].splitlines()[0] for r in from_file}
+    assert firsts == {f"n{k}": f"[M0] user: {c}" for k, c in enumerate(("1", "1.0", "0.1", "-0.0", "9007199254740993"))}
+    assert from_file[0]["text"].splitlines()[2] == '  -> call f({"n": 1e20, "m": 1e-05, "a": 1, "a": 2}) #c1'
+    tools = '[{"type":"function","function":{"name":"f","parameters":{"minimum":1e-05,"maximum":1e20}}}]'
+    other = {
+        "1e+20": '{"id":1e20,"messages":[{"role":"user","content":"a"}]}',
+        "1e-05": '{"id":1e-05,"messages":[{"role":"user","content":"b"}]}',
+        "1.2345678901234568e+16": '{"id":12345678901234567.0,"messages":[{"role":"user","content":"c"}]}',
+        "inf": '{"id":"inf","messages":[{"role":"user","content":1e400}]}',
+        "meta": '{"id":"meta","messages":[{"role":"user","content":"d"}],"extra":{"big":1e20}}',
+        "tools": '{"id":"tools","tools":' + tools + ',"messages":[{"role":"user","content":"e"}]}',
+    }
+    for text_id, line in other.items():
+        folder = tmp_path / text_id
+        _, from_file, from_api = api_and_file(folder, [line])
+        assert from_file == from_api and from_file[0]["text_id"] == text_id, line
+        assert rows(folder / "file", "bodies") == rows(folder / "api", "bodies"), line  # the tools body too
+        source.write_text("\n".join([*alike_lines, line]) + "\n")
+        assert normalise_chat_jsonl(source, tmp_path / "alike", 1_000_000) is None, line
+    assert from_api[0]["text"] == "[M0] user: e"
+    _, from_file, _ = api_and_file(tmp_path / "inf-text", [other["inf"]])
+    assert from_file[0]["text"] == "[M0] user: Infinity"

@@ -611,3 +611,42 @@ def test_a_sub_agents_answer_a_reused_call_id_and_agent_runs_keep_their_places(t
         "user: Q", "assistant", "assistant"
     ]  # fmt: skip
     assert text.splitlines()[-1] == "[M2] assistant: 42"  # the answer at the agent span's end, after its call
+
+
+def test_tool_spans_sharing_a_call_id_keep_every_call_and_result(tmp_path):
+    """A tool span whose call id was answered already was dropped whole: two tool spans of one id
+    (another tool) kept the first run only, and a call_0 reused in the next turn lost its result when
+    no later chat span carried it. A run is the latest call of its id; a run of another tool or other
+    arguments than that call, answered already, is its own call. Two calls of one chat span sharing
+    the id that a result names: which one it answers is unknown, the trace is quarantined naming it."""
+
+    def run(name, cid, result, city=None):
+        return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": cid,
+                "gen_ai.tool.call.result": result, **({"gen_ai.tool.call.arguments": city} if city else {})}  # fmt: skip
+
+    def sh(cid, name, city):
+        return _parts("assistant", {"type": "tool_call", "id": cid, "name": name, "arguments": {"city": city}})
+
+    user = _parts("user", _text("go"))
+    said = _parts("tool", {"type": "tool_call_response", "id": "call_0", "response": "18C"})
+    traces = {
+        "runs": [("t", "execute_tool", run("weather", "c1", "18C")), ("t", "execute_tool", run("clock", "c1", "14:05", '"Oslo"')),
+                 ("t", "execute_tool", run("clock", "c1", "15:05", '"Rome"'))],
+        "reused": [("t", "chat", _chat([user], [sh("call_0", "weather", "Paris")])),
+                   ("t", "execute_tool", run("weather", "call_0", "18C")),
+                   ("t", "chat", _chat([user, sh("call_0", "weather", "Paris"), said], [sh("call_0", "clock", "Oslo")])),
+                   ("t", "execute_tool", run("clock", "call_0", "14:05"))],
+    }  # fmt: skip
+    for name, spans in traces.items():
+        source = tmp_path / f"{name}.json"
+        source.write_text(json.dumps(_otlp(spans)))
+        found = load(tmp_path / name, source).sql("SELECT tool_name, result FROM tool_calls ORDER BY position")
+        expected = [("weather", "18C"), ("clock", "14:05")] + ([("clock", "15:05")] if name == "runs" else [])
+        assert found.fetchall() == expected, name
+    both = _parts("assistant", _call("c1", "Paris"), {**_call("c1", "Oslo"), "name": "clock"})
+    shared = [("t", "chat", _chat([user], [both])), ("t", "execute_tool", run("get_weather", "c1", "18C"))]
+    source = tmp_path / "shared.json"
+    source.write_text(json.dumps(_otlp(shared)))
+    report = ingest_corpus(source, tmp_path / "shared", trace_format="otel")
+    [row] = [json.loads(line) for line in report.quarantine.read_text().splitlines()]
+    assert (row["row"], row["text_id"]) == (1, "t") and "tool_call_id 'c1' is the id of 2 calls of M1" in row["reason"]

@@ -5,6 +5,8 @@ import pytest
 
 from rubricflow.rubrics.model import Criterion, Rubric
 from rubricflow.tasks.loaders.transcript_units import transcript_units, unit_positions
+from rubricflow.warehouse import db
+from rubricflow.warehouse.scopes import load_units
 
 
 def call(cid, name):
@@ -47,9 +49,9 @@ def test_each_scope_and_selector_picks_its_units(scope, select, expected):
 
 def test_a_unit_text_names_the_messages_judged_after_its_context():
     [unit] = transcript_units("t1", MESSAGES, Criterion(id="x", scope="tool_call", select={"tool": "weather"}))
-    assert unit.unit_id == "t1#x#M2"
+    assert unit.unit_id == "t1#x#M2.2"  # M2's second call
     lines = unit.text.splitlines()
-    assert lines[0] == "Judge only tool call M2, M4; the messages before it are context."
+    assert lines[0] == "Judge only tool call M2 (call 2 of 2: weather #b), M4; the messages before it are context."
     assert lines[lines.index("Judged:") + 1 :] == [
         "[M2] assistant: ",
         "  -> call search({}) #a",
@@ -131,3 +133,21 @@ def test_a_reused_call_id_is_answered_by_the_result_after_its_own_call():
     first, second = transcript_units("t", messages, Criterion(id="x", scope="tool_call"))
     assert first.text.splitlines()[-1] == "[M2] tool (result of search #call_0): A"
     assert second.text.splitlines()[-1] == "[M4] tool (result of book #call_0, failed): B"
+
+
+def test_parallel_calls_of_one_message_are_units_apart(tmp_path):
+    """Both calls of M2 were units `t1#x#M2`: the unit corpus kept one (the other call and its result
+    were never judged), and each unit's text said only "tool call M2", not which of its calls."""
+    units = transcript_units("t1", MESSAGES, Criterion(id="x", scope="tool_call"))
+    assert [u.unit_id for u in units] == ["t1#x#M2.1", "t1#x#M2.2", "t1#x#M7"]
+    assert [u.text.splitlines()[0].split(";")[0] for u in units] == [
+        "Judge only tool call M2 (call 1 of 2: search #a), M3",
+        "Judge only tool call M2 (call 2 of 2: weather #b), M4",
+        "Judge only tool call M7",
+    ]
+    with db.writer(tmp_path / "w.duckdb") as con:
+        load_units(con, "c", units, tmp_path / "units")
+        kept = con.execute("SELECT text_id FROM texts WHERE corpus_id = 'c.units' ORDER BY 1").fetchall()
+    assert kept == [("t1#x#M2.1",), ("t1#x#M2.2",), ("t1#x#M7",)]
+    [last] = transcript_units("t1", MESSAGES, Criterion(id="x", scope="tool_call", select={"position": 1}))
+    assert last.unit_id == "t1#x#M2.2"  # a selector picks the call, and its unit says which

@@ -315,3 +315,49 @@ def test_a_first_row_whose_messages_are_null_is_quarantined_as_any_row_is(tmp_pa
     assert (report.rows_ok, report.rows_quarantined) == (1, 1)
     [reason] = [json.loads(line)["reason"] for line in report.quarantine.read_text().splitlines()]
     assert reason == "bad transcript: messages is not a non-empty list"
+
+
+def test_a_result_naming_an_id_two_calls_of_one_message_share_is_refused_whichever_path(tmp_path):
+    """Two parallel calls with one id (a buggy or hostile trace): both results were rendered as the
+    second call's ("result of clock #c1" for the weather), its tool_call unit took the weather's result
+    and the clock's was in none. A result answers one call (ids are unique per call in OpenAI's chat,
+    Anthropic's tool_use and the OpenTelemetry GenAI parts): the transcript is quarantined, one line
+    naming the row, the id and the calls. Shared ids no result names, or one reused turn after turn, are kept."""
+
+    def call(cid, name):
+        return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+    def both(cid):
+        return {"role": "assistant", "content": "", "tool_calls": [call(cid, "weather"), call(cid, "clock")]}
+
+    said = [
+        {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+        {"role": "tool", "tool_call_id": "c1", "content": "14:05"},
+    ]
+    uses = [{"type": "tool_use", "id": "c1", "name": name, "input": {}} for name in ("weather", "clock")]
+    answer = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "18C"}]}
+    reused = {"role": "assistant", "content": "", "tool_calls": [call("c1", "clock")]}
+    records = [
+        {"id": "shared", "messages": [{"role": "user", "content": "go"}, both("c1"), *said]},
+        {"id": "unanswered", "messages": [{"role": "user", "content": "go"}, both("c1")]},
+        {"id": "reused", "messages": [both("c1"), reused, said[0]]},
+        {
+            "id": "blocks",
+            "messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": uses}, answer],
+        },
+    ]
+    source = tmp_path / "chats.jsonl"  # no content blocks: the file DuckDB's path took
+    source.write_text("".join(json.dumps(r) + "\n" for r in records[:3]))
+    data = tmp_path / "source.parquet"  # the API's data, read row by row
+    pq.write_table(table_of(records), data)
+    why = (
+        "bad transcript: message M2: its tool_call_id 'c1' is the id of 2 calls of M1 (weather, clock): "
+        "a result must name one call"
+    )
+    for path, refused in ((source, [(1, "shared", why)]), (data, [(1, "shared", why), (4, "blocks", why)])):
+        report = ingest_corpus(path, tmp_path / path.stem)
+        quarantined = [json.loads(line) for line in report.quarantine.read_text().splitlines()]
+        assert [(q["row"], q["text_id"], q["reason"]) for q in quarantined] == refused
+        texts = {r["text_id"]: r["text"] for r in pq.read_table(report.parquet).to_pylist()}
+        assert texts["reused"].splitlines()[-1] == "[M2] tool (result of clock #c1): 18C"
+        assert texts["unanswered"].splitlines()[-2:] == ["  -> call weather({}) #c1", "  -> call clock({}) #c1"]

@@ -72,8 +72,9 @@ def labels(
                 f"{len(wrong)} internal nodes disagree with the aggregate of their leaves: {', '.join(wrong[:5])}"
             )
         return
-    n, raters = import_labels(path, corpus, warehouse_path(warehouse), rater or "human")
-    out.print(escape(f"{n} labels for corpus {corpus} from {path} (raters: {', '.join(raters)})"))
+    n, raters, criteria = import_labels(path, corpus, warehouse_path(warehouse), rater or "human")
+    said = f"raters: {', '.join(raters)}; criteria: {', '.join(criteria)}"
+    out.print(escape(f"{n} labels for corpus {corpus} from {path} ({said})"))
 
 
 def _json_or_none(path: Path):

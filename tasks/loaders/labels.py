@@ -209,14 +209,15 @@ def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def import_labels(
     path: str | Path, corpus_id: str, warehouse_path: str | Path, rater: str = "human"
-) -> tuple[int, list[str]]:
-    """Read a label file and store it in one transaction: (labels stored, raters)."""
+) -> tuple[int, list[str], list[str]]:
+    """Read a label file and store it in one transaction: (labels stored, raters, criteria; said,
+    so a wide file's column read as text or as the rater, `model` or `judge`, is seen missing)."""
     from rubricflow.warehouse import db, steps
 
     frame = read_labels(path, rater)
     with db.writer(warehouse_path) as con:
         n = steps.load_labels(con, corpus_id, frame, str(path))
-    return n, sorted(set(frame["rater"].to_list()))
+    return n, sorted(set(frame["rater"].to_list())), sorted(set(frame["criterion_id"].to_list()))
 
 
 def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str | Path) -> None:

@@ -310,3 +310,15 @@ def test_a_criterion_column_with_a_word_among_its_numbers_is_refused_by_row(tmp_
     )
     with pytest.raises(InputError, match=r"wide.csv: row 7: column 'usefulness' holds 'n/a', not a number"):
         read_labels(wide)
+
+
+def test_labels_import_says_the_criteria_it_stored(tmp_path):
+    """A wide file's numeric column named like a text or rater column (`model` here) is read as
+    that, not as a criterion: the import names the criteria it stored, so the one missing is seen
+    (the line named the raters only, and the `model` labels were gone without a word)."""
+    from tests.conftest import run_cli
+
+    (tmp_path / "wide.csv").write_text("text_id,model,clarity,depth\na,1,3,2\nb,0,2,1\n", encoding="utf-8")
+    done = run_cli(tmp_path, "labels", "import", "wide.csv", "-c", "c")
+    assert done.returncode == 0, done.stderr
+    assert "4 labels for corpus c from wide.csv (raters: human; criteria: clarity, depth)" in done.stdout

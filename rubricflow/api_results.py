@@ -135,7 +135,7 @@ class Results(list[Result]):
         # every row read for the columns (a genre's criterion first judged at row 101 was dropped),
         # the tokens and errors after every criterion's
         frame = pl.DataFrame([r.as_record() for r in self], infer_schema_length=None)
-        last = [c for c in ("prompt_tokens", "completion_tokens", "errors") if c in frame.columns]
+        last: list[str] = [c for c in ("prompt_tokens", "completion_tokens", "errors") if c in frame.columns]
         return frame.select([c for c in frame.columns if c not in last] + last)
 
     def to_pandas(self) -> Any:

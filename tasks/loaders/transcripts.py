@@ -292,7 +292,8 @@ def _result_message(block: dict, kept: dict) -> dict:
 def transcript_of(transcript_id: str, messages: list[dict], tools: Any = None) -> Transcript:
     """The transcript's rows and its canonical rendering (see `render_message`)."""
     columns: dict[str, list] = {name: [] for name in COLUMNS}
-    bodies, lines, names, holders = {}, [], {}, {}
+    bodies, lines, names = {}, [], {}
+    holders: dict[str, tuple[int, list]] = {}  # a call id -> its latest message and the calls there holding it
     for position, message in enumerate(messages):
         body = message_text(message)
         digest = body_hash(body)

@@ -118,12 +118,11 @@ class RequestShaping:
         # Repeat samples get seeds of their own: independent draws that a re-run reproduces.
         if c.seed is not None or c.samples > 1:
             kwargs["seed"] = (c.seed or 0) + sample
-        criteria = schema_criteria(schema)
-        decided = decision_criterion(self.bundle.rubric, criteria)
-        if decided is not None:  # the level alone, in plain text: no schema to send
-            kwargs.update(self.decision_limits(decision_levels(decided)))
         mode, system, shape = answer_shape(self.bundle.rubric, system, schema, mode)
         kwargs.update(shape)
+        if mode == "decision":  # the level alone, in plain text: its token limits
+            decided = decision_criterion(self.bundle.rubric, schema_criteria(schema))
+            kwargs.update(self.decision_limits(decision_levels(decided)))  # type: ignore[arg-type]
         if self.logprobs and mode not in ("tools", verdict_tools.MODE):  # a tool call's arguments carry no logprobs
             kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         messages = arranged(system, user, self.arrangement, feedback, self.rendering.shared)

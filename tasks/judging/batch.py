@@ -115,7 +115,7 @@ async def collect(
 def outcome_from_body(wire: BatchWire, judge: Judge, cell: Cell, body: Any, batch_id: str) -> Outcome | None:
     """A batch answer as an Outcome, verified like an online one; None when it is unusable (the
     cell then goes online, where an unusable answer is asked again)."""
-    unit, _, _ = judge.unit(cell.unit_id, cell.genre)
+    unit, _, schema = judge.unit(cell.unit_id, cell.genre)
     row = judge.new_row(cell)
     try:
         response = wire.read(body)
@@ -129,7 +129,7 @@ def outcome_from_body(wire: BatchWire, judge: Judge, cell: Cell, body: Any, batc
         model=response.model,
         system_fingerprint=response.system_fingerprint,
         response_id=response.id,
-        output_mode=f"batch:{judge.mode}",
+        output_mode=f"batch:{judge.sent_mode(schema, judge.mode)}",
         attempts=1,
         status="ok",
         declared_disqualifiers=declared,

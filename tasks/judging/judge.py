@@ -250,7 +250,7 @@ class Judge(RequestShaping):
                 return None
             row.update(
                 model=getattr(response, "model", None),
-                output_mode=mode,
+                output_mode=self.sent_mode(prompt.schema, mode),  # a one-token decision's own, not the mode asked
                 prompt_layout=self.layout,
                 system_fingerprint=getattr(response, "system_fingerprint", None),
                 response_id=getattr(response, "id", None),

@@ -131,6 +131,11 @@ class RequestShaping:
         kwargs["messages"] = delivered(messages, self.layout)
         return kwargs
 
+    def sent_mode(self, schema: dict, mode: str) -> str:
+        """The output mode a call asked in `mode` goes out in: `decision` where the call is decided
+        in one token (answer_shape), else `mode`. What the completions row records."""
+        return "decision" if decision_criterion(self.bundle.rubric, schema_criteria(schema)) is not None else mode
+
     def decision_limits(self, levels: list[str]) -> dict[str, Any]:
         """What holds a decision's answer to the levels: on a server that takes a GBNF grammar
         (Capabilities.decision_grammar: llama.cpp) a grammar of the levels and max_tokens of the

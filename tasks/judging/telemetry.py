@@ -168,7 +168,7 @@ def record_outcome(span: Any | None, row: dict, results: list, thresholds: dict[
         "gen_ai.response.model": row.get("model"),
         "gen_ai.response.id": row.get("response_id"),
         "gen_ai.response.finish_reasons": [row["finish_reason"]] if row.get("finish_reason") else None,
-        "gen_ai.output.type": None if mode is None else "text" if mode == "text" else "json",
+        "gen_ai.output.type": None if mode is None else "text" if mode in ("text", "decision") else "json",
         "gen_ai.usage.input_tokens": row.get("prompt_tokens"),  # cached tokens included, as the conventions ask
         "gen_ai.usage.output_tokens": row.get("completion_tokens"),
         "gen_ai.usage.cache_read.input_tokens": row.get("cached_tokens"),

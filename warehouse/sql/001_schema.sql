@@ -134,7 +134,7 @@ CREATE TABLE IF NOT EXISTS completions (
     model             VARCHAR,
     system_fingerprint VARCHAR,
     response_id       VARCHAR,
-    output_mode       VARCHAR,       -- json_schema | tools | text
+    output_mode       VARCHAR,       -- as sent: json_schema | json_object | tools | verdict_tools | text | decision; batch:<mode>
     raw_response      VARCHAR,       -- the completion's content or tool arguments, verbatim
     finish_reason     VARCHAR,
     prompt_tokens     BIGINT,

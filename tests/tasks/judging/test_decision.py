@@ -59,6 +59,9 @@ def test_a_rubric_asking_no_rationale_is_decided_in_one_token_with_the_same_expe
         b["top_logprobs"] == 5 and "Answer with only the score of" in b["messages"][0]["content"] for b in bodies
     )
     assert decided.keys() == full.keys()
+    # the completions row says how the call went out: one token, not the JSON mode the run asked in
+    assert {row["output_mode"] for _, row in decided.values()} == {"decision"}
+    assert {row["output_mode"] for _, row in full.values()} == {"json_schema"}
     for key, (result, row) in decided.items():
         answered = full[key][0]
         assert row["completion_tokens"] <= 2 < full[key][1]["completion_tokens"], key

@@ -13,7 +13,8 @@ TEXT_COLUMNS = ("text", "output", "completion", "response", "content")  # as tas
 
 def table_of(data: Any) -> Any:
     """An Arrow table of `data`; anything else is refused, naming what it is. A `messages` column
-    (a corpus of transcripts) becomes JSON text, so messages of different shapes make one column."""
+    (a corpus of transcripts) becomes JSON text, so messages of different shapes make one column
+    (and, from rows, its `tools`: see _dumped_messages)."""
     import pyarrow as pa
 
     if isinstance(data, pa.Table):
@@ -25,8 +26,9 @@ def table_of(data: Any) -> Any:
     if module == "polars" and hasattr(data, "to_arrow"):
         return messages_as_json(data.to_arrow())
     if module == "pandas" and hasattr(data, "columns"):
-        if "messages" in data.columns:
-            data = data.assign(messages=[_json_or_none(v) for v in data["messages"]])
+        for column in ("messages", "tools") if "messages" in data.columns else ():
+            if column in data.columns:
+                data = data.assign(**{column: [_json_or_none(v) for v in data[column]]})
         return _from_pandas(data)
     raise InputError(
         f"cannot ingest a {type(data).__name__}: pass a path, a polars or pandas DataFrame, an Arrow table "
@@ -43,8 +45,13 @@ def _json_or_none(value: Any) -> str | None:
 
 
 def _dumped_messages(row: Any) -> Any:
+    """A row's messages and tools as JSON text: as Arrow objects, every row's would carry the other
+    rows' keys as nulls (a tool schema gained the other tools' properties)."""
     if isinstance(row, dict) and isinstance(row.get("messages"), list):
-        return {**row, "messages": _json_or_none(row["messages"])}
+        tools = row.get("tools")
+        return {**row, "messages": _json_or_none(row["messages"])} | (
+            {"tools": _json_or_none(tools)} if isinstance(tools, list | dict) else {}
+        )
     return row
 
 

@@ -34,6 +34,7 @@ from rubricflow.tasks.loaders.transcripts import (
     is_transcript_record,
     parse_messages,
     remove_transcript_files,
+    tools_of,
     transcript_of,
     unmerged,
 )
@@ -665,7 +666,8 @@ def _transcript_row(
         return None, f"missing or empty id ({id_field})", None, None
     try:  # a row of another shape (no messages, a part or call of another type) is the row's fault
         messages = parse_messages(record.get("messages"))
-        transcript = transcript_of(id_text(text_id) if text_id is not None else "", messages, record.get("tools"))
+        tools = tools_of(record.get("tools"))
+        transcript = transcript_of(id_text(text_id) if text_id is not None else "", messages, tools)
     except (ValueError, TypeError, AttributeError, RecursionError) as exc:
         return None, f"bad transcript: {' '.join(str(exc).split())[:200]}", text_id, None
     text = transcript.rendering
@@ -673,7 +675,7 @@ def _transcript_row(
         return None, f"text over the size cap ({len(text)} > {max_chars} characters)", text_id, None
     digest = _sha(text)
     if text_id is None:
-        transcript = transcript_of(digest[:16], messages, record.get("tools"))
+        transcript = transcript_of(digest[:16], messages, tools)
     extra = {k: v for k, v in record.items() if k not in TRANSCRIPT_KNOWN and k != id_field}
     row = {
         "text_id": transcript.transcript_id,

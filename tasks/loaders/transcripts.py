@@ -82,12 +82,27 @@ def message_text(message: dict, reasoning: bool = True) -> str:
 
 def unmerged(record: Any) -> Any:
     """A transcript row read from Arrow (Parquet, a Hugging Face dataset, a DataFrame) with its tool
-    calls' argument objects as the row wrote them: Arrow stores every row's objects of one column as
-    one struct, so each call carried the other calls' argument names as nulls (`{"city": "Paris",
-    "query": null}`). A null argument is dropped, as the struct cannot tell it from an absent one."""
+    calls' argument objects, and its tools' schemas, as the row wrote them: Arrow stores every row's
+    objects of one column as one struct, so each call carried the other calls' argument names as
+    nulls (`{"city": "Paris", "query": null}`). A null is dropped, as the struct cannot tell it from
+    an absent key."""
     if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
         return record
-    return {**record, "messages": [_unmerged_message(m) for m in record["messages"]]}
+    out = {**record, "messages": [_unmerged_message(m) for m in record["messages"]]}
+    if isinstance(record.get("tools"), list):  # the tools' schemas: each had the others' properties as nulls
+        out["tools"] = _no_nulls(record["tools"])
+    return out
+
+
+def tools_of(value: Any) -> Any:
+    """A row's `tools` as objects: JSON text (a DataFrame's rows, a dataset that stores them as a
+    string, as xLAM's do) read, anything else as it is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
 
 
 def _unmerged_message(message: Any) -> Any:

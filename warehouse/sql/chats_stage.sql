@@ -30,7 +30,9 @@ WITH raw AS (
                      OR regexp_matches(json, getvariable('odd_numbers'))  -- a schema's number too
                 ELSE false END
            -- a key given twice in the line's own object (DuckDB keeps both in the metadata, Python the last)
-           OR len(json_keys(json)) > len(list_distinct(json_keys(json))) AS odd_text
+           OR len(json_keys(json)) > len(list_distinct(json_keys(json)))
+           -- tools written as JSON text (xLAM's datasets): the row-by-row path reads them (tools_of)
+           OR json_type(json, '$.tools') = 'VARCHAR' AS odd_text
     FROM read_ndjson_objects(getvariable('source'), maximum_object_size = 16777216)
 ),
 msgs AS (

@@ -361,3 +361,46 @@ def test_a_result_naming_an_id_two_calls_of_one_message_share_is_refused_whichev
         texts = {r["text_id"]: r["text"] for r in pq.read_table(report.parquet).to_pylist()}
         assert texts["reused"].splitlines()[-1] == "[M2] tool (result of clock #c1): 18C"
         assert texts["unanswered"].splitlines()[-2:] == ["  -> call weather({}) #c1", "  -> call clock({}) #c1"]
+
+
+TOOLS = [  # two rows' tools, each schema with properties of its own
+    [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        }
+    ],
+    [
+        {
+            "type": "function",
+            "function": {"name": "g", "description": "gets", "parameters": {"properties": {"b": {"type": "integer"}}}},
+        }
+    ],
+]
+
+
+@pytest.mark.parametrize("via", ["rows", "jsonl", "jsonl_text", "parquet"])
+def test_each_rows_tools_are_stored_as_it_gave_them(tmp_path, via):
+    """Rows given in memory went through Arrow, which held every row's tool schemas as one struct:
+    f's schema was stored with g's property `b` (and `description`) as nulls. Tools written as JSON
+    text (xLAM's datasets store them so) are the tools, not a string."""
+    import pyarrow as pa
+
+    chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    rows = [{"id": f"t{n}", "messages": chat, "tools": tools} for n, tools in enumerate(TOOLS)]
+    if via in ("jsonl", "jsonl_text"):
+        source = tmp_path / "chats.jsonl"
+        text = via == "jsonl_text"
+        source.write_text(
+            "".join(json.dumps(r | ({"tools": json.dumps(r["tools"])} if text else {})) + "\n" for r in rows)
+        )
+    else:
+        source = tmp_path / "chats.parquet"
+        pq.write_table(table_of(rows) if via == "rows" else pa.Table.from_pylist(rows), source)
+    _, con = load(tmp_path, source)
+    stored = con.sql(
+        "SELECT b.body FROM transcripts t JOIN message_bodies b ON b.body_hash = t.tools_hash ORDER BY t.transcript_id"
+    ).fetchall()
+    assert [json.loads(body) for (body,) in stored] == TOOLS
+    if via != "parquet":  # as written (a struct's key order is the first row's: g's description moves)
+        assert [body for (body,) in stored] == [json.dumps(t, separators=(",", ":")) for t in TOOLS]

@@ -183,6 +183,9 @@ def _print_agreement(result: Calibration, corpus: str, step: float) -> None:
     if result.unmatched:
         left = ", ".join(f"{c!r} ({n})" for c, n in result.unmatched.items())
         out.print(escape(f"note: labels on criteria {result.judge} never scored, left out: {left}"))
+    if result.unpaired:
+        left = ", ".join(f"{c!r} ({n})" for c, n in result.unpaired.items())
+        out.print(escape(f"note: criteria with under 2 texts scored by both, left out (texts both scored): {left}"))
     out.print(
         "Fleiss n: the texts every human rated (Fleiss' kappa needs a full table; the other figures use all pairs)"
     )

@@ -163,6 +163,13 @@ def sequential_compare(
         err.print(f"wrote {escape(str(json_out))}")
 
 
+def _figure(value: float | None) -> str:
+    """A summary figure; None (undefined: too few texts, or a side that gave every text one score) as n/a."""
+    from rubricflow.tasks.presentation.tables import show
+
+    return "n/a" if value is None else show(value)
+
+
 def print_comparison(c) -> None:
     from rubricflow.tasks.presentation.tables import show
 
@@ -178,9 +185,14 @@ def print_comparison(c) -> None:
         f"(95% paired bootstrap {show(ci) if ci else 'n/a'})",
         markup=False,
     )
+    from rubricflow.tasks.stats.agreement import MIN_CORRELATION_TEXTS
+
+    few = s["texts_paired"] < MIN_CORRELATION_TEXTS
     out.print(
-        f"Pearson {show(s['pearson'])}  Spearman {show(s['spearman'])}  "
-        f"Kendall tau-b {show(s['kendall_tau_b'])}; "
+        f"Pearson {_figure(s['pearson'])}  Spearman {_figure(s['spearman'])}  "
+        f"Kendall tau-b {_figure(s['kendall_tau_b'])}"
+        + (f" ({s['texts_paired']} texts paired: correlations need {MIN_CORRELATION_TEXTS})" if few else "")
+        + "; "
         f"pass->fail {s['pass_to_fail']}, fail->pass {s['fail_to_pass']}, label changes {s['label_changes']}; "
         f"disqualified A {show(s['dq_rate_a'])} -> B {show(s['dq_rate_b'])}",
         markup=False,

@@ -32,7 +32,7 @@ def show(value, spec: str = ".3f") -> str:
     if isinstance(value, float):  # NaN: undefined (say so); -0.0 reads as 0
         return "n/a" if value != value else format(value + 0.0, spec if abs(value) < 1e6 else ".4g")
     if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, float) for v in value):
-        return f"[{format(value[0], spec)}, {format(value[1], spec)}]"
+        return f"[{format(value[0] + 0.0, spec)}, {format(value[1] + 0.0, spec)}]"
     return str(value)
 
 

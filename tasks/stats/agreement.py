@@ -19,10 +19,13 @@ def bootstrap_mean_ci(
     Drawing n rows with replacement is the same as drawing multinomial counts over the distinct
     values, so the paired bootstrap over millions of deltas costs resamples x distinct values.
     The values are sorted first: the seeded draw depends on their order, and SQL hands them over
-    in whatever order its hash aggregate ends in, so the same data gave different intervals."""
-    order = np.argsort(np.asarray(values, dtype=float), kind="stable")
-    values = np.asarray(values, dtype=float)[order]
-    counts = np.asarray(counts, dtype=np.int64)[order]
+    in whatever order its hash aggregate ends in, so the same data gave different intervals.
+    Values equal to 8 decimals are one value: scores are stored to 9, so the deltas of one score
+    change differ by 1e-9 (-0.166666667, -0.166666666), and split in two they drew other resamples;
+    the means are kept to 7 (deltas that cancel gave -6.6e-11, an interval "below 0" the gate read
+    as a significant drop)."""
+    values, which = np.unique(np.round(np.asarray(values, dtype=float), 8), return_inverse=True)
+    counts = np.bincount(which.ravel(), weights=np.asarray(counts, dtype=float)).astype(np.int64)
     n = int(counts.sum())
     if n < 2:
         return None
@@ -32,9 +35,10 @@ def bootstrap_mean_ci(
     for start in range(0, resamples, chunk):
         draws = rng.multinomial(n, counts / n, size=min(chunk, resamples - start))
         means[start : start + len(draws)] = draws @ values / n
+    means = np.round(means, 7)
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(means, [tail, 100 - tail])
-    return float(lo), float(hi)
+    return float(lo) + 0.0, float(hi) + 0.0  # -0.0 as 0.0
 
 
 def categories(scores, step: float = 1.0) -> np.ndarray:
@@ -87,12 +91,26 @@ def fleiss(codes_by_rater: np.ndarray) -> float:
 
 
 def alpha(data_by_rater, level: Literal["nominal", "ordinal", "interval", "ratio"] = "ordinal") -> float:
-    """Krippendorff's alpha over raters x texts (NaN = not rated)."""
+    """Krippendorff's alpha over raters x texts (NaN = not rated); NaN where it is undefined (one
+    value in all the ratings, or no text rated by two raters: `alpha_undefined` says which)."""
     import krippendorff  # imported when used, like statsmodels
 
+    if alpha_undefined(data_by_rater):
+        return float("nan")
     return float(
         krippendorff.alpha(reliability_data=np.asarray(data_by_rater, dtype=float), level_of_measurement=level)
     )
+
+
+def alpha_undefined(data_by_rater) -> str:
+    """Why Krippendorff's alpha is undefined for these ratings ("" where it is defined): the
+    package raised, and one such criterion cost the whole calibration its figures."""
+    data = np.asarray(data_by_rater, dtype=float)
+    if not ((~np.isnan(data)).sum(axis=0) >= 2).any():
+        return "no text was rated by two of them"
+    if len(np.unique(data[~np.isnan(data)])) < 2:
+        return "every rating is the same"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -136,7 +154,7 @@ def rater_agreement(
         if judge not in by_rater or not people:
             continue
         texts = sorted(t for t in by_rater[judge] if any(t in by_rater[h] for h in people))
-        if len(texts) < 2:
+        if len(texts) < 2:  # said by the caller (`unpaired`): a criterion with one text has no statistic
             continue
         grid = np.array([[by_rater[h].get(t, np.nan) for t in texts] for h in people])  # humans x texts
         consensus = np.nanmean(grid, axis=0)
@@ -147,7 +165,10 @@ def rater_agreement(
         full = ~np.isnan(grid).any(axis=0)
         many = len(people) >= 2
         few, note = len(texts) < MIN_CORRELATION_TEXTS, _why_undefined(judge, j, consensus)
-        baseline: tuple[float | None, float | None] = _human_baseline(grid, step) if many else (None, None)
+        baseline: tuple[float | None, float | None] = (None, None)
+        if many:
+            *baseline, unknown = _human_baseline(grid, step)  # type: ignore[assignment]
+            note = "; ".join(n for n in (note, unknown, _alpha_note(grid, j)) if n)
         out.append(
             RaterAgreement(
                 criterion,
@@ -188,15 +209,41 @@ def _why_undefined(judge: str, j: np.ndarray, consensus: np.ndarray) -> str:
     return "; ".join(said)
 
 
-def _human_baseline(grid: np.ndarray, step: float) -> tuple[float, float]:
-    """Each human against the mean of the other humans (what the judge is held to), averaged."""
-    pearsons, qwks = [], []
+def _alpha_note(grid: np.ndarray, j: np.ndarray) -> str:
+    """Why Krippendorff's alpha is n/a, among the humans or with the judge ("" where it is not)."""
+    said = []
+    for who, data in (("the humans", grid), ("the humans and the judge", np.vstack([grid, j]))):
+        why = alpha_undefined(data)
+        if why:
+            said.append(f"Krippendorff's alpha of {who} is undefined (n/a): {why}")
+    return "; ".join(said)
+
+
+def _human_baseline(grid: np.ndarray, step: float) -> tuple[float, float, str]:
+    """Each human against the mean of the other humans (what the judge is held to), averaged, and
+    why r is n/a where it is: a human who shares fewer than MIN_CORRELATION_TEXTS texts with the
+    others (two points give r = +/-1 whatever the agreement) or gave every shared text one score."""
+    pearsons, qwks, few, constant = [], [], 0, 0
     for i in range(len(grid)):
         rest = np.delete(grid, i, axis=0)
         rated = (~np.isnan(rest)).sum(axis=0)  # a text no other human rated has no mean (not a warning)
         others = np.where(rated > 0, np.nansum(rest, axis=0) / np.maximum(rated, 1), np.nan)
         ok = ~np.isnan(grid[i]) & ~np.isnan(others)
         if ok.sum() > 1:
-            pearsons.append(stats.pearsonr(grid[i][ok], others[ok]).statistic)
             qwks.append(kappas(categories(grid[i][ok], step), categories(others[ok], step))[1])
-    return float(np.mean(pearsons)), float(np.mean(qwks))
+        if ok.sum() < MIN_CORRELATION_TEXTS:
+            few += 1
+            pearsons.append(np.nan)
+        else:
+            mine, theirs = grid[i][ok], others[ok]
+            constant += bool(np.all(mine == mine[0]) or np.all(theirs == theirs[0]))
+            pearsons.append(stats.pearsonr(mine, theirs).statistic)
+    said = [f"{few} share fewer than {MIN_CORRELATION_TEXTS} texts with the others"] if few else []
+    said += [f"{constant} (or the others' mean) gave every shared text one score"] if constant else []
+    defined = [r for r in pearsons if r == r]
+    why = f"human r {'averages' if defined else 'is n/a:'} {len(defined)} of {len(grid)} humans: {' and '.join(said)}"
+    return (
+        float(np.mean(defined)) if defined else float("nan"),
+        float(np.mean(qwks)) if qwks else float("nan"),
+        why if said else "",
+    )

@@ -30,6 +30,7 @@ class Calibration:
     rubric_hash: str | None = None
     judge_hash: str | None = None
     unmatched: dict[str, int] = field(default_factory=dict)  # labels on criteria the judge never scored
+    unpaired: dict[str, int] = field(default_factory=dict)  # criteria with under 2 texts both rated: how many
 
     def as_records(self) -> list[dict]:
         """One flat record per criterion (what --json prints and the `calibrations` table keeps)."""
@@ -154,6 +155,8 @@ def calibration(
     neither a rubric nor a judge rater named, the corpus's own judgments (`own_judge`)."""
     if score not in ("sampled", "weighted"):
         raise InputError(f"--score must be sampled or weighted, not {score!r}")
+    if not (isinstance(step, int | float) and 0 < step < float("inf")):  # 0: every kappa n/a; -1: halves rounded down
+        raise InputError(f"--step (the category width) must be a number above 0, not {step!r}")
     (known,) = db.fetch(con, "corpus_known.sql", corpus=corpus)
     if not known["known"]:
         raise InputError(
@@ -197,8 +200,14 @@ def calibration(
         for criterion, by_rater in sorted(scores.items())
         if judge not in by_rater and any(h in by_rater for h in humans)
     }
+    kept = {r.criterion_id for r in result}
+    unpaired = {  # both rated it, on one text at most: no statistic has a meaning there
+        criterion: sum(t in by_rater[judge] and any(t in by_rater.get(h, {}) for h in humans) for t in by_rater[judge])
+        for criterion, by_rater in sorted(scores.items())
+        if criterion not in kept and judge in by_rater and any(h in by_rater for h in humans)
+    }
     if not result:
         raise CalibrationError(
-            f"no criterion of corpus {corpus!r} has texts scored by both {judge!r} and {', '.join(humans)}"
+            f"no criterion of corpus {corpus!r} has two texts scored by both {judge!r} and {', '.join(humans)}"
         )
-    return Calibration(corpus, judge, humans, step, result, score, rubric_hash, judge_hash, unmatched)
+    return Calibration(corpus, judge, humans, step, result, score, rubric_hash, judge_hash, unmatched, unpaired)

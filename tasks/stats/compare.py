@@ -9,6 +9,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -99,7 +100,8 @@ class Comparison:
     deltas: list[dict] = field(default_factory=list)  # texts per bin of B's score less A's (the A/B page's picture)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), default=str, indent=2)
+        """JSON a reader takes: an undefined figure (NaN) as null, not the bare NaN no JSON allows."""
+        return json.dumps(_nulled(asdict(self)), default=str, indent=2, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str) -> Comparison:
@@ -192,6 +194,8 @@ def compare(
     """Every A/B statistic for two resolved sides (see `judgment_sets`); intervals at `level`."""
     from scipy import stats  # imported when used (~1 s): the scoring flow imports this module for `refresh_stored`
 
+    from rubricflow.tasks.stats.agreement import MIN_CORRELATION_TEXTS
+
     for side, sets in (("a", a), ("b", b)):
         for rubric_hash, judge_hash in sets:
             steps.run_sql(con, "compare_side.sql", side=side, corpus=corpus, rubric=rubric_hash, judge=judge_hash)
@@ -200,11 +204,13 @@ def compare(
     steps.run_sql(con, "compare_pair.sql")
     summary = db.fetch(con, "compare_summary.sql")[0]
     paired = con.execute(db.sql("compare_paired.sql")).fetchnumpy()
+    few = len(paired["score_a"]) < MIN_CORRELATION_TEXTS  # two points give +/-1 whatever the agreement
     summary["kendall_tau_b"] = (
-        float(stats.kendalltau(paired["score_a"], paired["score_b"], variant="b").statistic)
-        if len(paired["score_a"]) > 1
-        else None
+        None if few else float(stats.kendalltau(paired["score_a"], paired["score_b"], variant="b").statistic)
     )
+    for name in ("pearson", "spearman", "kendall_tau_b"):
+        if few or not _defined(summary[name]):  # too few texts, or one side gave every text one score
+            summary[name] = None
     intervals = _bootstrap(con, resamples, seed, level)
     summary["mean_delta_ci"] = intervals.get(None)
     criteria = db.fetch(con, "compare_criteria.sql")
@@ -242,6 +248,21 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, resamples: int, seed: int, level:
         values.append(delta)
         counts.append(n)
     return {k: bootstrap_mean_ci(v, c, resamples=resamples, level=level, seed=seed) for k, (v, c) in grouped.items()}
+
+
+def _defined(value: float | None) -> bool:
+    return value is not None and value == value
+
+
+def _nulled(value: Any) -> Any:
+    """`value` with every NaN (an undefined figure) as None, in lists, tuples and dicts."""
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if isinstance(value, dict):
+        return {k: _nulled(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nulled(v) for v in value]
+    return value
 
 
 def _mcnemar(row: dict) -> float | None:

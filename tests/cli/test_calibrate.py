@@ -113,3 +113,35 @@ def test_labels_for_texts_the_corpus_does_not_have_are_refused_whole(tmp_path):
     assert result.returncode == 2 and "2 of 3 labelled text ids match no text of corpus 'c'" in said and "'yy'" in said
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM labels").fetchone() == (0,)  # nothing stored
+
+
+def test_calibrate_says_n_a_where_a_figure_is_undefined_and_keeps_the_others(tmp_path):
+    """An outside probe: two humans who gave every text 3 made the alpha package raise, and the
+    command ended in a traceback with no figure of any criterion; on 2 texts the human baseline r
+    printed 1.000; --step -1 rounded halves down and --step 0 made every kappa n/a, both exit 0."""
+    import json
+
+    rows = ["text_id,criterion,score,rater"]
+    rows += [f"t{i},same,3,{h}" for i in (1, 2, 3) for h in ("h1", "h2")] + [
+        "t1,same,1,j",
+        "t2,same,3,j",
+        "t3,same,5,j",
+    ]
+    rows += ["t1,two,1,h1", "t2,two,4,h1", "t1,two,2,h2", "t2,two,3,h2", "t1,two,2,j", "t2,two,5,j"]
+    (tmp_path / "labels.csv").write_text("\n".join(rows) + "\n")
+    assert cli(tmp_path, "labels", "labels.csv", "-c", "c").returncode == 0
+    result = cli(tmp_path, "calibrate", "-c", "c", "--judge", "j", "--json")
+    assert result.returncode == 0, result.stderr
+    by_criterion = {r["criterion_id"]: r for r in json.loads(result.stdout)}
+    assert by_criterion["same"]["alpha_humans"] is None and by_criterion["same"]["qwk"] == 0.0
+    assert (
+        by_criterion["two"]["human_pearson"] is None and abs(by_criterion["two"]["human_qwk"] - 0.6) < 1e-9
+    )  # sklearn
+    shown = cli(tmp_path, "calibrate", "-c", "c", "--judge", "j").stdout
+    said = " ".join(shown.split())
+    assert "note: same: the humans gave every text the same score (3)" in said
+    assert "Krippendorff's alpha of the humans is undefined (n/a): every rating is the same" in said
+    assert "note: two: 2 texts: correlations need 3 (n/a); human r is n/a: 0 of 2 humans" in said
+    for step in ("0", "-1"):
+        refused = cli(tmp_path, "calibrate", "-c", "c", "--judge", "j", "--step", step)
+        assert refused.returncode == 2 and "--step (the category width) must be a number above 0" in refused.stderr

@@ -4,9 +4,11 @@ strategies): each side is picked by its judge hash prefix, as `calibrate --judge
 import os
 import subprocess
 
+import pytest
+
 from rubricflow.flows.ingest import ingest_flow
 from rubricflow.flows.score import score_corpus
-from tests.conftest import EXE
+from tests.conftest import EXE, rows
 
 
 def test_two_strategies_of_one_model_are_compared_by_judge_hash(tmp_path, corpus, thread_judge_server):
@@ -52,3 +54,29 @@ def test_a_named_model_finds_the_judgments_of_a_rubric_judged_by_its_own_strateg
     assert ran["judge_hash"] != judge.judge_hash()  # the grouped strategy, not the default holistic
     result = compare_flow("c", "zinsser-judge", "zinsser-judge", warehouse, judge, judge, score=False)
     assert result.summary["texts_paired"] == 3
+
+
+def test_two_paired_texts_give_no_correlation_and_the_json_is_json(tmp_path, corpus, thread_judge_server):
+    """An outside probe: on 2 paired texts `compare` printed Pearson, Spearman and Kendall -1.000
+    (two points lie on a line whatever the agreement), and `--json` wrote a bare NaN (no JSON)."""
+    import json
+
+    server = thread_judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(corpus(2)), warehouse, "c")
+    for strategy in ("holistic", "per_criterion"):
+        score_corpus("c", "writing-quality", warehouse, {"base_url": server.base_url, "strategy": strategy})
+    hashes = [h for (h,) in rows(warehouse, "SELECT judge_hash FROM runs ORDER BY started_at")]
+    out = tmp_path / "ab.json"
+    command = [EXE, "compare", "-c", "c", "--a", "writing-quality", "--no-score", "-w", warehouse, "--json", str(out)]
+    command += ["--judge-hash-a", hashes[0][:10], "--judge-hash-b", hashes[1][:10]]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "250"})
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 0, done.stderr
+    assert "Pearson n/a Spearman n/a Kendall tau-b n/a (2 texts paired: correlations need 3)" in said, said
+    summary = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))["summary"]
+    assert summary["texts_paired"] == 2 and (summary["pearson"], summary["spearman"], summary["kendall_tau_b"]) == (
+        None,
+        None,
+        None,
+    )

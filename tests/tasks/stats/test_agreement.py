@@ -147,3 +147,53 @@ def test_two_texts_give_no_correlation_and_say_why():
     scores["c"]["judge"]["x"], scores["c"]["human"]["x"] = 3.0, 3.0
     [three] = rater_agreement(scores, "judge", ["human"])
     assert three.pearson == pytest.approx(-1.0) and three.note == ""
+
+
+def test_an_undefined_alpha_is_nan_with_the_reason_not_a_crash():
+    """An outside probe: humans who all gave one score, or who rated different texts, made the
+    krippendorff package raise, and `calibrate` lost every criterion's figures to a traceback."""
+    same = {
+        "c": {"h1": dict.fromkeys("abc", 3.0), "h2": dict.fromkeys("abc", 3.0), "j": {"a": 1.0, "b": 3.0, "c": 5.0}}
+    }
+    [row] = rater_agreement(same, "j", ["h1", "h2"])
+    assert np.isnan(row.alpha_humans) and row.alpha_with_judge == pytest.approx(
+        alpha([[3, 3, 3], [3, 3, 3], [1, 3, 5]])
+    )
+    assert "Krippendorff's alpha of the humans is undefined (n/a): every rating is the same" in row.note
+    apart = {
+        "c": {"h1": {"a": 1.0, "b": 2.0}, "h2": {"c": 4.0, "d": 5.0}, "j": {"a": 1.0, "b": 3.0, "c": 4.0, "d": 4.0}}
+    }
+    [row] = rater_agreement(apart, "j", ["h1", "h2"])
+    assert np.isnan(row.alpha_humans) and "no text was rated by two of them" in row.note
+    assert row.alpha_with_judge == pytest.approx(alpha([[1, 2, np.nan, np.nan], [np.nan, np.nan, 4, 5], [1, 3, 4, 4]]))
+
+
+def test_the_human_baseline_r_leaves_out_humans_with_two_shared_texts_and_says_so():
+    """Two points give r = +/-1: the human baseline printed 1.000 on 2 texts."""
+    two = {"c": {"h1": {"a": 1.0, "b": 4.0}, "h2": {"a": 2.0, "b": 3.0}, "j": {"a": 2.0, "b": 5.0}}}
+    [row] = rater_agreement(two, "j", ["h1", "h2"])
+    assert np.isnan(row.human_pearson) and "human r is n/a: 0 of 2 humans: 2 share fewer than 3 texts" in row.note
+    assert row.human_qwk == pytest.approx(0.6)  # kappa on 2 texts stands (sklearn's quadratic kappa: 0.6)
+    # h3 shares 2 texts with the others: left out of the average, which is h1's and h2's
+    texts = {"a": 1.0, "b": 2.0, "c": 4.0, "d": 5.0}
+    three = {"c": {"h1": texts, "h2": {k: v + (k == "b") for k, v in texts.items()}, "h3": {"a": 2.0, "d": 4.0}}}
+    three["c"]["j"] = texts
+    [row] = rater_agreement(three, "j", ["h1", "h2", "h3"])
+    grid = np.array([[texts[t], texts[t] + (t == "b"), {"a": 2.0, "d": 4.0}.get(t, np.nan)] for t in "abcd"]).T
+    expected = []
+    for i in (0, 1):  # each against the mean of the other two where they rated
+        others = np.nanmean(np.delete(grid, i, axis=0), axis=0)
+        expected.append(stats.pearsonr(grid[i], others).statistic)
+    assert row.human_pearson == pytest.approx(np.mean(expected))
+    assert "human r averages 2 of 3 humans: 1 share fewer than 3 texts" in row.note
+
+
+def test_deltas_that_cancel_give_an_interval_that_reaches_zero_not_one_just_below():
+    """Scores are stored to 9 decimals, so the deltas of identical score changes differ by 1e-9
+    (-0.166666667 and -0.166666666): a resample whose deltas cancel came out -6.6e-11, an interval
+    printed [-0.108, -0.000] that the gate read as a significant drop."""
+    noisy = [-0.166666667, -0.166666666, 0.083333333, 0.083333334, 0.0], [6, 6, 5, 5, 4]
+    exact = bootstrap_mean_ci([-1 / 6, 1 / 12, 0.0], [12, 10, 4], resamples=2000, seed=0)
+    assert bootstrap_mean_ci(*noisy, resamples=2000, seed=0) == exact  # the same draws, the same bits
+    lo, hi = exact
+    assert lo < 0 and hi == 0.0 and str(hi) == "0.0"  # the upper end is a resample whose deltas cancel

@@ -43,7 +43,7 @@ def ingest_flow(
     corpus_id = check_corpus_id(corpus_id or kebab(Path(source).stem, "corpus"))
     out_dir = str(corpus_dir(Path(warehouse_path), corpus_id))
     report = normalise(source, out_dir, text_field, max_chars, limit, id_field, encoding, fields, split, trace_format)
-    load(warehouse_path, corpus_id, report, allow_removal)
+    removed = load(warehouse_path, corpus_id, report, allow_removal, partial=limit is not None)
     logger.info(
         "corpus %s: %s rows in, %s quarantined (%s)",
         corpus_id,
@@ -52,6 +52,7 @@ def ingest_flow(
         report.quarantine,
     )
     result = {"corpus_id": corpus_id, **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(report).items()}}
+    result["removed"] = removed
     if announce:
         announce_ingested(result, source, warehouse_path)
     return result

@@ -39,10 +39,12 @@ class Ingested:
     quarantine: str
     reasons: dict[str, int] = field(default_factory=dict)
     split: str | None = None  # the split read from a Hugging Face dataset folder
+    removed: int = 0  # the corpus's texts the source no longer holds, marked removed
 
     def __repr__(self) -> str:
         bad = f", {self.rows_quarantined} quarantined ({self.quarantine})" if self.rows_quarantined else ""
-        return f"<Ingested {self.corpus_id}: {self.rows_ok} texts{bad}>"
+        gone = f", {self.removed} marked removed" if self.removed else ""
+        return f"<Ingested {self.corpus_id}: {self.rows_ok} texts{bad}{gone}>"
 
 
 class Warehouse:

@@ -104,7 +104,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RUBRICFLOW_", extra="ignore", frozen=True)
 
     warehouse: str | None = Field(
-        default=None, description="The warehouse file (default: warehouse/rubricflow.duckdb)."
+        default=None, description="The warehouse file (default: warehouse/rubricflow.duckdb; set but empty: refused)."
     )
     library: str | None = Field(default=None, description="More rubric library folders, separated by `:`.")
     prices: str | None = Field(default=None, description="A price table YAML (USD per 1M tokens) over genai-prices'.")
@@ -131,7 +131,9 @@ class Settings(BaseSettings):
         default=None, description="Seconds a cluster run may take over every shard and attempt (default: none)."
     )
     limits_url: str | None = Field(default=None, description="PostgreSQL holding each key's rate limits (as --limits).")
-    state_dir: str | None = Field(default=None, description="The user's state folder (default: ~/.cache/rubricflow).")
+    state_dir: str | None = Field(
+        default=None, description="The user's state folder (default: ~/.cache/rubricflow; set but empty: refused)."
+    )
     prefect_server: str | None = Field(
         default=None, description="shared (default): the local Prefect server every command shares; else Prefect's own."
     )
@@ -178,6 +180,17 @@ GROUPS: dict[str, type[BaseSettings]] = {
 
 
 _built: tuple[Any, Settings] | None = None
+
+
+def path_setting(value: str | None, variable: str) -> str | None:
+    """A path variable's value, None where it is not set. One set but empty (a shell variable that
+    expanded to nothing: `RUBRICFLOW_WAREHOUSE=$DIR` with DIR unset) is refused: read as unset, a
+    command wrote to the default warehouse in the current folder and ended successful."""
+    if value is not None and not value.strip():
+        from rubricflow.errors import InputError
+
+        raise InputError(f"{variable} is set but empty: unset it for the default, or name a path")
+    return value
 
 
 def settings() -> Settings:

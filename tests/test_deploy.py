@@ -152,3 +152,21 @@ def test_an_empty_command_line_argument_is_refused_before_the_command_runs():
     with pytest.raises(InputError, match=r"option -w is empty"):
         refuse_empty_arguments(["labels", "plan", "-w", " "])
     refuse_empty_arguments(["ingest", "x.jsonl", "-c", "c"])
+
+
+def test_a_path_variable_set_but_empty_is_refused_not_read_as_the_default(tmp_path):
+    """An outside probe: `RUBRICFLOW_WAREHOUSE= rubricflow ingest ...` (a shell variable that expanded
+    to nothing) wrote ./warehouse/rubricflow.duckdb in the current folder and ended successful."""
+    import subprocess
+
+    from tests.conftest import EXE
+
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "hello there"}\n')
+    for variable in ("RUBRICFLOW_WAREHOUSE", "RUBRICFLOW_STATE_DIR"):
+        env = {**os.environ, variable: " "}
+        done = subprocess.run(
+            [EXE, "ingest", "c.jsonl", "-c", "c"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert f"{variable} is set but empty: unset it for the default, or name a path" in done.stderr
+    assert not (tmp_path / "warehouse").exists()

@@ -24,7 +24,7 @@ from rubricflow.rubrics.compiler import Bundle, rubric_document
 from rubricflow.rubrics.model import Rubric
 from rubricflow.rubrics.regex import re2_errors
 from rubricflow.rubrics.scoring import DEFAULT_PASS
-from rubricflow.settings import settings
+from rubricflow.settings import path_setting, settings
 
 from . import analytics
 from .private_files import owner_only
@@ -62,7 +62,7 @@ def disk_full(exc: BaseException) -> bool:
 
 
 def default_path() -> Path:
-    return Path(settings().warehouse or DEFAULT_PATH)
+    return Path(path_setting(settings().warehouse, "RUBRICFLOW_WAREHOUSE") or DEFAULT_PATH)
 
 
 LOCK_WAIT_ENV = "RUBRICFLOW_LOCK_WAIT_S"

@@ -21,11 +21,18 @@ from .sqlfiles import fetch, fetch_tuples, literal, run_sql, sql, transaction
 
 
 def load_corpus(
-    con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path, rows_ok: int, rows_quarantined: int
+    con: duckdb.DuckDBPyConnection,
+    corpus_id: str,
+    source: str,
+    parquet: Path,
+    rows_ok: int,
+    rows_quarantined: int,
+    keep_absent: bool = False,
 ) -> None:
-    """Texts into `texts`; a corpus of transcripts also its messages (the files beside texts.parquet)."""
+    """Texts into `texts`; a corpus of transcripts also its messages (the files beside texts.parquet).
+    `keep_absent`: the source was read in part (`--limit`), so a text it does not hold is not removed."""
     with transaction(con):
-        run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet))
+        run_sql(con, "load_corpus.sql", corpus=corpus_id, parquet=str(parquet), keep_absent=keep_absent)
         load_transcripts(con, corpus_id, parquet.parent)
         run_sql(
             con,
@@ -44,16 +51,18 @@ def load_corpus(
 MAX_REMOVAL_SHARE = 0.5
 
 
-def refuse_mass_removal(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path) -> None:
-    """Refuse, before anything is written, an ingest that would mark more than MAX_REMOVAL_SHARE
-    of the corpus's texts removed."""
+def removals(con: duckdb.DuckDBPyConnection, corpus_id: str, source: str, parquet: Path, refuse: bool) -> int:
+    """How many of the corpus's texts an ingest of `parquet` marks removed (the ingest says so); with
+    `refuse`, one that would mark more than MAX_REMOVAL_SHARE of them is refused before anything is
+    written."""
     [found] = fetch(con, "corpus_removals.sql", corpus=corpus_id, parquet=str(parquet))
-    if found["live"] and found["removed"] / found["live"] > MAX_REMOVAL_SHARE:
+    if refuse and found["live"] and found["removed"] / found["live"] > MAX_REMOVAL_SHARE:
         raise InputError(
             f"{source}: this ingest would mark {found['removed']} of corpus {corpus_id}'s {found['live']} texts "
             f"removed (more than {MAX_REMOVAL_SHARE:.0%}): is it the right file or folder? Nothing was loaded; "
             "pass --allow-removal (allow_removal=True) to remove them"
         )
+    return found["removed"]
 
 
 def load_transcripts(con: duckdb.DuckDBPyConnection, corpus_id: str, folder: Path) -> None:

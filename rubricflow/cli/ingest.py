@@ -30,7 +30,11 @@ def ingest(
     genre_field: str | None = typer.Option(None, help="Column holding each text's genre (default: genre)."),
     max_chars: int = typer.Option(1_000_000, help="Rows with longer texts are quarantined."),
     allow_quarantine: bool = typer.Option(False, help="Exit 0 even when rows were quarantined."),
-    limit: int | None = typer.Option(None, min=1, help="Read only the source's first N rows."),
+    limit: int | None = typer.Option(
+        None,
+        min=1,
+        help="Read only the source's first N rows (a trial: the corpus's other texts are not marked removed).",
+    ),
     encoding: str | None = typer.Option(
         None,
         help="A CSV/TSV's text encoding, e.g. cp1252 for Excel's \"CSV (Comma delimited)\" "
@@ -87,7 +91,8 @@ def print_ingest(report: dict) -> None:
     split = f" (split {report['split']})" if report.get("split") else ""
     out.print(
         f"corpus [bold]{report['corpus_id']}[/]{split}: {report['rows_ok']} texts loaded, "
-        f"{report['rows_quarantined']} rows quarantined, {report['duplicates_identical']} identical duplicates skipped",
+        f"{report['rows_quarantined']} rows quarantined, {report['duplicates_identical']} identical duplicates skipped"
+        + (f", {report['removed']} texts the source no longer holds marked removed" if report.get("removed") else ""),
         highlight=False,
     )
     if report["rows_quarantined"]:

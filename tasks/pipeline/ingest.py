@@ -21,10 +21,15 @@ normalise = task(name="normalise-corpus", cache_policy=NO_CACHE)(ingest_corpus)
 
 
 @task(name="load-corpus", cache_policy=NO_CACHE)
-def load(warehouse_path: str, corpus_id: str, report: IngestReport, allow_removal: bool = False) -> None:
-    """Load the normalised corpus; one that would mark most of the corpus removed is refused unless
-    `allow_removal` (warehouse/steps.refuse_mass_removal)."""
+def load(
+    warehouse_path: str, corpus_id: str, report: IngestReport, allow_removal: bool = False, partial: bool = False
+) -> int:
+    """Load the normalised corpus; the texts it marks removed, how many. One that would mark most of
+    the corpus removed is refused unless `allow_removal` (warehouse/steps.removals); a `partial`
+    read (`--limit`: the source's first rows) removes none (it marked the rest of a corpus removed)."""
     with db.writer(warehouse_path) as con:
-        if not allow_removal:
-            steps.refuse_mass_removal(con, corpus_id, report.source, report.parquet)
-        steps.load_corpus(con, corpus_id, report.source, report.parquet, report.rows_ok, report.rows_quarantined)
+        removed = 0 if partial else steps.removals(con, corpus_id, report.source, report.parquet, not allow_removal)
+        steps.load_corpus(
+            con, corpus_id, report.source, report.parquet, report.rows_ok, report.rows_quarantined, keep_absent=partial
+        )
+    return removed

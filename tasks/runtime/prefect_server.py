@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricflow.errors import TransientError
-from rubricflow.settings import endpoint, environment, settings
+from rubricflow.settings import endpoint, environment, path_setting, settings
 from rubricflow.tasks.runtime import prefect_database
 from rubricflow.tasks.runtime.lease import update_locked
 from rubricflow.tasks.runtime.owner import loopback_only, owner_secret
@@ -61,7 +61,8 @@ class ServerState:
 
 
 def state_dir() -> Path:
-    base = settings().state_dir or Path(endpoint("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
+    given = path_setting(settings().state_dir, "RUBRICFLOW_STATE_DIR")
+    base = given or Path(endpoint("XDG_CACHE_HOME") or Path.home() / ".cache") / "rubricflow"
     path = Path(base)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o077:

@@ -374,7 +374,7 @@ def test_a_warehouse_without_materialised_tables_gets_them_on_a_writers_open(tmp
 def marked_by(con, source: Path) -> set[str]:
     """The texts a re-ingest of `source` marks for the refresh (load_corpus.sql, rolled back)."""
     con.execute("BEGIN")
-    sqlfiles.run_sql(con, "load_corpus.sql", corpus="c", parquet=str(source))
+    sqlfiles.run_sql(con, "load_corpus.sql", corpus="c", parquet=str(source), keep_absent=False)
     marked = {r[0] for r in con.execute("SELECT text_id FROM stale_texts").fetchall()}
     con.execute("ROLLBACK")
     return marked

@@ -1,6 +1,7 @@
 -- Load an ingested corpus (normalised Parquet) into `texts`. A text whose id is already there is
 -- replaced, so a changed text gets a new sha256 and therefore new work cells; a text the new source
--- no longer holds is marked removed (kept as history, no longer scored). Params: $corpus, $parquet.
+-- no longer holds is marked removed (kept as history, no longer scored), unless the source was read
+-- in part (`--limit`: $keep_absent). Params: $corpus, $parquet, $keep_absent.
 
 -- Texts whose scores change are marked for the analytics refresh (warehouse/analytics.py): new,
 -- changed in what the judge sees, in genre or in metadata (a pair's label), back after a removal, or no longer in the source.
@@ -13,7 +14,8 @@ WHERE t.text_id IS NULL OR t.removed_at IS NOT NULL OR t.sha256 <> p.sha256 OR t
    OR t.metadata IS DISTINCT FROM p.metadata::JSON;  -- a pair's label or systems
 INSERT INTO stale_texts
 SELECT corpus_id, text_id FROM texts
-WHERE corpus_id = $corpus AND removed_at IS NULL AND text_id NOT IN (SELECT text_id FROM read_parquet($parquet));
+WHERE corpus_id = $corpus AND removed_at IS NULL AND NOT $keep_absent
+  AND text_id NOT IN (SELECT text_id FROM read_parquet($parquet));
 
 -- Stored with zstd: DuckDB's default analysis of long texts cost 3x the CPU for a 5x larger file
 -- (1M transcripts' renderings: 140 s of CPU; bench/traces.py).
@@ -29,5 +31,5 @@ WHERE h.corpus_id = $corpus AND t.corpus_id = h.corpus_id AND t.text_id = h.text
 
 -- The source is the corpus: texts it no longer holds are removed (and come back if it holds them again).
 UPDATE texts SET removed_at = current_timestamp
-WHERE corpus_id = $corpus AND removed_at IS NULL
+WHERE corpus_id = $corpus AND removed_at IS NULL AND NOT $keep_absent
   AND text_id NOT IN (SELECT text_id FROM read_parquet($parquet));

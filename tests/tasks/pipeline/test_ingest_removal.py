@@ -31,3 +31,21 @@ def test_an_ingest_removing_most_of_a_corpus_is_refused_unless_asked(tmp_path):
     assert _live(tmp_path) == ["a", "b", "x"]
     _ingest(tmp_path, ["y", "z", "w"], allow_removal=True)
     assert _live(tmp_path) == ["w", "y", "z"]
+
+
+def test_a_limited_read_removes_nothing_and_an_ingest_says_what_it_removed(tmp_path):
+    """An outside probe: `ingest --limit 20` of a 30-text corpus printed "20 texts loaded" and marked
+    the other 10 removed (a trial read of the first rows is not the source); a re-ingest of a
+    25-line head said nothing of the 5 texts it marked removed."""
+    from tests.conftest import run_cli
+
+    source = tmp_path / "c.jsonl"
+    source.write_text("".join(json.dumps({"id": f"t{i:02}", "text": f"Text {i}."}) + "\n" for i in range(30)))
+    assert run_cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    limited = run_cli(tmp_path, "ingest", "c.jsonl", "-c", "c", "--limit", "20")
+    assert limited.returncode == 0 and "20 texts loaded" in limited.stdout and "removed" not in limited.stdout
+    assert len(_live(tmp_path)) == 30
+    source.write_text("".join(source.read_text().splitlines(keepends=True)[:25]))
+    head = run_cli(tmp_path, "ingest", "c.jsonl", "-c", "c")
+    assert head.returncode == 0 and "5 texts the source no longer holds marked removed" in " ".join(head.stdout.split())
+    assert len(_live(tmp_path)) == 25

@@ -10,8 +10,7 @@ from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import criterion_rows, md_table, md_text
-from rubricflow.tasks.stats.compare import Comparison, bundle_of, compared, judgment_sets
-from rubricflow.warehouse.store import Store
+from rubricflow.tasks.stats.compare import Comparison, compared, landed_sides, refuse_same_sides, scoring_sides
 
 
 @flow(name="compare-rubrics", log_prints=True)
@@ -29,22 +28,25 @@ def compare_flow(
     judge_hash_a: str | None = None,
     judge_hash_b: str | None = None,
 ) -> Comparison:
-    """`judge_a` / `judge_b`: each side's judge (two models with one rubric is an A/B too).
-    With score=False only landed judgments are compared; `judge_hash_a` / `judge_hash_b` (hash
-    prefixes) pick one judge setup per side, e.g. two strategies of one model."""
+    """`judge_a` / `judge_b`: each side's judge (two models with one rubric is an A/B too). Both
+    sides are resolved before any call (a bad B must not leave A's cells bought), and one rubric
+    version with one judge setup on both sides is refused: a set compared with itself. With
+    score=False only landed judgments are compared; `judge_hash_a` / `judge_hash_b` (hash prefixes)
+    pick one judge setup per side, e.g. two strategies of one model."""
     refuse_unset(corpus_id=corpus_id, rubric_a=rubric_a, rubric_b=rubric_b, warehouse_path=warehouse_path)
     refuse_unset(**{k: j for k, j in (("judge_a", judge_a), ("judge_b", judge_b)) if j is not None})
     logger = get_run_logger()
+    refs, judges = (rubric_a, rubric_b), (judge_a, judge_b)
     if score:
+        side_a, side_b = scoring_sides(refs, judges)  # both resolved and compiled before any call
+        refuse_same_sides([side_a], [side_b], refs)
         ran = [
             score_corpus(corpus_id, ref, warehouse_path, judge or JudgeConfig())
-            for ref, judge in ((rubric_a, judge_a), (rubric_b, judge_b))
+            for ref, judge in zip(refs, judges, strict=True)
         ]
-        a, b = [(ran[0]["rubric_hash"], ran[0]["judge_hash"])], [(ran[1]["rubric_hash"], ran[1]["judge_hash"])]
+        a, b = ([(r["rubric_hash"], r["judge_hash"])] for r in ran)
     else:
-        named = Store(warehouse_path).execute_fn
-        a = named(judgment_sets, corpus_id, rubric_a, _judge_hash(judge_a, rubric_a), allow_mixed, "A", judge_hash_a)
-        b = named(judgment_sets, corpus_id, rubric_b, _judge_hash(judge_b, rubric_b), allow_mixed, "B", judge_hash_b)
+        a, b = landed_sides(warehouse_path, corpus_id, refs, judges, allow_mixed, (judge_hash_a, judge_hash_b))
     result = compared(warehouse_path, corpus_id, a, b, top=top, resamples=resamples)
     logger.info(
         "compared %s vs %s on %s: %s texts paired, mean delta %s",
@@ -60,15 +62,6 @@ def compare_flow(
         f"A/B {result.rubric_a} vs {result.rubric_b} on {corpus_id}",
     )
     return result
-
-
-def _judge_hash(judge: JudgeConfig | None, ref: str) -> str | None:
-    """A side's judge is pinned only when a model is named; otherwise any judge that scored it. The
-    judge as its runs judged the rubric: the rubric's execution strategy where none was given."""
-    if judge is None or "model" not in judge.model_fields_set:
-        return None
-    bundle = bundle_of(ref)
-    return (judge.for_rubric(bundle.rubric) if bundle is not None else judge).judge_hash()
 
 
 def comparison_markdown(c: Comparison) -> str:

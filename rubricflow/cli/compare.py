@@ -88,27 +88,27 @@ def compare(
             "--report take one judge"
         )
 
-    def side_judge(side_model: str | None) -> dict:
-        return judge_settings(side_model, base_url, **(judge or {}))
+    if sequential and (no_score or len(panel) > 1 or report):
+        raise InputError("--sequential judges as it goes: one judge per side, and no --no-score or --report")
+    pairs = [[judge_settings(m, base_url, **(judge or {})) for m in (model_a or one, model_b or one)] for one in panel]
+    refs, prefixes = (a, b or a), (judge_hash_a, judge_hash_b)
+    from rubricflow.tasks.stats.compare import refuse_self_comparisons  # before Prefect starts or a call is bought
 
+    typed_pairs = [(typed(x), typed(y)) for x, y in pairs]
+    refuse_self_comparisons(str(warehouse_path(warehouse)), corpus, refs, typed_pairs, no_score, allow_mixed, prefixes)
     if sequential:
-        if no_score or len(panel) > 1 or report:
-            raise InputError("--sequential judges as it goes: one judge per side, and no --no-score or --report")
         options = {"alpha": alpha, "equivalence": equivalence, "figure": figure, "batch_size": batch_size, "seed": seed}
-        judges = [side_judge(model_a or panel[0]), side_judge(model_b or panel[0])]
-        return sequential_compare(corpus, a, b or a, judges, options, warehouse, json_out)
+        return sequential_compare(corpus, *refs, pairs[0], options, warehouse, json_out)
     start_flows()
     from rubricflow.flows.compare import compare_flow
 
     from .progress import scoring_progress
 
-    for judge_model in panel:
-        judges = [side_judge(side_model) for side_model in (model_a or judge_model, model_b or judge_model)]
+    for judges in pairs:
         with scoring_progress():
             result = compare_flow(
                 corpus,
-                a,
-                b or a,
+                *refs,
                 str(warehouse_path(warehouse)),
                 typed(judges[0]),
                 typed(judges[1]),

@@ -42,17 +42,35 @@ def gate(
     from rubricflow.tasks.stats import gate as gating
 
     settings = gating.load_config(config)  # a bad gate file is refused before any call
+    for option, report in (("--junit", junit), ("--summary", summary)):
+        _check_writable(option, report)  # before any call: not "passed (exit 0)", then exit 2
     path = warehouse_path(warehouse)
     try:
         judge = judge_settings(model, base_url, **(judge or {}))  # the run refuses no endpoint if it has cells
         result = gating.evaluate(path, corpus, _gated_set(corpus, rubric, path, judge, no_score), settings)
-    except RubricflowError as exc:  # the run failed or scored nothing: the gate cannot pass on it
-        result = gating.unevaluated(corpus, rubric, f"{'refused' if isinstance(exc, InputError) else 'failed'}: {exc}")
-        if isinstance(exc, InputError):  # exit 2 in one line, CI's report written all the same
-            _report(result, junit, summary)
-            raise
+    except InputError as exc:  # exit 2 in one line, CI's report (saying exit 2) written all the same
+        _report(gating.unevaluated(corpus, rubric, f"refused (exit 2): {exc}", refused=True), junit, summary)
+        raise
+    except RubricflowError as exc:  # the run failed: the gate cannot pass on it (exit 3)
+        result = gating.unevaluated(corpus, rubric, f"failed: {exc}")
     _report(result, junit, summary)
     raise typer.Exit(result.exit_code)
+
+
+def _check_writable(option: str, path: Path | None) -> None:
+    """A report path CI cannot get is bad usage found before judging, not after the gate's outcome
+    was printed; a file the check creates is removed again (the report writes it at the end)."""
+    if path is None:
+        return
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write there ({exc.strerror or exc})") from None
+    if not existed:
+        path.unlink()
 
 
 def _gated_set(corpus: str, rubric: str, warehouse: Path, judge: dict, no_score: bool) -> tuple[str, str]:
@@ -78,13 +96,10 @@ def _gated_set(corpus: str, rubric: str, warehouse: Path, judge: dict, no_score:
 
 
 def _report(result, junit: Path | None, summary: Path | None) -> None:
-    from rubricflow.tasks.presentation.gate_report import HEADLINE, junit_xml, markdown
+    """The checks' table and outcome line, the JUnit file and the summary: the files first, so the
+    printed "(exit N)" is never followed by another exit when one cannot be written."""
+    from rubricflow.tasks.presentation.gate_report import headline, junit_xml, markdown
 
-    print_rows(
-        f"gate {result.rubric} on {result.corpus}",
-        [{"check": c.name, "result": c.status, "detail": c.message} for c in result.checks],
-    )
-    out.print(f"gate {HEADLINE[result.outcome]} (exit {result.exit_code})", markup=False, highlight=False)
     if junit:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_text(junit_xml(result), encoding="utf-8")
@@ -94,3 +109,8 @@ def _report(result, junit: Path | None, summary: Path | None) -> None:
         with summary.open("a", encoding="utf-8") as fh:  # CI step summaries collect several steps' text
             fh.write(markdown(result) + "\n")
         err.print(f"wrote {escape(str(summary))}")
+    print_rows(
+        f"gate {result.rubric} on {result.corpus}",
+        [{"check": c.name, "result": c.status, "detail": c.message} for c in result.checks],
+    )
+    out.print(f"gate {headline(result)} (exit {result.exit_code})", markup=False, highlight=False)

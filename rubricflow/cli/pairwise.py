@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
+
+from rubricflow.errors import CheckFailed, InputError
 
 from .common import (
     WarehouseOpt,
@@ -47,8 +48,10 @@ def pairwise(
         judge_settings(one, base_url, need_endpoint=True, **(judge or {}))
         for one in (model or [None])  # type: ignore[list-item]  # None: the default model
     ]
-    for ref in rubric:
-        target, bundle = _pair_form(ref, path)
+    check_pair_corpus(path, corpus)  # before any call: scoring a plain corpus buys calls no verdict comes of
+    forms = [_pair_form(ref, path) for ref in rubric]  # every -r compiled before the first call
+    unjudged = []
+    for target, bundle in forms:
         if len(judges) == 1:
             run_score(corpus, str(target), path, judges[0], run_settings(options))
         else:
@@ -56,7 +59,7 @@ def pairwise(
         with db.reader(path) as con:
             rows = pairwise_report(con, corpus, bundle.hash)
         if not rows:
-            out.print(escape(f"no pair verdicts on corpus {corpus}: is it a pair corpus (response_a, response_b)?"))
+            unjudged.append(bundle.id)
             continue
         _print_report(f"{bundle.id} on {corpus}: both orders per pair", rows)
         for judge_hash in dict.fromkeys(r["judge_hash"] for r in rows):
@@ -65,6 +68,22 @@ def pairwise(
         "rule: an order-inconsistent pair counts as a tie; position bias = share of pairs whose verdict "
         "names the same slot in both orders"
     )
+    if unjudged:  # the calls were made and no verdict came of them: not a success
+        raise CheckFailed(f"no pair verdicts of {', '.join(unjudged)} on corpus {corpus}: see the run's errors")
+
+
+def check_pair_corpus(warehouse: Path, corpus: str) -> None:
+    """Refuse a corpus whose texts are not all pairs in both orders (tasks/loaders/pairs.py), as
+    best-of refuses one without candidate sets: its cells would be bought and yield no verdict."""
+    from rubricflow.warehouse import db
+
+    with db.reader(warehouse) as con:
+        [found] = db.fetch(con, "pair_corpus_check.sql", corpus=corpus)
+    if not found["texts"] or found["plain"]:
+        raise InputError(
+            f"corpus {corpus}: not a pair corpus ({found['plain']} of {found['texts']} texts are no pair; every row "
+            "needs prompt, response_a and response_b)"
+        )
 
 
 def _pair_form(ref: str, warehouse: Path) -> tuple[Path, Bundle]:

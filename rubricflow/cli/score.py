@@ -87,6 +87,7 @@ def score(
         routed = score_routed(warehouse_path(warehouse), corpus, rubric, route, typed(judges[0]), run, workers)
         failures += [print_run(warehouse_path(warehouse), summary["run_id"]) for summary in routed]
         rubric = []
+    check_rubrics(rubric)  # every -r before the first call: a bad second rubric must not leave the first bought
     for ref in rubric:
         if cascade:
             from .cascade import run_cascade
@@ -108,6 +109,16 @@ def score(
         )
     if any(failures):
         raise ScoredNothing("; ".join(f for f in failures if f))
+
+
+def check_rubrics(refs: list[str]) -> None:
+    """Resolve and compile every rubric as a run will (a one-line error, exit 2, naming the bad one)
+    before any is scored: a typo in the last -r must not come after the first rubric's calls are bought."""
+    from rubricflow.rubrics.compiler import compile_for_scoring
+    from rubricflow.rubrics.library import resolve
+
+    for ref in refs:
+        compile_for_scoring(resolve(ref), source=ref)
 
 
 def run_score(

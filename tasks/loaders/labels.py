@@ -39,6 +39,27 @@ def _read_csv(path: Path) -> pl.DataFrame:
     return pl.read_csv(text.encode(), separator=csv_delimiter(text.split("\n", 1)[0]), infer_schema=False)
 
 
+def _read_jsonl(path: Path) -> pl.DataFrame:
+    """A label JSONL read line by line by Python's json, as `ingest` reads a corpus: a byte-order mark
+    and CRLF line ends are read, and a line that is not a JSON object is refused naming its line
+    (polars said "failed to determine supertype of struct[4] and list[str]", or "TapeError" at a BOM)."""
+    import polars as pl
+
+    records = []
+    with open(path, encoding="utf-8-sig") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LabelError(f"{path}: line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise LabelError(f"{path}: line {number}: a JSON {type(record).__name__}, not an object")
+            records.append(record)
+    return pl.DataFrame(records, infer_schema_length=None, strict=False)
+
+
 def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
     """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row.
     Long files (text_id, criterion, score[, rater]) and wide ones (an id, one numeric column per
@@ -50,16 +71,20 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
         raise LabelError(f"{path}: no such file")
     readers: dict[str, Callable[[Path], pl.DataFrame]] = {  # a CSV is read as text: ids stay as written
         ".csv": _read_csv,
-        ".jsonl": pl.read_ndjson,
-        ".ndjson": pl.read_ndjson,
+        ".jsonl": _read_jsonl,
+        ".ndjson": _read_jsonl,
         ".parquet": pl.read_parquet,
     }
     if path.suffix.lower() not in readers:
         raise LabelError(f"{path}: unsupported label format {path.suffix!r} (use .csv, .jsonl or .parquet)")
     try:
         frame = readers[path.suffix.lower()](path)
+    except LabelError:
+        raise
     except Exception as exc:  # polars raises several error types for unreadable files
         raise LabelError(f"{path}: cannot be read: {exc}") from None
+    if not frame.height:  # a header alone: "0 labels stored" and exit 0 said nothing was wrong
+        raise LabelError(f"{path}: no labels: the file has no rows")
     frame = _long(frame, path, rater)
     _scalars_only(frame, path)
     frame = frame.select(

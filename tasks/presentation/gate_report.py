@@ -8,6 +8,12 @@ from rubricflow.tasks.presentation.tables import md_table, md_text
 from rubricflow.tasks.stats.gate import ERROR, FAILED, PASSED, GateResult
 
 HEADLINE = {PASSED: "passed", FAILED: "FAILED", ERROR: "COULD NOT EVALUATE"}
+REFUSED = "REFUSED: unusable input"  # exit 2, not an evaluation that could not be made (exit 3)
+
+
+def headline(result: GateResult) -> str:
+    """The outcome as the terminal, the step summary and the JUnit file all say it."""
+    return REFUSED if result.refused else HEADLINE[result.outcome]
 
 
 def junit_xml(result: GateResult) -> str:
@@ -44,7 +50,7 @@ def _properties(result: GateResult) -> dict[str, str]:
         "rubric": result.rubric,
         "rubric_hash": result.judgment_set[0],
         "judge_hash": result.judgment_set[1],
-        "outcome": result.outcome,
+        "outcome": "refused" if result.refused else result.outcome,
     }
     if result.baseline:
         found["baseline"] = result.baseline
@@ -60,7 +66,7 @@ def markdown(result: GateResult) -> str:
     ]
     baseline = f"; baseline {md_text(result.baseline)}" if result.baseline else ""
     return (
-        f"## rubricflow gate: {HEADLINE[result.outcome]}\n\n"
+        f"## rubricflow gate: {headline(result)}\n\n"
         f"{md_text(result.rubric)} on corpus {md_text(result.corpus)}{baseline}: "
         f"{m['scored_texts']} of {m['texts']} texts scored\n\n" + md_table(rows)
     )

@@ -13,12 +13,14 @@ from typing import Any
 
 import duckdb
 
-from rubricflow.errors import CheckFailed
+from rubricflow.errors import CheckFailed, InputError
 from rubricflow.rubrics.algebra import changed_criteria
-from rubricflow.rubrics.compiler import Bundle, compile_or_raise
+from rubricflow.rubrics.compiler import Bundle, compile_for_scoring, compile_or_raise
 from rubricflow.rubrics.formats import rubric_from_data
 from rubricflow.rubrics.library import Library, LibraryError, resolve
+from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.warehouse import db, steps
+from rubricflow.warehouse.store import Store
 
 JudgmentSet = tuple[str, str]  # (rubric_hash, judge_hash)
 
@@ -79,6 +81,73 @@ def judgment_sets(
             f"or --judge-hash-{side.lower()} (a judge hash prefix), or pass --allow-mixed to take each text's latest judgment"
         )
     return [(rh, jh) for rh, jh, _, _ in rows]
+
+
+def scoring_sides(refs: tuple[str, str], judges: tuple[JudgeConfig | None, JudgeConfig | None]) -> list[JudgmentSet]:
+    """The judgment set each side's scoring will land in, both rubrics resolved and compiled before
+    any call: a side B that does not resolve must not leave side A's cells bought."""
+    sides = []
+    for ref, judge in zip(refs, judges, strict=True):
+        bundle = compile_for_scoring(resolve(ref), source=ref)
+        sides.append((bundle.hash, (judge or JudgeConfig()).for_rubric(bundle.rubric).judge_hash()))
+    return sides
+
+
+def landed_sides(
+    warehouse_path: str | Path,
+    corpus: str,
+    refs: tuple[str, str],
+    judges: tuple[JudgeConfig | None, JudgeConfig | None],
+    allow_mixed: bool,
+    prefixes: tuple[str | None, str | None] = (None, None),
+) -> tuple[list[JudgmentSet], list[JudgmentSet]]:
+    """The landed judgment sets of each side (`judgment_sets`), for an A/B that judges nothing."""
+    named = Store(warehouse_path).execute_fn
+    a, b = (
+        named(judgment_sets, corpus, ref, _judge_hash(judge, ref), allow_mixed, side, prefix)
+        for ref, judge, side, prefix in zip(refs, judges, "AB", prefixes, strict=True)
+    )
+    return a, b
+
+
+def _judge_hash(judge: JudgeConfig | None, ref: str) -> str | None:
+    """A side's judge is pinned only when a model is named; otherwise any judge that scored it. The
+    judge as its runs judged the rubric: the rubric's execution strategy where none was given."""
+    if judge is None or "model" not in judge.model_fields_set:
+        return None
+    bundle = bundle_of(ref)
+    return (judge.for_rubric(bundle.rubric) if bundle is not None else judge).judge_hash()
+
+
+def refuse_same_sides(a: list[JudgmentSet], b: list[JudgmentSet], refs: tuple[str, str]) -> None:
+    """One rubric version judged by one judge setup on both sides: the A/B would compare a judgment
+    set with itself (every delta 0) and still look like a result, so it is refused as bad input."""
+    if sorted(a) != sorted(b):
+        return
+    raise InputError(
+        f"--a {refs[0]!r} and --b {refs[1]!r} are one rubric version (rubric {a[0][0][:12]}) judged by one "
+        f"judge setup (judge {a[0][1][:12]}): nothing to compare; give --b another rubric version, or each "
+        "side its own judge (--model-a/--model-b, or --judge-hash-a/--judge-hash-b with --no-score)"
+    )
+
+
+def refuse_self_comparisons(
+    warehouse_path: str | Path,
+    corpus: str,
+    refs: tuple[str, str],
+    pairs: list[tuple[JudgeConfig, JudgeConfig]],
+    landed: bool,
+    allow_mixed: bool = False,
+    prefixes: tuple[str | None, str | None] = (None, None),
+) -> None:
+    """Every A/B a command would run (one per judge pair), checked before any of them starts: both
+    rubrics resolve (scoring) or both sides' landed sets are found (`landed`), and neither is the other."""
+    for judges in pairs:
+        if landed:
+            a, b = landed_sides(warehouse_path, corpus, refs, judges, allow_mixed, prefixes)
+        else:
+            a, b = ([side] for side in scoring_sides(refs, judges))
+        refuse_same_sides(a, b, refs)
 
 
 @dataclass

@@ -5,7 +5,8 @@ interval of the mean delta at 1 - alpha lies wholly below zero, or McNemar's tes
 pass -> fail than fail -> pass at p < alpha.
 
 A gate never passes on too little evidence: coverage below the floor, or a baseline with no
-paired text, makes every check an error and the outcome "could not evaluate"."""
+paired text, makes every check an error and the outcome "could not evaluate". Unusable input (an
+unknown corpus, rubric or baseline, a baseline that is the gated set itself) is refused: exit 2."""
 
 from __future__ import annotations
 
@@ -16,11 +17,19 @@ import duckdb
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubricflow.errors import InputError, RubricflowError
-from rubricflow.tasks.stats.compare import Comparison, JudgmentSet, compared, judgment_sets
+from rubricflow.tasks.stats.compare import (
+    CompareError,
+    Comparison,
+    JudgmentSet,
+    MixedHashesError,
+    compared,
+    judgment_sets,
+)
 from rubricflow.warehouse import db
 
 PASSED, FAILED, ERROR = "passed", "failed", "error"
-EXIT_CODES = {PASSED: 0, FAILED: 1, ERROR: 3}  # 2: unusable input or usage (rubricflow.errors)
+EXIT_CODES = {PASSED: 0, FAILED: 1, ERROR: 3}
+REFUSED_EXIT = 2  # unusable input or usage (rubricflow.errors): reported as an error, exit 2
 
 
 class _Strict(BaseModel):
@@ -84,6 +93,7 @@ class GateResult:
     metrics: dict
     checks: list[Check] = field(default_factory=list)
     baseline: str | None = None
+    refused: bool = False  # unusable input: every check an error, but exit 2, not 3
 
     @property
     def outcome(self) -> str:
@@ -92,7 +102,7 @@ class GateResult:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.outcome]
+        return REFUSED_EXIT if self.refused else EXIT_CODES[self.outcome]
 
 
 def evaluate(warehouse: str | Path, corpus: str, gated: JudgmentSet, config: GateConfig) -> GateResult:
@@ -139,11 +149,38 @@ def _baseline_sets(con: duckdb.DuckDBPyConnection, corpus: str, ref: str, gated:
     if run:
         if run[0]["corpus_id"] != corpus:
             raise InputError(f"baseline run {ref} scored corpus {run[0]['corpus_id']!r}, not {corpus!r}")
-        return [(run[0]["rubric_hash"], run[0]["judge_hash"])]
+        found = [(run[0]["rubric_hash"], run[0]["judge_hash"])]
+    else:
+        found = _rubric_baseline(con, corpus, ref, gated)
+    if found == [gated]:  # every delta 0 with a zero-width interval: a vacuous pass
+        raise InputError(
+            f"gate regression.baseline {ref!r} is the gated judgment set itself (rubric {gated[0][:12]}, "
+            f"judge {gated[1][:12]}): nothing to regress against; name another rubric version or run"
+        )
+    return found
+
+
+def _rubric_baseline(con: duckdb.DuckDBPyConnection, corpus: str, ref: str, gated: JudgmentSet) -> list[JudgmentSet]:
+    """A baseline named as a rubric: unknown, never scored on the corpus or ambiguous is bad input
+    (exit 2, as for the gated rubric), not a gate that could not evaluate."""
     try:
         return judgment_sets(con, corpus, ref, gated[1], False, "baseline")
     except RubricflowError:
+        pass
+    try:
         return judgment_sets(con, corpus, ref, None, False, "baseline")
+    except MixedHashesError:
+        sets = judgment_sets(con, corpus, ref, None, True, "baseline")
+        listed = "; ".join(f"rubric {rh[:12]} judge {jh[:12]}" for rh, jh in sets)
+        raise InputError(
+            f"gate regression.baseline {ref!r} matches several judgment sets on corpus {corpus!r} ({listed}); "
+            "name one version (id@version or a rubric hash prefix) or a run id"
+        ) from None
+    except CompareError:
+        raise InputError(
+            f"gate regression.baseline {ref!r} is no run id and no rubric with judgments on corpus {corpus!r}; "
+            "name a run id or a rubric version scored on it (`rubricflow score` it first)"
+        ) from None
 
 
 def _coverage_check(metrics: dict, floor: float) -> Check:
@@ -214,7 +251,9 @@ def _flip_check(name: str, pass_to_fail: int, fail_to_pass: int, alpha: float) -
     return Check(name, "regression", FAILED if dropped else PASSED, p, f"alpha {alpha:g}", message)
 
 
-def unevaluated(corpus: str, rubric: str, message: str) -> GateResult:
-    """The result of a gate whose scoring run failed or scored nothing: one error, never a pass."""
+def unevaluated(corpus: str, rubric: str, message: str, refused: bool = False) -> GateResult:
+    """The result of a gate whose scoring run failed or scored nothing (exit 3), or whose input was
+    unusable (`refused`, exit 2): one error, never a pass."""
     metrics = {"texts": 0, "scored_texts": 0, "overall": None, "pass_rate": None, "coverage": 0.0}
-    return GateResult(corpus, rubric, ("", ""), metrics, [Check("score", "score", ERROR, None, "", message)])
+    checks = [Check("score", "score", ERROR, None, "", message)]
+    return GateResult(corpus, rubric, ("", ""), metrics, checks, refused=refused)

@@ -37,10 +37,17 @@ def test_labels_import_refuses_bad_files(tmp_path):
     (tmp_path / "bad.csv").write_text("text_id,criterion,score,rater\nt1,c,high,h\n")
     (tmp_path / "cols.csv").write_text("id,score\n1,2\n")
     (tmp_path / "nan.csv").write_text("text_id,criterion,score,rater\nt1,c,3,h\nt2,c,NaN,h\n")  # crashed calibrate
+    # an outside probe: a header alone stored "0 labels" with exit 0; polars' JSON reader named no line
+    (tmp_path / "header.csv").write_text("text_id,criterion,score,rater\n")
+    (tmp_path / "array.jsonl").write_text('{"text_id": "t1", "criterion": "c", "score": 3}\n["t2", "c", 4]\n')
+    (tmp_path / "cut.jsonl").write_text('{"text_id": "t1", "criterion": "c", "score": 3}\n{"text_id": "t2", "crit')
     for name, message in (
         ("bad.csv", "bad.csv: row 1: score 'high' is not a finite number"),
         ("nan.csv", "nan.csv: row 2: score 'NaN' is not a finite number"),  # as written in the file
         ("cols.csv", "cols.csv: missing columns ['criterion']"),
+        ("header.csv", "header.csv: no labels: the file has no rows"),
+        ("array.jsonl", "array.jsonl: line 2: a JSON list, not an object"),
+        ("cut.jsonl", "cut.jsonl: line 2: not JSON (Unterminated string"),
     ):
         result = subprocess.run(
             [EXE, "labels", name, "-c", "x", "-w", "w.duckdb"],
@@ -50,6 +57,11 @@ def test_labels_import_refuses_bad_files(tmp_path):
             env={**os.environ, "COLUMNS": "200"},
         )
         assert result.returncode == 2 and message in " ".join(result.stderr.split()), result.stderr
+    # Windows' Notepad writes a byte-order mark and CRLF line ends: the file is read as written
+    bom = '\ufeff{"text_id": "t1", "criterion": "c", "score": 3}\r\n{"text_id": "t2", "criterion": "c", "score": 4}\r\n'
+    (tmp_path / "bom.jsonl").write_bytes(bom.encode())
+    stored = cli(tmp_path, "labels", "bom.jsonl", "-c", "x")
+    assert stored.returncode == 0 and "2 labels for corpus x from bom.jsonl" in stored.stdout, stored.stderr
 
 
 def test_calibrate_picks_a_judge_setup_keeps_its_figures_and_speaks_json(tmp_path, thread_judge_server):

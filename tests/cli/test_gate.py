@@ -77,12 +77,72 @@ def test_regression_fails_only_on_a_significant_drop(scored):
     )
     assert b >= 25 and c == 0 and found["regression pass_rate"][0] == "failure"
     assert p == pytest.approx(stats.chi2.sf((abs(b - c) - 1) ** 2 / (b + c), 1), rel=1e-3)
-    # the same version against itself (by run id): no drop, a pass
+    # the lenient version against the harsh one: a rise, no drop, a pass
+    rise = gate(home, w, "regression: {baseline: llm-slop@1.1.0}\n", "-r", "llm-slop", "--no-score")
+    assert rise.returncode == 0 and "gate passed (exit 0)" in rise.stdout, rise.stdout + rise.stderr
+    assert re.search(r"regression overall: delta \+0\.[0-9]*[1-9]", rise.stdout), rise.stdout
+
+
+def refusal(result) -> str:
+    """The one error line of a run refused as bad input (exit 2); its printout and exit code agree."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "(exit 3)" not in result.stdout
+    assert "(exit 0)" not in result.stdout and "(exit 1)" not in result.stdout
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    return line
+
+
+@pytest.mark.parametrize(
+    "baseline",
+    ["llm-slopp@1.0.0", "llm-slop@1.0.1", "0123456789abcdef-no-run", "writing-quality"],
+)
+def test_a_baseline_that_names_no_scored_rubric_or_run_is_bad_input(scored, baseline):
+    """An outside probe: a misspelled baseline ended "could not evaluate" (exit 3) while the same
+    typo on the gated side is bad input (exit 2, docs/gate.md); a rubric never scored here too."""
+    home, w, server = scored
+    result = gate(home, w, f"regression: {{baseline: {baseline}}}\n", "-r", "llm-slop", "--no-score")
+    line = refusal(result)
+    assert f"regression.baseline {baseline!r}" in line and "'c'" in line, line
+    assert "gate REFUSED: unusable input (exit 2)" in result.stdout
+
+
+def test_a_baseline_that_is_the_gated_set_itself_is_refused(scored):
+    """An outside probe: gating llm-slop against llm-slop@1.0.0 passed every regression check with
+    "delta +0.0000 (CI 0 to 0)", exit 0: the set against itself can never drop."""
+    home, w, server = scored
     [[run_id]] = rows(
         home / "w.duckdb", "SELECT run_id FROM runs JOIN rubrics USING (rubric_hash) WHERE version = '1.0.0'"
     )
-    same = gate(home, w, f"regression: {{baseline: {run_id}}}\n", "-r", "llm-slop", "--no-score")
-    assert same.returncode == 0, same.stdout + same.stderr
+    for baseline in ("llm-slop@1.0.0", run_id):
+        junit = home / "self.xml"
+        config = f"thresholds: {{overall: 0.1}}\nregression: {{baseline: {baseline}}}\n"
+        result = gate(home, w, config, "-r", "llm-slop", "--no-score", "--junit", str(junit))
+        assert "the gated judgment set itself" in refusal(result), result.stderr
+        assert "delta +0.0000" not in result.stdout
+        [(outcome, said)] = cases(junit).values()
+        assert outcome == "error" and said.startswith("refused (exit 2): gate regression.baseline")
+
+
+def test_an_unwritable_report_path_is_refused_before_any_judging(scored, tmp_path):
+    """An outside probe: --junit to a path that cannot be written printed "gate passed (exit 0)",
+    then exited 2. Now refused first: nothing judged, no outcome printed."""
+    home, w, server = scored
+    warehouse = tmp_path / "w.duckdb"
+    shutil.copy(home / "w.duckdb", warehouse)
+    (tmp_path / "file").write_text("a file, not a folder")
+    judged, before = server.stats()["answered"], rows(warehouse, "SELECT count(*) FROM completions")
+    for option in ("--junit", "--summary"):
+        bad = tmp_path / "file" / "report"
+        args = ["-r", "writing-quality", "--base-url", server.base_url, option, str(bad)]
+        result = gate(tmp_path, ["-w", str(warehouse)], "thresholds: {overall: 0.1}\n", *args)
+        line = refusal(result)
+        assert f"{option} {bad}: cannot write there" in line and "gate " not in result.stdout, line
+    assert server.stats()["answered"] == judged
+    assert rows(warehouse, "SELECT count(*) FROM completions") == before
+    ok = gate(
+        home, w, "thresholds: {overall: 0.1}\n", "-r", "llm-slop", "--no-score", "--junit", str(tmp_path / "new.xml")
+    )
+    assert ok.returncode == 0 and cases(tmp_path / "new.xml")["overall"][0] == "passed"
 
 
 def test_a_gate_that_cannot_evaluate_fails(scored, tmp_path):
@@ -140,16 +200,41 @@ def test_a_bad_gate_file_is_refused(scored, config, message):
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["-c", "nosuch", "-r", "llm-slop"], "no corpus 'nosuch' in"), (["-r", "llm-slpo"], "no judgments of 'llm-slpo'")],
+    [
+        (["-c", "nosuch", "-r", "llm-slop"], "no corpus 'nosuch' in"),
+        (["-r", "llm-slpo"], "no judgments of 'llm-slpo'"),
+        (["-r", "writing-quality"], "no judgments of 'writing-quality' on corpus 'c'"),
+    ],
 )
 def test_no_score_on_an_unknown_corpus_or_rubric_is_bad_input_and_still_writes_junit(scored, args, message):
-    """Exit 2 (docs/gate.md), not 3 ("could not evaluate"); CI's JUnit report says why all the same."""
+    """Exit 2 (docs/gate.md), not 3 ("could not evaluate"); CI's JUnit report says why all the same,
+    and the printout names exit 2 too (it said "COULD NOT EVALUATE (exit 3)" before exiting 2)."""
     home, w, server = scored
-    junit = home / f"bad-{args[1]}.xml"
-    result = gate(home, w, "thresholds: {overall: 0.1}\n", *args, "--no-score", "--junit", str(junit))
-    assert result.returncode == 2 and message in result.stderr, result.stdout + result.stderr
+    junit, md = home / f"bad-{args[-1]}.xml", home / f"bad-{args[-1]}.md"
+    config = "thresholds: {overall: 0.1}\n"
+    result = gate(home, w, config, *args, "--no-score", "--junit", str(junit), "--summary", str(md))
+    assert message in refusal(result)
+    assert "gate REFUSED: unusable input (exit 2)" in result.stdout
     [(outcome, said)] = cases(junit).values()
-    assert outcome == "error" and message in said
+    assert outcome == "error" and said.startswith("refused (exit 2): ") and message in said
+    assert "refused (exit 2)" in md.read_text()
+
+
+def test_an_unknown_criterion_or_an_endpoint_that_never_answers_prints_the_exit_it_ends_with(scored, tmp_path):
+    """An outside probe: both printed "gate COULD NOT EVALUATE (exit 3)" and then exited 2."""
+    home, w, server = scored
+    warehouse = tmp_path / "w.duckdb"
+    shutil.copy(home / "w.duckdb", warehouse)
+    where = ["-w", str(warehouse)]
+    criterion = gate(tmp_path, where, "thresholds: {criteria: {tone: 0.5}}\n", "-r", "llm-slop", "--no-score")
+    assert "criteria ['tone']" in refusal(criterion)
+    assert "gate REFUSED: unusable input (exit 2)" in criterion.stdout
+    args = ["-r", "writing-quality", "--base-url", "http://127.0.0.1:9/v1", "--junit", str(tmp_path / "e.xml")]
+    down = gate(tmp_path, where, "thresholds: {overall: 0.1}\n", *args)
+    assert "the endpoint refused, never answered" in refusal(down)
+    assert "gate REFUSED: unusable input (exit 2)" in down.stdout
+    [(outcome, said)] = cases(tmp_path / "e.xml").values()
+    assert outcome == "error" and said.startswith("refused (exit 2): the endpoint")
 
 
 def test_the_docs_page_documents_the_exit_codes_and_a_working_gate_file(tmp_path):

@@ -103,7 +103,7 @@ def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_
         "--a",
         "llm-slop",
         "--b",
-        "llm-slop",
+        "writing-quality",  # llm-slop against itself, by one judge, is refused: nothing compared
         "--base-url",
         server.base_url,
         "--model",

@@ -140,10 +140,17 @@ class Library:
         if entry is None:
             entry = self._by_path.get(Path(ref).resolve()) if os.sep in ref or "." in ref else None
         if entry is None:
-            close = [i for i in self._latest if name in i or i in name][:5]
-            hint = f"; did you mean {', '.join(close)}?" if close else "; `rubricflow rubric list` shows them all"
-            raise LibraryError(f"no rubric named {ref!r} in the library{hint}")
+            raise LibraryError(f"no rubric named {ref!r} in the library{self._hint(name, version)}")
         return entry
+
+    def _hint(self, name: str, version: str) -> str:
+        """What the user may have meant: the versions of a name asked at a version it does not have,
+        else names like it."""
+        versions = [e.version for e in self.entries() if e.id == name]
+        if version and versions:
+            return f"; {name} has version(s) {', '.join(versions)}"
+        close = [i for i in self._latest if name in i or i in name][:5]
+        return f"; did you mean {', '.join(close)}?" if close else "; `rubricflow rubric list` shows them all"
 
     def bundle(self, ref: str) -> Bundle:
         entry = self.get(ref)
@@ -180,6 +187,8 @@ def resolve(ref: str, library: Library | None = None) -> Rubric:
     path = Path(ref)
     if path.is_file():
         return _single(path)
+    if path.is_dir() and (os.sep in ref or ref.startswith(".")):  # a path, not a library name that names a folder
+        raise RubricImportError(path, "is a folder, not a rubric file (`rubricflow rubric validate` reads a folder)")
     try:
         return (library or Library()).get(ref).rubric
     except LibraryError:

@@ -101,4 +101,6 @@ def print_ingest(report: dict) -> None:
         with open(report["quarantine"], encoding="utf-8") as fh:
             for line in list(fh)[:5]:
                 row = json.loads(line)
-                err.print(f"  {row['source']}: row {row['row']}: {row['reason']}", highlight=False, markup=False)
+                folder = row.get("text_id") is not None and Path(row["source"]).is_dir()
+                named = f" (file {row['text_id']})" if folder else ""  # a folder's row is one of its files
+                err.print(f"  {row['source']}: row {row['row']}{named}: {row['reason']}", highlight=False, markup=False)

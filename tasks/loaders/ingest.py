@@ -27,7 +27,7 @@ from rubricflow.errors import InputError
 from rubricflow.tasks.loaders.candidates import expand_sets, is_candidate_set
 from rubricflow.tasks.loaders.hf_datasets import dataset_records, find_dataset
 from rubricflow.tasks.loaders.pairs import expand_pairs, is_pair_record
-from rubricflow.tasks.loaders.trace_formats import detect_format, trace_records
+from rubricflow.tasks.loaders.trace_formats import detect_format, first_record, trace_records
 from rubricflow.tasks.loaders.transcripts import (
     TranscriptWriter,
     id_text,
@@ -471,6 +471,11 @@ def corpus_records(
     """(the split read, the source's rows): a Hugging Face dataset folder's chosen split, an agent
     trace file's transcripts (tasks/loaders/trace_formats.py), else (None, the file or folder as
     `_records` reads it). `split` on anything else is an error, not ignored."""
+    if trace_format == "openai" and not source.is_dir() and not is_transcript_record(first_record(source)):
+        raise CorpusError(  # asked for chats, a file of plain texts loaded as plain texts: other work than asked
+            f"{source}: --format openai: its first row is no chat transcript (a `messages` list of role/content "
+            "messages); leave --format out for a corpus of texts"
+        )
     trace_format = trace_format or detect_format(source)
     if trace_format not in (None, "openai"):
         return None, trace_records(source, trace_format)

@@ -56,6 +56,12 @@ def detect_format(path: Path) -> str | None:
     return None
 
 
+def first_record(path: Path) -> Any:
+    """A JSON or JSON-lines file's first record (a JSON file's first element); None where none reads."""
+    head = _first_record(path)
+    return head[0] if isinstance(head, list) and head else head
+
+
 def _first_record(path: Path) -> Any:
     try:
         if path.suffix.lower() == ".json":

@@ -149,3 +149,25 @@ def test_bad_commands(landed, args, message):
     result = run(*args, cwd=landed)
     assert result.returncode != 0 and message in said(result), said(result)
     assert ("good", 5) in texts(landed)
+
+
+def test_what_an_outside_probe_found_unsaid_is_said(tmp_path):
+    """`ingest --format openai` of a file of plain texts loaded them as texts (other work than asked);
+    a folder's quarantined row named the folder, not its file; `-r ./folder` was "no rubric named
+    './folder' in the library"; `llm-slop@9.9.9` did not say which versions there are."""
+    (tmp_path / "plain.jsonl").write_text('{"id": "a", "text": "hello there"}\n')
+    asked = run("ingest", "plain.jsonl", "-c", "p", "--format", "openai", "-w", "w.duckdb", cwd=tmp_path)
+    assert asked.returncode == 2 and "plain.jsonl: --format openai: its first row is no chat transcript" in said(asked)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("A note with words in it.")
+    (tmp_path / "notes" / "b.txt").write_text("")
+    folder = run("ingest", "notes", "-c", "n", "-w", "w.duckdb", "--allow-quarantine", cwd=tmp_path)
+    assert folder.returncode == 0 and "notes: row 2 (file b.txt): empty text" in said(folder)
+    for ref, message in (
+        ("./notes", "notes: is a folder, not a rubric file"),
+        ("llm-slop@9.9.9", "no rubric named 'llm-slop@9.9.9' in the library; llm-slop has version(s) 1.0.0"),
+    ):
+        refused = run(
+            "score", "-c", "n", "-r", ref, "-w", "w.duckdb", "--base-url", "http://127.0.0.1:9/v1", cwd=tmp_path
+        )
+        assert refused.returncode == 2 and message in said(refused), said(refused)

@@ -74,6 +74,11 @@ def route_corpus(warehouse: Path, corpus: str, refs: list[str], selector: str) -
         ref = ref_of[id(rubric)]
         routed[ref].append(text_id)
         rows.append((text_id, coproduct.value(record), choice, hashes[ref]))
+    if choices and all(value in (None, "") for _, value, _, _ in rows):  # a misspelt key: all to the default
+        raise InputError(
+            f"--route {selector}: no text of corpus {corpus!r} has a value there, so no choice "
+            f"({', '.join(sorted(choices))}) could take any; is the field spelt as the texts have it?"
+        )
     store.execute_fn(check_routed_inputs, corpus, {ref: (bundles[ref], ids) for ref, ids in routed.items()})
     store.execute_write_fn(steps.record_routes, corpus, selector, rows)
     return routed

@@ -116,7 +116,7 @@ def connect(
                     return duckdb.connect(str(path), read_only=True, config=config)
                 return _attach_writer(path, config)
             except duckdb.IOException as exc:
-                if "lock" in str(exc).lower():  # a reader too: the viewer may hold a writer for labels
+                if _held(exc):  # a reader too: the viewer may hold a writer for labels
                     mark = _mark_waiting(path)
                 _wait_or_raise(path, exc, deadline, pause, waits_s)
                 if pause == 0.05:  # the first wait: say who holds the file, once
@@ -215,14 +215,33 @@ def seconds(value: float) -> str:
 def _wait_or_raise(path: Path, exc: duckdb.IOException, deadline: float, pause: float, waited_s: float) -> None:
     """Sleep before the next try while the file is locked and time is left; else raise, saying how
     long this call waited (`waited_s`: its own wait, which a caller may set; the viewer's short
-    waits said the default 60 s)."""
-    if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
-        waited = f" (waited {seconds(waited_s)}; ${LOCK_WAIT_ENV} sets how long)" if "lock" in str(exc).lower() else ""
+    waits said the default 60 s). Only a lock is waited for: a folder or a file that is not DuckDB's
+    was reported as locked, which sent the user to look for a process that did not exist."""
+    if not _held(exc):
+        raise _not_a_warehouse(path, exc) from None
+    if time.monotonic() >= deadline:
         raise WarehouseLocked(
             f"warehouse {path} is locked by another process (DuckDB allows one writer, or readers only)"
-            f"{waited}; wait for it to finish or use another --warehouse. ({exc})"
+            f" (waited {seconds(waited_s)}; ${LOCK_WAIT_ENV} sets how long); wait for it to finish"
+            f" or use another --warehouse. ({exc})"
         ) from None
     time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+
+
+def _held(exc: duckdb.IOException) -> bool:
+    """Whether DuckDB refused the file because another process holds its lock (a bare "lock" also
+    matched a path such as /srv/blocks/x.duckdb, which then waited out the full lock wait)."""
+    said = str(exc).lower()
+    return "could not set lock" in said or "conflicting lock" in said
+
+
+def _not_a_warehouse(path: Path, exc: duckdb.IOException) -> WarehouseError:
+    """The error for a file DuckDB cannot open for a reason other than a lock: waiting would not help."""
+    if path.is_dir():
+        return WarehouseError(f"warehouse {path} is a folder, not a warehouse file; give the path of a .duckdb file")
+    if "not a valid duckdb database" in str(exc).lower():
+        return WarehouseError(f"warehouse {path} is not a DuckDB warehouse; give a .duckdb file or a new path")
+    return WarehouseError(f"warehouse {path} cannot be opened: {exc}")
 
 
 def no_progress_bar(con: duckdb.DuckDBPyConnection) -> None:

@@ -18,10 +18,11 @@ def doctor(files: list[Path] = typer.Argument(..., help="Rubric files (or folder
     is refused."""
     from rubricflow.rubrics.documents import RubricImportError
     from rubricflow.rubrics.explain import explain
-    from rubricflow.rubrics.formats import expand_folders
+
+    from .rubric_files import rubric_refs
 
     refused = 0
-    for ref in expand_folders([str(f) for f in files]):
+    for ref in rubric_refs([str(f) for f in files]):
         try:
             found = explain(Path(ref))
         except RubricImportError as exc:

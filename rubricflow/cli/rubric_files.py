@@ -28,17 +28,13 @@ def validate(
 ) -> None:
     """Compile rubrics; exit 1 when any has errors (or warnings, with --strict)."""
     from rubricflow.rubrics.compiler import compile_rubric
-    from rubricflow.rubrics.formats import (
-        RubricImportError,
-        expand_folders,
-        load_rubrics,
-    )
+    from rubricflow.rubrics.formats import RubricImportError, load_rubrics
     from rubricflow.rubrics.library import LibraryError, resolve
 
     targets: list[tuple[str, Rubric | None]] = []
     if not refs:
         targets = [(str(e.path), e.rubric) for e in library_of(library).entries()]
-    for ref in expand_folders(refs or []):
+    for ref in rubric_refs(refs or []):
         path = Path(ref)
         try:
             rubrics = load_rubrics(path) if path.is_file() else [resolve(ref, library_of(library))]
@@ -82,6 +78,20 @@ def validate(
     if failed:
         err.print(f"[red]{failed} of {len(targets)} rubrics failed[/]")
         raise typer.Exit(1)
+
+
+def rubric_refs(refs: list[str]) -> list[str]:
+    """The refs with each folder replaced by its rubric files; a folder with none is refused, as a
+    folder that expanded to nothing made `validate` and `doctor` check nothing and exit 0."""
+    from rubricflow.rubrics.formats import RUBRIC_SUFFIXES, expand_folders
+
+    expanded: list[str] = []
+    for ref in refs:
+        found = expand_folders([ref])
+        if not found:
+            raise InputError(f"{ref}: no rubric files in this folder (it looks for {', '.join(RUBRIC_SUFFIXES)})")
+        expanded += found
+    return expanded
 
 
 def print_findings(source: str, issues) -> None:

@@ -53,3 +53,19 @@ def test_a_mixed_corpus_routes_by_the_seeds_selector_and_each_text_is_judged_by_
         "SELECT text_id, rubric_id FROM text_outcomes WHERE route_status = 'routed' AND score IS NOT NULL ORDER BY 1",
     )
     assert dict(scored) == expected
+
+
+def test_a_selector_no_text_has_a_value_for_is_refused_before_any_call(tmp_path):
+    """An outside probe: `--route metadata.chanel` (the texts' key is `channel`) sent every text to
+    the default rubric, exit 0: the choices matched nothing, unsaid."""
+    import pytest
+
+    from rubricflow.errors import InputError
+    from rubricflow.flows.routing import route_corpus
+
+    warehouse = rf.Warehouse(tmp_path / "w.duckdb")
+    warehouse.ingest([{**t, "channel": "chat"} for t in TEXTS], corpus="mixed")
+    with pytest.raises(InputError, match=r"--route metadata\.chanel: no text of corpus 'mixed' has a value there"):
+        route_corpus(warehouse.path, "mixed", ["chat=llm-slop", "writing-quality"], "metadata.chanel")
+    routed = route_corpus(warehouse.path, "mixed", ["chat=llm-slop", "writing-quality"], "metadata.channel")
+    assert sorted(routed["llm-slop"]) == sorted(t["id"] for t in TEXTS) and routed["writing-quality"] == []

@@ -42,7 +42,13 @@ def export(
             raise InputError("export comparison needs --corpus, --a and --b")
         written = exporting.export_comparison(_comparison(path, corpus, a, b), output, fmt)
     else:
-        written = exporting.export_run(path, kind, _run_of(path, run_id, corpus, rubric), output, fmt)
+        done = exporting.export_run(path, kind, _run_of(path, run_id, corpus, rubric), output, fmt)
+        written = done.rows
+        if done.coverage < 1:  # said where it is seen, not only in the metadata: the rest are blank
+            err.print(
+                f"coverage {done.coverage:.1%}: {done.scored} of {done.texts} texts scored; "
+                "the others are exported with blank scores (score again to fill them)"
+            )
     beside = "" if fmt == "parquet" else f" (metadata in {exporting.metadata_path(output).name})"
     err.print(f"wrote {written} rows to {escape(str(output))}{escape(beside)}")
 
@@ -53,11 +59,23 @@ def _run_of(warehouse: Path, run_id: str | None, corpus: str | None, rubric: str
         return run_id
     if not (corpus and rubric):
         raise InputError("name the run: --run RUN_ID, or --corpus and --rubric for its latest run")
-    from rubricflow.tasks.stats.compare import judgment_sets
+    from rubricflow.tasks.stats.compare import CompareError, judgment_sets
     from rubricflow.warehouse import db
 
     with reading(warehouse) as con:
-        rubric_hash, judge_hash = judgment_sets(con, corpus, rubric, None, False, "export")[0]
+        try:  # its errors name a comparison's side and exit 1 (a check failed): here the input is wrong
+            found = judgment_sets(con, corpus, rubric, None, True, "export")
+        except CompareError:
+            raise InputError(
+                f"no judgments of {rubric!r} on corpus {corpus!r}; score it first (`rubricflow score`)"
+            ) from None
+        if len(found) > 1:
+            listed = "; ".join(f"rubric {rh[:12]} judge {jh[:12]}" for rh, jh in found)
+            raise InputError(
+                f"{rubric!r} matches {len(found)} judgment sets on corpus {corpus!r} ({listed}); "
+                "name one version (id@version or a rubric hash prefix), or the run with --run"
+            )
+        rubric_hash, judge_hash = found[0]
         return db.fetch(con, "latest_run.sql", corpus=corpus, rubric=rubric_hash, judge=judge_hash)[0]["run_id"]
 
 

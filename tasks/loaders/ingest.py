@@ -32,9 +32,9 @@ from rubricflow.tasks.loaders.transcripts import (
     TranscriptWriter,
     id_text,
     is_transcript_record,
+    json_or_as_is,
     parse_messages,
     remove_transcript_files,
-    tools_of,
     transcript_of,
     unmerged,
 )
@@ -671,7 +671,7 @@ def _transcript_row(
         return None, f"missing or empty id ({id_field})", None, None
     try:  # a row of another shape (no messages, a part or call of another type) is the row's fault
         messages = parse_messages(record.get("messages"))
-        tools = tools_of(record.get("tools"))
+        tools = json_or_as_is(record.get("tools"))
         transcript = transcript_of(id_text(text_id) if text_id is not None else "", messages, tools)
     except (ValueError, TypeError, AttributeError, RecursionError) as exc:
         return None, f"bad transcript: {' '.join(str(exc).split())[:200]}", text_id, None

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from rubricflow.tasks.loaders.transcripts import REASONING
+from rubricflow.tasks.loaders.transcripts import REASONING, json_or_as_is
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OTEL_SPAN = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.operation.name", "gen_ai.tool.name")
@@ -147,15 +147,6 @@ def flatten(attributes: dict, prefix: str = "") -> dict:
     return out
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def _arguments(value: Any) -> str | None:
     return value if isinstance(value, str) or value is None else json.dumps(value, ensure_ascii=False)
 
@@ -166,7 +157,7 @@ def genai_messages(value: Any, role: str = "user") -> list[dict]:
     text where the JSON list goes is one message of `role` (its characters were iterated as
     messages, and the text lost without a word)."""
     out: list[dict] = []
-    read = _json(value)
+    read = json_or_as_is(value)
     if isinstance(read, str):
         return [{"role": role, "content": read}] if read.strip() else []
     for message in read or []:
@@ -288,22 +279,24 @@ def span_turns(span: dict) -> tuple[list[dict], list[dict], dict | None, Any]:
     a = span["attributes"]
     if any(key.startswith("llm.") for key in a) or "openinference.span.kind" in a:
         inputs, outputs = openinference_messages(a, "input"), openinference_messages(a, "output")
-        tools = [_json(v) for k, v in sorted(a.items()) if re.fullmatch(r"llm\.tools\.\d+\.tool\.json_schema", k)]
+        tools = [
+            json_or_as_is(v) for k, v in sorted(a.items()) if re.fullmatch(r"llm\.tools\.\d+\.tool\.json_schema", k)
+        ]
         run = None
         if str(a.get("openinference.span.kind", "")).upper() == "TOOL":
             run = _tool_run(a.get("tool_call.id") or a.get("tool.id"), a.get("tool.name"), a, span)
         return inputs, outputs, run, tools or None
     if "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a and any(map(INDEXED_GENAI.match, a)):
         inputs, outputs = indexed_genai_messages(a, "prompt"), indexed_genai_messages(a, "completion")
-        return inputs, outputs, None, _json(a.get("gen_ai.tool.definitions")) or None
+        return inputs, outputs, None, json_or_as_is(a.get("gen_ai.tool.definitions")) or None
     inputs = genai_messages(a.get("gen_ai.input.messages"))
-    system = genai_messages([{"role": "system", "parts": _json(a.get("gen_ai.system_instructions"))}])
+    system = genai_messages([{"role": "system", "parts": json_or_as_is(a.get("gen_ai.system_instructions"))}])
     if a.get("gen_ai.system_instructions") and system:
         inputs = [*system, *inputs]
     run = None
     if a.get("gen_ai.operation.name") == "execute_tool" or (a.get("gen_ai.tool.name") and not inputs):
         run = _tool_run(a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name"), a, span)
-    tools = _json(a.get("gen_ai.tool.definitions"))
+    tools = json_or_as_is(a.get("gen_ai.tool.definitions"))
     outputs = genai_messages(a.get("gen_ai.output.messages"), "assistant")
     if not inputs and not outputs and run is None:  # the messages may be the span's events
         inputs, outputs = event_turns(span)
@@ -330,7 +323,7 @@ def event_turns(span: dict) -> tuple[list[dict], list[dict]]:
     for event in span.get("events") or ():
         name, a = event["name"], event["attributes"]
         if name == "gen_ai.client.inference.operation.details":
-            system = genai_messages([{"role": "system", "parts": _json(a.get("gen_ai.system_instructions"))}])
+            system = genai_messages([{"role": "system", "parts": json_or_as_is(a.get("gen_ai.system_instructions"))}])
             inputs += (system if a.get("gen_ai.system_instructions") else []) + genai_messages(
                 a.get("gen_ai.input.messages")
             )
@@ -349,20 +342,22 @@ def event_turns(span: dict) -> tuple[list[dict], list[dict]]:
 
 def _event_body(a: dict) -> dict:
     """An event's message: `gen_ai.event.content`'s JSON, or the body written as attributes."""
-    given = _json(a.get("gen_ai.event.content"))
+    given = json_or_as_is(a.get("gen_ai.event.content"))
     if isinstance(given, dict):
         return given
     if isinstance(given, str):
         return {"content": given}
     return {
-        k: _json(v) if k == "tool_calls" else v for k, v in a.items() if k in ("content", "tool_calls", "id", "message")
+        k: json_or_as_is(v) if k == "tool_calls" else v
+        for k, v in a.items()
+        if k in ("content", "tool_calls", "id", "message")
     }
 
 
 def _event_message(span: dict, name: str, role: str, body: Any) -> dict:
     """A canonical message of an event's body; one whose content was not recorded (the convention
     records it only when asked) is refused naming it: its turn would be lost without a word."""
-    body = _json(body) if isinstance(body, str) else body
+    body = json_or_as_is(body) if isinstance(body, str) else body
     if not isinstance(body, dict) or (body.get("content") in (None, "") and not body.get("tool_calls")):
         raise ValueError(
             f"span {span.get('span_id')!r}: its {name} event was recorded without its content "

@@ -94,9 +94,9 @@ def unmerged(record: Any) -> Any:
     return out
 
 
-def tools_of(value: Any) -> Any:
-    """A row's `tools` as objects: JSON text (a DataFrame's rows, a dataset that stores them as a
-    string, as xLAM's do) read, anything else as it is."""
+def json_or_as_is(value: Any) -> Any:
+    """A value that may be JSON text, read: a row's `tools` (a DataFrame's rows, a dataset that
+    stores them as a string, as xLAM's do), a span attribute's JSON; anything else as it is."""
     if isinstance(value, str):
         try:
             return json.loads(value)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -44,6 +46,20 @@ def check_target(path: Path, warehouse: str | Path, force: bool, fmt: str) -> No
             raise InputError(f"{target}: is a folder; name a file to write")
     if not force and (existing := [t for t in targets if t.exists()]):
         raise InputError(f"{existing[0]}: exists; pass --force to overwrite it")
+    _refuse_unwritable(path)
+
+
+def _refuse_unwritable(path: Path) -> None:
+    """A folder no file can be written in, refused before the query and without leaving anything:
+    polars' write error names no file, so `-o /proc/x.csv` ended in a traceback after the work."""
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:  # a missing folder is made by `write`
+        folder = folder.parent
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write there ({exc.strerror or exc})") from None
 
 
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
@@ -60,16 +76,41 @@ def formula_safe(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def export_run(warehouse: str | Path, kind: str, run_id: str, path: Path, fmt: str) -> int:
-    """A run's judgment set (`scores` or `judgments`) written to `path`; returns the rows written."""
+class Exported(NamedTuple):
+    """What an export wrote and how much of it is scored: a partial set is said on the terminal."""
+
+    rows: int  # rows written
+    texts: int  # the corpus's current texts
+    scored: int  # of them, those with a score
+    coverage: float  # criteria scored of those planned, over the judgment set
+
+
+def export_run(warehouse: str | Path, kind: str, run_id: str, path: Path, fmt: str) -> Exported:
+    """A run's judgment set (`scores` or `judgments`) written to `path`, with how much of it is scored."""
     with db.reader(warehouse) as con:
         found = db.fetch(con, "export_run.sql", run=run_id)
         if not found:
             raise InputError(f"no run {run_id!r} in {warehouse}; `rubricflow runs` lists them")
+        texts, scored, coverage = _scored(con, found[0])
         relation = con.sql(db.sql(RUN_KINDS[kind]), params={"run": run_id})
         frame = pl.DataFrame(pl.from_arrow(db.portable(relation).to_arrow_table()))
     write(frame, path, fmt, _metadata(kind, found[0]))
-    return frame.height
+    return Exported(frame.height, texts, scored, coverage)
+
+
+def _scored(con, run: dict) -> tuple[int, int, float]:
+    """(texts, texts scored, coverage) of the run's judgment set; one with no scored text is refused:
+    a failed run's blank rows were written with exit 0, said `failed` only in the metadata."""
+    relation = con.sql(db.sql(RUN_KINDS["scores"]), params={"run": run["run_id"]})
+    [(texts, scored, coverage)] = relation.aggregate(
+        "count(*), count(score), coalesce(sum(scored_criteria) / nullif(sum(planned_criteria), 0), 0)"
+    ).fetchall()
+    if not scored:
+        raise InputError(
+            f"nothing scored: no text of corpus {run['corpus_id']!r} has a score under {run['rubric']} "
+            f"(run {run['run_id']}: {run['status']}); nothing exported: score it again first"
+        )
+    return texts, scored, float(coverage)
 
 
 def export_comparison(c: Comparison, path: Path, fmt: str) -> int:
@@ -120,8 +161,20 @@ def metadata_path(path: Path) -> Path:
 
 
 def write(frame: pl.DataFrame, path: Path, fmt: str, metadata: dict) -> None:
-    """The rows in the format, with the metadata where the format keeps it (see the module doc)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """The rows in the format, with the metadata where the format keeps it (see the module doc); a
+    refused write said in one line naming the file (polars' errors name none: a traceback)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_rows(frame, path, fmt, metadata)
+    except OSError as exc:
+        if db.disk_full(exc):  # the CLI says a full disk its own way
+            raise
+        reason = exc.strerror or str(exc).split(" (os error")[0]
+        raise InputError(f"{path}: cannot write there ({reason})") from None
+
+
+def _write_rows(frame: pl.DataFrame, path: Path, fmt: str, metadata: dict) -> None:
+    """Each format's own writer; CSV and JSONL have no place for metadata, so it goes beside them."""
     text = json.dumps(metadata, default=str, ensure_ascii=False)
     if fmt == "parquet":
         frame.write_parquet(path, metadata={METADATA_KEY: text})

@@ -72,13 +72,20 @@ def panel_agreement(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str) ->
                 int((~np.isnan(grid)).any(axis=1).sum()),
                 int(shared.sum()),
                 _safe_alpha(grid, level),
-                float(np.nanmean([p[0] for p in pairs])) if pairs else float("nan"),
-                float(np.nanmean([p[1] for p in pairs])) if pairs else float("nan"),
-                float(np.nanmin([p[1] for p in pairs])) if pairs else float("nan"),
+                _defined_mean([p[0] for p in pairs]),
+                _defined_mean([p[1] for p in pairs]),
+                min((p[1] for p in pairs if p[1] == p[1]), default=float("nan")),
                 float(np.mean([len(set(v.tolist())) > 1 for v in rated])),
             )
         )
     return judges, out
+
+
+def _defined_mean(values: list[float]) -> float:
+    """The mean of the defined values (a pair of judges who each gave one score has no kappa), NaN
+    where none is: numpy's nanmean printed "Mean of empty slice" to the user's terminal there."""
+    defined = [v for v in values if v == v]
+    return float(np.mean(defined)) if defined else float("nan")
 
 
 def _safe_alpha(grid: np.ndarray, level: Literal["nominal", "ordinal"]) -> float:

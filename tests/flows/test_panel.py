@@ -113,3 +113,27 @@ def test_a_panel_needs_two_judges_and_the_cli_scores_a_panel_in_one_command(tmp_
     )
     assert compared.returncode == 0, compared.stderr
     assert compared.stdout.count("A/B on c") == 2  # one comparison per judge of the panel
+
+
+def test_a_criterion_every_judge_scored_alike_is_n_a_without_numpy_warnings(tmp_path):
+    """An outside probe: with every judge scoring `tone` 1 on every text, `panel` printed numpy's
+    "Mean of empty slice" and "All-NaN axis encountered" to the user (the figures were right)."""
+    import warnings
+
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+    from rubricflow.warehouse import db
+    from tests.conftest import ROOT
+
+    source = tmp_path / "three.jsonl"
+    source.write_text("".join((ROOT / "examples" / "replies.jsonl").read_text().splitlines(keepends=True)[:3]))
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(source), warehouse, "three")
+    with RunningServer(ServerConfig()) as server:
+        for model in ("gpt-4.1-mini", "judge-b", "judge-c"):
+            score_corpus("three", "helpfulness", warehouse, {"base_url": server.base_url, "model": model})
+    with db.reader(warehouse) as con, warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarnings too, whoever they are attributed to
+        _, result = panel_agreement(con, "three", "helpfulness")
+    tone = next(r for r in result if r.criterion_id == "tone")
+    assert np.isnan(tone.mean_kappa) and np.isnan(tone.mean_qwk) and np.isnan(tone.min_qwk), tone
+    assert tone.split_share == 0.0

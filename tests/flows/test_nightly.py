@@ -22,7 +22,7 @@ def nights(tmp_path_factory):
 
         def night(name, **kw):
             before = server.stats()["requests"]
-            result = nightly_scoring(str(source), "n", ["llm-slop"], warehouse, judge, canary_size=5, night=name, **kw)
+            result = nightly_scoring(str(source), CORPUS, ["llm-slop"], warehouse, judge, canary_size=5, night=name, **kw)
             calls.append(server.stats()["requests"] - before)
             return result
 
@@ -62,6 +62,8 @@ def events_named(name: str, resource_id: str) -> list:
         return client.read_events(filter=wanted, limit=5).events
 
 
+# a name no other test gives its corpus: the Prefect server's events are shared by the whole suite
+CORPUS = "nightly-news"
 CANARY = 2 + 5  # the rubric's goldens + the fixed sample
 
 
@@ -79,7 +81,7 @@ def test_a_no_change_night_makes_no_corpus_calls(nights):
     assert second["prev_night"] == "2026-11-01" and second["score_shift"] == pytest.approx(0.0)
     assert second["canary_texts_compared"] == CANARY and second["canary_drift"] == pytest.approx(0.0)
     # the source was not even re-ingested: its digest is unchanged
-    assert rows(nights["warehouse"], "SELECT count(*) FROM corpora WHERE corpus_id = 'n'") == [(1,)]
+    assert rows(nights["warehouse"], "SELECT count(*) FROM corpora WHERE corpus_id = ?", [CORPUS]) == [(1,)]
 
 
 def test_only_changed_and_new_texts_are_judged(nights):
@@ -97,7 +99,7 @@ def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
         with pytest.raises(CoverageError, match=r"writing-quality .*coverage 0\.0% < 95\.0%"):
             nightly_scoring(
                 str(nights["source"]),
-                "n",
+                CORPUS,
                 ["writing-quality"],
                 nights["warehouse"],
                 {"base_url": refusing.base_url},
@@ -110,13 +112,13 @@ def test_coverage_under_the_threshold_fails_loudly(nights, tmp_path):
     assert rows(nights["warehouse"], "SELECT coverage, failed_cells FROM nights WHERE night = '2026-11-04'") == [
         (0.0, 33)
     ]
-    event = wait_for_event("rubricflow.coverage.dropped", "rubricflow.corpus.n")  # what an automation reads
+    event = wait_for_event("rubricflow.coverage.dropped", f"rubricflow.corpus.{CORPUS}")  # what an automation reads
     assert event.payload["night"] == "2026-11-04" and event.payload["rubric"].startswith("writing-quality ")
     assert event.payload["coverage"] == 0.0 and event.payload["min_coverage"] == 0.95
     assert event.payload["failed_cells"] == 33 and event.related[0].role == "run"
     # the nights' own ingests (emitted before this event) announce nothing: deploy/prefect.yaml's
     # score-on-ingest would score the corpus a second time
-    assert not events_named("rubricflow.corpus.ingested", "rubricflow.corpus.n")
+    assert not events_named("rubricflow.corpus.ingested", f"rubricflow.corpus.{CORPUS}")
 
 
 def test_a_canary_that_moved_is_announced_as_drift(nights):
@@ -125,7 +127,7 @@ def test_a_canary_that_moved_is_announced_as_drift(nights):
     judge = nights["judge"] | {"model": "another-judge"}
     (night,) = nightly_scoring(
         str(nights["source"]),
-        "n",
+        CORPUS,
         ["llm-slop"],
         nights["warehouse"],
         judge,
@@ -134,7 +136,7 @@ def test_a_canary_that_moved_is_announced_as_drift(nights):
         max_canary_drift=0.01,
     )
     assert night["prev_night"] == "2026-11-03" and night["canary_drift"] > 0.01
-    event = wait_for_event("rubricflow.drift.detected", "rubricflow.corpus.n")
+    event = wait_for_event("rubricflow.drift.detected", f"rubricflow.corpus.{CORPUS}")
     assert event.payload["night"] == "2026-11-05" and event.payload["max_canary_drift"] == 0.01
     assert event.payload["canary_drift"] == pytest.approx(night["canary_drift"])
     assert event.payload["canary_texts_compared"] == CANARY

@@ -22,7 +22,9 @@ def nights(tmp_path_factory):
 
         def night(name, **kw):
             before = server.stats()["requests"]
-            result = nightly_scoring(str(source), CORPUS, ["llm-slop"], warehouse, judge, canary_size=5, night=name, **kw)
+            result = nightly_scoring(
+                str(source), CORPUS, ["llm-slop"], warehouse, judge, canary_size=5, night=name, **kw
+            )
             calls.append(server.stats()["requests"] - before)
             return result
 

@@ -11,10 +11,10 @@ CREATE OR REPLACE VIEW unmat_criterion_scores AS
 SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
        c.weight, c.importance, c.pass_threshold, c.points,
        count(*) AS judgments, count(j.unit_score) AS scored,
-       round(avg(j.unit_score), 9) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
+       exact_mean(j.unit_score) AS unit_score, exact_stddev(j.unit_score) AS unit_stddev,
        min(j.unit_score) AS unit_min, max(j.unit_score) AS unit_max,
-       round(avg(j.unit_score), 9) >= c.pass_threshold AS passed,
-       avg(j.weighted_unit_score) AS weighted_unit_score  -- logprob-weighted (G-Eval); NULL without logprobs
+       exact_mean(j.unit_score) >= c.pass_threshold AS passed,
+       exact_mean(j.weighted_unit_score) AS weighted_unit_score  -- logprob-weighted (G-Eval); NULL without logprobs
 FROM current_judgments j
 JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
 GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
@@ -31,7 +31,7 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
     -- 'label:<rater>' (a hand-graded tree aggregates like a judged one: see graded_nodes.sql)
     SELECT * FROM (
         SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
-               round(avg(j.unit_score), 9), round(avg(j.unit_score), 9) >= c.pass_threshold
+               exact_mean(j.unit_score), exact_mean(j.unit_score) >= c.pass_threshold
         FROM current_judgments j
         JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND NOT r.is_flat
         JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
@@ -39,7 +39,7 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
         HAVING avg(j.unit_score) IS NOT NULL
         UNION ALL
         SELECT l.corpus_id, c.rubric_hash, 'label:' || l.rater, l.text_id, l.criterion_id,
-               round(avg(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)), 9) AS v,
+               exact_mean(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)) AS v,
                v >= c.pass_threshold
         FROM labels l
         JOIN criteria c ON c.criterion_id = l.criterion_id
@@ -49,15 +49,15 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
     UNION
     SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id,
            round(CASE g.aggregation
-               WHEN 'weighted_mean' THEN sum(k.weight * c.v) / nullif(sum(k.weight), 0)
-               WHEN 'weighted_sum'  THEN sum(k.weight * c.v)
+               WHEN 'weighted_mean' THEN exact_weighted_mean(k.weight, c.v)
+               WHEN 'weighted_sum'  THEN exact_weighted_sum(k.weight, c.v)
                WHEN 'min'           THEN min(c.v)
                WHEN 'max'           THEN max(c.v)
                WHEN 'all'           THEN bool_and(c.met)::DOUBLE
                WHEN 'any'           THEN bool_or(c.met)::DOUBLE
-               WHEN 'points'        THEN CASE WHEN sum(greatest(coalesce(cr.points, 0), 0)) > 0 THEN
-                    greatest(0, least(1, sum(CASE WHEN c.met THEN coalesce(cr.points, 0) ELSE 0 END)
-                                         / sum(greatest(coalesce(cr.points, 0), 0)))) END
+               WHEN 'points'        THEN points_share(
+                    sum(CASE WHEN c.met THEN ticks(coalesce(cr.points, 0)) ELSE 0 END),
+                    sum(ticks(greatest(coalesce(cr.points, 0), 0))))
            END, 9) AS v,
            NULL::BOOLEAN AS met
     FROM (SELECT DISTINCT w.corpus_id, w.rubric_hash, w.judge_hash, w.text_id, n.parent_id
@@ -99,7 +99,7 @@ SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, '
 FROM current_judgments j
 JOIN criterion_dq d ON d.rubric_hash = j.rubric_hash AND d.criterion_id = j.criterion_id
 GROUP BY j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, d.disqualifier_id, d.criterion_id, d.threshold
-HAVING round(avg(j.unit_score), 9) <= d.threshold
+HAVING exact_mean(j.unit_score) <= d.threshold
 UNION ALL
 SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, d.disqualifier_id, 'judge',
        string_agg(DISTINCT c.unit_id, ',' ORDER BY c.unit_id)
@@ -115,12 +115,12 @@ WITH per_text AS (  -- one pass over the criterion scores: coverage, essentials,
            count(unit_score) AS scored_criteria,
            count(unit_score) FILTER (WHERE importance = 'essential') AS essentials_scored,
            min(unit_score) FILTER (WHERE importance = 'essential') AS essential_min_score,
-           round(sum(weight * unit_score) / nullif(sum(weight) FILTER (WHERE unit_score IS NOT NULL), 0), 9) AS weighted_mean,
-           round(sum(weight * unit_score), 9) AS weighted_sum,
+           exact_weighted_mean(weight, unit_score) AS weighted_mean,
+           exact_weighted_sum(weight, unit_score) AS weighted_sum,
            min(unit_score) AS min_score, max(unit_score) AS max_score,
            bool_and(passed)::DOUBLE AS all_met, bool_or(passed)::DOUBLE AS any_met,
-           sum(CASE WHEN passed THEN coalesce(points, 0) ELSE 0 END) AS points_earned,
-           sum(greatest(coalesce(points, 0), 0)) FILTER (WHERE unit_score IS NOT NULL) AS points_possible
+           sum(CASE WHEN passed THEN ticks(coalesce(points, 0)) ELSE 0 END) AS points_earned,
+           sum(ticks(greatest(coalesce(points, 0), 0))) FILTER (WHERE unit_score IS NOT NULL) AS points_possible
     FROM unmat_criterion_scores GROUP BY ALL
 ),
 planned AS (  -- active criteria per genre (genre-less criteria apply to every text)
@@ -150,8 +150,7 @@ scored AS (
                     WHEN 'weighted_mean' THEN x.weighted_mean WHEN 'weighted_sum' THEN x.weighted_sum
                     WHEN 'min' THEN x.min_score WHEN 'max' THEN x.max_score
                     WHEN 'all' THEN x.all_met WHEN 'any' THEN x.any_met
-                    WHEN 'points' THEN CASE WHEN x.points_possible > 0
-                         THEN greatest(0, least(1, round(x.points_earned / x.points_possible, 9))) END END
+                    WHEN 'points' THEN points_share(x.points_earned, x.points_possible) END
                 ELSE r.value END AS root_value,
            rb.invert
     FROM judgment_sets s

@@ -6,6 +6,7 @@ goldens and is the specification the SQL views are tested against.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, overload
@@ -61,14 +62,30 @@ def _combine(method: str, items: list[_Child]) -> float | None:
     return fixed(_combined(method, items))
 
 
+TICKS = 10**SCORE_DIGITS  # a score's unit at the stated precision: a billionth
+
+
+def ticks(x: float) -> int:
+    """`x` as a whole number of billionths, as views.sql's `ticks` macro computes it (the same
+    double operations): sums of these are exact, so they do not depend on the order of addition."""
+    return math.floor(x * 1e9 + 0.5)
+
+
+def tick_ratio(n: int, d: int) -> float | None:
+    """n / d billionths, rounded half up, as a score (views.sql's `tick_ratio`): exact integer
+    arithmetic, so a mean that ends in a 5 at the tenth decimal rounds the same way every time (a
+    double sum rounded it by the order DuckDB's threads added the rows in)."""
+    return float((2 * n + d) // (2 * d)) / 1e9 if d > 0 else None
+
+
 def _combined(method: str, items: list[_Child]) -> float | None:
     if not items:
         return None
     if method == "weighted_mean":
-        total = sum(i.weight for i in items)
-        return sum(i.weight * i.value for i in items) / total if total else None
+        total = sum(ticks(i.weight) for i in items)
+        return tick_ratio(sum(ticks(i.weight) * ticks(i.value) for i in items), total)
     if method == "weighted_sum":
-        return sum(i.weight * i.value for i in items)
+        return tick_ratio(sum(ticks(i.weight) * ticks(i.value) for i in items), TICKS)
     if method == "min":
         return min(i.value for i in items)
     if method == "max":
@@ -78,9 +95,10 @@ def _combined(method: str, items: list[_Child]) -> float | None:
     if method == "any":
         return float(any(i.met for i in items))
     if method == "points":
-        possible = sum(i.points for i in items if i.points is not None and i.points > 0)
-        earned = sum(i.points for i in items if i.points is not None and i.met)
-        return min(1.0, max(0.0, earned / possible)) if possible else None
+        possible = sum(ticks(i.points) for i in items if i.points is not None and i.points > 0)
+        earned = sum(ticks(i.points) for i in items if i.points is not None and i.met)
+        share = tick_ratio(earned * TICKS, possible)
+        return None if share is None else min(1.0, max(0.0, share))
     raise ValueError(f"unknown aggregation {method!r}")
 
 

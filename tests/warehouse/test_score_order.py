@@ -43,7 +43,7 @@ def _texts(seed: int) -> dict[str, dict[str, int]]:
     return texts
 
 
-def _load(con, texts_by_judge: dict[str, dict[str, dict[str, int]]], order: list[int] | None) -> None:
+def _load(con, texts_by_judge: dict[str, dict[str, dict[str, float]]], order: list[int] | None, bundle=BUNDLE) -> None:
     """Every judge's judgments of the same texts (one run each, at fixed times), inserted in `order`
     (a permutation of all rows; None: as listed), then the analytics rebuilt."""
     rows = [
@@ -54,14 +54,14 @@ def _load(con, texts_by_judge: dict[str, dict[str, dict[str, int]]], order: list
     ]
     rows = rows if order is None else [rows[i] for i in order]
     texts = next(iter(texts_by_judge.values()))
-    db.register_rubric(con, BUNDLE)
+    db.register_rubric(con, bundle)
     for i, judge in enumerate(texts_by_judge):
         con.execute(
             "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, parameters, status, "
             "planned_cells, skipped_cells, started_at, finished_at, message, estimated_usd, budget_usd) "
             f"VALUES ('run-{judge}', 'c', ?, ?, 'm', 'holistic', 1, '{{}}', 'completed', 80, 0, "
             f"TIMESTAMP '2026-01-01 00:00:0{i}', TIMESTAMP '2026-01-01 00:01:0{i}', NULL, NULL, NULL)",
-            [BUNDLE.hash, judge],
+            [bundle.hash, judge],
         )
     con.register("loading_texts", pa.table({"text_id": list(texts), "sha256": [f"sha-{t}" for t in texts]}))
     con.execute(
@@ -79,7 +79,7 @@ def _load(con, texts_by_judge: dict[str, dict[str, dict[str, int]]], order: list
                 "text_id": [t for _, t, _, _ in rows],
                 "judge_hash": [j for j, _, _, _ in rows],
                 "value": [json.dumps(v) for _, _, _, v in rows],
-                "unit_score": [RUBRIC.criterion(cid).scale.unit(v) for _, _, cid, v in rows],
+                "unit_score": [bundle.rubric.criterion(cid).scale.unit(v) for _, _, cid, v in rows],
             }
         ),
     )
@@ -87,7 +87,7 @@ def _load(con, texts_by_judge: dict[str, dict[str, dict[str, int]]], order: list
         "INSERT INTO judgments (cell_key, criterion_id, run_id, corpus_id, text_id, rubric_hash, judge_hash, "
         "sample, value, unit_score, evidence, warnings, status) SELECT cell_key, criterion_id, run_id, 'c', "
         "text_id, $rubric, judge_hash, 0, value, unit_score, [], [], 'scored' FROM loading",
-        {"rubric": BUNDLE.hash},
+        {"rubric": bundle.hash},
     )
     con.unregister("loading")
     con.unregister("loading_texts")
@@ -186,3 +186,37 @@ def test_a_hundred_reruns_of_the_reproduction_give_one_label(tmp_path):
             analytics.refresh(con)
             seen |= set(con.execute("SELECT score, label, passed FROM text_scores").fetchall())
     assert seen == {(0.75, "Strong draft", True)}
+
+
+# Four scores whose exact mean ends in a 5 at the tenth decimal (631700276.5 billionths): a double
+# sum of them is a hair above or below it by the order of addition, and rounded to 9 decimals gave
+# 0.631700276 in some orders and 0.631700277 in others; exact (views.sql: exact_weighted_mean,
+# rubrics/scoring.py: tick_ratio) it rounds half up, 0.631700277, in every order.
+TIE = {"a": 0.144272509, "b": 0.611178002, "c": 0.909925047, "d": 0.861425548}
+TIE_RUBRIC = Rubric.model_validate(
+    {
+        "metadata": {"id": "tie-check"},
+        "goal": "a mean on a rounding tie, rounded one way",
+        "criteria": [{"id": cid, "scale": {"kind": "numeric", "min": 0, "max": 1}} for cid in TIE],
+        "scoring": {
+            "labels": [{"label": "at the mark", "min": 0.631700277}, {"label": "under", "min": 0.0}],
+            "pass_threshold": 0.631700277,
+        },
+    }
+)
+
+
+def test_a_mean_on_a_rounding_tie_rounds_half_up_in_every_order(tmp_path):
+    """Found by an outside probe: 200 identical judgments split between two labels by the order
+    their rows landed in. Loaded in every order of the four criteria with 1-8 threads, the mean is
+    computed exactly and rounds half up, as the reference scorer does."""
+    bundle = compile_or_raise(TIE_RUBRIC)
+    orders = {tuple(random.Random(k).sample(range(4 * 30), 4 * 30)) for k in range(6)}
+    seen = set()
+    for k, order in enumerate(sorted(orders)):
+        with db.writer(tmp_path / f"w{k}.duckdb") as con:
+            con.execute(f"SET threads = {(1, 2, 4, 8)[k % 4]}")
+            _load(con, {"j": {f"t{i}": dict(TIE) for i in range(30)}}, list(order), bundle)
+            seen |= set(con.execute("SELECT score, label, passed FROM text_scores").fetchall())
+    v = verdict(TIE_RUBRIC, TIE)
+    assert seen == {(v.score, v.label, v.passed)} == {(0.631700277, "at the mark", True)}

@@ -32,9 +32,11 @@ FROM texts t JOIN refresh_scope s ON s.corpus_id = t.corpus_id AND s.text_id = t
 WHERE t.removed_at IS NULL;
 
 -- Every score that meets a threshold (a criterion's pass mark, a disqualifier's, the rubric's pass
--- mark and labels) is rounded to 9 decimals (rubrics/scoring.py: SCORE_DIGITS) where it is made: a
--- double sum adds in whatever order DuckDB's threads give, so 0.75 could come out 0.7499999999999999
--- and flip a label; rounded, the same judgments give the same bits (and rf.Judge's, which rounds alike).
+-- mark and labels) is made at 9 decimals (rubrics/scoring.py: SCORE_DIGITS) by exact arithmetic on
+-- whole billionths (views.sql: exact_mean, exact_weighted_mean): a double sum adds in whatever order
+-- DuckDB's threads give, so 0.75 could come out 0.7499999999999999, and a mean ending in a 5 at the
+-- tenth decimal rounded either way, flipping a label; exact, the same judgments give the same bits
+-- (and rf.Judge's, which computes alike).
 
 -- Criterion scores: the mean unit score over the scored samples of each text's current version,
 -- and the mean logprob-weighted unit score where the endpoint returned logprobs.
@@ -42,10 +44,10 @@ CREATE OR REPLACE TEMP TABLE refresh_criteria AS
 SELECT j.corpus_id, j.rubric_hash, j.judge_hash, j.text_id, j.criterion_id,
        c.weight, c.importance, c.pass_threshold, c.points,
        count(*) AS judgments, count(j.unit_score) AS scored,
-       round(avg(j.unit_score), 9) AS unit_score, stddev_samp(j.unit_score) AS unit_stddev,
+       exact_mean(j.unit_score) AS unit_score, exact_stddev(j.unit_score) AS unit_stddev,
        min(j.unit_score) AS unit_min, max(j.unit_score) AS unit_max,
-       round(avg(j.unit_score), 9) >= c.pass_threshold AS passed,
-       avg(j.weighted_unit_score) AS weighted_unit_score  -- logprob-weighted (G-Eval); NULL without logprobs
+       exact_mean(j.unit_score) >= c.pass_threshold AS passed,
+       exact_mean(j.weighted_unit_score) AS weighted_unit_score  -- logprob-weighted (G-Eval); NULL without logprobs
 FROM judgments j
 JOIN refresh_texts t ON t.corpus_id = j.corpus_id AND t.text_id = j.text_id AND t.version = j.text_sha256
 JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
@@ -68,7 +70,7 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
         WHERE m.unit_score IS NOT NULL
         UNION ALL
         SELECT l.corpus_id, c.rubric_hash, 'label:' || l.rater, l.text_id, l.criterion_id,
-               round(avg(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)), 9) AS v,
+               exact_mean(coalesce((l.score - c.scale_min) / nullif(c.scale_max - c.scale_min, 0), l.score)) AS v,
                v >= c.pass_threshold
         FROM labels l
         JOIN refresh_scope s ON s.corpus_id = l.corpus_id AND s.text_id = l.text_id
@@ -80,15 +82,15 @@ USING KEY (corpus_id, rubric_hash, judge_hash, text_id, node_id) AS (
     SELECT c.corpus_id, c.rubric_hash, c.judge_hash, c.text_id, g.node_id,
            round(CASE g.aggregation
                WHEN 'weighted_mean' THEN CASE WHEN d.declared = 0 THEN 0  -- PaperBench's score_from_children (seed 003)
-                                              ELSE sum(k.weight * c.v) / nullif(sum(k.weight), 0) END
-               WHEN 'weighted_sum'  THEN sum(k.weight * c.v)
+                                              ELSE exact_weighted_mean(k.weight, c.v) END
+               WHEN 'weighted_sum'  THEN exact_weighted_sum(k.weight, c.v)
                WHEN 'min'           THEN min(c.v)
                WHEN 'max'           THEN max(c.v)
                WHEN 'all'           THEN bool_and(c.met)::DOUBLE
                WHEN 'any'           THEN bool_or(c.met)::DOUBLE
-               WHEN 'points'        THEN CASE WHEN sum(greatest(coalesce(cr.points, 0), 0)) > 0 THEN
-                    greatest(0, least(1, sum(CASE WHEN c.met THEN coalesce(cr.points, 0) ELSE 0 END)
-                                         / sum(greatest(coalesce(cr.points, 0), 0)))) END
+               WHEN 'points'        THEN points_share(
+                    sum(CASE WHEN c.met THEN ticks(coalesce(cr.points, 0)) ELSE 0 END),
+                    sum(ticks(greatest(coalesce(cr.points, 0), 0))))
            END, 9) AS v,
            NULL::BOOLEAN AS met
     FROM (SELECT DISTINCT w.corpus_id, w.rubric_hash, w.judge_hash, w.text_id, n.parent_id
@@ -188,12 +190,12 @@ WITH per_text AS (  -- one pass over the criterion scores: coverage, essentials,
            count(unit_score) AS scored_criteria,
            count(unit_score) FILTER (WHERE importance = 'essential') AS essentials_scored,
            min(unit_score) FILTER (WHERE importance = 'essential') AS essential_min_score,
-           round(sum(weight * unit_score) / nullif(sum(weight) FILTER (WHERE unit_score IS NOT NULL), 0), 9) AS weighted_mean,
-           round(sum(weight * unit_score), 9) AS weighted_sum,
+           exact_weighted_mean(weight, unit_score) AS weighted_mean,
+           exact_weighted_sum(weight, unit_score) AS weighted_sum,
            min(unit_score) AS min_score, max(unit_score) AS max_score,
            bool_and(passed)::DOUBLE AS all_met, bool_or(passed)::DOUBLE AS any_met,
-           sum(CASE WHEN passed THEN coalesce(points, 0) ELSE 0 END) AS points_earned,
-           sum(greatest(coalesce(points, 0), 0)) FILTER (WHERE unit_score IS NOT NULL) AS points_possible
+           sum(CASE WHEN passed THEN ticks(coalesce(points, 0)) ELSE 0 END) AS points_earned,
+           sum(ticks(greatest(coalesce(points, 0), 0))) FILTER (WHERE unit_score IS NOT NULL) AS points_possible
     FROM refresh_criteria GROUP BY ALL
 ),
 planned AS (  -- active criteria per genre (genre-less criteria apply to every text)
@@ -223,8 +225,7 @@ scored AS (
                     WHEN 'weighted_mean' THEN x.weighted_mean WHEN 'weighted_sum' THEN x.weighted_sum
                     WHEN 'min' THEN x.min_score WHEN 'max' THEN x.max_score
                     WHEN 'all' THEN x.all_met WHEN 'any' THEN x.any_met
-                    WHEN 'points' THEN CASE WHEN x.points_possible > 0
-                         THEN greatest(0, least(1, round(x.points_earned / x.points_possible, 9))) END END
+                    WHEN 'points' THEN points_share(x.points_earned, x.points_possible) END
                 ELSE r.value END AS root_value,
            rb.invert
     FROM judgment_sets s

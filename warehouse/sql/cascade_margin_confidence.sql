@@ -4,12 +4,12 @@
 -- weighted mean (inverted where the rubric inverts); the verdict's boundaries are the rubric's pass
 -- threshold, or where it has none its labels' lower bounds but the lowest. A text with a cell whose
 -- expectation is unknown (one sample without logprobs) gives none (flows/cascade.py escalates it).
--- Rounded to 9 decimals as every score (analytics_refresh.sql): the same judgments, the same bits.
+-- Exact at 9 decimals as every score (views.sql: exact_mean): the same judgments, the same bits.
 -- Params: $corpus, $rubric, $judge, $texts.
 WITH cells AS (
     SELECT j.text_id, j.criterion_id, any_value(c.weight) AS weight,
-           CASE WHEN count(j.weighted_unit_score) = count(j.unit_score) THEN round(avg(j.weighted_unit_score), 9)
-                WHEN count(j.unit_score) >= 2 THEN round(avg(j.unit_score), 9) END AS expected
+           CASE WHEN count(j.weighted_unit_score) = count(j.unit_score) THEN exact_mean(j.weighted_unit_score)
+                WHEN count(j.unit_score) >= 2 THEN exact_mean(j.unit_score) END AS expected
     FROM judgments j
     JOIN criteria c ON c.rubric_hash = j.rubric_hash AND c.criterion_id = j.criterion_id
     WHERE j.corpus_id = $corpus AND j.rubric_hash = $rubric AND j.judge_hash = $judge AND j.status = 'scored'

@@ -4,7 +4,7 @@
 -- chance disagreement is E[a^2] + E[b^2] - 2 E[a] E[b] (the margins' product), so
 -- kappa = 1 - observed / chance. Codes on a linear scale (unit scores) give the same kappa as levels.
 SELECT criterion_id, count(*) AS n,
-       round(avg(unit_a), 9) AS mean_a, round(avg(unit_b), 9) AS mean_b, round(avg(unit_b - unit_a), 9) AS mean_delta,
+       exact_mean(unit_a) AS mean_a, exact_mean(unit_b) AS mean_b, exact_mean(unit_b - unit_a) AS mean_delta,
        avg((abs(unit_a - unit_b) < 1e-9)::INT) AS exact_agreement,
        avg((abs(unit_a - unit_b) <= unit_step + 1e-9)::INT) AS within_one,
        round(1 - avg((unit_a - unit_b) ^ 2)

@@ -3,7 +3,7 @@
 
 CREATE OR REPLACE TEMP TABLE cmp_texts AS
 WITH side AS (SELECT * FROM cmp_side_texts)
-SELECT a.text_id, a.score AS score_a, b.score AS score_b, b.score - a.score AS delta,
+SELECT a.text_id, a.score AS score_a, b.score AS score_b, round(b.score - a.score, 9) AS delta,
        a.label AS label_a, b.label AS label_b, a.passed AS passed_a, b.passed AS passed_b,
        a.disqualified AS dq_a, b.disqualified AS dq_b,
        a.rubric_hash AS rubric_a, a.judge_hash AS judge_a, b.rubric_hash AS rubric_b, b.judge_hash AS judge_b

@@ -13,9 +13,9 @@ ranked AS (
 )
 SELECT (SELECT count(*) FROM cmp_texts) AS texts_both_sides,
        (SELECT count(*) FROM paired) AS texts_paired,
-       (SELECT round(avg(score_a), 9) FROM paired) AS mean_a,
-       (SELECT round(avg(score_b), 9) FROM paired) AS mean_b,
-       (SELECT round(avg(delta), 9) FROM paired) AS mean_delta,
+       (SELECT exact_mean(score_a) FROM paired) AS mean_a,
+       (SELECT exact_mean(score_b) FROM paired) AS mean_b,
+       (SELECT exact_mean(delta) FROM paired) AS mean_delta,
        (SELECT round(corr(score_a, score_b), 9) FROM paired) AS pearson,
        (SELECT round(corr(rank_a, rank_b), 9) FROM ranked) AS spearman,
        (SELECT count(*) FILTER (WHERE passed_a AND NOT passed_b) FROM paired) AS pass_to_fail,

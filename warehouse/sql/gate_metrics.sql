@@ -4,7 +4,7 @@
 -- that judged half the corpus has coverage 0.5). Params: $corpus, $rubric, $judge.
 SELECT count(*) AS texts,
        count(s.score) AS scored_texts,
-       round(avg(s.score), 9) AS overall,  -- the stated precision (rubrics/scoring.py: SCORE_DIGITS): one outcome whatever the thread order
+       exact_mean(s.score) AS overall,  -- the stated precision (rubrics/scoring.py: SCORE_DIGITS): one outcome whatever the thread order
        avg(s.passed::INT) FILTER (WHERE s.score IS NOT NULL) AS pass_rate,
        coalesce(avg(coalesce(s.coverage, 0)), 0) AS coverage
 FROM current_texts t

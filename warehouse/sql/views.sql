@@ -12,6 +12,27 @@ CREATE OR REPLACE MACRO text_version(sha, input, context, genre) AS
                                'context:' || coalesce(context, chr(0)), 'genre:' || coalesce(genre, chr(0))))
     END;
 
+-- Scores are added as exact whole numbers of billionths (their stated precision, 9 decimals):
+-- a double sum adds in whatever order DuckDB's threads give, and a mean ending in a 5 at the tenth
+-- decimal then rounded either way, flipping a label at a threshold. rubrics/scoring.py's `ticks`
+-- and `tick_ratio` are the same operations, so the reference scorer agrees bit for bit.
+CREATE OR REPLACE MACRO ticks(x) AS floor(x * 1e9 + 0.5)::HUGEINT;
+-- n / d billionths (n >= 0, d > 0), rounded half up, as a score.
+CREATE OR REPLACE MACRO tick_ratio(n, d) AS CASE WHEN d > 0 THEN ((2 * n + d) // (2 * d))::DOUBLE / 1e9 END;
+-- Aggregates (use them where one is allowed), exact whatever the order of the rows:
+-- the mean of scores;
+CREATE OR REPLACE MACRO exact_mean(x) AS tick_ratio(sum(ticks(x)), count(x));
+-- their sample standard deviation (NULL under two values);
+CREATE OR REPLACE MACRO exact_stddev(x) AS CASE WHEN count(x) > 1 THEN
+    sqrt((count(x) * sum(ticks(x) * ticks(x)) - sum(ticks(x)) * sum(ticks(x))) / (count(x) * (count(x) - 1))) / 1e9 END;
+-- the weighted mean of the scored values (the weights of unscored ones left out), and the weighted sum.
+CREATE OR REPLACE MACRO exact_weighted_mean(w, x) AS
+    tick_ratio(sum(ticks(w) * ticks(x)), sum(CASE WHEN x IS NOT NULL THEN ticks(w) END));
+CREATE OR REPLACE MACRO exact_weighted_sum(w, x) AS tick_ratio(sum(ticks(w) * ticks(x)), 1000000000::HUGEINT);
+-- The share of the possible points earned (sums of billionths), within [0, 1]; NULL when none are possible.
+CREATE OR REPLACE MACRO points_share(earned, possible) AS
+    CASE WHEN possible > 0 THEN greatest(0, least(1, tick_ratio(earned * 1000000000, possible))) END;
+
 -- Whether a cell was sent its unit as the rubric version renders it now: rubric_units holds each
 -- unit's current fingerprint (rubrics/render), so after a wording change the cells sent the old
 -- wording are history, left out of every view, as an older text version is. A cell landed before
@@ -162,8 +183,8 @@ WITH votes AS (
     GROUP BY ALL
 )
 SELECT s.corpus_id, s.rubric_hash, s.text_id, s.criterion_id,
-       count(*) AS judges, avg(s.unit_score) AS mean, median(s.unit_score) AS median,
-       max(s.unit_score) - min(s.unit_score) AS spread, stddev_samp(s.unit_score) AS stddev,
+       count(*) AS judges, exact_mean(s.unit_score) AS mean, median(s.unit_score) AS median,
+       max(s.unit_score) - min(s.unit_score) AS spread, exact_stddev(s.unit_score) AS stddev,
        any_value(m.majority) AS majority,
        any_value(m.majority_n) / count(*) AS majority_share
 FROM criterion_scores s
@@ -246,7 +267,7 @@ LEFT JOIN human h ON h.corpus_id = k.corpus_id AND h.text_id = t.text_id AND h.r
 CREATE OR REPLACE VIEW cascade_text_decisions AS
 WITH human AS (
     SELECT cascade_id, text_id, bool_and(unit_score IS NOT NULL) AS labelled,
-           sum(weight * unit_score) / nullif(sum(weight), 0) AS score
+           exact_weighted_mean(weight, unit_score) AS score
     FROM cascade_decisions WHERE level = 'human' GROUP BY ALL
 )
 SELECT k.cascade_id, k.corpus_id, t.text_id, t.confidence, t.strong_confidence,

@@ -30,7 +30,7 @@ from rubricflow.rubrics.compiler import compile_or_raise
 from rubricflow.rubrics.model import Rubric
 from rubricflow.tasks.presentation.viewer import Pages, read_text
 from rubricflow.tasks.stats.calibration import calibration
-from rubricflow.tasks.stats.compare import compare, compared, judgment_sets, stored_comparison
+from rubricflow.tasks.stats.compare import compare, compare_options, compared, judgment_sets, stored_comparison
 from rubricflow.warehouse import analytics, db
 
 CRITERIA = [f"c{i}" for i in range(10)]
@@ -119,10 +119,10 @@ def store_comparison(path: Path) -> None:
     """The A/B as `rubricflow compare` stores it (a nightly run keeps it current): the page reads it."""
     with db.reader(path) as con:
         a, b = sides(con)
-        if stored_comparison(con, "big", a, b, None):
+        if stored_comparison(con, "big", a, b, compare_options()):  # the one the page reads
             return
     started = time.perf_counter()
-    compared(path, "big", a, b, top=20, resamples=500)
+    compared(path, "big", a, b)  # with the defaults, as the CLI
     print(f"`rubricflow compare` computed and stored the A/B in {time.perf_counter() - started:.1f} s")
 
 
@@ -170,7 +170,7 @@ def report(path: Path, texts: int, runs: int) -> None:
     pages = questions(con)
     direct = {name: seconds(fn, runs) for name, (_, fn) in pages.items()}
     with Unmaterialised(con):  # the old way computes every A/B afresh: nothing was stored then
-        pages["A/B"] = (pages["A/B"][0], lambda: compare(con, "big", *sides(con), top=20, resamples=500))
+        pages["A/B"] = (pages["A/B"][0], lambda: compare(con, "big", *sides(con)))
         old = {name: seconds(fn, 1) for name, (_, fn) in pages.items()}
     con.close()
     served = over_http(path, {name: url for name, (url, _) in pages.items()}, runs)

@@ -10,6 +10,7 @@ from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.flows.score import score_corpus
 from rubricflow.tasks.judging.config import JudgeConfig
 from rubricflow.tasks.presentation.tables import criterion_rows, md_table, md_text
+from rubricflow.tasks.stats import compare_defaults as defaults
 from rubricflow.tasks.stats.compare import Comparison, compared, landed_sides, refuse_same_sides, scoring_sides
 
 
@@ -23,8 +24,8 @@ def compare_flow(
     judge_b: JudgeConfig | None = None,
     score: bool = True,
     allow_mixed: bool = False,
-    top: int = 10,
-    resamples: int = 2000,
+    top: int = defaults.TOP,
+    resamples: int = defaults.RESAMPLES,
     judge_hash_a: str | None = None,
     judge_hash_b: str | None = None,
 ) -> Comparison:

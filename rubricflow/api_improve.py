@@ -16,21 +16,28 @@ if TYPE_CHECKING:
     from rubricflow.api_rubric import RubricLike
 
 
-def import_labels(warehouse: Path, data: Any, corpus: str, rater: str = "human") -> int:
+def import_labels(warehouse: Path, data: Any, corpus: str, rater: str | None = None) -> int:
     """Store human (or another judge's) labels: a label file (CSV, JSONL, Parquet; long or wide, as
     `rubricflow labels import` reads it) or data in memory in those layouts (a DataFrame, an Arrow
-    table, a list of dicts). Returns how many labels were stored."""
+    table, a list of dicts). `rater`: as `--rater` (None: the file's rater column, else "human").
+    Returns how many labels were stored; what was not read is said on stderr, as the CLI says it."""
+    import sys
+
     from rubricflow.tasks.loaders.labels import import_labels as load
 
     refuse_unset(corpus=corpus)
     if isinstance(data, str | Path):
-        return load(Path(data), corpus, warehouse, rater)[0]
-    import pyarrow.parquet as pq
+        source = Path(data)
+    else:
+        import pyarrow.parquet as pq
 
-    source = warehouse.parent / "corpora" / corpus / f"labels-{rater}.parquet"  # the file the loader reads
-    source.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table_of(data), source)
-    return load(source, corpus, warehouse, rater)[0]
+        source = warehouse.parent / "corpora" / corpus / f"labels-{rater or 'human'}.parquet"  # what the loader reads
+        source.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table_of(data), source)
+    stored, *_, warnings = load(source, corpus, warehouse, rater)
+    for line in warnings:
+        print(line, file=sys.stderr)
+    return stored
 
 
 def evolve(

@@ -18,6 +18,7 @@ from rubricflow.flows.deploy_params import refuse_unset
 from rubricflow.tasks.judging.config import JudgeConfig, checked
 from rubricflow.tasks.judging.run import RunSummary as Run  # one finished run, as the flow summarised it
 from rubricflow.tasks.judging.run_options import RunOptions
+from rubricflow.tasks.stats import compare_defaults
 
 if TYPE_CHECKING:
     import polars as pl
@@ -184,7 +185,7 @@ class Warehouse:
         b: RubricLike | None = None,
         judge: Judge | None = None,
         judge_b: Judge | None = None,
-        top: int = 10,
+        top: int = compare_defaults.TOP,
     ) -> Comparison:
         """A/B two rubric versions (or two judges) on one corpus, as `rubricflow compare`: with a
         judge, the missing cells of both sides are judged first; without, landed judgments only."""
@@ -225,7 +226,7 @@ class Warehouse:
             record(con, result)
         return result
 
-    def import_labels(self, data: Any, corpus: str, rater: str = "human") -> int:
+    def import_labels(self, data: Any, corpus: str, rater: str | None = None) -> int:
         """`rubricflow labels import`: a label file, or labels in memory (long: text_id, criterion,
         score[, rater]; or wide: an id and a column per criterion). Returns how many were stored."""
         from rubricflow.api_improve import import_labels

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from rubricflow.errors import CheckFailed
 
-from .common import WarehouseOpt, out, print_rows, reading, warehouse_path, write_report
+from .common import WarehouseOpt, err, out, print_rows, reading, warehouse_path, write_report
 
 if TYPE_CHECKING:
     from rubricflow.tasks.stats.calibration import Calibration
@@ -27,7 +27,10 @@ def labels(
     corpus: str = typer.Option(..., "--corpus", "-c"),
     text_id: str | None = typer.Option(None, help="Graded tree: the submission's text id (default: file stem)."),
     rater: str | None = typer.Option(
-        None, help="The rater's name where the file names none (default: human; a graded tree: grader)."
+        None,
+        help="The rater's name where the file names none (default: human; a graded tree: grader). With it, a "
+        "wide file's `rater` (or annotator...) column of numbers is read as the criterion of that name the corpus "
+        "knows (a rubric that scored it, or its labels).",
     ),
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
@@ -72,9 +75,11 @@ def labels(
                 f"{len(wrong)} internal nodes disagree with the aggregate of their leaves: {', '.join(wrong[:5])}"
             )
         return
-    n, raters, criteria = import_labels(path, corpus, warehouse_path(warehouse), rater or "human")
+    n, raters, criteria, notes = import_labels(path, corpus, warehouse_path(warehouse), rater)
     said = f"raters: {', '.join(raters)}; criteria: {', '.join(criteria)}"
     out.print(escape(f"{n} labels for corpus {corpus} from {path} ({said})"))
+    for note in notes:  # what of the file was not read: a column, the --rater given
+        err.print(f"warning: {escape(note)}", highlight=False, soft_wrap=True)
 
 
 def _json_or_none(path: Path):

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from rubricflow.errors import InputError
 from rubricflow.settings import endpoint
+from rubricflow.tasks.stats import compare_defaults
 
 from .common import (
     WarehouseOpt,
@@ -46,7 +47,7 @@ def compare(
     ),
     judge_hash_b: str | None = typer.Option(None, help="With --no-score: side B's judge setup, a judge hash prefix."),
     allow_mixed: bool = typer.Option(False, help="Allow a side to span several rubric versions or judges."),
-    top: int = typer.Option(10, help="How many of the texts that moved most to list."),
+    top: int = typer.Option(compare_defaults.TOP, help="How many of the texts that moved most to list."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write every statistic as JSON here."),
     report: Path | None = typer.Option(None, help="Also write the HTML report here."),
     warehouse: Path | None = WarehouseOpt,

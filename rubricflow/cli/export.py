@@ -86,4 +86,4 @@ def _comparison(warehouse: Path, corpus: str, a: str, b: str):
     with reading(warehouse) as con:
         side_a = judgment_sets(con, corpus, a, None, False, "A")
         side_b = judgment_sets(con, corpus, b, None, False, "B")
-    return compared(warehouse, corpus, side_a, side_b, top=10, resamples=2000)
+    return compared(warehouse, corpus, side_a, side_b)

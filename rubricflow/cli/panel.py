@@ -16,8 +16,10 @@ def panel(
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Agreement among every judge setup that scored the rubric on the corpus, per criterion:
-    Krippendorff's alpha over all judges, mean and lowest pairwise quadratic weighted kappa, and
-    the share of texts the judges split on. The pooled scores are the `panel_scores` view."""
+    Krippendorff's alpha over all judges, mean pairwise Cohen's kappa, mean and lowest pairwise
+    quadratic weighted kappa (one category per step of the criterion's scale: a 0-10 scale in
+    halves has 21), and the share of texts the judges split on. The pooled scores are the
+    `panel_scores` view."""
     from rubricflow.tasks.stats.panel import panel_agreement
 
     with reading(warehouse) as con:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from rubricflow.tasks.stats import compare_defaults
+
 from .common import WarehouseOpt, reading, write_report
 
 app = typer.Typer(help="Self-contained HTML reports with plots (no network needed to view them).", no_args_is_help=True)
@@ -30,7 +32,7 @@ def report_compare(
     model_a: str | None = typer.Option(None),
     model_b: str | None = typer.Option(None),
     allow_mixed: bool = typer.Option(False),
-    top: int = typer.Option(10),
+    top: int = typer.Option(compare_defaults.TOP),
     output: Path = ReportOut,
     warehouse: Path | None = WarehouseOpt,
 ) -> None:

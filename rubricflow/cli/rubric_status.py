@@ -20,10 +20,11 @@ def status(
     warehouse: Path | None = WarehouseOpt,
 ) -> None:
     """Per rubric version in the warehouse: runs, judge calls, cells scored, last use, and its latest
-    calibration against the humans (mean Pearson r over its criteria). A rubric whose latest calibration
-    falls under its threshold (metadata.provenance.calibration_threshold, else --min-correlation) is
-    flagged, and the command exits 1."""
-    from rubricflow.tasks.pipeline.rubric_status import describe, flagged
+    calibration against the humans: the latest `calibrate` run of the version (one corpus, one judge
+    setup, both shown), the mean of the Pearson r it printed per criterion (each on at least 10 texts).
+    A rubric whose latest calibration falls under its threshold (metadata.provenance.calibration_threshold,
+    else --min-correlation) is flagged, and the command exits 1."""
+    from rubricflow.tasks.pipeline.rubric_status import describe, flagged, judge_of
     from rubricflow.tasks.pipeline.rubric_status import status as read_status
 
     with reading(warehouse) as con:
@@ -39,6 +40,9 @@ def status(
                 "cells scored": r["ok_cells"],
                 "last used": r["last_used"],
                 "calibration r": r["pearson"],
+                "criteria": r["criteria"],
+                "calibrated on": r["calibration_corpus"],
+                "by judge": judge_of(r),
                 "threshold": r["threshold"],
                 "gate": "FLAGGED" if r["flagged"] else "ok" if r["pearson"] is not None else "not calibrated",
             }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,8 @@ class LabelError(InputError):
 ID_COLUMNS = ("text_id", "id")  # the text's id, as `ingest` reads it
 RATER_COLUMNS = ("rater", "annotator", "worker_id", "judge")
 TEXT_COLUMNS = ("text", "input", "context", "source", "output", "response", "reference", "system", "model")
+# names a wide file's column has for another use than a criterion's: read as one only where the corpus knows it
+RESERVED = {"an id": ID_COLUMNS, "a rater": RATER_COLUMNS, "a text": TEXT_COLUMNS}
 
 
 MAX_SCORE = 1e9  # a rating is a point on a scale; past this, statistics over it overflow
@@ -60,13 +62,18 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
     return pl.DataFrame(records, infer_schema_length=None, strict=False)
 
 
-def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
+def read_labels(path: str | Path, rater: str | None = None, known: Collection[str] = ()) -> pl.DataFrame:
     """Rows of (text_id, criterion_id, rater, score); a bad file or row is refused with its name and row.
     Long files (text_id, criterion, score[, rater]) and wide ones (an id, one numeric column per
-    criterion[, a rater]) are read; `rater` names the rater of a file that names none."""
+    criterion[, a rater]) are read; `rater` names the rater of a file that names none (None: not
+    given, `human`); `known`: the criteria the corpus already has (see `_from_wide`)."""
+    return label_frame(_read_file(Path(path)), Path(path), rater, known)[0]
+
+
+def _read_file(path: Path) -> pl.DataFrame:
+    """The label file's rows as written: refused when it is missing, of no known format or empty."""
     import polars as pl  # imported when used: it starts threads, and the warm worker forks with none alive
 
-    path = Path(path)
     if not path.is_file():
         raise LabelError(f"{path}: no such file")
     readers: dict[str, Callable[[Path], pl.DataFrame]] = {  # a CSV is read as text: ids stay as written
@@ -85,7 +92,17 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
         raise LabelError(f"{path}: cannot be read: {exc}") from None
     if not frame.height:  # a header alone: "0 labels stored" and exit 0 said nothing was wrong
         raise LabelError(f"{path}: no labels: the file has no rows")
-    frame = _long(frame, path, rater)
+    return frame
+
+
+def label_frame(
+    frame: pl.DataFrame, path: Path, rater: str | None, known: Collection[str]
+) -> tuple[pl.DataFrame, list[str]]:
+    """(the labels of a file's rows, checked, one per row; notes: one line each on what of the file
+    was not read as labels, for the command to say)."""
+    import polars as pl
+
+    frame, notes = _long(frame, path, rater, set(known))
     _scalars_only(frame, path)
     frame = frame.select(
         pl.col("text_id").cast(pl.Utf8),
@@ -102,6 +119,14 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
             raise LabelError(
                 f"{path}: row {empty['row'][0]}: {named} is empty ({empty.height} such rows); every label needs one"
             )
+    _finite_scores(frame, path)
+    return _one_label_each(frame.drop("raw"), path), notes
+
+
+def _finite_scores(frame: pl.DataFrame, path: Path) -> None:
+    """Every score a finite number, and one on some scale; else refused naming the first bad row."""
+    import polars as pl
+
     bad = frame.with_row_index("row", offset=1).filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
     if bad.height:
         first = bad.row(0, named=True)
@@ -115,7 +140,6 @@ def read_labels(path: str | Path, rater: str = "human") -> pl.DataFrame:
             f"{path}: row {first['row']}: score {first['raw']!r} is no rating on any scale (beyond +-{MAX_SCORE:g}; "
             f"{huge.height} such rows)"
         )
-    return _one_label_each(frame.drop("raw"), path)
 
 
 def _one_label_each(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
@@ -150,35 +174,134 @@ def _scalars_only(frame: pl.DataFrame, path: Path) -> None:
             raise LabelError(f"{path}: {at}{column} holds a list or an object; a label's {column} is one value")
 
 
-def _long(frame: pl.DataFrame, path: Path, rater: str) -> pl.DataFrame:
-    """The labels one per row (text_id, criterion, score, rater), whichever layout the file has."""
+def _long(frame: pl.DataFrame, path: Path, rater: str | None, known: set[str]) -> tuple[pl.DataFrame, list[str]]:
+    """The labels one per row (text_id, criterion, score, rater), whichever layout the file has: long
+    with a `criterion` column, or a `score` one that is no criterion the corpus knows; else wide."""
+    columns = set(frame.columns)
+    if "criterion" in columns or ("score" in columns and not _known_numbers(frame, "score", known, path)):
+        return _from_long(frame, path, rater)
+    return _from_wide(frame, path, rater, known)
+
+
+def _from_long(frame: pl.DataFrame, path: Path, rater: str | None) -> tuple[pl.DataFrame, list[str]]:
+    """A long file's labels: every one of its columns is needed (a rater's, or `rater`, the file's)."""
     import polars as pl
 
     found = list(frame.columns)
-    named = next((c for c in RATER_COLUMNS if c in frame.columns), None)
+    ident = next((c for c in ID_COLUMNS if c in found), None)
+    missing = [c for c in ("text_id", "criterion", "score") if c not in found and not (c == "text_id" and ident)]
+    if missing:
+        wide = (
+            "; a wide file's column 'score' is read as a criterion only where the corpus has one of that name "
+            "(a rubric that scored it, or its labels): else give those labels in the long format"
+            if "criterion" in missing and "score" in found
+            else ""
+        )
+        raise LabelError(
+            f"{path}: missing columns {missing} (long: text_id, criterion, score[, rater]); found {found}{wide}"
+        )
+    named = next((c for c in RATER_COLUMNS if c in found), None)
+    notes = []
+    if named is None:
+        frame = frame.with_columns(pl.lit(rater or "human").alias("rater"))
+    elif rater is not None:  # the flag was ignored without a word
+        notes.append(f"{path}: --rater {rater} not used: column {named!r} names each label's rater")
     frame = frame.rename({named: "rater"}) if named and named != "rater" else frame
-    if "rater" not in frame.columns:
-        frame = frame.with_columns(pl.lit(rater).alias("rater"))
-    ident = next((c for c in ID_COLUMNS if c in frame.columns), None)
-    if {"criterion", "score"} & set(frame.columns):  # a long file: every one of its columns is needed
-        missing = [
-            c for c in ("text_id", "criterion", "score") if c not in frame.columns and not (c == "text_id" and ident)
-        ]
-        if missing:
-            raise LabelError(f"{path}: missing columns {missing}; found {found}")
-        return frame.rename({ident: "text_id"}) if ident and ident != "text_id" else frame
+    return (frame.rename({ident: "text_id"}) if ident != "text_id" else frame), notes
+
+
+def _from_wide(frame: pl.DataFrame, path: Path, rater: str | None, known: set[str]) -> tuple[pl.DataFrame, list[str]]:
+    """A wide file's labels: an id, a column per criterion, the rater from a rater column or `rater`.
+    A column named like an id's, a rater's or a text's is read as a criterion only when the corpus
+    knows a criterion of that name (`known`: a rubric that scored it, its labels) and it holds
+    numbers; every other column that is not read is named in a note."""
+    import polars as pl
+
+    found = list(frame.columns)
+    ident = next((c for c in ID_COLUMNS if c in found), None)
     if ident is None:
         raise LabelError(f"{path}: no text id column ({' or '.join(ID_COLUMNS)}); found {found}")
-    criteria = [c for c in frame.columns if c not in (ident, "rater", *TEXT_COLUMNS) and _numeric(frame[c], path, c)]
+    by_column, notes = _rater_column(frame, path, rater, known)
+    criteria, skipped = [], []
+    for column in found:
+        if column in (ident, by_column):
+            continue
+        reason = _not_a_criterion(frame, path, column, known)
+        (skipped if reason else criteria).append(f"{column!r} ({reason})" if reason else column)
     if not criteria:
         raise LabelError(
             f"{path}: neither long (text_id, criterion, score[, rater]) nor wide (an id and one numeric column "
-            f"per criterion): found columns {found}"
+            f"per criterion): found columns {found}" + (f"; not read: {', '.join(skipped)}" if skipped else "")
         )
-    wide = frame.select(pl.col(ident).cast(pl.Utf8).alias("text_id"), pl.col("rater"), *map(pl.col, criteria))
-    wide = wide.with_columns(pl.col(c).cast(pl.Utf8) for c in criteria)
-    long = wide.unpivot(criteria, index=["text_id", "rater"], variable_name="criterion", value_name="score")
-    return long.filter(pl.col("score").is_not_null() & (pl.col("score").str.strip_chars() != ""))  # not rated
+    if skipped:
+        notes.append(f"{path}: columns not read as labels: {', '.join(skipped)}")
+    who = pl.col(by_column).cast(pl.Utf8) if by_column else pl.lit(rater or "human")
+    long = pl.concat(  # a criterion may be named `rater` or `text_id`: no column of the file is renamed
+        frame.select(
+            pl.col(ident).cast(pl.Utf8).alias("text_id"),
+            who.alias("rater"),
+            pl.lit(c).alias("criterion"),
+            pl.col(c).cast(pl.Utf8).alias("score"),
+        )
+        for c in criteria
+    )
+    return long.filter(pl.col("score").is_not_null() & (pl.col("score").str.strip_chars() != "")), notes  # not rated
+
+
+def _rater_column(frame: pl.DataFrame, path: Path, rater: str | None, known: set[str]) -> tuple[str | None, list[str]]:
+    """A wide file's column naming each row's rater (rater, annotator, worker_id or judge, the first
+    there), or None for `rater` (given, or `human`); and a note when a given `rater` is not used.
+    A column that holds numbers under such a name is ambiguous: with `rater` given it is the
+    criterion of that name when the corpus knows one, else the file is refused naming it."""
+    named = next((c for c in RATER_COLUMNS if c in frame.columns), None)
+    if named is None:
+        return None, []
+    if _known_numbers(frame, named, known, path):
+        if rater is None:
+            raise LabelError(
+                f"{path}: column {named!r} is both a criterion of the corpus and a rater column's name: give "
+                f"--rater NAME to read it as the criterion, or use the long format (text_id, criterion, score, rater)"
+            )
+        return None, []
+    numbers = _numbers(frame[named])
+    if rater is None:  # numbers as raters' names: said, in case they are a criterion's scores
+        said = f"{path}: column {named!r} holds numbers, read as the raters' names; if they are a criterion's scores, "
+        return named, [said + "give them in the long format (text_id, criterion, score, rater)"] if numbers else []
+    if numbers:  # `--rater ann` and raters 0.0, 0.25... read from a criterion's scores
+        raise LabelError(
+            f"{path}: column {named!r} holds numbers, not raters' names, and --rater {rater} names the rater: the "
+            f"corpus has no criterion {named!r} (no rubric that scored it, no label), so give its labels in the "
+            "long format (text_id, criterion, score, rater), or leave out --rater to read the column as the raters"
+        )
+    return named, [f"{path}: --rater {rater} not used: column {named!r} names each label's rater"]
+
+
+def _not_a_criterion(frame: pl.DataFrame, path: Path, column: str, known: set[str]) -> str | None:
+    """Why a wide file's column is not read as a criterion's labels (None: it is one)."""
+    role = next((r for r, names in RESERVED.items() if column in names), None)
+    if role and column not in known:
+        if not _numbers(frame[column]):
+            return "not numbers"
+        return f"{role} column's name, and no criterion of the corpus has it: give its labels in the long format"
+    return None if _numeric(frame[column], path, column) else "not numbers"
+
+
+def _known_numbers(frame: pl.DataFrame, column: str, known: set[str], path: Path) -> bool:
+    """A column named after a criterion the corpus knows, holding its numbers (a word among them refused)."""
+    return column in known and _numeric(frame[column], path, column)
+
+
+def _numbers(column) -> bool:
+    """Every non-empty value a number, and one at least (never refused: a text or rater column's test)."""
+    import polars as pl
+
+    if column.dtype.is_numeric():
+        return column.drop_nulls().len() > 0
+    if column.dtype != pl.Utf8:
+        return False
+    values = column.str.strip_chars()
+    numbers = values.cast(pl.Float64, strict=False)
+    return numbers.drop_nulls().len() > 0 and numbers.drop_nulls().len() == values.filter(values != "").len()
 
 
 def _numeric(column, path: Path, name: str) -> bool:
@@ -233,16 +356,31 @@ def topical_chat(folder: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def import_labels(
-    path: str | Path, corpus_id: str, warehouse_path: str | Path, rater: str = "human"
-) -> tuple[int, list[str], list[str]]:
-    """Read a label file and store it in one transaction: (labels stored, raters, criteria; said,
-    so a wide file's column read as text or as the rater, `model` or `judge`, is seen missing)."""
+    path: str | Path, corpus_id: str, warehouse_path: str | Path, rater: str | None = None
+) -> tuple[int, list[str], list[str], list[str]]:
+    """Read a label file and store it in one transaction: (labels stored, raters, criteria, notes).
+    Raters and criteria are said so that one read otherwise than meant is seen; each note is a line
+    on what of the file was not read (a wide file's column, an unused `rater`). `rater`: the rater of
+    a file that names none (None: not given, `human`); a wide file's columns named like a rater's or
+    a text's are read against the criteria the corpus already knows (see `_from_wide`)."""
     from rubricflow.warehouse import db, steps
 
-    frame = read_labels(path, rater)
+    path = Path(path)
+    raw = _read_file(path)  # an unreadable file is refused before the warehouse is opened
     with db.writer(warehouse_path) as con:
+        frame, notes = label_frame(raw, path, rater, known_criteria(con, corpus_id))
         n = steps.load_labels(con, corpus_id, frame, str(path))
-    return n, sorted(set(frame["rater"].to_list())), sorted(set(frame["criterion_id"].to_list()))
+    return n, sorted(set(frame["rater"].to_list())), sorted(set(frame["criterion_id"].to_list())), notes
+
+
+def known_criteria(con, corpus_id: str) -> set[str]:
+    """The criteria a corpus already has: those of every rubric a run scored it with, and its labels'."""
+    rows = con.execute(
+        "SELECT criterion_id FROM criteria WHERE rubric_hash IN (SELECT rubric_hash FROM runs WHERE corpus_id = $c) "
+        "UNION SELECT criterion_id FROM labels WHERE corpus_id = $c",
+        {"c": corpus_id},
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str | Path) -> None:

@@ -117,13 +117,18 @@ def _flip_plot(c: Comparison) -> str:
     return _heatmap(matrix, labels, labels, "Label flips", "label under B", "label under A")
 
 
+def _correlation(value: float | None) -> str:
+    """A correlation in a plot's title: undefined (NaN, or None: too few texts, constant scores) as n/a."""
+    return show(value) or "n/a"
+
+
 def _scatter_plot(c: Comparison) -> str:
     fig, ax = plt.subplots(figsize=(4.2, 4.2))
     if c.scatter:
         xa, xb = zip(*c.scatter, strict=True)
         ax.scatter(xa, xb, s=8, alpha=0.4)
     ax.plot([0, 1], [0, 1], color="#999", lw=1)
-    ax.set(title=f"Text scores (Pearson {show(c.summary['pearson'])})", xlabel="A", ylabel="B")
+    ax.set(title=f"Text scores (Pearson {_correlation(c.summary['pearson'])})", xlabel="A", ylabel="B")
     return _figure(fig)
 
 
@@ -157,7 +162,7 @@ def calibration_report(cal: Calibration) -> str:
     fig, axes = plt.subplots(grid_rows, cols, figsize=(4 * cols, 3.6 * grid_rows), squeeze=False, layout="constrained")
     for ax, r in zip(axes.flat, rows, strict=False):
         ax.scatter(r.human_scores, r.judge_scores, s=8, alpha=0.4)
-        ax.set(title=f"{r.criterion_id} (r={r.pearson:.3f})", xlabel="human consensus", ylabel=cal.judge)
+        ax.set(title=f"{r.criterion_id} (r={_correlation(r.pearson)})", xlabel="human consensus", ylabel=cal.judge)
     for ax in list(axes.flat)[len(rows) :]:
         ax.axis("off")
     scatter = _figure(fig)

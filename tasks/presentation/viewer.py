@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.routing import Route
 
-from rubricflow.errors import RubricflowError
+from rubricflow.errors import InputError, RubricflowError
 from rubricflow.rubrics.regex import BACKTRACKING_TIMEOUT_S, backtracking
 from rubricflow.tasks.judging.verify import QUOTE_MARKS
 from rubricflow.tasks.runtime.owner import LOOPBACK_HOSTS, loopback_only, refuse, same_secret
@@ -204,6 +204,14 @@ def read_text(fetch: Callable[..., list[dict]], corpus: str, text_id: str) -> di
     }
 
 
+def figure(value, digits: int = 3) -> str:
+    """A figure as the CLI's tables show it (`tables.show`): rounded to `digits`, an interval as
+    [low, high], an undefined one (NaN) as n/a; nothing for none."""
+    from rubricflow.tasks.presentation.tables import show
+
+    return show(value, f".{digits}f")
+
+
 def url(path: str, *parts: dict, root: str = "", **query) -> str:
     """A link with its query string; `parts` are dicts of parameters (a page's key and filters);
     `root` the folder this launch's pages live under (owner_only)."""
@@ -285,6 +293,28 @@ def estimate_pictures(rows: list[dict]) -> dict[str, Markup]:
     }
 
 
+def panel_rubric(con: duckdb.DuckDBPyConnection, corpus: str, ref: str) -> str:
+    """The one rubric version (its hash) that `ref` names among those scored on `corpus`, read as the
+    A/B page and `rubricflow panel` read a rubric: a library name or file, id, id@version or a hash
+    prefix of 8 or more characters. None or several is an InputError that says so (the page's 400)."""
+    from rubricflow.tasks.stats.compare import CompareError, judgment_sets
+
+    try:
+        sets = judgment_sets(con, corpus, ref, None, True, "panel")
+    except CompareError:
+        raise InputError(
+            f"no judgments of rubric {ref!r} on corpus {corpus!r}: name a rubric scored on it "
+            "(id, id@version or a rubric hash prefix of 8 or more characters; the runs page lists them)"
+        ) from None
+    hashes = sorted({rubric_hash for rubric_hash, _ in sets})
+    if len(hashes) > 1:
+        raise InputError(
+            f"{ref!r} names {len(hashes)} rubric versions on corpus {corpus!r} "
+            f"({', '.join(h[:12] for h in hashes)}): name one (id@version or a rubric hash prefix)"
+        )
+    return hashes[0]
+
+
 class Pages:
     """The viewer's pages over one warehouse: each method answers one route with one or a few
     `.sql` files rendered through an autoescaping template."""
@@ -292,7 +322,7 @@ class Pages:
     def __init__(self, warehouse_path: Path, root: str = ""):
         self.store = Warehouse(Path(warehouse_path))
         self.env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-        self.env.filters["num"] = lambda v, d=3: "" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+        self.env.filters["num"] = figure
         self.env.globals["url"] = functools.partial(url, root=root)
         self.env.globals["root"] = root
 
@@ -380,15 +410,18 @@ class Pages:
 
     @staticmethod
     def _comparison(con, corpus: str, a: tuple[str, str | None], b: tuple[str, str | None]):
-        """The stored A/B of the two sides while it is current (`compare` keeps it), else computed now.
-        Each side is a rubric reference and, optionally, a judge hash prefix."""
-        from rubricflow.tasks.stats.compare import compare, judgment_sets, stored_comparison
+        """The stored A/B of the two sides while it is current (`compare` keeps it), else computed now;
+        either way with `compare`'s default options, so that the page shows the interval `rubricflow
+        compare` prints for the same sides. Each side is a rubric reference and, optionally, a judge
+        hash prefix."""
+        from rubricflow.tasks.stats.compare import compare, compare_options, judgment_sets, stored_comparison
 
         sides = (
             judgment_sets(con, corpus, a[0], None, True, "A", a[1]),
             judgment_sets(con, corpus, b[0], None, True, "B", b[1]),
         )
-        return stored_comparison(con, corpus, *sides, None) or compare(con, corpus, *sides, top=20, resamples=500)
+        options = compare_options()
+        return stored_comparison(con, corpus, *sides, options) or compare(con, corpus, *sides, **options)
 
     def calibration(self, request: Request) -> HTMLResponse:
         from rubricflow.tasks.stats.calibration import calibration as agreement
@@ -443,13 +476,17 @@ class Pages:
         return HTMLResponse(self.store.run(pairwise_html, q["corpus"], q["rubric"], f"Pairwise on {q['corpus']}"))
 
     def panel(self, request: Request) -> HTMLResponse:
+        """Where a panel's judges disagree most; the rubric named as every page names one (id,
+        id@version or a hash prefix), resolved to its one version first."""
         q = self.args(request, "corpus", "rubric")
         require(q, "corpus", "rubric")
+        rubric_hash = self.store.run(panel_rubric, q["corpus"], q["rubric"])
         return self.page(
             "panel.html",
             corpus=q["corpus"],
-            rubric=q["rubric"],
-            rows=self.store.fetch("view_panel.sql", corpus=q["corpus"], rubric=q["rubric"], limit=200),
+            ref=q["rubric"],
+            rubric=rubric_hash,
+            rows=self.store.fetch("view_panel.sql", corpus=q["corpus"], rubric=rubric_hash, limit=200),
         )
 
     async def busy(self, request: Request, exc: Exception) -> HTMLResponse:

@@ -19,6 +19,7 @@ from rubricflow.rubrics.compiler import Bundle, compile_for_scoring, compile_or_
 from rubricflow.rubrics.formats import rubric_from_data
 from rubricflow.rubrics.library import Library, LibraryError, resolve
 from rubricflow.tasks.judging.config import JudgeConfig
+from rubricflow.tasks.stats import compare_defaults as defaults
 from rubricflow.warehouse import db, steps
 from rubricflow.warehouse.store import Store
 
@@ -199,16 +200,14 @@ def compared(
     corpus: str,
     a: list[JudgmentSet],
     b: list[JudgmentSet],
-    top: int,
-    resamples: int,
+    top: int = defaults.TOP,
+    resamples: int = defaults.RESAMPLES,
     level: float = 0.95,
 ) -> Comparison:
     """The A/B of two resolved sides: the stored one while it is current, else computed now (on a
     read-only connection) and stored for the next question (a short write). `level` is the
     bootstrap intervals' confidence (stored with the options only when not the usual 95%)."""
-    options: dict = {"top": top, "resamples": resamples, "seed": 0}
-    if level != 0.95:
-        options["level"] = level
+    options = compare_options(top, resamples, level)
     with db.reader(warehouse_path) as con:
         found = stored_comparison(con, corpus, a, b, options)
         if found is not None:
@@ -217,6 +216,15 @@ def compared(
     with db.writer(warehouse_path) as con:
         db.run_sql(con, "record_ab_result.sql", **record)
     return result
+
+
+def compare_options(top: int = defaults.TOP, resamples: int = defaults.RESAMPLES, level: float = 0.95) -> dict:
+    """The options a comparison is computed and stored with (`compare(**options)`; `ab_result.sql`
+    finds a stored one by them): the defaults give what `rubricflow compare` prints."""
+    options: dict = {"top": top, "resamples": resamples, "seed": defaults.SEED}
+    if level != 0.95:
+        options["level"] = level
+    return options
 
 
 def _computed(
@@ -255,9 +263,9 @@ def compare(
     corpus: str,
     a: list[JudgmentSet],
     b: list[JudgmentSet],
-    top: int = 10,
-    resamples: int = 2000,
-    seed: int = 0,
+    top: int = defaults.TOP,
+    resamples: int = defaults.RESAMPLES,
+    seed: int = defaults.SEED,
     level: float = 0.95,
 ) -> Comparison:
     """Every A/B statistic for two resolved sides (see `judgment_sets`); intervals at `level`."""

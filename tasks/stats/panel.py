@@ -1,6 +1,7 @@
 """A panel of judges on one rubric version: how far the judges agree with each other, per
 criterion (Krippendorff's alpha over all judges, and Cohen's / quadratic weighted kappa for every
-pair of judges). The data comes from `panel_raters.sql`; the statistics from agreement.py."""
+pair of judges, on the categories of the criterion's own scale step). The data comes from
+`panel_raters.sql`; the statistics from agreement.py."""
 
 from __future__ import annotations
 
@@ -51,34 +52,50 @@ def panel_agreement(con: duckdb.DuckDBPyConnection, corpus: str, rubric: str) ->
         )
     out = []
     for criterion in sorted({r["criterion_id"] for r in rows}):
-        mine = [r for r in rows if r["criterion_id"] == criterion]
-        texts = sorted({r["text_id"] for r in mine})
-        by = {(r["judge"], r["text_id"]): r["score"] for r in mine}
-        grid = np.array([[by.get((j, t), np.nan) for t in texts] for j in judges])  # judges x texts
-        shared = (~np.isnan(grid)).sum(axis=0) >= 2
-        if shared.sum() < 2:
-            continue
-        grid = grid[:, shared]
-        level: Literal["nominal", "ordinal"] = "nominal" if mine[0]["scale_kind"] == "nominal" else "ordinal"
-        pairs = []
-        for a, b in combinations(range(len(judges)), 2):
-            both = ~np.isnan(grid[a]) & ~np.isnan(grid[b])
-            if both.sum() >= 2:
-                pairs.append(kappas(categories(grid[a][both]), categories(grid[b][both])))
-        rated = [row[~np.isnan(row)] for row in grid.T]
-        out.append(
-            PanelAgreement(
-                criterion,
-                int((~np.isnan(grid)).any(axis=1).sum()),
-                int(shared.sum()),
-                _safe_alpha(grid, level),
-                _defined_mean([p[0] for p in pairs]),
-                _defined_mean([p[1] for p in pairs]),
-                min((p[1] for p in pairs if p[1] == p[1]), default=float("nan")),
-                float(np.mean([len(set(v.tolist())) > 1 for v in rated])),
-            )
-        )
+        found = _criterion_agreement(criterion, [r for r in rows if r["criterion_id"] == criterion], judges)
+        if found is not None:
+            out.append(found)
     return judges, out
+
+
+def _criterion_agreement(criterion: str, mine: list[dict], judges: list[str]) -> PanelAgreement | None:
+    """One criterion's agreement; None where fewer than two texts were scored by two judges."""
+    texts = sorted({r["text_id"] for r in mine})
+    by = {(r["judge"], r["text_id"]): r["score"] for r in mine}
+    grid = np.array([[by.get((j, t), np.nan) for t in texts] for j in judges])  # judges x texts
+    shared = (~np.isnan(grid)).sum(axis=0) >= 2
+    if shared.sum() < 2:
+        return None
+    grid = grid[:, shared]
+    codes = _codes(grid, mine[0]["scale_min"], mine[0]["step"])
+    level: Literal["nominal", "ordinal"] = "nominal" if mine[0]["scale_kind"] == "nominal" else "ordinal"
+    pairs = []
+    for a, b in combinations(range(len(judges)), 2):
+        both = ~np.isnan(grid[a]) & ~np.isnan(grid[b])
+        if both.sum() >= 2:
+            pairs.append(kappas(codes[a][both], codes[b][both]))
+    rated = [row[~np.isnan(row)] for row in grid.T]
+    return PanelAgreement(
+        criterion,
+        int((~np.isnan(grid)).any(axis=1).sum()),
+        int(shared.sum()),
+        _safe_alpha(grid, level),
+        _defined_mean([p[0] for p in pairs]),
+        _defined_mean([p[1] for p in pairs]),
+        min((p[1] for p in pairs if p[1] == p[1]), default=float("nan")),
+        float(np.mean([len(set(v.tolist())) > 1 for v in rated])),
+    )
+
+
+def _codes(grid: np.ndarray, low: float | None, step: float | None) -> np.ndarray:
+    """Judges x texts scores as category codes (-1: not scored), one per step of the criterion's own
+    scale by `categories`, as calibrate makes them: width 1 folded a 0-10 scale in halves into 11
+    categories and one in quarters into 2. No step (nominal, or a rubric the warehouse kept no
+    scale for): one category per score given, so none are folded."""
+    given = ~np.isnan(grid)
+    if step:
+        return np.where(given, categories(np.where(given, grid - (low or 0.0), 0.0), step), -1)
+    return np.where(given, np.searchsorted(np.unique(grid[given]), np.where(given, grid, 0.0)), -1)
 
 
 def _defined_mean(values: list[float]) -> float:

@@ -80,3 +80,42 @@ def test_two_paired_texts_give_no_correlation_and_the_json_is_json(tmp_path, cor
         None,
         None,
     )
+
+
+UNLABELLED = """metadata: {id: unlabelled, version: 1.0.0, title: No labels}
+goal: Judge the texts.
+criteria:
+  - id: clear
+    description: Is it clear?
+    scale:
+      kind: ordinal
+      anchors: [{value: 1, description: murky}, {value: 2, description: fair}, {value: 3, description: clear}]
+  - id: brief
+    description: Is it brief?
+    scale: {kind: binary}
+"""
+
+
+def test_the_flip_table_of_a_rubric_without_labels_says_no_label_not_unscored(tmp_path, corpus, thread_judge_server):
+    """An outside probe: a rubric with no decision labels gave every text, scored on both sides, the
+    flip row (unscored) -> (unscored); a scored text without a label reads (no label), as a run's
+    label table says."""
+    from rubricflow.flows.compare import compare_flow, comparison_markdown
+
+    server = thread_judge_server()
+    warehouse = str(tmp_path / "w.duckdb")
+    (tmp_path / "unlabelled.yaml").write_text(UNLABELLED)
+    rubric = str(tmp_path / "unlabelled.yaml")
+    ingest_flow(str(corpus(4)), warehouse, "c")
+    ran = [
+        score_corpus("c", rubric, warehouse, {"base_url": server.base_url, "strategy": strategy})
+        for strategy in ("holistic", "per_criterion")
+    ]
+    assert rows(warehouse, "SELECT count(*), count(score), count(label) FROM text_scores") == [(8, 8, 0)]
+    result = compare_flow(
+        "c", rubric, rubric, warehouse, score=False,
+        judge_hash_a=ran[0]["judge_hash"][:12], judge_hash_b=ran[1]["judge_hash"][:12],
+    )  # fmt: skip
+    assert result.flips == [{"label_a": "(no label)", "label_b": "(no label)", "texts": 4}]
+    artifact = comparison_markdown(result)
+    assert "| (no label) | (no label) | 4 |" in artifact and "unscored" not in artifact

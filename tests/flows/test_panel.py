@@ -137,3 +137,89 @@ def test_a_criterion_every_judge_scored_alike_is_n_a_without_numpy_warnings(tmp_
     tone = next(r for r in result if r.criterion_id == "tone")
     assert np.isnan(tone.mean_kappa) and np.isnan(tone.mean_qwk) and np.isnan(tone.min_qwk), tone
     assert tone.split_share == 0.0
+
+
+STEPPED = """metadata: {id: stepped, version: 1.0.0, title: Stepped scales, description: Scales whose step is not 1.}
+goal: Judge the texts.
+criteria:
+  - id: overall
+    title: Overall
+    description: 0-10 in halves.
+    scale: {kind: numeric, min: 0, max: 10, step: 0.5}
+  - id: rater
+    title: Rater
+    description: 0-1 in quarters.
+    scale: {kind: numeric, min: 0, max: 1, step: 0.25}
+"""
+STEPS = {"overall": (0.0, 10.0, 0.5), "rater": (0.0, 1.0, 0.25)}
+
+
+def _stepped_scores(n: int = 12) -> dict:
+    """judge -> criterion -> scores on the scale's own grid (an outside probe's seed and draws)."""
+    rng = np.random.default_rng(7)
+    truth = rng.random(n)
+    out = {}
+    for judge in ("j1", "j2", "j3"):
+        x = np.clip(truth + rng.normal(0, 0.15, n), 0, 1)
+        out[judge] = {"overall": np.round(20 * x) / 2, "rater": np.round(4 * x) / 4}
+    return out
+
+
+def _sklearn_panel(values: dict, criterion: str) -> tuple[float, float, float]:
+    """(mean kappa, mean QWK, lowest QWK) by sklearn over the scale's own categories (min..max by step)."""
+    from itertools import combinations
+
+    from sklearn.metrics import cohen_kappa_score
+
+    low, high, step = STEPS[criterion]
+    labels = list(range(round((high - low) / step) + 1))
+    coded = {j: np.rint((v[criterion] - low) / step).astype(int) for j, v in values.items()}
+    ks, qs = [], []
+    for a, b in combinations(sorted(coded), 2):
+        ks.append(cohen_kappa_score(coded[a], coded[b], labels=labels))
+        qs.append(cohen_kappa_score(coded[a], coded[b], labels=labels, weights="quadratic"))
+    return float(np.mean(ks)), float(np.mean(qs)), float(min(qs))
+
+
+def test_kappas_use_the_scale_own_step_through_the_cli_and_the_api(tmp_path):
+    """An outside probe: `panel` made categories of width 1 whatever the scale, so a 0-10 scale in
+    halves printed kappa 0.187 / QWK 0.792 / lowest 0.726 (sklearn: 0.184 / 0.797 / 0.739) and a
+    0-1 scale in quarters, folded into 0 and 1, 0.771 / 0.771 / 0.657 (sklearn: 0.402 / 0.776 / 0.690)."""
+    import duckdb
+    import yaml
+
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+    from rubricflow.tasks.standins.scripted_judge import load_script
+
+    values = _stepped_scores()
+    ids = [f"t{i:02d}" for i in range(1, 13)]
+    (tmp_path / "c.jsonl").write_text("".join(f'{{"id": "{t}", "text": "Probe text {t} about it."}}\n' for t in ids))
+    (tmp_path / "stepped.yaml").write_text(STEPPED)
+    warehouse = str(tmp_path / "w.duckdb")
+    ingest_flow(str(tmp_path / "c.jsonl"), warehouse, "c")
+    for judge, mine in values.items():
+        key = tmp_path / f"{judge}.yaml"
+        entries = [{"name": t, "match": f"{t} about", "criteria": {c: float(v[i]) for c, v in mine.items()}}
+                   for i, t in enumerate(ids)]  # fmt: skip
+        key.write_text(yaml.safe_dump({"texts": entries}))
+        with RunningServer(ServerConfig(script=load_script(key))) as server:
+            scored = score_corpus(
+                "c", str(tmp_path / "stepped.yaml"), warehouse, {"base_url": server.base_url, "model": judge}
+            )
+            assert scored["ok_cells"] == 12, scored
+    expected = {c: _sklearn_panel(values, c) for c in STEPS}
+    assert [round(v, 3) for v in expected["overall"]] == [0.184, 0.797, 0.739]  # the probe's reference figures
+    assert [round(v, 3) for v in expected["rater"]] == [0.402, 0.776, 0.690]
+    with duckdb.connect(warehouse, read_only=True) as con:
+        _, result = panel_agreement(con, "c", "stepped")
+    assert [r.criterion_id for r in result] == sorted(STEPS)
+    for r in result:
+        assert (r.mean_kappa, r.mean_qwk, r.min_qwk) == pytest.approx(expected[r.criterion_id]), r
+    shown = subprocess.run(
+        [EXE, "panel", "-c", "c", "-r", "stepped", "-w", warehouse],
+        cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    for criterion, figures in expected.items():
+        row = next(line for line in shown.stdout.splitlines() if f" {criterion} " in line)
+        assert [f"{v:.3f}" for v in figures] == row.replace("│", " ").split()[4:7], row

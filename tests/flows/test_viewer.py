@@ -7,6 +7,7 @@ import http.client
 import http.server
 import json
 import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -15,6 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from rubricflow.flows.ingest import ingest_flow
@@ -22,6 +24,7 @@ from rubricflow.flows.score import score_corpus
 from rubricflow.rubrics.algebra import evolve
 from rubricflow.rubrics.formats import dump_yaml
 from rubricflow.rubrics.library import Library
+from rubricflow.tasks.presentation.viewer import Pages
 from tests.browser import Browser, chromium_path
 from tests.conftest import EXE, rows
 
@@ -264,7 +267,7 @@ def test_the_ab_page_lists_the_stored_comparisons_and_opens_them(served):
 
     v1, v2 = served["v1"], served["v2"]
     sides = [(v1["rubric_hash"], v1["judge_hash"])], [(v2["rubric_hash"], v2["judge_hash"])]
-    stored = compared(served["warehouse"], "c", *sides, top=20, resamples=500)  # what `rubricflow compare` keeps
+    stored = compared(served["warehouse"], "c", *sides)  # what `rubricflow compare` keeps
     status, page = get(served, "/compare")
     assert status == 200 and "Stored comparisons" in page and "none stored yet" not in page
     [link] = re.findall(r'<a class="stored-ab" href="([^"]+)"', page)
@@ -361,3 +364,97 @@ def test_the_demo_warehouse_serves_every_page(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def cell(page: str, heading: str) -> str:
+    """The value beside a `<th>heading</th>` in a page's summary table."""
+    return re.search(rf"<th>{re.escape(heading)}</th><td class=\"n\">([^<]*)</td>", page).group(1)
+
+
+def test_the_ab_page_shows_the_interval_compare_prints_for_the_same_sides(served, tmp_path):
+    """An outside probe: with nothing stored the page computed its own A/B (500 resamples, top 20) and
+    printed (-0.0116667, 0.1783333) where `rubricflow compare` printed [-0.0125, 0.1733333]. Both now
+    take compare's defaults, and the page shows the interval as the CLI does."""
+    from rubricflow.flows.compare import compare_flow
+    from rubricflow.tasks.presentation.tables import show
+
+    v2 = served["v2"]
+    judges = [v2["judge_hash"]] + [
+        h for (h,) in rows(served["warehouse"], "SELECT DISTINCT judge_hash FROM runs WHERE rubric_hash = ?",
+                           [v2["rubric_hash"]]) if h != v2["judge_hash"]
+    ]  # fmt: skip
+    stored = rows(served["warehouse"], "SELECT count(*) FROM ab_results WHERE sides LIKE ?", [f"%{judges[1]}%"])
+    assert len(judges) == 2 and stored == [(0,)]  # nothing stored for these sides: the page computes its A/B
+    status, page = get(served, f"/compare?corpus=c&a=llm-slop@1.1.0&b=llm-slop@1.1.0&ja={judges[0]}&jb={judges[1]}")
+    assert status == 200, page[-500:]
+    copy = tmp_path / "w.duckdb"  # the CLI's `compare --no-score --judge-hash-a/-b`, on a copy: it stores its A/B
+    shutil.copy(served["warehouse"], copy)
+    cli = compare_flow("c", "llm-slop@1.1.0", "llm-slop@1.1.0", str(copy), score=False,
+                       judge_hash_a=judges[0][:12], judge_hash_b=judges[1][:12])  # fmt: skip
+    assert cli.summary["mean_delta_ci"] and cell(page, "mean_delta_ci") == show(cli.summary["mean_delta_ci"])
+    assert re.fullmatch(r"\[-?\d\.\d{3}, -?\d\.\d{3}\]", cell(page, "mean_delta_ci"))
+    assert cell(page, "mean_delta") == show(cli.summary["mean_delta"])
+    con = duckdb.connect(served["warehouse"], read_only=True)
+    try:  # and the page's own figures, before they are rounded for the page: the CLI's, bit for bit
+        shown = Pages._comparison(con, "c", ("llm-slop@1.1.0", judges[0]), ("llm-slop@1.1.0", judges[1]))
+    finally:
+        con.close()
+    assert (shown.summary["mean_delta_ci"], shown.movers) == (cli.summary["mean_delta_ci"], cli.movers)
+
+
+def test_the_calibration_page_says_n_a_and_shows_every_figure_the_cli_prints(served, tmp_path):
+    """An outside probe: the page printed `nan` where `calibrate` and the report print n/a, and left
+    out both alphas, the human QWK and Fleiss n."""
+    from rubricflow.api_improve import import_labels
+    from rubricflow.tasks.presentation.tables import show
+    from rubricflow.tasks.stats.calibration import calibration
+
+    human = {"ann": [1, 2, 3, 4, 5, 2], "bob": [1, 3, 3, 5, 4, 2]}
+    labels = [("J", "flat", t, 3) for t in range(6)]  # the judge gives every text one score: r is undefined
+    labels += [(r, c, t, s) for r, scores in human.items() for t, s in enumerate(scores) for c in ("flat", "varied")]
+    labels += [("J", "varied", t, s) for t, s in enumerate([1, 2, 4, 4, 5, 3])]
+    (tmp_path / "labels.csv").write_text(
+        "text_id,criterion,score,rater\n" + "".join(f"x{t},{c},{s},{r}\n" for r, c, t, s in labels)
+    )
+    import_labels(Path(served["warehouse"]), tmp_path / "labels.csv", "cal")
+    status, page = get(served, "/calibration?corpus=cal&judge=J")
+    assert status == 200, page[-500:]
+    con = duckdb.connect(served["warehouse"], read_only=True)
+    try:
+        rows_by_id = {r.criterion_id: r for r in calibration(con, "cal", "J", None).rows}
+    finally:
+        con.close()
+    assert rows_by_id["flat"].pearson != rows_by_id["flat"].pearson  # NaN: the case the page said `nan` for
+    header = re.findall(r"<th>([^<]+)</th>", page)
+    for name in ("Fleiss n", "alpha humans", "alpha +judge", "human QWK"):
+        assert name in header, header
+    for criterion, r in rows_by_id.items():
+        row = re.search(rf"<tr><td>{criterion}</td>(.*?)</tr>", page, re.S).group(1)
+        cells = [c.strip() for c in re.findall(r'<td class="n">([^<]*)</td>', row)]
+        expected = [str(r.n), *(show(v, ".6f") for v in (r.pearson, r.spearman, r.kendall_tau_b))]
+        expected += [show(v) for v in (r.cohen_kappa, r.qwk, r.humans, r.fleiss_kappa, r.fleiss_texts)]
+        expected += [show(v) for v in (r.alpha_humans, r.alpha_with_judge, r.human_pearson, r.human_qwk)]
+        assert cells == expected, (criterion, cells, expected)
+    assert "nan" not in re.sub(r"<[^>]+>", " ", page).split() and "n/a" in page
+
+
+def test_the_panel_page_reads_a_rubric_as_every_page_does(served):
+    """An outside probe: the panel page needed the full 64-hex rubric hash; a 12-hex prefix, the id
+    or id@version showed "no text was judged by more than one judge". An unknown one says so."""
+    v2 = served["v2"]
+
+    def shown(ref: str) -> list:
+        status, page = get(served, f"/panel?corpus=c&rubric={ref}")
+        assert status == 200, (ref, page[-300:])
+        return re.findall(r'<td><a href="[^"]*">([^<]+)</a></td><td>([^<]+)</td>', page)
+
+    full = shown(v2["rubric_hash"])
+    assert full and all(shown(ref) == full for ref in (v2["rubric_hash"][:12], "llm-slop@1.1.0"))
+    status, page = get(served, f"/panel?corpus=c&rubric={v2['rubric_hash'][:12]}")
+    assert f"where the judges of rubric {v2['rubric_hash'][:12]} disagree" in page
+    status, page = get(served, "/panel?corpus=c&rubric=llm-slop@1.1.0")
+    assert f"where the judges of rubric llm-slop@1.1.0 ({v2['rubric_hash'][:12]}) disagree" in page
+    for ref in ("nope", "ffffffffffff"):
+        status, page = get(served, f"/panel?corpus=c&rubric={ref}")
+        assert status == 400 and f"no judgments of rubric &#39;{ref}&#39; on corpus &#39;c&#39;" in page, page[-300:]
+        assert "no text was judged" not in page

@@ -313,12 +313,138 @@ def test_a_criterion_column_with_a_word_among_its_numbers_is_refused_by_row(tmp_
 
 
 def test_labels_import_says_the_criteria_it_stored(tmp_path):
-    """A wide file's numeric column named like a text or rater column (`model` here) is read as
-    that, not as a criterion: the import names the criteria it stored, so the one missing is seen
-    (the line named the raters only, and the `model` labels were gone without a word)."""
+    """A wide file's numeric column named like a text column (`model` here), of no criterion the
+    corpus knows, is not read as one: the import names the criteria it stored and warns naming the
+    column (the line named the raters only, and the `model` labels were gone without a word)."""
     from tests.conftest import run_cli
 
     (tmp_path / "wide.csv").write_text("text_id,model,clarity,depth\na,1,3,2\nb,0,2,1\n", encoding="utf-8")
     done = run_cli(tmp_path, "labels", "import", "wide.csv", "-c", "c")
     assert done.returncode == 0, done.stderr
     assert "4 labels for corpus c from wide.csv (raters: human; criteria: clarity, depth)" in done.stdout
+    assert "warning: wide.csv: columns not read as labels: 'model' (a text column's name" in done.stderr
+
+
+def _labelled_corpus(tmp_path, long: str):
+    """Corpus `c` (texts t1..t4) with bob's labels from a long file (`long`: its rows)."""
+    from tests.conftest import run_cli
+
+    (tmp_path / "c.jsonl").write_text("".join(f'{{"id": "t{i}", "text": "Text {i}."}}\n' for i in range(1, 5)))
+    assert run_cli(tmp_path, "ingest", "c.jsonl", "-c", "c").returncode == 0
+    (tmp_path / "long.csv").write_text("text_id,criterion,score,rater\n" + long)
+    assert run_cli(tmp_path, "labels", "long.csv", "-c", "c").returncode == 0
+
+
+def test_a_wide_files_rater_column_is_the_criterion_of_that_name_with_rater_given(tmp_path):
+    """An outside probe: a wide file (id, rater, ten) of a rubric whose criterion is named `rater`,
+    imported with --rater ann, stored ann's `rater` scores as 5 raters named 0.0, 0.25, 0.5...,
+    lost the criterion and ignored --rater; calibrate then counted them as humans."""
+    from tests.conftest import rows, run_cli
+
+    _labelled_corpus(tmp_path, "".join(f"t{i},{c},{i / 4},bob\n" for i in range(1, 5) for c in ("rater", "ten")))
+    (tmp_path / "w1.csv").write_text("id,rater,ten\nt1,0.5,5\nt2,1.0,10\nt3,0.25,2\nt4,0.0,\n")
+    unsaid = run_cli(tmp_path, "labels", "w1.csv", "-c", "c")  # which is the column: raters or the criterion?
+    assert unsaid.returncode == 2 and (
+        "w1.csv: column 'rater' is both a criterion of the corpus and a rater column's name: give --rater NAME "
+        "to read it as the criterion, or use the long format"
+    ) in " ".join(unsaid.stderr.split())
+    assert rows(tmp_path / "w.duckdb", "SELECT DISTINCT rater FROM labels") == [("bob",)]  # nothing stored
+
+    done = run_cli(tmp_path, "labels", "w1.csv", "-c", "c", "--rater", "ann")
+    assert done.returncode == 0, done.stderr
+    assert "7 labels for corpus c from w1.csv (raters: ann; criteria: rater, ten)" in " ".join(done.stdout.split())
+    assert rows(tmp_path / "w.duckdb", "SELECT text_id, criterion_id, score FROM labels WHERE rater = 'ann' ORDER BY ALL") == [
+        ("t1", "rater", 0.5), ("t1", "ten", 5.0), ("t2", "rater", 1.0), ("t2", "ten", 10.0),
+        ("t3", "rater", 0.25), ("t3", "ten", 2.0), ("t4", "rater", 0.0),
+    ]  # fmt: skip
+    assert rows(tmp_path / "w.duckdb", "SELECT DISTINCT rater FROM labels ORDER BY 1") == [("ann",), ("bob",)]
+
+    # a corpus with no criterion `rater` (nothing scored or labelled): refused, not read as raters
+    fresh = run_cli(tmp_path, "labels", "w1.csv", "-c", "d", "--rater", "ann")
+    assert fresh.returncode == 2 and (
+        "w1.csv: column 'rater' holds numbers, not raters' names, and --rater ann names the rater: the corpus has "
+        "no criterion 'rater'"
+    ) in " ".join(fresh.stderr.split())
+    assert rows(tmp_path / "w.duckdb", "SELECT count(*) FROM labels WHERE corpus_id = 'd'") == [(0,)]
+
+
+def test_a_wide_files_text_column_is_the_criterion_of_that_name_the_corpus_was_scored_on(tmp_path):
+    """An outside probe: a wide file (id, overall, text) of a rubric whose criterion is named `text`,
+    imported with --rater bob, stored `overall` only: the `text` column dropped without a word."""
+    from rubricflow.rubrics.compiler import compile_or_raise
+    from rubricflow.rubrics.formats import load_rubric
+    from rubricflow.warehouse import db
+    from tests.conftest import rows, run_cli
+
+    _labelled_corpus(tmp_path, "t1,other,1,bob\n")
+    rubric = tmp_path / "edge.yaml"
+    rubric.write_text(
+        "metadata: {id: edge, version: 1.0.0, title: Edge, description: Criteria named like label columns.}\n"
+        "goal: Judge the texts.\ncriteria:\n"
+        "  - {id: text, title: Text, description: yes or no., scale: {kind: binary, labels: ['no', 'yes']}}\n"
+        "  - {id: overall, title: Overall, description: 0-10., scale: {kind: numeric, min: 0, max: 10, step: 0.5}}\n"
+    )
+    bundle = compile_or_raise(load_rubric(rubric), source=str(rubric))
+    with db.writer(tmp_path / "w.duckdb") as con:  # the corpus scored with it: a run of that rubric
+        db.register_rubric(con, bundle, str(rubric))
+        con.execute(
+            "INSERT INTO runs (run_id, corpus_id, rubric_hash, judge_hash, model, strategy, samples, parameters, "
+            "status, started_at) VALUES ('r1', 'c', ?, 'j', 'm', 'holistic', 1, '{}', 'completed', now())",
+            [bundle.hash],
+        )
+    (tmp_path / "w2.csv").write_text("id,overall,text\nt1,5.0,0\nt2,10.0,1\nt3,2.5,0\n")
+    done = run_cli(tmp_path, "labels", "w2.csv", "-c", "c", "--rater", "bob")
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+    assert "6 labels for corpus c from w2.csv (raters: bob; criteria: overall, text)" in " ".join(done.stdout.split())
+    stored = "SELECT text_id, criterion_id, score FROM labels WHERE criterion_id = 'text' ORDER BY ALL"
+    assert rows(tmp_path / "w.duckdb", stored) == [("t1", "text", 0.0), ("t2", "text", 1.0), ("t3", "text", 0.0)]
+
+    # a corpus that has no criterion `text`: the column is not read, and a warning line says so
+    fresh = run_cli(tmp_path, "labels", "w2.csv", "-c", "d", "--rater", "bob")
+    assert fresh.returncode == 0 and "criteria: overall)" in fresh.stdout, fresh.stderr
+    assert (
+        "warning: w2.csv: columns not read as labels: 'text' (a text column's name, and no criterion of the "
+        "corpus has it: give its labels in the long format)"
+    ) in " ".join(fresh.stderr.split())
+    assert rows(tmp_path / "w.duckdb", "SELECT DISTINCT criterion_id FROM labels WHERE corpus_id = 'd'") == [
+        ("overall",)
+    ]
+
+
+def test_a_wide_files_score_column_is_a_criterion_the_corpus_knows_else_refused_with_why(tmp_path):
+    """`id,score`: a long file without its criterion column, or a wide one of a criterion `score`."""
+    from rubricflow.tasks.loaders.labels import LabelError, read_labels
+
+    path = tmp_path / "w3.csv"
+    path.write_text("id,score,comment\nt1,3,fine\nt2,5,\n")
+    assert read_labels(path, "ann", known={"score"}).rows() == [
+        ("t1", "score", "ann", 3.0),
+        ("t2", "score", "ann", 5.0),
+    ]
+    with pytest.raises(LabelError) as refused:
+        read_labels(path, "ann")
+    assert str(refused.value) == (
+        f"{path}: missing columns ['criterion'] (long: text_id, criterion, score[, rater]); found ['id', 'score', "
+        "'comment']; a wide file's column 'score' is read as a criterion only where the corpus has one of that "
+        "name (a rubric that scored it, or its labels): else give those labels in the long format"
+    )
+
+
+def test_every_column_a_wide_file_does_not_read_is_named(tmp_path):
+    """A column that is no id, rater or criterion (words, a text's column) was dropped without a word;
+    so was --rater beside a file naming its raters."""
+    from rubricflow.tasks.loaders.labels import _read_file, label_frame
+
+    path = tmp_path / "hanna.csv"
+    path.write_text("text_id,text,model,annotator,Relevance,note\ns1,Once,3,a1,4,ok\ns2,The end,1,a2,2,\n")
+    frame, notes = label_frame(_read_file(path), path, "human", known={"Relevance"})
+    assert set(frame.rows()) == {("s1", "Relevance", "a1", 4.0), ("s2", "Relevance", "a2", 2.0)}
+    assert notes == [
+        f"{path}: --rater human not used: column 'annotator' names each label's rater",
+        f"{path}: columns not read as labels: 'text' (not numbers), 'model' (a text column's name, and no "
+        "criterion of the corpus has it: give its labels in the long format), 'note' (not numbers)",
+    ]
+    frame, notes = label_frame(_read_file(path), path, None, known={"model"})  # a criterion named `model`
+    assert ("s1", "model", "a1", 3.0) in frame.rows() and notes == [
+        f"{path}: columns not read as labels: 'text' (not numbers), 'note' (not numbers)"
+    ]

@@ -48,3 +48,41 @@ def html_unescape(text: str) -> str:
     import html
 
     return html.unescape(text)
+
+
+def plot_titles(monkeypatch) -> list[str]:
+    """The titles of every plot a report draws, as they reach the page's images."""
+    from rubricflow.tasks.presentation import report
+
+    titles: list[str] = []
+    draw = report._figure
+
+    def kept(fig) -> str:
+        titles.extend(ax.get_title() for ax in fig.axes)
+        return draw(fig)
+
+    monkeypatch.setattr(report, "_figure", kept)
+    return titles
+
+
+def test_an_undefined_correlation_in_a_plot_title_reads_n_a(monkeypatch):
+    """An outside probe: the calibration report's scatter titles said "r=nan" where its table, the CLI
+    and the viewer say n/a (a judge who gave every text one score has no correlation)."""
+    from rubricflow.tasks.presentation.report import calibration_report
+    from rubricflow.tasks.stats.agreement import rater_agreement
+    from rubricflow.tasks.stats.calibration import Calibration
+
+    texts = [f"t{i}" for i in range(6)]
+    humans = {"ann": [1, 2, 3, 4, 5, 2], "bob": [1, 3, 3, 5, 4, 2]}
+    scores = {
+        c: {
+            "J": dict(zip(texts, judge, strict=True)),
+            **{h: dict(zip(texts, s, strict=True)) for h, s in humans.items()},
+        }
+        for c, judge in (("flat", [3] * 6), ("varied", [1, 2, 4, 4, 5, 3]))
+    }
+    rows = rater_agreement(scores, "J", ["ann", "bob"])
+    titles = plot_titles(monkeypatch)
+    page = calibration_report(Calibration("c", "J", ["ann", "bob"], 1.0, rows))
+    assert "flat (r=n/a)" in titles and f"varied (r={rows[1].pearson:.3f})" in titles, titles
+    assert "nan" not in " ".join(titles) and "<td" in page

@@ -207,7 +207,7 @@ def _from_long(frame: pl.DataFrame, path: Path, rater: str | None) -> tuple[pl.D
     elif rater is not None:  # the flag was ignored without a word
         notes.append(f"{path}: --rater {rater} not used: column {named!r} names each label's rater")
     frame = frame.rename({named: "rater"}) if named and named != "rater" else frame
-    return (frame.rename({ident: "text_id"}) if ident != "text_id" else frame), notes
+    return (frame.rename({ident: "text_id"}) if ident and ident != "text_id" else frame), notes
 
 
 def _from_wide(frame: pl.DataFrame, path: Path, rater: str | None, known: set[str]) -> tuple[pl.DataFrame, list[str]]:
@@ -222,7 +222,8 @@ def _from_wide(frame: pl.DataFrame, path: Path, rater: str | None, known: set[st
     if ident is None:
         raise LabelError(f"{path}: no text id column ({' or '.join(ID_COLUMNS)}); found {found}")
     by_column, notes = _rater_column(frame, path, rater, known)
-    criteria, skipped = [], []
+    criteria: list[str] = []
+    skipped: list[str] = []
     for column in found:
         if column in (ident, by_column):
             continue

@@ -220,3 +220,19 @@ def test_a_mean_on_a_rounding_tie_rounds_half_up_in_every_order(tmp_path):
             seen |= set(con.execute("SELECT score, label, passed FROM text_scores").fetchall())
     v = verdict(TIE_RUBRIC, TIE)
     assert seen == {(v.score, v.label, v.passed)} == {(0.631700277, "at the mark", True)}
+
+
+def test_the_sql_and_python_tick_ratios_agree_on_negative_means_too(tmp_path):
+    """An A/B's mean delta is negative where B scores lower: views.sql's `tick_ratio` rounds it half
+    up as rubrics/scoring.py's does (DuckDB's `//` truncates where Python's floors: -0.75 billionths
+    came out 0, not -1)."""
+    from rubricflow.rubrics.scoring import tick_ratio
+
+    rng = random.Random(7)
+    cases = [(-3, 4), (-5, 4), (-1, 2), (3, 4), (0, 3)] + [
+        (rng.randint(-(10**15), 10**15), rng.randint(1, 10**6)) for _ in range(200)
+    ]
+    with db.writer(tmp_path / "w.duckdb") as con:
+        got = [con.execute("SELECT tick_ratio(?::HUGEINT, ?::HUGEINT)", [n, d]).fetchone()[0] for n, d in cases]
+    assert got == [tick_ratio(n, d) for n, d in cases]
+    assert got[:5] == [-1e-9, -1e-9, 0.0, 1e-9, 0.0]

@@ -13,7 +13,7 @@ WITH usage AS (
 ),
 calibration_runs AS (  -- a criterion's r on fewer than $least texts, or no r, neither flags nor clears a version
     SELECT rubric_hash, calibrated_at, corpus_id, judge, judge_hash, reference, step, score,
-           avg(pearson) AS pearson, count(*) AS criteria
+           exact_mean(pearson) AS pearson, count(*) AS criteria
     FROM calibrations
     WHERE rubric_hash IS NOT NULL AND pearson IS NOT NULL AND n >= $least
     GROUP BY ALL

@@ -17,8 +17,10 @@ CREATE OR REPLACE MACRO text_version(sha, input, context, genre) AS
 -- decimal then rounded either way, flipping a label at a threshold. rubrics/scoring.py's `ticks`
 -- and `tick_ratio` are the same operations, so the reference scorer agrees bit for bit.
 CREATE OR REPLACE MACRO ticks(x) AS floor(x * 1e9 + 0.5)::HUGEINT;
--- n / d billionths (n >= 0, d > 0), rounded half up, as a score.
-CREATE OR REPLACE MACRO tick_ratio(n, d) AS CASE WHEN d > 0 THEN ((2 * n + d) // (2 * d))::DOUBLE / 1e9 END;
+-- n / d billionths (d > 0), rounded half up, as a score: floor((2n + d) / 2d), DuckDB's `//` being
+-- truncation (a negative mean, as an A/B delta's, is one below it where the remainder is negative).
+CREATE OR REPLACE MACRO tick_ratio(n, d) AS CASE WHEN d > 0 THEN
+    ((2 * n + d) // (2 * d) - CASE WHEN (2 * n + d) % (2 * d) < 0 THEN 1 ELSE 0 END)::DOUBLE / 1e9 END;
 -- Aggregates (use them where one is allowed), exact whatever the order of the rows:
 -- the mean of scores;
 CREATE OR REPLACE MACRO exact_mean(x) AS tick_ratio(sum(ticks(x)), count(x));

@@ -205,7 +205,7 @@ def _from_long(frame: pl.DataFrame, path: Path, rater: str | None) -> tuple[pl.D
     if named is None:
         frame = frame.with_columns(pl.lit(rater or "human").alias("rater"))
     elif rater is not None:  # the flag was ignored without a word
-        notes.append(f"{path}: --rater {rater} not used: column {named!r} names each label's rater")
+        notes.append(_unused_rater(path, rater, named))
     frame = frame.rename({named: "rater"}) if named and named != "rater" else frame
     return (frame.rename({ident: "text_id"}) if ident and ident != "text_id" else frame), notes
 
@@ -274,7 +274,12 @@ def _rater_column(frame: pl.DataFrame, path: Path, rater: str | None, known: set
             f"corpus has no criterion {named!r} (no rubric that scored it, no label), so give its labels in the "
             "long format (text_id, criterion, score, rater), or leave out --rater to read the column as the raters"
         )
-    return named, [f"{path}: --rater {rater} not used: column {named!r} names each label's rater"]
+    return named, [_unused_rater(path, rater, named)]
+
+
+def _unused_rater(path: Path, rater: str, column: str) -> str:
+    """The note for a `--rater` the file overrides: its rater column names each label's rater."""
+    return f"{path}: --rater {rater} not used: column {column!r} names each label's rater"
 
 
 def _not_a_criterion(frame: pl.DataFrame, path: Path, column: str, known: set[str]) -> str | None:
@@ -376,12 +381,9 @@ def import_labels(
 
 def known_criteria(con, corpus_id: str) -> set[str]:
     """The criteria a corpus already has: those of every rubric a run scored it with, and its labels'."""
-    rows = con.execute(
-        "SELECT criterion_id FROM criteria WHERE rubric_hash IN (SELECT rubric_hash FROM runs WHERE corpus_id = $c) "
-        "UNION SELECT criterion_id FROM labels WHERE corpus_id = $c",
-        {"c": corpus_id},
-    ).fetchall()
-    return {r[0] for r in rows}
+    from rubricflow.warehouse.sqlfiles import fetch_tuples
+
+    return {row[0] for row in fetch_tuples(con, "corpus_criteria.sql", corpus=corpus_id)}
 
 
 def import_topical_chat(folder: str | Path, corpus_id: str, warehouse_path: str | Path) -> None:

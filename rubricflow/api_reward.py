@@ -137,6 +137,7 @@ class RewardService:
             "screened": self.screened,
             "cache": self.cache.stats(),
             "p99_request_s": ordered[int(0.99 * (len(ordered) - 1))] if ordered else None,
+            "judge_in_flight": self._in_flight(),
             "ledger": self.ledger.stats() if self.ledger is not None else None,
             "fooling": {
                 k: {
@@ -146,6 +147,14 @@ class RewardService:
                 for k, v in self.fooling_reports.items()
             },
         }
+
+    def _in_flight(self) -> dict:
+        """The judge endpoint's concurrency controller: its limit now, its ceiling (--max-in-flight)
+        and the most calls it had in flight (why a server adds latency: requests wait under the limit)."""
+        from rubricflow.tasks.judging.shard import Worker
+
+        controller = Worker.get().controller(self.judge.config)
+        return {"limit": int(controller.limit), "ceiling": controller.ceiling, "peak": controller.peak}
 
     def rubric_of(self, name: Any) -> CompiledRubric:
         """The request's rubric (a library name or a file), compiled once; none named: the server's."""

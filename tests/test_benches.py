@@ -69,7 +69,7 @@ SMOKE = {  # script (and a mode of it): (smoke-size arguments, its last stage's 
     "traces.py": (["--transcripts", "200"], "ratio transcripts / plain-text ingest"),
     "bridge.py": (["--bridges", "2"], "cost: bridge", "stitched mean |error|", "A/B decisions"),
     "reward.py": (
-        ["--rollouts", "48", "--in-flight", "16", "--latency-rollouts", "32", "--rounds", "2"],
+        ["--rollouts", "48", "--in-flight", "16", "--latency-rollouts", "32", "--p99-judge-ms", "50", "--rounds", "2"],
         "repeated rollout: cached=True",
         "ratio pointwise / bare loop (calls/s)",
         "ratio group / pointwise (rewards/s)",

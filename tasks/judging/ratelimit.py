@@ -108,7 +108,7 @@ class QueueSignal:
             return None
         slope, error = fit
         waited = slope * (in_flight - 1)
-        return in_flight >= 2 and slope > 2 * error and waited >= max(0.4 * latency_s, 0.05)
+        return in_flight >= 2 and slope > 4 * error and waited >= max(0.4 * latency_s, 0.05)
 
     def _fit(self) -> tuple[float, float] | None:
         """(slope, its standard error), or None without enough spread in calls in flight to tell."""
@@ -125,13 +125,44 @@ class QueueSignal:
         return slope, (residual / (k - 2) / sxx) ** 0.5
 
 
+class InSendOrder:
+    """Answers handed on in the order their calls were sent, as TCP reads its acknowledgements: read
+    as they came, a window after a pause held the last burst's slowest answers (sent deep) beside the
+    next burst's fastest (sent shallow), a slope no queue made, and a judge whose answers vary in
+    length was cut at every burst a training loop sent (#55)."""
+
+    MAX_HELD = 4096  # a call never answered (a bug) holds no later answer for good
+
+    def __init__(self) -> None:
+        self.read = 0  # every call numbered up to this one has been answered
+        self.held: dict[int, tuple[int, float] | None] = {}
+
+    def answer(self, number: int, sample: tuple[int, float] | None) -> list[tuple[int, tuple[int, float]]]:
+        """The (number, sample) pairs readable now, oldest first; `sample` None: answered, nothing
+        to read (a failure); `number` 0: unnumbered, read at once."""
+        if number == 0:
+            return [(0, sample)] if sample else []
+        if number <= self.read:  # skipped past (MAX_HELD)
+            return []
+        self.held[number] = sample
+        if len(self.held) > self.MAX_HELD:
+            self.read = min(self.held) - 1
+        ready = []
+        while self.read + 1 in self.held:
+            self.read += 1
+            got = self.held.pop(self.read)
+            if got is not None:
+                ready.append((self.read, got))
+        return ready
+
+
 class AdaptiveConcurrency:
     """Calls in flight, adjusted to what the server can take (AIMD, as TCP does): the limit starts
     small and doubles while answers come back fine (slow start), then grows by one per round; it is
     cut by half on a sign of overload (a timeout, 429, 503) and by 30% when the server's own latency
     (send to answer, never time queued in this client) grows with the number of calls in flight,
     which is how a server that queues (a local model answering one request at a time) looks (see
-    `QueueSignal`).
+    `QueueSignal`, read in the order the calls were sent: `InSendOrder`).
     `ceiling` is --max-in-flight. As in TCP, one window of calls cuts the limit once: calls sent
     before the last cut cannot cut it again (one stall seen by every call in flight at once, a
     garbage collection or a long write in this process, used to cut it to 1).
@@ -150,6 +181,8 @@ class AdaptiveConcurrency:
         self.queue = QueueSignal()
         self.sent = 0  # calls let through so far: a call's number says whether it was sent after a cut
         self.cut_after = 0  # the number of the last call sent before the last cut
+        self.order = InSendOrder()
+        self.verdict: bool | None = None  # the queue signal's last verdict
         self._waiters: deque[asyncio.Future] = deque()
 
     def set_ceiling(self, ceiling: int) -> None:
@@ -163,6 +196,10 @@ class AdaptiveConcurrency:
         """Wait for a slot; returns how many calls were in flight with this one. `first`: served
         before the calls waiting (a retry of a call already begun goes before new cells: it says
         soonest whether a server that timed out is there at all, see stop_rule)."""
+        return (await self.acquire_numbered(first))[0]
+
+    async def acquire_numbered(self, first: bool = False) -> tuple[int, int]:
+        """`acquire`, with the call's number (1, 2, ... in the order slots were given), for `release`."""
         if not self._waiters and self.active < max(1, int(self.limit)):
             return self._take()
         waiter = asyncio.get_running_loop().create_future()
@@ -175,16 +212,17 @@ class AdaptiveConcurrency:
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():  # handed a slot, then cancelled: give it back
                 self.active -= 1
+                self.order.answer(waiter.result()[1], None)
                 self._wake()
             else:
                 self._waiters.remove(waiter)
             raise
 
-    def _take(self) -> int:
+    def _take(self) -> tuple[int, int]:
         self.active += 1
         self.sent += 1
         self.peak = max(self.peak, self.active)
-        return self.active
+        return self.active, self.sent
 
     def _wake(self) -> None:
         while self._waiters and self.active < max(1, int(self.limit)):
@@ -193,24 +231,34 @@ class AdaptiveConcurrency:
                 waiter.set_result(self._take())
 
     async def release(self, latency_s: float | None, in_flight: int, overloaded: bool, number: int = 0) -> None:
-        """`number`: the call's `sent` count when it got its slot (0: always may cut)."""
+        """`number`: the call's from `acquire_numbered` (0: unnumbered, read at once and may always cut)."""
         self.active -= 1
-        may_cut = number == 0 or number > self.cut_after
+        sample = (in_flight, latency_s) if latency_s is not None and not overloaded else None
+        verdict = self._read(number, sample)
         if overloaded:
-            if may_cut:
+            if number == 0 or number > self.cut_after:
                 self._cut(0.5)
+        elif verdict:  # they wait in the server's queue
+            self._cut(0.7, end_slow_start=False)
+            self.queue.clear()  # the next verdict reads only answers sent after the cut
+            self.verdict = None
         elif latency_s is not None:
-            self.queue.add(in_flight, latency_s)
-            queued = self.queue.queued(in_flight, latency_s)
-            if queued:  # they wait in the server's queue
-                if may_cut:
-                    self._cut(0.7, end_slow_start=False)
-                    self.queue.clear()  # the next verdict reads only answers sent after the cut
-            elif queued is not None and self.limit < self.threshold:
+            if self.verdict is False and self.limit < self.threshold:
                 self.limit = min(self.ceiling, self.limit + 1)
             else:
                 self.limit = min(self.ceiling, self.limit + 1 / self.limit)
         self._wake()
+
+    def _read(self, number: int, sample: tuple[int, float] | None) -> bool | None:
+        """The queue signal's verdict on the answers readable now in send order, those of calls sent
+        after the last cut (one sent before it was deeper); None when none is new."""
+        ready = [got for n, got in self.order.answer(number, sample) if n == 0 or n > self.cut_after]
+        for n_in_flight, latency in ready:
+            self.queue.add(n_in_flight, latency)
+        if not ready:
+            return None
+        self.verdict = self.queue.queued(*ready[-1])
+        return self.verdict
 
     def _cut(self, factor: float, end_slow_start: bool = True) -> None:
         """Overload ends slow start, as in TCP; a queue does not: if the queue was a latency step
@@ -289,8 +337,7 @@ class Slot:
         self.number = 0
 
     async def __aenter__(self) -> Slot:
-        self.in_flight = await self.concurrency.acquire(self.first)
-        self.number = self.concurrency.sent
+        self.in_flight, self.number = await self.concurrency.acquire_numbered(self.first)
         return self
 
     async def __aexit__(self, *exc) -> None:

@@ -9,7 +9,9 @@ Two test routes beside the APIs: `GET /stats` (what it was asked and answered) a
 with `{"ms": N}` (the latency from the next request on: a test that needs a slow judge only while
 it watches a run end the run at full speed, not at the slow pace), or `{"ms": N, "from_request": K}`
 (from the K-th judge call on, counted as `/stats`' `requests`: the server slows down at that call
-itself, however late a loaded test gets to watch it).
+itself, however late a loaded test gets to watch it). `"jitter_ms": J` adds up to J more to each
+answer, drawn from a hash of its request (reproducible), as a model's answers vary with their
+length: a fixed latency keeps a closed loop's requests in lockstep waves.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 import socket
 import threading
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +86,7 @@ FAULTS = (*TRANSIENT_FAULTS, "refusal", *HOSTILE_FAULTS)
 class ServerConfig:
     model: str = "rubricflow-offline-judge"
     latency_ms: float = 0.0
+    jitter_ms: float = 0.0  # each answer takes latency_ms plus up to this much more (a hash of its request)
     rpm: float | None = None  # enforced: over the limit answers 429
     retry_after: bool = True  # send Retry-After with 429s
     fault_rate: float = 0.0  # share of requests that get a fault
@@ -118,19 +122,23 @@ class Stats:
     served_s: float = 0.0  # the server's own time over its chat requests, body read to answer sent
 
 
-def _latency_switch(body: bytes) -> tuple[float, int] | None:
+def _latency_switch(body: bytes) -> tuple[float, int, float] | None:
     """`POST /latency`'s {"ms": N} (a finite N >= 0) with an optional "from_request": K (a whole K >= 1;
-    0 for the next request), or None for any other body (answered 400)."""
+    0 for the next request) and "jitter_ms": J (a finite J >= 0), or None for any other body (answered 400)."""
     try:
         switch = json.loads(body)
-        ms, start = switch["ms"], switch.get("from_request", 0)
+        ms, start, jitter = switch["ms"], switch.get("from_request", 0), switch.get("jitter_ms", 0.0)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0:
+    if not all(_milliseconds(x) for x in (ms, jitter)):
         return None
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         return None
-    return float(ms), start
+    return float(ms), start, float(jitter)
+
+
+def _milliseconds(x: Any) -> bool:
+    return not isinstance(x, bool) and isinstance(x, int | float) and math.isfinite(x) and x >= 0
 
 
 class JudgeServer:
@@ -155,7 +163,7 @@ class JudgeServer:
         self.cache = PrefixCache(config.cache)  # what a KV cache would have served of each prompt
         self.bodies: list[dict] = []  # the judge requests' bodies as sent, with `record`
         self.in_flight = 0
-        self.latency_from: tuple[float, int] | None = None  # POST /latency's switch at a later request
+        self.latency_from: tuple[float, int, float] | None = None  # POST /latency's switch at a later request
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -201,10 +209,11 @@ class JudgeServer:
                 return await _json(send, 400, {"error": {"message": message}})
             if switch[1] > self.stats.requests:
                 self.latency_from = switch
-                then = {"ms": switch[0], "from_request": switch[1]}
+                then = {"ms": switch[0], "from_request": switch[1]} | ({"jitter_ms": switch[2]} if switch[2] else {})
                 return await _json(send, 200, {"latency_ms": self.config.latency_ms, "then": then})
-            self.config.latency_ms, self.latency_from = switch[0], None
-            return await _json(send, 200, {"latency_ms": self.config.latency_ms})
+            self._set_latency(switch)
+            jitter = {"jitter_ms": self.config.jitter_ms} if self.config.jitter_ms else {}
+            return await _json(send, 200, {"latency_ms": self.config.latency_ms} | jitter)
         if method == "POST" and path.rstrip("/") in ("/v1/chat/completions", "/chat/completions"):
             return await self.chat(body, send, scope["headers"])
         if method == "POST" and azure_api.deployment(path):  # Azure OpenAI's deployment route
@@ -276,8 +285,7 @@ class JudgeServer:
         self.stats.sampling.update(
             f"{k}={v}" for k, v in body.items() if isinstance(v, int | float | str) and k != "model"
         )
-        if self.config.latency_ms:
-            await asyncio.sleep(self.config.latency_ms / 1000)
+        await self._wait(raw)
         key = offline_judge.request_key(body)
         self.attempts[key] += 1
         whole = hashlib.sha256(raw).hexdigest()
@@ -334,7 +342,16 @@ class JudgeServer:
         self.stats.requests += 1
         self.stats.per_second[int(time.time())] += 1
         if self.latency_from and self.stats.requests >= self.latency_from[1]:
-            self.config.latency_ms, self.latency_from = self.latency_from[0], None
+            self._set_latency(self.latency_from)
+
+    def _set_latency(self, switch: tuple[float, int, float]) -> None:
+        self.config.latency_ms, self.config.jitter_ms, self.latency_from = switch[0], switch[2], None
+
+    async def _wait(self, raw: bytes) -> None:
+        """The answer's latency: `latency_ms`, plus a share of `jitter_ms` drawn from a hash of the request."""
+        if self.config.latency_ms or self.config.jitter_ms:
+            share = zlib.crc32(raw) / 2**32
+            await asyncio.sleep((self.config.latency_ms + share * self.config.jitter_ms) / 1000)
 
     async def _other_wire(self, raw: bytes, send, headers: dict[bytes, bytes], refusal, as_chat, as_answer) -> None:
         """Another provider's wire API: refused as that API refuses, translated to a chat request for
@@ -350,8 +367,7 @@ class JudgeServer:
         if self.config.record:
             self.bodies.append(body)
         chat = as_chat(body)
-        if self.config.latency_ms:
-            await asyncio.sleep(self.config.latency_ms / 1000)
+        await self._wait(raw)
         key = offline_judge.request_key(chat)
         self.attempts[key] += 1
         self.stats.answered += 1

@@ -73,6 +73,8 @@ def test_a_repeated_rollout_is_answered_from_the_cache_without_a_judge_call(serv
     assert [r["cached"] for r in again] == [True, True] and again[0]["reward"] == first["reward"]
     stats = post_stats(server)
     assert stats["cache"]["hits"] >= 2
+    in_flight = stats["judge_in_flight"]  # the judge endpoint's controller: why requests may wait
+    assert 1 <= in_flight["limit"] <= in_flight["ceiling"] and in_flight["peak"] >= 1
 
 
 def post_stats(server):

@@ -45,6 +45,27 @@ def test_a_latency_set_from_a_later_request_applies_at_that_request_without_anyo
         assert server.app.latency_from is None and server.app.config.latency_ms == 500
 
 
+def test_a_jitter_spreads_the_answers_over_the_range_the_same_for_the_same_request():
+    """#55: a fixed latency kept a closed loop's requests in lockstep waves; `jitter_ms` adds a share
+    of it drawn from a hash of the request: within [ms, ms + jitter], spread, and the same again
+    for the same request."""
+    with RunningServer(ServerConfig()) as server:
+        control = server.base_url.removesuffix("/v1") + "/latency"
+        switch = b'{"ms": 100, "jitter_ms": 400}'
+        with urllib.request.urlopen(urllib.request.Request(control, data=switch, method="POST")) as answer:
+            assert json.load(answer) == {"latency_ms": 100.0, "jitter_ms": 400.0}
+        client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+
+        def seconds(text: str) -> float:
+            started = time.perf_counter()
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": text}])
+            return time.perf_counter() - started
+
+        took = [seconds(f"text {i}") for i in range(8)]
+        assert all(0.1 <= t < 0.6 for t in took) and max(took) - min(took) > 0.1, took
+        assert abs(seconds("text 3") - took[3]) < 0.05  # the same request, the same share
+
+
 def test_a_malformed_latency_body_is_a_clear_400_and_leaves_the_latency_alone():
     import urllib.error
 
@@ -54,6 +75,8 @@ def test_a_malformed_latency_body_is_a_clear_400_and_leaves_the_latency_alone():
             b'{"ms": 3, "from_request": -1}',
             b'{"ms": 3, "from_request": 1.5}',
             b'{"ms": 3, "from_request": true}',
+            b'{"ms": 3, "jitter_ms": -1}',
+            b'{"ms": 3, "jitter_ms": "a bit"}',
         )
         for body in (
             b"not json",

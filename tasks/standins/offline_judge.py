@@ -8,6 +8,7 @@ a pattern disqualifier count against a criterion; other patterns count for it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -108,6 +109,13 @@ def _value(schema: dict, q: float) -> Any:
     return round(value, 6)
 
 
+@functools.lru_cache(maxsize=256)
+def _reading(system: str) -> PromptReading:
+    """A system prompt's reading, made once: a run sends the same rubric's prompt with every text, and
+    reading it again was ~20% of each call (a model server keeps the prefix's KV cache alike)."""
+    return PromptReading(system)
+
+
 def judge(
     system: str, user: str, schema: dict, temperature: float = 0.0, seed: int | None = None, persona: str = ""
 ) -> dict:
@@ -115,7 +123,7 @@ def judge(
     reproducibly for the same (request, seed), so repeat sampling has something to measure. A
     `persona` (the model name asked for) is a judge of its own: its estimates move by up to 0.25,
     the same way for the same text and criterion, so a panel of personas agrees only in part."""
-    reading = PromptReading(system)
+    reading = _reading(system)
     blocks = {m.group(1): m.group(3) for m in _FENCE.finditer(user)}
     text, context = blocks.get("TEXT", ""), blocks.get("CONTEXT", "")
     props = schema.get("properties", {})

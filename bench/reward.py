@@ -318,12 +318,13 @@ async def _rounds(judge: Server, server: RewardServer, m: int, c: int, rounds: i
         for r in range(-1, rounds):
             size = min(c * GROUP, m) if r < 0 else m  # the warm-up: enough to open the connections
             rate, _ = await bare_loop(client, texts(size, f"bare-{r}"), c)
-            before, spent = judge.stats()["answered"], cpus(judge, server)
             bodies = [{"rollouts": part} for part in chunks(texts(size, f"pointwise-{r}"), GROUP)]
+            before, spent = judge.stats()["answered"], cpus(judge, server)  # the texts made: not the client's CPU
             took, _, _ = await through_server(server, bodies, max(1, c // GROUP), session)
             calls, point_cpu = judge.stats()["answered"] - before, since(spent, judge, server)
-            spent, parts = cpus(judge, server), chunks(texts(GROUP * size, f"group-{r}"), GROUP)
+            parts = chunks(texts(GROUP * size, f"group-{r}"), GROUP)
             listwise = [{"rollouts": part, "mode": "listwise", "swap": False} for part in parts]
+            spent = cpus(judge, server)
             group_took, _, _ = await through_server(server, listwise, c, session)
             if r >= 0:
                 bare.add(size, size / rate)

@@ -70,7 +70,7 @@ NOT_RUN = {
     "README.md#3a825317": "installs the project and runs the whole suite: that is .ci/run itself",
     "docs/index.md#3a825317": "the README's install commands (docs/index.md repeats them): .ci/run",
     "docs/index.md#c0ce1b83": "the README's tour (docs/index.md repeats it, checked by test_the_docs_home_page_shows_the_same_tour)",
-    "docs/benchmarks.md#5c247202": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
+    "docs/benchmarks.md#1f2a6408": "the benches at full size (minutes each); tests/test_benches.py runs every one at a smoke size",
     "docs/browsing.md#84b0e7a7": "both lines start the viewer, a web server that serves until stopped; "
     "tests/flows/test_viewer.py serves and reads every page",
     "docs/deployment.md#071888c9": "a Prefect server and worker that serve until stopped; tests/flows/test_deploy_unset.py deploys for real",

@@ -209,6 +209,7 @@ class Judge:
         by this object, so it goes with it (the process keeping it, a later Judge at the same address
         got this one's spent budget). A key set since is a new engine (its client is the key's)."""
         from rubricflow.tasks.judging.shard import Worker, judge_key
+        from rubricflow.tasks.judging.stop_rule import StopRule
 
         if not self.config.resolved_base_url() and self.config.model == OFFLINE_MODEL:
             raise InputError(
@@ -218,7 +219,10 @@ class Judge:
         key = judge_key(run)
         if key not in self._engines:
             self._engines[key] = Worker.get().build(run)
-        return self._engines[key]
+        engine = self._engines[key]
+        if engine.stop_rule.why_not_send():  # an earlier call's outage stopped it: this call tries again
+            engine.stop_rule = StopRule(engine.timeout_s)  # (a reward server is many runs, and lives past one)
+        return engine
 
     def _run(self, bundle: Bundle) -> Any:
         """The run `bundle` is judged in, made again only for another bundle or config (its id

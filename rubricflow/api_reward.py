@@ -30,6 +30,10 @@ from rubricflow.tasks.reward.guard import screens
 from rubricflow.tasks.reward.rollouts import Rollout, read_rollouts
 
 MODES = ("pointwise", "listwise", "pairwise")
+# The largest group each group mode takes: pairwise judges every ordered pair (32 rollouts: 992
+# calls; 600 queued 359,400 calls from a 29 kB request and held the server for minutes), listwise
+# puts the whole group in one prompt, which a judge's context and answer must hold.
+MAX_GROUP = {"listwise": 64, "pairwise": 32}
 
 
 @dataclass
@@ -52,8 +56,10 @@ class RewardService:
         cache_size: int = 200_000,
     ) -> None:
         self.judge, self.guard = judge, guard
-        self.default = load_rubric(rubric) if rubric is not None else None
         self.rubrics: dict[str, CompiledRubric] = {}
+        self.stamps: dict[str, bytes | None] = {}  # a rubric file's bytes when compiled (None: a library name)
+        self.default_name = rubric if isinstance(rubric, str) else None  # a name: read again when its file changes
+        self.default = self.rubric_of(rubric) if self.default_name else load_rubric(rubric) if rubric else None
         self.cache = RewardCache(cache_size)
         self.batches: dict[str, _Batch] = {}
         self.calls = 0
@@ -103,16 +109,15 @@ class RewardService:
         threshold = pass_threshold(bundle.rubric)
         unguarded = _flag(body, "unguarded")
         rows = [await self._fooled(bundle, golden, threshold, unguarded) for golden in fooling_rollouts(bundle.rubric)]
+        name = f"{bundle.id}@{bundle.version}"
         report = {
-            "rubric": f"{bundle.id}@{bundle.version}",
+            "rubric": name,
             "pass_threshold": threshold,
             "goldens": rows,
-            "false_positive_rate": sum(r["passed"] for r in rows) / len(rows),
-            "unguarded_false_positive_rate": (
-                sum(r["unguarded_passed"] for r in rows) / len(rows) if unguarded else None
-            ),
+            "false_positive_rate": _false_positive_rate(rows, ""),
+            "unguarded_false_positive_rate": _false_positive_rate(rows, "unguarded_") if unguarded else None,
         }
-        self.fooling_reports[report["rubric"]] = report
+        self.fooling_reports[name] = report
         return report
 
     async def _fooled(self, bundle: CompiledRubric, golden: Any, threshold: float, unguarded: bool) -> dict:
@@ -123,10 +128,15 @@ class RewardService:
             "reward": guarded["reward"],
             "passed": _passes(guarded, threshold),
             "flags": guarded["flags"],
+            "error": guarded["error"],
         }
         if unguarded:
             bare = await self.pointwise(bundle, rollout, guard=False, counted=False) if golden.text.strip() else guarded
-            row |= {"unguarded_reward": bare["reward"], "unguarded_passed": _passes(bare, threshold)}
+            row |= {
+                "unguarded_reward": bare["reward"],
+                "unguarded_passed": _passes(bare, threshold),
+                "unguarded_error": bare["error"],
+            }
         return row
 
     def stats(self) -> dict:
@@ -161,15 +171,20 @@ class RewardService:
         if name is None:
             if self.default is None:
                 raise InputError("no rubric: name one in the request ('rubric') or start the server with one")
-            return self.default
+            return self.default if self.default_name is None else self.rubric_of(self.default_name)
         if not isinstance(name, str):
             raise InputError(f"rubric: expected a library name or a file path, got a {type(name).__name__}")
-        if name not in self.rubrics:
+        if "\0" in name:  # no path holds one (Path.resolve raised ValueError: a 500)
+            raise InputError(f"rubric {name[:80]!r}: a NUL character is in no file's name")
+        stamp = _file_stamp(name)
+        kept = self.rubrics.get(name)
+        if kept is None or self.stamps.get(name) != stamp:  # a rubric file edited since: compiled again
             try:
-                self.rubrics[name] = load_rubric(name)
+                kept = self.rubrics[name] = load_rubric(name)
             except OSError as exc:  # a name too long for a path (ENAMETOOLONG): the client's, not a 500
                 raise InputError(f"rubric {name[:80]!r}: {exc.strerror or exc}") from None
-        return self.rubrics[name]
+            self.stamps[name] = stamp
+        return kept
 
     # ------------------------------------------------------------------ pointwise and listwise
 
@@ -224,10 +239,15 @@ class RewardService:
         group's call); the others are judged together by `judge_kept`, or pointwise if one is left."""
         if len(rollouts) < 2:
             raise InputError(f"{mode} scoring needs a group of at least 2 rollouts")
+        if len(rollouts) > MAX_GROUP[mode]:
+            raise InputError(
+                f"{mode}: a group of {len(rollouts)} rollouts is over the {MAX_GROUP[mode]} this mode takes "
+                f"({'n(n-1) calls a group' if mode == 'pairwise' else 'all of them in one prompt'}): send smaller groups"
+            )
+        _one_prompt(rollouts, mode)  # every rollout's, screened or not: the request is refused as a whole
         flags = [screens(r.text, bundle.rubric, r.replies) if self.guard else [] for r in rollouts]
         judged = [i for i, f in enumerate(flags) if not f]
         kept = [rollouts[i] for i in judged]
-        _one_prompt(kept, mode)
         self.screened += len(rollouts) - len(kept)
         if len(kept) > 1:
             answers = await judge_kept(kept)
@@ -411,6 +431,16 @@ def _one_prompt(rollouts: list[Rollout], mode: str) -> None:
                 )
 
 
+def _file_stamp(name: str) -> bytes | None:
+    """A rubric file's bytes (None: a library name, no such file here): a server keeps running while
+    its user edits the rubric, and must not score with the old one. The bytes, not the modification
+    time: an edit in the same clock tick, of the same size, kept both (a read is ~10 us a request)."""
+    try:
+        return Path(name).read_bytes()
+    except (OSError, ValueError):
+        return None
+
+
 def _given(rollouts: list[Rollout], name: str) -> str | None:
     """The group's prompt (`input`) or context: the first rollout's that gives one."""
     return next((getattr(r, name) for r in rollouts if getattr(r, name)), None)
@@ -434,6 +464,15 @@ def _flag(body: dict, name: str, default: bool = True) -> bool:
     if not isinstance(value, bool):
         raise InputError(f"{name}: expected true or false, got {json.dumps(value)[:40]}")
     return value
+
+
+def _false_positive_rate(rows: list[dict], prefix: str) -> float | None:
+    """The share of the goldens that passed; None when the judge gave any of them no reward (its
+    error is in the golden's row): counted as not passed, a judge that scored nothing read 0.0,
+    never fooled, and a rate over the few it scored would speak for the ones it did not."""
+    if any(r[f"{prefix}reward"] is None for r in rows):
+        return None
+    return sum(r[f"{prefix}passed"] for r in rows) / len(rows)
 
 
 def _passes(reward: dict, threshold: float) -> bool:
@@ -461,8 +500,15 @@ def _reward(rollout_id: str, result: Result | None, flags: list[str], cached: bo
         "criteria": {name: c.score for name, c in result.criteria.items()},
         "flags": flags,
         "cached": cached,
-        "error": "; ".join(result.errors) or None if result.score is None else None,
+        "error": _why_unscored(result) if result.score is None else None,
     }
+
+
+def _why_unscored(result: Result) -> str:
+    """Why a judged rollout has no reward: its calls' errors, else each criterion's reason (an
+    answer off the scale, say), so a null reward never comes without one."""
+    reasons = [f"{c.name}: {c.reason}" for c in result.criteria.values() if c.reason]
+    return "; ".join(result.errors) or "; ".join(reasons) or "the judge scored no criterion"
 
 
 class RewardServer:

@@ -70,13 +70,23 @@ def _completion_text(completion: Any, view: str) -> str:
         return completion
     if isinstance(completion, list) and not completion:
         return ""  # no reply at all: the empty screen answers it
-    messages = parse_messages(completion)
+    messages = _messages(completion)
     if view == "full_trace":
         return transcript_of("rollout", messages).rendering
     for number, message in enumerate(messages):  # a malformed call is the client's 400 in either view
         tool_calls_of(message, number)
     replies = [message_text(m, reasoning=False) for m in messages if m["role"] == "assistant"]
     return next((r for r in reversed(replies) if r.strip()), "")
+
+
+def _messages(raw: Any) -> list[dict]:
+    """A rollout's messages, checked: each one's content text, a list of parts, or none. A number,
+    true or an object was judged as its JSON text (and shared its cache entry with that string)."""
+    for number, message in enumerate(raw if isinstance(raw, list) else ()):
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is not None and not isinstance(content, str | list):
+            raise ValueError(f"message {number}: content is a {type(content).__name__}, not text or a list of parts")
+    return parse_messages(raw)
 
 
 def _replies(completion: Any) -> tuple[str, ...]:
@@ -89,6 +99,6 @@ def _replies(completion: Any) -> tuple[str, ...]:
 def _last_user(prompt: Any) -> str | None:
     if prompt is None or isinstance(prompt, str):
         return prompt
-    messages = parse_messages(prompt)
+    messages = _messages(prompt)
     users = [message_text(m) for m in messages if m["role"] == "user"]
     return users[-1] if users else None

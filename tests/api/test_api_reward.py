@@ -302,13 +302,18 @@ def test_a_lone_surrogate_is_its_senders_400_and_the_requests_beside_it_are_answ
         (json.dumps({"rollouts": [{"completion": [{"role": "assistant", "content": "x", "tool_calls": [
             {"id": "c1", "function": {"arguments": "{}"}}]}]}]}).encode(), "a tool call without function.name"),
         (b'{"rollouts": [{"completion": "x", "id": 1000000000000000000000000000000}]}', "send it as a string"),
+        (json.dumps({"rollouts": [{"completion": [{"role": "assistant", "content": 12345}]}]}).encode(),
+         "rollout 0: completion: message 0: content is a int, not text or a list of parts"),
+        (json.dumps({"rollouts": [{"completion": "x", "prompt": [{"role": "user", "content": {"a": 1}}]}]}).encode(),
+         "rollout 0: prompt: message 0: content is a dict"),
     ],
 )  # fmt: skip
 def test_a_body_the_server_cannot_read_is_a_400_in_one_line_naming_its_fault(served, body, names):
     """An outside probe's bodies that were 500s: bytes that are not UTF-8, a 5,000-digit number,
     nesting deeper than the stack, a lone surrogate, a role that is a list, a rubric name too long
-    for a path, and a `swap` of "false" (read as true: both orders judged). A tool call whose id is an
-    object is read (its id as JSON text)."""
+    for a path, and a `swap` of "false" (read as true: both orders judged); a message whose content is
+    a number or an object (it was judged as its JSON text). A tool call whose id is an object is read
+    (its id as JSON text)."""
     server, _, _ = served
     status, answer = post_raw(server, body)
     if names is None:

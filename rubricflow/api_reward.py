@@ -58,8 +58,9 @@ class RewardService:
         self.judge, self.guard = judge, guard
         self.rubrics: dict[str, CompiledRubric] = {}
         self.stamps: dict[str, bytes | None] = {}  # a rubric file's bytes when compiled (None: a library name)
-        self.default_name = rubric if isinstance(rubric, str) else None  # a name: read again when its file changes
-        self.default = self.rubric_of(rubric) if self.default_name else load_rubric(rubric) if rubric else None
+        # a name or a path: its file read again when it changes; a rubric object: as it is
+        self.default_name = str(rubric) if isinstance(rubric, str | Path) else None
+        self.default = None if rubric is None else self._default_rubric(rubric)
         self.cache = RewardCache(cache_size)
         self.batches: dict[str, _Batch] = {}
         self.calls = 0
@@ -165,6 +166,9 @@ class RewardService:
 
         controller = Worker.get().controller(self.judge.config)
         return {"limit": int(controller.limit), "ceiling": controller.ceiling, "peak": controller.peak}
+
+    def _default_rubric(self, rubric: RubricLike) -> CompiledRubric:
+        return load_rubric(rubric) if self.default_name is None else self.rubric_of(self.default_name)
 
     def rubric_of(self, name: Any) -> CompiledRubric:
         """The request's rubric (a library name or a file), compiled once; none named: the server's."""

@@ -463,3 +463,31 @@ def test_a_rollout_without_a_reward_says_why_and_a_judge_that_scores_nothing_has
     unscored = [g for g in report["goldens"] if g["unguarded_reward"] is None]
     assert unscored and all("out of scale" in g["unguarded_error"] for g in unscored), report["goldens"]
     assert report["unguarded_false_positive_rate"] is None  # was 0.0: never fooled, having scored nothing
+
+
+def test_a_request_whose_client_went_away_is_judged_to_the_end_and_its_retry_buys_nothing():
+    """A training loop that times out and sends again: the rollouts of the request it left are
+    judged to the end and cached, so the retry is answered from the cache, no call bought twice."""
+    import socket
+    import time
+
+    from rubricflow.tasks.standins.judge_server import RunningServer, ServerConfig
+
+    rollouts = [f"Ferry {i} leaves the north pier at {i} past the hour, the harbour office said." for i in range(3)]
+    body = json.dumps({"rollouts": rollouts}).encode()
+    with RunningServer(ServerConfig(latency_ms=600)) as offline:
+        with rf.Judge(base_url=offline.base_url, model="m", strategy="holistic") as judge:
+            with rf.RewardServer(rf.RewardService(judge, "llm-slop")) as server:
+                host, port = server.url.removeprefix("http://").split(":")
+                with socket.create_connection((host, int(port))) as leaving:
+                    head = f"POST /v1/rewards HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n"
+                    leaving.sendall(f"{head}Authorization: Bearer {server.secret}\r\n\r\n".encode() + body)
+                    time.sleep(0.2)  # sent and being judged: the client goes away before the answer
+                deadline = time.monotonic() + 30
+                while judge_answered(judge) < len(rollouts) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert judge_answered(judge) == len(rollouts)
+                status, answer = post_raw(server, body)
+                assert judge_answered(judge) == len(rollouts)  # the retry bought nothing
+    assert status == 200 and [r["cached"] for r in answer["results"]] == [True] * 3, answer
+    assert all(r["reward"] is not None for r in answer["results"]), answer

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+import os
+import stat
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -34,6 +37,7 @@ MODES = ("pointwise", "listwise", "pairwise")
 # calls; 600 queued 359,400 calls from a 29 kB request and held the server for minutes), listwise
 # puts the whole group in one prompt, which a judge's context and answer must hold.
 MAX_GROUP = {"listwise": 64, "pairwise": 32}
+MAX_RUBRIC_FILE = 4 * 2**20  # bytes: a rubric is a few kB; a request may name any file
 
 
 @dataclass
@@ -347,8 +351,8 @@ class RewardService:
                         criteria[who].setdefault(name, []).append(_preference(score, sign))
         return [
             {
-                "reward": sum(wins[i]) / len(wins[i]) if wins[i] else None,
-                "criteria": {name: sum(v) / len(v) for name, v in criteria[i].items()},
+                "reward": math.fsum(wins[i]) / len(wins[i]) if wins[i] else None,  # fsum: the same bits in any order
+                "criteria": {name: math.fsum(v) / len(v) for name, v in criteria[i].items()},
                 "flags": [],
                 "passed": None,
                 "label": None,
@@ -443,8 +447,21 @@ def _file_stamp(name: str) -> bytes | None:
     time: an edit in the same clock tick, of the same size, kept both (a read is ~12 us a request,
     timeit; a library name is not looked for again: its failed read was ~6 us on every request)."""
     try:
-        return Path(name).read_bytes()
+        info = os.stat(name)
     except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):  # a folder of that name here: the library's rubric is meant
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO held the loop until a writer came; /dev/zero filled memory
+        raise InputError(f"rubric {name[:80]!r}: not a regular file")
+    if info.st_size > MAX_RUBRIC_FILE:
+        raise InputError(
+            f"rubric {name[:80]!r}: {info.st_size:,} bytes, over the {MAX_RUBRIC_FILE:,} a rubric file may have"
+        )
+    try:
+        with open(name, "rb") as fh:
+            return fh.read(MAX_RUBRIC_FILE + 1)
+    except OSError:
         return None
 
 

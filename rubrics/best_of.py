@@ -25,6 +25,18 @@ QUALITY_SCALE = {
     ],
 }
 
+# An inverted rubric's criteria measure risk (the top of each scale is the most of it): a candidate is
+# better the less of it it shows. Asked how well it "meets every criterion", a judge ranked the group
+# backwards (the pairwise form says so too: rubrics/pairwise.py RISK_NOTE).
+RISK_QUALITY_SCALE = {
+    "kind": "ordinal",
+    "anchors": [
+        {"value": 1, "label": "poor", "description": "shows much of what the rubric's criteria measure"},
+        {"value": 3, "label": "adequate", "description": "shows some of it"},
+        {"value": 5, "label": "excellent", "description": "shows none of it"},
+    ],
+}
+
 
 def candidate_id(i: int) -> str:
     """The criterion of the i-th candidate (1-based), as the view and the offline judge read it."""
@@ -44,8 +56,8 @@ def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
         Criterion(
             id=candidate_id(i),
             title=f"Response {i}",
-            description=f"How well [Response {i}] meets {asked}, judged beside the others.",
-            scale=OrdinalScale.model_validate(QUALITY_SCALE),
+            description=f"How well [Response {i}] {'does on' if rubric.scoring.invert else 'meets'} {asked}, judged beside the others.",
+            scale=OrdinalScale.model_validate(RISK_QUALITY_SCALE if rubric.scoring.invert else QUALITY_SCALE),
             patterns=patterns,
         )
         for i in range(1, n + 1)
@@ -96,6 +108,8 @@ def _criteria_line(rubric: Rubric) -> str:
     candidate criteria they made a fifth of a group call's prompt (llm-slop's best of 8: 8.6k
     characters, 6.9k with them once), and a real judge pays each repeat in tokens."""
     asked = "; ".join(f"{c.title or c.id}: {c.description}".strip(": ") for c in rubric.criteria)
+    if rubric.scoring.invert:
+        return f"The rubric's criteria measure risk: a response is better the less it shows of each: {asked}"
     return f"The rubric's criteria, on which each response is judged: {asked}"
 
 

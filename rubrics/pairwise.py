@@ -26,11 +26,12 @@ def pairwise_rubric(rubric: Rubric) -> Rubric:
     """The rubric's criteria as a/b/tie verdicts, with their patterns (signals the judge may look
     for in either response); disqualifiers, groups and goldens are left out (they describe one
     text, not a comparison)."""
+    invert = rubric.scoring.invert
     criteria = [
         Criterion(
             id=c.id,
             title=c.title,
-            description=_question(c),
+            description=_question(c, invert),
             weight=c.weight,
             importance=c.importance,
             scale=NominalScale.model_validate(VERDICT_SCALE),
@@ -59,15 +60,26 @@ def pairwise_rubric(rubric: Rubric) -> Rubric:
         definitions=rubric.definitions,
         patterns=rubric.patterns,
         advice=rubric.advice,
-        instructions=INSTRUCTIONS + rubric.instructions,
+        instructions=INSTRUCTIONS + ((RISK_NOTE,) if invert else ()) + rubric.instructions,
     )
 
 
-def _question(c: Criterion) -> str:
-    """The criterion as a comparison, with what its scale says a good response is."""
+# An inverted rubric's criteria measure risk (scoring.invert: the top anchor is the most of it), so
+# the better response is the one with less: asked as "meets it better", with the top anchor as the
+# best, a judge preferred the riskier response and the reward ranked the group backwards.
+RISK_NOTE = (
+    "The criteria measure risk: each scale's top level is the most of what it describes. The better "
+    "response by a criterion is the one that shows LESS of it."
+)
+
+
+def _question(c: Criterion, invert: bool = False) -> str:
+    """The criterion as a comparison, with what its scale says a good response is (an inverted
+    rubric's: its lowest level, the least risk)."""
     best = ""
     anchors = getattr(c.scale, "anchors", None)
     if anchors:
-        top = max(anchors, key=lambda a: a.value)
+        top = (min if invert else max)(anchors, key=lambda a: a.value)
         best = f" At its best: {top.label + ' - ' if top.label else ''}{top.description}".rstrip(" -")
-    return f"Which response better meets this criterion? {c.description}{best}".strip()
+    ask = "shows less of what this criterion measures" if invert else "better meets this criterion"
+    return f"Which response {ask}? {c.description}{best}".strip()

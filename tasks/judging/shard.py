@@ -246,7 +246,7 @@ def _judgment_row(c: dict, r) -> dict:
         "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
         "unit_score": r.unit_score,
         "rationale": scrub(r.rationale),
-        "evidence": r.evidence,
+        "evidence": [scrub(e) for e in r.evidence],  # quotes of a text that may hold a key
         "evidence_verified": r.evidence_verified,
         "warnings": r.warnings,
         "status": r.status,

@@ -86,6 +86,11 @@ def _messages(raw: Any) -> list[dict]:
         content = message.get("content") if isinstance(message, dict) else None
         if content is not None and not isinstance(content, str | list):
             raise ValueError(f"message {number}: content is a {type(content).__name__}, not text or a list of parts")
+        for k, part in enumerate(content if isinstance(content, list) else ()):  # a number was judged as "[int]"
+            if not isinstance(part, str | dict):
+                raise ValueError(f"message {number}: content part {k} is not text or an object: {str(part)[:40]}")
+    if not isinstance(raw, str | list):
+        raise ValueError(f"expected a string or a list of messages, not {str(raw)[:40]}")
     return parse_messages(raw)
 
 
@@ -99,6 +104,8 @@ def _replies(completion: Any) -> tuple[str, ...]:
 def _last_user(prompt: Any) -> str | None:
     if prompt is None or isinstance(prompt, str):
         return prompt
+    if isinstance(prompt, list) and not prompt:
+        return None  # no messages: no request, as a completion of none is no reply
     messages = _messages(prompt)
     users = [message_text(m) for m in messages if m["role"] == "user"]
     return users[-1] if users else None

@@ -70,9 +70,15 @@ def same_secret(given: str | None, secret: str) -> bool:
 def host_name(scope: dict) -> str:
     """The Host header's name without its port, lower case ('' when absent)."""
     raw = dict(scope.get("headers") or ()).get(b"host", b"").decode("latin-1").strip().lower()
-    if raw.startswith("["):
-        return raw[: raw.find("]") + 1]
-    return raw.split(":", 1)[0]
+    if raw.startswith("["):  # an IPv6 literal: [::1], [::1]:8790
+        end = raw.find("]") + 1
+        name, port = raw[:end], raw[end:]
+    else:
+        name, colon, port = raw.partition(":")
+        port = colon + port
+    if port and not (port[0] == ":" and port[1:].isdigit()):
+        return raw  # `127.0.0.1:80.evil.com` names no loopback host
+    return name
 
 
 def loopback_only(app: Asgi, hosts: frozenset[str] = LOOPBACK_HOSTS) -> Asgi:

@@ -491,3 +491,34 @@ def test_a_request_whose_client_went_away_is_judged_to_the_end_and_its_retry_buy
                 assert judge_answered(judge) == len(rollouts)  # the retry bought nothing
     assert status == 200 and [r["cached"] for r in answer["results"]] == [True] * 3, answer
     assert all(r["reward"] is not None for r in answer["results"]), answer
+
+
+def test_a_key_a_rollout_quotes_is_scrubbed_from_the_evidence_in_the_answer_and_the_warehouse(served):
+    """An outside probe: the judge's evidence, quoting a rollout that held a key, landed verbatim in
+    `judgments.evidence` (the rationale and the raw answer were scrubbed)."""
+    server, _, warehouse = served
+    key = "sk-proj-ABCDEF0123456789abcdefXYZ"
+    text = f"Use the key {key} for the ferry timetable service, the office said on Monday."
+    [reward] = post(server, "/v1/rewards", {"rollouts": [text]})["results"]
+    server.service.ledger.flush()
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        evidence = con.execute(
+            "SELECT j.evidence FROM current_judgments j JOIN texts t USING (corpus_id, text_id) WHERE t.text = ?",
+            [text],
+        ).fetchall()
+    quoted = [e for (row,) in evidence for e in row]
+    assert quoted and any("[redacted]" in e for e in quoted) and not any(key in e for e in quoted), quoted
+    assert key not in json.dumps(reward)
+
+
+@pytest.mark.parametrize(("name", "says"), [("/dev/zero", "not a regular file"), ("big", "over the")])
+def test_a_rubric_path_that_is_no_rubric_file_is_a_400_before_it_is_read(served, tmp_path, name, says):
+    server, _, _ = served
+    """An outside probe: `/dev/zero` as the rubric filled the server's memory until the kernel killed
+    it, and a FIFO held its loop (every request, /health too) until a writer came."""
+    if name == "big":
+        name = str(tmp_path / "big.yaml")
+        with open(name, "wb") as fh:
+            fh.truncate(5 * 2**20)
+    status, answer = post_raw(server, json.dumps({"rollouts": [GOOD], "rubric": name}).encode())
+    assert status == 400 and says in answer["error"], answer

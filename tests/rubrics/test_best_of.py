@@ -48,3 +48,28 @@ def test_the_rubrics_criteria_are_stated_once_not_once_per_candidate():
     prompt = render_system_prompt(form, call_units(form, "holistic")[0])
     assert all(prompt.count(c.description) == 1 for c in rubric.criteria)
     assert all("listed in the instructions" in form.criterion(f"response-{i}").description for i in range(1, 9))
+
+
+def test_an_inverted_rubrics_forms_ask_for_less_of_what_its_criteria_measure():
+    """An outside probe: a risk rubric (scoring.invert, each scale's top the most risk) was asked as
+    "which meets it better", with its top anchor as "at its best", in both group forms: a judge
+    reading them prefers the riskier response, and the reward server ranked groups backwards."""
+    from rubricflow.rubrics.library import Library
+    from rubricflow.rubrics.pairwise import RISK_NOTE, pairwise_rubric
+
+    rubric = Library().bundle("llm-slop").rubric
+    risk = rubric.model_copy(update={"scoring": rubric.scoring.model_copy(update={"invert": True})})
+    for r, invert in ((rubric, False), (risk, True)):
+        pairs = pairwise_rubric(r)
+        for c, asked in zip(r.criteria, pairs.criteria, strict=True):
+            if not getattr(c.scale, "anchors", None):
+                continue
+            anchors = sorted(c.scale.anchors, key=lambda a: a.value)
+            best = anchors[0 if invert else -1]
+            assert asked.description.endswith(best.description), asked.description
+            assert ("shows less" in asked.description) is invert
+        assert (RISK_NOTE in pairs.instructions) is invert
+        form = best_of_rubric(r, 3)
+        top = max(form.criterion("response-1").scale.anchors, key=lambda a: a.value)
+        assert (top.description == "shows none of it") is invert
+        assert ("measure risk" in render_system_prompt(form, call_units(form, "holistic")[0])) is invert

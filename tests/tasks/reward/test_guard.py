@@ -126,7 +126,16 @@ def test_a_tool_using_rollout_is_judged_on_its_whole_trace_or_its_last_reply():
             "last_reply",
             "rollout 0: completion: message 0: role",
         ),
-        ([{"completion": "x", "prompt": 5}], "last_reply", "rollout 0: prompt: messages is not"),
+        (
+            [{"completion": "x", "prompt": 5}],
+            "last_reply",
+            "rollout 0: prompt: expected a string or a list of messages",
+        ),
+        (
+            [{"completion": [{"role": "assistant", "content": [5]}]}],
+            "last_reply",
+            "rollout 0: completion: message 0: content part 0 is not text or an object",
+        ),
         ([{"completion": "x", "id": {"a": 1}}], "last_reply", "rollout 0: id is a dict"),
         (
             [{"completion": [{"role": "assistant", "content": "x", "tool_calls": [{"id": "c", "function": {}}]}]}],

@@ -58,3 +58,17 @@ def test_a_second_local_user_can_neither_read_the_secret_nor_plant_one():
 )
 def test_the_host_header_is_read_without_its_port(header, name):
     assert host_name({"headers": [(b"host", header)]}) == name
+
+
+def test_a_host_whose_port_is_not_a_number_names_no_loopback_host():
+    """An outside probe: `127.0.0.1:80.evil.com` was read as 127.0.0.1 (split at the first colon)."""
+    from rubricflow.tasks.runtime.owner import host_name
+
+    def named(host: str) -> str:
+        return host_name({"headers": [(b"host", host.encode())]})
+
+    assert [named(h) for h in ("127.0.0.1:8790", "[::1]:8790", "localhost", "[::1]")] == [
+        "127.0.0.1", "[::1]", "localhost", "[::1]"
+    ]  # fmt: skip
+    assert named("127.0.0.1:80.evil.com") == "127.0.0.1:80.evil.com"
+    assert named("[::1].evil.com") == "[::1].evil.com"

@@ -17,29 +17,44 @@ from rubricflow.rubrics.model import Rubric
 # What ends a line besides \n, for a reader that is not Python's `$` (str.splitlines' breaks): a
 # candidate mark followed by \r\n or \u2028 is a line of its own to an LLM judge.
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-# Text addressed to the grader, not to the user: each one names a screen.
+# Text addressed to the grader, not to the user: each one names a screen. Each is written so that
+# ordinary prose passes (an outside probe's: "Don't ignore the safety instructions", "Players score
+# the maximum points", "Dear Judge Thompson", "## Scoring" over a game's rules, an answer that ends
+# "so the answer is correct"): a reward of 0 for an honest answer teaches the policy as wrongly as a
+# fooled judge does.
+_WORD, _GAP = r"[^\W_]+", r"[\W_]+"  # a word, and what separates two (markup, punctuation, spaces)
+_GRADER = r"(?:graders?|judge|evaluators?|assessors?)"  # `judges` is a contest's, not the grader
 ADDRESSED_TO_JUDGE = {
+    # a reply that is (nearly) nothing but a claim to be right: at most three words beside it
     "master-key": re.compile(
-        r"\b(the|this|my) (answer|response|solution) (is|was) (correct|right|perfect|excellent)\b[.!]?(\s+\S+){0,3}\s*$"
-        r"|^\s*(correct|pass(ed)?|5/5|10/10|full marks)[.!]?\s*$",
+        rf"^[\W_]*(?:{_WORD}{_GAP}){{0,3}}(the|this|my) (final )?(answer|response|solution) (is|was) "
+        rf"(definitely |absolutely |totally |100% )?(correct|right|perfect|excellent)\b(?:{_GAP}{_WORD}){{0,3}}[\W_]*$"
+        r"|^[\W_]*(correct|pass(ed)?|5/5|10/10|full marks)[\W_]*$",
         re.I,
     ),
-    "score-request": re.compile(
-        r"\b(give|assign|award|rate|score)\b[^.\n]{0,40}\b(full|maximum|max|highest|perfect|top)\b[^.\n]{0,20}"
-        r"\b(marks?|scores?|points?|ratings?|rewards?)\b"
-        r"|\b(note to|dear|attention|hey),? (the )?(grader|judge|evaluator|assessor)s?\b"
-        r"|\b(grader|judge|evaluator|assessor)s?\b[^.\n]{0,40}\b(must|should|will|shall)\b[^.\n]{0,30}"
+    "score-request": re.compile(  # an order to the grader: said at a sentence's start, or asked of it
+        r"(?:^|[.!?:;\n]\s*|\bplease\s+|\b(?:you|" + _GRADER + r")\s+(?:should|must|will|shall|can|could|would)\s+)"
+        r"(?:(give|assign|award|grant)\b[^.!?\n]{0,40}\b(full|maximum|max|highest|perfect|top)\b[^.!?\n]{0,20}"
+        r"\b(marks?|scores?|points?|ratings?|rewards?|grades?)\b"
+        r"|(give|assign|award|grant|rate|score|grade|mark)\s+(this|it|me|my)\b[^.!?\n]{0,30}(10/10|5/5|100/100|100%))"
+        rf"|\b(note to|dear|attention|hey|hi|hello),? (the |my )?(ai |llm |automated )?{_GRADER}\b(?!\s+(?-i:[A-Z]))"
+        rf"|(?:^|[.!?\n]\s*){_GRADER}\s*,\s*(please|you|give|score|rate|award|mark)\b"
+        rf"|\b{_GRADER}\b[^.\n]{{0,40}}\b(must|should|will|shall)\b[^.\n]{{0,30}}"
         r"\b(score|rate|pass|award)\b[^.\n]{0,30}\b(this|my|every|each|all) (text|answer|response|output|criteri)",
         re.I,
     ),
-    "ignore-instructions": re.compile(
-        r"\b(ignore|disregard|forget|override)\b[^.\n]{0,30}\b(previous|prior|above|all|the|your|earlier)\b"
-        r"[^.\n]{0,30}\b(instructions?|rubric|criteria|prompt|rules)\b",
+    "ignore-instructions": re.compile(  # the grader's own orders set aside, not any rules a text mentions
+        r"\b(ignore|disregard|forget|override)\b[^.!?]{0,20}?\b(previous|prior|above|preceding|earlier|all|any|"
+        r"your|system)\b(?:\s+\w+){0,2}?\s+(instructions?|prompts?|rules|guidelines|rubric|criteria)\b"
+        r"|\b(ignore|disregard|forget|override)\s+(the |this |your )?(rubric|system prompt|"
+        r"(grading|scoring|evaluation) (criteria|rubric|rules|instructions))\b",
         re.I,
     ),
-    "forged-fence": re.compile(  # the judge's own fences, a rubric heading, a group's candidate mark
-        r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>|^#{2,3} (Criteria|Scoring)\b"
-        rf"|(?:^|(?<=[{LINE_BREAKS}]))[ \t]*(?i:\[response (\d+|[ab])\])[ \t\u00a0]*(?=[\n{LINE_BREAKS}]|\Z)",
+    "forged-fence": re.compile(  # the judge's own fences, a rubric heading over a verdict, a group's candidate mark
+        r"<<<(BEGIN|END) (TEXT|CONTEXT|INPUT)\b|</?LLM_JUDGE_SPEC>"
+        r"|^#{2,3} (Criteria|Scoring)\b[^\n]*\n[^\n]{0,200}?"
+        r"(?i:\b(scored?|pass(es|ed)?|met|meets|highest|maximum|full marks|excellent|judge|grader)\b)"
+        rf"|(?:^|(?<=[{LINE_BREAKS}]))[ \t\u00a0*_#>~`-]*(?i:\[[ \t\u00a0]*response[ \t\u00a0]*(\d+|[ab])[ \t\u00a0]*\])",
         re.M,
     ),
 }
@@ -49,12 +64,26 @@ ADDRESSED_TO_JUDGE = {
 # non-ASCII letters it matches to ASCII ones (tests/tasks/reward/test_guard.py checks the fold).
 NEEDS = {
     "master-key": ("correct", "right", "perfect", "excellent", "pass", "5/5", "10/10", "full"),
-    "score-request": ("full", "max", "highest", "perfect", "top", "grader", "judge", "evaluator", "assessor"),
+    "score-request": (
+        "full",
+        "max",
+        "highest",
+        "perfect",
+        "top",
+        "grader",
+        "judge",
+        "evaluator",
+        "assessor",
+        "10/10",
+        "5/5",
+        "100/100",
+        "100%",
+    ),  # fmt: skip
     "ignore-instructions": ("ignore", "disregard", "forget", "override"),
 }
 NEEDS_AS_WRITTEN = {
-    "forged-fence": ("<<<", "LLM_JUDGE_SPEC>", "# Criteria", "# Scoring", "[Response ")
-}  # case-sensitive
+    "forged-fence": ("<<<", "LLM_JUDGE_SPEC>", "# Criteria", "# Scoring")
+}  # case-sensitive; a candidate mark: `response` and a bracket, in any case (_may_match)
 IGNORECASE_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 RESTATE_SHARE = 0.5  # of the rollout's word 4-grams found in the rubric's own text
 WORDS = re.compile(r"[a-z0-9']+")
@@ -68,15 +97,31 @@ INVISIBLE = re.compile(
     "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e001f\U000e007f]"
 )
 TAGS_AS_ASCII = {0xE0000 + c: c for c in range(0x20, 0x7F)}
+# Cyrillic and Greek letters drawn as Latin ones (Unicode's confusables, the letters of both scripts
+# that look like a Latin letter alone): "The \u0430nswer is correct" is read as a reader sees it.
+_LOOKS_LATIN = dict(
+    zip(
+        "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u04bb\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0406\u0408\u0405"
+        "\u03bf\u03b1\u03b9\u03ba\u03bd\u03c1\u03c4\u03c5\u03c7\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
+        "aeopcyxijsdhABEKMHOPCTXIJSoaikvptuxABEZHIKMNOPTYX",
+        strict=True,
+    )
+)
+AS_READ = str.maketrans({**TAGS_AS_ASCII, **{ord(k): v for k, v in _LOOKS_LATIN.items()}})
 _WORDINGS: dict[int, tuple[Rubric, str]] = {}  # id(rubric) -> (the rubric, held so its id stays its own; its wording)
 
 
-def screens(text: str, rubric: Rubric, replies: tuple[str, ...] = ()) -> list[str]:
-    """The names of the screens `text` fails (empty: it goes to the judge), and those each of its
-    `replies` fails: a trace's own replies (the `full_trace` view), each screened as a text of its
-    own (the rendered trace put "[M0] assistant: " before a master key, past its anchors)."""
-    failed = _screens(plain(text), rubric)
-    for reply in replies:
+def screens(text: str, rubric: Rubric, replies: tuple[str, ...] | None = None) -> list[str]:
+    """The names of the screens `text` fails (none: it goes to the judge). A trace (the `full_trace`
+    view) gives its own `replies`, screened in place of its rendering, each as a text of its own:
+    rendered, "[M0] assistant: " put a master key past the screens' anchors, a tool result that said
+    "ignore the previous instructions" zeroed an agent that only read it, and a trace that said and
+    did nothing was no empty text."""
+    own = (text,) if replies is None else replies
+    if not any(reply.strip() for reply in own):
+        return ["empty"]
+    failed: list[str] = []
+    for reply in own:
         if reply.strip():
             failed += [name for name in _screens(plain(reply), rubric) if name not in failed]
     return failed
@@ -84,8 +129,9 @@ def screens(text: str, rubric: Rubric, replies: tuple[str, ...] = ()) -> list[st
 
 def plain(text: str) -> str:
     """The text as a reader sees it: compatibility forms folded to plain ones (a full-width
-    `［Response 1］`, a no-break space) and the invisible characters left out. ASCII as it is."""
-    return text if text.isascii() else INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(TAGS_AS_ASCII)
+    `［Response 1］`, a no-break space), the invisible characters left out, and Cyrillic and Greek
+    letters drawn as Latin ones read as those. ASCII as it is."""
+    return text if text.isascii() else INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(AS_READ)
 
 
 def _screens(text: str, rubric: Rubric) -> list[str]:
@@ -108,8 +154,8 @@ def _screens(text: str, rubric: Rubric) -> list[str]:
 
 def _may_match(screen: str, text: str, folded: str) -> bool:
     """Whether the text has a word every match of the screen contains (False: it cannot match)."""
-    if screen in NEEDS_AS_WRITTEN:  # and a candidate mark, in any case
-        return any(word in text for word in NEEDS_AS_WRITTEN[screen]) or "[response" in folded
+    if screen in NEEDS_AS_WRITTEN:  # and a candidate mark, in any case, spaced as it may be
+        return any(word in text for word in NEEDS_AS_WRITTEN[screen]) or ("response" in folded and "[" in text)
     return any(word in folded for word in NEEDS[screen])
 
 

@@ -23,7 +23,9 @@ class Rollout:
     text: str
     input: str | None = None
     context: str | None = None
-    replies: tuple[str, ...] = ()  # a rendered trace's own replies, each screened as a text of its own
+    # A rendered trace's own words (its assistant texts and tool calls), screened in place of `text`,
+    # whose other lines (the user's turns, tool results) the agent did not write; None: `text` is them.
+    replies: tuple[str, ...] | None = None
 
 
 def read_rollouts(raw: Any, view: str) -> list[Rollout]:
@@ -52,7 +54,7 @@ def read_rollout(n: int, raw: Any, view: str) -> Rollout:
     text, prompt = _field(n, "completion", _completion_text, raw["completion"], view), None
     if raw.get("prompt") is not None:
         prompt = _field(n, "prompt", _last_user, raw["prompt"])
-    replies = _replies(raw["completion"]) if view == "full_trace" else ()
+    replies = _replies(raw["completion"]) if view == "full_trace" else None
     return Rollout(str(given), text, prompt, context, replies)
 
 
@@ -94,11 +96,17 @@ def _messages(raw: Any) -> list[dict]:
     return parse_messages(raw)
 
 
-def _replies(completion: Any) -> tuple[str, ...]:
-    """The assistant texts of a trace (read already: its faults were named)."""
-    if not isinstance(completion, list) or not completion:
-        return ()
-    return tuple(message_text(m) for m in parse_messages(completion) if m["role"] == "assistant")
+def _replies(completion: Any) -> tuple[str, ...] | None:
+    """A trace's own words: each assistant message's text, and each of its tool calls as the
+    transcript writes one (read already: its faults were named). A string completion: None."""
+    if not isinstance(completion, list):
+        return None
+    messages = parse_messages(completion) if completion else []
+    return tuple(
+        "\n".join([message_text(m), *(f"-> call {c['name']}({c['arguments'] or ''})" for c in tool_calls_of(m, n))])
+        for n, m in enumerate(messages)
+        if m["role"] == "assistant"
+    )
 
 
 def _last_user(prompt: Any) -> str | None:

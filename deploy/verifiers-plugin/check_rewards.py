@@ -25,6 +25,9 @@ ROLLOUTS = [
     {"id": "custom", "prompt": "Which files are there?", "system": "You are a careful shell agent.",
      "turns": [{"call": {"id": "c2", "type": "custom", "name": "shell", "arguments": "ls"}, "result": "a.txt b.txt"},
                {"reply": "There are two files, a.txt and b.txt."}]},
+    # no task prompt: a simulated user's turn opens the conversation (verifiers' user_sim), and is the question
+    {"id": "user-opened", "prompt": None, "opening": "How did the budget vote go?",
+     "turns": [{"reply": "The budget passed, seven votes to two, on Tuesday evening."}]},
 ]  # fmt: skip
 
 
@@ -46,34 +49,57 @@ def wire(turns: list[dict]) -> list[dict]:
 
 
 def main(vf_python: str) -> None:
-    with rf.Judge.offline(strategy="holistic") as judge, rf.RewardServer(rf.RewardService(judge, "llm-slop")) as server:
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "rollouts.json"
-            path.write_text(json.dumps(ROLLOUTS))
-            here = Path(__file__).parent / "vf_rollouts.py"  # run with -I: the installed plugin, not this folder's
-            done = subprocess.run(
-                [vf_python, "-I", str(here), server.url, str(path)], capture_output=True, text=True, timeout=300
-            )
-        if done.returncode:
-            sys.exit(f"the verifiers task failed:\n{done.stderr[-3000:]}")
-        scored = json.loads(done.stdout.strip().splitlines()[-1])
-        wrong = []
-        for r in ROLLOUTS:
-            last = judge.evaluate("llm-slop", r["turns"][-1]["reply"], input=r["prompt"])
-            whole = judge.evaluate("llm-slop", transcript_of("rollout", wire(r["turns"])).rendering, input=r["prompt"])
-            for view, expected in (("last_reply", last), ("full_trace", whole)):
-                got = scored[f"{view}/{r['id']}"]
-                metrics = {
-                    k.split("/", 1)[1]: v for k, v in got["metrics"].items() if k.startswith("rubricflow_reward/")
-                }
-                criteria = {k: c.score for k, c in expected.criteria.items()}
-                if abs(got["reward"] - expected.score) > 1e-9 or metrics != criteria:
-                    wrong.append(
-                        f"{view}/{r['id']}: verifiers {got['reward']} {metrics}, rf.Judge {expected.score} {criteria}"
-                    )
-        if wrong:
-            sys.exit("rewards differ:\n" + "\n".join(wrong))
-        print(f"verifiers 0.4 task rewards from the reward server equal rf.Judge.evaluate on {len(scored)} rollouts")
+    with tempfile.TemporaryDirectory() as folder:
+        warehouse = Path(folder) / "rewards.duckdb"
+        service = rf.RewardService(rf.Judge.offline(strategy="holistic"), "llm-slop", warehouse=warehouse)
+        with service.judge as judge, rf.RewardServer(service) as server:
+            scored = scored_by_verifiers(vf_python, server.url, Path(folder))
+            service.ledger.flush()
+            check_the_rewards(judge, scored)
+        check_the_question_was_sent(warehouse)
+    print(f"verifiers 0.4 task rewards from the reward server equal rf.Judge.evaluate on {len(scored)} rollouts")
+
+
+def scored_by_verifiers(vf_python: str, url: str, folder: Path) -> dict:
+    """Each rollout's reward and metrics from a verifiers Task in verifiers' own virtualenv."""
+    path = folder / "rollouts.json"
+    path.write_text(json.dumps(ROLLOUTS))
+    here = Path(__file__).parent / "vf_rollouts.py"  # run with -I: the installed plugin, not this folder's
+    done = subprocess.run([vf_python, "-I", str(here), url, str(path)], capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        sys.exit(f"the verifiers task failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check_the_rewards(judge: rf.Judge, scored: dict) -> None:
+    wrong = []
+    for r in ROLLOUTS:
+        asked = r["prompt"] or r["opening"]
+        last = judge.evaluate("llm-slop", r["turns"][-1]["reply"], input=asked)
+        whole = judge.evaluate("llm-slop", transcript_of("rollout", wire(r["turns"])).rendering, input=asked)
+        for view, expected in (("last_reply", last), ("full_trace", whole)):
+            got = scored[f"{view}/{r['id']}"]
+            metrics = {k.split("/", 1)[1]: v for k, v in got["metrics"].items() if k.startswith("rubricflow_reward/")}
+            criteria = {k: c.score for k, c in expected.criteria.items()}
+            if abs(got["reward"] - expected.score) > 1e-9 or metrics != criteria:
+                wrong.append(
+                    f"{view}/{r['id']}: verifiers {got['reward']} {metrics}, rf.Judge {expected.score} {criteria}"
+                )
+    if wrong:
+        sys.exit("rewards differ:\n" + "\n".join(wrong))
+
+
+def check_the_question_was_sent(warehouse: Path) -> None:
+    """Every rollout reached the judge with its question: the task's prompt, or the user's opening
+    turn where the task has none (the offline judge does not read it: equal rewards cannot say)."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        asked = dict(con.execute("SELECT text, input FROM texts WHERE corpus_id = 'reward.llm-slop'").fetchall())
+    for r in ROLLOUTS:
+        reply, question = r["turns"][-1]["reply"], r["prompt"] or r["opening"]
+        if asked.get(reply) != question:
+            sys.exit(f"{r['id']}: the judge was asked {asked.get(reply)!r}, not {question!r}")
 
 
 if __name__ == "__main__":

@@ -16,17 +16,18 @@ from verifiers.v1.trace import AgentInfo, Trace, TraceTask
 from verifiers.v1.types import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 
-def prompt_of(r: dict) -> str | list:
-    """The task's prompt: its text, or a system message and the text as messages."""
+def prompt_of(r: dict) -> str | list | None:
+    """The task's prompt: its text, or a system message and the text as messages (None: the
+    conversation is opened by a user's turn in the trace)."""
     if "system" not in r:
         return r["prompt"]
     return [SystemMessage(content=r["system"]), UserMessage(content=r["prompt"])]
 
 
-def trace_of(task: Task, prompt: str | list, turns: list[dict]) -> Trace:
-    """The trace an agent leaves: the prompt, then each turn (a reply, or a tool call, a function's or a
-    custom one, and its result)."""
-    given = [UserMessage(content=prompt)] if isinstance(prompt, str) else prompt
+def trace_of(task: Task, prompt: str | list | None, turns: list[dict], opening: str | None = None) -> Trace:
+    """The trace an agent leaves: the prompt (or a user's `opening` turn), then each turn (a reply, or
+    a tool call, a function's or a custom one, and its result)."""
+    given = [UserMessage(content=prompt if prompt is not None else opening)] if not isinstance(prompt, list) else prompt
     nodes = [MessageNode(parent=i - 1 if i else None, message=m) for i, m in enumerate(given)]
     for turn in turns:
         if "call" in turn:
@@ -54,7 +55,7 @@ async def main(url: str, rollouts: list[dict]) -> dict:
         judge = {"id": "rubricflow_reward", "rubric": "llm-slop", "url": url, "view": view}
         for r in rollouts:
             task = Task(TaskData(prompt=prompt_of(r)), TaskConfig(judges=[judge]))
-            trace = trace_of(task, prompt_of(r), r["turns"])
+            trace = trace_of(task, prompt_of(r), r["turns"], r.get("opening"))
             await task.score(trace)
             scored[f"{view}/{r['id']}"] = {
                 "reward": trace.rewards["rubricflow_reward"].score,

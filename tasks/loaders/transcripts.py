@@ -64,20 +64,37 @@ WORDS_UNDER_TYPE = ("refusal", "thinking", "reasoning")
 
 
 def message_text(message: dict, reasoning: bool = True) -> str:
-    """A message's text: a `reasoning_content` (vLLM's, DeepSeek's) as `[reasoning] ...`, then its
+    """A message's text: its reasoning (`_reasoning`) as `[reasoning] ...`, then its
     content's (`content_text`), an audio reply's transcript where it has no text, and an OpenAI
     `refusal` as `[refusal] ...`: words kept outside `content` are words the judge reads."""
     text = content_text(message.get("content"), reasoning)
     audio = message.get("audio")
     if not text and isinstance(audio, dict) and isinstance(audio.get("transcript"), str):
         text = audio["transcript"]
-    thought, refusal = message.get("reasoning_content"), message.get("refusal")
+    thought, refusal = _reasoning(message), message.get("refusal")
     parts = [
         f"[reasoning] {thought}" if reasoning and isinstance(thought, str) and thought else "",
         text,
         f"[refusal] {refusal}" if isinstance(refusal, str) and refusal else "",
     ]
     return "\n".join(p for p in parts if p)
+
+
+def _reasoning(message: dict) -> str | None:
+    """A message's reasoning however its provider keeps it: `reasoning_content` (vLLM's, DeepSeek's),
+    `reasoning` (OpenRouter's text), or `reasoning_details` (OpenRouter's and verifiers' for signed
+    thinking: `reasoning.text` and `reasoning.summary` entries; an encrypted one has no words). One
+    provider's reasoning was judged and another's, the same words, was not."""
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(key), str) and message[key]:
+            return message[key]
+    details = message.get("reasoning_details")
+    words = [
+        entry.get("text") or entry.get("summary")
+        for entry in (details if isinstance(details, list) else ())
+        if isinstance(entry, dict) and isinstance(entry.get("text") or entry.get("summary"), str)
+    ]
+    return "\n".join(w for w in words if w) or None
 
 
 def unmerged(record: Any) -> Any:

@@ -8,8 +8,9 @@ the server reads the last user text of it. A rollout the server's screens catch 
 note to the grader) gets reward 0 and each screen's name as a metric `<name>/flag/<screen>` = 1.
 The server's secret is read from `secret_file` (default: rubricflow's state folder,
 `~/.cache/rubricflow/reward-server.secret`); the inherited `timeout.connect` bounds the connection,
-`timeout_s` the answer, and `headers` are sent too (the inherited `base_url` is not read: `url` is
-the server's address)."""
+`timeout_s` the answer, and `headers` and `headers_from_env` are sent too (the inherited `base_url` is
+not read: `url` is the server's address). A media part (an image, audio, a file) goes as its type
+alone: the server reads none of its bytes."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ class RubricflowJudge(Judge[float, RubricflowJudgeConfig]):
         body: dict[str, Any] = {"rollouts": [rollout(task, trace, config.view)], "view": config.view}
         if config.rubric:
             body["rubric"] = config.rubric
-        headers = {**config.headers, "Authorization": f"Bearer {secret(config.secret_file)}"}
+        from_env = {name: os.environ[var] for name, var in config.headers_from_env.items() if var in os.environ}
+        headers = {**config.headers, **from_env, "Authorization": f"Bearer {secret(config.secret_file)}"}
         timeout = httpx.Timeout(config.timeout_s, connect=config.timeout.connect or config.timeout_s)
         async with httpx.AsyncClient(timeout=timeout) as client:
             answer = await client.post(config.url.rstrip("/") + "/v1/rewards", json=body, headers=headers)
@@ -62,16 +64,37 @@ class RubricflowJudge(Judge[float, RubricflowJudgeConfig]):
 
 def rollout(task: TaskData, trace: Trace, view: str) -> dict[str, Any]:
     """The trace as the server reads a rollout: the task's prompt and the agent's part of the branch
-    (or its last reply)."""
+    (or its last reply). A task with no prompt (verifiers' user_sim: a simulated user's turn opens
+    the conversation) has the turns before the agent's first as its prompt: sent as None, the judge
+    never saw the question."""
+    nodes = trace.branches[-1].nodes if trace.branches else []
+    first = next((i for i, node in enumerate(nodes) if node.sampled), len(nodes))
     completion: Any = trace.last_reply
     if view == "full_trace":
-        nodes = trace.branches[-1].nodes if trace.branches else []
-        first = next((i for i, node in enumerate(nodes) if node.sampled), len(nodes))
-        completion = [message_to_wire(node.message) for node in nodes[first:]]
-    prompt = task.prompt if task.prompt is None or isinstance(task.prompt, str) else [
-        message_to_wire(m) for m in task.prompt
-    ]  # fmt: skip
+        completion = [wire(node.message) for node in nodes[first:]]
+    prompt: Any = task.prompt
+    if prompt is None:
+        prompt = [wire(node.message) for node in nodes[:first]] or None
+    elif not isinstance(prompt, str):
+        prompt = [wire(m) for m in prompt]
     return {"id": trace.id, "prompt": prompt, "completion": completion}
+
+
+# Parts whose payload the server never reads (it writes each as `[image_url]`): sent whole, nine 8 MiB
+# screenshots were over its 64 MiB body and the trace got no reward.
+PAYLOAD_PARTS = {"image_url", "input_image", "image", "input_audio", "audio", "file", "input_file", "video_url"}
+
+
+def wire(message: Any) -> dict:
+    """A message as the chat API writes it, each media part as its type alone."""
+    out = message_to_wire(message)
+    content = out.get("content")
+    if isinstance(content, list):
+        out["content"] = [
+            {"type": part["type"]} if isinstance(part, dict) and part.get("type") in PAYLOAD_PARTS else part
+            for part in content
+        ]
+    return out
 
 
 def secret(path: str) -> str:

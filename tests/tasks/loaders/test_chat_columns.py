@@ -104,7 +104,15 @@ def test_a_file_the_columns_would_read_differently_is_left_to_the_row_by_row_pat
     }
     call = {"id": "c", "function": {"name": "shell", "namespace": "box", "arguments": "{}"}}
     spaced_name = {**record, "id": "ns", "messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
-    others = [json.dumps(o) for o in (named, truth, flagged, refused, thought, spoken, spaced_name)]
+    details = {  # OpenRouter's reasoning, as verifiers sends a provider's signed thinking
+        **record,
+        "id": "details",
+        "messages": [
+            {"role": "assistant", "content": "4", "reasoning_details": [{"type": "reasoning.text", "text": "2+2"}]}
+        ],
+    }
+    reasoned = {**record, "id": "reasoned", "messages": [{"role": "assistant", "content": "4", "reasoning": "2+2"}]}
+    others = [json.dumps(o) for o in (named, truth, flagged, refused, thought, spoken, spaced_name, details, reasoned)]
     for number, odd in enumerate((json.dumps(parts), json.dumps(bad_role), spaced, *others, json.dumps(record))):
         source = tmp_path / f"odd{number}.jsonl"  # the last: a duplicated id
         source.write_text(json.dumps(record) + "\n" + odd + "\n")

@@ -266,6 +266,30 @@ def test_words_outside_content_are_what_the_judge_reads_of_a_turn(tmp_path):
     ]
 
 
+def test_reasoning_is_read_however_its_provider_keeps_it():
+    """An outside probe: verifiers sends a provider's signed thinking as `reasoning_details`
+    (OpenRouter's), which was not read: the same reasoning judged under one provider, not another."""
+    from rubricflow.tasks.loaders.transcripts import message_text
+
+    kept = [
+        {"reasoning_content": "2 and 2 make 4."},
+        {"reasoning": "2 and 2 make 4."},
+        {"reasoning_details": [{"type": "reasoning.text", "text": "2 and 2 make 4."}]},
+        {"reasoning_details": [{"type": "reasoning.summary", "summary": "2 and 2 make 4."}]},
+        {"reasoning_details": [{"type": "reasoning.encrypted", "data": "gAAA"}, {"type": "reasoning.text", "text": "2 and 2 make 4."}]},
+    ]  # fmt: skip
+    for fields in kept:
+        message = {"role": "assistant", "content": "4", **fields}
+        assert message_text(message) == "[reasoning] 2 and 2 make 4.\n4", fields
+        assert message_text(message, reasoning=False) == "4"
+    assert (
+        message_text(
+            {"role": "assistant", "content": "4", "reasoning_details": [{"type": "reasoning.encrypted", "data": "x"}]}
+        )
+        == "4"
+    )
+
+
 @pytest.mark.parametrize("via", ["parquet", "frame"])
 def test_a_call_read_from_arrow_keeps_its_own_arguments(tmp_path, via):
     """Arrow holds every row's `input` objects as one struct: each call showed the other calls'

@@ -107,7 +107,7 @@ _LOOKS_LATIN = dict(
         strict=True,
     )
 )
-AS_READ = str.maketrans({**TAGS_AS_ASCII, **{ord(k): v for k, v in _LOOKS_LATIN.items()}})
+AS_READ: dict[int, int | str] = {**TAGS_AS_ASCII, **{ord(k): v for k, v in _LOOKS_LATIN.items()}}
 _WORDINGS: dict[int, tuple[Rubric, str]] = {}  # id(rubric) -> (the rubric, held so its id stays its own; its wording)
 
 

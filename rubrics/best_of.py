@@ -52,12 +52,13 @@ def best_of_rubric(rubric: Rubric, n: int) -> Rubric:
     if "best_of_n" in rubric.metadata.provenance:  # a grader that only picks (Evals' from_n): its prompt is the rubric
         asked, criteria_once = "the rubric (as the grader prompt above asks)", ()
     patterns = tuple(dict.fromkeys(p for c in rubric.criteria for p in c.patterns))
+    risk = rubric.scoring.invert  # its criteria measure risk: a candidate is judged on how little it shows
     criteria = [
         Criterion(
             id=candidate_id(i),
             title=f"Response {i}",
-            description=f"How well [Response {i}] {'does on' if rubric.scoring.invert else 'meets'} {asked}, judged beside the others.",
-            scale=OrdinalScale.model_validate(RISK_QUALITY_SCALE if rubric.scoring.invert else QUALITY_SCALE),
+            description=f"How well [Response {i}] {'does on' if risk else 'meets'} {asked}, judged beside the others.",
+            scale=OrdinalScale.model_validate(RISK_QUALITY_SCALE if risk else QUALITY_SCALE),
             patterns=patterns,
         )
         for i in range(1, n + 1)

@@ -33,7 +33,7 @@ from rubricflow.tasks.judging.judge import Cell, Judge, Outcome, RetryBudget, ju
 from rubricflow.tasks.judging.providers import client_for, client_identity, provider
 from rubricflow.tasks.judging.ratelimit import AdaptiveConcurrency, KeyLimits, RateLimiter
 from rubricflow.tasks.judging.run import Run
-from rubricflow.tasks.judging.secrets import scrub
+from rubricflow.tasks.judging.secrets import configured_keys, scrub
 from rubricflow.tasks.judging.telemetry import traced_shard
 from rubricflow.tasks.runtime.prefect_server import state_dir
 from rubricflow.warehouse.rows import COMPLETION, JUDGMENT
@@ -216,14 +216,15 @@ def read_cells(plan_file: str | Path) -> list[Cell]:
 
 def land_tables(outcomes: list[Outcome]) -> tuple[pa.Table, pa.Table]:
     """Judgments and completions of finished cells as Arrow tables. Every text that came from the
-    endpoint is scrubbed of secrets first (see tasks/judging/secrets.py)."""
-    judgments = [_judgment_row(o.completion, r) for o in outcomes for r in o.judgments]
+    endpoint is scrubbed of secrets first (see tasks/judging/secrets.py), the keys read once."""
+    keys = configured_keys()
+    judgments = [_judgment_row(o.completion, r, keys) for o in outcomes for r in o.judgments]
     completions = [
         {
             **o.completion,
             "created_at": _ts(o.completion["created_at"]),
-            "raw_response": scrub(o.completion["raw_response"]),
-            "error": scrub(o.completion["error"]),
+            "raw_response": scrub(o.completion["raw_response"], keys),
+            "error": scrub(o.completion["error"], keys),
             "constraint_violations": sorted({v for r in o.judgments for v in r.violations}),
         }
         for o in outcomes
@@ -231,7 +232,7 @@ def land_tables(outcomes: list[Outcome]) -> tuple[pa.Table, pa.Table]:
     return pa.Table.from_pylist(judgments, schema=JUDGMENT), pa.Table.from_pylist(completions, schema=COMPLETION)
 
 
-def _judgment_row(c: dict, r) -> dict:
+def _judgment_row(c: dict, r, keys: list[str]) -> dict:
     return {
         "cell_key": c["cell_key"],
         "criterion_id": r.criterion_id,
@@ -245,12 +246,12 @@ def _judgment_row(c: dict, r) -> dict:
         "unit_hash": c["unit_hash"],
         "value": None if r.value is None else json.dumps(r.value, ensure_ascii=False),
         "unit_score": r.unit_score,
-        "rationale": scrub(r.rationale),
-        "evidence": [scrub(e) for e in r.evidence],  # quotes of a text that may hold a key
+        "rationale": scrub(r.rationale, keys),
+        "evidence": [scrub(e, keys) for e in r.evidence],  # quotes of a text that may hold a key
         "evidence_verified": r.evidence_verified,
         "warnings": r.warnings,
         "status": r.status,
-        "reason": scrub(r.reason),
+        "reason": scrub(r.reason, keys),
         "weighted_unit_score": r.weighted.unit_score if r.weighted else None,
         "value_probs": json.dumps(r.weighted.probs, ensure_ascii=False) if r.weighted else None,
         "prob_mass": r.weighted.mass if r.weighted else None,

@@ -393,8 +393,13 @@ def render_message(
     elif failed:
         head += " (failed)"
     out = [f"{head}: {body}"]
-    out += [f"  -> call {c['name']}({c['arguments'] or ''}) #{c['id'] or ''}" for c in calls]
+    out += [f"  {called(c)} #{c['id'] or ''}" for c in calls]
     return "\n".join(out)
+
+
+def called(call: dict) -> str:
+    """A tool call (`tool_calls_of`'s) as the rendering writes it: `-> call name(arguments)`."""
+    return f"-> call {call['name']}({call['arguments'] or ''})"
 
 
 def _failed(value: Any) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rubricflow.errors import InputError
-from rubricflow.tasks.loaders.transcripts import message_text, parse_messages, tool_calls_of, transcript_of
+from rubricflow.tasks.loaders.transcripts import called, message_text, parse_messages, tool_calls_of, transcript_of
 
 View = Literal["last_reply", "full_trace"]
 VIEWS = ("last_reply", "full_trace")
@@ -103,7 +103,7 @@ def _replies(completion: Any) -> tuple[str, ...] | None:
         return None
     messages = parse_messages(completion) if completion else []
     return tuple(
-        "\n".join([message_text(m), *(f"-> call {c['name']}({c['arguments'] or ''})" for c in tool_calls_of(m, n))])
+        "\n".join([message_text(m), *(called(c) for c in tool_calls_of(m, n))])
         for n, m in enumerate(messages)
         if m["role"] == "assistant"
     )
